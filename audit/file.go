@@ -1,0 +1,273 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// minFreeBytes is the free space Check demands, so a store on a full disk
+// refuses an action up front instead of failing after its intent record.
+const minFreeBytes = 1 << 20
+
+// FileStore is an append-only JSONL file, one record per line. Every
+// Append opens the file, takes an exclusive flock (which serialises writers
+// in any process on this machine), reads the last record from the end of
+// the file, appends one line and fsyncs before releasing the lock.
+type FileStore struct {
+	path string
+}
+
+// OpenFile returns the store at path ("~/" is the home directory). The
+// file and its directories are created by the first Check or Append.
+func OpenFile(path string) (*FileStore, error) {
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("audit: expand %q: %w", path, err)
+		}
+		path = filepath.Join(home, rest)
+	}
+	if path == "" {
+		return nil, errors.New("audit: empty file path (use audit = \"file\" for the default)")
+	}
+	return &FileStore{path: path}, nil
+}
+
+// Path is the file the store writes.
+func (s *FileStore) Path() string { return s.path }
+
+func (s *FileStore) Describe() string { return "file " + s.path }
+
+func (s *FileStore) Close() error { return nil }
+
+func (s *FileStore) Append(ctx context.Context, rec Record) (Record, error) {
+	f, err := s.openLocked(ctx)
+	if err != nil {
+		return Record{}, err
+	}
+	defer f.Close()
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return Record{}, s.wrap("seek", err)
+	}
+	prev, err := lastRecord(f, end)
+	if err != nil {
+		return Record{}, s.wrap("read last record", err)
+	}
+	sealed, err := seal(rec, prev, time.Now())
+	if err != nil {
+		return Record{}, err
+	}
+	line, err := marshalLine(sealed)
+	if err != nil {
+		return Record{}, s.wrap("encode", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		// Cut a partial line off again so the next append (and verify)
+		// does not find a torn record; the lock is still ours.
+		_ = f.Truncate(end)
+		return Record{}, s.wrap("write", err)
+	}
+	if err := f.Sync(); err != nil {
+		return Record{}, s.wrap("fsync", err)
+	}
+	if end == 0 {
+		// A new file's directory entry must be durable too.
+		if err := syncDir(filepath.Dir(s.path)); err != nil {
+			return Record{}, s.wrap("fsync directory", err)
+		}
+	}
+	return sealed, nil
+}
+
+func (s *FileStore) Check(ctx context.Context) error {
+	f, err := s.openLocked(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return s.wrap("seek", err)
+	}
+	if _, err := lastRecord(f, end); err != nil {
+		return s.wrap("read last record", err)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(int(f.Fd()), &st); err != nil {
+		return s.wrap("statfs", err)
+	}
+	if free := st.Bavail * uint64(st.Bsize); free < minFreeBytes {
+		return fmt.Errorf("audit: %s: only %d bytes free on its filesystem", s.path, free)
+	}
+	return nil
+}
+
+func (s *FileStore) Last(ctx context.Context) (Record, bool, error) {
+	f, err := os.Open(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, s.wrap("open", err)
+	}
+	defer f.Close()
+	if err := lockFile(ctx, f, syscall.LOCK_SH); err != nil {
+		return Record{}, false, s.wrap("lock", err)
+	}
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return Record{}, false, s.wrap("seek", err)
+	}
+	prev, err := lastRecord(f, end)
+	if err != nil || prev == nil {
+		return Record{}, false, s.wrapNil("read last record", err)
+	}
+	return *prev, true, nil
+}
+
+// Scan reads without the lock: appends only add whole lines at the end,
+// and a line still being written at EOF is reported as partial.
+func (s *FileStore) Scan(ctx context.Context, fn func(Record) error) error {
+	f, err := os.Open(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return s.wrap("open", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	for line := 1; ; line++ {
+		if line%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		b, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			if len(b) > 0 {
+				return &CorruptError{Line: line, Partial: true}
+			}
+			return nil
+		}
+		if err != nil {
+			return s.wrap("read", err)
+		}
+		rec, perr := parseLine(bytes.TrimSuffix(b, []byte("\n")))
+		if perr != nil {
+			return &CorruptError{Line: line, Err: perr}
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+}
+
+// openLocked opens the file for appending, creating it (0600) and its
+// directories (0700) as needed, and holds an exclusive lock on it until
+// the file is closed.
+func (s *FileStore) openLocked(ctx context.Context) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return nil, s.wrap("create directory", err)
+	}
+	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, s.wrap("open for writing", err)
+	}
+	if err := lockFile(ctx, f, syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, s.wrap("lock", err)
+	}
+	return f, nil
+}
+
+func (s *FileStore) wrap(op string, err error) error {
+	return fmt.Errorf("audit: %s %s: %w", op, s.path, err)
+}
+
+func (s *FileStore) wrapNil(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.wrap(op, err)
+}
+
+// lockFile takes a flock without blocking in the kernel, so a holder that
+// hangs turns into the caller's context error instead of a stuck action.
+func lockFile(ctx context.Context, f *os.File, how int) error {
+	wait := 100 * time.Microsecond
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("waiting for another writer: %w", ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, 20*time.Millisecond)
+	}
+}
+
+// lastRecord reads the final line by scanning backwards from end, so an
+// append costs the same on a large file as on a small one. It returns nil
+// for an empty file and a *CorruptError when the file does not end in a
+// whole, decodable record.
+func lastRecord(f *os.File, end int64) (*Record, error) {
+	if end == 0 {
+		return nil, nil
+	}
+	var tail [1]byte
+	if _, err := f.ReadAt(tail[:], end-1); err != nil {
+		return nil, err
+	}
+	if tail[0] != '\n' {
+		return nil, &CorruptError{Line: -1, Partial: true}
+	}
+	const chunk = 8 << 10
+	var line []byte
+	pos := end - 1
+	for pos > 0 {
+		n := min(int64(chunk), pos)
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, pos-n); err != nil {
+			return nil, err
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			line = append(buf[i+1:], line...)
+			break
+		}
+		line = append(buf, line...)
+		pos -= n
+	}
+	rec, err := parseLine(line)
+	if err != nil {
+		return nil, &CorruptError{Line: -1, Err: err}
+	}
+	return &rec, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

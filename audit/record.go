@@ -1,0 +1,165 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Record is one entry of the audit chain. Field names and JSON keys are part
+// of the command-line contract (audit export --format jsonl).
+type Record struct {
+	Seq        int64             `json:"seq"`
+	Time       time.Time         `json:"time"`
+	Operator   string            `json:"operator"`
+	Host       string            `json:"host"`
+	Context    string            `json:"context"`
+	Action     string            `json:"action"`
+	Operation  string            `json:"operation"`
+	Vhost      string            `json:"vhost"`
+	Queue      string            `json:"queue"`
+	Target     string            `json:"target"`
+	MessageIDs []string          `json:"message_ids"`
+	LogicalIDs []string          `json:"logical_ids"`
+	Outcome    string            `json:"outcome"`
+	Detail     map[string]string `json:"detail"`
+	PrevHash   string            `json:"prev_hash"`
+	Hash       string            `json:"hash"`
+}
+
+// canonicalRecord fixes the field order of the hashed form. Keep it in step
+// with Record: every field except Hash, in the same order.
+type canonicalRecord struct {
+	Seq        int64             `json:"seq"`
+	Time       string            `json:"time"`
+	Operator   string            `json:"operator"`
+	Host       string            `json:"host"`
+	Context    string            `json:"context"`
+	Action     string            `json:"action"`
+	Operation  string            `json:"operation"`
+	Vhost      string            `json:"vhost"`
+	Queue      string            `json:"queue"`
+	Target     string            `json:"target"`
+	MessageIDs []string          `json:"message_ids"`
+	LogicalIDs []string          `json:"logical_ids"`
+	Outcome    string            `json:"outcome"`
+	Detail     map[string]string `json:"detail"`
+	PrevHash   string            `json:"prev_hash"`
+}
+
+// Canonical returns the bytes that Hash covers (see the package
+// documentation for the exact rules).
+func (r Record) Canonical() []byte {
+	n := r.normalized()
+	b, err := encodeJSON(canonicalRecord{
+		Seq:        n.Seq,
+		Time:       n.Time.Format(time.RFC3339Nano),
+		Operator:   n.Operator,
+		Host:       n.Host,
+		Context:    n.Context,
+		Action:     n.Action,
+		Operation:  n.Operation,
+		Vhost:      n.Vhost,
+		Queue:      n.Queue,
+		Target:     n.Target,
+		MessageIDs: n.MessageIDs,
+		LogicalIDs: n.LogicalIDs,
+		Outcome:    n.Outcome,
+		Detail:     n.Detail,
+		PrevHash:   n.PrevHash,
+	})
+	if err != nil {
+		// Strings, slices of strings and a string map always encode.
+		panic(fmt.Sprintf("audit: canonical encoding: %v", err))
+	}
+	return b
+}
+
+// ComputeHash returns hex(sha256(prev_hash ‖ canonical JSON)) for r. It
+// ignores r.Hash, so comparing the result with r.Hash proves the record
+// unchanged.
+func (r Record) ComputeHash() string {
+	h := sha256.New()
+	h.Write([]byte(r.PrevHash))
+	h.Write(r.Canonical())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// normalized gives a record one representation per meaning: UTC time at
+// microsecond precision (what PostgreSQL keeps), empty rather than nil
+// lists and map, so a record reads back from every backend exactly as it
+// was hashed.
+func (r Record) normalized() Record {
+	r.Time = r.Time.UTC().Truncate(time.Microsecond)
+	if r.MessageIDs == nil {
+		r.MessageIDs = []string{}
+	}
+	if r.LogicalIDs == nil {
+		r.LogicalIDs = []string{}
+	}
+	if r.Detail == nil {
+		r.Detail = map[string]string{}
+	}
+	return r
+}
+
+// seal turns a caller's record into the next link after prev (nil for the
+// first record): it assigns seq, prev_hash and hash, and the time when the
+// caller left it zero.
+func seal(r Record, prev *Record, now time.Time) (Record, error) {
+	if strings.TrimSpace(r.Action) == "" || strings.TrimSpace(r.Outcome) == "" {
+		return Record{}, fmt.Errorf("audit: a record needs an action and an outcome")
+	}
+	if r.Time.IsZero() {
+		r.Time = now
+	}
+	r.Seq, r.PrevHash = 1, ""
+	if prev != nil {
+		r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
+	}
+	r = r.normalized()
+	r.Hash = r.ComputeHash()
+	return r, nil
+}
+
+// marshalLine is the stored form of a record: one JSON object, no newline.
+func marshalLine(r Record) ([]byte, error) {
+	return encodeJSON(r)
+}
+
+// parseLine decodes a stored record strictly: an unknown key is an
+// alteration too, since the hash cannot cover what the decoder drops.
+func parseLine(b []byte) (Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r Record
+	if err := dec.Decode(&r); err != nil {
+		return Record{}, err
+	}
+	if dec.More() {
+		return Record{}, fmt.Errorf("trailing data after the record")
+	}
+	return r, nil
+}
+
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// BodyDigest identifies a message body without storing it: "sha256:<hex>".
+// Records carry it with the body's size (detail keys body_sha256 and
+// body_size), never the body itself.
+func BodyDigest(body []byte) string {
+	sum := sha256.Sum256(body)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

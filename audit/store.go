@@ -1,0 +1,96 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Store keeps the audit chain. Implementations serialise Append across
+// processes, so several warren instances (or operators) extend one chain.
+type Store interface {
+	// Append links rec after the last record and stores it durably. It
+	// assigns Seq, PrevHash and Hash, and Time when rec.Time is zero, and
+	// returns the record as stored.
+	Append(ctx context.Context, rec Record) (Record, error)
+	// Last returns the newest record; ok is false when the store is empty.
+	Last(ctx context.Context) (rec Record, ok bool, err error)
+	// Scan calls fn for every record in seq order and stops at fn's first
+	// error. A stored entry that cannot be decoded ends the scan with a
+	// *CorruptError.
+	Scan(ctx context.Context, fn func(Record) error) error
+	// Check proves that Append would succeed right now without adding a
+	// record, so an action can be refused before any message moves.
+	Check(ctx context.Context) error
+	// Describe names the store for messages, without secrets.
+	Describe() string
+	Close() error
+}
+
+// CorruptError reports a stored entry that is not a decodable record.
+type CorruptError struct {
+	Line    int   // 1-based line of a file store; 0 for a table store
+	Seq     int64 // seq column of a table store; 0 for a file store
+	Partial bool  // the file ends inside this line: an interrupted write
+	Err     error
+}
+
+func (e *CorruptError) Error() string {
+	where := fmt.Sprintf("line %d", e.Line)
+	if e.Line == 0 {
+		where = fmt.Sprintf("row seq %d", e.Seq)
+	}
+	if e.Partial {
+		return where + ": partial record without its newline (an interrupted write)"
+	}
+	return fmt.Sprintf("%s: unreadable record: %v", where, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Open returns the store a config names: "file" (the default path, also
+// for ""), "file:PATH", "postgres" or "postgres:TABLE". dsn is used only by
+// the PostgreSQL store and never appears in errors. Opening touches
+// nothing; Check, Append, Last and Scan do the I/O.
+func Open(spec, dsn string) (Store, error) {
+	kind, arg, hasArg := strings.Cut(spec, ":")
+	switch kind {
+	case "", "file":
+		path := arg
+		if !hasArg {
+			p, err := DefaultFilePath()
+			if err != nil {
+				return nil, err
+			}
+			path = p
+		}
+		return OpenFile(path)
+	case "postgres":
+		table := DefaultTable
+		if hasArg {
+			table = arg
+		}
+		return OpenPostgres(dsn, table)
+	}
+	return nil, fmt.Errorf("audit: unknown store %q: want file, file:PATH, postgres or postgres:TABLE", spec)
+}
+
+// DefaultFilePath is $XDG_STATE_HOME/warren/audit.jsonl, or
+// ~/.local/state/warren/audit.jsonl when XDG_STATE_HOME is unset. A
+// relative XDG_STATE_HOME is ignored, as the XDG specification asks.
+func DefaultFilePath() (string, error) {
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "warren", "audit.jsonl"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("audit: no default file path: %w (set XDG_STATE_HOME or audit = \"file:PATH\")", err)
+	}
+	return filepath.Join(home, ".local", "state", "warren", "audit.jsonl"), nil
+}
+
+// errStop ends a Scan early without being an error for the caller.
+var errStop = errors.New("stop")

@@ -1,0 +1,216 @@
+// Package config loads warren's TOML configuration: named contexts (like
+// kubeconfig), per-queue knowledge, and secrets that come from the
+// environment or a file, never from the config itself.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// File is the whole configuration file.
+type File struct {
+	Path           string              `toml:"-"`
+	CurrentContext string              `toml:"current_context"`
+	Contexts       map[string]*Context `toml:"contexts"`
+}
+
+// Context is one broker (and its databases) an operator works against.
+type Context struct {
+	Name          string   `toml:"-"`
+	AMQPURL       string   `toml:"amqp_url"`
+	ManagementURL string   `toml:"management_url"`
+	Username      string   `toml:"username"`
+	PasswordEnv   string   `toml:"password_env"`
+	PasswordFile  string   `toml:"password_file"`
+	Environment   string   `toml:"environment"`
+	ReadOnly      bool     `toml:"read_only"`
+	Refresh       Duration `toml:"refresh"`
+	Operator      string   `toml:"operator"`
+	Vhost         string   `toml:"vhost"`
+	Audit         string   `toml:"audit"`
+	AuditDSNEnv   string   `toml:"audit_dsn_env"`
+	// ConfirmThreshold is the selection size above which an action needs
+	// the queue name and count typed, not just "y".
+	ConfirmThreshold int     `toml:"confirm_threshold"`
+	TLS              TLS     `toml:"tls"`
+	Queues           []Queue `toml:"queues"`
+}
+
+// TLS configures amqps:// and https:// connections.
+type TLS struct {
+	CAFile             string `toml:"ca_file"`
+	CertFile           string `toml:"cert_file"`
+	KeyFile            string `toml:"key_file"`
+	InsecureSkipVerify bool   `toml:"insecure_skip_verify"`
+}
+
+// Queue is optional per-queue knowledge.
+type Queue struct {
+	Name           string `toml:"name"`
+	Vhost          string `toml:"vhost"`
+	LogicalID      string `toml:"logical_id"`
+	AttemptsHeader string `toml:"attempts_header"`
+	DLQ            string `toml:"dlq"`
+	Quarantine     string `toml:"quarantine"`
+	Inbox          *Inbox `toml:"inbox"`
+}
+
+// Inbox points at a consumer's idempotency table.
+type Inbox struct {
+	DSNEnv     string `toml:"dsn_env"`
+	DSNFile    string `toml:"dsn_file"`
+	Table      string `toml:"table"`
+	IDColumn   string `toml:"id_column"`
+	TimeColumn string `toml:"time_column"`
+}
+
+// Duration is a time.Duration written as "2s" in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("expected a duration such as \"2s\" or \"500ms\", got %q", string(b))
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Defaults applied to a context when a key is absent.
+const (
+	DefaultRefresh          = 2 * time.Second
+	DefaultConfirmThreshold = 100
+	DefaultAMQPURL          = "amqp://127.0.0.1:5672/"
+	DefaultManagementURL    = "http://127.0.0.1:15672"
+)
+
+// ErrNotFound means no config file exists at any of the looked-up places.
+var ErrNotFound = errors.New("no config file found")
+
+// Candidates lists where a config is looked for, in order, when no
+// --config flag is given.
+func Candidates() []string {
+	out := []string{"warren.toml"}
+	if dir := os.Getenv("XDG_CONFIG_HOME"); dir != "" {
+		out = append(out, filepath.Join(dir, "warren", "config.toml"))
+	} else if home, err := os.UserHomeDir(); err == nil {
+		out = append(out, filepath.Join(home, ".config", "warren", "config.toml"))
+	}
+	return out
+}
+
+// Find returns the config path to use: explicit if set (it must exist),
+// else the first candidate that exists.
+func Find(explicit string) (string, error) {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "", fmt.Errorf("config file %s: %w", explicit, errors.Unwrap(err))
+		}
+		return explicit, nil
+	}
+	for _, p := range Candidates() {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w (looked at %s); copy config.example.toml to one of them or pass --config",
+		ErrNotFound, strings.Join(Candidates(), ", "))
+}
+
+// Load reads and validates a config file.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates config text; path is used in messages.
+func Parse(path string, data []byte) (*File, error) {
+	var f File
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		return nil, decodeError(path, data, err)
+	}
+	f.Path = path
+	if und := md.Undecoded(); len(und) > 0 {
+		key := und[0].String()
+		return nil, &Error{Path: path, Line: locate(data, und[0]), Key: key,
+			Msg: "unknown key; see config.example.toml for the keys warren reads"}
+	}
+	if err := f.validate(data); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// Context returns the named context, or the current one when name is empty.
+func (f *File) Context(name string) (*Context, error) {
+	if name == "" {
+		name = f.CurrentContext
+	}
+	if name == "" {
+		if len(f.Contexts) == 1 {
+			for n := range f.Contexts {
+				name = n
+			}
+		} else {
+			return nil, fmt.Errorf("%s: no current_context set and no --context given; choose one of: %s",
+				f.Path, strings.Join(f.ContextNames(), ", "))
+		}
+	}
+	c, ok := f.Contexts[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: no context %q; known contexts: %s", f.Path, name, strings.Join(f.ContextNames(), ", "))
+	}
+	return c, nil
+}
+
+// ContextNames returns the context names, sorted.
+func (f *File) ContextNames() []string {
+	names := make([]string, 0, len(f.Contexts))
+	for n := range f.Contexts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// QueueConfig returns the per-queue knowledge for vhost/name, matching a
+// DLQ override too, or nil when the config says nothing about it.
+func (c *Context) QueueConfig(vhost, name string) *Queue {
+	for i := range c.Queues {
+		q := &c.Queues[i]
+		if q.Name == name && (q.Vhost == "" || q.Vhost == vhost) {
+			return q
+		}
+	}
+	return nil
+}
+
+// QueueForDLQ returns the queue whose configured or paired DLQ is name.
+func (c *Context) QueueForDLQ(vhost, dlq string) *Queue {
+	for i := range c.Queues {
+		q := &c.Queues[i]
+		if q.DLQ == dlq && (q.Vhost == "" || q.Vhost == vhost) {
+			return q
+		}
+	}
+	return nil
+}
+
+// IsProd reports whether the context is a production one.
+func (c *Context) IsProd() bool { return c.Environment == "prod" }

@@ -1,0 +1,47 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Password returns the management/AMQP password from the environment
+// variable or file the context names. An unset source yields "" (the
+// broker then answers with bad credentials, which is reported as such).
+func (c *Context) Password() (string, error) {
+	return secret(c.PasswordEnv, c.PasswordFile, "password")
+}
+
+// AuditDSN returns the team audit store's DSN.
+func (c *Context) AuditDSN() (string, error) {
+	if c.Audit != "postgres" {
+		return "", nil
+	}
+	dsn, err := secret(c.AuditDSNEnv, "", "audit DSN")
+	if err == nil && dsn == "" {
+		err = fmt.Errorf("audit = \"postgres\" but environment variable %s is empty; export the team store's DSN there", c.AuditDSNEnv)
+	}
+	return dsn, err
+}
+
+// DSN returns the inbox database DSN, or "" when its variable is unset.
+func (in *Inbox) DSN() (string, error) {
+	return secret(in.DSNEnv, in.DSNFile, "inbox DSN")
+}
+
+func secret(env, file, what string) (string, error) {
+	if env != "" {
+		if v, ok := os.LookupEnv(env); ok {
+			return v, nil
+		}
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("reading %s from %s: %w", what, file, err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	return "", nil
+}

@@ -1,0 +1,37 @@
+package config
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+)
+
+// TLSConfig builds the client TLS settings for amqps:// and https://, or
+// returns nil when the context configures none.
+func (c *Context) TLSConfig() (*tls.Config, error) {
+	t := c.TLS
+	if t.CAFile == "" && t.CertFile == "" && !t.InsecureSkipVerify {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // only when the operator set it explicitly
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("context %s: tls.ca_file: %w", c.Name, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("context %s: tls.ca_file %s holds no PEM certificate", c.Name, t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("context %s: tls.cert_file/key_file: %w", c.Name, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}

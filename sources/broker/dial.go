@@ -1,0 +1,94 @@
+// Package broker opens AMQP connections with the errors an operator can
+// act on: bad credentials, unknown vhost, broker unreachable, TLS refused.
+package broker
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Options say where and as whom to connect.
+type Options struct {
+	URL      string // amqp:// or amqps://, without a password
+	Username string
+	Password string
+	Vhost    string // overrides the URL's path when set
+	TLS      *tls.Config
+	Name     string // connection_name shown in the management UI
+	Timeout  time.Duration
+}
+
+// Dial connects and returns an error that says what to do on failure. The
+// password never appears in an error.
+func Dial(o Options) (*amqp.Connection, error) {
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("amqp_url is not a URL: %w", err)
+	}
+	u.User = nil
+	where := u.Redacted()
+	vhost := o.Vhost
+	if vhost == "" {
+		vhost = strings.TrimPrefix(u.Path, "/")
+		if vhost == "" {
+			vhost = "/"
+		} else if v, err := url.PathUnescape(vhost); err == nil {
+			vhost = v
+		}
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	props := amqp.NewConnectionProperties()
+	name := o.Name
+	if name == "" {
+		name = "warren"
+	}
+	props.SetClientConnectionName(name)
+	cfg := amqp.Config{
+		SASL:            []amqp.Authentication{&amqp.PlainAuth{Username: o.Username, Password: o.Password}},
+		Vhost:           vhost,
+		TLSClientConfig: o.TLS,
+		Heartbeat:       10 * time.Second,
+		Properties:      props,
+		Dial:            amqp.DefaultDial(timeout),
+	}
+	conn, err := amqp.DialConfig(u.String(), cfg)
+	if err != nil {
+		return nil, Explain(err, where, o.Username, vhost)
+	}
+	return conn, nil
+}
+
+// Explain turns a dial error into one an operator can act on.
+func Explain(err error, where, user, vhost string) error {
+	var ae *amqp.Error
+	var ne net.Error
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
+		if strings.Contains(ae.Reason, "vhost") {
+			return fmt.Errorf("broker %s: user %q may not access vhost %q; grant permissions or pick another vhost", where, user, vhost)
+		}
+		return fmt.Errorf("broker %s: bad credentials for user %q; check username and the password variable (password_env)", where, user)
+	case errors.Is(err, amqp.ErrCredentials):
+		return fmt.Errorf("broker %s: bad credentials for user %q; check username and the password variable (password_env)", where, user)
+	case errors.As(err, &ae) && ae.Code == amqp.NotAllowed:
+		return fmt.Errorf("broker %s: vhost %q does not exist or is not allowed for user %q", where, vhost, user)
+	case errors.Is(err, amqp.ErrVhost):
+		return fmt.Errorf("broker %s: vhost %q does not exist or is not allowed for user %q", where, vhost, user)
+	case errors.As(err, &oe) && oe.Op == "dial":
+		return fmt.Errorf("broker %s unreachable: %v; is RabbitMQ running?", where, oe.Err)
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("broker %s did not answer in time: %v", where, err)
+	}
+	return fmt.Errorf("broker %s: %w", where, err)
+}

@@ -1,0 +1,83 @@
+// Package dlq reads dead-letter queues without harm (DESIGN.md §4.3):
+// browse sessions that hold a page unacknowledged and return it, x-death
+// parsing for every supported broker version, attempt counts, origins and
+// logical IDs, and a statistics scan that keeps no bodies.
+package dlq
+
+import (
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Death is one x-death entry: a queue and reason, counted.
+type Death struct {
+	Queue              string
+	Reason             string // rejected | expired | maxlen | delivery_limit
+	Exchange           string
+	RoutingKeys        []string
+	Count              int64
+	Time               time.Time // first death for this queue+reason
+	OriginalExpiration string
+}
+
+// IDSource says where a logical ID came from.
+type IDSource string
+
+// Logical ID sources; IDHash marks a content-hash fallback.
+const (
+	IDMessageID IDSource = "message_id"
+	IDHeader    IDSource = "header"
+	IDJSON      IDSource = "json"
+	IDHash      IDSource = "hash"
+)
+
+// DeadLetter is one message of a DLQ as warren understands it.
+type DeadLetter struct {
+	// Position is the message's index in the browse, from 0.
+	Position int
+	// DeliveryTag is valid on the browse session's channel only.
+	DeliveryTag uint64
+	// Offset is set for streams instead of a delivery tag.
+	Offset      int64
+	Redelivered bool
+
+	MessageID      string
+	LogicalID      string
+	LogicalIDFrom  IDSource
+	Reason         string
+	OriginQueue    string
+	OriginExchange string
+	RoutingKeys    []string
+	Attempts       int
+	ReplayCount    int // x-warren-replay-count
+	DeadLetteredAt time.Time
+	Deaths         []Death
+	Size           int
+	Quarantined    bool
+	// DeliveryCount is x-delivery-count (quorum), -1 when absent.
+	DeliveryCount int64
+	// Headroom is how many more returns a quorum message survives before
+	// its delivery limit; -1 when there is no limit.
+	Headroom int64
+
+	Properties Properties
+	Headers    amqp.Table
+	Body       []byte // nil in statistics scans
+}
+
+// Properties are the AMQP basic properties of a message.
+type Properties struct {
+	ContentType     string
+	ContentEncoding string
+	DeliveryMode    uint8
+	Priority        uint8
+	CorrelationID   string
+	ReplyTo         string
+	Expiration      string
+	MessageID       string
+	Timestamp       time.Time
+	Type            string
+	UserID          string
+	AppID           string
+}

@@ -1,0 +1,128 @@
+// Package mgmt reads the RabbitMQ management HTTP API into a Snapshot: the
+// broker, its nodes and alarms, queues with their DLQ pairing, channels and
+// consumers. It never imports the UI.
+package mgmt
+
+import "time"
+
+// Snapshot is one consistent-enough picture of the broker. Figures come
+// from the management API's statistics, which lag by the broker's
+// collect_statistics_interval; StatsAge says how old they are.
+type Snapshot struct {
+	TakenAt  time.Time
+	Overview Overview
+	Nodes    []Node
+	Queues   []Queue
+	// Channels and Consumers are filled only when asked for (they are
+	// costly on large brokers); ChannelsNote says why they are missing.
+	Channels     []Channel
+	Consumers    []Consumer
+	ChannelsNote string
+	StatsAge     time.Duration
+}
+
+// Overview is the broker-wide header.
+type Overview struct {
+	ClusterName       string
+	RabbitMQVersion   string
+	ManagementVersion string
+	ErlangVersion     string
+	StatsInterval     time.Duration // collect_statistics_interval
+	Totals            Totals
+	PublishRate       float64
+	AckRate           float64
+}
+
+// Totals are the broker-wide queue totals.
+type Totals struct {
+	Messages, Ready, Unacked int64
+}
+
+// Node is one cluster member with its alarms.
+type Node struct {
+	Name       string
+	Running    bool
+	MemUsed    int64
+	MemLimit   int64
+	MemAlarm   bool
+	DiskFree   int64
+	DiskLimit  int64
+	DiskAlarm  bool
+	Partitions []string
+}
+
+// QueueRef names a queue.
+type QueueRef struct {
+	Vhost string
+	Name  string
+}
+
+// Queue is one queue with the figures of DESIGN.md §4.1.
+type Queue struct {
+	Vhost     string
+	Name      string
+	Type      string // classic | quorum | stream
+	Durable   bool
+	Messages  int64
+	Ready     int64
+	Unacked   int64
+	Consumers int
+	// HeadMessageTimestamp is the timestamp property of the head message
+	// (classic queues, publisher-set only); nil when unknown.
+	HeadMessageTimestamp *time.Time
+	// OldestUnknownReason explains a nil HeadMessageTimestamp.
+	OldestUnknownReason string
+	PublishRate         float64 // λ, messages/s
+	AckRate             float64 // μ, ack or deliver-get (auto-ack) per s
+	HasRates            bool    // false when stats were not fetched
+	Arguments           map[string]any
+	Policy              string
+	EffectiveDefinition map[string]any // policy definition applied
+	Node                string         // leader (quorum) or home node
+	Members             []string       // quorum members
+	// DLX settings resolved from arguments, then policy.
+	DeadLetterExchange   string
+	DeadLetterRoutingKey string
+	HasDLX               bool
+	// DLQ is the paired dead-letter queue, nil when none was found.
+	DLQ *QueueRef
+	// DLQOf lists the queues whose DLQ this queue is.
+	DLQOf []QueueRef
+	// DLQMessages mirrors the paired DLQ's depth for the overview.
+	DLQMessages int64
+}
+
+// IsDLQ reports whether some queue dead-letters into this one.
+func (q Queue) IsDLQ() bool { return len(q.DLQOf) > 0 }
+
+// Ref returns the queue's reference.
+func (q Queue) Ref() QueueRef { return QueueRef{Vhost: q.Vhost, Name: q.Name} }
+
+// Channel is one AMQP channel with its delivery and confirm state.
+type Channel struct {
+	Name           string
+	Connection     string
+	Vhost          string
+	User           string
+	PrefetchCount  int
+	GlobalPrefetch int
+	Unacked        int64
+	Unconfirmed    int64
+	ConfirmMode    bool
+	Consumers      int
+	AckRate        float64
+	DeliverRate    float64
+	PublishRate    float64
+	IdleSince      *time.Time
+}
+
+// Consumer is one consumer on a queue.
+type Consumer struct {
+	Queue          QueueRef
+	Tag            string
+	Channel        string
+	AckRequired    bool
+	PrefetchCount  int
+	Active         bool
+	ActivityStatus string
+}

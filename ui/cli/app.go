@@ -1,0 +1,198 @@
+// Package cli holds warren's non-interactive commands: each builds on App,
+// which loads the config once and opens the clients a command needs.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"golang.org/x/term"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/broker"
+	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// Exit codes of DESIGN.md §5.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+	ExitRefused = 3
+)
+
+// ExitError carries the process exit code with the error to print.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Usage marks err as bad usage or config (exit 2).
+func Usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// Refused marks err as refused by a guardrail (exit 3).
+func Refused(err error) error { return &ExitError{Code: ExitRefused, Err: err} }
+
+// ExitCode maps an error to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}
+
+// App is what every command shares: global flags, the loaded context and
+// the streams to write to.
+type App struct {
+	ConfigPath  string
+	ContextName string
+	ReadOnly    bool
+	Operator    string
+	Debug       string
+
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+
+	file *config.File
+	ctx  *config.Context
+}
+
+// NewApp returns an App writing to the process's streams.
+func NewApp() *App { return &App{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
+
+// Config loads the config file and selects the context, once.
+func (a *App) Config() (*config.Context, error) {
+	if a.ctx != nil {
+		return a.ctx, nil
+	}
+	path, err := config.Find(a.ConfigPath)
+	if err != nil {
+		return nil, Usage(err)
+	}
+	f, err := config.Load(path)
+	if err != nil {
+		return nil, Usage(err)
+	}
+	c, err := f.Context(a.ContextName)
+	if err != nil {
+		return nil, Usage(err)
+	}
+	if a.ReadOnly {
+		c.ReadOnly = true
+	}
+	a.file, a.ctx = f, c
+	return c, nil
+}
+
+// ConfigFile returns the loaded file (after Config).
+func (a *App) ConfigFile() *config.File { return a.file }
+
+// OperatorName is who the audit log names: flag, config, then $USER.
+func (a *App) OperatorName() string {
+	if a.Operator != "" {
+		return a.Operator
+	}
+	if a.ctx != nil && a.ctx.Operator != "" {
+		return a.ctx.Operator
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "unknown"
+}
+
+// Mgmt returns a management API client for the context.
+func (a *App) Mgmt() (*mgmt.Client, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	pw, err := c.Password()
+	if err != nil {
+		return nil, Usage(err)
+	}
+	tc, err := c.TLSConfig()
+	if err != nil {
+		return nil, Usage(err)
+	}
+	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc})
+}
+
+// DialAMQP connects to the context's broker in vhost.
+func (a *App) DialAMQP(vhost string) (*amqp.Connection, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	pw, err := c.Password()
+	if err != nil {
+		return nil, Usage(err)
+	}
+	tc, err := c.TLSConfig()
+	if err != nil {
+		return nil, Usage(err)
+	}
+	return broker.Dial(broker.Options{URL: c.AMQPURL, Username: c.Username, Password: pw, Vhost: vhost, TLS: tc, Name: "warren " + a.OperatorName()})
+}
+
+// AuditStore opens the context's audit store.
+func (a *App) AuditStore() (audit.Store, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	dsn, err := c.AuditDSN()
+	if err != nil {
+		return nil, Usage(err)
+	}
+	return audit.Open(c.Audit, dsn)
+}
+
+// Inbox opens the inbox of the queue that vhost/queue belongs to (the
+// queue itself or the queue whose DLQ it is); nil, nil when none is
+// configured.
+func (a *App) Inbox(ctx context.Context, vhost, queue string) (*inbox.Client, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	q := c.QueueConfig(vhost, queue)
+	if q == nil || q.Inbox == nil {
+		q = c.QueueForDLQ(vhost, queue)
+	}
+	if q == nil || q.Inbox == nil {
+		return nil, nil
+	}
+	dsn, err := q.Inbox.DSN()
+	if err != nil {
+		return nil, Usage(err)
+	}
+	if dsn == "" {
+		return nil, fmt.Errorf("inbox of queue %s: environment variable %s is empty", q.Name, q.Inbox.DSNEnv)
+	}
+	return inbox.Open(ctx, inbox.Options{DSN: dsn, Table: q.Inbox.Table, IDColumn: q.Inbox.IDColumn, TimeColumn: q.Inbox.TimeColumn})
+}
+
+// IsTerminal reports whether f is an interactive terminal.
+func IsTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
