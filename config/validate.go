@@ -35,8 +35,10 @@ func decodeError(path string, data []byte, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		line := pe.Position.Line
-		if line == 0 {
-			line = pe.Line
+		// The parser counts a newline it stopped at as the next line;
+		// the byte offset says where the fault really is.
+		if off := pe.Position.Start; off > 0 && off <= len(data) {
+			line = 1 + strings.Count(string(data[:off]), "\n")
 		}
 		return &Error{Path: path, Line: line, Key: pe.LastKey, Msg: "invalid TOML: " + pe.Message}
 	}

@@ -1,0 +1,53 @@
+# warren — the two commands that matter first: `make demo` and `make test`.
+GO        ?= go
+BIN       ?= warren
+PKGS      := ./...
+# Packages whose tests need no broker or database.
+UNIT_PKGS := ./config/... ./ui/...
+TEST_TIMEOUT ?= 15m
+
+.PHONY: all build run demo services test test-unit test-faults lint bench fmt clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) .
+
+run: build
+	./$(BIN)
+
+## demo: seed a realistic scene on the local broker and open the TUI on it
+demo: services build
+	./$(BIN) demo
+
+## services: start (or install) RabbitMQ with the management plugin and PostgreSQL
+services:
+	@bash .ci/services.sh
+
+## test: every test, integration tests against the real broker and database
+test: services
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+
+## test-unit: the tests that need no service
+test-unit:
+	$(GO) test -count=1 $(UNIT_PKGS)
+
+## test-faults: stops and restarts services; runs alone, serially
+test-faults: services build
+	$(GO) test -count=1 -p 1 -timeout 30m -tags faults -run Fault ./actions/...
+
+lint:
+	$(GO) vet $(PKGS)
+	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); \
+	else $(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 $(PKGS); fi
+
+## bench: package benchmarks, then the harness that measures each figure beside its anchor
+bench: services build
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -f $(BIN)

@@ -1,0 +1,170 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestExampleConfigParsesWithEveryKey(t *testing.T) {
+	f, err := Load(filepath.Join("..", "config.example.toml"))
+	if err != nil {
+		t.Fatalf("config.example.toml: %v", err)
+	}
+	c, err := f.Context("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "local" || c.Refresh.Duration != 2*time.Second || c.Username != "guest" {
+		t.Fatalf("unexpected local context: %+v", c)
+	}
+	q := c.QueueConfig("/", "orders")
+	if q == nil || q.LogicalID != "header:event_id" || q.Inbox == nil || q.Inbox.Table != "inbox" {
+		t.Fatalf("orders queue config not read: %+v", q)
+	}
+	if got := c.QueueForDLQ("/", "orders.dlq"); got != q {
+		t.Fatalf("QueueForDLQ(orders.dlq) = %v, want the orders entry", got)
+	}
+	p, err := f.Context("prod")
+	if err != nil || !p.IsProd() || p.Audit != "postgres" {
+		t.Fatalf("prod context: %+v, %v", p, err)
+	}
+}
+
+func TestConfigErrorsNameFileLineAndKey(t *testing.T) {
+	cases := []struct {
+		name     string
+		text     string
+		wantLine int
+		wantKey  string
+		wantMsg  string
+	}{
+		{"malformed TOML", "current_context = \"a\"\n[contexts.a\namqp_url = 1\n", 2, "", "invalid TOML"},
+		{"unknown key", "[contexts.a]\namqp_url = \"amqp://h/\"\npasword_env = \"X\"\n", 3, "contexts.a.pasword_env", "unknown key"},
+		{"bad environment", "[contexts.a]\n\nenvironment = \"production\"\n", 3, "contexts.a.environment", "expected \"dev\", \"staging\" or \"prod\""},
+		{"bad refresh", "[contexts.a]\nrefresh = \"soon\"\n", 2, "contexts.a.refresh", "expected a duration"},
+		{"wrong type", "[contexts.a]\nread_only = \"yes\"\n", 2, "contexts.a.read_only", "read_only"},
+		{"password in URL", "[contexts.a]\namqp_url = \"amqp://u:secret@h/\"\n", 2, "contexts.a.amqp_url", "password_env"},
+		{"unknown current context", "current_context = \"b\"\n[contexts.a]\n", 1, "current_context", "not defined"},
+		{"bad logical id", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\nlogical_id = \"body\"\n", 4, "contexts.a.queues.logical_id", "header:NAME"},
+		{"bad audit", "[contexts.a]\naudit = \"s3\"\n", 2, "contexts.a.audit", "file:PATH"},
+		{"no contexts", "current_context = \"\"\n", 0, "contexts", "at least one"},
+		{"inbox table not an identifier", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\ninbox = { dsn_env = \"D\", table = \"x; drop\", id_column = \"id\" }\n", 4, "contexts.a.queues.inbox", "SQL identifiers"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("warren.toml", []byte(c.text))
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("want *config.Error, got %v", err)
+			}
+			if ce.Path != "warren.toml" || ce.Line != c.wantLine || ce.Key != c.wantKey {
+				t.Fatalf("got path=%s line=%d key=%q (%v); want line=%d key=%q", ce.Path, ce.Line, ce.Key, err, c.wantLine, c.wantKey)
+			}
+			if !strings.Contains(err.Error(), c.wantMsg) {
+				t.Fatalf("error %q does not say %q", err, c.wantMsg)
+			}
+		})
+	}
+}
+
+func TestFindSaysWhereItLookedWhenNothingExists(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	_, err := Find("")
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "warren.toml") {
+		t.Fatalf("Find: %v", err)
+	}
+	if _, err := Find("missing.toml"); err == nil || !strings.Contains(err.Error(), "missing.toml") {
+		t.Fatalf("Find(explicit missing): %v", err)
+	}
+}
+
+func TestFindPrefersLocalThenXDG(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	xdgPath := filepath.Join(xdg, "warren", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(xdgPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(xdgPath, []byte("[contexts.a]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := Find(""); p != xdgPath {
+		t.Fatalf("Find = %q, want %q", p, xdgPath)
+	}
+	if err := os.WriteFile("warren.toml", []byte("[contexts.a]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := Find(""); p != "warren.toml" {
+		t.Fatalf("Find = %q, want ./warren.toml first", p)
+	}
+}
+
+func TestSecretsComeFromEnvironmentOrFile(t *testing.T) {
+	dir := t.TempDir()
+	pwFile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwFile, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("WARREN_TEST_PW", "from-env")
+	f, err := Parse("c.toml", []byte("[contexts.a]\npassword_env = \"WARREN_TEST_PW\"\n[contexts.b]\npassword_file = \""+pwFile+"\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := f.Context("a")
+	if pw, _ := a.Password(); pw != "from-env" {
+		t.Fatalf("env password = %q", pw)
+	}
+	b, _ := f.Context("b")
+	if pw, _ := b.Password(); pw != "from-file" {
+		t.Fatalf("file password = %q", pw)
+	}
+}
+
+func TestContextSelection(t *testing.T) {
+	f, err := Parse("c.toml", []byte("[contexts.a]\n[contexts.b]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Context(""); err == nil || !strings.Contains(err.Error(), "a, b") {
+		t.Fatalf("ambiguous context: %v", err)
+	}
+	if _, err := f.Context("c"); err == nil || !strings.Contains(err.Error(), "known contexts") {
+		t.Fatalf("unknown context: %v", err)
+	}
+	if c, err := f.Context("b"); err != nil || c.Name != "b" {
+		t.Fatalf("context b: %v %v", c, err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	seed, _ := os.ReadFile(filepath.Join("..", "config.example.toml"))
+	f.Add(string(seed))
+	f.Add("[contexts.a]\nrefresh = \"1s\"\n")
+	f.Add("[[contexts.a.queues]]\nname = 1\n")
+	f.Add("current_context = \"\x1b[2J\"\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		cfg, err := Parse("fuzz.toml", []byte(s))
+		if err == nil {
+			if len(cfg.Contexts) == 0 {
+				t.Fatal("accepted a config without contexts")
+			}
+			for _, c := range cfg.Contexts {
+				if c.Refresh.Duration < 200*time.Millisecond {
+					t.Fatalf("accepted refresh %v", c.Refresh)
+				}
+			}
+			return
+		}
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Path != "fuzz.toml" {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+func newConfigCmd(a *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Inspect warren's configuration"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "check",
+		Short: "Validate the config and try each connection (AMQP, management API, inboxes, audit store)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.configCheck(cmd.Context())
+		},
+	})
+	return cmd
+}
+
+// check is one line of `config check`.
+type check struct {
+	name string
+	run  func(ctx context.Context) (string, error)
+}
+
+func (a *App) configCheck(ctx context.Context) error {
+	c, err := a.Config()
+	if err != nil {
+		fmt.Fprintf(a.Out, "%-22s FAIL  %v\n", "config", err)
+		return err
+	}
+	fmt.Fprintf(a.Out, "%-22s ok    %s (context %s)\n", "config", a.ConfigFile().Path, c.Name)
+	checks := []check{
+		{"amqp", func(context.Context) (string, error) {
+			conn, err := a.DialAMQP("")
+			if err != nil {
+				return "", err
+			}
+			defer conn.Close()
+			return fmt.Sprintf("%s as %s", redactURL(c.AMQPURL), c.Username), nil
+		}},
+		{"management api", func(ctx context.Context) (string, error) {
+			m, err := a.Mgmt()
+			if err != nil {
+				return "", err
+			}
+			ov, err := m.Overview(ctx)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s, RabbitMQ %s", c.ManagementURL, ov.RabbitMQVersion), nil
+		}},
+	}
+	for _, q := range c.Queues {
+		if q.Inbox == nil {
+			continue
+		}
+		q := q
+		checks = append(checks, check{"inbox " + q.Name, func(ctx context.Context) (string, error) {
+			in, err := a.Inbox(ctx, q.Vhost, q.Name)
+			if err != nil {
+				return "", err
+			}
+			defer in.Close()
+			if _, err := in.Lookup(ctx, []string{"warren-config-check"}); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("table %s, read-only", q.Inbox.Table), nil
+		}})
+	}
+	checks = append(checks, check{"audit store", func(ctx context.Context) (string, error) {
+		st, err := a.AuditStore()
+		if err != nil {
+			return "", err
+		}
+		defer st.Close()
+		if err := st.Check(ctx); err != nil {
+			return "", err
+		}
+		return st.Describe() + ", writable", nil
+	}})
+	failed := 0
+	for _, ch := range checks {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		msg, err := ch.run(cctx)
+		cancel()
+		if err != nil {
+			failed++
+			fmt.Fprintf(a.Out, "%-22s FAIL  %s\n", sanitize.Text(ch.name), sanitize.Text(err.Error()))
+			continue
+		}
+		fmt.Fprintf(a.Out, "%-22s ok    %s\n", sanitize.Text(ch.name), sanitize.Text(msg))
+	}
+	if failed > 0 {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d checks failed", failed, len(checks)+1)}
+	}
+	return nil
+}
+
+func redactURL(u string) string {
+	if i := strings.Index(u, "@"); i >= 0 {
+		if j := strings.Index(u, "://"); j >= 0 && j < i {
+			return u[:j+3] + u[i+1:]
+		}
+	}
+	return u
+}
