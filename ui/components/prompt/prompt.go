@@ -1,0 +1,160 @@
+// Package prompt is the one confirmation component every destructive
+// action goes through. Its question states what will happen (counts and
+// destinations); for risky cases it asks the operator to type a phrase,
+// such as the queue name and the count, instead of pressing y.
+package prompt
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// Question is what the prompt shows. Every string must already be
+// sanitised by the caller: the prompt draws it as given.
+type Question struct {
+	Title string // e.g. "Replay"
+	Text  string // the sentence with counts and destinations
+	// Details are further lines: destinations grouped, bytes, rate.
+	Details []string
+	// Warning says what may go wrong, drawn in the trouble style.
+	Warning string
+	// TypeToConfirm, when set, must be typed exactly to confirm.
+	TypeToConfirm string
+	// Ask, when set, asks for a free-text answer (e.g. a reason) with this
+	// label; an empty answer does not confirm.
+	Ask string
+}
+
+// Decision is what the operator decided so far.
+type Decision int
+
+// Decisions.
+const (
+	Pending Decision = iota
+	Confirmed
+	Cancelled
+)
+
+// Model is one open prompt.
+type Model struct {
+	q     Question
+	st    styles.Styles
+	keys  KeyMap
+	input textinput.Model
+	width int
+	hint  string
+}
+
+// New opens a prompt for q.
+func New(q Question, st styles.Styles) Model {
+	m := Model{q: q, st: st, keys: DefaultKeyMap()}
+	if m.typing() {
+		in := textinput.New()
+		in.Prompt = "> "
+		in.CharLimit = 256
+		in.Cursor.SetMode(cursor.CursorStatic)
+		in.Focus()
+		m.input = in
+		m.keys.typing = true
+	}
+	return m
+}
+
+func (m Model) typing() bool { return m.q.TypeToConfirm != "" || m.q.Ask != "" }
+
+// Capturing reports whether the prompt takes text, so keys such as q must
+// not reach the root.
+func (m Model) Capturing() bool { return m.typing() }
+
+// Value is the operator's typed answer.
+func (m Model) Value() string { return strings.TrimSpace(m.input.Value()) }
+
+// Keys returns the bindings for the help view.
+func (m Model) Keys() KeyMap { return m.keys }
+
+// SetWidth sets the width the prompt box may use.
+func (m *Model) SetWidth(w int) {
+	m.width = w
+	m.input.Width = max(w-8, 10)
+}
+
+// Update handles one message and reports the decision.
+func (m Model) Update(msg tea.Msg) (Model, Decision, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return m, Pending, nil
+	}
+	switch {
+	case key.Matches(k, m.keys.Cancel):
+		return m, Cancelled, nil
+	case !m.typing() && key.Matches(k, m.keys.No):
+		return m, Cancelled, nil
+	case !m.typing() && key.Matches(k, m.keys.Yes, m.keys.Confirm):
+		return m, Confirmed, nil
+	case m.typing() && key.Matches(k, m.keys.Confirm):
+		return m.submit()
+	}
+	if !m.typing() {
+		return m, Pending, nil
+	}
+	m.hint = ""
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, Pending, cmd
+}
+
+func (m Model) submit() (Model, Decision, tea.Cmd) {
+	v := m.Value()
+	switch {
+	case m.q.TypeToConfirm != "" && v != m.q.TypeToConfirm:
+		m.hint = "does not match: type exactly " + quote(m.q.TypeToConfirm)
+		return m, Pending, nil
+	case m.q.Ask != "" && m.q.TypeToConfirm == "" && v == "":
+		m.hint = m.q.Ask + " cannot be empty"
+		return m, Pending, nil
+	}
+	return m, Confirmed, nil
+}
+
+// View draws the prompt as a bordered box.
+func (m Model) View() string {
+	var lines []string
+	if m.q.Title != "" {
+		lines = append(lines, m.st.Title.Render(m.q.Title))
+	}
+	lines = append(lines, m.q.Text)
+	for _, d := range m.q.Details {
+		lines = append(lines, "  "+d)
+	}
+	if m.q.Warning != "" {
+		lines = append(lines, m.st.Trouble.Render(m.q.Warning))
+	}
+	lines = append(lines, "")
+	switch {
+	case m.q.TypeToConfirm != "":
+		lines = append(lines, "To confirm, type "+m.st.Value.Bold(true).Render(quote(m.q.TypeToConfirm))+" and press enter (esc cancels):")
+		lines = append(lines, m.input.View())
+	case m.q.Ask != "":
+		lines = append(lines, m.q.Ask+" (enter to continue, esc cancels):")
+		lines = append(lines, m.input.View())
+	default:
+		lines = append(lines, "Proceed? [y/N]")
+	}
+	if m.hint != "" {
+		lines = append(lines, m.st.Warn.Render(m.hint))
+	}
+	box := m.st.Border
+	if m.width > 4 {
+		box = box.Width(m.width - 2)
+	}
+	return box.Render(lipgloss.JoinVertical(lipgloss.Left, lines...))
+}
+
+func quote(s string) string { return "\"" + s + "\"" }

@@ -1,0 +1,96 @@
+package prompt
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/warrenops/warren/ui/styles"
+)
+
+func keys(s string) []tea.Msg {
+	var out []tea.Msg
+	for _, r := range s {
+		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	return out
+}
+
+var (
+	enter = tea.KeyMsg{Type: tea.KeyEnter}
+	esc   = tea.KeyMsg{Type: tea.KeyEsc}
+)
+
+func TestDecisions(t *testing.T) {
+	plain := Question{Title: "Replay", Text: "Replay 3 messages?"}
+	typed := Question{Title: "Replay", Text: "Replay 300 messages?", TypeToConfirm: "orders.dlq 300"}
+	ask := Question{Title: "Quarantine", Text: "Why?", Ask: "Reason"}
+	tests := []struct {
+		name  string
+		q     Question
+		input []tea.Msg
+		want  Decision
+		value string
+		hint  string
+	}{
+		{name: "y confirms a plain question", q: plain, input: keys("y"), want: Confirmed},
+		{name: "enter confirms a plain question", q: plain, input: []tea.Msg{enter}, want: Confirmed},
+		{name: "n cancels a plain question", q: plain, input: keys("n"), want: Cancelled},
+		{name: "esc cancels a plain question", q: plain, input: []tea.Msg{esc}, want: Cancelled},
+		{name: "other keys leave a plain question pending", q: plain, input: keys("x"), want: Pending},
+		{name: "y is only text when typing is required", q: typed, input: keys("y"), want: Pending, value: "y"},
+		{name: "the exact phrase confirms", q: typed, input: append(keys("orders.dlq 300"), enter), want: Confirmed, value: "orders.dlq 300"},
+		{name: "a wrong count does not confirm and says why", q: typed, input: append(keys("orders.dlq 30"), enter), want: Pending, hint: "does not match"},
+		{name: "esc cancels while typing", q: typed, input: append(keys("orders"), esc), want: Cancelled},
+		{name: "an empty answer does not confirm", q: ask, input: []tea.Msg{enter}, want: Pending, hint: "Reason cannot be empty"},
+		{name: "an answer confirms and is kept", q: ask, input: append(keys("poison"), enter), want: Confirmed, value: "poison"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New(tt.q, styles.New(true))
+			d := Pending
+			for _, msg := range tt.input {
+				m, d, _ = m.Update(msg)
+				if d != Pending {
+					break
+				}
+			}
+			if d != tt.want {
+				t.Fatalf("decision = %v, want %v", d, tt.want)
+			}
+			if tt.value != "" && m.Value() != tt.value {
+				t.Errorf("value = %q, want %q", m.Value(), tt.value)
+			}
+			if tt.hint != "" && !strings.Contains(m.View(), tt.hint) {
+				t.Errorf("view lacks %q:\n%s", tt.hint, m.View())
+			}
+		})
+	}
+}
+
+func TestViewStatesTheQuestionAndWhatToType(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	m := New(Question{
+		Title:         "Replay",
+		Text:          "Replay 300 messages from orders.dlq to queue orders?",
+		Details:       []string{"orders: 300"},
+		Warning:       "prod context",
+		TypeToConfirm: "orders.dlq 300",
+	}, styles.New(true))
+	m.SetWidth(80)
+	v := m.View()
+	for _, want := range []string{"Replay 300 messages from orders.dlq to queue orders?", "orders: 300", "prod context", `type "orders.dlq 300"`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if !m.Capturing() {
+		t.Error("a type-to-confirm prompt must capture keys")
+	}
+	if New(Question{Text: "?"}, styles.New(true)).Capturing() {
+		t.Error("a y/n prompt must not capture keys")
+	}
+}
