@@ -50,6 +50,9 @@ func (s *FileStore) Describe() string { return "file " + s.path }
 func (s *FileStore) Close() error { return nil }
 
 func (s *FileStore) Append(ctx context.Context, rec Record) (Record, error) {
+	if err := validate(rec); err != nil {
+		return Record{}, err
+	}
 	f, err := s.openLocked(ctx)
 	if err != nil {
 		return Record{}, err
@@ -61,12 +64,9 @@ func (s *FileStore) Append(ctx context.Context, rec Record) (Record, error) {
 	}
 	prev, err := lastRecord(f, end)
 	if err != nil {
-		return Record{}, s.wrap("read last record", err)
+		return Record{}, s.lastErr(err)
 	}
-	sealed, err := seal(rec, prev, time.Now())
-	if err != nil {
-		return Record{}, err
-	}
+	sealed := seal(rec, prev, time.Now())
 	line, err := marshalLine(sealed)
 	if err != nil {
 		return Record{}, s.wrap("encode", err)
@@ -100,7 +100,7 @@ func (s *FileStore) Check(ctx context.Context) error {
 		return s.wrap("seek", err)
 	}
 	if _, err := lastRecord(f, end); err != nil {
-		return s.wrap("read last record", err)
+		return s.lastErr(err)
 	}
 	var st syscall.Statfs_t
 	if err := syscall.Fstatfs(int(f.Fd()), &st); err != nil {
@@ -129,14 +129,18 @@ func (s *FileStore) Last(ctx context.Context) (Record, bool, error) {
 		return Record{}, false, s.wrap("seek", err)
 	}
 	prev, err := lastRecord(f, end)
-	if err != nil || prev == nil {
-		return Record{}, false, s.wrapNil("read last record", err)
+	if err != nil {
+		return Record{}, false, s.lastErr(err)
+	}
+	if prev == nil {
+		return Record{}, false, nil
 	}
 	return *prev, true, nil
 }
 
-// Scan reads without the lock: appends only add whole lines at the end,
-// and a line still being written at EOF is reported as partial.
+// Scan reads the records present when it starts. It measures the file
+// under a shared lock, which waits out an append in progress, and then
+// reads without holding it, so a long scan never stalls writers.
 func (s *FileStore) Scan(ctx context.Context, fn func(Record) error) error {
 	f, err := os.Open(s.path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -146,7 +150,17 @@ func (s *FileStore) Scan(ctx context.Context, fn func(Record) error) error {
 		return s.wrap("open", err)
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
+	if err := lockFile(ctx, f, syscall.LOCK_SH); err != nil {
+		return s.wrap("lock", err)
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return s.wrap("seek", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		return s.wrap("unlock", err)
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<16)
 	for line := 1; ; line++ {
 		if line%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -195,11 +209,14 @@ func (s *FileStore) wrap(op string, err error) error {
 	return fmt.Errorf("audit: %s %s: %w", op, s.path, err)
 }
 
-func (s *FileStore) wrapNil(op string, err error) error {
-	if err == nil {
-		return nil
+// lastErr explains why the chain cannot be extended: appending after a
+// damaged record would bury the damage in the middle of the file.
+func (s *FileStore) lastErr(err error) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("audit: %s ends with a damaged record (%w); nothing more is written there until an operator runs `warren audit verify` and moves the file aside", s.path, err)
 	}
-	return s.wrap(op, err)
+	return s.wrap("read last record", err)
 }
 
 // lockFile takes a flock without blocking in the kernel, so a holder that
@@ -238,7 +255,7 @@ func lastRecord(f *os.File, end int64) (*Record, error) {
 		return nil, err
 	}
 	if tail[0] != '\n' {
-		return nil, &CorruptError{Line: -1, Partial: true}
+		return nil, &CorruptError{Partial: true}
 	}
 	const chunk = 8 << 10
 	var line []byte
@@ -258,7 +275,7 @@ func lastRecord(f *os.File, end int64) (*Record, error) {
 	}
 	rec, err := parseLine(line)
 	if err != nil {
-		return nil, &CorruptError{Line: -1, Err: err}
+		return nil, &CorruptError{Err: err}
 	}
 	return &rec, nil
 }

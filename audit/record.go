@@ -90,30 +90,40 @@ func (r Record) ComputeHash() string {
 }
 
 // normalized gives a record one representation per meaning: UTC time at
-// microsecond precision (what PostgreSQL keeps), empty rather than nil
+// microsecond precision (what PostgreSQL keeps), valid UTF-8 (invalid bytes
+// become U+FFFD, which is what JSON can carry), and empty rather than nil
 // lists and map, so a record reads back from every backend exactly as it
-// was hashed.
+// was hashed. It copies the lists and map, never changing the caller's.
 func (r Record) normalized() Record {
 	r.Time = r.Time.UTC().Truncate(time.Microsecond)
-	if r.MessageIDs == nil {
-		r.MessageIDs = []string{}
+	for _, s := range []*string{&r.Operator, &r.Host, &r.Context, &r.Action, &r.Operation,
+		&r.Vhost, &r.Queue, &r.Target, &r.Outcome, &r.PrevHash, &r.Hash} {
+		*s = validUTF8(*s)
 	}
-	if r.LogicalIDs == nil {
-		r.LogicalIDs = []string{}
+	r.MessageIDs = validList(r.MessageIDs)
+	r.LogicalIDs = validList(r.LogicalIDs)
+	d := make(map[string]string, len(r.Detail))
+	for k, v := range r.Detail {
+		d[validUTF8(k)] = validUTF8(v)
 	}
-	if r.Detail == nil {
-		r.Detail = map[string]string{}
-	}
+	r.Detail = d
 	return r
+}
+
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+func validList(l []string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = validUTF8(s)
+	}
+	return out
 }
 
 // seal turns a caller's record into the next link after prev (nil for the
 // first record): it assigns seq, prev_hash and hash, and the time when the
 // caller left it zero.
-func seal(r Record, prev *Record, now time.Time) (Record, error) {
-	if strings.TrimSpace(r.Action) == "" || strings.TrimSpace(r.Outcome) == "" {
-		return Record{}, fmt.Errorf("audit: a record needs an action and an outcome")
-	}
+func seal(r Record, prev *Record, now time.Time) Record {
 	if r.Time.IsZero() {
 		r.Time = now
 	}
@@ -123,7 +133,15 @@ func seal(r Record, prev *Record, now time.Time) (Record, error) {
 	}
 	r = r.normalized()
 	r.Hash = r.ComputeHash()
-	return r, nil
+	return r
+}
+
+// validate rejects a record that would say nothing about what happened.
+func validate(r Record) error {
+	if strings.TrimSpace(r.Action) == "" || strings.TrimSpace(r.Outcome) == "" {
+		return fmt.Errorf("audit: a record needs an action and an outcome")
+	}
+	return nil
 }
 
 // marshalLine is the stored form of a record: one JSON object, no newline.

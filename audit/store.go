@@ -32,15 +32,18 @@ type Store interface {
 
 // CorruptError reports a stored entry that is not a decodable record.
 type CorruptError struct {
-	Line    int   // 1-based line of a file store; 0 for a table store
-	Seq     int64 // seq column of a table store; 0 for a file store
+	Line    int   // 1-based line of a file store; 0 when unknown
+	Seq     int64 // seq column of a table store; 0 when unknown
 	Partial bool  // the file ends inside this line: an interrupted write
 	Err     error
 }
 
 func (e *CorruptError) Error() string {
-	where := fmt.Sprintf("line %d", e.Line)
-	if e.Line == 0 {
+	where := "last record"
+	switch {
+	case e.Line > 0:
+		where = fmt.Sprintf("line %d", e.Line)
+	case e.Seq > 0:
 		where = fmt.Sprintf("row seq %d", e.Seq)
 	}
 	if e.Partial {

@@ -1,0 +1,166 @@
+package audit
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// Outcomes of the records an operation writes (see the package
+// documentation for the sequence).
+const (
+	OutcomeIntent         = "intent"
+	OutcomeConfirmed      = "confirmed"
+	OutcomeReturned       = "returned"
+	OutcomeNacked         = "nacked"
+	OutcomeUnknown        = "unknown"
+	OutcomeSkippedApplied = "skipped_applied"
+	OutcomeFinal          = "final"
+)
+
+// MessageOutcomes lists the per-message outcomes in display order.
+var MessageOutcomes = []string{
+	OutcomeConfirmed, OutcomeReturned, OutcomeNacked, OutcomeUnknown, OutcomeSkippedApplied,
+}
+
+// NewOperationID returns a fresh operation ID that sorts by start time,
+// e.g. "20240501T031502Z-9f86d081".
+func NewOperationID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // documented never to return an error
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Op stamps the records of one operation with the same header fields, so
+// every record of the operation carries who, where and what.
+type Op struct {
+	ID       string // operation ID; NewOperationID makes one
+	Action   string // replay, quarantine, …
+	Operator string
+	Host     string
+	Context  string
+	Vhost    string
+	Queue    string // the queue the messages are taken from
+	Target   string // where they go, e.g. "exchange/routing key" or a queue
+}
+
+// Plan is what an intent record promises, before anything moves.
+type Plan struct {
+	Selected       int
+	Destinations   []string
+	Bytes          int64
+	SkippedApplied int
+	Extra          map[string]string // more detail, e.g. filter or rate
+}
+
+func (o Op) record(outcome string, detail map[string]string) Record {
+	return Record{
+		Operator: o.Operator, Host: o.Host, Context: o.Context,
+		Action: o.Action, Operation: o.ID,
+		Vhost: o.Vhost, Queue: o.Queue, Target: o.Target,
+		Outcome: outcome, Detail: detail,
+	}
+}
+
+// Intent is the write-ahead record: detail holds selected, destinations
+// (a JSON array), bytes and skipped_applied, plus p.Extra.
+func (o Op) Intent(p Plan) Record {
+	d := make(map[string]string, len(p.Extra)+4)
+	for k, v := range p.Extra {
+		d[k] = v
+	}
+	dest := p.Destinations
+	if dest == nil {
+		dest = []string{}
+	}
+	d["selected"] = strconv.Itoa(p.Selected)
+	d["destinations"] = jsonCell(dest)
+	d["bytes"] = strconv.FormatInt(p.Bytes, 10)
+	d["skipped_applied"] = strconv.Itoa(p.SkippedApplied)
+	return o.record(OutcomeIntent, d)
+}
+
+// Outcome records what happened to one batch of messages; messageIDs and
+// logicalIDs are parallel where both are known. detail may be nil.
+func (o Op) Outcome(outcome string, messageIDs, logicalIDs []string, detail map[string]string) Record {
+	r := o.record(outcome, detail)
+	r.MessageIDs, r.LogicalIDs = messageIDs, logicalIDs
+	return r
+}
+
+// Final closes the operation; detail holds the message count per outcome.
+func (o Op) Final(counts map[string]int) Record {
+	d := make(map[string]string, len(counts))
+	for k, n := range counts {
+		d[k] = strconv.Itoa(n)
+	}
+	return o.record(OutcomeFinal, d)
+}
+
+// OperationSummary is one operation as audit tail and the audit screen show
+// it. Finished is nil while no final record exists: the operation is still
+// running, or it was interrupted.
+type OperationSummary struct {
+	Operation string
+	Action    string
+	Vhost     string
+	Queue     string
+	Target    string
+	Operator  string
+	Started   time.Time
+	Finished  *time.Time
+	Selected  int            // from the intent record; 0 when absent
+	Counts    map[string]int // messages per outcome, from the outcome records
+	FirstSeq  int64
+	LastSeq   int64
+}
+
+// Incomplete reports an operation without a final record.
+func (s OperationSummary) Incomplete() bool { return s.Finished == nil }
+
+// Summaries groups records by operation ID, in order of each operation's
+// first record. Records without an operation ID are left out. A message
+// outcome record counts max(len(message_ids), len(logical_ids)) messages,
+// or one when it lists neither.
+func Summaries(records []Record) []OperationSummary {
+	index := map[string]int{}
+	var out []OperationSummary
+	for _, r := range records {
+		if r.Operation == "" {
+			continue
+		}
+		i, ok := index[r.Operation]
+		if !ok {
+			i = len(out)
+			index[r.Operation] = i
+			out = append(out, OperationSummary{
+				Operation: r.Operation, Action: r.Action, Vhost: r.Vhost,
+				Queue: r.Queue, Target: r.Target, Operator: r.Operator,
+				Started: r.Time, FirstSeq: r.Seq, Counts: map[string]int{},
+			})
+		}
+		s := &out[i]
+		s.LastSeq = r.Seq
+		switch r.Outcome {
+		case OutcomeIntent:
+			s.Selected, _ = strconv.Atoi(r.Detail["selected"])
+		case OutcomeFinal:
+			t := r.Time
+			s.Finished = &t
+		default:
+			s.Counts[r.Outcome] += max(len(r.MessageIDs), len(r.LogicalIDs), 1)
+		}
+	}
+	return out
+}
+
+// Destinations decodes the destinations of an intent record's detail.
+func Destinations(detail map[string]string) []string {
+	var d []string
+	if err := json.Unmarshal([]byte(detail["destinations"]), &d); err != nil {
+		return nil
+	}
+	return d
+}
