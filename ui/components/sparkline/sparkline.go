@@ -1,0 +1,82 @@
+// Package sparkline draws a series as one line of block characters and
+// keeps the bounded history a series is drawn from.
+package sparkline
+
+import "strings"
+
+var levels = []rune("▁▂▃▄▅▆▇█")
+
+// Number is what a sparkline can draw.
+type Number interface{ ~int64 | ~float64 }
+
+// Render draws the last width values, oldest on the left, right-aligned
+// so the newest sample is always in the same place. Bars scale from zero
+// to the largest value, so a flat line at the top means a steady non-zero
+// figure, not an empty one.
+func Render[T Number](values []T, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if len(values) > width {
+		values = values[len(values)-width:]
+	}
+	var peak T
+	for _, v := range values {
+		peak = max(peak, v)
+	}
+	var b strings.Builder
+	b.Grow(width * 3)
+	b.WriteString(strings.Repeat(" ", width-len(values)))
+	top := len(levels) - 1
+	for _, v := range values {
+		i := 0
+		if peak > 0 && v > 0 {
+			i = int(float64(v) / float64(peak) * float64(top))
+			// A non-zero value never looks like zero.
+			i = max(i, 1)
+		}
+		b.WriteRune(levels[i])
+	}
+	return b.String()
+}
+
+// History is a fixed-size ring of the most recent samples.
+type History[T Number] struct {
+	buf  []T
+	next int
+	n    int
+}
+
+// NewHistory returns a history that keeps the last size samples.
+func NewHistory[T Number](size int) *History[T] {
+	return &History[T]{buf: make([]T, max(size, 1))}
+}
+
+// Push records a sample, dropping the oldest when full.
+func (h *History[T]) Push(v T) {
+	h.buf[h.next] = v
+	h.next = (h.next + 1) % len(h.buf)
+	h.n = min(h.n+1, len(h.buf))
+}
+
+// Len is the number of samples kept.
+func (h *History[T]) Len() int { return h.n }
+
+// Values returns the samples, oldest first.
+func (h *History[T]) Values() []T {
+	out := make([]T, 0, h.n)
+	start := (h.next - h.n + len(h.buf)) % len(h.buf)
+	for i := range h.n {
+		out = append(out, h.buf[(start+i)%len(h.buf)])
+	}
+	return out
+}
+
+// Last returns the n-th most recent sample (0 = newest).
+func (h *History[T]) Last(n int) (T, bool) {
+	if n < 0 || n >= h.n {
+		var zero T
+		return zero, false
+	}
+	return h.buf[(h.next-1-n+2*len(h.buf))%len(h.buf)], true
+}

@@ -1,0 +1,305 @@
+// Package table is a list of rows with fixed columns that renders only the
+// rows on screen, so a table of 100 000 queues costs the same per frame as
+// one of 30. The caller keeps the data and hands the table a function that
+// builds row i on demand.
+package table
+
+import (
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/ui/keys"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// Align places a cell's text in its column.
+type Align int
+
+// Alignments.
+const (
+	Left Align = iota
+	Right
+)
+
+// Column is one column. A Flex column takes the width the fixed columns
+// leave, never less than its Width.
+type Column struct {
+	Title string
+	Width int
+	Align Align
+	Flex  bool
+}
+
+// Tone says how a row or a cell should stand out.
+type Tone int
+
+// Tones, from quiet to loud.
+const (
+	Normal Tone = iota
+	Muted
+	OK
+	Warn
+	Trouble
+)
+
+// Cell is one cell's text (already sanitised) and its tone.
+type Cell struct {
+	Text string
+	Tone Tone
+}
+
+// Row is one row. A row's Tone other than Normal overrides its cells'.
+type Row struct {
+	Cells []Cell
+	Tone  Tone
+}
+
+// gutter is the two cells before the first column: the cursor and a mark
+// that makes a row's tone visible without colors (NO_COLOR, ASCII).
+const gutter = 2
+
+// Model is the table's state: its columns, size, cursor and scroll offset.
+type Model struct {
+	cols    []Column
+	widths  []int
+	st      styles.Styles
+	nav     keys.Nav
+	n       int
+	cursor  int
+	offset  int
+	width   int
+	height  int
+	focused bool
+}
+
+// New returns a focused, empty table.
+func New(cols []Column, st styles.Styles) Model {
+	m := Model{cols: cols, st: st, nav: keys.DefaultNav(), focused: true}
+	m.widths = m.layout()
+	return m
+}
+
+// SetFocused shows or hides the cursor.
+func (m *Model) SetFocused(f bool) { m.focused = f }
+
+// SetSize sets the table's width and height, header line included.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.widths = m.layout()
+	m.clamp()
+}
+
+// SetLen sets the number of rows, keeping the cursor in range.
+func (m *Model) SetLen(n int) {
+	m.n = n
+	m.clamp()
+}
+
+// Len is the number of rows.
+func (m Model) Len() int { return m.n }
+
+// Cursor is the selected row, or -1 when the table is empty.
+func (m Model) Cursor() int {
+	if m.n == 0 {
+		return -1
+	}
+	return m.cursor
+}
+
+// SetCursor selects row i and scrolls it into view.
+func (m *Model) SetCursor(i int) {
+	m.cursor = i
+	m.clamp()
+}
+
+// Window is the range [start, end) of rows on screen.
+func (m Model) Window() (start, end int) {
+	return m.offset, min(m.offset+m.pageSize(), m.n)
+}
+
+// Nav returns the movement bindings, for the help view.
+func (m Model) Nav() keys.Nav { return m.nav }
+
+// Widths are the columns' widths at the current size.
+func (m Model) Widths() []int { return m.widths }
+
+// Update moves the cursor; handled is false for keys it does not use.
+func (m Model) Update(msg tea.Msg) (Model, bool) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return m, false
+	}
+	page := max(m.pageSize(), 1)
+	switch {
+	case key.Matches(k, m.nav.Up):
+		m.cursor--
+	case key.Matches(k, m.nav.Down):
+		m.cursor++
+	case key.Matches(k, m.nav.PageUp):
+		m.cursor -= page
+	case key.Matches(k, m.nav.PageDown):
+		m.cursor += page
+	case key.Matches(k, m.nav.Top):
+		m.cursor = 0
+	case key.Matches(k, m.nav.Bottom):
+		m.cursor = m.n - 1
+	default:
+		return m, false
+	}
+	m.clamp()
+	return m, true
+}
+
+func (m Model) pageSize() int { return max(m.height-1, 0) }
+
+func (m *Model) clamp() {
+	m.cursor = max(min(m.cursor, m.n-1), 0)
+	page := m.pageSize()
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if page > 0 && m.cursor >= m.offset+page {
+		m.offset = m.cursor - page + 1
+	}
+	m.offset = max(min(m.offset, m.n-page), 0)
+}
+
+// layout gives the fixed columns their widths and the flex columns the
+// rest, split evenly.
+func (m Model) layout() []int {
+	widths := make([]int, len(m.cols))
+	used := gutter + max(len(m.cols)-1, 0)
+	flex := 0
+	for i, c := range m.cols {
+		widths[i] = c.Width
+		used += c.Width
+		if c.Flex {
+			flex++
+		}
+	}
+	if flex == 0 || m.width <= used {
+		return widths
+	}
+	spare := m.width - used
+	for i, c := range m.cols {
+		if c.Flex {
+			extra := spare / flex
+			widths[i] += extra
+			spare -= extra
+			flex--
+		}
+	}
+	return widths
+}
+
+// View draws the header and the rows on screen; row is called only for
+// those rows.
+func (m Model) View(row func(i int) Row) string {
+	var b strings.Builder
+	hdr := make([]Cell, len(m.cols))
+	for i, c := range m.cols {
+		hdr[i] = Cell{Text: c.Title}
+	}
+	b.WriteString(strings.Repeat(" ", gutter))
+	b.WriteString(m.st.TableHeader.Render(m.line(hdr)))
+	start, end := m.Window()
+	for i := start; i < end; i++ {
+		b.WriteByte('\n')
+		b.WriteString(m.renderRow(i, row(i)))
+	}
+	return b.String()
+}
+
+func (m Model) renderRow(i int, r Row) string {
+	selected := m.focused && i == m.cursor
+	mark := [gutter]byte{' ', ' '}
+	if selected {
+		mark[0] = '>'
+	}
+	switch r.Tone {
+	case Trouble:
+		mark[1] = '!'
+	case Warn:
+		mark[1] = '~'
+	}
+	if selected {
+		return m.st.TableSelected.Render(string(mark[:]) + m.line(r.Cells))
+	}
+	if r.Tone != Normal || !hasTones(r.Cells) {
+		return m.tone(r.Tone).Render(string(mark[:]) + m.line(r.Cells))
+	}
+	var b strings.Builder
+	b.Write(mark[:])
+	for j, w := range m.widths {
+		if j > 0 {
+			b.WriteByte(' ')
+		}
+		var c Cell
+		if j < len(r.Cells) {
+			c = r.Cells[j]
+		}
+		b.WriteString(m.tone(c.Tone).Render(fit(c.Text, w, m.cols[j].Align)))
+	}
+	return b.String()
+}
+
+func hasTones(cells []Cell) bool {
+	for _, c := range cells {
+		if c.Tone != Normal {
+			return true
+		}
+	}
+	return false
+}
+
+// line lays cells out in the columns, plain.
+func (m Model) line(cells []Cell) string {
+	var b strings.Builder
+	for j, w := range m.widths {
+		if j > 0 {
+			b.WriteByte(' ')
+		}
+		var text string
+		if j < len(cells) {
+			text = cells[j].Text
+		}
+		b.WriteString(fit(text, w, m.cols[j].Align))
+	}
+	return b.String()
+}
+
+func (m Model) tone(t Tone) lipgloss.Style {
+	switch t {
+	case Muted:
+		return m.st.Muted
+	case OK:
+		return m.st.OK
+	case Warn:
+		return m.st.Warn
+	case Trouble:
+		return m.st.Trouble
+	}
+	return m.st.TableRow
+}
+
+// fit truncates s to w cells with an ellipsis, then pads it.
+func fit(s string, w int, a Align) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	pad := w - ansi.StringWidth(s)
+	if pad <= 0 {
+		return s
+	}
+	if a == Right {
+		return strings.Repeat(" ", pad) + s
+	}
+	return s + strings.Repeat(" ", pad)
+}

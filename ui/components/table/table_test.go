@@ -1,0 +1,125 @@
+package table
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/warrenops/warren/ui/styles"
+)
+
+func init() { lipgloss.SetColorProfile(termenv.Ascii) }
+
+func cols() []Column {
+	return []Column{
+		{Title: "NAME", Width: 4, Flex: true},
+		{Title: "N", Width: 5, Align: Right},
+	}
+}
+
+func TestLayoutGivesFlexColumnTheRest(t *testing.T) {
+	m := New(cols(), styles.New(true))
+	m.SetSize(30, 5)
+	// 30 - gutter 2 - one separator - 5 fixed = 22.
+	if got := m.Widths(); got[0] != 22 || got[1] != 5 {
+		t.Fatalf("widths = %v, want [22 5]", got)
+	}
+}
+
+func TestViewRendersOnlyVisibleRows(t *testing.T) {
+	m := New(cols(), styles.New(true))
+	m.SetSize(30, 4)
+	m.SetLen(10000)
+	m.SetCursor(5000)
+	var calls []int
+	out := m.View(func(i int) Row {
+		calls = append(calls, i)
+		return Row{Cells: []Cell{{Text: "q"}, {Text: "1"}}}
+	})
+	if len(calls) != 3 || calls[2] != 5000 {
+		t.Fatalf("rendered rows %v, want the 3 ending at the cursor 5000", calls)
+	}
+	if lines := strings.Split(out, "\n"); len(lines) != 4 {
+		t.Fatalf("got %d lines, want header + 3:\n%s", len(lines), out)
+	}
+}
+
+func TestRowsTruncateWithEllipsisAndShowMarks(t *testing.T) {
+	m := New(cols(), styles.New(true))
+	m.SetSize(20, 4)
+	m.SetLen(2)
+	out := m.View(func(i int) Row {
+		r := Row{Cells: []Cell{{Text: "a-very-long-queue-name"}, {Text: "42"}}}
+		if i == 1 {
+			r.Tone = Trouble
+		}
+		return r
+	})
+	want := "  NAME             N\n" +
+		"> a-very-long…    42\n" +
+		" !a-very-long…    42"
+	if out != want {
+		t.Fatalf("got\n%q\nwant\n%q", out, want)
+	}
+}
+
+func TestCursorMovesAndStaysInRange(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		want int
+	}{
+		{name: "down moves one", keys: []string{"j"}, want: 1},
+		{name: "up at top stays", keys: []string{"k"}, want: 0},
+		{name: "bottom goes to last", keys: []string{"G"}, want: 99},
+		{name: "page down moves a page", keys: []string{"pgdown"}, want: 4},
+		{name: "past the end clamps", keys: []string{"G", "j", "j"}, want: 99},
+		{name: "top returns", keys: []string{"G", "g"}, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New(cols(), styles.New(true))
+			m.SetSize(30, 5)
+			m.SetLen(100)
+			for _, k := range tt.keys {
+				m, _ = m.Update(keyMsg(k))
+			}
+			if m.Cursor() != tt.want {
+				t.Fatalf("cursor = %d, want %d", m.Cursor(), tt.want)
+			}
+			start, end := m.Window()
+			if m.Cursor() < start || m.Cursor() >= end {
+				t.Fatalf("cursor %d outside window [%d,%d)", m.Cursor(), start, end)
+			}
+		})
+	}
+}
+
+func TestShrinkingKeepsCursorInRange(t *testing.T) {
+	m := New(cols(), styles.New(true))
+	m.SetSize(30, 5)
+	m.SetLen(100)
+	m.SetCursor(90)
+	m.SetLen(3)
+	if m.Cursor() != 2 {
+		t.Fatalf("cursor = %d, want 2", m.Cursor())
+	}
+	if start, _ := m.Window(); start != 0 {
+		t.Fatalf("window starts at %d, want 0", start)
+	}
+	m.SetLen(0)
+	if m.Cursor() != -1 {
+		t.Fatalf("empty table cursor = %d, want -1", m.Cursor())
+	}
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "pgdown":
+		return tea.KeyMsg{Type: tea.KeyPgDown}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}

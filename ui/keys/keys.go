@@ -1,0 +1,62 @@
+// Package keys holds the bindings every screen shares: the root's global
+// keys and the movement keys of lists and scrolled text. Each screen keeps
+// its own bindings in its own keys.go.
+package keys
+
+import "github.com/charmbracelet/bubbles/key"
+
+// Global are the keys the root model handles whenever the current screen
+// is not capturing text.
+type Global struct {
+	Quit      key.Binding
+	ForceQuit key.Binding
+	Help      key.Binding
+	Back      key.Binding
+	Audit     key.Binding
+}
+
+// DefaultGlobal returns the root's bindings.
+func DefaultGlobal() Global {
+	return Global{
+		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Audit:     key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "audit log")),
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (g Global) ShortHelp() []key.Binding { return []key.Binding{g.Back, g.Help, g.Quit} }
+
+// FullHelp implements help.KeyMap.
+func (g Global) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{g.Back, g.Audit, g.Help, g.Quit, g.ForceQuit}}
+}
+
+// Nav moves a cursor through a list or scrolls a text.
+type Nav struct {
+	Up       key.Binding
+	Down     key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+}
+
+// DefaultNav returns the movement bindings (arrows and vi keys).
+func DefaultNav() Nav {
+	return Nav{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "top")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "bottom")),
+	}
+}
+
+// Bindings lists the movement keys for a help column.
+func (n Nav) Bindings() []key.Binding {
+	return []key.Binding{n.Up, n.Down, n.PageUp, n.PageDown, n.Top, n.Bottom}
+}
