@@ -206,6 +206,10 @@ func (s *FileStore) openLocked(ctx context.Context) (*os.File, error) {
 }
 
 func (s *FileStore) wrap(op string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == s.path {
+		err = pe.Err // the path is named once already
+	}
 	return fmt.Errorf("audit: %s %s: %w", op, s.path, err)
 }
 

@@ -303,7 +303,7 @@ func (s *PGStore) fail(op string, err error) error {
 	if s.password != "" {
 		msg = strings.ReplaceAll(msg, s.password, "xxxxx")
 	}
-	return &pgError{msg: fmt.Sprintf("audit: %s on %s: %s", op, s.where, msg), err: err}
+	return &pgError{msg: fmt.Sprintf("audit: %s (%s): %s", s.where, op, msg), err: err}
 }
 
 type pgError struct {

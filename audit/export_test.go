@@ -1,0 +1,119 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestExportRoundTripsTenThousandRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	want := writeChain(t, path, 10_000)
+	s, _ := OpenFile(path)
+	for _, format := range []string{FormatCSV, FormatJSONL} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			n, err := Export(context.Background(), s, &buf, format, time.Time{}, time.Time{})
+			if err != nil || n != len(want) {
+				t.Fatalf("Export = %d, %v; want %d records", n, err, len(want))
+			}
+			var got []Record
+			if err := ReadExport(&buf, format, func(r Record) error {
+				got = append(got, r)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			sameRecords(t, got, want)
+		})
+	}
+}
+
+func TestExportJSONLIsTheStoredForm(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeChain(t, path, 50)
+	s, _ := OpenFile(path)
+	var buf bytes.Buffer
+	if _, err := Export(context.Background(), s, &buf, FormatJSONL, time.Time{}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	stored := scanAll(t, s)
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	for i, r := range stored {
+		line, _ := marshalLine(r)
+		if lines[i] != string(line) {
+			t.Fatalf("line %d differs from the stored record", i+1)
+		}
+	}
+}
+
+func TestExportFiltersByTime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeChain(t, path, 300) // record i is at t0 + i minutes
+	s, _ := OpenFile(path)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+	tests := []struct {
+		name           string
+		since, until   time.Time
+		first, records int64
+	}{
+		{"no bounds", time.Time{}, time.Time{}, 1, 300},
+		{"since is inclusive", at(101), time.Time{}, 101, 200},
+		{"until is exclusive", time.Time{}, at(11), 1, 10},
+		{"a window", at(101), at(201), 101, 100},
+		{"a window between records", at(101).Add(time.Second), at(102).Add(-time.Second), 0, 0},
+		{"after the last record", at(301), time.Time{}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, format := range []string{FormatCSV, FormatJSONL} {
+				var buf bytes.Buffer
+				n, err := Export(context.Background(), s, &buf, format, tt.since, tt.until)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []Record
+				if err := ReadExport(&buf, format, func(r Record) error {
+					got = append(got, r)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if int64(n) != tt.records || int64(len(got)) != tt.records {
+					t.Fatalf("%s: exported %d, read %d, want %d", format, n, len(got), tt.records)
+				}
+				if len(got) > 0 && (got[0].Seq != tt.first || got[len(got)-1].Seq != tt.first+tt.records-1) {
+					t.Fatalf("%s: seqs %d..%d, want from %d", format, got[0].Seq, got[len(got)-1].Seq, tt.first)
+				}
+			}
+		})
+	}
+}
+
+func TestReadExportRejectsDamagedInput(t *testing.T) {
+	tests := []struct{ name, format, input, want string }{
+		{"unknown format", "xml", "", "want csv or jsonl"},
+		{"csv with another header", FormatCSV, "a,b\n", "header"},
+		{"csv with a missing cell", FormatCSV, strings.Join(csvHeader, ",") + "\n1,2\n", "csv"},
+		{"csv with a bad list cell", FormatCSV, strings.Join(csvHeader, ",") + "\n1,2024-01-01T00:00:00Z,,,,,,,,,[oops,[],x,{},,h\n", "row 2: message_ids"},
+		{"jsonl with a bad line", FormatJSONL, "{}\nnot json\n", "jsonl line 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ReadExport(strings.NewReader(tt.input), tt.format, func(Record) error { return nil })
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ReadExport = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestExportRejectsUnknownFormat(t *testing.T) {
+	s, _ := OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if _, err := Export(context.Background(), s, &bytes.Buffer{}, "xml", time.Time{}, time.Time{}); err == nil {
+		t.Fatal("Export accepted format xml")
+	}
+}
