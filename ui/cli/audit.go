@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+func newAuditCmd(a *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "audit", Short: "Export, verify and follow the audit log"}
+	cmd.AddCommand(newAuditExportCmd(a), newAuditVerifyCmd(a), newAuditTailCmd(a))
+	return cmd
+}
+
+func newAuditExportCmd(a *App) *cobra.Command {
+	var format, since, until string
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write the audit records to stdout as CSV or JSONL",
+		Long: "Write the audit records to stdout, one per line (JSONL) or row (CSV, with\n" +
+			"list and detail cells as JSON). --since and --until take an RFC 3339 time,\n" +
+			"a date (2024-05-01, UTC) or a duration meaning that long ago (24h).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != audit.FormatCSV && format != audit.FormatJSONL {
+				return Usage(fmt.Errorf("--format %q: want csv or jsonl", format))
+			}
+			now := time.Now()
+			from, err := parseWhen(since, now)
+			if err != nil {
+				return Usage(fmt.Errorf("--since: %w", err))
+			}
+			to, err := parseWhen(until, now)
+			if err != nil {
+				return Usage(fmt.Errorf("--until: %w", err))
+			}
+			st, err := a.AuditStore()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			out := a.Out
+			if IsTerminal(a.Out) {
+				// On screen the export is for reading, not for verifying:
+				// make what came from the broker harmless to the terminal.
+				tw := &terminalWriter{w: a.Out}
+				defer tw.Flush()
+				out = tw
+			}
+			n, err := audit.Export(cmd.Context(), st, out, format, from, to)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Err, "exported %d records from %s\n", n, sanitize.Text(st.Describe()))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&format, "format", audit.FormatJSONL, "csv or jsonl")
+	f.StringVar(&since, "since", "", "only records at or after T (RFC 3339, date, or a duration ago such as 24h)")
+	f.StringVar(&until, "until", "", "only records before T (same forms as --since)")
+	return cmd
+}
+
+func newAuditVerifyCmd(a *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify",
+		Short: "Recompute the hash chain and name the first broken record (exit 1 when broken)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.AuditStore()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			res, err := audit.Verify(cmd.Context(), st)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.Out, sanitize.Text(res.String()))
+			if !res.OK {
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("audit chain in %s is broken at seq %d", st.Describe(), res.BrokenSeq)}
+			}
+			return nil
+		},
+	}
+}
+
+func newAuditTailCmd(a *App) *cobra.Command {
+	var n int
+	var follow bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "tail",
+		Short: "Show the latest operations, one line each; INCOMPLETE ones have no final record",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if n <= 0 {
+				return Usage(fmt.Errorf("-n %d: want a positive count", n))
+			}
+			if interval <= 0 {
+				return Usage(fmt.Errorf("--interval %s: want a positive duration", interval))
+			}
+			st, err := a.AuditStore()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return a.auditTail(cmd.Context(), st, n, follow, interval)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&n, "lines", "n", 20, "how many operations to show")
+	f.BoolVarP(&follow, "follow", "f", false, "keep printing operations as they start and finish")
+	f.DurationVar(&interval, "interval", 2*time.Second, "how often --follow looks for new records")
+	return cmd
+}
+
+// auditTail prints the last n operations, then with follow, every
+// operation that appears or finishes, until ctx ends.
+func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool, interval time.Duration) error {
+	shown := map[string]bool{} // operation → printed as finished
+	var lastSeq int64
+	show := func(sums []audit.OperationSummary) {
+		for _, s := range sums {
+			done, seen := shown[s.Operation]
+			if seen && (done || s.Incomplete()) {
+				continue
+			}
+			shown[s.Operation] = !s.Incomplete()
+			fmt.Fprintln(a.Out, summaryLine(s))
+		}
+	}
+	sums, seq, err := loadSummaries(ctx, st)
+	if err != nil {
+		return err
+	}
+	lastSeq = seq
+	show(sums[max(0, len(sums)-n):])
+	if !follow {
+		return nil
+	}
+	for _, s := range sums[:max(0, len(sums)-n)] {
+		shown[s.Operation] = !s.Incomplete()
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		last, ok, err := st.Last(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if !ok || last.Seq == lastSeq {
+			continue
+		}
+		sums, seq, err := loadSummaries(ctx, st)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		lastSeq = seq
+		show(sums)
+	}
+}
+
+func loadSummaries(ctx context.Context, st audit.Store) ([]audit.OperationSummary, int64, error) {
+	var recs []audit.Record
+	err := st.Scan(ctx, func(r audit.Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	var ce *audit.CorruptError
+	if errors.As(err, &ce) {
+		// Show what is readable; verify is the command that judges.
+		err = nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var seq int64
+	if len(recs) > 0 {
+		seq = recs[len(recs)-1].Seq
+	}
+	return audit.Summaries(recs), seq, nil
+}
+
+// summaryLine is one operation of audit tail, e.g.
+// 2024-05-01T03:15:02Z  done        replay  OP  ana  / orders.dlq -> orders  selected 37  confirmed 30  returned 2
+func summaryLine(s audit.OperationSummary) string {
+	status := "done"
+	if s.Incomplete() {
+		status = "INCOMPLETE"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %-10s  %-10s  %s  %s  %s %s -> %s  selected %d",
+		s.Started.UTC().Format(time.RFC3339), status, sanitize.Text(s.Action), sanitize.Text(s.Operation),
+		sanitize.Text(s.Operator), sanitize.Text(s.Vhost), sanitize.Text(s.Queue), sanitize.Text(s.Target), s.Selected)
+	for _, o := range outcomeOrder(s.Counts) {
+		fmt.Fprintf(&b, "  %s %d", sanitize.Text(o), s.Counts[o])
+	}
+	return b.String()
+}
+
+// outcomeOrder lists the known outcomes first, in their usual order, then
+// any others alphabetically.
+func outcomeOrder(counts map[string]int) []string {
+	var known, other []string
+	for _, o := range audit.MessageOutcomes {
+		if counts[o] > 0 {
+			known = append(known, o)
+		}
+	}
+	for o := range counts {
+		if !slices.Contains(audit.MessageOutcomes, o) {
+			other = append(other, o)
+		}
+	}
+	sort.Strings(other)
+	return append(known, other...)
+}
+
+// parseWhen reads a --since/--until value: empty (no bound), RFC 3339, a
+// date in UTC, or a duration before now.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time (2024-05-01T03:00:00Z), a date (2024-05-01) or a duration ago (24h)", s)
+}
+
+// terminalWriter passes whole lines through sanitize.Block, keeping a
+// partial line (or a split UTF-8 sequence) until it is complete.
+type terminalWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (t *terminalWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	i := bytes.LastIndexByte(t.buf, '\n')
+	if i < 0 {
+		return len(p), nil
+	}
+	if _, err := io.WriteString(t.w, sanitize.Block(string(t.buf[:i+1]))); err != nil {
+		return 0, err
+	}
+	t.buf = append(t.buf[:0], t.buf[i+1:]...)
+	return len(p), nil
+}
+
+func (t *terminalWriter) Flush() {
+	if len(t.buf) > 0 {
+		_, _ = io.WriteString(t.w, sanitize.Block(string(t.buf)))
+		t.buf = nil
+	}
+}
