@@ -15,7 +15,7 @@ func (c *Context) Password() (string, error) {
 
 // AuditDSN returns the team audit store's DSN.
 func (c *Context) AuditDSN() (string, error) {
-	if c.Audit != "postgres" {
+	if !c.UsesPostgresAudit() {
 		return "", nil
 	}
 	dsn, err := secret(c.AuditDSNEnv, "", "audit DSN")
@@ -23,6 +23,12 @@ func (c *Context) AuditDSN() (string, error) {
 		err = fmt.Errorf("audit = \"postgres\" but environment variable %s is empty; export the team store's DSN there", c.AuditDSNEnv)
 	}
 	return dsn, err
+}
+
+// UsesPostgresAudit reports whether the context keeps the team audit
+// store in PostgreSQL ("postgres" or "postgres:TABLE").
+func (c *Context) UsesPostgresAudit() bool {
+	return c.Audit == "postgres" || strings.HasPrefix(c.Audit, "postgres:")
 }
 
 // DSN returns the inbox database DSN, or "" when its variable is unset.

@@ -111,10 +111,11 @@ func (f *File) validate(data []byte) error {
 		switch {
 		case c.Audit == "", c.Audit == "file", c.Audit == "postgres":
 		case strings.HasPrefix(c.Audit, "file:") && len(c.Audit) > len("file:"):
+		case strings.HasPrefix(c.Audit, "postgres:") && isIdent(strings.TrimPrefix(c.Audit, "postgres:")):
 		default:
-			return fail(k("audit"), "expected \"file\", \"file:PATH\" or \"postgres\", got %q", c.Audit)
+			return fail(k("audit"), "expected \"file\", \"file:PATH\", \"postgres\" or \"postgres:TABLE\", got %q", c.Audit)
 		}
-		if c.Audit == "postgres" && c.AuditDSNEnv == "" {
+		if c.UsesPostgresAudit() && c.AuditDSNEnv == "" {
 			return fail(k("audit_dsn_env"), "audit = \"postgres\" needs audit_dsn_env, the environment variable holding the DSN")
 		}
 		if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
