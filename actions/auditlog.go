@@ -1,0 +1,191 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// idsPerRecord keeps outcome records a readable size; an operation on
+// many messages writes several records per outcome.
+const idsPerRecord = 256
+
+// finishTimeout bounds the closing records, which are written even after
+// the operation's context was cancelled.
+const finishTimeout = 30 * time.Second
+
+// auditLog writes the records of one operation (see package audit).
+type auditLog struct {
+	store  audit.Store
+	op     audit.Op
+	plan   *Plan
+	stream bool
+}
+
+// intent writes the write-ahead record, listing every selected message so
+// that even an operation killed mid-way names what it was moving, then the
+// skipped-as-applied messages.
+func (l *auditLog) intent(ctx context.Context, window int, declareParking bool) error {
+	p := l.plan
+	dests := make([]string, len(p.Groups))
+	for i, g := range p.Groups {
+		dests[i] = g.Dest.Target()
+	}
+	extra := map[string]string{
+		"window":              strconv.Itoa(window),
+		"skipped_quarantined": strconv.Itoa(p.SkippedQuarantined),
+		"no_destination":      strconv.Itoa(p.NoDestination),
+		"inbox":               "known",
+	}
+	if p.InboxUnknown {
+		extra["inbox"] = "unknown"
+	}
+	if p.FilterText != "" {
+		extra["filter"] = p.FilterText
+	}
+	if p.Rate > 0 {
+		extra["rate"] = strconv.FormatFloat(p.Rate, 'g', -1, 64)
+	}
+	if p.Action == ActionQuarantine {
+		extra["reason"] = p.Reason
+		extra["parking_queue"] = p.Parking
+		if declareParking {
+			extra["declare_parking_queue"] = "true"
+		}
+	}
+	if p.Release {
+		extra["release"] = "true"
+	}
+	if l.stream {
+		extra["source"] = "stream: nothing is removed; offsets are recorded"
+	}
+	rec := l.op.Intent(audit.Plan{
+		Selected: p.Selected(), Destinations: dests, Bytes: p.Bytes,
+		SkippedApplied: len(p.SkippedApplied), Extra: extra,
+	})
+	letters := make([]dlq.DeadLetter, len(p.Items))
+	for i, it := range p.Items {
+		letters[i] = it.Letter
+	}
+	rec.MessageIDs, rec.LogicalIDs = ids(letters)
+	if _, err := l.store.Append(ctx, rec); err != nil {
+		return err
+	}
+	for start := 0; start < len(p.SkippedApplied); start += idsPerRecord {
+		chunk := p.SkippedApplied[start:min(start+idsPerRecord, len(p.SkippedApplied))]
+		mids, lids := ids(chunk)
+		if _, err := l.store.Append(ctx, l.op.Outcome(audit.OutcomeSkippedApplied, mids, lids, nil)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish writes the outcome records and the final record. It runs after
+// a cancel too, so it does not use the operation's cancellation.
+func (l *auditLog) finish(ctx context.Context, res *Result, runErr error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	byOutcome := map[Outcome][]MessageOutcome{}
+	for _, o := range res.Outcomes {
+		byOutcome[o.Outcome] = append(byOutcome[o.Outcome], o)
+	}
+	for _, outcome := range []Outcome{Confirmed, Returned, Nacked, Unknown, NotSent} {
+		all := byOutcome[outcome]
+		for start := 0; start < len(all); start += idsPerRecord {
+			if _, err := l.store.Append(ctx, l.outcomeRecord(outcome, all[start:min(start+idsPerRecord, len(all))])); err != nil {
+				return err
+			}
+		}
+	}
+	final := l.op.Final(map[string]int{
+		audit.OutcomeConfirmed: res.Confirmed, audit.OutcomeReturned: res.Returned,
+		audit.OutcomeNacked: res.Nacked, audit.OutcomeUnknown: res.Unknown,
+		string(NotSent): res.NotSent, audit.OutcomeSkippedApplied: res.SkippedApplied,
+		"source_ack_failed": res.AckFailed, "user_id_dropped": res.UserIDDropped,
+		"expiration_dropped": res.ExpirationDropped, "peak_in_flight": res.PeakInFlight,
+	})
+	if res.Cancelled {
+		final.Detail["cancelled"] = "true"
+	}
+	if runErr != nil {
+		final.Detail["error"] = runErr.Error()
+	}
+	_, err := l.store.Append(ctx, final)
+	return err
+}
+
+// outcomeRecord describes a batch of messages with one outcome; its
+// detail arrays run parallel to message_ids.
+func (l *auditLog) outcomeRecord(outcome Outcome, batch []MessageOutcome) audit.Record {
+	letters := make([]dlq.DeadLetter, len(batch))
+	var (
+		digests, sizes, dests, replies, offsets, users, ackFailed []string
+		expDropped                                                int
+		firstErr                                                  string
+	)
+	anyUser := false
+	for i, o := range batch {
+		it := l.plan.Items[o.Item]
+		d := it.Letter
+		letters[i] = d
+		digests = append(digests, audit.BodyDigest(d.Body))
+		sizes = append(sizes, strconv.Itoa(len(d.Body)))
+		dests = append(dests, it.Dest.Target())
+		replies = append(replies, o.Reply)
+		offsets = append(offsets, strconv.FormatInt(d.Offset, 10))
+		users = append(users, o.UserIDDropped)
+		anyUser = anyUser || o.UserIDDropped != ""
+		if o.ExpDropped {
+			expDropped++
+		}
+		if o.AckErr != nil {
+			ackFailed = append(ackFailed, d.LogicalID)
+		}
+		if o.Err != nil && firstErr == "" {
+			firstErr = o.Err.Error()
+		}
+	}
+	detail := map[string]string{"body_sha256": jsonList(digests), "body_size": jsonList(sizes)}
+	if len(l.plan.Groups) > 1 {
+		detail["destinations"] = jsonList(dests)
+	}
+	if outcome == Returned {
+		detail["replies"] = jsonList(replies)
+	}
+	if firstErr != "" {
+		detail["error"] = firstErr
+	}
+	if l.stream {
+		detail["offsets"] = jsonList(offsets)
+	}
+	if anyUser {
+		detail["user_id_dropped"] = jsonList(users)
+	}
+	if expDropped > 0 {
+		detail["expiration_dropped"] = strconv.Itoa(expDropped)
+	}
+	if len(ackFailed) > 0 {
+		detail["source_ack_failed"] = jsonList(ackFailed)
+	}
+	mids, lids := ids(letters)
+	return l.op.Outcome(string(outcome), mids, lids, detail)
+}
+
+func ids(letters []dlq.DeadLetter) (messageIDs, logicalIDs []string) {
+	messageIDs = make([]string, len(letters))
+	logicalIDs = make([]string, len(letters))
+	for i, d := range letters {
+		messageIDs[i], logicalIDs[i] = d.MessageID, d.LogicalID
+	}
+	return messageIDs, logicalIDs
+}
+
+func jsonList(v []string) string {
+	b, _ := json.Marshal(v) // a []string always encodes
+	return string(b)
+}

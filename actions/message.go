@@ -1,0 +1,116 @@
+package actions
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// Headers warren adds to the copies it publishes.
+const (
+	HeaderReplayCount      = "x-warren-replay-count"
+	HeaderReplayedAt       = "x-warren-replayed-at"
+	HeaderOperation        = "x-warren-operation"
+	HeaderQuarantineReason = "x-warren-quarantine-reason"
+	HeaderQuarantineBy     = "x-warren-quarantine-by"
+	HeaderQuarantineAt     = "x-warren-quarantine-at"
+)
+
+// stamp is what every copy of one operation is marked with.
+type stamp struct {
+	action    string
+	operation string
+	at        time.Time
+	connUser  string // the user the publishing connection logged in as
+	reason    string // quarantine only
+	by        string // quarantine only
+}
+
+// copyOf is the publishing for one dead letter and what had to change.
+type copyOf struct {
+	msg               amqp.Publishing
+	userIDDropped     string // the user_id the broker would have refused
+	expirationDropped bool
+}
+
+// makeCopy rebuilds d for publishing: every property and header kept, the
+// body byte for byte, plus warren's headers. Two properties cannot always
+// be kept:
+//   - user_id: the broker refuses a publish whose user_id is not the
+//     connection's user, so a foreign one is dropped (and reported);
+//   - expiration: a per-message TTL counts from the publish, so resending
+//     it would restart a deadline the producer set long ago. With a
+//     timestamp, the copy gets the time left until that deadline; without
+//     one, or once the deadline has passed, the expiration is dropped (and
+//     reported) so the broker does not expire the copy at once.
+func makeCopy(d dlq.DeadLetter, s stamp) copyOf {
+	p := d.Properties
+	out := copyOf{msg: amqp.Publishing{
+		ContentType:     p.ContentType,
+		ContentEncoding: p.ContentEncoding,
+		DeliveryMode:    p.DeliveryMode,
+		Priority:        p.Priority,
+		CorrelationId:   p.CorrelationID,
+		ReplyTo:         p.ReplyTo,
+		MessageId:       p.MessageID,
+		Timestamp:       p.Timestamp,
+		Type:            p.Type,
+		AppId:           p.AppID,
+		Body:            d.Body,
+	}}
+	if p.UserID != "" {
+		if p.UserID == s.connUser {
+			out.msg.UserId = p.UserID
+		} else {
+			out.userIDDropped = p.UserID
+		}
+	}
+	if p.Expiration != "" {
+		out.msg.Expiration = remainingTTL(p.Expiration, p.Timestamp, s.at)
+		out.expirationDropped = out.msg.Expiration == ""
+	}
+	h := make(amqp.Table, len(d.Headers)+4)
+	for k, v := range d.Headers {
+		h[k] = v
+	}
+	delete(h, SeqHeader)
+	at := s.at.UTC().Format(time.RFC3339Nano)
+	h[HeaderOperation] = s.operation
+	switch s.action {
+	case ActionQuarantine:
+		h[HeaderQuarantineReason] = s.reason
+		h[HeaderQuarantineBy] = s.by
+		h[HeaderQuarantineAt] = at
+	default:
+		// A released message must not look quarantined at its origin, or
+		// if it dies again it would be left out of every bulk replay.
+		for k := range h {
+			if strings.HasPrefix(k, "x-warren-quarantine-") {
+				delete(h, k)
+			}
+		}
+		h[HeaderReplayCount] = int64(d.ReplayCount + 1)
+		h[HeaderReplayedAt] = at
+	}
+	out.msg.Headers = h
+	return out
+}
+
+// remainingTTL is what is left of a per-message TTL set at published, in
+// the milliseconds the expiration property takes; "" when nothing is left
+// or it cannot be known.
+func remainingTTL(expiration string, published, now time.Time) string {
+	ms, err := strconv.ParseInt(expiration, 10, 64)
+	if err != nil || ms < 0 || published.IsZero() {
+		return ""
+	}
+	left := published.Add(time.Duration(ms) * time.Millisecond).Sub(now).Milliseconds()
+	if left <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(left, 10)
+}

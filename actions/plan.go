@@ -1,0 +1,256 @@
+// Package actions is warren's write side: it plans replays and quarantines
+// of dead letters (a dry run that changes nothing) and executes them with
+// the protocol of DESIGN.md §4.4 — write-ahead audit, a pipelined
+// confirm-mode publisher, source deliveries acked only once their copy was
+// confirmed and routed, an outcome for every message.
+package actions
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// Actions an operation can be.
+const (
+	ActionReplay     = "replay"
+	ActionQuarantine = "quarantine"
+)
+
+// Destination is where a message is published.
+type Destination struct {
+	Exchange   string // "" is the default exchange
+	RoutingKey string
+}
+
+// String is the destination as the prompt names it.
+func (d Destination) String() string {
+	if d.Exchange == "" {
+		return fmt.Sprintf("queue %s (default exchange)", d.RoutingKey)
+	}
+	return fmt.Sprintf("exchange %s (routing key %s)", d.Exchange, d.RoutingKey)
+}
+
+// Target is the destination as the audit log records it: "queue:NAME" for
+// the default exchange, "exchange:NAME/ROUTING_KEY" otherwise.
+func (d Destination) Target() string {
+	if d.Exchange == "" {
+		return "queue:" + d.RoutingKey
+	}
+	return "exchange:" + d.Exchange + "/" + d.RoutingKey
+}
+
+// Override is an operator's --to EXCHANGE[/ROUTING_KEY].
+type Override struct {
+	Exchange string
+	// RoutingKey is used when KeepKey is false; with KeepKey each message
+	// keeps its original routing key (the first of its x-death routing keys).
+	RoutingKey string
+	KeepKey    bool
+}
+
+// ParseOverride reads EXCHANGE[/ROUTING_KEY]. The first "/" splits, so an
+// exchange name cannot contain one but a routing key can; "/KEY" is the
+// default exchange, i.e. the queue named KEY.
+func ParseOverride(s string) (Override, error) {
+	ex, key, hasKey := strings.Cut(s, "/")
+	switch {
+	case s == "":
+		return Override{}, errors.New("--to needs EXCHANGE or EXCHANGE/ROUTING_KEY")
+	case ex == "" && key == "":
+		return Override{}, errors.New("--to /: name a queue after the slash for the default exchange")
+	case ex == "amq.default":
+		ex = ""
+	}
+	if ex == "" && !hasKey {
+		return Override{}, errors.New("--to: the default exchange needs a queue name as routing key (/QUEUE)")
+	}
+	return Override{Exchange: ex, RoutingKey: key, KeepKey: !hasKey}, nil
+}
+
+// Matcher selects dead letters; dlq's compiled filters are one. applied is
+// nil when the inbox does not know.
+type Matcher interface {
+	Match(d dlq.DeadLetter, applied *bool, now time.Time) (bool, error)
+}
+
+// Request is everything a plan is computed from. It is plain data, so
+// Plan is a pure function and a dry run is exactly what would happen.
+type Request struct {
+	Action string
+	Vhost  string
+	Queue  string // the queue the letters are held from
+	// Letters are the dead letters the browse session holds.
+	Letters []dlq.DeadLetter
+	Filter  Matcher // nil selects every letter
+	// FilterText is the filter as the operator wrote it, for the audit log.
+	FilterText string
+	// Applied holds the logical IDs the inbox reports applied; it is
+	// consulted only when InboxKnown.
+	Applied        map[string]bool
+	InboxKnown     bool
+	IncludeApplied bool
+	// Release says Queue is a parking queue: replaying from it releases
+	// quarantined messages, which bulk replays otherwise leave alone.
+	Release bool
+	To      *Override
+	// Parking is the quarantine queue (Action quarantine).
+	Parking string
+	Reason  string
+	Rate    float64 // messages per second; 0 is unlimited
+	Now     time.Time
+}
+
+// Item is one message the operation will publish.
+type Item struct {
+	Letter dlq.DeadLetter
+	Dest   Destination
+}
+
+// Group counts the items bound for one destination.
+type Group struct {
+	Dest  Destination
+	Count int
+	Bytes int64
+}
+
+// Plan says exactly what an operation will do.
+type Plan struct {
+	Action     string
+	Vhost      string
+	Queue      string
+	FilterText string
+	Parking    string
+	Reason     string
+	Rate       float64
+	Release    bool
+
+	Items  []Item
+	Groups []Group // by count, largest first
+	Bytes  int64
+	// Skipped letters stay where they are.
+	SkippedApplied     []dlq.DeadLetter
+	SkippedQuarantined int
+	NoDestination      int // no origin queue in x-death and no --to
+	InboxUnknown       bool
+}
+
+// Selected is how many messages the operation will publish.
+func (p *Plan) Selected() int { return len(p.Items) }
+
+// NewPlan computes what req would do, touching nothing.
+func NewPlan(req Request) (*Plan, error) {
+	if req.Action != ActionReplay && req.Action != ActionQuarantine {
+		return nil, fmt.Errorf("unknown action %q", req.Action)
+	}
+	if req.Action == ActionQuarantine {
+		if strings.TrimSpace(req.Reason) == "" {
+			return nil, errors.New("a quarantine needs a reason (--reason)")
+		}
+		if req.Parking == "" || req.Parking == req.Queue {
+			return nil, fmt.Errorf("quarantine of %s needs a parking queue other than itself", req.Queue)
+		}
+	}
+	if req.Rate < 0 {
+		return nil, fmt.Errorf("--rate must not be negative, got %g", req.Rate)
+	}
+	p := &Plan{
+		Action: req.Action, Vhost: req.Vhost, Queue: req.Queue, FilterText: req.FilterText,
+		Parking: req.Parking, Reason: req.Reason, Rate: req.Rate, Release: req.Release,
+		InboxUnknown: !req.InboxKnown,
+	}
+	groups := map[Destination]*Group{}
+	for _, d := range req.Letters {
+		applied := appliedOf(req, d)
+		if req.Filter != nil {
+			ok, err := req.Filter.Match(d, applied, req.Now)
+			if err != nil {
+				return nil, fmt.Errorf("filter on message %q: %w", d.MessageID, err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		if d.Quarantined && req.Action == ActionReplay && !req.Release {
+			p.SkippedQuarantined++
+			continue
+		}
+		if applied != nil && *applied && !req.IncludeApplied {
+			p.SkippedApplied = append(p.SkippedApplied, d)
+			continue
+		}
+		dest, ok := destinationOf(req, d)
+		if !ok {
+			p.NoDestination++
+			continue
+		}
+		p.Items = append(p.Items, Item{Letter: d, Dest: dest})
+		size := int64(len(d.Body))
+		p.Bytes += size
+		g := groups[dest]
+		if g == nil {
+			g = &Group{Dest: dest}
+			groups[dest] = g
+		}
+		g.Count++
+		g.Bytes += size
+	}
+	for _, g := range groups {
+		p.Groups = append(p.Groups, *g)
+	}
+	sort.Slice(p.Groups, func(i, j int) bool {
+		a, b := p.Groups[i], p.Groups[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Dest.Target() < b.Dest.Target()
+	})
+	return p, nil
+}
+
+// appliedOf is the inbox's word on d: nil when unknown, which includes a
+// logical ID that is only a content hash, since no inbox holds those.
+func appliedOf(req Request, d dlq.DeadLetter) *bool {
+	if !req.InboxKnown || d.LogicalIDFrom == dlq.IDHash || d.LogicalID == "" {
+		return nil
+	}
+	v := req.Applied[d.LogicalID]
+	return &v
+}
+
+func destinationOf(req Request, d dlq.DeadLetter) (Destination, bool) {
+	if req.Action == ActionQuarantine {
+		return Destination{RoutingKey: req.Parking}, true
+	}
+	if o := req.To; o != nil {
+		key := o.RoutingKey
+		if o.KeepKey {
+			key = originalKey(d)
+		}
+		return Destination{Exchange: o.Exchange, RoutingKey: key}, true
+	}
+	// Back to the queue that failed it, and only that one: its exchange
+	// would also deliver to every other bound queue, which processed the
+	// message already. A letter that died in the queue it is held from
+	// has no origin to go back to.
+	if d.OriginQueue == "" || d.OriginQueue == req.Queue {
+		return Destination{}, false
+	}
+	return Destination{RoutingKey: d.OriginQueue}, true
+}
+
+func originalKey(d dlq.DeadLetter) string {
+	if len(d.RoutingKeys) > 0 {
+		return d.RoutingKeys[0]
+	}
+	for _, x := range d.Deaths {
+		if len(x.RoutingKeys) > 0 {
+			return x.RoutingKeys[0]
+		}
+	}
+	return ""
+}
