@@ -94,7 +94,7 @@ func seed(t *testing.T, o Options) *Scene {
 
 func dialVhost(t *testing.T, vhost string) *amqp.Connection {
 	t.Helper()
-	conn, err := amqp.Dial(configAMQPURL(testAMQPURL, "guest", vhost))
+	conn, err := amqp.DialConfig(testAMQPURL, amqp.Config{Vhost: vhost})
 	if err != nil {
 		t.Fatalf("dial vhost %s: %v", vhost, err)
 	}

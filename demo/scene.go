@@ -13,7 +13,7 @@ import (
 // Scene describes what Seed built, in terms warren's config understands.
 type Scene struct {
 	Vhost         string
-	AMQPURL       string // no password: it comes from PasswordEnv
+	AMQPURL       string // no credentials: the config names the user and PasswordEnv
 	ManagementURL string
 	Username      string
 	Policy        string // the policy that pairs payments with payments.dlq
@@ -90,7 +90,7 @@ func sceneQueues() []Queue {
 func newScene(o Options, dead []outgoing) *Scene {
 	s := &Scene{
 		Vhost:         o.Vhost,
-		AMQPURL:       configAMQPURL(o.AMQPURL, o.Username, o.Vhost),
+		AMQPURL:       configAMQPURL(o.AMQPURL, o.Vhost),
 		ManagementURL: withoutUserinfo(o.ManagementURL),
 		Username:      o.Username,
 		Policy:        paymentsPolicy,
@@ -102,14 +102,15 @@ func newScene(o Options, dead []outgoing) *Scene {
 	return s
 }
 
-func configAMQPURL(raw, user, vhost string) string {
+// configAMQPURL is the broker's address with the vhost as its path and no
+// credentials.
+func configAMQPURL(raw, vhost string) string {
 	uri, err := amqp.ParseURI(raw)
 	if err != nil {
 		return ""
 	}
 	u := url.URL{
 		Scheme:  uri.Scheme,
-		User:    url.User(user),
 		Host:    net.JoinHostPort(uri.Host, strconv.Itoa(uri.Port)),
 		Path:    "/" + vhost,
 		RawPath: "/" + url.PathEscape(vhost),
@@ -126,9 +127,10 @@ func withoutUserinfo(raw string) string {
 	return u.String()
 }
 
-// ConfigTOML renders a warren config with one context, "demo", for the
-// scene. Secrets are not inline: the password comes from WARREN_PASSWORD
-// and the inbox DSN from WARREN_DEMO_DSN.
+// ConfigTOML renders a warren config with one context, "demo", that opens
+// on the scene's vhost and scopes its queue entries to it. Secrets are not
+// inline: the password comes from WARREN_PASSWORD and the inbox DSN from
+// WARREN_DEMO_DSN.
 func (s *Scene) ConfigTOML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# warren demo scene in vhost %s.\n", tomlString(s.Vhost))
@@ -144,6 +146,7 @@ func (s *Scene) ConfigTOML() string {
 	kv(&b, "environment", "dev")
 	b.WriteString("read_only = false\n")
 	kv(&b, "refresh", "2s")
+	kv(&b, "vhost", s.Vhost)
 	kv(&b, "audit", "file")
 	for _, q := range s.Queues {
 		if q.LogicalID == "" {
@@ -151,6 +154,7 @@ func (s *Scene) ConfigTOML() string {
 		}
 		fmt.Fprintf(&b, "\n# %s\n[[contexts.demo.queues]]\n", q.Role)
 		kv(&b, "name", q.Name)
+		kv(&b, "vhost", s.Vhost)
 		kv(&b, "logical_id", q.LogicalID)
 		kv(&b, "attempts_header", q.AttemptsHeader)
 		if q.PairedBy == "routing" {

@@ -5,26 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/BurntSushi/toml"
+	"github.com/warrenops/warren/config"
 )
-
-type renderedConfig struct {
-	CurrentContext string `toml:"current_context"`
-	Contexts       map[string]struct {
-		AMQPURL       string `toml:"amqp_url"`
-		ManagementURL string `toml:"management_url"`
-		Username      string `toml:"username"`
-		PasswordEnv   string `toml:"password_env"`
-		Environment   string `toml:"environment"`
-		Queues        []struct {
-			Name           string            `toml:"name"`
-			LogicalID      string            `toml:"logical_id"`
-			AttemptsHeader string            `toml:"attempts_header"`
-			DLQ            string            `toml:"dlq"`
-			Inbox          map[string]string `toml:"inbox"`
-		} `toml:"queues"`
-	} `toml:"contexts"`
-}
 
 func TestConfigTOML(t *testing.T) {
 	inbox := &Inbox{Table: inboxTable, IDColumn: "event_id", TimeColumn: "processed_at", DSNEnv: InboxDSNEnv}
@@ -35,9 +17,9 @@ func TestConfigTOML(t *testing.T) {
 		wantURL   string
 		wantInbox bool
 	}{
-		{"renders the demo vhost with the inbox from the environment", DefaultVhost, inbox, "amqp://guest@127.0.0.1:5672/warren-demo", true},
-		{"escapes the default vhost and leaves the inbox out when skipped", "/", nil, "amqp://guest@127.0.0.1:5672/%2F", false},
-		{"quotes a vhost that needs escaping in TOML", `odd"vhost\`, nil, "amqp://guest@127.0.0.1:5672/odd%22vhost%5C", false},
+		{"renders the demo vhost with the inbox from the environment", DefaultVhost, inbox, "amqp://127.0.0.1:5672/warren-demo", true},
+		{"escapes the default vhost and leaves the inbox out when skipped", "/", nil, "amqp://127.0.0.1:5672/%2F", false},
+		{"quotes a vhost that needs escaping in TOML", `odd"vhost\`, nil, "amqp://127.0.0.1:5672/odd%22vhost%5C", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,30 +36,33 @@ func TestConfigTOML(t *testing.T) {
 			if strings.Contains(text, "s3cret") {
 				t.Fatalf("config holds the password:\n%s", text)
 			}
-			var cfg renderedConfig
-			if _, err := toml.Decode(text, &cfg); err != nil {
-				t.Fatalf("config does not parse: %v\n%s", err, text)
+			f, err := config.Parse("demo.toml", []byte(text))
+			if err != nil {
+				t.Fatalf("warren's config loader refuses it: %v\n%s", err, text)
 			}
-			ctx, ok := cfg.Contexts[cfg.CurrentContext]
-			if !ok {
-				t.Fatalf("current_context %q has no section:\n%s", cfg.CurrentContext, text)
+			c, err := f.Context("")
+			if err != nil {
+				t.Fatal(err)
 			}
-			if ctx.AMQPURL != tt.wantURL || ctx.ManagementURL != "http://127.0.0.1:15672" || ctx.PasswordEnv != PasswordEnv {
-				t.Errorf("amqp_url %q, management_url %q, password_env %q", ctx.AMQPURL, ctx.ManagementURL, ctx.PasswordEnv)
+			if c.AMQPURL != tt.wantURL || c.ManagementURL != "http://127.0.0.1:15672" || c.PasswordEnv != PasswordEnv || c.Vhost != tt.vhost {
+				t.Errorf("amqp_url %q, management_url %q, password_env %q, vhost %q", c.AMQPURL, c.ManagementURL, c.PasswordEnv, c.Vhost)
 			}
-			byName := map[string]int{}
-			for i, q := range ctx.Queues {
-				byName[q.Name] = i
+			orders := c.QueueConfig(tt.vhost, qOrders)
+			if orders == nil || orders.LogicalID != ordersID || orders.AttemptsHeader != retryHeader || orders.DLQ != qOrdersDLQ {
+				t.Fatalf("orders entry = %+v", orders)
 			}
-			orders := ctx.Queues[byName[qOrders]]
-			if orders.LogicalID != "header:event_id" || orders.AttemptsHeader != "x-retry-count" || orders.DLQ != qOrdersDLQ {
-				t.Errorf("orders entry = %+v", orders)
+			if c.QueueConfig("elsewhere", qOrders) != nil {
+				t.Error("orders entry applies outside the scene's vhost")
 			}
-			if got := ctx.Queues[byName[qPaymentsDLQ]].LogicalID; got != "json:event_id" {
-				t.Errorf("payments.dlq logical_id = %q", got)
+			if got := c.QueueForDLQ(tt.vhost, qOrdersDLQ); got == nil || got.Name != qOrders {
+				t.Errorf("QueueForDLQ(orders.dlq) = %+v, want the orders entry", got)
 			}
-			if gotInbox := orders.Inbox["dsn_env"] == InboxDSNEnv && orders.Inbox["table"] == inboxTable; gotInbox != tt.wantInbox {
-				t.Errorf("orders inbox = %v, want present: %v", orders.Inbox, tt.wantInbox)
+			if q := c.QueueConfig(tt.vhost, qPaymentsDLQ); q == nil || q.LogicalID != paymentsID {
+				t.Errorf("payments.dlq entry = %+v", q)
+			}
+			gotInbox := orders.Inbox != nil && orders.Inbox.DSNEnv == InboxDSNEnv && orders.Inbox.Table == inboxTable
+			if gotInbox != tt.wantInbox {
+				t.Errorf("orders inbox = %+v, want present: %v", orders.Inbox, tt.wantInbox)
 			}
 		})
 	}
