@@ -19,6 +19,27 @@ type Snapshot struct {
 	Consumers    []Consumer
 	ChannelsNote string
 	StatsAge     time.Duration
+	// Topology holds the dead-letter exchanges the queues name and their
+	// bindings: what DLQ pairing and Lint read.
+	Topology Topology
+}
+
+// SnapshotOptions say how much of the broker a snapshot reads. The queue
+// list is always the cheap one (depths, arguments, policy names); rates
+// and head timestamps cost a request per queue, so they are fetched only
+// for the rows on screen, or for all queues in one heavier request.
+type SnapshotOptions struct {
+	Vhost    string     // "" = all vhosts
+	RatesFor []QueueRef // rates + head timestamp only for these (visible rows)
+	AllRates bool       // rates + head timestamp for every queue (status command)
+	Channels bool       // channels and consumers too
+	// DLQOverrides pin a queue's DLQ where config says so (DESIGN.md §6).
+	DLQOverrides []DLQOverride
+}
+
+// DLQOverride pins Queue's DLQ; an empty Vhost matches every vhost.
+type DLQOverride struct {
+	Vhost, Queue, DLQ string
 }
 
 // Overview is the broker-wide header.
@@ -31,6 +52,10 @@ type Overview struct {
 	Totals            Totals
 	PublishRate       float64
 	AckRate           float64
+	// Node is the node that answered; object counts are cluster-wide.
+	Node                                       string
+	QueueCount, ConsumerCount, ConnectionCount int
+	ChannelCount, ExchangeCount                int
 }
 
 // Totals are the broker-wide queue totals.
@@ -63,6 +88,8 @@ type Queue struct {
 	Name      string
 	Type      string // classic | quorum | stream
 	Durable   bool
+	Exclusive bool
+	State     string // running, down, ...; "" when the API did not say
 	Messages  int64
 	Ready     int64
 	Unacked   int64

@@ -1,0 +1,206 @@
+package mgmt
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+)
+
+// Options say where the management API is and as whom to call it.
+type Options struct {
+	URL      string // http:// or https://, e.g. http://127.0.0.1:15672
+	Username string
+	Password string
+	TLS      *tls.Config
+	// Timeout bounds each HTTP request; 15 s when zero.
+	Timeout time.Duration
+	// DLQOverrides pin DLQ pairings from config (DESIGN.md §6), for every
+	// snapshot and queue read by this client.
+	DLQOverrides []DLQOverride
+}
+
+// DefaultTimeout bounds one management API request when Options.Timeout
+// is zero. Listing 10 000 queues with statistics takes seconds.
+const DefaultTimeout = 15 * time.Second
+
+// Client reads the management API. Reads go through a raw HTTP client
+// that takes a context and keeps connections alive (rabbit-hole opens a
+// new connection per request and takes no context, which matters for a
+// dashboard refreshing every 2 s); rabbit-hole's client is kept for
+// writes such as declaring vhosts and policies. Safe for concurrent use.
+type Client struct {
+	where    string // the URL without credentials, for messages
+	username string
+	password string
+	http     *http.Client
+	rh       *rabbithole.Client
+	pins     []DLQOverride
+
+	mu      sync.Mutex
+	version string
+	// detailedMissing is set when a 3.13+ broker answered 404 to
+	// /api/queues/detailed (the feature flag is not enabled yet).
+	detailedMissing bool
+	topo            topoCache
+}
+
+// New returns a client for o. It does not contact the broker.
+func New(o Options) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(o.URL, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("management_url %q is not a URL such as http://127.0.0.1:15672", redact(o.URL))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("management_url %s: scheme must be http or https", redact(o.URL))
+	}
+	user, pass := o.Username, o.Password
+	if u.User != nil {
+		if user == "" {
+			user = u.User.Username()
+		}
+		if p, ok := u.User.Password(); ok && pass == "" {
+			pass = p
+		}
+		u.User = nil
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = o.TLS
+	tr.MaxIdleConnsPerHost = maxParallel
+	rh, err := rabbithole.NewTLSClient(u.String(), user, pass, tr)
+	if err != nil {
+		return nil, fmt.Errorf("management_url %s: %w", u, err)
+	}
+	rh.SetTimeout(timeout)
+	return &Client{
+		where:    u.String(),
+		username: user,
+		password: pass,
+		http:     &http.Client{Transport: tr, Timeout: timeout},
+		rh:       rh,
+		pins:     o.DLQOverrides,
+	}, nil
+}
+
+// maxParallel bounds concurrent requests of one snapshot.
+const maxParallel = 8
+
+// URL returns the management API address, without credentials.
+func (c *Client) URL() string { return c.where }
+
+// Admin returns the rabbit-hole client for writes (vhosts, policies,
+// permissions), used by the demo and by tests.
+func (c *Client) Admin() *rabbithole.Client { return c.rh }
+
+// get decodes GET /api/path?q into v.
+func (c *Client) get(ctx context.Context, path string, q url.Values, v any) error {
+	target := c.where + "/api/" + path
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return fmt.Errorf("management API request %s: %w", path, err)
+	}
+	req.SetBasicAuth(c.username, c.password)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return c.statusError(resp, path)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("management API at %s: decoding %s: %w", c.where, pathOnly(path), err)
+	}
+	return nil
+}
+
+// esc escapes one path segment (a vhost, a queue or an exchange name);
+// "/" in a vhost becomes %2F as the API expects.
+func esc(s string) string { return url.PathEscape(s) }
+
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return ctx.Err()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// The url.Error repeats the request URL; the cause alone reads better.
+		err = ue.Err
+	}
+	var to interface{ Timeout() bool }
+	if errors.As(err, &to) && to.Timeout() {
+		return &Error{Kind: ErrUnreachable, Where: c.where,
+			Msg: fmt.Sprintf("management API at %s did not answer in time (%v); is the broker overloaded?", c.where, err)}
+	}
+	return &Error{Kind: ErrUnreachable, Where: c.where,
+		Msg: fmt.Sprintf("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)}
+}
+
+func (c *Client) statusError(resp *http.Response, path string) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var r struct {
+		Error  string `json:"error"`
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(body, &r)
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		if strings.Contains(r.Reason, "Not management user") {
+			return &Error{Kind: ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
+				Msg: fmt.Sprintf("management API at %s: user %q has no management tag; give it the monitoring or management tag", c.where, c.username)}
+		}
+		return &Error{Kind: ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
+			Msg: fmt.Sprintf("management API at %s: bad credentials for user %q; check username and the password variable (password_env)", c.where, c.username)}
+	case http.StatusForbidden:
+		return &Error{Kind: ErrForbidden, Where: c.where, Status: resp.StatusCode,
+			Msg: fmt.Sprintf("management API at %s: user %q may not read %s", c.where, c.username, pathOnly(path))}
+	case http.StatusNotFound:
+		return &Error{Kind: ErrNotFound, Where: c.where, Status: resp.StatusCode,
+			Msg: fmt.Sprintf("management API at %s: %s not found", c.where, pathOnly(path))}
+	}
+	reason := r.Reason
+	if reason == "" {
+		reason = strings.TrimSpace(string(body))
+	}
+	return &Error{Where: c.where, Status: resp.StatusCode, Reason: reason,
+		Msg: fmt.Sprintf("management API at %s: %s answered %d: %s", c.where, pathOnly(path), resp.StatusCode, reason)}
+}
+
+// pathOnly names an API path for messages, with escapes undone.
+func pathOnly(p string) string {
+	if s, err := url.PathUnescape(p); err == nil {
+		p = s
+	}
+	return "/api/" + p
+}
+
+// redact removes credentials from a URL given by the operator.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = nil
+		return u.String()
+	}
+	if i := strings.LastIndex(raw, "@"); i >= 0 {
+		if j := strings.Index(raw, "://"); j >= 0 && j < i {
+			return raw[:j+3] + raw[i+1:]
+		}
+	}
+	return raw
+}

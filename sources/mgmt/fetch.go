@@ -1,0 +1,211 @@
+package mgmt
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"sort"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+)
+
+// DefaultStatsInterval is RabbitMQ's collect_statistics_interval default.
+// The API does not publish the configured value, so figures are taken to
+// lag by up to this much.
+const DefaultStatsInterval = 5 * time.Second
+
+// statsColumns are the queue fields read when rates are wanted. Asking
+// for columns also makes a 3.13+ broker compute the detailed figures.
+const statsColumns = "name,vhost,type,durable,exclusive,state,arguments,policy,effective_policy_definition," +
+	"node,leader,members,messages,messages_ready,messages_unacknowledged,consumers," +
+	"head_message_timestamp,message_stats"
+
+func inVhost(collection, vhost string) string {
+	if vhost == "" {
+		return collection
+	}
+	return collection + "/" + esc(vhost)
+}
+
+// Overview reads /api/overview: version, totals and broker-wide rates.
+func (c *Client) Overview(ctx context.Context) (*Overview, error) {
+	var r struct {
+		ClusterName       string       `json:"cluster_name"`
+		RabbitMQVersion   string       `json:"rabbitmq_version"`
+		ProductVersion    string       `json:"product_version"`
+		ManagementVersion string       `json:"management_version"`
+		ErlangVersion     string       `json:"erlang_version"`
+		Node              string       `json:"node"`
+		MessageStats      *rawMsgStats `json:"message_stats"`
+		QueueTotals       struct {
+			Messages int64 `json:"messages"`
+			Ready    int64 `json:"messages_ready"`
+			Unacked  int64 `json:"messages_unacknowledged"`
+		} `json:"queue_totals"`
+		ObjectTotals struct {
+			Queues      int `json:"queues"`
+			Consumers   int `json:"consumers"`
+			Connections int `json:"connections"`
+			Channels    int `json:"channels"`
+			Exchanges   int `json:"exchanges"`
+		} `json:"object_totals"`
+	}
+	if err := c.get(ctx, "overview", nil, &r); err != nil {
+		return nil, err
+	}
+	v := r.RabbitMQVersion
+	if v == "" {
+		v = r.ProductVersion
+	}
+	c.mu.Lock()
+	c.version = v
+	c.mu.Unlock()
+	return &Overview{
+		ClusterName: r.ClusterName, RabbitMQVersion: v, ManagementVersion: r.ManagementVersion,
+		ErlangVersion: r.ErlangVersion, StatsInterval: DefaultStatsInterval,
+		Totals:      Totals{Messages: r.QueueTotals.Messages, Ready: r.QueueTotals.Ready, Unacked: r.QueueTotals.Unacked},
+		PublishRate: r.MessageStats.publishRate(), AckRate: r.MessageStats.drainRate(),
+		Node: r.Node, QueueCount: r.ObjectTotals.Queues, ConsumerCount: r.ObjectTotals.Consumers,
+		ConnectionCount: r.ObjectTotals.Connections, ChannelCount: r.ObjectTotals.Channels,
+		ExchangeCount: r.ObjectTotals.Exchanges,
+	}, nil
+}
+
+// Nodes reads /api/nodes: the cluster members and their alarms.
+func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
+	var raw []rabbithole.NodeInfo
+	q := url.Values{"columns": {"name,running,mem_used,mem_limit,mem_alarm,disk_free,disk_free_limit,disk_free_alarm,partitions"}}
+	if err := c.get(ctx, "nodes", q, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]Node, 0, len(raw))
+	for _, n := range raw {
+		out = append(out, Node{Name: n.Name, Running: n.IsRunning,
+			MemUsed: int64(n.MemUsed), MemLimit: int64(n.MemLimit), MemAlarm: n.MemAlarm,
+			DiskFree: int64(n.DiskFree), DiskLimit: int64(n.DiskFreeLimit), DiskAlarm: n.DiskFreeAlarm,
+			Partitions: n.Partitions})
+	}
+	return out, nil
+}
+
+// brokerVersion is the version read by the last Overview.
+func (c *Client) brokerVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+// listQueuesCheap reads every queue's depth, arguments and policy name
+// without statistics: the 0.8 s call where the full list takes 4 s on
+// 10 000 queues.
+func (c *Client) listQueuesCheap(ctx context.Context, vhost string) ([]Queue, error) {
+	var raw []rawQueue
+	q := url.Values{"disable_stats": {"true"}, "enable_queue_totals": {"true"}}
+	if err := c.get(ctx, inVhost("queues", vhost), q, &raw); err != nil {
+		return nil, err
+	}
+	return convert(raw, false), nil
+}
+
+// listQueuesStats reads every queue with rates and head timestamps, from
+// /api/queues/detailed on 3.13+ (where /api/queues is slimmed).
+func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]Queue, error) {
+	var raw []rawQueue
+	q := url.Values{"columns": {statsColumns}}
+	c.mu.Lock()
+	detailed := AtLeast(c.version, 3, 13) && !c.detailedMissing
+	c.mu.Unlock()
+	if detailed {
+		err := c.get(ctx, inVhost("queues/detailed", vhost), q, &raw)
+		if err == nil {
+			return convert(raw, true), nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		// The detailed endpoint sits behind a feature flag; the classic
+		// one computes detailed figures when columns are given.
+		c.mu.Lock()
+		c.detailedMissing = true
+		c.mu.Unlock()
+	}
+	if err := c.get(ctx, inVhost("queues", vhost), q, &raw); err != nil {
+		return nil, err
+	}
+	return convert(raw, true), nil
+}
+
+func convert(raw []rawQueue, withStats bool) []Queue {
+	out := make([]Queue, len(raw))
+	for i := range raw {
+		out[i] = raw[i].queue(withStats)
+	}
+	return out
+}
+
+// queueStats reads one queue with its statistics; extra adds parameters
+// (sample ranges for the queue screen).
+func (c *Client) queueStats(ctx context.Context, ref QueueRef, columns string, extra url.Values) (*rawQueue, error) {
+	q := url.Values{}
+	if columns != "" {
+		q.Set("columns", columns)
+	}
+	for k, v := range extra {
+		q[k] = v
+	}
+	var r rawQueue
+	if err := c.get(ctx, "queues/"+esc(ref.Vhost)+"/"+esc(ref.Name), q, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ratesFor fetches rates and head timestamps for refs, in parallel, and
+// merges them into queues. A queue deleted meanwhile is skipped.
+func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef) error {
+	index := make(map[QueueRef]int, len(queues))
+	for i, q := range queues {
+		index[q.Ref()] = i
+	}
+	var want []QueueRef
+	seen := map[QueueRef]bool{}
+	for _, r := range refs {
+		if _, ok := index[r]; ok && !seen[r] {
+			seen[r] = true
+			want = append(want, r)
+		}
+	}
+	got := make([]*rawQueue, len(want))
+	err := forEach(ctx, len(want), maxParallel, func(ctx context.Context, i int) error {
+		r, err := c.queueStats(ctx, want[i], statsColumns, nil)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		got[i] = r
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, r := range got {
+		if r == nil {
+			continue
+		}
+		if r.Vhost == "" {
+			r.Vhost = want[i].Vhost
+		}
+		queues[index[want[i]]] = r.queue(true)
+	}
+	return nil
+}
+
+// sortQueues orders queues by vhost then name, as the API does.
+func sortQueues(qs []Queue) {
+	sort.SliceStable(qs, func(i, j int) bool {
+		if qs[i].Vhost != qs[j].Vhost {
+			return qs[i].Vhost < qs[j].Vhost
+		}
+		return qs[i].Name < qs[j].Name
+	})
+}

@@ -1,0 +1,135 @@
+package mgmt
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Finding is one topology problem (DESIGN.md §4.7).
+type Finding struct {
+	Check    string `json:"check"`
+	Severity string `json:"severity"`
+	Vhost    string `json:"vhost"`
+	Queue    string `json:"queue"`
+	Message  string `json:"message"`
+}
+
+// Severities: an error loses messages silently as configured; a warning
+// can lose or hide them in some circumstance.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// The checks, by stable ID.
+const (
+	CheckDLXMissing      = "dlx-missing"
+	CheckDLXUnroutable   = "dlx-unroutable"
+	CheckAtLeastOnce     = "dlx-at-least-once-overflow"
+	CheckDropHead        = "overflow-drop-head"
+	CheckDLQDeliveryLim  = "dlq-quorum-delivery-limit"
+	CheckDLQConsumers    = "dlq-has-consumers"
+	CheckNoDeliveryLimit = "quorum-no-delivery-limit"
+)
+
+// Checks describes every check, for help texts.
+var Checks = []struct{ ID, Severity, Summary string }{
+	{CheckDLXMissing, SeverityError, "the dead-letter exchange does not exist: dead letters are dropped"},
+	{CheckDLXUnroutable, SeverityError, "the dead-letter exchange routes nowhere (no matching binding): dead letters are dropped"},
+	{CheckAtLeastOnce, SeverityError, "quorum queue with dead-letter-strategy=at-least-once but overflow is not reject-publish"},
+	{CheckDropHead, SeverityWarning, "length limit with overflow=drop-head: the oldest messages are discarded"},
+	{CheckDLQDeliveryLim, SeverityWarning, "quorum DLQ with a delivery limit: browsing can drop messages"},
+	{CheckDLQConsumers, SeverityWarning, "DLQ with consumers: held messages are hidden from browsing"},
+	{CheckNoDeliveryLimit, SeverityWarning, "quorum queue with a DLX but no delivery-limit: poison messages loop"},
+}
+
+// Lint runs the topology checks over a snapshot (its queues, their DLQ
+// pairing and Topology). It is pure: the snapshot holds all it reads.
+// Findings come errors first, then by vhost, queue and check.
+func Lint(s *Snapshot) []Finding {
+	version := s.Overview.RabbitMQVersion
+	exists := map[QueueRef]bool{}
+	for _, q := range s.Queues {
+		exists[q.Ref()] = true
+	}
+	var out []Finding
+	for _, q := range s.Queues {
+		add := func(check, severity, format string, args ...any) {
+			out = append(out, Finding{Check: check, Severity: severity, Vhost: q.Vhost, Queue: q.Name,
+				Message: fmt.Sprintf(format, args...)})
+		}
+		lintRoute(q, &s.Topology, func(r QueueRef) bool { return exists[r] }, add)
+		if q.Type == "quorum" && q.HasDLX && q.StringSetting("dead-letter-strategy") == "at-least-once" && q.Overflow() != "reject-publish" {
+			add(CheckAtLeastOnce, SeverityError,
+				"dead-letter-strategy=at-least-once needs overflow=reject-publish; with overflow=%s the broker falls back to at-most-once and drop-head discards messages whose dead-lettering is not yet confirmed",
+				q.Overflow())
+		}
+		if q.Type != "stream" && q.HasLengthLimit() && q.Overflow() == "drop-head" {
+			fate := "lost (no dead-letter exchange)"
+			if q.HasDLX {
+				fate = "dead-lettered with reason maxlen"
+			}
+			add(CheckDropHead, SeverityWarning,
+				"length limit with overflow=drop-head: when full, the oldest messages are %s although publishers were told they were accepted; reject-publish pushes back instead", fate)
+		}
+		if isDLQ(q) {
+			if lim := q.DeliveryLimit(version); q.Type == "quorum" && lim >= 0 {
+				add(CheckDLQDeliveryLim, SeverityWarning,
+					"quorum DLQ with delivery limit %d: returning browsed messages can count as deliveries, and a message past the limit is dropped or dead-lettered again; warren refuses to browse it unless overridden", lim)
+			}
+			if q.Consumers > 0 {
+				add(CheckDLQConsumers, SeverityWarning,
+					"DLQ with %d consumer(s): messages they hold are invisible to browsing, and they may be consuming dead letters away", q.Consumers)
+			}
+		}
+		if q.Type == "quorum" && q.HasDLX && q.DeliveryLimit(version) < 0 {
+			add(CheckNoDeliveryLimit, SeverityWarning,
+				"quorum queue with a dead-letter exchange but no delivery-limit: a poison message is redelivered forever and never dead-lettered; set the delivery-limit policy key or x-delivery-limit")
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Severity != b.Severity {
+			return a.Severity == SeverityError
+		}
+		if a.Vhost != b.Vhost {
+			return a.Vhost < b.Vhost
+		}
+		if a.Queue != b.Queue {
+			return a.Queue < b.Queue
+		}
+		return a.Check < b.Check
+	})
+	return out
+}
+
+func lintRoute(q Queue, t *Topology, exists func(QueueRef) bool, add func(check, severity, format string, args ...any)) {
+	r, ok := t.DeadLetterRoute(q, exists)
+	switch {
+	case !ok || len(r.Targets) > 0:
+	case r.Missing:
+		add(CheckDLXMissing, SeverityError,
+			"dead-letter exchange %q does not exist: dead letters from this queue are dropped silently", r.Exchange.Name)
+	case r.Exchange.Name == "":
+		add(CheckDLXUnroutable, SeverityError,
+			"dead letters go through the default exchange to queue %q, which does not exist: they are dropped silently", q.DeadLetterRoutingKey)
+	case r.Exact:
+		add(CheckDLXUnroutable, SeverityError,
+			"dead-letter exchange %q has no binding for routing key %q: dead letters are dropped silently", r.Exchange.Name, q.DeadLetterRoutingKey)
+	default:
+		add(CheckDLXUnroutable, SeverityError,
+			"dead-letter exchange %q has no bindings: dead letters are dropped silently", r.Exchange.Name)
+	}
+}
+
+// isDLQ reports whether q receives dead letters from some queue other
+// than its own DLQ: in a retry loop (work ⇄ wait) each queue dead-letters
+// into the other, and neither is a DLQ in the operator's sense.
+func isDLQ(q Queue) bool {
+	for _, src := range q.DLQOf {
+		if q.DLQ == nil || src != *q.DLQ {
+			return true
+		}
+	}
+	return false
+}

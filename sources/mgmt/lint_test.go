@@ -1,0 +1,128 @@
+package mgmt
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func with(args map[string]any, more map[string]any) map[string]any {
+	out := maps.Clone(args)
+	if out == nil {
+		out = map[string]any{}
+	}
+	maps.Copy(out, more)
+	return out
+}
+
+func consumed(q Queue, n int) Queue {
+	q.Consumers = n
+	return q
+}
+
+func TestLintChecks(t *testing.T) {
+	const v = "v"
+	topo := Topology{
+		Exchanges: map[ExchangeRef]string{{v, ""}: "direct", {v, "dlx"}: "direct", {v, "unbound"}: "fanout"},
+		Bindings: map[ExchangeRef][]Binding{
+			{v, "dlx"}: {{Source: "dlx", Destination: "dead", RoutingKey: "dead"}},
+		},
+	}
+	healthyDLX := dlx("dlx", "dead")
+	tests := []struct {
+		name    string
+		version string
+		queues  []Queue
+		want    []string // "check queue"
+	}{
+		{"healthy topology is silent", "3.10.8", []Queue{
+			queue(v, "orders", "classic", healthyDLX),
+			queue(v, "payments", "quorum", with(healthyDLX, map[string]any{"x-delivery-limit": 5.0})),
+			{Vhost: v, Name: "dead", Type: "classic"},
+			queue(v, "capped", "classic", map[string]any{"x-max-length": 10.0, "x-overflow": "reject-publish"}),
+		}, nil},
+		{"missing exchange", "3.10.8", []Queue{queue(v, "q", "classic", dlx("gone", "dead")), {Vhost: v, Name: "dead"}},
+			[]string{"dlx-missing q"}},
+		{"exchange without bindings", "3.10.8", []Queue{queue(v, "q", "classic", dlx("unbound", ""))},
+			[]string{"dlx-unroutable q"}},
+		{"no binding for the routing key", "3.10.8", []Queue{queue(v, "q", "classic", dlx("dlx", "elsewhere")), {Vhost: v, Name: "dead"}},
+			[]string{"dlx-unroutable q"}},
+		{"default exchange to a missing queue", "3.10.8", []Queue{queue(v, "q", "classic", dlx("", "nowhere"))},
+			[]string{"dlx-unroutable q"}},
+		{"at-least-once without reject-publish", "3.10.8", []Queue{
+			queue(v, "q", "quorum", with(healthyDLX, map[string]any{"x-dead-letter-strategy": "at-least-once", "x-delivery-limit": 3.0})),
+			{Vhost: v, Name: "dead", Type: "classic"}},
+			[]string{"dlx-at-least-once-overflow q"}},
+		{"at-least-once with reject-publish is fine", "3.10.8", []Queue{
+			queue(v, "q", "quorum", with(healthyDLX, map[string]any{"x-dead-letter-strategy": "at-least-once",
+				"x-overflow": "reject-publish", "x-delivery-limit": 3.0})),
+			{Vhost: v, Name: "dead", Type: "classic"}}, nil},
+		{"length limit with drop-head", "3.10.8", []Queue{
+			queue(v, "q", "classic", with(healthyDLX, map[string]any{"x-max-length": 10.0, "x-overflow": "drop-head"})),
+			{Vhost: v, Name: "dead", Type: "classic"}},
+			[]string{"overflow-drop-head q"}},
+		{"quorum DLQ with a delivery limit", "3.10.8", []Queue{
+			queue(v, "q", "classic", healthyDLX),
+			queue(v, "dead", "quorum", map[string]any{"x-delivery-limit": 5.0})},
+			[]string{"dlq-quorum-delivery-limit dead"}},
+		{"quorum DLQ gets the default limit on 4.0", "4.0.1", []Queue{
+			queue(v, "q", "classic", healthyDLX),
+			queue(v, "dead", "quorum", nil)},
+			[]string{"dlq-quorum-delivery-limit dead"}},
+		{"DLQ with consumers", "3.10.8", []Queue{
+			queue(v, "q", "classic", healthyDLX),
+			{Vhost: v, Name: "dead", Type: "classic", Consumers: 2}},
+			[]string{"dlq-has-consumers dead"}},
+		{"quorum queue with DLX and no delivery limit", "3.13.7", []Queue{
+			queue(v, "q", "quorum", healthyDLX),
+			{Vhost: v, Name: "dead", Type: "classic"}},
+			[]string{"quorum-no-delivery-limit q"}},
+		{"4.0 default delivery limit satisfies the check", "4.0.1", []Queue{
+			queue(v, "q", "quorum", healthyDLX),
+			{Vhost: v, Name: "dead", Type: "classic"}}, nil},
+		{"retry loop queues are not DLQs", "3.10.8", []Queue{
+			consumed(queue(v, "work", "classic", dlx("", "wait")), 3),
+			queue(v, "wait", "classic", with(dlx("", "work"), map[string]any{"x-message-ttl": 5000.0}))}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Snapshot{Overview: Overview{RabbitMQVersion: tt.version}, Queues: tt.queues, Topology: topo}
+			pairDLQs(s.Queues, &s.Topology, nil)
+			var got []string
+			for _, f := range Lint(s) {
+				got = append(got, f.Check+" "+f.Queue)
+				if f.Vhost != v || f.Message == "" || (f.Severity != SeverityError && f.Severity != SeverityWarning) {
+					t.Errorf("malformed finding %+v", f)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("findings = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLintPutsErrorsFirstAndEveryCheckIsDescribed(t *testing.T) {
+	s := &Snapshot{Overview: Overview{RabbitMQVersion: "3.10.8"}, Queues: []Queue{
+		queue("v", "a", "classic", map[string]any{"x-max-length": 1.0}),
+		queue("v", "b", "classic", dlx("gone", "")),
+	}}
+	pairDLQs(s.Queues, &s.Topology, nil)
+	fs := Lint(s)
+	if len(fs) != 2 || fs[0].Severity != SeverityError || fs[1].Severity != SeverityWarning {
+		t.Fatalf("order: %+v", fs)
+	}
+	if !strings.Contains(fs[1].Message, "lost") {
+		t.Fatalf("drop-head without DLX should say messages are lost: %q", fs[1].Message)
+	}
+	ids := map[string]bool{}
+	for _, c := range Checks {
+		ids[c.ID] = true
+	}
+	for _, id := range []string{CheckDLXMissing, CheckDLXUnroutable, CheckAtLeastOnce, CheckDropHead, CheckDLQDeliveryLim, CheckDLQConsumers, CheckNoDeliveryLimit} {
+		if !ids[id] {
+			t.Errorf("check %s is not in Checks", id)
+		}
+	}
+}

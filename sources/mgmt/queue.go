@@ -1,0 +1,148 @@
+package mgmt
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Setting returns a queue setting by its policy key ("dead-letter-exchange",
+// "overflow", ...), from the x- argument first and then the effective
+// policy. Arguments win over policies for the string settings warren reads
+// (RabbitMQ resolves dead-letter-exchange, routing key, overflow and
+// strategy that way); numeric limits use LimitSetting.
+func (q Queue) Setting(key string) (any, bool) {
+	if v, ok := q.Arguments["x-"+key]; ok {
+		return v, true
+	}
+	v, ok := q.EffectiveDefinition[key]
+	return v, ok
+}
+
+// StringSetting is Setting as text; "" when absent or not text.
+func (q Queue) StringSetting(key string) string {
+	v, _ := q.Setting(key)
+	s, _ := v.(string)
+	return s
+}
+
+// LimitSetting returns a numeric limit (delivery-limit, max-length, ...):
+// the smaller of argument and policy when both are set, as RabbitMQ does.
+func (q Queue) LimitSetting(key string) (int64, bool) {
+	var out int64
+	found := false
+	for _, v := range []any{q.Arguments["x-"+key], q.EffectiveDefinition[key]} {
+		f, ok := toFloat(v)
+		if !ok {
+			continue
+		}
+		if n := int64(f); !found || n < out {
+			out, found = n, true
+		}
+	}
+	return out, found
+}
+
+// DeliveryLimit returns the quorum queue's delivery limit, or -1 when
+// there is none: argument x-delivery-limit or policy delivery-limit (the
+// smaller), else 20 from RabbitMQ 4.0 on; a negative limit means none.
+// Other queue types have no delivery limit.
+func (q Queue) DeliveryLimit(brokerVersion string) int64 {
+	if q.Type != "quorum" {
+		return -1
+	}
+	n, ok := q.LimitSetting("delivery-limit")
+	if !ok {
+		if AtLeast(brokerVersion, 4, 0) {
+			return 20
+		}
+		return -1
+	}
+	if n < 0 {
+		return -1
+	}
+	return n
+}
+
+// Overflow is the queue's overflow behaviour; drop-head when unset.
+func (q Queue) Overflow() string {
+	if s := q.StringSetting("overflow"); s != "" {
+		return s
+	}
+	return "drop-head"
+}
+
+// HasLengthLimit reports whether max-length or max-length-bytes is set.
+func (q Queue) HasLengthLimit() bool {
+	_, a := q.LimitSetting("max-length")
+	_, b := q.LimitSetting("max-length-bytes")
+	return a || b
+}
+
+// resolveDeadLettering fills the DLX fields from arguments and policy.
+func (q *Queue) resolveDeadLettering() {
+	v, ok := q.Setting("dead-letter-exchange")
+	q.HasDLX = ok
+	q.DeadLetterExchange, _ = v.(string)
+	q.DeadLetterRoutingKey = q.StringSetting("dead-letter-routing-key")
+}
+
+// OldestAge is now minus the head message's timestamp; ok is false when
+// it is unknown (OldestUnknownReason says why).
+func (q Queue) OldestAge(now time.Time) (time.Duration, bool) {
+	if q.HeadMessageTimestamp == nil {
+		return 0, false
+	}
+	d := now.Sub(*q.HeadMessageTimestamp)
+	if d < 0 {
+		d = 0
+	}
+	return d, true
+}
+
+// DrainETA is the time to empty a backlog at publish rate lambda and
+// consume rate mu (DESIGN.md §4.1): backlog ÷ (μ − λ) when μ > λ. When
+// λ ≥ μ the queue is not draining. An empty backlog is drained now.
+func DrainETA(backlog int64, lambda, mu float64) (eta time.Duration, draining bool) {
+	if backlog <= 0 {
+		return 0, true
+	}
+	if mu <= lambda || math.IsNaN(mu) || math.IsNaN(lambda) {
+		return 0, false
+	}
+	secs := float64(backlog) / (mu - lambda)
+	if secs > float64(math.MaxInt64)/float64(time.Second) {
+		return time.Duration(math.MaxInt64), true
+	}
+	return time.Duration(secs * float64(time.Second)), true
+}
+
+// DrainETA applies DrainETA to the queue's depth and rates; draining is
+// false when rates were not fetched.
+func (q Queue) DrainETA() (time.Duration, bool) {
+	if !q.HasRates {
+		return 0, false
+	}
+	return DrainETA(q.Messages, q.PublishRate, q.AckRate)
+}
+
+// Trend describes a queue's movement for people: "draining, empty in
+// 10m0s", "growing +50.0/s", "steady".
+func (q Queue) Trend() string {
+	if !q.HasRates {
+		return "rates not fetched"
+	}
+	if eta, ok := q.DrainETA(); ok {
+		if q.Messages == 0 {
+			return "empty"
+		}
+		return fmt.Sprintf("draining, empty in %s", eta.Round(time.Second))
+	}
+	switch d := q.PublishRate - q.AckRate; {
+	case d > 0:
+		return fmt.Sprintf("growing +%.1f/s", d)
+	case q.AckRate == 0:
+		return "stalled: nothing consumed"
+	}
+	return "steady: in = out"
+}

@@ -1,0 +1,199 @@
+package mgmt
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDrainETA(t *testing.T) {
+	tests := []struct {
+		name         string
+		backlog      int64
+		lambda, mu   float64
+		wantETA      time.Duration
+		wantDraining bool
+	}{
+		{"seed example: 12000 at 100 out and 80 in drains in 600 s", 12000, 80, 100, 600 * time.Second, true},
+		{"no inflow drains at the consume rate", 500, 0, 50, 10 * time.Second, true},
+		{"inflow equal to outflow is not draining", 12000, 100, 100, 0, false},
+		{"inflow above outflow is growing, not draining", 12000, 150, 100, 0, false},
+		{"nothing consumed is not draining", 10, 0, 0, 0, false},
+		{"empty backlog is drained now", 0, 150, 100, 0, true},
+		{"fractional seconds are kept", 3, 0, 2, 1500 * time.Millisecond, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eta, draining := DrainETA(tt.backlog, tt.lambda, tt.mu)
+			if eta != tt.wantETA || draining != tt.wantDraining {
+				t.Fatalf("DrainETA(%d, %v, %v) = %v, %v; want %v, %v", tt.backlog, tt.lambda, tt.mu, eta, draining, tt.wantETA, tt.wantDraining)
+			}
+		})
+	}
+}
+
+func TestQueueTrendSaysWhetherItDrainsOrGrows(t *testing.T) {
+	tests := []struct {
+		name string
+		q    Queue
+		want string
+	}{
+		{"draining", Queue{Messages: 12000, PublishRate: 80, AckRate: 100, HasRates: true}, "draining, empty in 10m0s"},
+		{"growing", Queue{Messages: 10, PublishRate: 150, AckRate: 100, HasRates: true}, "growing +50.0/s"},
+		{"stalled", Queue{Messages: 10, HasRates: true}, "stalled: nothing consumed"},
+		{"steady", Queue{Messages: 10, PublishRate: 5, AckRate: 5, HasRates: true}, "steady: in = out"},
+		{"no rates", Queue{Messages: 10}, "rates not fetched"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.q.Trend(); got != tt.want {
+				t.Fatalf("Trend() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDeliveryLimitFromArgumentPolicyOrVersionDefault(t *testing.T) {
+	tests := []struct {
+		name    string
+		q       Queue
+		version string
+		want    int64
+	}{
+		{"argument", Queue{Type: "quorum", Arguments: map[string]any{"x-delivery-limit": 5.0}}, "3.10.8", 5},
+		{"policy", Queue{Type: "quorum", EffectiveDefinition: map[string]any{"delivery-limit": 7.0}}, "3.13.1", 7},
+		{"smaller of argument and policy", Queue{Type: "quorum", Arguments: map[string]any{"x-delivery-limit": 9.0},
+			EffectiveDefinition: map[string]any{"delivery-limit": 3.0}}, "3.12.0", 3},
+		{"none before 4.0", Queue{Type: "quorum"}, "3.13.7", -1},
+		{"default 20 from 4.0", Queue{Type: "quorum"}, "4.0.5", 20},
+		{"negative means unlimited on 4.x", Queue{Type: "quorum", Arguments: map[string]any{"x-delivery-limit": -1.0}}, "4.1.0", -1},
+		{"classic queues have none", Queue{Type: "classic", Arguments: map[string]any{"x-delivery-limit": 5.0}}, "4.1.0", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.q.DeliveryLimit(tt.version); got != tt.want {
+				t.Fatalf("DeliveryLimit(%s) = %d, want %d", tt.version, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSettingPrefersArgumentOverPolicy(t *testing.T) {
+	q := Queue{Arguments: map[string]any{"x-dead-letter-exchange": "from-arg"},
+		EffectiveDefinition: map[string]any{"dead-letter-exchange": "from-policy", "dead-letter-routing-key": "rk"}}
+	q.resolveDeadLettering()
+	if !q.HasDLX || q.DeadLetterExchange != "from-arg" || q.DeadLetterRoutingKey != "rk" {
+		t.Fatalf("resolved %+v", q)
+	}
+	empty := Queue{Arguments: map[string]any{"x-dead-letter-exchange": ""}}
+	empty.resolveDeadLettering()
+	if !empty.HasDLX || empty.DeadLetterExchange != "" {
+		t.Fatalf("an empty DLX names the default exchange and still counts: %+v", empty)
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	tests := []struct {
+		in               string
+		major, minor     int
+		atLeast313, at40 bool
+	}{
+		{"3.10.8", 3, 10, false, false},
+		{"3.13.7", 3, 13, true, false},
+		{"4.0.0-rc.1", 4, 0, true, true},
+		{"4.3", 4, 3, true, true},
+		{"garbage", 0, 0, false, false},
+	}
+	for _, tt := range tests {
+		v := ParseVersion(tt.in)
+		if v.Major != tt.major || v.Minor != tt.minor || v.AtLeast(3, 13) != tt.atLeast313 || v.AtLeast(4, 0) != tt.at40 {
+			t.Errorf("ParseVersion(%q) = %+v", tt.in, v)
+		}
+	}
+}
+
+func TestHeadTimestampSaysWhyItIsUnknown(t *testing.T) {
+	tests := []struct {
+		name       string
+		json       string
+		withStats  bool
+		wantTime   bool
+		wantReason string
+	}{
+		{"classic with timestamp", `{"type":"classic","messages_ready":3,"head_message_timestamp":1700000000}`, true, true, ""},
+		{"classic without timestamp", `{"type":"classic","messages_ready":3,"head_message_timestamp":null}`, true, false, "no timestamp property"},
+		{"classic empty", `{"type":"classic","messages_ready":0}`, true, false, "no ready message"},
+		{"classic not fetched", `{"type":"classic","messages_ready":3}`, false, false, "not fetched"},
+		{"quorum", `{"type":"quorum","messages_ready":3}`, true, false, "quorum"},
+		{"stream", `{"type":"stream","messages_ready":3}`, true, false, "stream"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r rawQueue
+			if err := json.Unmarshal([]byte(tt.json), &r); err != nil {
+				t.Fatal(err)
+			}
+			q := r.queue(tt.withStats)
+			if (q.HeadMessageTimestamp != nil) != tt.wantTime {
+				t.Fatalf("timestamp = %v, want set=%v", q.HeadMessageTimestamp, tt.wantTime)
+			}
+			if tt.wantTime && !q.HeadMessageTimestamp.Equal(time.Unix(1700000000, 0)) {
+				t.Fatalf("timestamp = %v", q.HeadMessageTimestamp)
+			}
+			if !strings.Contains(q.OldestUnknownReason, tt.wantReason) {
+				t.Fatalf("reason = %q, want it to contain %q", q.OldestUnknownReason, tt.wantReason)
+			}
+		})
+	}
+}
+
+func TestOlderBrokersEmptyListsDecodeAsEmptyObjects(t *testing.T) {
+	var r rawQueue
+	if err := json.Unmarshal([]byte(`{"name":"q","arguments":[],"effective_policy_definition":[],"exclusive":null}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Arguments != nil || r.EffectivePolicy != nil {
+		t.Fatalf("arguments %v, policy %v", r.Arguments, r.EffectivePolicy)
+	}
+}
+
+func TestRatesFromCounterSamples(t *testing.T) {
+	got := rates(
+		[]rawSample{{Sample: 100, Timestamp: 20000}, {Sample: 0, Timestamp: 0}, {Sample: 50, Timestamp: 10000}},
+		[]rawSample{{Sample: 10, Timestamp: 20000}, {Sample: 0, Timestamp: 0}, {Sample: 0, Timestamp: 10000}},
+	)
+	want := []float64{5, 6}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i].Value != want[i] {
+			t.Fatalf("rate %d = %v, want %v (all: %v)", i, got[i].Value, want[i], got)
+		}
+	}
+}
+
+func TestUnackedAllowedSumsPerConsumerPrefetch(t *testing.T) {
+	chans := []Channel{{Name: "a"}, {Name: "b"}, {Name: "g", GlobalPrefetch: 50}}
+	tests := []struct {
+		name          string
+		cons          []Consumer
+		wantAllowed   int64
+		wantUnlimited bool
+	}{
+		{"three consumers at prefetch 20", []Consumer{{Channel: "a", AckRequired: true, PrefetchCount: 20},
+			{Channel: "a", AckRequired: true, PrefetchCount: 20}, {Channel: "b", AckRequired: true, PrefetchCount: 20}}, 60, false},
+		{"auto-ack consumers hold nothing", []Consumer{{Channel: "a", AckRequired: false}}, 0, false},
+		{"no prefetch is unlimited", []Consumer{{Channel: "a", AckRequired: true}, {Channel: "b", AckRequired: true, PrefetchCount: 5}}, 5, true},
+		{"global prefetch counts once per channel", []Consumer{{Channel: "g", AckRequired: true}, {Channel: "g", AckRequired: true}}, 50, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			allowed, unlimited := unackedAllowed(tt.cons, chans)
+			if allowed != tt.wantAllowed || unlimited != tt.wantUnlimited {
+				t.Fatalf("got %d, %v; want %d, %v", allowed, unlimited, tt.wantAllowed, tt.wantUnlimited)
+			}
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package mgmt
+
+import (
+	"sort"
+	"strings"
+)
+
+// ExchangeRef names an exchange; Name "" is the default exchange.
+type ExchangeRef struct {
+	Vhost string
+	Name  string
+}
+
+// Binding is one binding whose source is an exchange.
+type Binding struct {
+	Source      string
+	Destination string
+	ToExchange  bool // destination is an exchange, not a queue
+	RoutingKey  string
+	Arguments   map[string]any
+}
+
+// Topology is the part of the broker's routing that dead-lettering
+// depends on: the exchanges of the vhosts read, and the source bindings
+// of every dead-letter exchange (and of the exchanges those bind to).
+type Topology struct {
+	// Exchanges maps each exchange to its type (direct, fanout, ...).
+	Exchanges map[ExchangeRef]string
+	// Alternates maps an exchange to its alternate-exchange argument.
+	Alternates map[ExchangeRef]string
+	Bindings   map[ExchangeRef][]Binding
+}
+
+// maxHops bounds exchange-to-exchange routing (and alternate exchanges)
+// followed when resolving where a dead letter goes.
+const maxHops = 4
+
+// Route is where dead letters of one queue go.
+type Route struct {
+	// Exchange is the dead-letter exchange; Missing says it does not exist.
+	Exchange ExchangeRef
+	Missing  bool
+	// Targets are the queues a dead letter can reach.
+	Targets []QueueRef
+	// Exact is false when the targets depend on each message's original
+	// routing key (no dead-letter routing key), so Targets are the queues
+	// some key could reach rather than the ones every message reaches.
+	Exact bool
+}
+
+// DeadLetterRoute resolves where q's dead letters go; ok is false when q
+// has no dead-letter exchange or the route cannot be known (the default
+// exchange with no dead-letter routing key). exists reports whether a
+// queue exists, for the default exchange's implicit bindings.
+func (t *Topology) DeadLetterRoute(q Queue, exists func(QueueRef) bool) (Route, bool) {
+	if !q.HasDLX {
+		return Route{}, false
+	}
+	r := Route{Exchange: ExchangeRef{Vhost: q.Vhost, Name: q.DeadLetterExchange}}
+	var key *string
+	if _, set := q.Setting("dead-letter-routing-key"); set {
+		k := q.DeadLetterRoutingKey
+		key = &k
+	}
+	r.Exact = key != nil
+	if r.Exchange.Name == "" && key == nil {
+		return r, false
+	}
+	if _, ok := t.Exchanges[r.Exchange]; !ok && r.Exchange.Name != "" {
+		r.Missing = true
+		return r, true
+	}
+	seen := map[QueueRef]bool{}
+	t.route(r.Exchange, key, exists, seen, 0)
+	for ref := range seen {
+		r.Targets = append(r.Targets, ref)
+	}
+	sort.Slice(r.Targets, func(i, j int) bool { return r.Targets[i].Name < r.Targets[j].Name })
+	return r, true
+}
+
+func (t *Topology) route(x ExchangeRef, key *string, exists func(QueueRef) bool, out map[QueueRef]bool, hops int) {
+	if hops > maxHops {
+		return
+	}
+	if x.Name == "" {
+		ref := QueueRef{Vhost: x.Vhost, Name: *key}
+		if exists == nil || exists(ref) {
+			out[ref] = true
+		}
+		return
+	}
+	kind := t.Exchanges[x]
+	matched := false
+	for _, b := range t.Bindings[x] {
+		if !bindingMatches(kind, b.RoutingKey, key) {
+			continue
+		}
+		matched = true
+		if b.ToExchange {
+			t.route(ExchangeRef{Vhost: x.Vhost, Name: b.Destination}, key, exists, out, hops+1)
+			continue
+		}
+		out[QueueRef{Vhost: x.Vhost, Name: b.Destination}] = true
+	}
+	if ae, ok := t.Alternates[x]; ok && ae != "" && !matched {
+		t.route(ExchangeRef{Vhost: x.Vhost, Name: ae}, key, exists, out, hops+1)
+	}
+}
+
+// bindingMatches reports whether a message with routing key (nil =
+// unknown, any key) can follow a binding of an exchange of this kind.
+// Headers and plugin exchanges are taken to match: their rule depends on
+// the message, not on the key.
+func bindingMatches(kind, bindingKey string, key *string) bool {
+	if key == nil {
+		return true
+	}
+	switch kind {
+	case "direct":
+		return bindingKey == *key
+	case "topic":
+		return TopicMatch(bindingKey, *key)
+	}
+	return true
+}
+
+// TopicMatch reports whether a topic exchange's binding pattern matches a
+// routing key: words separated by dots, "*" one word, "#" zero or more.
+func TopicMatch(pattern, key string) bool {
+	return topicWords(strings.Split(pattern, "."), strings.Split(key, "."))
+}
+
+// topicWords matches word by word in O(len(p)·len(k)): dp[j] says
+// whether the pattern so far matches the first j words of the key.
+func topicWords(p, k []string) bool {
+	dp := make([]bool, len(k)+1)
+	dp[0] = true
+	for _, w := range p {
+		next := make([]bool, len(k)+1)
+		for j := 0; j <= len(k); j++ {
+			switch w {
+			case "#":
+				next[j] = dp[j] || (j > 0 && next[j-1])
+			case "*":
+				next[j] = j > 0 && dp[j-1]
+			default:
+				next[j] = j > 0 && dp[j-1] && k[j-1] == w
+			}
+		}
+		dp = next
+	}
+	return dp[len(k)]
+}
+
+// pickDLQ chooses q's DLQ among a route's targets: not q itself, then a
+// name that extends q's (orders → orders.dlq), then one that says dead or
+// dlq, then the first by name. The choice is deterministic.
+func pickDLQ(q Queue, targets []QueueRef) *QueueRef {
+	var others []QueueRef
+	for _, t := range targets {
+		if t != q.Ref() {
+			others = append(others, t)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	for _, t := range others {
+		if strings.HasPrefix(t.Name, q.Name) {
+			return &t
+		}
+	}
+	for _, t := range others {
+		n := strings.ToLower(t.Name)
+		if strings.Contains(n, "dlq") || strings.Contains(n, "dead") {
+			return &t
+		}
+	}
+	return &others[0]
+}
