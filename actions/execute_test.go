@@ -1,0 +1,369 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/audit"
+)
+
+func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
+	ts := time.Date(2024, 5, 1, 3, 15, 2, 0, time.UTC)
+	body := func(i int) []byte { return append([]byte{0, 0xff, '\n'}, msgID(i)...) }
+	s := newScene(t, 20, func(i int) amqp.Publishing {
+		return amqp.Publishing{
+			MessageId: msgID(i), CorrelationId: "corr-" + msgID(i), Timestamp: ts,
+			ContentType: "application/octet-stream", ContentEncoding: "identity", Type: "order.created",
+			AppId: "shop", Priority: 3, DeliveryMode: amqp.Persistent, ReplyTo: "replies",
+			Headers: amqp.Table{"tenant": "t1", "n": int32(i), "nested": amqp.Table{"k": "v"}},
+			Body:    body(i),
+		}
+	})
+	sess, letters := s.browse(t, s.conn, s.dlq)
+	if len(letters) != 20 {
+		t.Fatalf("browsed %d letters, want 20", len(letters))
+	}
+	plan := s.plan(t, Request{Letters: letters})
+	res, err := Execute(testCtx(t), plan, s.env(sess), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Selected != 20 || res.Confirmed != 20 || res.Returned+res.Nacked+res.Unknown+res.NotSent != 0 {
+		t.Fatalf("result %+v, want 20 confirmed", res)
+	}
+	waitDepth(t, s.ch, s.dlq, 0)
+	got := drain(t, s.ch, s.origin)
+	if len(got) != 20 {
+		t.Fatalf("origin holds %d, want 20", len(got))
+	}
+	for i, d := range got {
+		if d.MessageId != msgID(i) || d.CorrelationId != "corr-"+msgID(i) || !d.Timestamp.Equal(ts) ||
+			d.ContentType != "application/octet-stream" || d.ContentEncoding != "identity" || d.Type != "order.created" ||
+			d.AppId != "shop" || d.Priority != 3 || d.DeliveryMode != amqp.Persistent || d.ReplyTo != "replies" {
+			t.Fatalf("message %d properties changed: %+v", i, d)
+		}
+		if !bytes.Equal(d.Body, body(i)) {
+			t.Fatalf("message %d body %q, want %q", i, d.Body, body(i))
+		}
+		if d.Headers["tenant"] != "t1" || d.Headers["n"] != int32(i) || !reflect.DeepEqual(d.Headers["nested"], amqp.Table{"k": "v"}) {
+			t.Fatalf("message %d application headers changed: %v", i, d.Headers)
+		}
+		if _, ok := d.Headers["x-death"]; !ok {
+			t.Fatalf("message %d lost its x-death history", i)
+		}
+		if d.Headers[HeaderReplayCount] != int64(1) || d.Headers[HeaderOperation] != res.Operation || d.Headers[HeaderReplayedAt] == nil {
+			t.Fatalf("message %d warren headers: %v", i, d.Headers)
+		}
+	}
+	recs := s.records(t)
+	if first, last := recs[0], recs[len(recs)-1]; first.Outcome != audit.OutcomeIntent || last.Outcome != audit.OutcomeFinal ||
+		len(first.LogicalIDs) != 20 || last.Detail[audit.OutcomeConfirmed] != "20" || first.Target != "queue:orders" {
+		t.Fatalf("audit intent %+v\nfinal %+v", first, last)
+	}
+}
+
+func TestReplayLeavesUndeliverableMessagesInTheDLQ(t *testing.T) {
+	tests := []struct {
+		name    string
+		breakIt func(t *testing.T, s *scene)
+		to      *Override
+		want    map[Outcome]int
+		origin  int
+	}{
+		{
+			name:    "the origin queue deleted: every message returned",
+			breakIt: func(t *testing.T, s *scene) { deleteQueue(t, s.ch, s.origin) },
+			want:    map[Outcome]int{Returned: 30},
+		},
+		{
+			name: "an exchange without a binding: every message returned",
+			breakIt: func(t *testing.T, s *scene) {
+				if err := s.ch.ExchangeDeclare("orders.x", "direct", true, false, false, false, nil); err != nil {
+					t.Fatal(err)
+				}
+			},
+			to:     &Override{Exchange: "orders.x", RoutingKey: "order.created"},
+			want:   map[Outcome]int{Returned: 30},
+			origin: 0,
+		},
+		{
+			name: "the origin full under reject-publish: the rest nacked",
+			breakIt: func(t *testing.T, s *scene) {
+				deleteQueue(t, s.ch, s.origin)
+				declare(t, s.ch, s.origin, amqp.Table{"x-max-length": int32(4), "x-overflow": "reject-publish"})
+			},
+			want:   map[Outcome]int{Confirmed: 4, Nacked: 26},
+			origin: 4,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScene(t, 30, plain)
+			tc.breakIt(t, s)
+			sess, letters := s.browse(t, s.conn, s.dlq)
+			res, err := Execute(testCtx(t), s.plan(t, Request{Letters: letters, To: tc.to}), s.env(sess), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[Outcome]int{Confirmed: res.Confirmed, Returned: res.Returned, Nacked: res.Nacked, Unknown: res.Unknown}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Fatalf("outcomes %v, want %v", got, tc.want)
+				}
+			}
+			if err := sess.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// The DLQ loses exactly the confirmed messages.
+			waitDepth(t, s.ch, s.dlq, 30-res.Confirmed)
+			if tc.origin > 0 {
+				waitDepth(t, s.ch, s.origin, tc.origin)
+			}
+		})
+	}
+}
+
+func TestQuarantineMovesTheSelectionToTheParkingQueueWithItsReason(t *testing.T) {
+	s := newScene(t, 10, plain)
+	sess, letters := s.browse(t, s.conn, s.dlq)
+	parking := s.dlq + ".quarantine"
+	plan := s.plan(t, Request{Action: ActionQuarantine, Letters: letters[:6], Parking: parking, Reason: "schema v1 payload"})
+	res, err := Execute(testCtx(t), plan, s.env(sess), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confirmed != 6 {
+		t.Fatalf("result %+v, want 6 confirmed", res)
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitDepth(t, s.ch, s.dlq, 4)
+	parked := drain(t, s.ch, parking)
+	if len(parked) != 6 {
+		t.Fatalf("parking queue holds %d, want 6", len(parked))
+	}
+	for _, d := range parked {
+		if d.Headers[HeaderQuarantineReason] != "schema v1 payload" || d.Headers[HeaderQuarantineBy] != "ana" || d.Headers[HeaderQuarantineAt] == nil {
+			t.Fatalf("parked message headers %v", d.Headers)
+		}
+	}
+	intent := s.records(t)[0]
+	if intent.Detail["declare_parking_queue"] != "true" || intent.Detail["reason"] != "schema v1 payload" {
+		t.Fatalf("intent detail %v", intent.Detail)
+	}
+}
+
+func TestReleaseFromTheParkingQueueReachesTheOriginAndLooksUnquarantined(t *testing.T) {
+	s := newScene(t, 5, plain)
+	parking := s.dlq + ".quarantine"
+	sess, letters := s.browse(t, s.conn, s.dlq)
+	if _, err := Execute(testCtx(t), s.plan(t, Request{Action: ActionQuarantine, Letters: letters, Parking: parking, Reason: "hold"}), s.env(sess), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitDepth(t, s.ch, parking, 5)
+	psess, parked := s.browse(t, s.conn, parking)
+	for _, d := range parked {
+		if !d.Quarantined {
+			t.Fatalf("parked letter %s not seen as quarantined", d.MessageID)
+		}
+	}
+	bulk := s.plan(t, Request{Queue: parking, Letters: parked})
+	if bulk.Selected() != 0 || bulk.SkippedQuarantined != 5 {
+		t.Fatalf("a bulk replay selected %d quarantined messages", bulk.Selected())
+	}
+	res, err := Execute(testCtx(t), s.plan(t, Request{Queue: parking, Letters: parked, Release: true}), s.env(psess), nil)
+	if err != nil || res.Confirmed != 5 {
+		t.Fatalf("release: %+v %v", res, err)
+	}
+	waitDepth(t, s.ch, parking, 0)
+	for _, d := range drain(t, s.ch, s.origin) {
+		if _, ok := d.Headers[HeaderQuarantineReason]; ok {
+			t.Fatalf("released message still marked quarantined: %v", d.Headers)
+		}
+	}
+}
+
+func TestAppliedMessagesAreSkippedCountedAndStay(t *testing.T) {
+	s := newScene(t, 10, plain)
+	sess, letters := s.browse(t, s.conn, s.dlq)
+	applied := map[string]bool{msgID(1): true, msgID(4): true, msgID(7): true}
+	plan := s.plan(t, Request{Letters: letters, InboxKnown: true, Applied: applied})
+	res, err := Execute(testCtx(t), plan, s.env(sess), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Selected != 7 || res.SkippedApplied != 3 || res.Confirmed != 7 {
+		t.Fatalf("result %+v, want 7 confirmed and 3 skipped", res)
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitDepth(t, s.ch, s.dlq, 3)
+	var skipped []string
+	for _, r := range s.records(t) {
+		if r.Outcome == audit.OutcomeSkippedApplied {
+			skipped = append(skipped, r.LogicalIDs...)
+		}
+	}
+	if fmt.Sprint(skipped) != fmt.Sprint([]string{msgID(1), msgID(4), msgID(7)}) {
+		t.Fatalf("skipped_applied records list %v", skipped)
+	}
+}
+
+func TestAnUnwritableAuditStoreRefusesBeforeAnyMessageMoves(t *testing.T) {
+	s := newScene(t, 5, plain)
+	blocker := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := audit.OpenFile(filepath.Join(blocker, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, letters := s.browse(t, s.conn, s.dlq)
+	env := s.env(sess)
+	env.Audit = st
+	res, err := Execute(testCtx(t), s.plan(t, Request{Letters: letters}), env, nil)
+	if !errors.Is(err, ErrAuditUnavailable) {
+		t.Fatalf("error %v, want ErrAuditUnavailable", err)
+	}
+	if res.Confirmed+res.Returned+res.Nacked+res.Unknown != 0 {
+		t.Fatalf("something was published: %+v", res)
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitDepth(t, s.ch, s.dlq, 5)
+	if n := depth(t, s.ch, s.origin); n != 0 {
+		t.Fatalf("origin received %d messages", n)
+	}
+}
+
+func TestCancelStopsSendingSettlesInFlightAndReports(t *testing.T) {
+	s := newScene(t, 400, plain)
+	sess, letters := s.browse(t, s.conn, s.dlq)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	plan := s.plan(t, Request{Letters: letters, Rate: 400})
+	var seen []Progress
+	res, err := Execute(ctx, plan, s.env(sess), func(p Progress) {
+		seen = append(seen, p)
+		if p.Confirmed >= 20 {
+			cancel()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cancelled || res.NotSent == 0 || res.Confirmed < 20 || res.Confirmed+res.NotSent+res.Unknown != 400 {
+		t.Fatalf("result %+v: want a cancel with confirmed and not-sent messages", res)
+	}
+	if last := seen[len(seen)-1]; !last.Done || last.Confirmed != res.Confirmed {
+		t.Fatalf("last progress %+v, result %+v", last, res)
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitDepth(t, s.ch, s.dlq, 400-res.Confirmed)
+	waitDepth(t, s.ch, s.origin, res.Confirmed)
+	final := s.records(t)
+	if f := final[len(final)-1]; f.Outcome != audit.OutcomeFinal || f.Detail["cancelled"] != "true" {
+		t.Fatalf("final record %+v", f)
+	}
+}
+
+func deleteQueue(t *testing.T, ch *amqp.Channel, name string) {
+	t.Helper()
+	if _, err := ch.QueueDelete(name, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
+	const n = 2000
+	s := newScene(t, n, plain)
+	results := make(chan outcome, 2)
+	start := make(chan struct{})
+	for range 2 {
+		conn := dial(t, s.vhost)
+		store, err := audit.OpenFile(s.store.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			<-start
+			results <- s.replayAll(conn, store)
+		}()
+	}
+	close(start)
+	total := 0
+	for range 2 {
+		o := <-results
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if o.res.Returned+o.res.Nacked+o.res.Unknown != 0 {
+			t.Fatalf("result %+v", o.res)
+		}
+		t.Logf("one replay confirmed %d", o.res.Confirmed)
+		total += o.res.Confirmed
+	}
+	if total != n {
+		t.Fatalf("%d confirmed in total, want %d", total, n)
+	}
+	waitDepth(t, s.ch, s.dlq, 0)
+	seen := map[string]int{}
+	for _, d := range drain(t, s.ch, s.origin) {
+		seen[d.MessageId]++
+	}
+	for i := range n {
+		if seen[msgID(i)] != 1 {
+			t.Fatalf("logical ID %s reached the origin %d times", msgID(i), seen[msgID(i)])
+		}
+	}
+	finals := 0
+	for _, r := range s.records(t) {
+		if r.Outcome == audit.OutcomeFinal {
+			finals++
+		}
+	}
+	if finals != 2 {
+		t.Fatalf("%d final records in the shared chain, want 2", finals)
+	}
+}
+
+type outcome struct {
+	res *Result
+	err error
+}
+
+// replayAll is one operator's whole replay, as a process would run it.
+func (s *scene) replayAll(conn *amqp.Connection, store audit.Store) outcome {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	sess, letters, err := s.hold(ctx, conn, s.dlq)
+	if err != nil {
+		return outcome{err: err}
+	}
+	defer sess.Close()
+	plan, err := NewPlan(Request{Action: ActionReplay, Vhost: s.vhost, Queue: s.dlq, Letters: letters})
+	if err != nil {
+		return outcome{err: err}
+	}
+	env := s.env(sess)
+	env.Conn, env.Audit = conn, store
+	res, err := Execute(ctx, plan, env, nil)
+	if cerr := sess.Close(); err == nil {
+		err = cerr
+	}
+	return outcome{res, err}
+}
