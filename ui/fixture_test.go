@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// clock is the fixed "now" of every test in this package.
+var clock = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
+
+func fixedNow() time.Time { return clock }
+
+func ago(d time.Duration) *time.Time {
+	t := clock.Add(-d)
+	return &t
+}
+
+// scene is a broker at 3 a.m.: an order queue backing up into its DLQ, a
+// payment queue without consumers, a queue growing, one draining.
+func scene() *mgmt.Snapshot {
+	ordersDLQ := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	paymentsDLQ := mgmt.QueueRef{Vhost: "/", Name: "payments.dlq"}
+	return &mgmt.Snapshot{
+		TakenAt:  clock.Add(-2 * time.Second),
+		StatsAge: 5 * time.Second,
+		Overview: mgmt.Overview{
+			ClusterName: "rabbit@prod-eu-1", RabbitMQVersion: "3.13.7",
+			StatsInterval: 5 * time.Second,
+			Totals:        mgmt.Totals{Messages: 18390, Ready: 18290, Unacked: 100},
+			PublishRate:   157, AckRate: 155,
+		},
+		Nodes: []mgmt.Node{{Name: "rabbit@node1", Running: true}, {Name: "rabbit@node2", Running: true}},
+		Queues: []mgmt.Queue{
+			{Vhost: "/", Name: "orders", Type: "quorum", Durable: true, Messages: 12000, Ready: 11940, Unacked: 60,
+				Consumers: 3, PublishRate: 80, AckRate: 100, HeadMessageTimestamp: ago(250 * time.Second),
+				HasDLX: true, DeadLetterExchange: "dlx", DLQ: &ordersDLQ, DLQMessages: 37, Node: "rabbit@node1",
+				Arguments: map[string]any{"x-queue-type": "quorum", "x-dead-letter-exchange": "dlx"}},
+			{Vhost: "/", Name: "orders.dlq", Type: "classic", Durable: true, Messages: 37, Ready: 37,
+				DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}, OldestUnknownReason: "publishers set no timestamp"},
+			{Vhost: "/", Name: "payments", Type: "classic", Durable: true, Messages: 5200, Ready: 5200,
+				PublishRate: 12, HeadMessageTimestamp: ago(3*time.Hour + 5*time.Minute),
+				HasDLX: true, DLQ: &paymentsDLQ, DLQMessages: 3},
+			{Vhost: "/", Name: "payments.dlq", Type: "classic", Durable: true, Messages: 3, Ready: 3,
+				DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "payments"}}, OldestUnknownReason: "publishers set no timestamp"},
+			{Vhost: "/", Name: "emails", Type: "classic", Durable: true, Consumers: 2, PublishRate: 5, AckRate: 5,
+				OldestUnknownReason: "the queue is empty"},
+			{Vhost: "/", Name: "notifications.push.mobile-devices.high-priority", Type: "classic", Messages: 150, Ready: 140,
+				Unacked: 10, Consumers: 1, PublishRate: 50, AckRate: 20, HeadMessageTimestamp: ago(9 * time.Second)},
+			{Vhost: "billing", Name: "invoices", Type: "quorum", Durable: true, Messages: 800, Ready: 790, Unacked: 10,
+				Consumers: 2, PublishRate: 10, AckRate: 30, HeadMessageTimestamp: ago(42 * time.Second)},
+			{Vhost: "billing", Name: "evil\x1b[2Jname", Type: "classic", OldestUnknownReason: "the queue is empty"},
+		},
+	}
+}
+
+// fakeBroker serves snapshots and queue details like the management
+// client: rates only for the queues asked for, errors while down.
+type fakeBroker struct {
+	mu    sync.Mutex
+	down  error
+	calls []mgmt.SnapshotOptions
+}
+
+func (f *fakeBroker) setDown(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = err
+}
+
+func (f *fakeBroker) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, o)
+	if f.down != nil {
+		return nil, f.down
+	}
+	s := scene()
+	asked := map[mgmt.QueueRef]bool{}
+	for _, r := range o.RatesFor {
+		asked[r] = true
+	}
+	kept := s.Queues[:0]
+	for _, q := range s.Queues {
+		if o.Vhost != "" && q.Vhost != o.Vhost {
+			continue
+		}
+		q.HasRates = o.AllRates || asked[q.Ref()]
+		if !q.HasRates {
+			q.PublishRate, q.AckRate = 0, 0
+		}
+		kept = append(kept, q)
+	}
+	s.Queues = kept
+	return s, nil
+}
+
+func (f *fakeBroker) Queue(_ context.Context, vhost, name string) (*mgmt.QueueDetail, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down != nil {
+		return nil, f.down
+	}
+	for _, q := range scene().Queues {
+		if q.Vhost == vhost && q.Name == name {
+			q.HasRates = true
+			return detailOf(q), nil
+		}
+	}
+	return nil, &mgmt.Error{Kind: mgmt.ErrNotFound, Msg: "queue " + name + " not found"}
+}
+
+// detailOf dresses a queue as the queue screen sees it: three consumers
+// at their prefetch limit, a publisher channel in confirm mode, findings.
+func detailOf(q mgmt.Queue) *mgmt.QueueDetail {
+	idle := clock.Add(-30 * time.Second)
+	d := &mgmt.QueueDetail{
+		Queue:          q,
+		TakenAt:        clock.Add(-time.Second),
+		StatsAge:       5 * time.Second,
+		UnackedUsed:    q.Unacked,
+		UnackedAllowed: 60,
+		DeliveryLimit:  -1,
+		Findings: []mgmt.Finding{
+			{Check: "quorum-no-delivery-limit", Severity: mgmt.SeverityWarning, Vhost: q.Vhost, Queue: q.Name,
+				Message: "quorum queue with a DLX has no delivery-limit: poison messages loop forever"},
+		},
+	}
+	for i := range 3 {
+		ch := "10.0.0.7:50312 -> 10.0.1.2:5672 (" + string(rune('1'+i)) + ")"
+		d.Consumers = append(d.Consumers, mgmt.Consumer{Queue: q.Ref(), Tag: "amq.ctag-orders-worker-" + string(rune('a'+i)),
+			Channel: ch, AckRequired: true, PrefetchCount: 20, Active: true, ActivityStatus: "up"})
+		d.Channels = append(d.Channels, mgmt.Channel{Name: ch, User: "orders", PrefetchCount: 20, Unacked: 20,
+			Consumers: 1, AckRate: 33.3})
+	}
+	d.Channels[2].ConfirmMode, d.Channels[2].Unconfirmed, d.Channels[2].IdleSince = true, 4, &idle
+	for i := range 60 {
+		at := clock.Add(time.Duration(i-60) * 10 * time.Second)
+		d.Depth = append(d.Depth, mgmt.Sample{At: at, Value: float64(9000 + 50*i)})
+		d.PublishRates = append(d.PublishRates, mgmt.Sample{At: at, Value: 80})
+		d.AckRates = append(d.AckRates, mgmt.Sample{At: at, Value: float64(60 + i%40)})
+	}
+	return d
+}
+
+func errUnreachable() error {
+	return &mgmt.Error{Kind: mgmt.ErrUnreachable, Msg: "management API at http://127.0.0.1:15672 unreachable: connection refused"}
+}

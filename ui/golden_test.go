@@ -1,0 +1,68 @@
+package ui
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+
+	"github.com/warrenops/warren/ui/styles"
+)
+
+func init() { lipgloss.SetColorProfile(termenv.Ascii) }
+
+func goldenModel(f *fakeBroker, refresh time.Duration) Model {
+	st := styles.New(true)
+	return New(Options{
+		Context: "prod-eu", Environment: "prod", ReadOnly: true, Refresh: refresh,
+		Lister: f, Describer: f, Styles: &st, Now: fixedNow,
+	})
+}
+
+func waitFor(t *testing.T, tm *teatest.TestModel, text string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
+		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+}
+
+func finalView(t *testing.T, tm *teatest.TestModel) []byte {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View())
+}
+
+func TestOverviewGolden(t *testing.T) {
+	tm := teatest.NewTestModel(t, goldenModel(&fakeBroker{}, time.Hour), teatest.WithInitialTermSize(120, 40))
+	// Rates arrive with the second snapshot, which asks for the rows on screen.
+	waitFor(t, tm, "ETA")
+	golden.RequireEqual(t, finalView(t, tm))
+}
+
+func TestQueueScreenGolden(t *testing.T) {
+	tm := teatest.NewTestModel(t, goldenModel(&fakeBroker{}, time.Hour), teatest.WithInitialTermSize(120, 40))
+	waitFor(t, tm, "ETA")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitFor(t, tm, "Topology")
+	golden.RequireEqual(t, finalView(t, tm))
+}
+
+func TestBrokerDownShowsDisconnectedAndRecovers(t *testing.T) {
+	f := &fakeBroker{}
+	f.setDown(errUnreachable())
+	tm := teatest.NewTestModel(t, goldenModel(f, 20*time.Millisecond), teatest.WithInitialTermSize(120, 40))
+	waitFor(t, tm, "disconnected, retrying")
+	f.setDown(nil)
+	waitFor(t, tm, "no alarms")
+	view := string(finalView(t, tm))
+	if strings.Contains(view, "disconnected") || !strings.Contains(view, "orders") {
+		t.Fatalf("did not recover:\n%s", view)
+	}
+}

@@ -1,0 +1,374 @@
+// Package queues is the overview screen: every queue of the broker (or of
+// one vhost) with its depth, age, rates, drain estimate and paired DLQ,
+// refreshed by a self-scheduling tick.
+//
+// The tick keeps running while other screens are on top, so the header's
+// broker status and each queue's depth history stay current; the root
+// delivers non-key messages to every screen on its stack.
+package queues
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// QueueLister is what the overview needs from the management API.
+type QueueLister interface {
+	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
+}
+
+// Options configure the overview.
+type Options struct {
+	Lister  QueueLister
+	Styles  styles.Styles
+	Refresh time.Duration // between the end of one fetch and the next
+	Vhost   string        // "" for every vhost
+	// DLQOverrides pin DLQ pairings the config names.
+	DLQOverrides []mgmt.DLQOverride
+}
+
+// DefaultRefresh is used when Options.Refresh is not positive.
+const DefaultRefresh = 2 * time.Second
+
+// minFetchTimeout bounds one snapshot fetch on a slow or huge broker.
+const minFetchTimeout = 15 * time.Second
+
+var lastID atomic.Int64
+
+// Status is what the root shows in its header about the broker.
+type Status struct {
+	Loaded   bool // at least one snapshot arrived
+	Overview mgmt.Overview
+	Nodes    []mgmt.Node
+	TakenAt  time.Time
+	StatsAge time.Duration
+	// Err is the last fetch's failure, nil once a fetch succeeds again.
+	Err error
+	// Stopped is true when polling stopped because retrying cannot help
+	// (refused credentials); r retries.
+	Stopped bool
+}
+
+// Model is the overview screen.
+type Model struct {
+	id        int
+	tag       int
+	lister    QueueLister
+	overrides []mgmt.DLQOverride
+	refresh   time.Duration
+	st        styles.Styles
+	keys      KeyMap
+
+	vhost  string
+	vhosts map[string]struct{}
+	sortBy SortBy
+	filter textinput.Model
+	typing bool
+	// loading is set from a vhost switch until its first snapshot.
+	loading bool
+
+	status Status
+	rows   []row
+	view   []int
+	trends map[mgmt.QueueRef]*trend
+	tbl    table.Model
+	width  int
+	height int
+}
+
+// New returns the overview; Init starts polling.
+func New(o Options) *Model {
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultRefresh
+	}
+	fi := textinput.New()
+	fi.Prompt = "/"
+	fi.Placeholder = "vhost/name"
+	fi.CharLimit = 200
+	m := &Model{
+		id:        int(lastID.Add(1)),
+		lister:    o.Lister,
+		overrides: o.DLQOverrides,
+		refresh:   o.Refresh,
+		st:        o.Styles,
+		keys:      DefaultKeyMap(),
+		vhost:     o.Vhost,
+		vhosts:    map[string]struct{}{},
+		filter:    fi,
+		trends:    map[mgmt.QueueRef]*trend{},
+		tbl:       table.New(columns(), o.Styles),
+	}
+	if o.Vhost != "" {
+		m.vhosts[o.Vhost] = struct{}{}
+	}
+	return m
+}
+
+// Init fetches the first snapshot.
+func (m *Model) Init() tea.Cmd { return m.fetch() }
+
+// Title implements common.Screen.
+func (m *Model) Title() string { return "Queues" }
+
+// Keys implements common.Screen.
+func (m *Model) Keys() help.KeyMap { return m.keys }
+
+// Capturing implements common.Screen: true while the filter is typed.
+func (m *Model) Capturing() bool { return m.typing }
+
+// Status reports the broker's state for the root's header.
+func (m *Model) Status() Status { return m.status }
+
+// SetSize implements common.Screen.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.filter.Width = max(width-20, 10)
+	m.tbl.SetSize(width, max(height-chromeLines, 1))
+}
+
+// Selected returns the queue under the cursor.
+func (m *Model) Selected() (mgmt.Queue, bool) {
+	c := m.tbl.Cursor()
+	if c < 0 {
+		return mgmt.Queue{}, false
+	}
+	return m.rows[m.view[c]].q, true
+}
+
+// Update implements common.Screen.
+func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tickMsg:
+		if msg.ID != m.id || msg.Tag != m.tag {
+			return m, nil
+		}
+		return m, m.fetch()
+	case snapshotMsg:
+		if msg.ID != m.id || msg.Tag != m.tag {
+			return m, nil
+		}
+		return m.applySnapshot(msg)
+	case tea.KeyMsg:
+		if m.typing {
+			return m.updateFilter(msg)
+		}
+		return m.updateKeys(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Open):
+		if q, ok := m.Selected(); ok {
+			ref := q.Ref()
+			return m, func() tea.Msg { return common.OpenQueueMsg{Queue: ref} }
+		}
+	case key.Matches(msg, m.keys.DLQ):
+		return m, m.openDLQ()
+	case key.Matches(msg, m.keys.Filter):
+		m.typing = true
+		return m, m.filter.Focus()
+	case key.Matches(msg, m.keys.Clear):
+		m.filter.SetValue("")
+		m.rearrange()
+	case key.Matches(msg, m.keys.Sort):
+		m.sortBy = (m.sortBy + 1) % sortCount
+		m.rearrange()
+		if m.sortBy == ByAge {
+			m.tag++
+			return m, m.fetch()
+		}
+	case key.Matches(msg, m.keys.Vhost):
+		m.vhost = m.nextVhost()
+		m.rows, m.view, m.loading = nil, nil, true
+		m.tbl.SetLen(0)
+		m.tag++
+		return m, m.fetch()
+	case key.Matches(msg, m.keys.Refresh):
+		m.tag++
+		m.status.Stopped = false
+		return m, m.fetch()
+	default:
+		m.tbl, _ = m.tbl.Update(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) updateFilter(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Apply):
+		m.typing = false
+		m.filter.Blur()
+		return m, nil
+	case key.Matches(msg, m.keys.Clear):
+		m.typing = false
+		m.filter.Blur()
+		m.filter.SetValue("")
+		m.rearrange()
+		return m, nil
+	}
+	var cmd tea.Cmd
+	before := m.filter.Value()
+	m.filter, cmd = m.filter.Update(msg)
+	if m.filter.Value() != before {
+		m.rearrange()
+	}
+	return m, cmd
+}
+
+// openDLQ opens the dead letters that belong to the selected row: the row
+// itself when it is a DLQ, else its paired DLQ.
+func (m *Model) openDLQ() tea.Cmd {
+	q, ok := m.Selected()
+	if !ok {
+		return nil
+	}
+	switch {
+	case q.IsDLQ():
+		ref := q.Ref()
+		return func() tea.Msg { return common.OpenDLQMsg{Queue: ref} }
+	case q.DLQ != nil:
+		ref := *q.DLQ
+		return func() tea.Msg { return common.OpenDLQMsg{Queue: ref} }
+	}
+	return common.ReportError(errors.New("queue " + q.Name + " has no dead-letter queue: it sets no x-dead-letter-exchange, or its DLX routes nowhere"))
+}
+
+// nextVhost cycles through every vhost seen so far, then back to all.
+func (m *Model) nextVhost() string {
+	names := make([]string, 0, len(m.vhosts))
+	for v := range m.vhosts {
+		names = append(names, v)
+	}
+	sort.Strings(names)
+	for i, v := range names {
+		if v == m.vhost && i+1 < len(names) {
+			return names[i+1]
+		}
+	}
+	if m.vhost == "" && len(names) > 0 {
+		return names[0]
+	}
+	return ""
+}
+
+// fetch asks for a snapshot with the rates of the rows on screen. The
+// command copies everything it needs; the model is never touched from the
+// command's goroutine.
+func (m *Model) fetch() tea.Cmd {
+	lister, id, tag := m.lister, m.id, m.tag
+	opts := mgmt.SnapshotOptions{Vhost: m.vhost, RatesFor: m.visibleRefs(), DLQOverrides: m.overrides}
+	// Ordering by age needs every queue's head timestamp, which only the
+	// heavier all-rates listing has; the other orders need none.
+	if m.sortBy == ByAge {
+		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true, DLQOverrides: m.overrides}
+	}
+	timeout := max(5*m.refresh, minFetchTimeout)
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		snap, err := lister.Snapshot(ctx, opts)
+		return snapshotMsg{ID: id, Tag: tag, Opts: opts, Snap: snap, Err: err}
+	}
+}
+
+func (m *Model) tick(after time.Duration) tea.Cmd {
+	id, tag := m.id, m.tag
+	return tea.Tick(after, func(time.Time) tea.Msg { return tickMsg{ID: id, Tag: tag} })
+}
+
+func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
+	if msg.Err != nil {
+		m.status.Err = msg.Err
+		if errors.Is(msg.Err, mgmt.ErrUnauthorized) {
+			m.status.Stopped = true
+			return m, nil
+		}
+		return m, m.tick(m.refresh)
+	}
+	snap := msg.Snap
+	m.loading = false
+	m.status = Status{
+		Loaded:   true,
+		Overview: snap.Overview,
+		Nodes:    snap.Nodes,
+		TakenAt:  snap.TakenAt,
+		StatsAge: snap.StatsAge,
+	}
+	for _, q := range snap.Queues {
+		m.vhosts[q.Vhost] = struct{}{}
+	}
+	selected, hadSelection := m.Selected()
+	m.rows = buildRows(snap, m.trends)
+	m.arrange(selected.Ref(), hadSelection)
+	if m.missingRates(msg.Opts) {
+		return m, m.fetch()
+	}
+	return m, m.tick(m.refresh)
+}
+
+// missingRates reports whether rows now on screen lack rates because the
+// fetch did not ask for them (the first fetch, or rows that moved into
+// view), in which case fetching again at once fills them in. Rows asked
+// for but still without rates are not retried early, so this cannot loop.
+func (m *Model) missingRates(asked mgmt.SnapshotOptions) bool {
+	if asked.AllRates {
+		return false
+	}
+	want := make(map[mgmt.QueueRef]struct{}, len(asked.RatesFor))
+	for _, r := range asked.RatesFor {
+		want[r] = struct{}{}
+	}
+	start, end := m.tbl.Window()
+	for i := start; i < end; i++ {
+		q := m.rows[m.view[i]].q
+		if _, ok := want[q.Ref()]; !ok && !q.HasRates {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) visibleRefs() []mgmt.QueueRef {
+	start, end := m.tbl.Window()
+	refs := make([]mgmt.QueueRef, 0, end-start)
+	for i := start; i < end; i++ {
+		refs = append(refs, m.rows[m.view[i]].q.Ref())
+	}
+	return refs
+}
+
+// rearrange re-applies the filter and the order, keeping the cursor on the
+// same queue when it is still shown.
+func (m *Model) rearrange() {
+	selected, ok := m.Selected()
+	m.arrange(selected.Ref(), ok)
+}
+
+func (m *Model) arrange(keep mgmt.QueueRef, ok bool) {
+	m.view = arrange(m.rows, m.filter.Value(), m.sortBy)
+	m.tbl.SetLen(len(m.view))
+	if !ok {
+		return
+	}
+	for i, r := range m.view {
+		if m.rows[r].q.Vhost == keep.Vhost && m.rows[r].q.Name == keep.Name {
+			m.tbl.SetCursor(i)
+			return
+		}
+	}
+}

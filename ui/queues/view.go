@@ -1,0 +1,193 @@
+package queues
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/components/sparkline"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// chromeLines are the overview's lines around the table: the status line
+// above it and the selected row's note below.
+const chromeLines = 2
+
+// trendWidth is the sparkline column's width.
+const trendWidth = 8
+
+// columns fit 120 cells with a name column of 21; the name takes whatever
+// a wider terminal gives.
+func columns() []table.Column {
+	return []table.Column{
+		{Title: "VHOST", Width: 8},
+		{Title: "NAME", Width: 16, Flex: true},
+		{Title: "TYPE", Width: 7},
+		{Title: "READY", Width: 6, Align: table.Right},
+		{Title: "UNACK", Width: 6, Align: table.Right},
+		{Title: "TOTAL", Width: 6, Align: table.Right},
+		{Title: "OLDEST", Width: 6, Align: table.Right},
+		{Title: "CONS", Width: 4, Align: table.Right},
+		{Title: "PUB/s", Width: 6, Align: table.Right},
+		{Title: "ACK/s", Width: 6, Align: table.Right},
+		{Title: "DRAIN", Width: 15},
+		{Title: "DLQ", Width: 6, Align: table.Right},
+		{Title: "TREND", Width: trendWidth},
+	}
+}
+
+// View implements common.Screen: the status line, the table, and the
+// selected row's note on the last line.
+func (m *Model) View() string {
+	body := m.statusLine() + "\n" + m.tbl.View(m.renderRow)
+	used := strings.Count(body, "\n") + 1
+	return body + strings.Repeat("\n", max(m.height-1-used, 0)+1) + m.note()
+}
+
+func (m *Model) statusLine() string {
+	if m.typing {
+		return m.filter.View()
+	}
+	vhost := "all"
+	if m.vhost != "" {
+		vhost = sanitize.Text(m.vhost)
+	}
+	parts := []string{"vhost: " + vhost, "sort: " + m.sortBy.String()}
+	if f := m.filter.Value(); f != "" {
+		parts = append(parts, "filter: "+sanitize.Text(f))
+	}
+	parts = append(parts, fmt.Sprintf("%d of %d queues", len(m.view), len(m.rows)))
+	line := strings.Join(parts, "  ·  ")
+	if n := m.troubleCount(); n > 0 {
+		return m.st.Muted.Render(line+"  ·  ") + m.st.Trouble.Render(fmt.Sprintf("%d in trouble", n))
+	}
+	return m.st.Muted.Render(line)
+}
+
+func (m *Model) troubleCount() int {
+	n := 0
+	for _, i := range m.view {
+		if m.rows[i].tone == table.Trouble {
+			n++
+		}
+	}
+	return n
+}
+
+// note explains the selected row: why it stands out, why a figure is
+// unknown, and its whole depth history.
+func (m *Model) note() string {
+	c := m.tbl.Cursor()
+	switch {
+	case c < 0 && (m.loading || !m.status.Loaded):
+		return m.st.Muted.Render("waiting for the broker…")
+	case c < 0 && len(m.rows) > 0:
+		return m.st.Muted.Render("no queue matches the filter")
+	case c < 0:
+		return m.st.Muted.Render("no queues")
+	}
+	r := m.rows[m.view[c]]
+	parts := []string{table.QueueName(r.q.Vhost, r.q.Name)}
+	parts = append(parts, r.reasons...)
+	if !r.hasAge {
+		parts = append(parts, "oldest age unknown: "+oldestReason(r.q))
+	}
+	if !r.q.HasRates {
+		parts = append(parts, "rates not fetched yet")
+	}
+	depth := r.trend.depth.Values()
+	spark := "  depth " + sparkline.Render(depth, len(depth))
+	text := ansi.Truncate(strings.Join(parts, " · "), max(m.width-ansi.StringWidth(spark), 0), "…")
+	style := m.st.Muted
+	switch r.tone {
+	case table.Trouble:
+		style = m.st.Trouble
+	case table.Warn:
+		style = m.st.Warn
+	}
+	return style.Render(text) + m.st.Muted.Render(spark)
+}
+
+func oldestReason(q mgmt.Queue) string {
+	if q.OldestUnknownReason != "" {
+		return sanitize.Text(q.OldestUnknownReason)
+	}
+	if q.Messages == 0 {
+		return "the queue is empty"
+	}
+	return "the broker did not report a head message timestamp"
+}
+
+func (m *Model) renderRow(i int) table.Row {
+	r := m.rows[m.view[i]]
+	q := r.q
+	cells := []table.Cell{
+		{Text: r.vhost},
+		{Text: r.name},
+		{Text: sanitize.Text(q.Type)},
+		{Text: table.Count(q.Ready)},
+		{Text: table.Count(q.Unacked)},
+		{Text: table.Count(q.Messages)},
+		ageCell(r),
+		{Text: fmt.Sprint(q.Consumers)},
+		rateCell(q, q.PublishRate),
+		rateCell(q, q.AckRate),
+		drainCell(q),
+		dlqCell(r),
+		{Text: sparkline.Render(r.trend.depth.Values(), trendWidth), Tone: table.Muted},
+	}
+	return table.Row{Cells: cells, Tone: r.tone}
+}
+
+func ageCell(r row) table.Cell {
+	if !r.hasAge {
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	}
+	return table.Cell{Text: table.Duration(r.age)}
+}
+
+func rateCell(q mgmt.Queue, v float64) table.Cell {
+	if !q.HasRates {
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	}
+	return table.Cell{Text: table.Rate(v)}
+}
+
+func dlqCell(r row) table.Cell {
+	switch {
+	case r.q.IsDLQ():
+		return table.Cell{Text: "(dlq)", Tone: table.Muted}
+	case r.q.DLQ == nil:
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	case r.dlqDepth > 0:
+		return table.Cell{Text: table.Count(r.dlqDepth), Tone: table.Warn}
+	}
+	return table.Cell{Text: "0"}
+}
+
+// drainCell is the drain estimate of DESIGN.md §4.1: backlog ÷ (μ − λ)
+// when the queue drains, else how it is failing to.
+func drainCell(q mgmt.Queue) table.Cell {
+	switch {
+	case q.Messages == 0:
+		return table.Cell{Text: "empty", Tone: table.Muted}
+	case !q.HasRates:
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	}
+	if eta, ok := mgmt.DrainETA(q.Messages, q.PublishRate, q.AckRate); ok {
+		return table.Cell{Text: "ETA " + table.Duration(eta)}
+	}
+	switch {
+	case q.PublishRate > q.AckRate:
+		return table.Cell{Text: "growing +" + table.Rate(q.PublishRate-q.AckRate) + "/s", Tone: table.Warn}
+	case q.Consumers == 0 && q.IsDLQ():
+		// A DLQ is meant to hold its messages until someone looks.
+		return table.Cell{Text: "no consumers", Tone: table.Muted}
+	case q.Consumers == 0:
+		return table.Cell{Text: "no consumers", Tone: table.Warn}
+	}
+	return table.Cell{Text: "stalled", Tone: table.Warn}
+}

@@ -1,0 +1,202 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/queues"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// View implements tea.Model.
+func (m Model) View() string {
+	if m.width == 0 {
+		return ""
+	}
+	_, h, ok := bodySize(m.width, m.height)
+	var body string
+	switch {
+	case !ok:
+		body = m.st.Warn.Render(fmt.Sprintf("terminal too small: warren needs at least %d×%d", minWidth, minHeight))
+	case m.showHelp:
+		m.help.ShowAll = true
+		body = m.st.Help.Render(m.help.View(m.keyMap()))
+	default:
+		body = m.top().View()
+	}
+	parts := []string{m.brokerLine(), m.statusLine(), m.breadcrumb(), fitLines(body, h), m.footerLine(), m.shortHelp()}
+	return strings.Join(parts, "\n")
+}
+
+// fitLines pads or cuts s to exactly n lines so the footer stays put.
+func fitLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// brokerLine names where the operator is: context, environment, the
+// guardrails in force, and the broker.
+func (m Model) brokerLine() string {
+	left := []string{m.st.Title.Render("warren"), m.st.Header.Render(sanitize.Text(m.o.Context))}
+	switch env := strings.ToLower(m.o.Environment); env {
+	case "prod", "production":
+		left = append(left, m.st.Banner.Render("PRODUCTION"))
+	case "":
+	default:
+		left = append(left, m.st.Muted.Render(sanitize.Text(env)))
+	}
+	if m.o.ReadOnly {
+		left = append(left, m.st.Warn.Render("READ-ONLY"))
+	}
+	if m.o.InsecureTLS {
+		left = append(left, m.st.Trouble.Render("TLS NOT VERIFIED"))
+	}
+	st := m.overview.Status()
+	var right string
+	if st.Loaded {
+		ov := st.Overview
+		right = "RabbitMQ " + sanitize.Text(ov.RabbitMQVersion)
+		if ov.ClusterName != "" {
+			right += " · " + sanitize.Text(ov.ClusterName)
+		}
+	}
+	return m.spread(strings.Join(left, " "), m.st.Muted.Render(right))
+}
+
+// statusLine is the broker's health: nodes, alarms, totals, rates and the
+// age of the figures, or why there are none.
+func (m Model) statusLine() string {
+	st := m.overview.Status()
+	if st.Err != nil {
+		return m.st.Trouble.Render(ansi.Truncate(m.failure(st), m.width, "…"))
+	}
+	if !st.Loaded {
+		return m.st.Muted.Render("connecting to the management API…")
+	}
+	ov := st.Overview
+	parts := []string{
+		m.nodes(st.Nodes),
+		fmt.Sprintf("messages %s (ready %s, unacked %s)", table.Count(ov.Totals.Messages), table.Count(ov.Totals.Ready), table.Count(ov.Totals.Unacked)),
+		fmt.Sprintf("publish %s/s ack %s/s", table.Rate(ov.PublishRate), table.Rate(ov.AckRate)),
+		m.st.Muted.Render("stats " + table.Duration(m.statsAge(st)) + " old"),
+	}
+	return ansi.Truncate(strings.Join(parts, " · "), m.width, "…")
+}
+
+func (m Model) failure(st queues.Status) string {
+	msg := sanitize.Text(st.Err.Error())
+	var text string
+	switch {
+	case st.Stopped:
+		text = "not polling: " + msg + " (fix the credentials, then press r)"
+	case mgmt.IsDisconnected(st.Err):
+		text = "disconnected, retrying (last error: " + msg + ")"
+	default:
+		text = "refresh failed, retrying (last error: " + msg + ")"
+	}
+	if st.Loaded {
+		text += "; figures below are " + table.Duration(m.statsAge(st)) + " old"
+	}
+	return text
+}
+
+// statsAge is how old the shown figures are now: the API's own lag when
+// the snapshot was taken plus the time since.
+func (m Model) statsAge(st queues.Status) time.Duration {
+	return st.StatsAge + m.now().Sub(st.TakenAt)
+}
+
+func (m Model) nodes(nodes []mgmt.Node) string {
+	running := 0
+	var alarms []string
+	for _, n := range nodes {
+		if n.Running {
+			running++
+		}
+		name := sanitize.Text(n.Name)
+		if n.MemAlarm {
+			alarms = append(alarms, "memory on "+name)
+		}
+		if n.DiskAlarm {
+			alarms = append(alarms, "disk on "+name)
+		}
+		if len(n.Partitions) > 0 {
+			alarms = append(alarms, "partition on "+name)
+		}
+	}
+	up := fmt.Sprintf("nodes %d/%d running", running, len(nodes))
+	if running < len(nodes) {
+		up = m.st.Trouble.Render(up)
+	}
+	if len(alarms) == 0 {
+		return up + " · " + m.st.OK.Render("no alarms")
+	}
+	return up + " · " + m.st.Trouble.Render("ALARM: "+strings.Join(alarms, ", "))
+}
+
+func (m Model) breadcrumb() string {
+	titles := []string{sanitize.Text(m.overview.Title())}
+	for _, s := range m.stack {
+		titles = append(titles, sanitize.Text(s.Title()))
+	}
+	return m.st.Title.Render(ansi.Truncate(strings.Join(titles, " › "), m.width, "…"))
+}
+
+func (m Model) footerLine() string {
+	if m.footer.text == "" {
+		return ""
+	}
+	text := ansi.Truncate(sanitize.Text(m.footer.text), m.width, "…")
+	if m.footer.isErr {
+		return m.st.FooterError.Render(text)
+	}
+	return m.st.FooterInfo.Render(text)
+}
+
+func (m Model) shortHelp() string {
+	m.help.ShowAll = false
+	return m.help.View(m.keyMap())
+}
+
+// keyMap joins the current screen's keys with the root's.
+func (m Model) keyMap() help.KeyMap {
+	g := m.keys
+	g.Back.SetEnabled(len(m.stack) > 0)
+	return joined{screen: m.top().Keys(), global: g}
+}
+
+type joined struct {
+	screen, global help.KeyMap
+}
+
+func (j joined) ShortHelp() []key.Binding {
+	return slices.Concat(j.screen.ShortHelp(), j.global.ShortHelp())
+}
+
+func (j joined) FullHelp() [][]key.Binding {
+	return slices.Concat(j.screen.FullHelp(), j.global.FullHelp())
+}
+
+// spread puts left and right on one line of the terminal's width.
+func (m Model) spread(left, right string) string {
+	gap := m.width - lipgloss.Width(left) - lipgloss.Width(right)
+	if gap < 1 {
+		return ansi.Truncate(left, m.width, "…")
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
