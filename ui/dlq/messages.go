@@ -1,0 +1,151 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// lastID numbers sessions and operations across every DLQ screen, so a
+// result that arrives after its screen or session is gone matches nothing.
+var lastID atomic.Int64
+
+func nextID() int64 { return lastID.Add(1) }
+
+type openedMsg struct {
+	sid     int64
+	session Session
+	err     error
+}
+
+type pageMsg struct {
+	sid  int64
+	page Page
+	err  error
+}
+
+type inboxMsg struct {
+	sid     int64
+	applied map[string]time.Time
+	asked   []string
+	err     error
+}
+
+// sessionDoneMsg reports that a session ended on its own.
+type sessionDoneMsg struct {
+	sid int64
+	err error
+}
+
+type lettersMsg struct {
+	sid     int64
+	letters []dlq.DeadLetter
+}
+
+type planMsg struct {
+	op   int64
+	plan Plan
+	err  error
+}
+
+type progressMsg struct {
+	op int64
+	p  Progress
+	ch <-chan Progress
+}
+
+type resultMsg struct {
+	op  int64
+	res Result
+	err error
+}
+
+func openCmd(ctx context.Context, b Browser, ref mgmt.QueueRef, allowRisk bool, sid int64) tea.Cmd {
+	return func() tea.Msg {
+		s, err := b.Open(ctx, ref, allowRisk)
+		return openedMsg{sid: sid, session: s, err: err}
+	}
+}
+
+func nextCmd(ctx context.Context, s Session, sid int64) tea.Cmd {
+	return func() tea.Msg {
+		p, err := s.Next(ctx)
+		return pageMsg{sid: sid, page: p, err: err}
+	}
+}
+
+// watchCmd waits for the session to end. A session closed by the screen
+// ends too; its message then carries a sid that no longer matches.
+func watchCmd(s Session, sid int64) tea.Cmd {
+	done := s.Done()
+	return func() tea.Msg {
+		return sessionDoneMsg{sid: sid, err: <-done}
+	}
+}
+
+func lettersCmd(s Session, sid int64) tea.Cmd {
+	return func() tea.Msg { return lettersMsg{sid: sid, letters: s.Letters()} }
+}
+
+func closeCmd(s Session) tea.Cmd {
+	return func() tea.Msg {
+		_ = s.Close() // the deliveries return to the queue either way
+		return nil
+	}
+}
+
+func inboxCmd(ctx context.Context, in InboxLookup, ref mgmt.QueueRef, ids []string, sid int64) tea.Cmd {
+	return func() tea.Msg {
+		if in == nil {
+			return inboxMsg{sid: sid, asked: ids, err: ErrNoInbox}
+		}
+		m, err := in.Lookup(ctx, ref, ids)
+		return inboxMsg{sid: sid, applied: m, asked: ids, err: err}
+	}
+}
+
+func planCmd(ctx context.Context, a Actions, req PlanRequest, op int64) tea.Cmd {
+	return func() tea.Msg {
+		p, err := a.Plan(ctx, req)
+		return planMsg{op: op, plan: p, err: err}
+	}
+}
+
+// executeCmd runs the plan; progress goes to ch without ever blocking the
+// operation (a slow screen misses intermediate figures, not the result).
+func executeCmd(ctx context.Context, a Actions, plan Plan, op int64, ch chan Progress) tea.Cmd {
+	return func() tea.Msg {
+		res, err := a.Execute(ctx, plan, func(p Progress) {
+			select {
+			case ch <- p:
+			default:
+			}
+		})
+		close(ch)
+		return resultMsg{op: op, res: res, err: err}
+	}
+}
+
+// waitProgress delivers the next progress figure and is re-armed by the
+// screen for as long as the channel is open.
+func waitProgress(ch <-chan Progress, op int64) tea.Cmd {
+	return func() tea.Msg {
+		p, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return progressMsg{op: op, p: p, ch: ch}
+	}
+}
+
+func isRefused(err error) (*RefusedError, bool) {
+	var r *RefusedError
+	ok := errors.As(err, &r)
+	return r, ok
+}

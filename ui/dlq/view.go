@@ -1,0 +1,235 @@
+package dlq
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/components/histogram"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// Layout sizes of the screen, in cells.
+const (
+	sidePanelWidth = 32  // histograms beside the table
+	sideBySideMin  = 100 // narrower screens stack the histograms below
+	histogramRows  = 5
+)
+
+// View draws the screen.
+func (m *Model) View() string {
+	top := m.header()
+	bottom := m.footer()
+	var mid string
+	switch m.mode {
+	case prompting:
+		mid = m.prompt.View()
+	case planning:
+		mid = m.st.Muted.Render("planning the " + string(m.planAction) + " of " + count(len(m.targets())) + "…")
+	case running:
+		mid = m.progress.View()
+	}
+	parts := []string{top}
+	if mid != "" {
+		parts = append(parts, mid)
+	}
+	parts = append(parts, m.body(), bottom)
+	return lipgloss.JoinVertical(lipgloss.Left, parts...)
+}
+
+func (m *Model) header() string {
+	name := sanitize.Text(m.ref.Name)
+	status := []string{"vhost " + sanitize.Text(m.ref.Vhost), fmt.Sprintf("%d held", len(m.letters))}
+	switch {
+	case m.loading:
+		status = append(status, "loading…")
+	case m.end:
+		status = append(status, "end of queue")
+	case m.state == browsing:
+		status = append(status, "n: next page")
+	}
+	if n := len(m.selected); n > 0 {
+		status = append(status, fmt.Sprintf("%d selected", n))
+	}
+	if m.opts.ReadOnly {
+		status = append(status, "read-only")
+	}
+	lines := []string{m.st.Title.Render("DLQ "+name) + "  " + m.st.Muted.Render(strings.Join(status, " · "))}
+	lines = append(lines, m.stateLines()...)
+	for _, n := range m.notes {
+		lines = append(lines, m.st.Warn.Render("! "+sanitize.Text(n)))
+	}
+	if m.inboxNote != "" {
+		lines = append(lines, m.st.Muted.Render(sanitize.Text(m.inboxNote)))
+	}
+	lines = append(lines, m.filterLines()...)
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) stateLines() []string {
+	switch m.state {
+	case opening:
+		return []string{m.st.Muted.Render("opening a browse session…")}
+	case refused:
+		return []string{
+			m.st.Trouble.Render("Browsing refused: " + sanitize.Text(m.refusal.Reason)),
+			m.st.Warn.Render("If you browse anyway: " + sanitize.Text(m.refusal.Risk)),
+			"Press O to browse anyway (you will be asked to confirm), esc to go back.",
+		}
+	case failed:
+		return []string{m.st.Trouble.Render("Browse failed: " + sanitize.Text(errText(m.stateErr)) + " — press R to retry")}
+	case died:
+		return []string{m.st.Trouble.Render("Browse session ended: " + sanitize.Text(errText(m.stateErr)) +
+			" — the held messages went back to the queue; rows below are stale; press R to reopen")}
+	}
+	return nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "closed"
+	}
+	return err.Error()
+}
+
+func (m *Model) filterLines() []string {
+	var out []string
+	switch {
+	case m.mode == filtering:
+		out = append(out, m.input.View())
+	case m.filter != nil:
+		out = append(out, m.st.Label.Render("filter: ")+m.st.Value.Render(sanitize.Text(m.filterSrc))+
+			m.st.Muted.Render(fmt.Sprintf("  (%d of %d match)", len(m.visible), len(m.letters))))
+	}
+	if m.filterErr != nil {
+		out = append(out, m.st.Trouble.Render("filter error: "+sanitize.Text(m.filterErr.Error())))
+	}
+	return out
+}
+
+func (m *Model) footer() string {
+	lines := []string{m.st.Muted.Render("# logical ID is a content hash · Q quarantined · ↻n replayed n times before")}
+	if loops := m.loops(); loops > 0 {
+		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", count(loops))))
+	}
+	if m.result != "" {
+		lines = append(lines, m.st.OK.Render(m.result))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) loops() int {
+	n := 0
+	for _, l := range m.letters {
+		if l.ReplayCount > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// tableRows is how many message rows fit, the same figure View uses.
+func (m *Model) tableRows() int {
+	used := lipgloss.Height(m.header()) + lipgloss.Height(m.footer()) + 1
+	switch m.mode {
+	case prompting:
+		used += lipgloss.Height(m.prompt.View())
+	case planning:
+		used++
+	case running:
+		used += lipgloss.Height(m.progress.View())
+	}
+	if m.width < sideBySideMin {
+		used += 3*(histogramRows+1) + 1
+	}
+	return max(m.height-used, 1)
+}
+
+func (m *Model) body() string {
+	if m.width >= sideBySideMin {
+		table := m.table(m.width-sidePanelWidth-2, m.tableRows())
+		side := lipgloss.NewStyle().PaddingLeft(2).Render(m.histograms(sidePanelWidth))
+		return lipgloss.JoinHorizontal(lipgloss.Top, table, side)
+	}
+	return m.table(m.width, m.tableRows()) + "\n" + m.histograms(m.width)
+}
+
+func (m *Model) histograms(width int) string {
+	attempts, reasons, origins := map[int]int{}, map[string]int{}, map[string]int{}
+	for _, i := range m.visible {
+		l := m.letters[i]
+		attempts[l.Attempts]++
+		reasons[l.Reason]++
+		origins[l.OriginQueue]++
+	}
+	of := fmt.Sprintf(" (%d shown)", len(m.visible))
+	return strings.Join([]string{
+		histogram.Render(m.st, "attempts"+of, histogram.ByKey(attempts), width, histogramRows),
+		histogram.Render(m.st, "reasons", histogram.ByCount(reasons), width, histogramRows),
+		histogram.Render(m.st, "origins", histogram.ByCount(origins), width, histogramRows),
+	}, "\n\n")
+}
+
+type column struct {
+	title string
+	min   int
+	right bool
+}
+
+func (m *Model) columns() []column {
+	cols := []column{
+		{title: "LOGICAL ID", min: 8}, {title: "MESSAGE ID", min: 6}, {title: "REASON", min: 6},
+		{title: "ORIGIN", min: 6}, {title: "ATT", min: 3, right: true}, {title: "AGE", min: 3, right: true},
+		{title: "SIZE", min: 4, right: true}, {title: "INBOX", min: 7}, {title: "FLAGS", min: 3},
+	}
+	if m.hasHeadroom() {
+		cols = append(cols, column{title: "HEADROOM", min: 4, right: true})
+	}
+	return cols
+}
+
+func (m *Model) hasHeadroom() bool {
+	for _, l := range m.letters {
+		if l.Headroom >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) cells(l dlq.DeadLetter) []string {
+	id := l.LogicalID
+	if l.LogicalIDFrom == dlq.IDHash {
+		id = "#" + id
+	}
+	var flags []string
+	if l.Quarantined {
+		flags = append(flags, "Q")
+	}
+	if l.ReplayCount > 0 {
+		flags = append(flags, fmt.Sprintf("↻%d", l.ReplayCount))
+	}
+	out := []string{
+		sanitize.Text(id), sanitize.Text(l.MessageID), sanitize.Text(l.Reason), sanitize.Text(l.OriginQueue),
+		fmt.Sprint(l.Attempts), age(m.opts.Now().Sub(l.DeadLetteredAt), l.DeadLetteredAt.IsZero()),
+		humanSize(int64(l.Size)), m.inboxCell(l), strings.Join(flags, " "),
+	}
+	if m.hasHeadroom() {
+		room := "—"
+		if l.Headroom >= 0 {
+			room = fmt.Sprint(l.Headroom)
+		}
+		out = append(out, room)
+	}
+	return out
+}
+
+func (m *Model) inboxCell(l dlq.DeadLetter) string {
+	st, ok := m.inbox[l.LogicalID]
+	if ok && st.state == "" {
+		return "…"
+	}
+	return st.label()
+}

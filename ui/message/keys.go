@@ -1,0 +1,31 @@
+package message
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/warrenops/warren/ui/keys"
+)
+
+// KeyMap are the inspector's bindings.
+type KeyMap struct {
+	Nav keys.Nav
+	Hex key.Binding
+}
+
+// DefaultKeyMap returns the inspector's bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Nav: keys.DefaultNav(),
+		Hex: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "body as hex / decoded")),
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Nav.Down, k.Nav.Up, k.Nav.PageDown, k.Hex}
+}
+
+// FullHelp implements help.KeyMap.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{k.Nav.Bindings(), {k.Hex}}
+}

@@ -1,0 +1,134 @@
+// Package message is the inspector: one dead letter with every property,
+// its headers, x-death as a table, the body decoded by content type, and
+// the inbox row when there is one.
+package message
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// Options are the inspector's settings.
+type Options struct {
+	// Now is the clock for ages; views read time only through it.
+	Now    func() time.Time
+	Styles styles.Styles
+}
+
+// Model is the inspector on one dead letter. It does no I/O: everything
+// it shows came with the request to open it.
+type Model struct {
+	msg    common.OpenMessageMsg
+	opts   Options
+	st     styles.Styles
+	keys   KeyMap
+	hex    bool
+	width  int
+	height int
+	lines  []string
+	offset int
+}
+
+// New returns the inspector for the letter msg carries.
+func New(msg common.OpenMessageMsg, opts Options) *Model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := &Model{msg: msg, opts: opts, st: opts.Styles, keys: DefaultKeyMap(), width: 80}
+	m.render()
+	return m
+}
+
+// Init implements common.Screen.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// Title names the screen in the breadcrumb.
+func (m *Model) Title() string {
+	id := m.msg.Letter.LogicalID
+	if id == "" {
+		id = m.msg.Letter.MessageID
+	}
+	return "message " + sanitize.Text(id)
+}
+
+// Keys returns the bindings for the help view.
+func (m *Model) Keys() help.KeyMap { return m.keys }
+
+// Capturing is always false: the inspector takes no text.
+func (m *Model) Capturing() bool { return false }
+
+// SetSize lays the content out again for the new width.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.render()
+}
+
+// Update scrolls and switches the body between decoded and hex.
+func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return m, nil
+	}
+	n := m.keys.Nav
+	page := max(m.rows()-1, 1)
+	switch {
+	case key.Matches(k, n.Up):
+		m.offset--
+	case key.Matches(k, n.Down):
+		m.offset++
+	case key.Matches(k, n.PageUp):
+		m.offset -= page
+	case key.Matches(k, n.PageDown):
+		m.offset += page
+	case key.Matches(k, n.Top):
+		m.offset = 0
+	case key.Matches(k, n.Bottom):
+		m.offset = len(m.lines)
+	case key.Matches(k, m.keys.Hex):
+		m.hex = !m.hex
+		m.render()
+	}
+	m.clamp()
+	return m, nil
+}
+
+// rows is how many content lines fit: one line is kept for the scroll
+// position when the content is taller than the screen.
+func (m *Model) rows() int {
+	if m.height <= 0 || len(m.lines) <= m.height {
+		return len(m.lines)
+	}
+	return max(m.height-1, 1)
+}
+
+func (m *Model) clamp() {
+	m.offset = max(min(m.offset, len(m.lines)-m.rows()), 0)
+}
+
+// View draws the lines that fit from the scroll offset.
+func (m *Model) View() string {
+	end := min(m.offset+m.rows(), len(m.lines))
+	out := strings.Join(m.lines[m.offset:end], "\n")
+	if end-m.offset < len(m.lines) {
+		pos := fmt.Sprintf("lines %d–%d of %d", m.offset+1, end, len(m.lines))
+		if end < len(m.lines) {
+			pos += " · ↓/pgdn for more"
+		}
+		out += "\n" + m.st.Muted.Render(pos)
+	}
+	return out
+}
+
+func (m *Model) render() {
+	m.lines = strings.Split(m.content(max(m.width, 20)), "\n")
+	m.clamp()
+}

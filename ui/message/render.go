@@ -1,0 +1,335 @@
+package message
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// Body display limits: the body is never shown whole when large, and the
+// real size is always stated.
+const (
+	textLimit   = 64 << 10 // bytes of text or JSON shown
+	hexLimit    = 4 << 10  // bytes shown as a hex dump
+	prettyLimit = 1 << 20  // larger JSON is shown as text, not re-indented
+	labelWidth  = 18
+	// headerNameWidth caps the header name column; longer names are cut.
+	headerNameWidth = 36
+)
+
+func (m *Model) content(width int) string {
+	l := m.msg.Letter
+	var b strings.Builder
+	id := sanitize.Text(l.LogicalID)
+	if l.LogicalIDFrom == dlq.IDHash {
+		id += " (content hash: no configured ID found)"
+	} else if l.LogicalIDFrom != "" {
+		id += " (from " + string(l.LogicalIDFrom) + ")"
+	}
+	b.WriteString(m.st.Title.Render("Message "+sanitize.Text(l.MessageID)) + "  " +
+		m.st.Muted.Render("in "+sanitize.Text(m.msg.Queue.Name)+" · vhost "+sanitize.Text(m.msg.Queue.Vhost)) + "\n")
+	m.field(&b, "logical ID", id)
+
+	m.section(&b, "Dead-lettering")
+	m.field(&b, "reason", sanitize.Text(l.Reason))
+	m.field(&b, "origin queue", sanitize.Text(l.OriginQueue))
+	m.field(&b, "origin exchange", orNone(sanitize.Text(l.OriginExchange)))
+	m.field(&b, "routing keys", orNone(sanitize.Text(strings.Join(l.RoutingKeys, ", "))))
+	m.field(&b, "attempts", fmt.Sprint(l.Attempts))
+	if l.ReplayCount > 0 {
+		m.field(&b, "replayed", m.st.Warn.Render(times(l.ReplayCount)+" by warren: it came back, so replaying again without a fix loops"))
+	}
+	m.field(&b, "dead-lettered at", m.when(l.DeadLetteredAt))
+	m.field(&b, "quarantined", yesNo(l.Quarantined))
+	if l.DeliveryCount >= 0 {
+		m.field(&b, "x-delivery-count", fmt.Sprint(l.DeliveryCount))
+	}
+	if l.Headroom >= 0 {
+		m.field(&b, "headroom", fmt.Sprintf("%d more returns before the delivery limit", l.Headroom))
+	}
+	m.field(&b, "delivery", fmt.Sprintf("tag %d · redelivered %s · position %d", l.DeliveryTag, yesNo(l.Redelivered), l.Position))
+
+	m.section(&b, "Inbox")
+	m.field(&b, "status", m.inboxStatus())
+	if m.msg.InboxDetail != "" {
+		m.field(&b, "detail", sanitize.Text(m.msg.InboxDetail))
+	}
+
+	m.section(&b, "Properties")
+	m.properties(&b, l.Properties)
+
+	m.section(&b, "x-death")
+	m.deaths(&b, l.Deaths)
+
+	m.section(&b, "Headers")
+	m.headers(&b, l.Headers)
+
+	m.section(&b, "Body")
+	m.body(&b, l, width)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *Model) section(b *strings.Builder, title string) {
+	b.WriteString("\n" + m.st.Title.Render(title) + "\n")
+}
+
+func (m *Model) field(b *strings.Builder, label, value string) {
+	fmt.Fprintf(b, "  %s %s\n", m.st.Label.Render(fmt.Sprintf("%-*s", labelWidth, label)), value)
+}
+
+func (m *Model) when(t time.Time) string {
+	if t.IsZero() {
+		return m.st.Muted.Render("—")
+	}
+	return t.UTC().Format(time.RFC3339) + m.st.Muted.Render(" ("+ago(m.opts.Now().Sub(t))+" ago)")
+}
+
+func (m *Model) inboxStatus() string {
+	switch m.msg.Inbox {
+	case "applied":
+		return m.st.OK.Render("applied") + " — the effect was committed; replaying is skipped by default"
+	case "pending":
+		return m.st.Warn.Render("pending") + " — no inbox row: the effect was not applied"
+	}
+	return m.st.Muted.Render("unknown")
+}
+
+func (m *Model) properties(b *strings.Builder, p dlq.Properties) {
+	mode := "—"
+	switch p.DeliveryMode {
+	case 1:
+		mode = "1 (transient)"
+	case 2:
+		mode = "2 (persistent)"
+	}
+	rows := []struct{ k, v string }{
+		{"message_id", p.MessageID}, {"correlation_id", p.CorrelationID},
+		{"content_type", p.ContentType}, {"content_encoding", p.ContentEncoding},
+		{"type", p.Type}, {"app_id", p.AppID}, {"user_id", p.UserID},
+		{"reply_to", p.ReplyTo}, {"expiration", p.Expiration},
+	}
+	for _, r := range rows {
+		m.field(b, r.k, orNone(sanitize.Text(r.v)))
+	}
+	m.field(b, "delivery_mode", mode)
+	m.field(b, "priority", fmt.Sprint(p.Priority))
+	m.field(b, "timestamp", m.when(p.Timestamp))
+}
+
+func (m *Model) deaths(b *strings.Builder, deaths []dlq.Death) {
+	if len(deaths) == 0 {
+		b.WriteString("  " + m.st.Muted.Render("none: the message carries no x-death header") + "\n")
+		return
+	}
+	rows := [][]string{{"QUEUE", "REASON", "COUNT", "FIRST DEATH", "EXCHANGE", "ROUTING KEYS", "ORIG. EXPIRATION"}}
+	for _, d := range deaths {
+		t := "—"
+		if !d.Time.IsZero() {
+			t = d.Time.UTC().Format(time.RFC3339)
+		}
+		rows = append(rows, []string{
+			sanitize.Text(d.Queue), sanitize.Text(d.Reason), fmt.Sprint(d.Count), t,
+			orNone(sanitize.Text(d.Exchange)), orNone(sanitize.Text(strings.Join(d.RoutingKeys, ", "))),
+			orNone(sanitize.Text(d.OriginalExpiration)),
+		})
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = min(max(widths[i], ansi.StringWidth(c)), 32)
+		}
+	}
+	for n, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			c = ansi.Truncate(c, widths[i], "…")
+			cells[i] = c + strings.Repeat(" ", widths[i]-ansi.StringWidth(c))
+		}
+		line := "  " + strings.TrimRight(strings.Join(cells, "  "), " ")
+		if n == 0 {
+			line = m.st.TableHeader.Render(line)
+		}
+		b.WriteString(line + "\n")
+	}
+}
+
+func (m *Model) headers(b *strings.Builder, h amqp.Table) {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		if k != "x-death" {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		b.WriteString("  " + m.st.Muted.Render("none besides x-death") + "\n")
+		return
+	}
+	sort.Strings(names)
+	w := labelWidth
+	for _, k := range names {
+		w = max(w, min(ansi.StringWidth(sanitize.Text(k)), headerNameWidth))
+	}
+	for _, k := range names {
+		name := ansi.Truncate(sanitize.Text(k), w, "…")
+		fmt.Fprintf(b, "  %s %s\n", m.st.Label.Render(name+strings.Repeat(" ", w-ansi.StringWidth(name))), sanitize.Text(value(h[k])))
+	}
+}
+
+// value renders a header value; nested tables and arrays stay on one line.
+func value(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return v
+	case []byte:
+		return fmt.Sprintf("bytes(%d) %s", len(v), hex.EncodeToString(v[:min(len(v), 32)]))
+	case time.Time:
+		return v.UTC().Format(time.RFC3339)
+	case amqp.Table:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + value(v[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			parts[i] = value(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+func (m *Model) body(b *strings.Builder, l dlq.DeadLetter, width int) {
+	if l.Body == nil {
+		b.WriteString("  " + m.st.Muted.Render("not held: this view came from a statistics scan") + "\n")
+		return
+	}
+	size := len(l.Body)
+	kind, text, note := decode(l.Body, l.Properties, m.hex)
+	head := fmt.Sprintf("%s · %s", kind, humanSize(size))
+	if note != "" {
+		head += " · " + note
+	}
+	b.WriteString("  " + m.st.Muted.Render(head) + "\n")
+	for _, line := range strings.Split(text, "\n") {
+		b.WriteString("  " + ansi.Hardwrap(line, max(width-2, 10), true) + "\n")
+	}
+}
+
+// decode picks the body's presentation: pretty JSON, text, or a hex dump,
+// each cut to its limit with a note saying what was left out.
+func decode(body []byte, p dlq.Properties, forceHex bool) (kind, text, note string) {
+	binary := p.ContentEncoding != "" && p.ContentEncoding != "identity" && p.ContentEncoding != "utf-8"
+	if forceHex || binary || !utf8.Valid(body) || hasNUL(body) {
+		kind = "hex"
+		if binary {
+			note = "content encoding " + sanitize.Text(p.ContentEncoding) + ", shown as bytes"
+		}
+		shown := body[:min(len(body), hexLimit)]
+		if len(shown) < len(body) {
+			note = join(note, fmt.Sprintf("first %s shown", humanSize(len(shown))))
+		}
+		return kind, strings.TrimRight(hex.Dump(shown), "\n"), note
+	}
+	if looksJSON(body, p.ContentType) && len(body) <= prettyLimit {
+		var out bytes.Buffer
+		if err := json.Indent(&out, body, "", "  "); err == nil {
+			return "json", cut(out.String(), &note), note
+		} else if strings.Contains(p.ContentType, "json") {
+			note = "not valid JSON (" + sanitize.Text(err.Error()) + "), shown as text"
+		}
+	}
+	return "text", cut(string(body), &note), note
+}
+
+// cut limits text to textLimit bytes on a rune boundary and sanitises it.
+func cut(s string, note *string) string {
+	if len(s) > textLimit {
+		n := textLimit
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		*note = join(*note, fmt.Sprintf("first %s shown", humanSize(n)))
+		s = s[:n]
+	}
+	return sanitize.Block(strings.TrimRight(s, "\n"))
+}
+
+func looksJSON(body []byte, contentType string) bool {
+	if strings.Contains(contentType, "json") {
+		return true
+	}
+	t := bytes.TrimSpace(body)
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+}
+
+func hasNUL(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " · " + b
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func humanSize(n int) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
