@@ -111,7 +111,7 @@ func (m *Model) planned(msg planMsg) tea.Cmd {
 	}
 	m.mode = normal
 	if msg.err != nil {
-		return common.ReportError(fmt.Errorf("planning the %s of %s failed: %w", msg.plan.Action, sanitize.Text(m.ref.Name), msg.err))
+		return common.ReportError(fmt.Errorf("planning the %s of %s failed: %w", msg.plan.Action, m.ref.Name, msg.err))
 	}
 	p := msg.plan
 	if p.ToSend() <= 0 {
@@ -177,14 +177,14 @@ func (m *Model) finished(msg resultMsg) tea.Cmd {
 	m.mode = normal
 	r := msg.res
 	m.result = fmt.Sprintf("%s %s: %d selected · %d skipped (applied) · %d confirmed · %d returned · %d nacked · %d unknown",
-		title(m.plan.Action), sanitize.Text(r.Operation), r.Selected, r.SkippedApplied, r.Confirmed, r.Returned, r.Nacked, r.Unknown)
+		title(m.plan.Action), r.Operation, r.Selected, r.SkippedApplied, r.Confirmed, r.Returned, r.Nacked, r.Unknown)
 	var cmds []tea.Cmd
 	if m.session != nil {
 		cmds = append(cmds, lettersCmd(m.session, m.sid))
 	}
 	if msg.err != nil {
-		m.result += " — failed: " + sanitize.Text(msg.err.Error())
-		cmds = append(cmds, common.ReportError(fmt.Errorf("%s of %s failed: %w; messages without a confirm stay in the DLQ, see the audit log (A)", m.plan.Action, sanitize.Text(m.ref.Name), msg.err)))
+		m.result += " — failed: " + msg.err.Error()
+		cmds = append(cmds, common.ReportError(fmt.Errorf("%s of %s failed: %w; messages without a confirm stay in the DLQ, see the audit log (A)", m.plan.Action, m.ref.Name, msg.err)))
 	} else {
 		cmds = append(cmds, common.Info(m.result))
 	}

@@ -8,7 +8,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
 func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
@@ -94,7 +93,7 @@ func (m *Model) selectAllMatching() tea.Cmd {
 	}
 	what := "held messages"
 	if m.filter != nil {
-		what = "messages matching " + sanitize.Text(m.filterSrc)
+		what = "messages matching " + m.filterSrc
 	}
 	if all {
 		return common.Info(fmt.Sprintf("cleared the selection of %d %s", len(m.visible), what))

@@ -21,7 +21,6 @@ import (
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/progress"
 	"github.com/warrenops/warren/ui/components/prompt"
-	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -172,8 +171,8 @@ func (m *Model) Close() tea.Cmd {
 	return closeCmd(s)
 }
 
-// Title names the screen in the breadcrumb.
-func (m *Model) Title() string { return "DLQ " + sanitize.Text(m.ref.Name) }
+// Title names the screen; the root sanitises it.
+func (m *Model) Title() string { return "DLQ " + m.ref.Name }
 
 // Keys returns the bindings that apply now.
 func (m *Model) Keys() help.KeyMap {
@@ -237,7 +236,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		if m.navigate(k) {
 			return nil
 		}
-		return common.ReportError(fmt.Errorf("an operation on %s is in progress; wait for its result", sanitize.Text(m.ref.Name)))
+		return common.ReportError(fmt.Errorf("an operation on %s is in progress; wait for its result", m.ref.Name))
 	}
 	if m.navigate(k) {
 		return nil
@@ -328,11 +327,11 @@ func (m *Model) inspect() tea.Cmd {
 func (m *Model) nextPage() tea.Cmd {
 	switch {
 	case m.state != browsing:
-		return common.ReportError(fmt.Errorf("no browse session on %s: press R to reopen", sanitize.Text(m.ref.Name)))
+		return common.ReportError(fmt.Errorf("no browse session on %s: press R to reopen", m.ref.Name))
 	case m.loading:
 		return nil
 	case m.end:
-		return common.Info(fmt.Sprintf("all of %s is held: no more pages", sanitize.Text(m.ref.Name)))
+		return common.Info(fmt.Sprintf("all of %s is held: no more pages", m.ref.Name))
 	}
 	m.loading = true
 	return nextCmd(m.ctx, m.session, m.sid)
@@ -351,7 +350,7 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 			return nil
 		}
 		m.state, m.stateErr = failed, msg.err
-		return common.ReportError(fmt.Errorf("browsing %s failed: %w; press R to retry", sanitize.Text(m.ref.Name), msg.err))
+		return common.ReportError(fmt.Errorf("browsing %s failed: %w; press R to retry", m.ref.Name, msg.err))
 	}
 	m.session, m.state = msg.session, browsing
 	m.loading = true
@@ -364,7 +363,7 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 	}
 	m.loading = false
 	if msg.err != nil {
-		return common.ReportError(fmt.Errorf("reading the next page of %s failed: %w; press n to retry or R to reopen", sanitize.Text(m.ref.Name), msg.err))
+		return common.ReportError(fmt.Errorf("reading the next page of %s failed: %w; press n to retry or R to reopen", m.ref.Name, msg.err))
 	}
 	m.end = msg.page.End
 	for _, n := range msg.page.Notes {
@@ -427,7 +426,7 @@ func (m *Model) sessionDone(msg sessionDoneMsg) tea.Cmd {
 	if msg.err != nil {
 		why = msg.err.Error()
 	}
-	return common.ReportError(fmt.Errorf("browse session on %s ended (%s); its messages went back to the queue; press R to reopen", sanitize.Text(m.ref.Name), why))
+	return common.ReportError(fmt.Errorf("browse session on %s ended (%s); its messages went back to the queue; press R to reopen", m.ref.Name, why))
 }
 
 func (s inboxStatus) label() string {

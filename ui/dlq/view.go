@@ -115,7 +115,7 @@ func (m *Model) footer() string {
 		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", count(loops))))
 	}
 	if m.result != "" {
-		lines = append(lines, m.st.OK.Render(m.result))
+		lines = append(lines, m.st.OK.Render(sanitize.Text(m.result)))
 	}
 	return strings.Join(lines, "\n")
 }

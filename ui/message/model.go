@@ -13,7 +13,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -51,13 +50,13 @@ func New(msg common.OpenMessageMsg, opts Options) *Model {
 // Init implements common.Screen.
 func (m *Model) Init() tea.Cmd { return nil }
 
-// Title names the screen in the breadcrumb.
+// Title names the screen in the breadcrumb; the root sanitises it.
 func (m *Model) Title() string {
 	id := m.msg.Letter.LogicalID
 	if id == "" {
 		id = m.msg.Letter.MessageID
 	}
-	return "message " + sanitize.Text(id)
+	return "message " + id
 }
 
 // Keys returns the bindings for the help view.
