@@ -1,0 +1,313 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/audit"
+)
+
+// actScene is a vhost of its own whose orders queue rejected n messages
+// into orders.dlq, and a config pointing at it.
+type actScene struct {
+	vhost  string
+	ch     *amqp.Channel
+	config string
+	audit  string
+}
+
+func newActScene(t *testing.T, n int, extraConfig string) *actScene {
+	t.Helper()
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	vhost := "warren-cli-actions-" + hex.EncodeToString(rnd[:])
+	actMgmt(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vhost), "")
+	t.Cleanup(func() { actMgmt(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), "") })
+	actMgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/guest", `{"configure":".*","write":".*","read":".*"}`)
+	conn, err := amqp.DialConfig("amqp://guest:guest@127.0.0.1:5672/", amqp.Config{Vhost: vhost})
+	if err != nil {
+		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &actScene{vhost: vhost, ch: ch}
+	s.declare(t, "orders.dlq", nil)
+	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	for i := range n {
+		if err := ch.Publish("", "orders", false, false, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte("b")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.waitDepth(t, "orders", n)
+	for range n {
+		d, ok, err := ch.Get("orders", false)
+		if err != nil || !ok {
+			t.Fatalf("get from orders: %v", err)
+		}
+		if err := d.Nack(false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.waitDepth(t, "orders.dlq", n)
+	dir := t.TempDir()
+	s.audit = filepath.Join(dir, "audit.jsonl")
+	s.config = filepath.Join(dir, "warren.toml")
+	t.Setenv("WARREN_ACTIONS_TEST_PASSWORD", "guest")
+	text := fmt.Sprintf(`current_context = "t"
+[contexts.t]
+amqp_url = "amqp://127.0.0.1:5672/"
+management_url = "http://127.0.0.1:15672"
+username = "guest"
+password_env = "WARREN_ACTIONS_TEST_PASSWORD"
+vhost = %q
+audit = "file:%s"
+%s`, vhost, s.audit, extraConfig)
+	if err := os.WriteFile(s.config, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *actScene) declare(t *testing.T, name string, args amqp.Table) {
+	t.Helper()
+	if _, err := s.ch.QueueDeclare(name, true, false, false, false, args); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitDepth polls the broker (no statistics lag) until name holds want.
+func (s *actScene) waitDepth(t *testing.T, name string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		q, err := s.ch.QueueDeclarePassive(name, true, false, false, false, nil)
+		if err != nil {
+			t.Fatalf("inspect %s: %v", name, err)
+		}
+		if q.Messages == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %d messages, want %d", name, q.Messages, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func actMgmt(t *testing.T, method, path, body string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://127.0.0.1:15672"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("guest", "guest")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("management API unreachable (RabbitMQ with the management plugin must run): %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
+	}
+}
+
+// runAction runs one action command the way main does and returns its
+// stdout, stderr and error.
+func runAction(t *testing.T, configPath string, newCmd func(*App) *cobra.Command, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	a := &App{ConfigPath: configPath, In: strings.NewReader(""), Out: &out, Err: &errOut}
+	cmd := newCmd(a)
+	cmd.SetArgs(args)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+func TestDlqActionsRefuseBadUsageAndUnsafeRuns(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(extra string) string {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.toml", len(extra)))
+		text := "current_context = \"t\"\n[contexts.t]\naudit = \"file:" + filepath.Join(dir, "audit.jsonl") + "\"\n" + extra
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain, readOnly := cfg(""), cfg("read_only = true\n")
+	tests := []struct {
+		name   string
+		config string
+		cmd    func(*App) *cobra.Command
+		args   []string
+		code   int
+	}{
+		{"no terminal and no --yes", plain, newDlqReplayCmd, []string{"orders.dlq"}, ExitRefused},
+		{"a read-only context", readOnly, newDlqReplayCmd, []string{"orders.dlq", "--yes"}, ExitRefused},
+		{"a read-only context refuses quarantine", readOnly, newDlqQuarantineCmd, []string{"orders.dlq", "--yes", "--reason", "r"}, ExitRefused},
+		{"quarantine without a reason", plain, newDlqQuarantineCmd, []string{"orders.dlq", "--yes"}, ExitUsage},
+		{"quarantine of a parking queue", plain, newDlqQuarantineCmd, []string{"orders.dlq.quarantine", "--yes", "--reason", "r"}, ExitUsage},
+		{"a negative rate", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--rate", "-1"}, ExitUsage},
+		{"a filter that does not compile", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--filter", "attempts >>> 3"}, ExitUsage},
+		{"a --to without a queue", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--to", "/"}, ExitUsage},
+		{"no queue named", plain, newDlqReplayCmd, []string{"--yes"}, ExitUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runAction(t, tc.config, tc.cmd, tc.args...)
+			if ExitCode(err) != tc.code {
+				t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, tc.code)
+			}
+		})
+	}
+}
+
+func TestDlqReplayDryRunChangesNoQueueAndNoAuditChain(t *testing.T) {
+	s := newActScene(t, 5, "")
+	out, _, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--dry-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "dry run: Replay 5 messages (5 B) from orders.dlq to queue orders (default exchange)?"
+	if !strings.HasPrefix(out, want) {
+		t.Fatalf("output %q, want it to start with %q", out, want)
+	}
+	s.waitDepth(t, "orders.dlq", 5)
+	s.waitDepth(t, "orders", 0)
+	if _, err := os.Stat(s.audit); !os.IsNotExist(err) {
+		t.Fatalf("a dry run touched the audit log: %v", err)
+	}
+}
+
+func TestDlqReplayWithYesMovesTheMessagesAndPrintsTheJSONContract(t *testing.T) {
+	s := newActScene(t, 5, "")
+	out, _, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	keys := make([]string, 0, len(got))
+	for k := range got {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if strings.Join(keys, ",") != "confirmed,nacked,operation,returned,selected,skipped_applied,unknown" {
+		t.Fatalf("JSON fields %v", keys)
+	}
+	if got["confirmed"] != 5.0 || got["selected"] != 5.0 || got["operation"] == "" {
+		t.Fatalf("result %v", got)
+	}
+	s.waitDepth(t, "orders.dlq", 0)
+	s.waitDepth(t, "orders", 5)
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := audit.Verify(context.Background(), st); err != nil || !res.OK || res.Records < 3 {
+		t.Fatalf("audit chain after the replay: %v %v", res, err)
+	}
+}
+
+func TestDlqQuarantineMovesToTheConfiguredParkingQueue(t *testing.T) {
+	s := newActScene(t, 4, "[[contexts.t.queues]]\nname = \"orders\"\ndlq = \"orders.dlq\"\nquarantine = \"orders.parking\"\n")
+	out, _, err := runAction(t, s.config, newDlqQuarantineCmd, "orders.dlq", "--yes", "--reason", "bad payload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "4 confirmed") {
+		t.Fatalf("output %q", out)
+	}
+	s.waitDepth(t, "orders.dlq", 0)
+	s.waitDepth(t, "orders.parking", 4)
+}
+
+func TestDlqReplayLeavesUnmovedMessagesAndExitsNonZero(t *testing.T) {
+	s := newActScene(t, 3, "")
+	if _, err := s.ch.QueueDelete("orders", false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
+	if ExitCode(err) != ExitFailure {
+		t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, ExitFailure)
+	}
+	var res struct{ Returned int }
+	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || res.Returned != 3 {
+		t.Fatalf("output %q (%v), want 3 returned", out, jerr)
+	}
+	s.waitDepth(t, "orders.dlq", 3)
+}
+
+func TestDlqReplayIsRefusedWhenTheAuditStoreIsUnwritable(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newActScene(t, 3, "")
+	text, err := os.ReadFile(s.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(string(text), s.audit, filepath.Join(blocker, "audit.jsonl"), 1)
+	if err := os.WriteFile(s.config, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes")
+	if ExitCode(err) != ExitRefused {
+		t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, ExitRefused)
+	}
+	s.waitDepth(t, "orders.dlq", 3)
+	s.waitDepth(t, "orders", 0)
+}
+
+func TestConfirmActionNeedsYesOrTheExactPhrase(t *testing.T) {
+	tests := []struct {
+		name, input, phrase string
+		want                bool
+	}{
+		{"y confirms", "y\n", "", true},
+		{"yes confirms", "YES\n", "", true},
+		{"anything else declines", "n\n", "", false},
+		{"end of input declines", "", "", false},
+		{"the exact phrase confirms", "orders.dlq 150\n", "orders.dlq 150", true},
+		{"y is not the phrase", "y\n", "orders.dlq 150", false},
+		{"a wrong count declines", "orders.dlq 15\n", "orders.dlq 150", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var prompt bytes.Buffer
+			got, err := confirmAction(strings.NewReader(tc.input), &prompt, "Replay 150 messages?", tc.phrase)
+			if err != nil || got != tc.want {
+				t.Fatalf("confirmed %v (%v), want %v", got, err, tc.want)
+			}
+			if !strings.HasPrefix(prompt.String(), "Replay 150 messages?") {
+				t.Fatalf("prompt %q", prompt.String())
+			}
+		})
+	}
+}
