@@ -34,11 +34,18 @@ const NotSent Outcome = "not_sent"
 // record, so the operation did not start and no message moved.
 var ErrAuditUnavailable = errors.New("audit store unavailable")
 
+// ErrSessionLost means the browse session died mid-operation. The broker
+// took back every delivery it held, so publishing stopped: a copy of a
+// message already back in the DLQ would exist twice.
+var ErrSessionLost = errors.New("browse session lost; publishing stopped")
+
 // Holder is the browse session that holds the plan's deliveries; acks and
 // returns must happen on the channel the deliveries came from.
 type Holder interface {
 	Ack(tag uint64) error    // one delivery, never multiple
 	Return(tag uint64) error // basic.nack with requeue, one delivery
+	// Done yields or is closed when the session ends.
+	Done() <-chan error
 }
 
 // Env is what Execute acts with.
@@ -205,6 +212,10 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 		}
 	}()
 
+	sendCtx, stopSending := context.WithCancelCause(ctx)
+	defer stopSending(nil)
+	go watchSession(env.Session, stopSending, settled)
+
 	var limiter *rate.Limiter
 	if plan.Rate > 0 {
 		limiter = rate.NewLimiter(rate.Limit(plan.Rate), 1)
@@ -213,14 +224,14 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 	var sendErr error
 	for i, it := range plan.Items {
 		if limiter != nil {
-			if sendErr = limiter.Wait(ctx); sendErr != nil {
+			if sendErr = limiter.Wait(sendCtx); sendErr != nil {
 				break
 			}
 		}
 		st.at = env.Now()
 		cp := makeCopy(it.Letter, st)
 		outcomes[i].UserIDDropped, outcomes[i].ExpDropped = cp.userIDDropped, cp.expirationDropped
-		sendErr = pub.Publish(ctx, Outgoing{Ref: i, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg})
+		sendErr = pub.Publish(sendCtx, Outgoing{Ref: i, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg})
 		if sendErr != nil {
 			break
 		}
@@ -242,6 +253,9 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 	res.PeakInFlight = pub.Peak()
 	tally(res, outcomes)
 	rep.finish(int(published.Load()))
+	if lost := context.Cause(sendCtx); errors.Is(lost, ErrSessionLost) {
+		return lost
+	}
 	if res.Cancelled {
 		return nil
 	}
@@ -252,6 +266,22 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 		return fmt.Errorf("confirms still missing after %s: %w", env.SettleTimeout, drainErr)
 	}
 	return closeErr
+}
+
+// watchSession stops the sending when the browse session ends before the
+// operation has settled.
+func watchSession(h Holder, stop context.CancelCauseFunc, settled <-chan struct{}) {
+	if h == nil {
+		return
+	}
+	select {
+	case err := <-h.Done():
+		if err == nil {
+			err = errors.New("the session was closed")
+		}
+		stop(fmt.Errorf("%w: %v", ErrSessionLost, err))
+	case <-settled:
+	}
 }
 
 // settleSource acks the source delivery of a confirmed copy and returns

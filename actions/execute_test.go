@@ -367,3 +367,27 @@ func (s *scene) replayAll(conn *amqp.Connection, store audit.Store) outcome {
 	}
 	return outcome{res, err}
 }
+
+func TestLosingTheBrowseSessionStopsPublishingAndLosesNothing(t *testing.T) {
+	const n = 300
+	s := newScene(t, n, plain)
+	browseConn := dial(t, s.vhost)
+	sess, letters := s.browse(t, browseConn, s.dlq)
+	closed := false
+	res, err := Execute(testCtx(t), s.plan(t, Request{Letters: letters, Rate: 300}), s.env(sess), func(p Progress) {
+		if p.Confirmed >= 20 && !closed {
+			closed = true
+			browseConn.Close()
+		}
+	})
+	if !errors.Is(err, ErrSessionLost) {
+		t.Fatalf("error %v, want ErrSessionLost", err)
+	}
+	if res.NotSent == 0 || res.Confirmed+res.NotSent != n {
+		t.Fatalf("result %+v: want publishing stopped part way", res)
+	}
+	// Acked sources left the DLQ; every other one is back there, so a
+	// copy whose ack failed exists twice, and nothing is lost.
+	waitDepth(t, s.ch, s.origin, res.Confirmed)
+	waitDepth(t, s.ch, s.dlq, n-(res.Confirmed-res.AckFailed))
+}
