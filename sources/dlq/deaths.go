@@ -1,0 +1,175 @@
+package dlq
+
+import (
+	"math"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Header names the broker and warren write (DESIGN.md §4.2, §4.4).
+const (
+	HeaderDeath              = "x-death"
+	HeaderFirstDeathQueue    = "x-first-death-queue"
+	HeaderFirstDeathReason   = "x-first-death-reason"
+	HeaderFirstDeathExchange = "x-first-death-exchange"
+	HeaderLastDeathQueue     = "x-last-death-queue"
+	HeaderLastDeathReason    = "x-last-death-reason"
+	HeaderLastDeathExchange  = "x-last-death-exchange"
+	HeaderDeliveryCount      = "x-delivery-count"
+	HeaderStreamOffset       = "x-stream-offset"
+	HeaderReplayCount        = "x-warren-replay-count"
+	HeaderQuarantineReason   = "x-warren-quarantine-reason"
+)
+
+// Dead-lettering reasons.
+const (
+	ReasonRejected      = "rejected"
+	ReasonExpired       = "expired"
+	ReasonMaxLen        = "maxlen"
+	ReasonDeliveryLimit = "delivery_limit"
+)
+
+// ParseDeaths reads the x-death header: an array of tables, most recent
+// first. Entries that are not tables are skipped, fields of the wrong
+// type are left empty, and a missing or nonsensical count reads as 1
+// (the entry exists, so the message died there at least once).
+func ParseDeaths(h amqp.Table) []Death {
+	return parseDeathsInto(nil, h, true)
+}
+
+// parseDeathsInto appends to dst[:0], so a scan reuses one slice; a scan
+// also has no use for routing keys.
+func parseDeathsInto(dst []Death, h amqp.Table, withKeys bool) []Death {
+	dst = dst[:0]
+	entries, ok := list(h[HeaderDeath])
+	if !ok {
+		return dst
+	}
+	for _, e := range entries {
+		t, ok := table(e)
+		if !ok {
+			continue
+		}
+		d := Death{Count: 1}
+		d.Queue, _ = text(t["queue"])
+		d.Reason, _ = text(t["reason"])
+		d.Exchange, _ = text(t["exchange"])
+		if n, ok := integer(t["count"]); ok && n > 0 {
+			d.Count = n
+		}
+		d.Time, _ = timestamp(t["time"])
+		d.OriginalExpiration, _ = scalarText(t["original-expiration"])
+		if keys, ok := list(t["routing-keys"]); ok && withKeys {
+			for _, k := range keys {
+				if s, ok := text(k); ok {
+					d.RoutingKeys = append(d.RoutingKeys, s)
+				}
+			}
+		}
+		dst = append(dst, d)
+	}
+	return dst
+}
+
+// origin is where a dead letter last died: the queue, the reason, the
+// exchange and routing keys it had there.
+type origin struct {
+	Queue, Reason, Exchange string
+	RoutingKeys             []string
+}
+
+// findOrigin picks the most recent death: x-last-death-* (3.13+) when
+// present, else the head of x-death, else x-first-death-* (3.10–3.12,
+// when x-death itself is unreadable).
+func findOrigin(deaths []Death, h amqp.Table) origin {
+	var o origin
+	lastQ, hasLast := text(h[HeaderLastDeathQueue])
+	if hasLast {
+		o.Queue = lastQ
+		o.Reason, _ = text(h[HeaderLastDeathReason])
+		o.Exchange, _ = text(h[HeaderLastDeathExchange])
+		for _, d := range deaths {
+			if d.Queue == o.Queue && (o.Reason == "" || d.Reason == o.Reason) {
+				o.RoutingKeys = d.RoutingKeys
+				if o.Reason == "" {
+					o.Reason = d.Reason
+				}
+				break
+			}
+		}
+		return o
+	}
+	if len(deaths) > 0 {
+		d := deaths[0]
+		return origin{Queue: d.Queue, Reason: d.Reason, Exchange: d.Exchange, RoutingKeys: d.RoutingKeys}
+	}
+	o.Queue, _ = text(h[HeaderFirstDeathQueue])
+	o.Reason, _ = text(h[HeaderFirstDeathReason])
+	o.Exchange, _ = text(h[HeaderFirstDeathExchange])
+	return o
+}
+
+// latestDeath is the latest time any x-death entry records. The broker
+// keeps only the first time per queue and reason, so this is the best
+// lower bound on when the message was last dead-lettered.
+func latestDeath(deaths []Death) time.Time {
+	var t time.Time
+	for _, d := range deaths {
+		if d.Time.After(t) {
+			t = d.Time
+		}
+	}
+	return t
+}
+
+// Attempts is DESIGN.md §2's attempt count: the largest of the x-death
+// counts summed for the origin queue, x-delivery-count and the
+// application's own attempts header, plus warren's replay count.
+func Attempts(deaths []Death, origin string, h amqp.Table, attemptsHeader string) int {
+	var sum int64
+	for _, d := range deaths {
+		if d.Queue == origin {
+			sum = addSat(sum, d.Count)
+		}
+	}
+	best := sum
+	if n, ok := integer(h[HeaderDeliveryCount]); ok && n > best {
+		best = n
+	}
+	if attemptsHeader != "" {
+		if n, ok := integer(h[attemptsHeader]); ok && n > best {
+			best = n
+		}
+	}
+	return clampInt(addSat(best, int64(ReplayCount(h))))
+}
+
+// ReplayCount is how many times warren has replayed the message.
+func ReplayCount(h amqp.Table) int {
+	n, ok := integer(h[HeaderReplayCount])
+	if !ok || n < 0 {
+		return 0
+	}
+	return clampInt(n)
+}
+
+func addSat(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	if b < 0 && a < math.MinInt64-b {
+		return math.MinInt64
+	}
+	return a + b
+}
+
+func clampInt(n int64) int {
+	switch {
+	case n < 0:
+		return 0
+	case n > math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int(n)
+}

@@ -1,0 +1,174 @@
+package dlq
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// deathEntry builds an x-death entry as the broker sends it.
+func deathEntry(queue, reason string, count int64, at time.Time, keys ...string) amqp.Table {
+	rk := make([]any, len(keys))
+	for i, k := range keys {
+		rk[i] = k
+	}
+	return amqp.Table{"queue": queue, "reason": reason, "count": count, "time": at, "exchange": "ex", "routing-keys": rk}
+}
+
+func TestParseDeathsReadsEveryBrokerShape(t *testing.T) {
+	tests := []struct {
+		name string
+		h    amqp.Table
+		want []Death
+	}{
+		{"no header", nil, nil},
+		{"3.10 reject after retries, most recent first", amqp.Table{
+			"x-death": []any{
+				deathEntry("orders", "rejected", 3, t0, "a3"),
+				deathEntry("orders.retry2", "expired", 1, t0.Add(time.Minute), "a2"),
+			},
+			"x-first-death-queue": "orders", "x-first-death-reason": "rejected", "x-first-death-exchange": "ex",
+		}, []Death{
+			{Queue: "orders", Reason: "rejected", Exchange: "ex", RoutingKeys: []string{"a3"}, Count: 3, Time: t0},
+			{Queue: "orders.retry2", Reason: "expired", Exchange: "ex", RoutingKeys: []string{"a2"}, Count: 1, Time: t0.Add(time.Minute)},
+		}},
+		{"per-message TTL keeps original-expiration", amqp.Table{
+			"x-death": []any{amqp.Table{"queue": "q", "reason": "expired", "count": int64(1), "original-expiration": "5000"}},
+		}, []Death{{Queue: "q", Reason: "expired", Count: 1, OriginalExpiration: "5000"}}},
+		{"count as other integer types", amqp.Table{
+			"x-death": []any{amqp.Table{"queue": "a", "count": int32(2)}, amqp.Table{"queue": "b", "count": uint8(4)}, amqp.Table{"queue": "c", "count": float64(5)}},
+		}, []Death{{Queue: "a", Count: 2}, {Queue: "b", Count: 4}, {Queue: "c", Count: 5}}},
+		{"missing, negative or absurd count reads as one", amqp.Table{
+			"x-death": []any{amqp.Table{"queue": "a"}, amqp.Table{"queue": "b", "count": int64(-7)}, amqp.Table{"queue": "c", "count": "lots"}, amqp.Table{"queue": "d", "count": math.NaN()}},
+		}, []Death{{Queue: "a", Count: 1}, {Queue: "b", Count: 1}, {Queue: "c", Count: 1}, {Queue: "d", Count: 1}}},
+		{"bytes instead of strings", amqp.Table{
+			"x-death": []any{amqp.Table{"queue": []byte("q"), "reason": []byte("maxlen"), "routing-keys": []any{[]byte("k"), int32(1)}}},
+		}, []Death{{Queue: "q", Reason: "maxlen", Count: 1, RoutingKeys: []string{"k"}}}},
+		{"entries that are not tables are skipped", amqp.Table{
+			"x-death": []any{"junk", nil, int64(3), []any{}, amqp.Table{"queue": "q"}},
+		}, []Death{{Queue: "q", Count: 1}}},
+		{"x-death not an array", amqp.Table{"x-death": amqp.Table{"queue": "q"}}, nil},
+		{"x-death a string", amqp.Table{"x-death": "rejected"}, nil},
+		{"program-built slice of tables", amqp.Table{"x-death": []amqp.Table{{"queue": "q", "count": 2}}}, []Death{{Queue: "q", Count: 2}}},
+		{"time as epoch seconds", amqp.Table{"x-death": []any{amqp.Table{"queue": "q", "time": t0.Unix()}}}, []Death{{Queue: "q", Count: 1, Time: time.Unix(t0.Unix(), 0)}}},
+		{"routing-keys a string is ignored", amqp.Table{"x-death": []any{amqp.Table{"queue": "q", "routing-keys": "k"}}}, []Death{{Queue: "q", Count: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ParseDeaths(tt.h)
+			if len(got) == 0 && len(tt.want) == 0 {
+				return
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ParseDeaths:\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFindOriginPrefersTheMostRecentDeath(t *testing.T) {
+	retry := []any{deathEntry("orders", "rejected", 3, t0, "a3"), deathEntry("orders.retry", "expired", 2, t0)}
+	tests := []struct {
+		name string
+		h    amqp.Table
+		want origin
+	}{
+		{"3.10: head of x-death, not x-first-death", amqp.Table{
+			"x-death": []any{deathEntry("orders", "rejected", 1, t0, "k"), deathEntry("wait", "expired", 1, t0)},
+			"x-first-death-queue": "wait", "x-first-death-reason": "expired",
+		}, origin{Queue: "orders", Reason: "rejected", Exchange: "ex", RoutingKeys: []string{"k"}}},
+		{"3.13+: x-last-death wins and takes its entry's keys", amqp.Table{
+			"x-death": retry, "x-last-death-queue": "orders", "x-last-death-reason": "rejected", "x-last-death-exchange": "ex",
+			"x-first-death-queue": "orders.retry",
+		}, origin{Queue: "orders", Reason: "rejected", Exchange: "ex", RoutingKeys: []string{"a3"}}},
+		{"x-last-death without reason borrows the entry's", amqp.Table{
+			"x-death": retry, "x-last-death-queue": "orders.retry",
+		}, origin{Queue: "orders.retry", Reason: "expired"}},
+		{"unreadable x-death falls back to x-first-death", amqp.Table{
+			"x-death": "garbage", "x-first-death-queue": "q", "x-first-death-reason": "maxlen", "x-first-death-exchange": "e",
+		}, origin{Queue: "q", Reason: "maxlen", Exchange: "e"}},
+		{"nothing at all", amqp.Table{}, origin{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := findOrigin(ParseDeaths(tt.h), tt.h)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAttemptsTakesTheLargestCounterPlusReplays(t *testing.T) {
+	deaths := []Death{{Queue: "orders", Reason: "rejected", Count: 3}, {Queue: "orders.retry", Reason: "expired", Count: 2}, {Queue: "orders", Reason: "expired", Count: 1}}
+	tests := []struct {
+		name   string
+		deaths []Death
+		origin string
+		h      amqp.Table
+		header string
+		want   int
+	}{
+		{"x-death counts for the origin only", deaths, "orders", nil, "", 4},
+		{"x-delivery-count larger", deaths, "orders", amqp.Table{"x-delivery-count": int64(9)}, "", 9},
+		{"application header larger", deaths, "orders", amqp.Table{"x-retry-count": int32(6)}, "x-retry-count", 6},
+		{"application header as text", nil, "q", amqp.Table{"x-retry-count": "7"}, "x-retry-count", 7},
+		{"application header not configured is ignored", nil, "q", amqp.Table{"x-retry-count": int32(6)}, "", 0},
+		{"replays are added", deaths, "orders", amqp.Table{"x-warren-replay-count": int64(2)}, "", 6},
+		{"negative replay count ignored", deaths, "orders", amqp.Table{"x-warren-replay-count": int64(-5)}, "", 4},
+		{"saturates instead of overflowing", []Death{{Queue: "q", Count: math.MaxInt64}, {Queue: "q", Count: math.MaxInt64}}, "q", amqp.Table{"x-warren-replay-count": int64(math.MaxInt64)}, "", math.MaxInt32},
+		{"no information", nil, "", nil, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Attempts(tt.deaths, tt.origin, tt.h, tt.header); got != tt.want {
+				t.Errorf("Attempts = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeCountsDeliveriesBehindADeliveryLimitDeath(t *testing.T) {
+	h := amqp.Table{"x-death": []any{deathEntry("work", "delivery_limit", 1, t0)}}
+	d := amqp.Delivery{Headers: h, MessageId: "m"}
+	if got := Decode(d, Options{}, false).Attempts; got != 1 {
+		t.Errorf("without the origin's limit: attempts %d, want 1 (the x-death count)", got)
+	}
+	if got := Decode(d, Options{OriginDeliveryLimits: map[string]int64{"work": 2}}, false).Attempts; got != 3 {
+		t.Errorf("with limit 2: attempts %d, want 3 deliveries", got)
+	}
+}
+
+func TestDecodeFillsTheDeadLetter(t *testing.T) {
+	d := amqp.Delivery{
+		DeliveryTag: 7, Redelivered: true, MessageId: "m-1", ContentType: "application/json",
+		Timestamp: t0, Body: []byte(`{"event":{"id":"E-9"}}`),
+		Headers: amqp.Table{
+			"x-death":                    []any{deathEntry("orders", "rejected", 3, t0, "order.created"), deathEntry("orders.retry", "expired", 2, t0.Add(time.Hour))},
+			"x-delivery-count":           int64(1),
+			"x-warren-replay-count":      int32(1),
+			"x-warren-quarantine-reason": "poison",
+			"x-stream-offset":            int64(42),
+		},
+	}
+	got := Decode(d, Options{LogicalID: "json:event.id"}, false)
+	want := DeadLetter{
+		DeliveryTag: 7, Offset: 42, Redelivered: true, MessageID: "m-1", LogicalID: "E-9", LogicalIDFrom: IDJSON,
+		Reason: "rejected", OriginQueue: "orders", OriginExchange: "ex", RoutingKeys: []string{"order.created"},
+		Attempts: 4, ReplayCount: 1, DeadLetteredAt: t0.Add(time.Hour), Deaths: ParseDeaths(d.Headers),
+		Size: len(d.Body), Quarantined: true, DeliveryCount: 1, Headroom: -1,
+		Properties: Properties{ContentType: "application/json", MessageID: "m-1", Timestamp: t0},
+		Headers:    d.Headers,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Decode:\n got %+v\nwant %+v", got, want)
+	}
+	if withBody := Decode(d, Options{}, true); string(withBody.Body) != string(d.Body) {
+		t.Errorf("keepBody did not keep the body")
+	}
+}

@@ -1,0 +1,136 @@
+package dlq
+
+import (
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// DefaultWindow is how many messages a browse page holds.
+const DefaultWindow = 500
+
+// defaultIdle is how long a page waits for one more delivery before it
+// concludes the queue has nothing more to give.
+const defaultIdle = time.Second
+
+// Options say how to read one DLQ.
+type Options struct {
+	// Window is the page size, DefaultWindow when zero.
+	Window int
+	// LogicalID is the ID source: "", message_id, header:NAME, json:PATH.
+	LogicalID string
+	// AttemptsHeader is the application's own attempt counter, if any.
+	AttemptsHeader string
+	// AllowLimitRisk is the operator's knowing override of the quorum
+	// delivery-limit guard.
+	AllowLimitRisk bool
+	// QuarantineQueue is the DLQ's parking queue (for the actions).
+	QuarantineQueue string
+	// OriginDeliveryLimits are the delivery limits of quorum origin
+	// queues by name: a delivery_limit death there stands for limit+1
+	// deliveries, which the x-death count alone does not show.
+	OriginDeliveryLimits map[string]int64
+	// StartOffset is where a stream browse starts; 0 means the first
+	// message still in the stream.
+	StartOffset int64
+	// Idle is how long a page waits for another delivery before ending
+	// early; defaultIdle when zero.
+	Idle time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if o.Idle <= 0 {
+		o.Idle = defaultIdle
+	}
+	return o
+}
+
+// Decode turns a delivery into a dead letter. It is pure: the session
+// fills Position and Headroom, which depend on the browse. Without
+// keepBody only the body's size is kept.
+func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
+	deaths := ParseDeaths(d.Headers)
+	org := findOrigin(deaths, d.Headers)
+	dl := DeadLetter{
+		DeliveryTag:    d.DeliveryTag,
+		Redelivered:    d.Redelivered,
+		MessageID:      d.MessageId,
+		Reason:         org.Reason,
+		OriginQueue:    org.Queue,
+		OriginExchange: org.Exchange,
+		RoutingKeys:    org.RoutingKeys,
+		ReplayCount:    ReplayCount(d.Headers),
+		DeadLetteredAt: latestDeath(deaths),
+		Deaths:         deaths,
+		Size:           len(d.Body),
+		Quarantined:    d.Headers[HeaderQuarantineReason] != nil,
+		DeliveryCount:  -1,
+		Headroom:       -1,
+		Properties:     properties(d),
+		Headers:        d.Headers,
+	}
+	dl.Attempts = attempts(deaths, org, d.Headers, o)
+	if n, ok := integer(d.Headers[HeaderDeliveryCount]); ok && n >= 0 {
+		dl.DeliveryCount = n
+	}
+	if n, ok := integer(d.Headers[HeaderStreamOffset]); ok {
+		dl.Offset = n
+	}
+	dl.LogicalID, dl.LogicalIDFrom = LogicalID(o.LogicalID, d.MessageId, d.Headers, d.Body)
+	if keepBody {
+		dl.Body = d.Body
+	}
+	return dl
+}
+
+// attempts is Attempts, raised for deaths by a quorum origin's delivery
+// limit when that limit is known.
+func attempts(deaths []Death, org origin, h amqp.Table, o Options) int {
+	n := Attempts(deaths, org.Queue, h, o.AttemptsHeader)
+	limit, ok := o.OriginDeliveryLimits[org.Queue]
+	if !ok || limit < 0 {
+		return n
+	}
+	var byLimit int64
+	for _, d := range deaths {
+		if d.Queue == org.Queue && d.Reason == ReasonDeliveryLimit {
+			byLimit = addSat(byLimit, mulSat(d.Count, limit+1))
+		} else if d.Queue == org.Queue {
+			byLimit = addSat(byLimit, d.Count)
+		}
+	}
+	if m := clampInt(addSat(byLimit, int64(ReplayCount(h)))); m > n {
+		return m
+	}
+	return n
+}
+
+func mulSat(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	if a > (1<<62)/b {
+		return 1 << 62
+	}
+	return a * b
+}
+
+func properties(d amqp.Delivery) Properties {
+	return Properties{
+		ContentType:     d.ContentType,
+		ContentEncoding: d.ContentEncoding,
+		DeliveryMode:    d.DeliveryMode,
+		Priority:        d.Priority,
+		CorrelationID:   d.CorrelationId,
+		ReplyTo:         d.ReplyTo,
+		Expiration:      d.Expiration,
+		MessageID:       d.MessageId,
+		Timestamp:       d.Timestamp,
+		Type:            d.Type,
+		UserID:          d.UserId,
+		AppID:           d.AppId,
+	}
+}

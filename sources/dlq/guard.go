@@ -1,0 +1,145 @@
+package dlq
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Queue types as the management API names them.
+const (
+	TypeClassic = "classic"
+	TypeQuorum  = "quorum"
+	TypeStream  = "stream"
+)
+
+// QueueInfo is what reading a DLQ needs to know about it, from the
+// management API.
+type QueueInfo struct {
+	Vhost, Name, Type string
+	// DeliveryLimit is the quorum delivery limit in force (set, or the
+	// 4.0+ default), -1 for none.
+	DeliveryLimit int64
+	BrokerVersion string
+	Consumers     int
+	Messages      int64
+}
+
+// RefusedError says why warren will not browse a queue.
+type RefusedError struct {
+	Queue  QueueInfo
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("refusing to browse %s in vhost %s: %s", e.Queue.Name, e.Queue.Vhost, e.Reason)
+}
+
+// Refusal is a held message warren will not treat as browsable, and why.
+// It stays held until it is acted on or the session closes.
+type Refusal struct {
+	Letter DeadLetter
+	Reason string
+}
+
+// limited reports whether the quorum delivery-limit guard applies.
+func (q QueueInfo) limited() bool { return q.Type == TypeQuorum && q.DeliveryLimit >= 0 }
+
+// returnCostsCount reports whether basic.nack with requeue counts toward
+// a quorum queue's delivery limit on this broker version: it does before
+// 4.3 (DESIGN.md §4.2). An unreadable version is treated as costly, and so
+// is a pre-release of 4.3.0, which may predate the change.
+func returnCostsCount(version string) bool {
+	major, minor, pre, ok := parseVersion(version)
+	if !ok {
+		return true
+	}
+	if major != 4 {
+		return major < 4
+	}
+	return minor < 3 || (minor == 3 && pre)
+}
+
+// parseVersion reads "4.3.0", "3.10.8", "4.3.0-rc.1" or "4.2.1+build".
+// pre is set for a pre-release of the x.y.0 release.
+func parseVersion(v string) (major, minor int, pre, ok bool) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	if i := strings.IndexByte(v, '+'); i >= 0 {
+		v = v[:i]
+	}
+	core, suffix, hasSuffix := strings.Cut(v, "-")
+	parts := strings.Split(core, ".")
+	if len(parts) < 2 {
+		return 0, 0, false, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
+		return 0, 0, false, false
+	}
+	patch := 0
+	if len(parts) > 2 {
+		p, err := strconv.Atoi(parts[2])
+		if err != nil {
+			return 0, 0, false, false
+		}
+		patch = p
+	}
+	return major, minor, hasSuffix && suffix != "" && patch == 0, true
+}
+
+// checkOpen is the guard of DESIGN.md §4.3 before anything is delivered:
+// a quorum queue with a delivery limit on a broker where a return costs a
+// count is refused unless the operator knowingly allows it.
+func checkOpen(q QueueInfo, o Options) error {
+	if !q.limited() || !returnCostsCount(q.BrokerVersion) || o.AllowLimitRisk {
+		return nil
+	}
+	return &RefusedError{Queue: q, Reason: fmt.Sprintf(
+		"it is a quorum queue with delivery limit %d and RabbitMQ %s counts every return toward that limit, "+
+			"so browsing adds one delivery to each message it shows and a message already at its limit would be "+
+			"dropped or dead-lettered on return; allow the risk explicitly to browse anyway (RabbitMQ 4.3+ returns for free)",
+		q.DeliveryLimit, versionText(q.BrokerVersion))}
+}
+
+func versionText(v string) string {
+	if v == "" {
+		return "(version unknown)"
+	}
+	return v
+}
+
+// refusal says why a held quorum message is not browsable: it has no
+// headroom left, so the return at the end of the browse (before 4.3) or
+// a lost channel (any version) would push it past its limit.
+func refusal(q QueueInfo, dl DeadLetter) (string, bool) {
+	if !q.limited() || dl.Headroom > 0 {
+		return "", false
+	}
+	returns := max(dl.DeliveryCount, 0)
+	if returnCostsCount(q.BrokerVersion) {
+		return fmt.Sprintf("returned %d times against a delivery limit of %d: returning it again will dead-letter or drop it; quarantine it to keep it",
+			returns, q.DeliveryLimit), true
+	}
+	return fmt.Sprintf("returned %d times against a delivery limit of %d: if this session's channel is lost it will be dead-lettered or dropped; quarantine it or close the session soon",
+		returns, q.DeliveryLimit), true
+}
+
+// sessionNotes are the caveats an operator should read with the first page.
+func sessionNotes(q QueueInfo, consumers int) []string {
+	var notes []string
+	if consumers > 0 && q.Type != TypeStream {
+		notes = append(notes, fmt.Sprintf("DLQ has %d consumers: they cannot see held messages, and messages they take are not browsed", consumers))
+	}
+	switch {
+	case q.Type == TypeStream:
+		notes = append(notes, "stream: read by offset, nothing is removed or returned")
+	case q.limited() && returnCostsCount(q.BrokerVersion):
+		notes = append(notes, fmt.Sprintf("delivery limit %d: this browse adds one delivery to every message it shows (override in force); order not kept", q.DeliveryLimit))
+	case q.limited():
+		notes = append(notes, fmt.Sprintf("delivery limit %d: messages are returned with basic.nack, which does not count on RabbitMQ %s; a lost channel does; order not kept", q.DeliveryLimit, q.BrokerVersion))
+	case q.Type == TypeQuorum:
+		notes = append(notes, "quorum queue: returned messages may not keep their order")
+	}
+	return notes
+}

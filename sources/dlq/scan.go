@@ -1,0 +1,208 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Bounds that keep a scan's memory independent of the queue's size and
+// of what hostile headers contain.
+const (
+	maxStatKeys    = 1000 // distinct reasons or origins; the rest count as OtherKey
+	maxAttemptsKey = 1000 // attempts above this count under this key
+	progressEvery  = 1000
+)
+
+// OtherKey collects reasons or origins beyond the first maxStatKeys, and
+// NoneKey messages that carry none.
+const (
+	OtherKey = "(other)"
+	NoneKey  = "(none)"
+)
+
+// Stats summarise a whole DLQ (DESIGN.md §4.1, §9). Only counters are
+// kept, never bodies or per-message records.
+type Stats struct {
+	Queue QueueInfo
+	// Expected is the queue's depth when the scan began.
+	Expected int
+	Total    int
+	Bytes    int64
+	// Attempts counts messages per attempt count (maxAttemptsKey holds
+	// that many or more).
+	Attempts    map[int]int
+	Reasons     map[string]int
+	Origins     map[string]int
+	ReplayLoops int
+	Quarantined int
+	// OldestDeadLettered and NewestDeadLettered span the messages that
+	// carry a dead-lettering time; NoTime counts those that do not.
+	OldestDeadLettered, NewestDeadLettered time.Time
+	NoTime                                 int
+	// Complete is false when the scan stopped before reading Expected
+	// messages (consumers or expiry took some meanwhile).
+	Complete bool
+	Notes    []string
+	Took     time.Duration
+}
+
+// Scan reads a whole DLQ for statistics and gives every message back:
+// classic queues by closing the channel (free, order kept), quorum
+// queues by one basic.nack each, streams by offset. The quorum guard of
+// Open applies. progress, if set, is called every thousand messages.
+func Scan(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options, progress func(done int)) (*Stats, error) {
+	if q.Type == "" {
+		q.Type = TypeClassic
+	}
+	o = o.withDefaults()
+	if err := checkOpen(q, o); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	ch, depth, consumers, err := inspect(conn, q)
+	if err != nil {
+		return nil, err
+	}
+	defer ch.Close()
+	st := &Stats{
+		Queue: q, Expected: depth,
+		Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
+		Notes: sessionNotes(q, consumers),
+	}
+	if depth > 0 {
+		sc := &scanner{o: o, st: st, progress: progress, stream: q.Type == TypeStream}
+		if err := sc.run(ctx, ch, q); err != nil {
+			return nil, err
+		}
+	}
+	st.Complete = st.Total >= depth
+	if !st.Complete {
+		st.Notes = append(st.Notes, fmt.Sprintf("read %d of the %d messages the queue held at the start (consumers or expiry took the rest)", st.Total, depth))
+	}
+	st.Took = time.Since(start)
+	if progress != nil {
+		progress(st.Total)
+	}
+	return st, nil
+}
+
+type scanner struct {
+	o        Options
+	st       *Stats
+	progress func(int)
+	stream   bool
+	deaths   []Death // reused for every message
+	lastTag  uint64
+}
+
+func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error {
+	// Every message is held until the end, so a classic or quorum scan
+	// needs an unlimited prefetch; a stream only needs credit, granted by
+	// acknowledging as it goes.
+	prefetch, args := 0, amqp.Table(nil)
+	if sc.stream {
+		prefetch, args = min(sc.o.Window, maxPrefetch), amqp.Table{HeaderStreamOffset: "first"}
+	}
+	if err := ch.Qos(prefetch, 0, false); err != nil {
+		return fmt.Errorf("set prefetch to scan %s: %w", q.Name, err)
+	}
+	tag := "warren-scan-" + randomHex()
+	deliveries, err := ch.Consume(q.Name, tag, false, false, false, false, args)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", q.Name, err)
+	}
+	err = sc.read(ctx, ch, deliveries)
+	if cerr := ch.Cancel(tag, false); cerr != nil && err == nil {
+		err = fmt.Errorf("stop scanning %s: %w", q.Name, cerr)
+	}
+	for d := range deliveries {
+		if aerr := sc.add(ch, d); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if q.Type == TypeQuorum {
+		// On 4.3+ a nack is free where a closing channel costs a count.
+		for t := uint64(1); t <= sc.lastTag; t++ {
+			if err := ch.Nack(t, false, true); err != nil {
+				return fmt.Errorf("return delivery %d to %s: %w", t, q.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (sc *scanner) read(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.Delivery) error {
+	timer := time.NewTimer(3 * sc.o.Idle)
+	defer timer.Stop()
+	for sc.st.Total < sc.st.Expected {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case d, ok := <-deliveries:
+			if !ok {
+				return fmt.Errorf("scan of %s lost its channel; the broker took the messages back", sc.st.Queue.Name)
+			}
+			if err := sc.add(ch, d); err != nil {
+				return err
+			}
+			timer.Reset(sc.o.Idle)
+		case <-timer.C:
+			return nil
+		}
+	}
+	return nil
+}
+
+// add counts one message, decoding only the headers the figures need.
+func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery) error {
+	if sc.stream {
+		if err := ch.Ack(d.DeliveryTag, false); err != nil {
+			return fmt.Errorf("grant stream credit: %w", err)
+		}
+	}
+	sc.lastTag = max(sc.lastTag, d.DeliveryTag)
+	st := sc.st
+	sc.deaths = parseDeathsInto(sc.deaths, d.Headers, false)
+	org := findOrigin(sc.deaths, d.Headers)
+	st.Total++
+	st.Bytes += int64(len(d.Body))
+	st.Attempts[min(attempts(sc.deaths, org, d.Headers, sc.o), maxAttemptsKey)]++
+	bump(st.Reasons, org.Reason)
+	bump(st.Origins, org.Queue)
+	if ReplayCount(d.Headers) > 0 {
+		st.ReplayLoops++
+	}
+	if d.Headers[HeaderQuarantineReason] != nil {
+		st.Quarantined++
+	}
+	if t := latestDeath(sc.deaths); t.IsZero() {
+		st.NoTime++
+	} else {
+		if st.OldestDeadLettered.IsZero() || t.Before(st.OldestDeadLettered) {
+			st.OldestDeadLettered = t
+		}
+		if t.After(st.NewestDeadLettered) {
+			st.NewestDeadLettered = t
+		}
+	}
+	if sc.progress != nil && st.Total%progressEvery == 0 {
+		sc.progress(st.Total)
+	}
+	return nil
+}
+
+func bump(m map[string]int, key string) {
+	switch _, ok := m[key]; {
+	case key == "":
+		key = NoneKey
+	case !ok && len(m) >= maxStatKeys:
+		key = OtherKey
+	}
+	m[key]++
+}

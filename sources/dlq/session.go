@@ -1,0 +1,435 @@
+package dlq
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// maxPrefetch is the largest prefetch AMQP 0-9-1 can express, and so the
+// largest page.
+const maxPrefetch = 65535
+
+var (
+	// ErrReadOnly is returned by Ack and Return on a stream: a stream keeps
+	// every message, so the action records the offset instead.
+	ErrReadOnly = errors.New("a stream keeps its messages: there is nothing to acknowledge or return")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("browse session is closed")
+)
+
+// Page is one window of a browse.
+type Page struct {
+	Letters []DeadLetter
+	// Refused are held messages the guard will not treat as browsable.
+	Refused []Refusal
+	// End is set once the queue has nothing more to give this session.
+	End bool
+	// Notes are caveats for the operator ("order not kept", consumers).
+	Notes []string
+	// Cursor is the next stream offset to read (streams only).
+	Cursor int64
+	// Seen counts messages read by the session so far; Expected is the
+	// queue's depth when the session opened, -1 when unknown.
+	Seen, Expected int
+}
+
+// Session is one browse of a DLQ on a channel of its own (DESIGN.md §4.3).
+// Each page is read by a consumer of its own whose prefetch is the window;
+// the consumer is cancelled once its page is read, so the held pages stay
+// held (the broker keeps them unacknowledged on the channel) and the next
+// consumer starts after them, which keeps the order. Next must not be
+// called concurrently with itself; everything else is safe from any
+// goroutine.
+type Session struct {
+	q      QueueInfo
+	o      Options
+	ch     *amqp.Channel
+	stream bool
+	tag    string
+	done   chan error
+	quit   chan struct{}
+
+	// next serialises Next and Close, which own the fields below it.
+	next     sync.Mutex
+	pages    int
+	expected int
+	seen     int
+	cursor   int64
+	end      bool
+	notes    []string
+
+	mu      sync.Mutex
+	order   []entry
+	held    map[uint64]struct{}
+	closed  bool
+	lostErr error
+}
+
+type entry struct {
+	dl     DeadLetter
+	reason string // non-empty when refused
+}
+
+// Open starts a browse session on q. A quorum queue the delivery-limit
+// guard refuses yields a *RefusedError and nothing is delivered.
+func Open(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options) (*Session, error) {
+	if q.Name == "" {
+		return nil, errors.New("no DLQ named")
+	}
+	if q.Type == "" {
+		q.Type = TypeClassic
+	}
+	o = o.withDefaults()
+	if err := checkOpen(q, o); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ch, depth, consumers, err := inspect(conn, q)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		q: q, o: o, ch: ch,
+		stream:   q.Type == TypeStream,
+		tag:      "warren-browse-" + randomHex(),
+		done:     make(chan error, 1),
+		quit:     make(chan struct{}),
+		expected: depth,
+		cursor:   o.StartOffset,
+		held:     map[uint64]struct{}{},
+		notes:    sessionNotes(q, consumers),
+	}
+	if s.stream && o.StartOffset > 0 {
+		s.expected = -1
+	}
+	go s.watch(ch.NotifyClose(make(chan *amqp.Error, 1)))
+	return s, nil
+}
+
+// inspect opens the session's channel and reads the queue's depth and
+// consumers with a passive declare.
+func inspect(conn *amqp.Connection, q QueueInfo) (*amqp.Channel, int, int, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("open a channel to browse %s: %w", q.Name, err)
+	}
+	info, err := ch.QueueDeclarePassive(q.Name, false, false, false, false, nil)
+	if err != nil {
+		_ = ch.Close()
+		var ae *amqp.Error
+		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+			return nil, 0, 0, fmt.Errorf("queue %s does not exist in vhost %s", q.Name, q.Vhost)
+		}
+		return nil, 0, 0, fmt.Errorf("inspect queue %s: %w", q.Name, err)
+	}
+	return ch, info.Messages, max(info.Consumers, q.Consumers), nil
+}
+
+func (s *Session) watch(notify chan *amqp.Error) {
+	if err, ok := <-notify; ok && err != nil {
+		lost := fmt.Errorf("browse session on %s lost (%s); the broker took its messages back; reopen to continue", s.q.Name, err.Reason)
+		s.mu.Lock()
+		s.lostErr = lost
+		s.mu.Unlock()
+		s.done <- lost
+	}
+	close(s.done)
+}
+
+// Done delivers an error when the session's channel dies under it, and
+// is closed when the session ends either way.
+func (s *Session) Done() <-chan error { return s.done }
+
+// Queue returns the queue being browsed.
+func (s *Session) Queue() QueueInfo { return s.q }
+
+// ReadOnly reports whether the session browses a stream, where nothing
+// is acknowledged or returned.
+func (s *Session) ReadOnly() bool { return s.stream }
+
+// Next reads the next window of messages and holds them.
+func (s *Session) Next(ctx context.Context) (*Page, error) {
+	s.next.Lock()
+	defer s.next.Unlock()
+	s.mu.Lock()
+	closed, lost := s.closed, s.lostErr
+	s.compact()
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case lost != nil:
+		return nil, lost
+	}
+	page := &Page{Notes: s.notes, Expected: s.expected}
+	s.notes = nil
+	if s.expected == 0 {
+		s.end = true
+	}
+	if s.end {
+		return s.finish(page), nil
+	}
+	window := min(s.o.Window, maxPrefetch)
+	from := s.cursor
+	deliveries, tag, err := s.consume(window)
+	if err != nil {
+		return nil, err
+	}
+	err = s.read(ctx, page, deliveries, window, from)
+	// Cancelling the page's consumer leaves its deliveries held; what was
+	// already in flight joins the page.
+	if cerr := s.ch.Cancel(tag, false); cerr != nil && err == nil {
+		err = fmt.Errorf("stop browsing %s: %w", s.q.Name, cerr)
+	}
+	for d := range deliveries {
+		if terr := s.take(page, d, from); terr != nil && err == nil {
+			err = terr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.finish(page), nil
+}
+
+// consume starts the page's consumer with a prefetch of one window.
+func (s *Session) consume(window int) (<-chan amqp.Delivery, string, error) {
+	if err := s.ch.Qos(window, 0, false); err != nil {
+		return nil, "", fmt.Errorf("set prefetch to browse %s: %w", s.q.Name, err)
+	}
+	var args amqp.Table
+	if s.stream {
+		args = amqp.Table{HeaderStreamOffset: "first"}
+		if s.cursor > 0 {
+			args[HeaderStreamOffset] = s.cursor
+		}
+	}
+	s.pages++
+	tag := fmt.Sprintf("%s-%d", s.tag, s.pages)
+	d, err := s.ch.Consume(s.q.Name, tag, false, false, false, false, args)
+	if err != nil {
+		return nil, "", fmt.Errorf("browse %s: %w", s.q.Name, err)
+	}
+	return d, tag, nil
+}
+
+// read fills the page until the window is full, the queue's depth at
+// open has been read, or nothing arrives for the idle time.
+func (s *Session) read(ctx context.Context, page *Page, deliveries <-chan amqp.Delivery, window int, from int64) error {
+	timer := time.NewTimer(3 * s.o.Idle)
+	defer timer.Stop()
+	for len(page.Letters)+len(page.Refused) < window {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.quit:
+			return ErrClosed
+		case d, ok := <-deliveries:
+			if !ok {
+				return s.lost()
+			}
+			if err := s.take(page, d, from); err != nil {
+				return err
+			}
+			if s.expected >= 0 && s.seen >= s.expected {
+				s.end = true
+				return nil
+			}
+			timer.Reset(s.o.Idle)
+		case <-timer.C:
+			s.end = true
+			if s.expected >= 0 {
+				page.Notes = append(page.Notes, fmt.Sprintf("stopped waiting after %s: read %d of the %d messages the queue held at open (consumers or expiry may have taken the rest)", s.o.Idle, s.seen, s.expected))
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// take records one delivery on the page.
+func (s *Session) take(page *Page, d amqp.Delivery, from int64) error {
+	dl := Decode(d, s.o, true)
+	if s.stream {
+		// Acknowledging a stream delivery removes nothing; it grants the
+		// credit for the next one.
+		if err := s.ch.Ack(d.DeliveryTag, false); err != nil {
+			return fmt.Errorf("grant stream credit on %s: %w", s.q.Name, err)
+		}
+		dl.DeliveryTag = 0
+		if dl.Offset < from {
+			// The broker starts from the chunk holding the offset.
+			return nil
+		}
+		s.cursor = dl.Offset + 1
+	}
+	dl.Position = s.seen
+	s.seen++
+	if s.q.limited() {
+		dl.Headroom = s.q.DeliveryLimit - max(dl.DeliveryCount, 0)
+	}
+	reason, refused := refusal(s.q, dl)
+	s.mu.Lock()
+	s.order = append(s.order, entry{dl: dl, reason: reason})
+	if !s.stream {
+		s.held[d.DeliveryTag] = struct{}{}
+	}
+	s.mu.Unlock()
+	if refused {
+		page.Refused = append(page.Refused, Refusal{Letter: dl, Reason: reason})
+	} else {
+		page.Letters = append(page.Letters, dl)
+	}
+	return nil
+}
+
+func (s *Session) finish(page *Page) *Page {
+	page.End = s.end
+	page.Cursor = s.cursor
+	page.Seen = s.seen
+	return page
+}
+
+func (s *Session) lost() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lostErr != nil {
+		return s.lostErr
+	}
+	return fmt.Errorf("browse session on %s lost; the broker took its messages back; reopen to continue", s.q.Name)
+}
+
+// compact drops acted-on entries; callers hold mu.
+func (s *Session) compact() {
+	if s.stream {
+		return
+	}
+	s.order = slices.DeleteFunc(s.order, func(e entry) bool {
+		_, ok := s.held[e.dl.DeliveryTag]
+		return !ok
+	})
+}
+
+// Letters returns the browsable messages still held (for a stream, all
+// read so far), in browse order.
+func (s *Session) Letters() []DeadLetter { return s.collect(false) }
+
+// Refused returns the refused messages still held.
+func (s *Session) Refused() []Refusal {
+	var out []Refusal
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.order {
+		if e.reason != "" && s.holds(e.dl) {
+			out = append(out, Refusal{Letter: e.dl, Reason: e.reason})
+		}
+	}
+	return out
+}
+
+func (s *Session) collect(refused bool) []DeadLetter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []DeadLetter
+	for _, e := range s.order {
+		if (e.reason != "") == refused && s.holds(e.dl) {
+			out = append(out, e.dl)
+		}
+	}
+	return out
+}
+
+func (s *Session) holds(dl DeadLetter) bool {
+	if s.stream {
+		return true
+	}
+	_, ok := s.held[dl.DeliveryTag]
+	return ok
+}
+
+// Ack removes one held delivery from the queue (multiple=false); actions
+// call it only after the copy was confirmed.
+func (s *Session) Ack(tag uint64) error {
+	return s.settle(tag, func() error { return s.ch.Ack(tag, false) })
+}
+
+// Return gives one held delivery back to the queue with basic.nack and
+// requeue, never basic.reject (free of a delivery count on 4.3+).
+func (s *Session) Return(tag uint64) error {
+	return s.settle(tag, func() error { return s.ch.Nack(tag, false, true) })
+}
+
+func (s *Session) settle(tag uint64, send func() error) error {
+	if s.stream {
+		return ErrReadOnly
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.lostErr != nil {
+		return s.lostErr
+	}
+	if _, ok := s.held[tag]; !ok {
+		return fmt.Errorf("delivery %d is not held by this browse session of %s", tag, s.q.Name)
+	}
+	if err := send(); err != nil {
+		return fmt.Errorf("settle delivery %d on %s: %w", tag, s.q.Name, err)
+	}
+	delete(s.held, tag)
+	return nil
+}
+
+// Close returns everything still held, one basic.nack each, then closes
+// the channel. It stops a Next in progress and is safe to call twice.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.quit)
+	s.mu.Unlock()
+	s.next.Lock()
+	defer s.next.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lostErr != nil || s.ch.IsClosed() {
+		return nil
+	}
+	var errs []error
+	tags := make([]uint64, 0, len(s.held))
+	for t := range s.held {
+		tags = append(tags, t)
+	}
+	slices.Sort(tags)
+	for _, t := range tags {
+		if err := s.ch.Nack(t, false, true); err != nil {
+			errs = append(errs, fmt.Errorf("return delivery %d to %s: %w", t, s.q.Name, err))
+			break
+		}
+		delete(s.held, t)
+	}
+	if err := s.ch.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func randomHex() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
