@@ -79,7 +79,7 @@ func TestFindOriginPrefersTheMostRecentDeath(t *testing.T) {
 		want origin
 	}{
 		{"3.10: head of x-death, not x-first-death", amqp.Table{
-			"x-death": []any{deathEntry("orders", "rejected", 1, t0, "k"), deathEntry("wait", "expired", 1, t0)},
+			"x-death":             []any{deathEntry("orders", "rejected", 1, t0, "k"), deathEntry("wait", "expired", 1, t0)},
 			"x-first-death-queue": "wait", "x-first-death-reason": "expired",
 		}, origin{Queue: "orders", Reason: "rejected", Exchange: "ex", RoutingKeys: []string{"k"}}},
 		{"3.13+: x-last-death wins and takes its entry's keys", amqp.Table{
