@@ -77,7 +77,9 @@ func Lint(s *Snapshot) []Finding {
 				add(CheckDLQDeliveryLim, SeverityWarning,
 					"quorum DLQ with delivery limit %d: returning browsed messages can count as deliveries, and a message past the limit is dropped or dead-lettered again; warren refuses to browse it unless overridden", lim)
 			}
-			if q.Consumers > 0 {
+			// The cheap queue list carries no consumer count: only a
+			// queue read with its statistics can trip this check.
+			if q.HasRates && q.Consumers > 0 {
 				add(CheckDLQConsumers, SeverityWarning,
 					"DLQ with %d consumer(s): messages they hold are invisible to browsing, and they may be consuming dead letters away", q.Consumers)
 			}

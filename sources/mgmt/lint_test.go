@@ -17,7 +17,7 @@ func with(args map[string]any, more map[string]any) map[string]any {
 }
 
 func consumed(q Queue, n int) Queue {
-	q.Consumers = n
+	q.Consumers, q.HasRates = n, true
 	return q
 }
 
@@ -72,7 +72,7 @@ func TestLintChecks(t *testing.T) {
 			[]string{"dlq-quorum-delivery-limit dead"}},
 		{"DLQ with consumers", "3.10.8", []Queue{
 			queue(v, "q", "classic", healthyDLX),
-			{Vhost: v, Name: "dead", Type: "classic", Consumers: 2}},
+			{Vhost: v, Name: "dead", Type: "classic", Consumers: 2, HasRates: true}},
 			[]string{"dlq-has-consumers dead"}},
 		{"quorum queue with DLX and no delivery limit", "3.13.7", []Queue{
 			queue(v, "q", "quorum", healthyDLX),

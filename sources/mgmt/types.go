@@ -93,6 +93,8 @@ type Queue struct {
 	Messages  int64
 	Ready     int64
 	Unacked   int64
+	// Consumers is known only with rates (HasRates): the cheap queue
+	// list does not carry it.
 	Consumers int
 	// HeadMessageTimestamp is the timestamp property of the head message
 	// (classic queues, publisher-set only); nil when unknown.

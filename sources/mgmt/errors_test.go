@@ -1,0 +1,139 @@
+package mgmt
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+)
+
+// closedPort returns a loopback address where nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func TestErrorsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	admin := testClient(t).Admin()
+	const user, secret = "warren-mgmt-nomgmt", "s3cret-NoTag"
+	res, err := admin.PutUser(user, rabbithole.UserSettings{Password: secret, Tags: rabbithole.UserTags{}})
+	if err != nil {
+		t.Fatalf("create user: %v (RabbitMQ with the management plugin must run at %s)", err, testMgmt)
+	}
+	res.Body.Close()
+	t.Cleanup(func() {
+		if res, err := admin.DeleteUser(user); err == nil {
+			res.Body.Close()
+		}
+	})
+	closed := closedPort(t)
+
+	tests := []struct {
+		name     string
+		opts     Options
+		kind     error
+		contains []string
+	}{
+		{"wrong password", Options{URL: testMgmt, Username: "guest", Password: "not-the-Password-42"},
+			ErrUnauthorized, []string{`bad credentials for user "guest"`, "password_env"}},
+		{"user without the management tag", Options{URL: testMgmt, Username: user, Password: secret},
+			ErrUnauthorized, []string{user, "no management tag"}},
+		{"nothing listening (plugin off or broker down)", Options{URL: "http://" + closed, Username: "guest", Password: "not-the-Password-42"},
+			ErrUnreachable, []string{"management API at http://" + closed + " unreachable", "is the management plugin enabled?",
+				"rabbitmq-plugins enable rabbitmq_management"}},
+		{"credentials in the URL stay out of messages", Options{URL: "http://guest:not-the-Password-42@" + closed},
+			ErrUnreachable, []string{"http://" + closed}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := New(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Overview(context.Background())
+			if !errors.Is(err, tt.kind) {
+				t.Fatalf("error %v is not %v", err, tt.kind)
+			}
+			if IsDisconnected(err) != (tt.kind == ErrUnreachable) {
+				t.Fatalf("IsDisconnected(%v) wrong", err)
+			}
+			msg := err.Error()
+			for _, s := range tt.contains {
+				if !strings.Contains(msg, s) {
+					t.Errorf("message %q lacks %q", msg, s)
+				}
+			}
+			if strings.Contains(msg, "not-the-Password-42") || strings.Contains(msg, secret) || strings.Contains(msg, "\n") {
+				t.Fatalf("message leaks the password or spans lines: %q", msg)
+			}
+		})
+	}
+}
+
+func TestNewRejectsABadURL(t *testing.T) {
+	for _, u := range []string{"", "127.0.0.1:15672", "amqp://127.0.0.1:5672", "http://user:pw@"} {
+		if _, err := New(Options{URL: u}); err == nil || strings.Contains(err.Error(), "pw") {
+			t.Errorf("New(%q) = %v", u, err)
+		}
+	}
+}
+
+func TestUnknownQueueIsNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, err := e.c.Queue(context.Background(), e.vhost, "no-such-queue")
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no-such-queue") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A 3.10 broker whose statistics are off answers 400 to /api/channels;
+// disable_stats=true asks this broker for that very answer.
+func TestChannelsWithoutStatisticsBecomeANote(t *testing.T) {
+	t.Parallel()
+	c := testClient(t)
+	var out []rawChannel
+	err := c.get(context.Background(), "channels", url.Values{"disable_stats": {"true"}}, &out)
+	note, ok := channelsUnavailable(err)
+	if !ok || !strings.Contains(note, "channel details unavailable") {
+		t.Fatalf("400 from /api/channels gave note %q, ok=%v (error %v)", note, ok, err)
+	}
+	if _, ok := channelsUnavailable(errors.New("other")); ok {
+		t.Fatal("an unrelated error became a note")
+	}
+}
+
+func TestSnapshotWithChannelsListsThem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("work", nil)
+	ch := e.channel()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Consume("work", "watcher", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.snapshot(SnapshotOptions{Channels: true}, func(s *Snapshot) bool {
+		if len(s.Consumers) != 1 || s.Consumers[0].Tag != "watcher" || s.ChannelsNote != "" {
+			return false
+		}
+		for _, c := range s.Channels {
+			if c.Name == s.Consumers[0].Channel {
+				return c.ConfirmMode && c.Consumers == 1
+			}
+		}
+		return false
+	})
+}

@@ -1,0 +1,96 @@
+package mgmt
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+func lintVhost(t *testing.T, e *env) []string {
+	t.Helper()
+	s, err := e.c.Snapshot(context.Background(), SnapshotOptions{Vhost: e.vhost, AllRates: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range Lint(s) {
+		got = append(got, f.Check+" "+f.Queue)
+	}
+	sort.Strings(got)
+	return got
+}
+
+func TestLintOnTheBrokerFiresOnEveryTrippedCheck(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.exchange("dlx", "direct")
+	e.exchange("dlx.unbound", "fanout")
+	e.queue("dead", nil)
+	e.bind("dead", "dead", "dlx")
+	toDead := func(more amqp.Table) amqp.Table {
+		a := amqp.Table{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "dead"}
+		for k, v := range more {
+			a[k] = v
+		}
+		return a
+	}
+	e.queue("lost.missing", amqp.Table{"x-dead-letter-exchange": "no-such-exchange"})
+	e.queue("lost.unbound", amqp.Table{"x-dead-letter-exchange": "dlx.unbound"})
+	e.queue("alo", toDead(amqp.Table{"x-queue-type": "quorum", "x-dead-letter-strategy": "at-least-once", "x-delivery-limit": 5}))
+	e.queue("capped", toDead(amqp.Table{"x-max-length": 5, "x-overflow": "drop-head"}))
+	e.queue("qdead", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 3})
+	e.bind("qdead", "qdead", "dlx")
+	e.queue("to-qdead", amqp.Table{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "qdead"})
+	e.queue("cdead", nil)
+	e.bind("cdead", "cdead", "dlx")
+	e.queue("to-cdead", amqp.Table{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "cdead"})
+	if _, err := e.channel().Consume("cdead", "", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.policy("loop", `^loop$`, map[string]any{"dead-letter-exchange": "dlx", "dead-letter-routing-key": "dead"})
+	e.queue("loop", amqp.Table{"x-queue-type": "quorum"})
+
+	want := []string{
+		"dlq-has-consumers cdead",
+		"dlq-quorum-delivery-limit qdead",
+		"dlx-at-least-once-overflow alo",
+		"dlx-missing lost.missing",
+		"dlx-unroutable lost.unbound",
+		"overflow-drop-head capped",
+		"quorum-no-delivery-limit loop",
+	}
+	// Consumer counts and policies reach the API asynchronously.
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		got := lintVhost(t, e)
+		return slices.Equal(got, want), fmt.Sprint(got)
+	})
+}
+
+func TestLintOnTheBrokerIsSilentOnAHealthyTopology(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.exchange("dlx", "topic")
+	e.queue("orders.dlq", nil)
+	e.bind("orders.dlq", "orders.#", "dlx")
+	e.queue("orders", amqp.Table{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "orders.failed"})
+	e.queue("payments.dlq", nil)
+	e.policy("payments", `^payments$`, map[string]any{"dead-letter-exchange": "", "dead-letter-routing-key": "payments.dlq", "delivery-limit": 5})
+	e.queue("payments", amqp.Table{"x-queue-type": "quorum"})
+	e.queue("capped", amqp.Table{"x-max-length": 100, "x-overflow": "reject-publish"})
+	if _, err := e.channel().Consume("orders", "", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The policy applies asynchronously: wait until payments is paired.
+	e.snapshot(SnapshotOptions{}, func(s *Snapshot) bool {
+		q := s.Queue(QueueRef{Vhost: e.vhost, Name: "payments"})
+		return q != nil && q.DLQ != nil
+	})
+	if got := lintVhost(t, e); len(got) != 0 {
+		t.Fatalf("healthy topology gave findings %v", got)
+	}
+}

@@ -1,0 +1,205 @@
+package mgmt
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+func TestSnapshotDepthsEqualTheBrokers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("work", nil)
+	e.queue("votes", amqp.Table{"x-queue-type": "quorum"})
+	e.publish("work", 7, nil)
+	e.publish("votes", 3, nil)
+	ch := e.channel()
+	if err := ch.Qos(2, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Consume("work", "holder", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	want := map[string][3]int64{"work": {7, 5, 2}, "votes": {3, 3, 0}}
+	s := e.snapshot(SnapshotOptions{}, func(s *Snapshot) bool {
+		for name, w := range want {
+			q := s.Queue(QueueRef{Vhost: e.vhost, Name: name})
+			if q == nil || [3]int64{q.Messages, q.Ready, q.Unacked} != w {
+				return false
+			}
+		}
+		return true
+	})
+	// The broker's own count of ready messages, through AMQP.
+	for name, w := range want {
+		info, err := e.channel().QueueDeclarePassive(name, true, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(info.Messages) != w[1] {
+			t.Fatalf("%s: broker says %d ready, snapshot %d", name, info.Messages, w[1])
+		}
+	}
+	if s.Overview.RabbitMQVersion == "" || len(s.Nodes) == 0 || !s.Nodes[0].Running || s.Nodes[0].MemLimit == 0 {
+		t.Fatalf("overview %+v nodes %+v", s.Overview, s.Nodes)
+	}
+	if q := s.Queue(QueueRef{Vhost: e.vhost, Name: "votes"}); q.Type != "quorum" || q.Node == "" {
+		t.Fatalf("quorum queue read as %+v", q)
+	}
+	if s.StatsAge < DefaultStatsInterval || s.TakenAt.IsZero() {
+		t.Fatalf("stats age %v, taken at %v", s.StatsAge, s.TakenAt)
+	}
+}
+
+func TestSnapshotPairsDLQThroughAnArgument(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.exchange("orders.dlx", "direct")
+	e.queue("orders.dlq", nil)
+	e.bind("orders.dlq", "orders", "orders.dlx")
+	e.queue("orders", amqp.Table{"x-dead-letter-exchange": "orders.dlx", "x-dead-letter-routing-key": "orders"})
+	e.publish("orders", 2, nil)
+	rejectAll(t, e, "orders", 2)
+
+	s := e.snapshot(SnapshotOptions{}, func(s *Snapshot) bool {
+		q := s.Queue(QueueRef{Vhost: e.vhost, Name: "orders"})
+		return q != nil && q.DLQMessages == 2
+	})
+	q := s.Queue(QueueRef{Vhost: e.vhost, Name: "orders"})
+	dlq := s.Queue(QueueRef{Vhost: e.vhost, Name: "orders.dlq"})
+	if q.DLQ == nil || *q.DLQ != dlq.Ref() || !dlq.IsDLQ() || dlq.DLQOf[0] != q.Ref() || q.IsDLQ() {
+		t.Fatalf("pairing: orders.DLQ=%v, orders.dlq.DLQOf=%v", q.DLQ, dlq.DLQOf)
+	}
+	if q.DeadLetterExchange != "orders.dlx" || q.DeadLetterRoutingKey != "orders" {
+		t.Fatalf("DLX settings %q %q", q.DeadLetterExchange, q.DeadLetterRoutingKey)
+	}
+}
+
+func TestSnapshotPairsDLQThroughAPolicy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.exchange("dead", "fanout")
+	e.queue("mail.dead", nil)
+	e.bind("mail.dead", "", "dead")
+	e.policy("dead-letters", `^mail$`, map[string]any{"dead-letter-exchange": "dead", "message-ttl": 1})
+	e.queue("mail", nil)
+	e.publish("mail", 3, nil) // they expire and the broker dead-letters them
+
+	s := e.snapshot(SnapshotOptions{}, func(s *Snapshot) bool {
+		q := s.Queue(QueueRef{Vhost: e.vhost, Name: "mail"})
+		return q != nil && q.Policy == "dead-letters" && q.DLQMessages == 3
+	})
+	q := s.Queue(QueueRef{Vhost: e.vhost, Name: "mail"})
+	if q.DLQ == nil || q.DLQ.Name != "mail.dead" || !q.HasDLX || q.Arguments["x-dead-letter-exchange"] != nil {
+		t.Fatalf("pairing through the policy: %+v", q)
+	}
+}
+
+// rejectAll consumes n messages from queue and rejects them without
+// requeue, so the broker dead-letters them.
+func rejectAll(t *testing.T, e *env, queue string, n int) {
+	t.Helper()
+	ch := e.channel()
+	msgs, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case m := <-msgs:
+			if err := m.Nack(false, false); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no delivery from %s", queue)
+		}
+	}
+}
+
+func TestSnapshotOldestAge(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("stamped", nil)
+	e.queue("unstamped", nil)
+	e.queue("votes", amqp.Table{"x-queue-type": "quorum"})
+	published := time.Now().Add(-90 * time.Second)
+	stamp := func(int) amqp.Publishing { return amqp.Publishing{Timestamp: published, Body: []byte("m")} }
+	e.publish("stamped", 3, stamp)
+	e.publish("unstamped", 3, nil)
+	e.publish("votes", 3, stamp)
+	refs := []QueueRef{{e.vhost, "stamped"}, {e.vhost, "unstamped"}, {e.vhost, "votes"}}
+
+	s := e.snapshot(SnapshotOptions{RatesFor: refs}, func(s *Snapshot) bool {
+		for _, r := range refs {
+			if q := s.Queue(r); q == nil || q.Ready != 3 {
+				return false
+			}
+		}
+		return s.Queue(refs[0]).HeadMessageTimestamp != nil
+	})
+	age, ok := s.Queue(refs[0]).OldestAge(time.Now())
+	if !ok || age < 89*time.Second || age > 120*time.Second {
+		t.Fatalf("oldest age of a timestamped classic queue = %v, %v; want about 90 s", age, ok)
+	}
+	for _, c := range []struct {
+		ref    QueueRef
+		reason string
+	}{{refs[1], "timestamp property"}, {refs[2], "quorum"}} {
+		q := s.Queue(c.ref)
+		if _, ok := q.OldestAge(time.Now()); ok || !strings.Contains(q.OldestUnknownReason, c.reason) || !q.HasRates {
+			t.Fatalf("%s: oldest age known=%v reason %q; want unknown because %s", c.ref.Name, ok, q.OldestUnknownReason, c.reason)
+		}
+	}
+}
+
+func TestQueueDetailShowsUnackedAgainstPrefetch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("work", nil)
+	e.publish("work", 100, nil)
+	for i := 0; i < 3; i++ {
+		ch := e.channel()
+		if err := ch.Qos(20, 0, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.Consume("work", "", false, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var d *QueueDetail
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		var err error
+		d, err = e.c.Queue(context.Background(), e.vhost, "work")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.UnackedUsed == 60 && len(d.Consumers) == 3 && len(d.Channels) == 3,
+			fmtDetail(d)
+	})
+	if d.UnackedAllowed != 60 || d.UnackedUnlimited {
+		t.Fatalf("allowed %d unlimited %v, want 60 of 3 consumers × prefetch 20", d.UnackedAllowed, d.UnackedUnlimited)
+	}
+	for _, ch := range d.Channels {
+		if ch.PrefetchCount != 20 || ch.ConfirmMode {
+			t.Fatalf("channel %+v", ch)
+		}
+	}
+	for _, co := range d.Consumers {
+		if !co.AckRequired || co.PrefetchCount != 20 || co.Queue.Name != "work" {
+			t.Fatalf("consumer %+v", co)
+		}
+	}
+	if len(d.Depth) == 0 || d.DeliveryLimit != -1 || d.Queue.Consumers != 3 {
+		t.Fatalf("history %d samples, delivery limit %d, consumers %d", len(d.Depth), d.DeliveryLimit, d.Queue.Consumers)
+	}
+}
+
+func fmtDetail(d *QueueDetail) string {
+	return fmt.Sprintf("%s consumers %d, channels %d, unacked %d/%d", describe(&Snapshot{Queues: []Queue{d.Queue}}),
+		len(d.Consumers), len(d.Channels), d.UnackedUsed, d.UnackedAllowed)
+}
