@@ -3,6 +3,7 @@ package actions
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/dlq"
 )
 
 func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
@@ -390,4 +392,58 @@ func TestLosingTheBrowseSessionStopsPublishingAndLosesNothing(t *testing.T) {
 	// copy whose ack failed exists twice, and nothing is lost.
 	waitDepth(t, s.ch, s.origin, res.Confirmed)
 	waitDepth(t, s.ch, s.dlq, n-(res.Confirmed-res.AckFailed))
+}
+
+func TestReplayFromAStreamRecordsOffsetsAndRemovesNothing(t *testing.T) {
+	s := newScene(t, 6, plain)
+	// The broker (3.10) does not dead-letter into a stream, so the
+	// broker's dead letters are copied there, x-death and all.
+	stream := s.dlq + ".stream"
+	declare(t, s.ch, stream, amqp.Table{"x-queue-type": "stream"})
+	for _, d := range drain(t, s.ch, s.dlq) {
+		err := s.ch.Publish("", stream, false, false, amqp.Publishing{Headers: d.Headers, MessageId: d.MessageId, DeliveryMode: d.DeliveryMode, Body: d.Body})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.dlq = stream
+
+	// Browsing from offset 1 leaves offset 0 out of the selection: the
+	// offsets recorded must be exactly those of the letters acted on.
+	ctx := testCtx(t)
+	sess, err := dlq.Open(ctx, s.conn, dlq.QueueInfo{Vhost: s.vhost, Name: s.dlq, Type: dlq.TypeStream, DeliveryLimit: -1}, dlq.Options{StartOffset: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	for {
+		page, err := sess.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.End {
+			break
+		}
+	}
+	env := s.env(sess)
+	env.Stream = sess.ReadOnly()
+	res, err := Execute(ctx, s.plan(t, Request{Letters: sess.Letters()}), env, nil)
+	if err != nil || res.Confirmed != 5 {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	waitDepth(t, s.ch, s.origin, 5)
+	var offsets []string
+	for _, r := range s.records(t) {
+		if r.Outcome == audit.OutcomeConfirmed {
+			if err := json.Unmarshal([]byte(r.Detail["offsets"]), &offsets); err != nil {
+				t.Fatalf("offsets detail %q: %v", r.Detail["offsets"], err)
+			}
+		}
+	}
+	if fmt.Sprint(offsets) != "[1 2 3 4 5]" {
+		t.Fatalf("recorded offsets %v, want the five stream offsets", offsets)
+	}
+	if again := sess.Letters(); len(again) != 5 {
+		t.Fatalf("the stream session lost letters: %d", len(again))
+	}
 }
