@@ -114,8 +114,8 @@ func (m *Model) planned(msg planMsg) tea.Cmd {
 		return common.ReportError(fmt.Errorf("planning the %s of %s failed: %w", msg.plan.Action, m.ref.Name, msg.err))
 	}
 	p := msg.plan
-	if p.ToSend() <= 0 {
-		return common.Info(fmt.Sprintf("nothing to %s: all %d selected are already applied per the inbox", p.Action, p.Selected))
+	if p.Publish <= 0 {
+		return common.Info(p.Summary)
 	}
 	m.plan = p
 	m.openPrompt(confirmPlan, m.planQuestion(p))
@@ -127,8 +127,8 @@ func (m *Model) planQuestion(p Plan) prompt.Question {
 	for _, d := range p.Destinations {
 		q.Details = append(q.Details, fmt.Sprintf("→ %s: %s", sanitize.Text(d.Name), count(d.Count)))
 	}
-	if p.SkippedApplied > 0 {
-		q.Details = append(q.Details, fmt.Sprintf("skipped, already applied per the inbox: %d", p.SkippedApplied))
+	if left := p.Selected - p.Publish; left > 0 {
+		q.Details = append(q.Details, fmt.Sprintf("stay in the DLQ: %d of %d selected (%d already applied)", left, p.Selected, p.SkippedApplied))
 	}
 	r := "unlimited"
 	if p.Rate > 0 {
@@ -139,13 +139,13 @@ func (m *Model) planQuestion(p Plan) prompt.Question {
 	for _, w := range p.Warnings {
 		warn = append(warn, sanitize.Text(w))
 	}
-	if m.opts.Prod || p.ToSend() > m.opts.ConfirmThreshold {
+	if m.opts.Prod || p.Publish > m.opts.ConfirmThreshold {
 		why := fmt.Sprintf("more than %d messages", m.opts.ConfirmThreshold)
 		if m.opts.Prod {
 			why = "production context"
 		}
 		warn = append(warn, why+": type the queue name and the count to confirm")
-		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(m.ref.Name), p.ToSend())
+		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(m.ref.Name), p.Publish)
 	}
 	q.Warning = strings.Join(warn, "; ")
 	return q
@@ -155,7 +155,7 @@ func (m *Model) execute() tea.Cmd {
 	m.mode = running
 	m.op = nextID()
 	m.result = ""
-	m.progress = progress.New(title(m.plan.Action)+" in progress", m.plan.ToSend(), m.opts.Now(), m.st)
+	m.progress = progress.New(title(m.plan.Action)+" in progress", m.plan.Publish, m.opts.Now(), m.st)
 	m.progress.SetWidth(m.width)
 	ch := make(chan Progress, 64)
 	return tea.Batch(executeCmd(m.ctx, m.deps.Actions, m.plan, m.op, ch), waitProgress(ch, m.op))
@@ -178,6 +178,12 @@ func (m *Model) finished(msg resultMsg) tea.Cmd {
 	r := msg.res
 	m.result = fmt.Sprintf("%s %s: %d selected · %d skipped (applied) · %d confirmed · %d returned · %d nacked · %d unknown",
 		title(m.plan.Action), r.Operation, r.Selected, r.SkippedApplied, r.Confirmed, r.Returned, r.Nacked, r.Unknown)
+	if r.NotSent > 0 {
+		m.result += fmt.Sprintf(" · %d not sent", r.NotSent)
+	}
+	for _, n := range r.Notes {
+		m.result += " · " + n
+	}
 	var cmds []tea.Cmd
 	if m.session != nil {
 		cmds = append(cmds, lettersCmd(m.session, m.sid))

@@ -108,8 +108,12 @@ type PlanRequest struct {
 type Plan struct {
 	Action Action
 	// Summary is one sentence stating counts and destinations.
-	Summary        string
+	Summary string
+	// Selected is how many messages the operator picked; Publish is how
+	// many the plan moves. The rest stay: already applied, quarantined,
+	// or without a destination.
 	Selected       int
+	Publish        int
 	SkippedApplied int
 	Destinations   []Destination
 	Bytes          int64
@@ -118,9 +122,6 @@ type Plan struct {
 	// Handle is the implementation's own plan, passed back to Execute.
 	Handle any
 }
-
-// ToSend is the number of messages the plan moves.
-func (p Plan) ToSend() int { return p.Selected - p.SkippedApplied }
 
 // Destination is where some of the messages go.
 type Destination struct {
@@ -135,7 +136,8 @@ type Progress struct {
 	At                                   time.Time
 }
 
-// Result is how an operation ended.
+// Result is how an operation ended. Selected counts the messages the
+// operation published, as the command line's JSON does.
 type Result struct {
 	Operation      string
 	Selected       int
@@ -144,4 +146,8 @@ type Result struct {
 	Returned       int
 	Nacked         int
 	Unknown        int
+	NotSent        int // never published: certainly still in the DLQ
+	// Notes are caveats the operator must read (copies that exist twice,
+	// properties dropped).
+	Notes []string
 }

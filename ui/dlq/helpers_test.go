@@ -179,7 +179,7 @@ func (a *fakeActions) Plan(_ context.Context, req PlanRequest) (Plan, error) {
 		dest = "queue orders.dlq.quarantine"
 	}
 	return Plan{
-		Action: req.Action, Selected: n, SkippedApplied: min(a.skip, n),
+		Action: req.Action, Selected: n, Publish: n - min(a.skip, n), SkippedApplied: min(a.skip, n),
 		Summary:      fmt.Sprintf("%s %d messages from %s to %s", req.Action, n-min(a.skip, n), req.Queue.Name, dest),
 		Destinations: []Destination{{Name: dest, Count: n - min(a.skip, n)}},
 		Bytes:        int64(100 * n),
@@ -196,11 +196,11 @@ func (a *fakeActions) Execute(_ context.Context, p Plan, progress func(Progress)
 			s.release(req.Letters)
 		}
 	}
-	n := p.ToSend()
+	n := p.Publish
 	for i := 1; i <= n; i++ {
 		progress(Progress{Total: n, Done: i, Confirmed: i, At: t0.Add(time.Duration(i) * time.Second)})
 	}
-	return Result{Operation: "op-1", Selected: p.Selected, SkippedApplied: p.SkippedApplied, Confirmed: n}, a.execErr
+	return Result{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n}, a.execErr
 }
 
 func (a *fakeActions) plans() ([]PlanRequest, []Plan) {

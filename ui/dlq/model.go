@@ -372,7 +372,13 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 	m.letters = append(m.letters, msg.page.Letters...)
 	var ids []string
 	for _, l := range msg.page.Letters {
-		if _, seen := m.inbox[l.LogicalID]; !seen && l.LogicalID != "" {
+		if _, seen := m.inbox[l.LogicalID]; seen {
+			continue
+		}
+		switch {
+		case l.LogicalIDFrom == dlq.IDHash || l.LogicalID == "":
+			m.inbox[l.LogicalID] = inboxStatus{state: "unknown", detail: "no logical ID (content hash): the inbox cannot know this message"}
+		default:
 			m.inbox[l.LogicalID] = inboxStatus{}
 			ids = append(ids, l.LogicalID)
 		}
