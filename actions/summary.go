@@ -55,14 +55,13 @@ func (p *Plan) Notes() []string {
 	return notes
 }
 
-// Lines lists the plan for a dry run: one line per destination, then the
-// notes.
+// Lines break the plan down for a dry run: one line per destination.
 func (p *Plan) Lines() []string {
-	lines := make([]string, 0, len(p.Groups)+4)
+	lines := make([]string, 0, len(p.Groups))
 	for _, g := range p.Groups {
 		lines = append(lines, fmt.Sprintf("%s → %s (%s)", plural(g.Count, "message"), g.Dest, byteSize(g.Bytes)))
 	}
-	return append(lines, p.Notes()...)
+	return lines
 }
 
 func (p *Plan) verb() string {

@@ -25,6 +25,10 @@ import (
 // acts on; a bigger DLQ takes several runs, each with its own prompt.
 const defaultActionLimit = 10000
 
+// maxActionLimit is the most deliveries one channel can hold: the largest
+// prefetch AMQP can express.
+const maxActionLimit = 65535
+
 // actionBrowseWindow is the browse page for actions: a page of this size
 // keeps the prefetch well above the confirm window as pages accumulate.
 const actionBrowseWindow = 4096
@@ -100,7 +104,7 @@ func addActionFlags(cmd *cobra.Command, f *actionFlags) {
 // actionRequest is a validated command line.
 type actionRequest struct {
 	vhost   string
-	filter  *dlq.Filter
+	filter  actions.Matcher // nil without --filter
 	to      *actions.Override
 	knows   *config.Queue // per-queue knowledge, nil when none
 	parking string        // quarantine destination
@@ -164,7 +168,7 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 	}
 	plan, err := actions.NewPlan(actions.Request{
 		Action: f.action, Vhost: req.vhost, Queue: queue, Letters: letters,
-		Filter: req.filterOrNil(), FilterText: f.filter, Applied: applied, InboxKnown: known,
+		Filter: req.filter, FilterText: f.filter, Applied: applied, InboxKnown: known,
 		IncludeApplied: f.includeApplied, Release: req.release, To: req.to,
 		Parking: req.parking, Reason: f.reason, Rate: f.rate, Now: time.Now(),
 	})
@@ -213,8 +217,8 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 	switch {
 	case f.rate < 0:
 		return nil, fmt.Errorf("--rate %g: want 0 (unlimited) or more", f.rate)
-	case f.limit < 1:
-		return nil, fmt.Errorf("--limit %d: want at least 1", f.limit)
+	case f.limit < 1 || f.limit > maxActionLimit:
+		return nil, fmt.Errorf("--limit %d: want 1 to %d", f.limit, maxActionLimit)
 	case f.action == actions.ActionQuarantine && strings.TrimSpace(f.reason) == "":
 		return nil, errors.New("--reason is required: say why these messages are quarantined")
 	}
@@ -243,14 +247,6 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 		}
 	}
 	return r, nil
-}
-
-// filterOrNil keeps a nil *dlq.Filter from becoming a non-nil Matcher.
-func (r *actionRequest) filterOrNil() actions.Matcher {
-	if r.filter == nil {
-		return nil
-	}
-	return r.filter
 }
 
 // queueKnowledge finds the config entry a DLQ or parking queue belongs
@@ -370,15 +366,12 @@ func (a *App) printPlan(plan *actions.Plan, f actionFlags) error {
 	if f.asJSON {
 		return writeActionJSON(a.Out, &actions.Result{Selected: plan.Selected(), SkippedApplied: len(plan.SkippedApplied)})
 	}
-	prefix := "dry run: "
-	if !f.dryRun {
-		prefix = ""
+	if f.dryRun {
+		fmt.Fprint(a.Out, "dry run: ")
 	}
-	fmt.Fprintln(a.Out, prefix+sanitize.Text(plan.Summary()))
-	if plan.Selected() > 0 {
-		for _, l := range plan.Lines() {
-			fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
-		}
+	fmt.Fprintln(a.Out, sanitize.Text(plan.Summary()))
+	for _, l := range plan.Lines() {
+		fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
 	}
 	return nil
 }
