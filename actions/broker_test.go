@@ -27,7 +27,7 @@ var unsafeName = regexp.MustCompile(`[^a-z0-9]+`)
 
 // testVhost creates a vhost of its own for t, grants guest on it and
 // deletes it (with everything in it) when t ends.
-func testVhost(t *testing.T) string {
+func testVhost(t testing.TB) string {
 	t.Helper()
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
@@ -43,7 +43,7 @@ func testVhost(t *testing.T) string {
 	return name
 }
 
-func mgmtCall(t *testing.T, method, path string, body any) []byte {
+func mgmtCall(t testing.TB, method, path string, body any) []byte {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -72,7 +72,7 @@ func mgmtCall(t *testing.T, method, path string, body any) []byte {
 }
 
 // dial connects to vhost and closes the connection when t ends.
-func dial(t *testing.T, vhost string) *amqp.Connection {
+func dial(t testing.TB, vhost string) *amqp.Connection {
 	t.Helper()
 	conn, err := amqp.DialConfig(testAMQP, amqp.Config{Vhost: vhost, Heartbeat: 10 * time.Second})
 	if err != nil {
@@ -82,7 +82,7 @@ func dial(t *testing.T, vhost string) *amqp.Connection {
 	return conn
 }
 
-func channel(t *testing.T, conn *amqp.Connection) *amqp.Channel {
+func channel(t testing.TB, conn *amqp.Connection) *amqp.Channel {
 	t.Helper()
 	ch, err := conn.Channel()
 	if err != nil {
@@ -92,7 +92,7 @@ func channel(t *testing.T, conn *amqp.Connection) *amqp.Channel {
 	return ch
 }
 
-func declare(t *testing.T, ch *amqp.Channel, name string, args amqp.Table) {
+func declare(t testing.TB, ch *amqp.Channel, name string, args amqp.Table) {
 	t.Helper()
 	if _, err := ch.QueueDeclare(name, true, false, false, false, args); err != nil {
 		t.Fatalf("declare %s: %v", name, err)
@@ -100,7 +100,7 @@ func declare(t *testing.T, ch *amqp.Channel, name string, args amqp.Table) {
 }
 
 // depth is the queue's ready count straight from the broker (no stats lag).
-func depth(t *testing.T, ch *amqp.Channel, name string) int {
+func depth(t testing.TB, ch *amqp.Channel, name string) int {
 	t.Helper()
 	q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
 	if err != nil {
@@ -110,7 +110,7 @@ func depth(t *testing.T, ch *amqp.Channel, name string) int {
 }
 
 // waitDepth polls until name holds want ready messages.
-func waitDepth(t *testing.T, ch *amqp.Channel, name string, want int) {
+func waitDepth(t testing.TB, ch *amqp.Channel, name string, want int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -126,7 +126,7 @@ func waitDepth(t *testing.T, ch *amqp.Channel, name string, want int) {
 }
 
 // drain takes every message of name (acking them) until it is empty.
-func drain(t *testing.T, ch *amqp.Channel, name string) []amqp.Delivery {
+func drain(t testing.TB, ch *amqp.Channel, name string) []amqp.Delivery {
 	t.Helper()
 	var out []amqp.Delivery
 	for {
@@ -144,7 +144,7 @@ func drain(t *testing.T, ch *amqp.Channel, name string) []amqp.Delivery {
 	}
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	t.Cleanup(cancel)
 	return ctx

@@ -218,7 +218,9 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 
 	var limiter *rate.Limiter
 	if plan.Rate > 0 {
-		limiter = rate.NewLimiter(rate.Limit(plan.Rate), 1)
+		// A burst of 20 ms worth of messages keeps high rates reachable
+		// when a timer fires late, without a visible spike.
+		limiter = rate.NewLimiter(rate.Limit(plan.Rate), max(1, int(plan.Rate/50)))
 	}
 	st := stamp{action: plan.Action, operation: opID, connUser: env.ConnUser, reason: plan.Reason, by: env.Operator}
 	var sendErr error

@@ -287,3 +287,18 @@ func deleteQueue(t *testing.T, ch *amqp.Channel, name string) {
 		t.Fatal(err)
 	}
 }
+
+func TestRateLimitSpacesThePublishes(t *testing.T) {
+	const n, perSecond = 300, 1000.0
+	s := newScene(t, n, plain)
+	sess, letters := s.browse(t, s.conn, s.dlq)
+	start := time.Now()
+	res, err := Execute(testCtx(t), s.plan(t, Request{Letters: letters, Rate: perSecond}), s.env(sess), nil)
+	if err != nil || res.Confirmed != n {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	// Past the burst of 20 ms, every message waits for its token.
+	if least := time.Duration(float64(n-perSecond/50) / perSecond * float64(time.Second)); time.Since(start) < least {
+		t.Fatalf("%d messages at %g/s took %s, less than %s", n, perSecond, time.Since(start), least)
+	}
+}

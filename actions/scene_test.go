@@ -22,7 +22,7 @@ type scene struct {
 	store  *audit.FileStore
 }
 
-func newScene(t *testing.T, n int, msg func(i int) amqp.Publishing) *scene {
+func newScene(t testing.TB, n int, msg func(i int) amqp.Publishing) *scene {
 	t.Helper()
 	vhost := testVhost(t)
 	conn := dial(t, vhost)
@@ -40,7 +40,7 @@ func newScene(t *testing.T, n int, msg func(i int) amqp.Publishing) *scene {
 
 // rejectInto publishes n messages to the origin and rejects each without
 // requeue, so the broker dead-letters them with x-death.
-func (s *scene) rejectInto(t *testing.T, n int, msg func(i int) amqp.Publishing) {
+func (s *scene) rejectInto(t testing.TB, n int, msg func(i int) amqp.Publishing) {
 	t.Helper()
 	ctx := testCtx(t)
 	if err := s.ch.Confirm(false); err != nil {
@@ -83,7 +83,7 @@ func (s *scene) rejectInto(t *testing.T, n int, msg func(i int) amqp.Publishing)
 
 // browse opens a session on the DLQ (or another queue of the scene) and
 // holds everything in it.
-func (s *scene) browse(t *testing.T, conn *amqp.Connection, queue string) (*dlq.Session, []dlq.DeadLetter) {
+func (s *scene) browse(t testing.TB, conn *amqp.Connection, queue string) (*dlq.Session, []dlq.DeadLetter) {
 	t.Helper()
 	sess, letters, err := s.hold(testCtx(t), conn, queue)
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *scene) env(sess *dlq.Session) Env {
 	return Env{Conn: s.conn, Session: sess, Audit: s.store, Operator: "ana", Host: "test", Context: "local", ConnUser: "guest"}
 }
 
-func (s *scene) plan(t *testing.T, req Request) *Plan {
+func (s *scene) plan(t testing.TB, req Request) *Plan {
 	t.Helper()
 	if req.Action == "" {
 		req.Action = ActionReplay
@@ -132,7 +132,7 @@ func (s *scene) plan(t *testing.T, req Request) *Plan {
 }
 
 // records reads the whole audit log and checks its chain.
-func (s *scene) records(t *testing.T) []audit.Record {
+func (s *scene) records(t testing.TB) []audit.Record {
 	t.Helper()
 	res, err := audit.Verify(context.Background(), s.store)
 	if err != nil || !res.OK {
