@@ -27,7 +27,8 @@ const (
 // kept, never bodies or per-message records.
 type Stats struct {
 	Queue QueueInfo
-	// Expected is the queue's depth when the scan began.
+	// Expected is the queue's depth when the scan began, -1 for a stream
+	// (read to its tail).
 	Expected int
 	Total    int
 	Bytes    int64
@@ -67,18 +68,23 @@ func Scan(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options, pr
 		return nil, err
 	}
 	defer ch.Close()
+	stream := q.Type == TypeStream
+	if stream {
+		// As in a browse, a stream is read to its idle tail.
+		depth = -1
+	}
 	st := &Stats{
 		Queue: q, Expected: depth,
 		Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
 		Notes: sessionNotes(q, consumers),
 	}
-	if depth > 0 {
-		sc := &scanner{o: o, st: st, progress: progress, stream: q.Type == TypeStream}
+	if depth != 0 {
+		sc := &scanner{o: o, st: st, progress: progress, stream: stream}
 		if err := sc.run(ctx, ch, q); err != nil {
 			return nil, err
 		}
 	}
-	st.Complete = st.Total >= depth
+	st.Complete = stream || st.Total >= depth
 	if !st.Complete {
 		st.Notes = append(st.Notes, fmt.Sprintf("read %d of the %d messages the queue held at the start (consumers or expiry took the rest)", st.Total, depth))
 	}
@@ -118,8 +124,11 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error
 	if cerr := ch.Cancel(tag, false); cerr != nil && err == nil {
 		err = fmt.Errorf("stop scanning %s: %w", q.Name, cerr)
 	}
+	// What was in flight is counted too, but a stream's is not
+	// acknowledged: the broker cannot take an ack for a cancelled stream
+	// consumer.
 	for d := range deliveries {
-		if aerr := sc.add(ch, d); aerr != nil && err == nil {
+		if aerr := sc.add(ch, d, !sc.stream); aerr != nil && err == nil {
 			err = aerr
 		}
 	}
@@ -140,7 +149,7 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error
 func (sc *scanner) read(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.Delivery) error {
 	timer := time.NewTimer(3 * sc.o.Idle)
 	defer timer.Stop()
-	for sc.st.Total < sc.st.Expected {
+	for sc.st.Expected < 0 || sc.st.Total < sc.st.Expected {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -148,7 +157,7 @@ func (sc *scanner) read(ctx context.Context, ch *amqp.Channel, deliveries <-chan
 			if !ok {
 				return fmt.Errorf("scan of %s lost its channel; the broker took the messages back", sc.st.Queue.Name)
 			}
-			if err := sc.add(ch, d); err != nil {
+			if err := sc.add(ch, d, true); err != nil {
 				return err
 			}
 			timer.Reset(sc.o.Idle)
@@ -160,8 +169,8 @@ func (sc *scanner) read(ctx context.Context, ch *amqp.Channel, deliveries <-chan
 }
 
 // add counts one message, decoding only the headers the figures need.
-func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery) error {
-	if sc.stream {
+func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
+	if sc.stream && live {
 		if err := ch.Ack(d.DeliveryTag, false); err != nil {
 			return fmt.Errorf("grant stream credit: %w", err)
 		}

@@ -109,7 +109,9 @@ func Open(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options) (*
 		held:     map[uint64]struct{}{},
 		notes:    sessionNotes(q, consumers),
 	}
-	if s.stream && o.StartOffset > 0 {
+	if s.stream {
+		// A stream's declare-ok count is not its length (it lags and
+		// counts chunks); a stream browse ends at the idle tail instead.
 		s.expected = -1
 	}
 	go s.watch(ch.NotifyClose(make(chan *amqp.Error, 1)))
@@ -187,11 +189,16 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 	}
 	err = s.read(ctx, page, deliveries, window, from)
 	// Cancelling the page's consumer leaves its deliveries held; what was
-	// already in flight joins the page.
+	// already in flight joins the page. On a stream it is left for the
+	// next page instead: the broker cannot take an ack for a cancelled
+	// stream consumer, and the next page starts at the cursor anyway.
 	if cerr := s.ch.Cancel(tag, false); cerr != nil && err == nil {
 		err = fmt.Errorf("stop browsing %s: %w", s.q.Name, cerr)
 	}
 	for d := range deliveries {
+		if s.stream {
+			continue
+		}
 		if terr := s.take(page, d, from); terr != nil && err == nil {
 			err = terr
 		}

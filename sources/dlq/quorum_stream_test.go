@@ -1,0 +1,211 @@
+package dlq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// brokerVersion asks the management API, as warren does.
+func brokerVersion(t testing.TB) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, testMgmt+"/api/overview", nil)
+	req.SetBasicAuth("guest", "guest")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("management API unreachable: %v", err)
+	}
+	defer resp.Body.Close()
+	var o struct {
+		Version string `json:"rabbitmq_version"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&o); err != nil || o.Version == "" {
+		t.Fatalf("overview: %v", err)
+	}
+	return o.Version
+}
+
+// returnEach gets every message of queue and returns it, times times, so
+// each message's delivery count grows by exactly that much.
+func returnEach(t testing.TB, conn *amqp.Connection, queue string, n, times int) {
+	t.Helper()
+	ch := mustChannel(t, conn)
+	for range times {
+		var tags []uint64
+		for len(tags) < n {
+			d, ok, err := ch.Get(queue, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				tags = append(tags, d.DeliveryTag)
+			}
+		}
+		for _, tag := range tags {
+			if err := ch.Nack(tag, false, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitReady(t, conn, queue, n)
+	}
+}
+
+func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := mustChannel(t, conn)
+	const name = "dlq.quorum"
+	// No dead-letter exchange: a message pushed past the limit is dropped.
+	declare(t, ch, name, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)})
+	want := []string{fmtID(0), fmtID(1), fmtID(2), fmtID(3)}
+	for _, id := range want {
+		publish(t, ch, "", name, amqp.Publishing{MessageId: id})
+	}
+	waitReady(t, conn, name, len(want))
+	returnEach(t, conn, name, len(want), 2)
+
+	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeQuorum, DeliveryLimit: 3, BrokerVersion: brokerVersion(t)}
+	_, err := Open(context.Background(), conn, q, Options{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "delivery limit 3") || !strings.Contains(err.Error(), q.BrokerVersion) {
+		t.Fatalf("Open = %v, want a refusal naming the limit and the version", err)
+	}
+	if _, err := Scan(context.Background(), conn, q, Options{}, nil); !errors.As(err, &refused) {
+		t.Fatalf("Scan = %v, want the same refusal", err)
+	}
+	waitReady(t, conn, name, len(want))
+
+	// The operator's override shows each message's headroom: one more
+	// return each, which this browse spends.
+	s, err := Open(context.Background(), conn, q, Options{AllowLimitRisk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Letters) != len(want) || len(p.Refused) != 0 {
+		t.Fatalf("page: %d letters, %d refused", len(p.Letters), len(p.Refused))
+	}
+	for _, l := range p.Letters {
+		if l.DeliveryCount != 2 || l.Headroom != 1 {
+			t.Errorf("%s: delivery count %d headroom %d, want 2 and 1", l.LogicalID, l.DeliveryCount, l.Headroom)
+		}
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "adds one delivery") {
+		t.Errorf("notes %q do not warn about the cost", p.Notes)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, conn, name, len(want))
+	got := logicalIDs(p.Letters)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("quorum DLQ holds %v, want %v", got, want)
+	}
+}
+
+func TestQuorumDLQWithoutLimitIsBrowsedAndSaysOrderIsNotKept(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := mustChannel(t, conn)
+	const name = "dlq.quorum"
+	declare(t, ch, name, amqp.Table{"x-queue-type": "quorum"})
+	for i := range 3 {
+		publish(t, ch, "", name, amqp.Publishing{MessageId: fmtID(i)})
+	}
+	waitReady(t, conn, name, 3)
+	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
+	s, err := Open(context.Background(), conn, q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Next(context.Background())
+	if err != nil || len(p.Letters) != 3 || !p.End {
+		t.Fatalf("page %+v, %v", p, err)
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "order") || p.Letters[0].Headroom != -1 {
+		t.Errorf("notes %q, headroom %d", p.Notes, p.Letters[0].Headroom)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, conn, name, 3)
+}
+
+func TestStreamDLQIsReadByOffsetAndUnchanged(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := mustChannel(t, conn)
+	const name = "dlq.stream"
+	declare(t, ch, name, amqp.Table{"x-queue-type": "stream"})
+	declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "expired"})
+	declare(t, ch, "expired", nil)
+	var want []string
+	for i := range 7 {
+		want = append(want, fmtID(i))
+		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i)})
+	}
+	waitReady(t, conn, "expired", len(want))
+	// RabbitMQ 3.10 cannot dead-letter into a stream, so the broker's dead
+	// letters are moved there as a shovel would, headers and all.
+	for range want {
+		d, ok, err := ch.Get("expired", false)
+		if err != nil || !ok {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		publish(t, ch, "", name, amqp.Publishing{MessageId: d.MessageId, Headers: d.Headers, Body: d.Body})
+		if err := d.Ack(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeStream, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
+
+	s, err := Open(context.Background(), conn, q, Options{Window: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read []DeadLetter
+	var cursors []int64
+	for {
+		p, err := s.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		read = append(read, p.Letters...)
+		cursors = append(cursors, p.Cursor)
+		if p.End {
+			break
+		}
+	}
+	if got := logicalIDs(read); !slices.Equal(got, want) {
+		t.Fatalf("stream read %v, want %v", got, want)
+	}
+	for i, l := range read {
+		if l.Offset != int64(i) || l.DeliveryTag != 0 || l.Reason != ReasonExpired || l.OriginQueue != "src" {
+			t.Errorf("message %d: offset %d tag %d reason %q origin %q", i, l.Offset, l.DeliveryTag, l.Reason, l.OriginQueue)
+		}
+	}
+	if !slices.Equal(cursors, []int64{3, 6, 7}) {
+		t.Errorf("cursors %v, want 3, 6, 7", cursors)
+	}
+	if err := s.Ack(1); !errors.Is(err, ErrReadOnly) || !s.ReadOnly() {
+		t.Errorf("Ack on a stream: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	again := browseAll(t, conn, q, Options{StartOffset: 4})
+	if got := logicalIDs(again); !slices.Equal(got, want[4:]) {
+		t.Errorf("from offset 4: %v, want %v", got, want[4:])
+	}
+	if got := logicalIDs(browseAll(t, conn, q, Options{})); !slices.Equal(got, want) {
+		t.Errorf("stream changed by browsing: %v", got)
+	}
+}

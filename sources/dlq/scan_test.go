@@ -1,0 +1,120 @@
+package dlq
+
+import (
+	"context"
+	"maps"
+	"runtime"
+	"slices"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+func TestScanCountsTheSceneAndLeavesTheDLQAsItWas(t *testing.T) {
+	vhost, conn := testVhost(t)
+	buildScene(t, conn)
+	q := classicDLQ(vhost)
+	o := Options{LogicalID: "header:event_id", OriginDeliveryLimits: map[string]int64{sceneBilling: 2}}
+	before := logicalIDs(browseAll(t, conn, q, o))
+
+	var progress []int
+	st, err := Scan(context.Background(), conn, q, o, func(n int) { progress = append(progress, n) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != 5 || st.Expected != 5 || !st.Complete {
+		t.Errorf("total %d of %d, complete %v", st.Total, st.Expected, st.Complete)
+	}
+	wantReasons := map[string]int{ReasonRejected: 1, ReasonExpired: 1, ReasonMaxLen: 2, ReasonDeliveryLimit: 1}
+	wantOrigins := map[string]int{sceneOrders: 1, sceneTTL: 1, sceneCapped: 2, sceneBilling: 1}
+	wantAttempts := map[int]int{3: 2, 1: 3}
+	if !maps.Equal(st.Reasons, wantReasons) || !maps.Equal(st.Origins, wantOrigins) || !maps.Equal(st.Attempts, wantAttempts) {
+		t.Errorf("reasons %v origins %v attempts %v", st.Reasons, st.Origins, st.Attempts)
+	}
+	if st.Bytes == 0 || st.OldestDeadLettered.IsZero() || st.NewestDeadLettered.Before(st.OldestDeadLettered) || st.NoTime != 0 {
+		t.Errorf("bytes %d, oldest %v, newest %v, without time %d", st.Bytes, st.OldestDeadLettered, st.NewestDeadLettered, st.NoTime)
+	}
+	if len(progress) == 0 || progress[len(progress)-1] != 5 {
+		t.Errorf("progress %v, want it to end at 5", progress)
+	}
+	waitReady(t, conn, sceneDLQ, 5)
+	if after := logicalIDs(browseAll(t, conn, q, o)); !slices.Equal(after, before) {
+		t.Errorf("after the scan the DLQ holds %v, before %v", after, before)
+	}
+}
+
+func TestScanCountsReplayLoopsAndQuarantinedMessages(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := mustChannel(t, conn)
+	declare(t, ch, sceneDLQ, nil)
+	declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	publish(t, ch, "", "src", amqp.Publishing{MessageId: "a", Headers: amqp.Table{HeaderReplayCount: int32(2)}})
+	publish(t, ch, "", "src", amqp.Publishing{MessageId: "b", Headers: amqp.Table{HeaderQuarantineReason: "poison"}})
+	publish(t, ch, "", "src", amqp.Publishing{MessageId: "c"})
+	waitReady(t, conn, sceneDLQ, 3)
+	st, err := Scan(context.Background(), conn, classicDLQ(vhost), Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ReplayLoops != 1 || st.Quarantined != 1 || !maps.Equal(st.Attempts, map[int]int{3: 1, 1: 2}) {
+		t.Errorf("replay loops %d, quarantined %d, attempts %v", st.ReplayLoops, st.Quarantined, st.Attempts)
+	}
+	waitReady(t, conn, sceneDLQ, 3)
+}
+
+// TestScanOfAHundredThousandDeadLettersKeepsMemoryBounded is DESIGN.md
+// §9's scale figure: the broker dead-letters 100 000 messages of 1 KiB
+// (100 MiB of bodies) by max-length, and the scan's heap must stay far
+// below what keeping them would take.
+func TestScanOfAHundredThousandDeadLettersKeepsMemoryBounded(t *testing.T) {
+	const n = 100_000
+	vhost, conn := testVhost(t)
+	fillByMaxLength(t, conn, n, 1024)
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	peak := base.HeapAlloc
+	sample := func(int) {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		peak = max(peak, m.HeapAlloc)
+	}
+	st, err := Scan(context.Background(), conn, classicDLQ(vhost), Options{}, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != n || st.Reasons[ReasonMaxLen] != n || st.Bytes != n*1024 {
+		t.Fatalf("scanned %d (reasons %v, %d bytes), want %d", st.Total, st.Reasons, st.Bytes, n)
+	}
+	const bound = 48 << 20
+	if grew := peak - base.HeapAlloc; grew > bound {
+		t.Errorf("heap grew by %d MiB during the scan, bound %d MiB", grew>>20, bound>>20)
+	}
+	t.Logf("scanned %d dead letters in %s, heap peak +%d MiB", st.Total, st.Took, (peak-base.HeapAlloc)>>20)
+	waitReady(t, conn, sceneDLQ, n)
+}
+
+// fillByMaxLength has the broker dead-letter n messages into orders.dlq:
+// the source queue holds none, so every publish overflows.
+func fillByMaxLength(t testing.TB, conn *amqp.Connection, n, size int) {
+	t.Helper()
+	ch := mustChannel(t, conn)
+	declare(t, ch, sceneDLQ, nil)
+	declare(t, ch, "src", amqp.Table{"x-max-length": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, size)
+	var last *amqp.DeferredConfirmation
+	for i := range n {
+		dc, err := ch.PublishWithDeferredConfirm("", "src", false, false, amqp.Publishing{MessageId: fmtID(i), Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = dc
+	}
+	if ok, err := last.WaitContext(context.Background()); !ok || err != nil {
+		t.Fatalf("publishes not confirmed: %v", err)
+	}
+	waitReady(t, conn, sceneDLQ, n)
+}
