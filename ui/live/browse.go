@@ -1,0 +1,179 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+	uidlq "github.com/warrenops/warren/ui/dlq"
+)
+
+// Open starts a browse session on a DLQ over a connection of its own.
+func (l *Live) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (uidlq.Session, error) {
+	qi, err := l.queueInfo(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	k := knowledge(l.s.Context, ref)
+	opts := dlq.Options{Window: l.s.Window, AllowLimitRisk: allowRisk, QuarantineQueue: k.parking}
+	if k.queue != nil {
+		opts.LogicalID, opts.AttemptsHeader = k.queue.LogicalID, k.queue.AttemptsHeader
+	}
+	conn, err := l.s.Dial(ref.Vhost)
+	if err != nil {
+		return nil, err
+	}
+	s, err := dlq.Open(ctx, conn, qi, opts)
+	if err != nil {
+		_ = conn.Close()
+		var refused *dlq.RefusedError
+		if errors.As(err, &refused) {
+			return nil, &uidlq.RefusedError{
+				Reason: err.Error(),
+				Risk: fmt.Sprintf("every message shown gets one more delivery counted against the limit of %d, and one already at its limit is dropped or dead-lettered again when it is returned",
+					refused.Queue.DeliveryLimit),
+			}
+		}
+		return nil, err
+	}
+	return newSession(s, conn), nil
+}
+
+func (l *Live) queueInfo(ctx context.Context, ref mgmt.QueueRef) (dlq.QueueInfo, error) {
+	ov, err := l.s.Mgmt.Overview(ctx)
+	if err != nil {
+		return dlq.QueueInfo{}, err
+	}
+	d, err := l.s.Mgmt.Queue(ctx, ref.Vhost, ref.Name)
+	if err != nil {
+		return dlq.QueueInfo{}, err
+	}
+	return dlq.QueueInfo{
+		Vhost: ref.Vhost, Name: ref.Name, Type: d.Queue.Type, DeliveryLimit: d.DeliveryLimit,
+		BrokerVersion: ov.RabbitMQVersion, Consumers: d.Queue.Consumers, Messages: d.Queue.Messages,
+	}, nil
+}
+
+// queueKnowledge is what the config says about a DLQ or parking queue.
+type queueKnowledge struct {
+	queue   *config.Queue // the consumer queue whose DLQ this is; nil if unknown
+	parking string        // where quarantine sends its messages
+	release bool          // the queue is itself a parking queue
+}
+
+// knowledge finds the config entry a DLQ or parking queue belongs to. A
+// parking queue is a configured one or, by convention, a ".quarantine"
+// suffix (DESIGN.md §4.4).
+func knowledge(c *config.Context, ref mgmt.QueueRef) queueKnowledge {
+	k := queueKnowledge{parking: ref.Name + ".quarantine"}
+	if q := c.QueueForDLQ(ref.Vhost, ref.Name); q != nil {
+		k.queue = q
+	} else {
+		for i := range c.Queues {
+			q := &c.Queues[i]
+			if q.Quarantine == ref.Name && (q.Vhost == "" || q.Vhost == ref.Vhost) {
+				return queueKnowledge{queue: q, release: true}
+			}
+		}
+		k.queue = c.QueueConfig(ref.Vhost, ref.Name)
+		k.release = strings.HasSuffix(ref.Name, ".quarantine")
+	}
+	if k.queue != nil && k.queue.Quarantine != "" {
+		k.parking = k.queue.Quarantine
+	}
+	return k
+}
+
+// session adapts a dlq.Session to the screen. It is the only reader of
+// the underlying Done channel and repeats its end to every caller of
+// Done, so the screen and a running action both learn why it ended.
+type session struct {
+	s    *dlq.Session
+	conn *amqp.Connection
+
+	ended chan struct{}
+	err   error // set before ended is closed
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newSession(s *dlq.Session, conn *amqp.Connection) *session {
+	w := &session{s: s, conn: conn, ended: make(chan struct{})}
+	go func() {
+		for err := range s.Done() {
+			if err != nil && w.err == nil {
+				w.err = err
+			}
+		}
+		close(w.ended)
+	}()
+	return w
+}
+
+// Next holds one more page. Messages the delivery-limit guard refuses are
+// shown too, with their headroom of 0, so the operator can quarantine
+// them; a note says what returning them would do.
+func (w *session) Next(ctx context.Context) (uidlq.Page, error) {
+	p, err := w.s.Next(ctx)
+	if err != nil {
+		return uidlq.Page{}, err
+	}
+	page := uidlq.Page{Letters: p.Letters, End: p.End, Notes: p.Notes}
+	if n := len(p.Refused); n > 0 {
+		for _, r := range p.Refused {
+			page.Letters = append(page.Letters, r.Letter)
+		}
+		slices.SortFunc(page.Letters, byPosition)
+		page.Notes = append(page.Notes, fmt.Sprintf("%d messages have no headroom left (%s)", n, p.Refused[0].Reason))
+	}
+	return page, nil
+}
+
+// Letters are the held messages, refused ones included, in browse order.
+func (w *session) Letters() []dlq.DeadLetter {
+	out := w.s.Letters()
+	for _, r := range w.s.Refused() {
+		out = append(out, r.Letter)
+	}
+	slices.SortFunc(out, byPosition)
+	return out
+}
+
+func byPosition(a, b dlq.DeadLetter) int { return a.Position - b.Position }
+
+// Done yields the cause when the session died under the screen, nil after
+// Close, and is closed after that.
+func (w *session) Done() <-chan error {
+	c := make(chan error, 1)
+	go func() {
+		<-w.ended
+		c <- w.err
+		close(c)
+	}()
+	return c
+}
+
+// Ack and Return make the session the actions' Holder.
+func (w *session) Ack(tag uint64) error    { return w.s.Ack(tag) }
+func (w *session) Return(tag uint64) error { return w.s.Return(tag) }
+
+// Close returns the held messages and closes the session's connection.
+func (w *session) Close() error {
+	w.closeOnce.Do(func() {
+		err := w.s.Close()
+		if cerr := w.conn.Close(); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) {
+			err = errors.Join(err, cerr)
+		}
+		w.closeErr = err
+	})
+	return w.closeErr
+}
