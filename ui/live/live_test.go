@@ -206,4 +206,3 @@ func closeConnections(t *testing.T, vhost string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
-
