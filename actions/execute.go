@@ -34,18 +34,18 @@ const NotSent Outcome = "not_sent"
 // record, so the operation did not start and no message moved.
 var ErrAuditUnavailable = errors.New("audit store unavailable")
 
-// ErrSessionLost means the browse session died mid-operation. The broker
-// took back every delivery it held, so publishing stopped: a copy of a
-// message already back in the DLQ would exist twice.
-var ErrSessionLost = errors.New("browse session lost; publishing stopped")
+// ErrSessionLost means the browse session stopped holding the plan's
+// deliveries mid-operation (its channel died, or it was closed): an ack
+// or return failed. The broker takes back what a dead session held, so
+// publishing stopped, since a copy of a message already back in the DLQ
+// would exist twice.
+var ErrSessionLost = errors.New("browse session no longer holds the messages; publishing stopped")
 
 // Holder is the browse session that holds the plan's deliveries; acks and
 // returns must happen on the channel the deliveries came from.
 type Holder interface {
 	Ack(tag uint64) error    // one delivery, never multiple
 	Return(tag uint64) error // basic.nack with requeue, one delivery
-	// Done yields or is closed when the session ends.
-	Done() <-chan error
 }
 
 // Env is what Execute acts with.
@@ -198,6 +198,8 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 	outcomes := notSent(plan)
 	var published atomic.Int64
 	rep := &reporter{fn: progress, p: Progress{Operation: opID, Total: plan.Selected()}}
+	sendCtx, stopSending := context.WithCancelCause(ctx)
+	defer stopSending(nil)
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
@@ -207,14 +209,12 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 			if s.Outcome == Returned {
 				o.Reply = fmt.Sprintf("%d %s", s.ReplyCode, s.ReplyText)
 			}
-			settleSource(env, plan.Items[s.Ref], o)
+			if err := settleSource(env, plan.Items[s.Ref], o); err != nil {
+				stopSending(fmt.Errorf("%w: %v", ErrSessionLost, err))
+			}
 			rep.count(s.Outcome, int(published.Load()))
 		}
 	}()
-
-	sendCtx, stopSending := context.WithCancelCause(ctx)
-	defer stopSending(nil)
-	go watchSession(env.Session, stopSending, settled)
 
 	var limiter *rate.Limiter
 	if plan.Rate > 0 {
@@ -249,7 +249,7 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 	<-settled
 	for i := range outcomes {
 		if outcomes[i].Outcome == NotSent {
-			settleSource(env, plan.Items[i], &outcomes[i])
+			_ = settleSource(env, plan.Items[i], &outcomes[i])
 		}
 	}
 	res.PeakInFlight = pub.Peak()
@@ -270,45 +270,31 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 	return closeErr
 }
 
-// watchSession stops the sending when the browse session ends before the
-// operation has settled.
-func watchSession(h Holder, stop context.CancelCauseFunc, settled <-chan struct{}) {
-	if h == nil {
-		return
-	}
-	select {
-	case err := <-h.Done():
-		if err == nil {
-			err = errors.New("the session was closed")
-		}
-		stop(fmt.Errorf("%w: %v", ErrSessionLost, err))
-	case <-settled:
-	}
-}
-
 // settleSource acks the source delivery of a confirmed copy and returns
 // every other one to the DLQ. A stream keeps everything: its offset goes
 // to the audit log instead.
-func settleSource(env Env, it Item, o *MessageOutcome) {
+//
+// If the browse channel is gone the broker has requeued the delivery
+// already, so a failed return loses nothing; a failed ack leaves the
+// message twice, at the destination and back in the DLQ.
+func settleSource(env Env, it Item, o *MessageOutcome) error {
 	if env.Stream {
-		return
+		return nil
 	}
 	tag := it.Letter.DeliveryTag
 	if o.Outcome == Confirmed {
 		o.AckErr = env.Session.Ack(tag)
 		o.SourceAcked = o.AckErr == nil
-		return
+		return o.AckErr
 	}
-	// If the browse channel is gone the broker has requeued the delivery
-	// already, so a failed return loses nothing.
-	_ = env.Session.Return(tag)
+	return env.Session.Return(tag)
 }
 
 // abandon returns every source delivery of a plan that never started.
 func abandon(plan *Plan, env Env, res *Result) {
 	outcomes := notSent(plan)
 	for i := range outcomes {
-		settleSource(env, plan.Items[i], &outcomes[i])
+		_ = settleSource(env, plan.Items[i], &outcomes[i])
 	}
 	tally(res, outcomes)
 }
