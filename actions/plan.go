@@ -179,7 +179,9 @@ func NewPlan(req Request) (*Plan, error) {
 			p.SkippedQuarantined++
 			continue
 		}
-		if applied != nil && *applied && !req.IncludeApplied {
+		// Only a replay can apply an effect twice; parking an applied
+		// message harms nothing.
+		if applied != nil && *applied && !req.IncludeApplied && req.Action == ActionReplay {
 			p.SkippedApplied = append(p.SkippedApplied, d)
 			continue
 		}

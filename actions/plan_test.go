@@ -116,8 +116,8 @@ func TestPlanSelectsDestinationsAndSkips(t *testing.T) {
 			wantTargets: nil,
 		},
 		{
-			name:        "quarantine sends everything to the parking queue",
-			req:         Request{Action: ActionQuarantine, Queue: "dlq", Parking: "dlq.quarantine", Reason: "bad schema", Letters: base[:4]},
+			name:        "quarantine sends everything to the parking queue, applied or not",
+			req:         Request{Action: ActionQuarantine, Queue: "dlq", Parking: "dlq.quarantine", Reason: "bad schema", Letters: base[:4], InboxKnown: true, Applied: map[string]bool{"a": true}},
 			wantTargets: []string{"queue:dlq.quarantine", "queue:dlq.quarantine", "queue:dlq.quarantine", "queue:dlq.quarantine"},
 			wantBytes:   42,
 		},
