@@ -162,7 +162,13 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 	if err != nil {
 		return err
 	}
-	applied, known, inboxNote := a.lookupApplied(ctx, req.vhost, queue, letters)
+	// The inbox belongs to the consumer queue; naming it finds the inbox
+	// of a parking queue too.
+	inboxOf := queue
+	if req.knows != nil {
+		inboxOf = req.knows.Name
+	}
+	applied, known, inboxNote := a.lookupApplied(ctx, req.vhost, inboxOf, letters)
 	if inboxNote != "" {
 		notes = append(notes, inboxNote)
 	}
