@@ -2,9 +2,12 @@ package dlq
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/common"
@@ -404,5 +407,37 @@ func TestHostileContentNeverReachesTheTerminal(t *testing.T) {
 	d.keys("enter")
 	if v := d.m.View(); strings.ContainsRune(v, '\x1b') || strings.ContainsRune(v, '\x07') {
 		t.Fatalf("raw control bytes in the view: %q", v)
+	}
+}
+
+func TestTheViewFitsTheScreen(t *testing.T) {
+	long := strings.Repeat("a long note about consumers on this DLQ ", 8)
+	many := make([]dlq.DeadLetter, 60)
+	for i := range many {
+		many[i] = letter(i, fmt.Sprintf("ev-%d", i), []string{"rejected", "expired", "maxlen", "delivery_limit"}[i%4], fmt.Sprintf("origin-%d", i%9), i%7, i)
+	}
+	for _, size := range [][2]int{{120, 40}, {80, 24}, {100, 30}} {
+		for _, keys := range [][]string{nil, {"*", "r"}} {
+			t.Run(fmt.Sprintf("%dx%d %v", size[0], size[1], keys), func(t *testing.T) {
+				s := newSession(Page{Letters: many, Notes: []string{long}})
+				d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}, Actions: &fakeActions{}}, Options{Prod: true})
+				d.m.SetSize(size[0], size[1])
+				d.browsing(60)
+				d.keys(keys...)
+				if len(keys) > 0 {
+					d.until("the prompt", func() bool { return d.m.mode == prompting })
+				}
+				v := d.m.View()
+				lines := strings.Split(v, "\n")
+				if len(lines) > size[1] {
+					t.Errorf("%d lines for a height of %d:\n%s", len(lines), size[1], v)
+				}
+				for _, l := range lines {
+					if w := ansi.StringWidth(l); w > size[0] {
+						t.Errorf("line of width %d > %d: %q", w, size[0], l)
+					}
+				}
+			})
+		}
 	}
 }

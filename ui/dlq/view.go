@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/components/histogram"
@@ -16,27 +17,39 @@ const (
 	sidePanelWidth = 32  // histograms beside the table
 	sideBySideMin  = 100 // narrower screens stack the histograms below
 	histogramRows  = 5
+	minTableRows   = 3
 )
 
 // View draws the screen.
 func (m *Model) View() string {
-	top := m.header()
-	bottom := m.footer()
-	var mid string
-	switch m.mode {
-	case prompting:
-		mid = m.prompt.View()
-	case planning:
-		mid = m.st.Muted.Render("planning the " + string(m.planAction) + " of " + count(len(m.targets())) + "…")
-	case running:
-		mid = m.progress.View()
-	}
-	parts := []string{top}
-	if mid != "" {
+	parts := []string{m.header()}
+	if mid := m.middle(); mid != "" {
 		parts = append(parts, mid)
 	}
-	parts = append(parts, m.body(), bottom)
+	parts = append(parts, m.body(), m.footer())
 	return lipgloss.JoinVertical(lipgloss.Left, parts...)
+}
+
+// middle is the prompt, the planning line or the progress, between the
+// header and the table.
+func (m *Model) middle() string {
+	switch m.mode {
+	case prompting:
+		return m.prompt.View()
+	case planning:
+		return m.st.Muted.Render("planning the " + string(m.planAction) + " of " + count(len(m.targets())) + "…")
+	case running:
+		return m.progress.View()
+	}
+	return ""
+}
+
+// wrap keeps long lines (notes, errors, results) inside the screen.
+func (m *Model) wrap(s string) string {
+	if m.width <= 0 {
+		return s
+	}
+	return ansi.Wrap(s, m.width, "")
 }
 
 func (m *Model) header() string {
@@ -65,7 +78,7 @@ func (m *Model) header() string {
 		lines = append(lines, m.st.Muted.Render(sanitize.Text(m.inboxNote)))
 	}
 	lines = append(lines, m.filterLines()...)
-	return strings.Join(lines, "\n")
+	return m.wrap(strings.Join(lines, "\n"))
 }
 
 func (m *Model) stateLines() []string {
@@ -117,7 +130,7 @@ func (m *Model) footer() string {
 	if m.result != "" {
 		lines = append(lines, m.st.OK.Render(sanitize.Text(m.result)))
 	}
-	return strings.Join(lines, "\n")
+	return m.wrap(strings.Join(lines, "\n"))
 }
 
 func (m *Model) loops() int {
@@ -132,31 +145,54 @@ func (m *Model) loops() int {
 
 // tableRows is how many message rows fit, the same figure View uses.
 func (m *Model) tableRows() int {
+	rows, _ := m.layout()
+	return rows
+}
+
+// layout decides how many table rows fit and whether the histograms go
+// below the table on a narrow screen (only while at least minTableRows
+// rows remain for the messages).
+func (m *Model) layout() (rows int, below bool) {
 	used := lipgloss.Height(m.header()) + lipgloss.Height(m.footer()) + 1
-	switch m.mode {
-	case prompting:
-		used += lipgloss.Height(m.prompt.View())
-	case planning:
-		used++
-	case running:
-		used += lipgloss.Height(m.progress.View())
+	if mid := m.middle(); mid != "" {
+		used += lipgloss.Height(mid)
 	}
+	rows = max(m.height-used, 1)
 	if m.width < sideBySideMin {
-		used += 3*(histogramRows+1) + 1
+		if h := lipgloss.Height(m.histogramRow()) + 1; rows-h >= minTableRows {
+			return rows - h, true
+		}
 	}
-	return max(m.height-used, 1)
+	return rows, false
 }
 
 func (m *Model) body() string {
+	rows, below := m.layout()
 	if m.width >= sideBySideMin {
-		table := m.table(m.width-sidePanelWidth-2, m.tableRows())
-		side := lipgloss.NewStyle().PaddingLeft(2).Render(m.histograms(sidePanelWidth))
-		return lipgloss.JoinHorizontal(lipgloss.Top, table, side)
+		table := m.table(m.width-sidePanelWidth-2, rows)
+		// The histograms may not push the footer off the screen.
+		side := strings.Split(strings.Join(m.histograms(sidePanelWidth), "\n\n"), "\n")
+		side = side[:min(len(side), rows+1)]
+		return lipgloss.JoinHorizontal(lipgloss.Top, table, lipgloss.NewStyle().PaddingLeft(2).Render(strings.Join(side, "\n")))
 	}
-	return m.table(m.width, m.tableRows()) + "\n" + m.histograms(m.width)
+	table := m.table(m.width, rows)
+	if !below {
+		return table
+	}
+	return table + "\n\n" + m.histogramRow()
 }
 
-func (m *Model) histograms(width int) string {
+// histogramRow puts the three histograms next to each other below the
+// table of a narrow screen.
+func (m *Model) histogramRow() string {
+	w := max((m.width-4)/3, 10)
+	hs := m.histograms(w)
+	pad := lipgloss.NewStyle().Width(w).MaxWidth(w)
+	return lipgloss.JoinHorizontal(lipgloss.Top, pad.Render(hs[0]), "  ", pad.Render(hs[1]), "  ", pad.Render(hs[2]))
+}
+
+// histograms are the attempts, reasons and origins of the shown messages.
+func (m *Model) histograms(width int) []string {
 	attempts, reasons, origins := map[int]int{}, map[string]int{}, map[string]int{}
 	for _, i := range m.visible {
 		l := m.letters[i]
@@ -165,11 +201,11 @@ func (m *Model) histograms(width int) string {
 		origins[l.OriginQueue]++
 	}
 	of := fmt.Sprintf(" (%d shown)", len(m.visible))
-	return strings.Join([]string{
+	return []string{
 		histogram.Render(m.st, "attempts"+of, histogram.ByKey(attempts), width, histogramRows),
 		histogram.Render(m.st, "reasons", histogram.ByCount(reasons), width, histogramRows),
 		histogram.Render(m.st, "origins", histogram.ByCount(origins), width, histogramRows),
-	}, "\n\n")
+	}
 }
 
 type column struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
@@ -127,7 +128,10 @@ func (m *Model) View() string {
 	return out
 }
 
+// render lays the content out for the width; long values wrap rather than
+// run off the screen.
 func (m *Model) render() {
-	m.lines = strings.Split(m.content(max(m.width, 20)), "\n")
+	w := max(m.width, 20)
+	m.lines = strings.Split(ansi.Wrap(m.content(w), w, ""), "\n")
 	m.clamp()
 }
