@@ -87,7 +87,7 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 		s.Queues = append(s.Queues, q)
 		i = len(s.Queues) - 1
 	} else {
-		s.Queues[i] = q
+		s.Queues[i] = withDepth(q, s.Queues[i])
 	}
 	pairDLQs(s.Queues, &s.Topology, c.pins)
 	q = s.Queues[i]

@@ -195,9 +195,49 @@ func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef) 
 		if r.Vhost == "" {
 			r.Vhost = want[i].Vhost
 		}
-		queues[index[want[i]]] = r.queue(true)
+		j := index[want[i]]
+		queues[j] = withDepth(r.queue(true), queues[j])
 	}
 	return nil
+}
+
+// allQueuesWithStats reads the statistics list and the cheap list
+// together: rates come from the first, depths from the second, which is
+// read from the queues themselves while the statistics lag by up to an
+// interval (a queue declared a moment ago has no figures there yet).
+func (c *Client) allQueuesWithStats(ctx context.Context, vhost string) ([]Queue, error) {
+	var cheap, stats []Queue
+	err := parallel(ctx,
+		func(ctx context.Context) (err error) { cheap, err = c.listQueuesCheap(ctx, vhost); return err },
+		func(ctx context.Context) (err error) { stats, err = c.listQueuesStats(ctx, vhost); return err },
+	)
+	if err != nil {
+		return nil, err
+	}
+	byRef := make(map[QueueRef]Queue, len(stats))
+	for _, q := range stats {
+		byRef[q.Ref()] = q
+	}
+	for i, q := range cheap {
+		if s, ok := byRef[q.Ref()]; ok {
+			cheap[i] = withDepth(s, q)
+		}
+	}
+	return cheap, nil
+}
+
+// withDepth is the statistics view of a queue with the depth and state
+// of its cheap view. The head timestamp's reason is worked out again
+// against the fresher depth.
+func withDepth(stats, cheap Queue) Queue {
+	stats.Messages, stats.Ready, stats.Unacked = cheap.Messages, cheap.Ready, cheap.Unacked
+	if cheap.State != "" {
+		stats.State = cheap.State
+	}
+	if stats.HeadMessageTimestamp == nil && stats.Ready > 0 && stats.OldestUnknownReason == "no ready message" {
+		stats.OldestUnknownReason = "statistics not collected yet"
+	}
+	return stats
 }
 
 // sortQueues orders queues by vhost then name, as the API does.

@@ -85,7 +85,8 @@ type rawChannelRef struct {
 	User           string `json:"user"`
 }
 
-// channelRef tolerates the [] some brokers send for a closed channel.
+// channelRef tolerates the [] brokers send for the details of a channel
+// or connection that is closing.
 type channelRef rawChannelRef
 
 func (c *channelRef) UnmarshalJSON(b []byte) error {
@@ -241,21 +242,19 @@ type rawBinding struct {
 }
 
 type rawChannel struct {
-	Name           string  `json:"name"`
-	Number         int     `json:"number"`
-	Vhost          string  `json:"vhost"`
-	User           string  `json:"user"`
-	PrefetchCount  int     `json:"prefetch_count"`
-	GlobalPrefetch int     `json:"global_prefetch_count"`
-	Unacked        int64   `json:"messages_unacknowledged"`
-	Unconfirmed    int64   `json:"messages_unconfirmed"`
-	Confirm        bool    `json:"confirm"`
-	ConsumerCount  int     `json:"consumer_count"`
-	IdleSince      *string `json:"idle_since"`
-	Connection     struct {
-		Name string `json:"name"`
-	} `json:"connection_details"`
-	MessageStats *rawMsgStats `json:"message_stats"`
+	Name           string       `json:"name"`
+	Number         int          `json:"number"`
+	Vhost          string       `json:"vhost"`
+	User           string       `json:"user"`
+	PrefetchCount  int          `json:"prefetch_count"`
+	GlobalPrefetch int          `json:"global_prefetch_count"`
+	Unacked        int64        `json:"messages_unacknowledged"`
+	Unconfirmed    int64        `json:"messages_unconfirmed"`
+	Confirm        bool         `json:"confirm"`
+	ConsumerCount  int          `json:"consumer_count"`
+	IdleSince      *string      `json:"idle_since"`
+	Connection     channelRef   `json:"connection_details"`
+	MessageStats   *rawMsgStats `json:"message_stats"`
 }
 
 func (r rawChannel) channel() Channel {

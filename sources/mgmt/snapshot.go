@@ -28,7 +28,7 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 		func(ctx context.Context) (err error) { sc, err = c.scope(ctx, o.Vhost); return err },
 		func(ctx context.Context) (err error) {
 			if o.AllRates {
-				queues, err = c.listQueuesStats(ctx, o.Vhost)
+				queues, err = c.allQueuesWithStats(ctx, o.Vhost)
 				return err
 			}
 			if queues, err = c.listQueuesCheap(ctx, o.Vhost); err != nil {

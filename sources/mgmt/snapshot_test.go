@@ -178,7 +178,7 @@ func TestQueueDetailShowsUnackedAgainstPrefetch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d.UnackedUsed == 60 && len(d.Consumers) == 3 && len(d.Channels) == 3,
+		return d.UnackedUsed == 60 && len(d.Consumers) == 3 && len(d.Channels) == 3 && d.Queue.Consumers == 3,
 			fmtDetail(d)
 	})
 	if d.UnackedAllowed != 60 || d.UnackedUnlimited {

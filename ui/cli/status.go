@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+func newStatusCmd(a *App) *cobra.Command {
+	var (
+		asJSON bool
+		vhost  string
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Print every queue's depth, oldest message age, rates, drain ETA and DLQ",
+		Long: "Print every queue with its depth (ready, unacked), consumers, oldest message age\n" +
+			"(classic queues whose publishers set the timestamp property; — otherwise), publish\n" +
+			"and ack rates, drain ETA (backlog ÷ (ack − publish) when draining) and paired DLQ.\n" +
+			"The table lists the deepest queues first; --json lists them by vhost and name with\n" +
+			"the fields scripts may rely on. Rates lag by the broker's statistics interval:\n" +
+			"stats_age_seconds bounds their age. Reads all vhosts unless --vhost or the\n" +
+			"context's vhost names one. Exit 1 when the management API cannot be read.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.Config()
+			if err != nil {
+				return err
+			}
+			m, err := a.Mgmt()
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("vhost") {
+				vhost = c.Vhost
+			}
+			s, err := m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true, DLQOverrides: dlqOverrides(c)})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeStatusJSON(a.Out, s)
+			}
+			return writeStatusText(a.Out, s)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (DESIGN.md §5 fields)")
+	cmd.Flags().StringVar(&vhost, "vhost", "", "only this vhost (default: the context's vhost, else all)")
+	return cmd
+}
+
+// dlqOverrides are the DLQ pairings config pins.
+func dlqOverrides(c *config.Context) []mgmt.DLQOverride {
+	var out []mgmt.DLQOverride
+	for _, q := range c.Queues {
+		if q.DLQ != "" {
+			out = append(out, mgmt.DLQOverride{Vhost: q.Vhost, Queue: q.Name, DLQ: q.DLQ})
+		}
+	}
+	return out
+}
+
+// statusJSON is the stable `status --json` shape of DESIGN.md §5.
+type statusJSON struct {
+	Queues          []statusQueue `json:"queues"`
+	StatsAgeSeconds float64       `json:"stats_age_seconds"`
+}
+
+type statusQueue struct {
+	Vhost            string     `json:"vhost"`
+	Name             string     `json:"name"`
+	Type             string     `json:"type"`
+	Messages         int64      `json:"messages"`
+	Ready            int64      `json:"ready"`
+	Unacked          int64      `json:"unacked"`
+	Consumers        int        `json:"consumers"`
+	OldestAgeSeconds *float64   `json:"oldest_age_seconds"`
+	PublishRate      float64    `json:"publish_rate"`
+	AckRate          float64    `json:"ack_rate"`
+	DrainETASeconds  *float64   `json:"drain_eta_seconds"`
+	DLQ              *statusDLQ `json:"dlq"`
+}
+
+type statusDLQ struct {
+	Vhost    string `json:"vhost"`
+	Name     string `json:"name"`
+	Messages int64  `json:"messages"`
+}
+
+func statusOf(s *mgmt.Snapshot) statusJSON {
+	out := statusJSON{Queues: make([]statusQueue, 0, len(s.Queues)), StatsAgeSeconds: round(s.StatsAge.Seconds(), 1)}
+	for _, q := range s.Queues {
+		row := statusQueue{Vhost: q.Vhost, Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready,
+			Unacked: q.Unacked, Consumers: q.Consumers, PublishRate: round(q.PublishRate, 2), AckRate: round(q.AckRate, 2)}
+		if age, ok := q.OldestAge(s.TakenAt); ok {
+			v := round(age.Seconds(), 3)
+			row.OldestAgeSeconds = &v
+		}
+		if eta, ok := q.DrainETA(); ok {
+			v := round(eta.Seconds(), 1)
+			row.DrainETASeconds = &v
+		}
+		if q.DLQ != nil {
+			row.DLQ = &statusDLQ{Vhost: q.DLQ.Vhost, Name: q.DLQ.Name, Messages: q.DLQMessages}
+		}
+		out.Queues = append(out.Queues, row)
+	}
+	return out
+}
+
+func round(v float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}
+
+func writeStatusJSON(w io.Writer, s *mgmt.Snapshot) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(statusOf(s))
+}
+
+func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
+	ov := s.Overview
+	fmt.Fprintf(w, "RabbitMQ %s, cluster %s; stats at most %s old\n",
+		sanitize.Text(ov.RabbitMQVersion), sanitize.Text(ov.ClusterName), s.StatsAge.Round(100*time.Millisecond))
+	for _, n := range s.Nodes {
+		switch {
+		case !n.Running:
+			fmt.Fprintf(w, "NODE DOWN: %s\n", sanitize.Text(n.Name))
+		case n.MemAlarm || n.DiskAlarm:
+			var alarms []string
+			if n.MemAlarm {
+				alarms = append(alarms, fmt.Sprintf("memory (%d of %d MiB)", n.MemUsed>>20, n.MemLimit>>20))
+			}
+			if n.DiskAlarm {
+				alarms = append(alarms, fmt.Sprintf("disk (%d MiB free, limit %d MiB)", n.DiskFree>>20, n.DiskLimit>>20))
+			}
+			fmt.Fprintf(w, "ALARM on %s: %s; publishers are blocked\n", sanitize.Text(n.Name), strings.Join(alarms, ", "))
+		}
+	}
+	if len(s.Queues) == 0 {
+		fmt.Fprintln(w, "no queues")
+		return nil
+	}
+	rows := append([]mgmt.Queue(nil), s.Queues...)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Messages > rows[j].Messages })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VHOST\tQUEUE\tTYPE\tREADY\tUNACKED\tCONS\tOLDEST\tIN/s\tOUT/s\tDRAIN\tDLQ")
+	unknown := map[string]int{}
+	for _, q := range rows {
+		oldest := "—"
+		if age, ok := q.OldestAge(s.TakenAt); ok {
+			oldest = age.Round(time.Second).String()
+		} else if q.Messages > 0 {
+			unknown[q.OldestUnknownReason]++
+		}
+		dlq := "—"
+		if q.DLQ != nil {
+			dlq = fmt.Sprintf("%s (%d)", sanitize.Text(q.DLQ.Name), q.DLQMessages)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%s\t%s\n",
+			sanitize.Text(q.Vhost), sanitize.Text(q.Name), sanitize.Text(q.Type), q.Ready, q.Unacked, q.Consumers,
+			oldest, q.PublishRate, q.AckRate, drainText(q), dlq)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	reasons := make([]string, 0, len(unknown))
+	for r := range unknown {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "oldest — on %d queue(s) with messages: %s\n", unknown[r], sanitize.Text(r))
+	}
+	return nil
+}
+
+// drainText is the DRAIN cell: an ETA, "growing +N/s", or why neither.
+func drainText(q mgmt.Queue) string {
+	if !q.HasRates {
+		return "—"
+	}
+	if eta, ok := q.DrainETA(); ok {
+		if q.Messages == 0 {
+			return "empty"
+		}
+		return eta.Round(time.Second).String()
+	}
+	switch d := q.PublishRate - q.AckRate; {
+	case d > 0:
+		return fmt.Sprintf("growing +%.1f/s", d)
+	case q.AckRate == 0:
+		return "stalled"
+	}
+	return "steady"
+}

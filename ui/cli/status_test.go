@@ -1,0 +1,276 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+const statusPasswordEnv = "WARREN_STATUS_TEST_PASSWORD"
+
+// statusScene is a vhost of one test with a config pointing at it.
+type statusScene struct {
+	vhost  string
+	ch     *amqp.Channel
+	config string
+}
+
+func newStatusScene(t *testing.T) *statusScene {
+	t.Helper()
+	m, err := mgmt.New(mgmt.Options{URL: "http://127.0.0.1:15672", Username: "guest", Password: "guest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	vhost := "warren-cli-status-" + hex.EncodeToString(rnd[:])
+	admin := m.Admin()
+	res, err := admin.PutVhost(vhost, rabbithole.VhostSettings{})
+	if err != nil {
+		t.Fatalf("create vhost: %v (RabbitMQ with the management plugin must run at 127.0.0.1:15672)", err)
+	}
+	res.Body.Close()
+	t.Cleanup(func() {
+		if res, err := admin.DeleteVhost(vhost); err == nil {
+			res.Body.Close()
+		}
+	})
+	res, err = admin.UpdatePermissionsIn(vhost, "guest", rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	conn, err := amqp.Dial("amqp://guest:guest@127.0.0.1:5672/" + url.PathEscape(vhost))
+	if err != nil {
+		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &statusScene{vhost: vhost, ch: ch}
+	s.config = writeStatusConfig(t, "http://127.0.0.1:15672", vhost)
+	t.Setenv(statusPasswordEnv, "guest")
+	return s
+}
+
+func writeStatusConfig(t *testing.T, mgmtURL, vhost string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "warren.toml")
+	text := fmt.Sprintf(`current_context = "t"
+[contexts.t]
+amqp_url = "amqp://127.0.0.1:5672/"
+management_url = %q
+username = "guest"
+password_env = %q
+vhost = %q
+`, mgmtURL, statusPasswordEnv, vhost)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func (s *statusScene) declare(t *testing.T, name string, args amqp.Table) {
+	t.Helper()
+	if _, err := s.ch.QueueDeclare(name, true, false, false, false, args); err != nil {
+		t.Fatalf("declare %q: %v", name, err)
+	}
+}
+
+func (s *statusScene) publish(t *testing.T, queue string, n int, ts time.Time) {
+	t.Helper()
+	for range n {
+		if err := s.ch.Publish("", queue, false, false, amqp.Publishing{Timestamp: ts, Body: []byte("m")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runCmd runs one command built by newCmd with args; it returns stdout.
+func runCmd(t *testing.T, configPath string, newCmd func(*App) *cobra.Command, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	a := &App{ConfigPath: configPath, In: strings.NewReader(""), Out: &out, Err: &errOut}
+	cmd := newCmd(a)
+	cmd.SetArgs(args)
+	cmd.SetOut(&errOut)
+	cmd.SetErr(&errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// pollStatus runs status --json until ok accepts it (statistics lag).
+func pollStatus(t *testing.T, s *statusScene, ok func(statusJSON) bool) (statusJSON, string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := runCmd(t, s.config, newStatusCmd, "--json")
+		if err != nil {
+			t.Fatalf("status --json: %v", err)
+		}
+		var st statusJSON
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("status --json printed invalid JSON: %v\n%s", err, out)
+		}
+		if ok(st) {
+			return st, out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed the expected state; last:\n%s", out)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func queueByName(st statusJSON, name string) *statusQueue {
+	for i := range st.Queues {
+		if st.Queues[i].Name == name {
+			return &st.Queues[i]
+		}
+	}
+	return nil
+}
+
+func TestStatusJSONCarriesTheContractFields(t *testing.T) {
+	s := newStatusScene(t)
+	s.declare(t, "orders.dlq", nil)
+	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	s.declare(t, "plain", nil)
+	s.publish(t, "orders", 5, time.Now().Add(-time.Minute))
+	s.publish(t, "plain", 1, time.Time{})
+	for range 2 {
+		d, ok, err := s.ch.Get("orders", false)
+		if err != nil || !ok {
+			t.Fatalf("get from orders: %v %v", ok, err)
+		}
+		if err := d.Nack(false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	st, out := pollStatus(t, s, func(st statusJSON) bool {
+		o, p := queueByName(st, "orders"), queueByName(st, "plain")
+		return o != nil && p != nil && o.Messages == 3 && o.DLQ != nil && o.DLQ.Messages == 2 && p.Messages == 1 &&
+			o.OldestAgeSeconds != nil // the head timestamp comes with the statistics, which lag
+	})
+	var raw struct {
+		Queues []map[string]json.RawMessage `json:"queues"`
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal([]byte(out), &raw) != nil || json.Unmarshal([]byte(out), &top) != nil {
+		t.Fatal("bad JSON")
+	}
+	if keys := slices.Sorted(maps.Keys(top)); !slices.Equal(keys, []string{"queues", "stats_age_seconds"}) {
+		t.Fatalf("top-level keys %v", keys)
+	}
+	wantKeys := []string{"ack_rate", "consumers", "dlq", "drain_eta_seconds", "messages", "name", "oldest_age_seconds",
+		"publish_rate", "ready", "type", "unacked", "vhost"}
+	for _, q := range raw.Queues {
+		if keys := slices.Sorted(maps.Keys(q)); !slices.Equal(keys, wantKeys) {
+			t.Fatalf("queue keys %v, want %v", keys, wantKeys)
+		}
+	}
+	orders, plain, dlq := queueByName(st, "orders"), queueByName(st, "plain"), queueByName(st, "orders.dlq")
+	if orders.Vhost != s.vhost || orders.Type != "classic" || orders.Ready != 3 || orders.Unacked != 0 {
+		t.Fatalf("orders row %+v", orders)
+	}
+	if *orders.DLQ != (statusDLQ{Vhost: s.vhost, Name: "orders.dlq", Messages: 2}) || dlq.DLQ != nil || dlq.Messages != 2 {
+		t.Fatalf("dlq pairing: orders.dlq=%+v, dlq row %+v", orders.DLQ, dlq)
+	}
+	if orders.OldestAgeSeconds == nil || *orders.OldestAgeSeconds < 59 || *orders.OldestAgeSeconds > 90 {
+		t.Fatalf("orders oldest_age_seconds %v, want about 60", orders.OldestAgeSeconds)
+	}
+	if plain.OldestAgeSeconds != nil || plain.DrainETASeconds != nil {
+		t.Fatalf("plain: oldest %v and drain %v should be null (no timestamp, not draining)", plain.OldestAgeSeconds, plain.DrainETASeconds)
+	}
+	if st.StatsAgeSeconds < 5 {
+		t.Fatalf("stats_age_seconds %v is below the 5 s statistics interval", st.StatsAgeSeconds)
+	}
+}
+
+func TestStatusTextSanitisesNamesAndDashesUnknownAges(t *testing.T) {
+	s := newStatusScene(t)
+	s.declare(t, "evil\x1b[31mred", nil)
+	s.publish(t, "evil\x1b[31mred", 1, time.Time{})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := runCmd(t, s.config, newStatusCmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out, "\x1b") {
+			t.Fatalf("an escape sequence reached the output:\n%q", out)
+		}
+		if strings.Contains(out, `evil\x1b[31mred`) && strings.Contains(out, "—") &&
+			strings.Contains(out, "no timestamp property") && strings.Contains(out, "stalled") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status text lacks the sanitised name, the dash or its reason:\n%s", out)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func TestStatusFailsWithOneClearLine(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	tests := []struct {
+		name, url, password string
+		want                []string
+	}{
+		{"broker down or management plugin off", closed, "guest",
+			[]string{"unreachable", "is the management plugin enabled?", "rabbitmq-plugins enable rabbitmq_management"}},
+		{"wrong password", "http://127.0.0.1:15672", "Wrong-Password-7", []string{`bad credentials for user "guest"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(statusPasswordEnv, tt.password)
+			out, err := runCmd(t, writeStatusConfig(t, tt.url, ""), newStatusCmd, "--json")
+			if ExitCode(err) != ExitFailure || out != "" {
+				t.Fatalf("exit %d, stdout %q, err %v", ExitCode(err), out, err)
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") || strings.Contains(msg, tt.password) && tt.password != "guest" {
+				t.Fatalf("not one clean line: %q", msg)
+			}
+		})
+	}
+}
+
+func TestStatusBadConfigIsUsage(t *testing.T) {
+	_, err := runCmd(t, filepath.Join(t.TempDir(), "missing.toml"), newStatusCmd)
+	if ExitCode(err) != ExitUsage {
+		t.Fatalf("exit %d: %v", ExitCode(err), err)
+	}
+}
