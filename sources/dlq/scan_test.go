@@ -118,3 +118,19 @@ func fillByMaxLength(t testing.TB, conn *amqp.Connection, n, size int) {
 	}
 	waitReady(t, conn, sceneDLQ, n)
 }
+
+func TestHistogramCountsLikeAScan(t *testing.T) {
+	h := NewHistogram()
+	for _, d := range []DeadLetter{
+		{Attempts: 3, Reason: ReasonRejected, OriginQueue: "orders"},
+		{Attempts: 3, Reason: ReasonRejected, OriginQueue: "orders"},
+		{Attempts: 5000, Reason: "", OriginQueue: ""},
+	} {
+		h.Add(d)
+	}
+	if !maps.Equal(h.Attempts, map[int]int{3: 2, maxAttemptsKey: 1}) ||
+		!maps.Equal(h.Reasons, map[string]int{ReasonRejected: 2, NoneKey: 1}) ||
+		!maps.Equal(h.Origins, map[string]int{"orders": 2, NoneKey: 1}) {
+		t.Errorf("histogram %+v", h)
+	}
+}

@@ -216,3 +216,43 @@ func TestLosingTheSessionReachesDoneAndGivesMessagesBack(t *testing.T) {
 	}
 	waitReady(t, conn, sceneDLQ, 1)
 }
+
+func TestCloseStopsAWaitingNextAndReturnsWhatItHeld(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := mustChannel(t, conn)
+	declare(t, ch, sceneDLQ, nil)
+	publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: "a"})
+	publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: "b"})
+	waitReady(t, conn, sceneDLQ, 2)
+	s, err := Open(context.Background(), conn, classicDLQ(vhost), Options{Idle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another consumer takes one of the two, so the page waits for a
+	// second message that will not come.
+	other := mustChannel(t, conn)
+	if err := other.Qos(1, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := other.Consume(sceneDLQ, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-taken
+	next := make(chan error, 1)
+	go func() {
+		_, err := s.Next(context.Background())
+		next <- err
+	}()
+	waitReady(t, conn, sceneDLQ, 0)
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-next; !errors.Is(err, ErrClosed) || time.Since(start) > 5*time.Second {
+		t.Errorf("Next after Close: %v after %s", err, time.Since(start))
+	}
+	waitReady(t, conn, sceneDLQ, 1)
+	other.Close()
+	waitReady(t, conn, sceneDLQ, 2)
+}

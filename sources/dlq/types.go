@@ -12,13 +12,13 @@ import (
 
 // Death is one x-death entry: a queue and reason, counted.
 type Death struct {
-	Queue              string
-	Reason             string // rejected | expired | maxlen | delivery_limit
-	Exchange           string
-	RoutingKeys        []string
-	Count              int64
-	Time               time.Time // first death for this queue+reason
-	OriginalExpiration string
+	Queue              string    `json:"queue"`
+	Reason             string    `json:"reason"` // rejected | expired | maxlen | delivery_limit
+	Exchange           string    `json:"exchange"`
+	RoutingKeys        []string  `json:"routing_keys"`
+	Count              int64     `json:"count"`
+	Time               time.Time `json:"time"` // first death for this queue+reason
+	OriginalExpiration string    `json:"original_expiration,omitempty"`
 }
 
 // IDSource says where a logical ID came from.
@@ -68,16 +68,16 @@ type DeadLetter struct {
 
 // Properties are the AMQP basic properties of a message.
 type Properties struct {
-	ContentType     string
-	ContentEncoding string
-	DeliveryMode    uint8
-	Priority        uint8
-	CorrelationID   string
-	ReplyTo         string
-	Expiration      string
-	MessageID       string
-	Timestamp       time.Time
-	Type            string
-	UserID          string
-	AppID           string
+	ContentType     string    `json:"content_type"`
+	ContentEncoding string    `json:"content_encoding"`
+	DeliveryMode    uint8     `json:"delivery_mode"`
+	Priority        uint8     `json:"priority"`
+	CorrelationID   string    `json:"correlation_id"`
+	ReplyTo         string    `json:"reply_to"`
+	Expiration      string    `json:"expiration"`
+	MessageID       string    `json:"message_id"`
+	Timestamp       time.Time `json:"timestamp"`
+	Type            string    `json:"type"`
+	UserID          string    `json:"user_id"`
+	AppID           string    `json:"app_id"`
 }

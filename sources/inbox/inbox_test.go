@@ -297,3 +297,31 @@ func TestStatusOf(t *testing.T) {
 }
 
 func ptr(b bool) *bool { return &b }
+
+func TestPagerGivesUpOnAFailedDatabaseAndSkipsEmptyIDs(t *testing.T) {
+	db := admin(t)
+	table := testTable(t, db, "event_id text primary key")
+	if _, err := db.Exec(context.Background(), "INSERT INTO "+table+" VALUES ('E-1')"); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPager(open(t, Options{Table: table, IDColumn: "event_id"}), "")
+	st, found := p.Statuses(context.Background(), []string{"E-1", "", "E-2"})
+	if st[0] != Applied || st[1] != Unknown || st[2] != Pending || len(found) != 1 || p.Reason() != "" {
+		t.Errorf("statuses %v, found %v, reason %q", st, found, p.Reason())
+	}
+
+	down := NewPager(open(t, Options{DSN: "postgres://x@127.0.0.1:1/test", Table: "t", IDColumn: "id"}), "")
+	for range 2 {
+		start := time.Now()
+		st, _ := down.Statuses(context.Background(), []string{"E-1"})
+		if st[0] != Unknown || !strings.Contains(down.Reason(), "refused") {
+			t.Errorf("down: %v, reason %q", st, down.Reason())
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Errorf("a lookup on a failed inbox took %s", time.Since(start))
+		}
+	}
+	if st, _ := NewPager(nil, "").Statuses(context.Background(), []string{"E-1"}); st[0] != Unknown {
+		t.Errorf("no inbox: %v", st)
+	}
+}

@@ -1,0 +1,360 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// hostileID is a logical ID that would recolour a terminal.
+const hostileID = "E-\x1b[31mred"
+
+// dlqScene is a vhost of its own where the broker rejected four events
+// from orders into orders.dlq, an inbox table where E-1 is applied, and
+// a config naming both.
+type dlqScene struct {
+	vhost  string
+	ch     *amqp.Channel
+	config string
+}
+
+func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
+	t.Helper()
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	suffix := hex.EncodeToString(rnd[:])
+	vhost := "warren-cli-dlq-" + suffix
+	actMgmt(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vhost), "")
+	t.Cleanup(func() { actMgmt(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), "") })
+	actMgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/guest", `{"configure":".*","write":".*","read":".*"}`)
+	conn, err := amqp.DialConfig("amqp://guest:guest@127.0.0.1:5672/", amqp.Config{Vhost: vhost})
+	if err != nil {
+		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &dlqScene{vhost: vhost, ch: ch}
+	s.declare(t, "orders.dlq", nil)
+	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	ids := []string{"E-1", "E-2", "E-3", hostileID}
+	for _, id := range ids {
+		p := amqp.Publishing{MessageId: "m-" + id, Headers: amqp.Table{"event_id": id}, Body: []byte(`{"id":"` + id + `"}`)}
+		if err := ch.Publish("", "orders", false, false, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitQueue(t, ch, "orders", len(ids))
+	for range ids {
+		d, ok, err := ch.Get("orders", false)
+		if err != nil || !ok {
+			t.Fatalf("get from orders: %v", err)
+		}
+		if err := d.Reject(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitQueue(t, ch, "orders.dlq", len(ids))
+
+	table := "warren_cli_inbox_" + suffix
+	db, err := pgx.Connect(context.Background(), "postgres://postgres@127.0.0.1:5432/test")
+	if err != nil {
+		t.Fatalf("PostgreSQL at 127.0.0.1:5432 unreachable: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = db.Exec(context.Background(), "DROP TABLE IF EXISTS "+table)
+		db.Close(context.Background())
+	})
+	if _, err := db.Exec(context.Background(), "CREATE TABLE "+table+" (event_id text primary key, processed_at timestamptz not null)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(context.Background(), "INSERT INTO "+table+" VALUES ('E-1', now())"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s.config = filepath.Join(dir, "warren.toml")
+	t.Setenv("WARREN_DLQ_TEST_PASSWORD", "guest")
+	t.Setenv("WARREN_DLQ_TEST_INBOX", inboxDSN)
+	text := fmt.Sprintf(`current_context = "t"
+[contexts.t]
+amqp_url = "amqp://127.0.0.1:5672/"
+management_url = "http://127.0.0.1:15672"
+username = "guest"
+password_env = "WARREN_DLQ_TEST_PASSWORD"
+vhost = %q
+audit = "file:%s"
+
+[[contexts.t.queues]]
+name = "orders"
+logical_id = "header:event_id"
+dlq = "orders.dlq"
+inbox = { dsn_env = "WARREN_DLQ_TEST_INBOX", table = %q, id_column = "event_id", time_column = "processed_at" }
+`, vhost, filepath.Join(dir, "audit.jsonl"), table)
+	if err := os.WriteFile(s.config, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *dlqScene) declare(t *testing.T, name string, args amqp.Table) {
+	t.Helper()
+	if _, err := s.ch.QueueDeclare(name, true, false, false, false, args); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitQueue polls the broker (no statistics lag) until name holds want.
+func waitQueue(t *testing.T, ch *amqp.Channel, name string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
+		if err != nil {
+			t.Fatalf("inspect %s: %v", name, err)
+		}
+		if q.Messages == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %d messages, want %d", name, q.Messages, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runDlq runs `warren dlq ARGS` and returns stdout, stderr and the error.
+func runDlq(t *testing.T, configPath string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	a := &App{ConfigPath: configPath, In: strings.NewReader(""), Out: &out, Err: &errOut}
+	cmd := newDlqCmd(a)
+	cmd.SetArgs(args)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+func lsIDs(t *testing.T, s *dlqScene) []string {
+	t.Helper()
+	out, _, err := runDlq(t, s.config, "ls", "orders.dlq", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got lsJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range got.Messages {
+		ids = append(ids, m.LogicalID)
+	}
+	return ids
+}
+
+func TestDlqLsJSONCarriesTheContractFieldsAndChangesNothing(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	out, _, err := runDlq(t, s.config, "ls", "orders.dlq", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Messages  []map[string]any          `json:"messages"`
+		Histogram map[string]map[string]any `json:"histogram"`
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	wantKeys := []string{"attempts", "dead_lettered_at", "inbox", "logical_id", "message_id", "origin_exchange",
+		"origin_queue", "quarantined", "reason", "routing_keys", "size"}
+	wantInbox := map[string]string{"E-1": "applied", "E-2": "pending", "E-3": "pending", hostileID: "pending"}
+	if len(raw.Messages) != 4 {
+		t.Fatalf("%d messages in %s", len(raw.Messages), out)
+	}
+	for _, m := range raw.Messages {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if !slices.Equal(keys, wantKeys) {
+			t.Errorf("message keys %v, want %v", keys, wantKeys)
+		}
+		id := m["logical_id"].(string)
+		if m["inbox"] != wantInbox[id] || m["reason"] != "rejected" || m["origin_queue"] != "orders" ||
+			m["attempts"] != 1.0 || m["message_id"] != "m-"+id || m["dead_lettered_at"] == nil || m["quarantined"] != false {
+			t.Errorf("message %q: %v", id, m)
+		}
+		if rk, _ := m["routing_keys"].([]any); len(rk) != 1 || rk[0] != "orders" {
+			t.Errorf("routing keys %v", m["routing_keys"])
+		}
+	}
+	h := raw.Histogram
+	if h["attempts"]["1"] != 4.0 || h["reasons"]["rejected"] != 4.0 || h["origins"]["orders"] != 4.0 {
+		t.Errorf("histogram %v", h)
+	}
+	waitQueue(t, s.ch, "orders.dlq", 4)
+	if again := lsIDs(t, s); !slices.Equal(again, []string{"E-1", "E-2", "E-3", hostileID}) {
+		t.Errorf("after ls the DLQ holds %q", again)
+	}
+}
+
+func TestDlqLsTextIsSanitised(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	out, _, err := runDlq(t, s.config, "ls", "orders.dlq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "\x1b") || !strings.Contains(out, `E-\x1b[31mred`) {
+		t.Errorf("text output not sanitised:\n%s", out)
+	}
+	for _, want := range []string{"LOGICAL ID", "E-1", "applied", "pending", "rejected", "attempts  1: 4", "origins   orders 4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestDlqLsFiltersAndRejectsBadUsage(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	out, _, err := runDlq(t, s.config, "ls", "orders.dlq", "--json", "--filter", `applied == false && logical_id != "E-3"`, "--limit", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got lsJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 1 || got.Messages[0].LogicalID != "E-2" {
+		t.Errorf("filtered listing %+v, want E-2 alone", got.Messages)
+	}
+	for _, args := range [][]string{
+		{"ls", "orders.dlq", "--filter", "atempts > 1"},
+		{"ls", "orders.dlq", "--limit", "0"},
+		{"ls"},
+		{"show", "orders.dlq"},
+	} {
+		if _, _, err := runDlq(t, s.config, args...); ExitCode(err) != ExitUsage {
+			t.Errorf("%v: exit %d (%v), want %d", args, ExitCode(err), err, ExitUsage)
+		}
+	}
+	waitQueue(t, s.ch, "orders.dlq", 4)
+}
+
+func TestDlqLsWithTheInboxDownSaysUnknownAndWhy(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres:s3cret-pw@127.0.0.1:1/test")
+	out, errOut, err := runDlq(t, s.config, "ls", "orders.dlq", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got lsJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got.Messages {
+		if m.Inbox != "unknown" {
+			t.Errorf("%s: inbox %s, want unknown", m.LogicalID, m.Inbox)
+		}
+	}
+	if len(got.Messages) != 4 || !strings.Contains(errOut, "127.0.0.1:1") || strings.Contains(errOut, "s3cret-pw") {
+		t.Errorf("%d messages; notes %q", len(got.Messages), errOut)
+	}
+}
+
+func TestDlqShowPrintsEveryMessageWithTheID(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	out, _, err := runDlq(t, s.config, "show", "orders.dlq", "--id", "E-1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []showJSON `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 1 {
+		t.Fatalf("%d messages", len(got.Messages))
+	}
+	m := got.Messages[0]
+	if m.Body != `{"id":"E-1"}` || m.BodyEncoding != "utf-8" || m.Headers["event_id"] != "E-1" || m.Inbox != "applied" ||
+		m.InboxAppliedAt == nil || len(m.Deaths) != 1 || m.Deaths[0].Queue != "orders" || m.LogicalIDSource != "header" {
+		t.Errorf("shown %+v", m)
+	}
+	text, _, err := runDlq(t, s.config, "show", "orders.dlq", "--id", hostileID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "\x1b") || !strings.Contains(text, "body (") || !strings.Contains(text, "death") {
+		t.Errorf("show text:\n%s", text)
+	}
+	if _, _, err := runDlq(t, s.config, "show", "orders.dlq", "--id", "nope"); err == nil || ExitCode(err) != ExitFailure {
+		t.Errorf("unknown ID: %v", err)
+	}
+	waitQueue(t, s.ch, "orders.dlq", 4)
+}
+
+func TestDlqStatsScansTheWholeQueue(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	out, _, err := runDlq(t, s.config, "stats", "orders.dlq", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got statsJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Total != 4 || !got.Complete || got.Histogram.Reasons["rejected"] != 4 || got.Histogram.Attempts["1"] != 4 || got.Oldest == nil {
+		t.Errorf("stats %+v", got)
+	}
+	text, _, err := runDlq(t, s.config, "stats", "orders.dlq")
+	if err != nil || !strings.Contains(text, "4 messages") {
+		t.Errorf("stats text %q, %v", text, err)
+	}
+	waitQueue(t, s.ch, "orders.dlq", 4)
+}
+
+func TestDlqReadingAQuorumDLQNearItsLimitIsRefused(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	s.declare(t, "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(1)})
+	if err := s.ch.Publish("", "limited.dlq", false, false, amqp.Publishing{MessageId: "q-1"}); err != nil {
+		t.Fatal(err)
+	}
+	waitQueue(t, s.ch, "limited.dlq", 1)
+	for _, cmd := range []string{"ls", "stats"} {
+		_, _, err := runDlq(t, s.config, cmd, "limited.dlq")
+		if ExitCode(err) != ExitRefused || !strings.Contains(fmt.Sprint(err), "delivery limit 1") {
+			t.Errorf("%s: exit %d, %v; want a refusal (exit 3) naming the limit", cmd, ExitCode(err), err)
+		}
+	}
+	waitQueue(t, s.ch, "limited.dlq", 1)
+}
+
+func TestDlqCommandHasEverySubcommand(t *testing.T) {
+	var names []string
+	for _, c := range newDlqCmd(&App{}).Commands() {
+		names = append(names, c.Name())
+	}
+	sort.Strings(names)
+	if want := []string{"ls", "quarantine", "replay", "show", "stats"}; !slices.Equal(names, want) {
+		t.Errorf("dlq subcommands %v, want %v", names, want)
+	}
+}
