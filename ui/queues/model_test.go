@@ -1,0 +1,347 @@
+package queues
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/table"
+)
+
+func TestSortKeyCyclesThroughOrders(t *testing.T) {
+	ts := func(d time.Duration) *time.Time { x := taken.Add(-d); return &x }
+	a := queue("/", "alpha", 10)
+	a.HeadMessageTimestamp = ts(time.Minute)
+	b := queue("/", "bravo", 500)
+	b.DLQ, b.DLQMessages = &mgmt.QueueRef{Vhost: "/", Name: "bravo.dlq"}, 2
+	c := queue("/", "charlie", 50)
+	c.HeadMessageTimestamp = ts(time.Hour)
+	c.DLQ, c.DLQMessages = &mgmt.QueueRef{Vhost: "/", Name: "charlie.dlq"}, 9
+	l := &lister{replies: []reply{{snap: snapshot(a, b, c)}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+
+	want := []struct {
+		by    SortBy
+		order []string
+	}{
+		{ByDepth, []string{"bravo", "charlie", "alpha"}},
+		{ByAge, []string{"charlie", "alpha", "bravo"}},
+		{ByDLQ, []string{"charlie", "bravo", "alpha"}},
+		{ByName, []string{"alpha", "bravo", "charlie"}},
+		{ByDepth, []string{"bravo", "charlie", "alpha"}},
+	}
+	for i, w := range want {
+		if i > 0 {
+			m, _ = update(t, m, press("s"))
+		}
+		if m.sortBy != w.by || !slices.Equal(shown(m), w.order) {
+			t.Fatalf("step %d: sort %v shows %v, want %v %v", i, m.sortBy, shown(m), w.by, w.order)
+		}
+	}
+}
+
+func TestSortingByAgeFetchesEveryHeadTimestamp(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	m, cmd := update(t, m, press("s"))
+	if m.sortBy != ByAge {
+		t.Fatalf("sort = %v, want age", m.sortBy)
+	}
+	load(t, m, cmd)
+	if got := l.asked[len(l.asked)-1]; !got.AllRates {
+		t.Fatalf("age order fetched %+v, want AllRates", got)
+	}
+}
+
+func TestFilterNarrowsRowsWhileTyping(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "orders", 1), queue("/", "orders.dlq", 1), queue("billing", "invoices", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+
+	m, _ = update(t, m, press("/"))
+	if !m.Capturing() {
+		t.Fatal("typing a filter must capture keys")
+	}
+	for _, r := range "ORD" {
+		m, _ = update(t, m, press(string(r)))
+	}
+	if got := shown(m); !slices.Equal(got, []string{"orders", "orders.dlq"}) {
+		t.Fatalf("filter ORD shows %v", got)
+	}
+	m, _ = update(t, m, press("enter"))
+	if m.Capturing() || len(shown(m)) != 2 {
+		t.Fatalf("enter must keep the filter and stop capturing: capturing=%v shown=%v", m.Capturing(), shown(m))
+	}
+	m, _ = update(t, m, press("esc"))
+	if len(shown(m)) != 3 {
+		t.Fatalf("esc must clear the filter, shows %v", shown(m))
+	}
+	m, _ = update(t, m, press("/"))
+	for _, r := range "billing/" {
+		m, _ = update(t, m, press(string(r)))
+	}
+	if got := shown(m); !slices.Equal(got, []string{"invoices"}) {
+		t.Fatalf("filter on vhost/ shows %v", got)
+	}
+}
+
+func TestVhostSwitchFetchesThatVhostAndDropsStaleResults(t *testing.T) {
+	all := snapshot(queue("/", "orders", 1), queue("billing", "invoices", 1))
+	l := &lister{replies: []reply{{snap: all}, {snap: all}, {snap: snapshot(queue("/", "orders", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	staleFetch := m.fetch()
+
+	m, cmd := update(t, m, press("v"))
+	if len(m.rows) != 0 {
+		t.Fatal("rows of the previous vhost must not be shown under the new one")
+	}
+	m, _ = update(t, m, run(t, staleFetch))
+	if len(m.rows) != 0 {
+		t.Fatal("a result fetched before the switch was applied")
+	}
+	m, _ = load(t, m, cmd)
+	if got := l.asked[len(l.asked)-1].Vhost; got != "/" {
+		t.Fatalf("first switch asked vhost %q, want /", got)
+	}
+	if got := shown(m); !slices.Equal(got, []string{"orders"}) {
+		t.Fatalf("after switch shows %v", got)
+	}
+	m, _ = update(t, m, press("v"))
+	if m.vhost != "billing" {
+		t.Fatalf("second switch goes to %q, want billing", m.vhost)
+	}
+	m, _ = update(t, m, press("v"))
+	if m.vhost != "" {
+		t.Fatalf("third switch goes to %q, want all", m.vhost)
+	}
+}
+
+func TestStaleTickIsIgnored(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	old := tickMsg{ID: m.id, Tag: m.tag}
+	m, _ = update(t, m, press("r"))
+	if _, cmd := update(t, m, old); cmd != nil {
+		t.Fatal("a tick of the previous chain started a fetch")
+	}
+	if _, cmd := update(t, m, tickMsg{ID: m.id + 1000, Tag: m.tag}); cmd != nil {
+		t.Fatal("another overview's tick started a fetch")
+	}
+	if _, cmd := update(t, m, tickMsg{ID: m.id, Tag: m.tag}); cmd == nil {
+		t.Fatal("the current tick did not fetch")
+	}
+}
+
+func TestDisconnectedBrokerIsRetriedAndRecovers(t *testing.T) {
+	down := &mgmt.Error{Kind: mgmt.ErrUnreachable, Msg: "connection refused"}
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}, {err: down}, {snap: snapshot(queue("/", "a", 2))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	m, cmd := load(t, m, m.fetch())
+	if st := m.Status(); !mgmt.IsDisconnected(st.Err) || st.Stopped || !st.Loaded {
+		t.Fatalf("status after failure = %+v", st)
+	}
+	if _, ok := run(t, cmd).(tickMsg); !ok {
+		t.Fatal("a failed fetch must schedule a retry")
+	}
+	if len(m.rows) != 1 {
+		t.Fatal("the last good figures must stay on screen")
+	}
+	m, _ = update(t, m, tickMsg{ID: m.id, Tag: m.tag})
+	m, _ = load(t, m, m.fetch())
+	if st := m.Status(); st.Err != nil || m.rows[0].q.Messages != 2 {
+		t.Fatalf("did not recover: %+v", st)
+	}
+}
+
+func TestRefusedCredentialsStopPolling(t *testing.T) {
+	refused := &mgmt.Error{Kind: mgmt.ErrUnauthorized, Msg: "401"}
+	l := &lister{replies: []reply{{err: refused}, {snap: snapshot(queue("/", "a", 1))}}}
+	m := newModel(l)
+	m, cmd := load(t, m, m.Init())
+	if cmd != nil || !m.Status().Stopped {
+		t.Fatal("refused credentials must stop polling")
+	}
+	m, cmd = update(t, m, press("r"))
+	m, _ = load(t, m, cmd)
+	if st := m.Status(); st.Stopped || st.Err != nil {
+		t.Fatalf("r must retry: %+v", st)
+	}
+}
+
+func TestRatesAreAskedForVisibleRowsOnly(t *testing.T) {
+	var qs []mgmt.Queue
+	for i := range 100 {
+		q := queue("/", string(rune('A'+i/26))+string(rune('a'+i%26)), int64(1000-i))
+		q.HasRates = false
+		qs = append(qs, q)
+	}
+	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
+	m := newModel(l)
+	m, cmd := load(t, m, m.Init())
+	if len(l.asked[0].RatesFor) != 0 {
+		t.Fatal("the first fetch cannot know the visible rows")
+	}
+	m, cmd = load(t, m, cmd) // visible rows lack rates: fetch again at once
+	got := l.asked[1].RatesFor
+	start, end := m.tbl.Window()
+	if len(got) != end-start || got[0] != qs[0].Ref() {
+		t.Fatalf("asked rates for %d rows starting %v, want the %d visible", len(got), got[0], end-start)
+	}
+	if _, ok := run(t, cmd).(tickMsg); !ok {
+		t.Fatal("rows asked for but still without rates must wait for the next tick")
+	}
+}
+
+func TestTroubleAndWarnings(t *testing.T) {
+	dlq := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	withDLQ := func(n int64) mgmt.Queue {
+		q := queue("/", "orders", 5)
+		q.DLQ, q.DLQMessages = &dlq, n
+		return q
+	}
+	noConsumers := queue("/", "idle", 5)
+	noConsumers.Consumers = 0
+	growing := func(depth int64) mgmt.Queue {
+		q := queue("/", "growing", depth)
+		q.PublishRate, q.AckRate = 50, 10
+		return q
+	}
+	isDLQ := func(n int64) mgmt.Queue {
+		q := queue("/", "orders.dlq", n)
+		q.Consumers, q.DLQOf = 0, []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}
+		return q
+	}
+	onAlarm := queue("/", "alarmed", 0)
+	onAlarm.Node = "rabbit@b"
+	alarmNodes := []mgmt.Node{{Name: "rabbit@b", Running: true, MemAlarm: true}}
+	tests := []struct {
+		name   string
+		before mgmt.Queue
+		after  mgmt.Queue
+		nodes  []mgmt.Node
+		want   table.Tone
+	}{
+		{name: "steady queue is normal", before: queue("/", "q", 5), after: queue("/", "q", 5), want: table.Normal},
+		{name: "paired DLQ holding letters is a warning", before: withDLQ(3), after: withDLQ(3), want: table.Warn},
+		{name: "paired DLQ growing is trouble", before: withDLQ(3), after: withDLQ(4), want: table.Trouble},
+		{name: "no consumers with ready messages is trouble", before: noConsumers, after: noConsumers, want: table.Trouble},
+		{name: "publish above ack and depth rising is trouble", before: growing(100), after: growing(150), want: table.Trouble},
+		{name: "publish above ack but depth falling is not", before: growing(150), after: growing(100), want: table.Normal},
+		{name: "DLQ receiving letters is trouble", before: isDLQ(3), after: isDLQ(5), want: table.Trouble},
+		{name: "DLQ holding letters is a warning", before: isDLQ(5), after: isDLQ(5), want: table.Warn},
+		{name: "queue on a node in alarm is trouble", before: onAlarm, after: onAlarm, nodes: alarmNodes, want: table.Trouble},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			second := snapshot(tt.after)
+			if tt.nodes != nil {
+				second.Nodes = tt.nodes
+			}
+			l := &lister{replies: []reply{{snap: snapshot(tt.before)}, {snap: second}}}
+			m := newModel(l)
+			m, _ = load(t, m, m.Init())
+			m, _ = load(t, m, m.fetch())
+			if got := m.rows[0].tone; got != tt.want {
+				t.Fatalf("tone = %v, want %v (reasons %v)", got, tt.want, m.rows[0].reasons)
+			}
+		})
+	}
+}
+
+func TestNavigationFromARow(t *testing.T) {
+	dlq := mgmt.QueueRef{Vhost: "/", Name: "a.dlq"}
+	withDLQ := queue("/", "a", 30)
+	withDLQ.DLQ = &dlq
+	isDLQ := queue("/", "a.dlq", 20)
+	isDLQ.DLQOf = []mgmt.QueueRef{withDLQ.Ref()}
+	plain := queue("/", "plain", 10)
+	l := &lister{replies: []reply{{snap: snapshot(withDLQ, isDLQ, plain)}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+
+	_, cmd := update(t, m, press("enter"))
+	if got := openedQueue(t, cmd); got != withDLQ.Ref() {
+		t.Fatalf("enter opened %v", got)
+	}
+	_, cmd = update(t, m, press("d"))
+	if got := openedQueue(t, cmd); got != (common.OpenDLQMsg{Queue: dlq}) {
+		t.Fatalf("d on a queue opened %v, want its paired DLQ", got)
+	}
+	m, _ = update(t, m, press("j"))
+	_, cmd = update(t, m, press("d"))
+	if got := openedQueue(t, cmd); got != (common.OpenDLQMsg{Queue: isDLQ.Ref()}) {
+		t.Fatalf("d on a DLQ opened %v, want itself", got)
+	}
+	m, _ = update(t, m, press("j"))
+	_, cmd = update(t, m, press("d"))
+	if e, ok := openedQueue(t, cmd).(common.ErrorMsg); !ok || e.Err == nil {
+		t.Fatal("d on a queue without DLQ must explain why")
+	}
+}
+
+func TestCursorFollowsItsQueueAcrossSnapshots(t *testing.T) {
+	l := &lister{replies: []reply{
+		{snap: snapshot(queue("/", "a", 3), queue("/", "b", 2), queue("/", "c", 1))},
+		{snap: snapshot(queue("/", "a", 1), queue("/", "b", 2), queue("/", "c", 3))},
+	}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	m, _ = update(t, m, press("j"))
+	m, _ = load(t, m, m.fetch())
+	if q, _ := m.Selected(); q.Name != "b" {
+		t.Fatalf("cursor on %q after reorder, want b", q.Name)
+	}
+	m, _ = update(t, m, press("k"))
+	m, _ = load(t, m, m.fetch())
+	if q, _ := m.Selected(); q.Name != "c" {
+		t.Fatalf("cursor on %q, want c", q.Name)
+	}
+}
+
+func TestDepthHistoryIsBoundedAndForgetsDeletedQueues(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1), queue("/", "b", 1))}}}
+	m := newModel(l)
+	for range historySize + 5 {
+		m, _ = load(t, m, m.fetch())
+	}
+	if n := m.trends[mgmt.QueueRef{Vhost: "/", Name: "a"}].depth.Len(); n != historySize {
+		t.Fatalf("history holds %d samples, want %d", n, historySize)
+	}
+	l.replies = []reply{{snap: snapshot(queue("/", "a", 1))}}
+	l.asked = nil
+	m, _ = load(t, m, m.fetch())
+	if _, ok := m.trends[mgmt.QueueRef{Vhost: "/", Name: "b"}]; ok {
+		t.Fatal("history of a deleted queue is kept")
+	}
+}
+
+func TestUnknownOldestAgeSaysWhy(t *testing.T) {
+	q := queue("/", "a", 5)
+	q.OldestUnknownReason = "publishers set no timestamp"
+	l := &lister{replies: []reply{{snap: snapshot(q)}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	if got := m.renderRow(0).Cells[6].Text; got != table.Unknown {
+		t.Fatalf("oldest cell = %q, want %q", got, table.Unknown)
+	}
+	if note := m.note(); !contains(note, "oldest age unknown: publishers set no timestamp") {
+		t.Fatalf("note does not say why: %q", note)
+	}
+}
+
+func TestBrokerTextIsSanitised(t *testing.T) {
+	evil := queue("/", "x\x1b]52;c;payload\x07", 1)
+	l := &lister{replies: []reply{{snap: snapshot(evil)}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	if v := m.View(); contains(v, "\x1b]") || contains(v, "\x07") {
+		t.Fatalf("escape sequence reached the view: %q", v)
+	}
+}
