@@ -2,8 +2,11 @@ package ui
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/sources/mgmt"
 )
@@ -147,4 +150,18 @@ func detailOf(q mgmt.Queue) *mgmt.QueueDetail {
 
 func errUnreachable() error {
 	return &mgmt.Error{Kind: mgmt.ErrUnreachable, Msg: "management API at http://127.0.0.1:15672 unreachable: connection refused"}
+}
+
+// asCmds opens tea.Sequence's message, a slice of commands of an
+// unexported type.
+func asCmds(msg tea.Msg) ([]tea.Cmd, bool) {
+	v := reflect.ValueOf(msg)
+	if v.Kind() != reflect.Slice || v.Type().Elem() != reflect.TypeFor[tea.Cmd]() {
+		return nil, false
+	}
+	out := make([]tea.Cmd, v.Len())
+	for i := range out {
+		out[i] = v.Index(i).Interface().(tea.Cmd)
+	}
+	return out, true
 }

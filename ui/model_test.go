@@ -1,0 +1,271 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/queue"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// screen is a fake screen that records what the root does to it.
+type screen struct {
+	title     string
+	capturing bool
+	got       []tea.Msg
+	closed    *int
+	w, h      int
+}
+
+func (s *screen) Init() tea.Cmd { return nil }
+func (s *screen) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	s.got = append(s.got, msg)
+	return s, nil
+}
+func (s *screen) View() string           { return "screen " + s.title }
+func (s *screen) SetSize(w, h int)       { s.w, s.h = w, h }
+func (s *screen) Title() string          { return s.title }
+func (s *screen) Keys() help.KeyMap      { return noKeys{} }
+func (s *screen) Capturing() bool        { return s.capturing }
+func (s *screen) Close() tea.Cmd         { *s.closed++; return nil }
+func (noKeys) ShortHelp() []key.Binding  { return nil }
+func (noKeys) FullHelp() [][]key.Binding { return nil }
+
+type noKeys struct{}
+
+type ping struct{}
+
+func newRoot(o Options) Model {
+	st := styles.New(true)
+	o.Styles, o.Now = &st, fixedNow
+	if o.Lister == nil {
+		o.Lister = &fakeBroker{}
+	}
+	m := New(o)
+	next, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	return next.(Model)
+}
+
+func step(t *testing.T, m Model, msg tea.Msg) (Model, tea.Cmd) {
+	t.Helper()
+	next, cmd := m.Update(msg)
+	return next.(Model), cmd
+}
+
+func press(s string) tea.KeyMsg {
+	switch s {
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+// quits reports whether cmd ends the program: tea.Quit alone or last in
+// a sequence.
+func quits(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	msg := cmd()
+	if _, ok := msg.(tea.QuitMsg); ok {
+		return true
+	}
+	// tea.Sequence's message is unexported; run its commands in order.
+	seq, ok := asCmds(msg)
+	if !ok || len(seq) == 0 {
+		return false
+	}
+	return quits(seq[len(seq)-1])
+}
+
+func TestNavigationMessagesManageTheStack(t *testing.T) {
+	closed := 0
+	dlq := &screen{title: "dlq", closed: &closed}
+	var asked mgmt.QueueRef
+	m := newRoot(Options{NewDLQ: func(r mgmt.QueueRef) common.Screen { asked = r; return dlq }})
+
+	ref := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	m, _ = step(t, m, common.OpenDLQMsg{Queue: ref})
+	if asked != ref || m.top() != common.Screen(dlq) {
+		t.Fatalf("OpenDLQMsg did not open the DLQ screen for %v", ref)
+	}
+	if dlq.w != 120 || dlq.h != 40-headerLines-footerLines {
+		t.Fatalf("pushed screen sized %dx%d", dlq.w, dlq.h)
+	}
+	if !strings.Contains(m.View(), "Queues › dlq") {
+		t.Fatalf("breadcrumb missing:\n%s", m.View())
+	}
+	m, _ = step(t, m, press("esc"))
+	if len(m.stack) != 0 || closed != 1 {
+		t.Fatalf("esc must pop and close: stack %d closed %d", len(m.stack), closed)
+	}
+	m, _ = step(t, m, press("esc"))
+	if closed != 1 {
+		t.Fatal("esc on the overview must not close anything")
+	}
+	other := &screen{title: "pushed", closed: &closed}
+	m, _ = step(t, m, common.PushMsg{Screen: other})
+	m, _ = step(t, m, common.PopMsg{})
+	if len(m.stack) != 0 || closed != 2 {
+		t.Fatalf("PopMsg must pop and close: stack %d closed %d", len(m.stack), closed)
+	}
+}
+
+func TestOpenQueueMsgPushesTheQueueScreen(t *testing.T) {
+	f := &fakeBroker{}
+	m := newRoot(Options{Lister: f, Describer: f})
+	m, cmd := step(t, m, common.OpenQueueMsg{Queue: mgmt.QueueRef{Vhost: "/", Name: "orders"}})
+	if _, ok := m.top().(*queue.Model); !ok || cmd == nil {
+		t.Fatalf("top is %T, want the queue screen fetching", m.top())
+	}
+}
+
+func TestMissingScreensReportAnError(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  tea.Msg
+		want string
+	}{
+		{name: "DLQ", msg: common.OpenDLQMsg{}, want: "DLQ screen is not available"},
+		{name: "message", msg: common.OpenMessageMsg{}, want: "message inspector is not available"},
+		{name: "audit", msg: common.OpenAuditMsg{}, want: "audit screen is not available"},
+		{name: "queue", msg: common.OpenQueueMsg{}, want: "queue screen is not available"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _ := step(t, newRoot(Options{}), tt.msg)
+			if len(m.stack) != 0 || !m.footer.isErr || !strings.Contains(m.footer.text, tt.want) {
+				t.Fatalf("footer = %+v, want error %q", m.footer, tt.want)
+			}
+		})
+	}
+}
+
+func TestFooterLineIsClearedByTheNextKey(t *testing.T) {
+	m := newRoot(Options{})
+	m, _ = step(t, m, common.ErrorMsg{Err: errors.New("replay of orders.dlq failed: \x1b[31mboom")})
+	view := m.View()
+	if !strings.Contains(view, `replay of orders.dlq failed: \x1b[31mboom`) {
+		t.Fatalf("error line missing or not sanitised:\n%s", view)
+	}
+	m, _ = step(t, m, press("j"))
+	if m.footer.text != "" {
+		t.Fatal("a key must clear the error line")
+	}
+	m, _ = step(t, m, common.InfoMsg{Text: "37 messages replayed"})
+	if m.footer.isErr || m.footer.text != "37 messages replayed" {
+		t.Fatalf("info line = %+v", m.footer)
+	}
+}
+
+func TestGlobalKeysRespectCapturingScreens(t *testing.T) {
+	closed := 0
+	typing := &screen{title: "typing", capturing: true, closed: &closed}
+	m := newRoot(Options{})
+	m, _ = step(t, m, common.PushMsg{Screen: typing})
+	for _, k := range []string{"q", "?", "A", "esc"} {
+		var cmd tea.Cmd
+		m, cmd = step(t, m, press(k))
+		if quits(cmd) || m.showHelp || len(m.stack) != 1 {
+			t.Fatalf("%q acted globally while the screen captures text", k)
+		}
+	}
+	if len(typing.got) != 4 {
+		t.Fatalf("capturing screen got %d keys, want 4", len(typing.got))
+	}
+	_, cmd := step(t, m, press("ctrl+c"))
+	if !quits(cmd) || closed != 1 {
+		t.Fatalf("ctrl+c must close screens and quit even while capturing (closed %d)", closed)
+	}
+}
+
+func TestGlobalKeys(t *testing.T) {
+	m := newRoot(Options{NewAudit: func() common.Screen { return &screen{title: "audit", closed: new(int)} }})
+	m, _ = step(t, m, press("?"))
+	if !m.showHelp || !strings.Contains(m.View(), "next vhost") {
+		t.Fatal("? must show the full help of the current screen")
+	}
+	m, _ = step(t, m, press("x"))
+	if m.showHelp {
+		t.Fatal("any key must close the help")
+	}
+	m, cmd := step(t, m, press("A"))
+	m, _ = step(t, m, cmd())
+	if m.top().Title() != "audit" {
+		t.Fatal("A must open the audit screen")
+	}
+	if _, cmd := step(t, m, press("q")); !quits(cmd) {
+		t.Fatal("q must quit")
+	}
+}
+
+func TestKeysGoToTheTopAndOtherMessagesToEveryScreen(t *testing.T) {
+	lower := &screen{title: "lower", closed: new(int)}
+	upper := &screen{title: "upper", closed: new(int)}
+	m := newRoot(Options{})
+	m, _ = step(t, m, common.PushMsg{Screen: lower})
+	m, _ = step(t, m, common.PushMsg{Screen: upper})
+	m, _ = step(t, m, press("j"))
+	m, _ = step(t, m, ping{})
+	if len(lower.got) != 1 || len(upper.got) != 2 {
+		t.Fatalf("lower got %v, upper got %v", lower.got, upper.got)
+	}
+	if _, ok := lower.got[0].(ping); !ok {
+		t.Fatal("the lower screen must get the non-key message")
+	}
+}
+
+func TestOverviewKeepsPollingUnderAnotherScreen(t *testing.T) {
+	f := &fakeBroker{}
+	m := newRoot(Options{Lister: f, Refresh: time.Nanosecond})
+	m, cmd := step(t, m, m.Init()())
+	m, _ = step(t, m, common.PushMsg{Screen: &screen{title: "top", closed: new(int)}})
+	// cmd is the overview's refetch (rates for the visible rows) or its tick.
+	for range 3 {
+		m, cmd = step(t, m, cmd())
+	}
+	if len(f.calls) < 3 {
+		t.Fatalf("the overview fetched %d times under another screen, want at least 3", len(f.calls))
+	}
+}
+
+func TestHeaderShowsGuardrailsAndBrokerHealth(t *testing.T) {
+	f := &fakeBroker{}
+	m := newRoot(Options{Lister: f, Context: "prod-eu", Environment: "prod", ReadOnly: true, InsecureTLS: true})
+	m, _ = step(t, m, m.Init()())
+	head := strings.Join(strings.Split(m.View(), "\n")[:2], "\n")
+	for _, want := range []string{"prod-eu", "PRODUCTION", "READ-ONLY", "TLS NOT VERIFIED", "RabbitMQ 3.13.7", "nodes 2/2 running", "no alarms", "messages 18390", "stats 7s old"} {
+		if !strings.Contains(head, want) {
+			t.Fatalf("header lacks %q:\n%s", want, head)
+		}
+	}
+}
+
+func TestHeaderShowsAlarms(t *testing.T) {
+	m := newRoot(Options{})
+	nodes := []mgmt.Node{{Name: "rabbit@a", Running: true, MemAlarm: true}, {Name: "rabbit@b"}}
+	got := m.nodes(nodes)
+	for _, want := range []string{"nodes 1/2 running", "ALARM: memory on rabbit@a"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("%q lacks %q", got, want)
+		}
+	}
+}
+
+func TestTooSmallTerminalSaysSo(t *testing.T) {
+	m := newRoot(Options{})
+	m, _ = step(t, m, tea.WindowSizeMsg{Width: 60, Height: 10})
+	if !strings.Contains(m.View(), "terminal too small") {
+		t.Fatal("a tiny terminal must be told why nothing shows")
+	}
+}

@@ -1,0 +1,192 @@
+package queue
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+func init() { lipgloss.SetColorProfile(termenv.Ascii) }
+
+var now = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
+
+type describer struct {
+	detail *mgmt.QueueDetail
+	err    error
+	asked  []mgmt.QueueRef
+}
+
+func (d *describer) Queue(_ context.Context, vhost, name string) (*mgmt.QueueDetail, error) {
+	d.asked = append(d.asked, mgmt.QueueRef{Vhost: vhost, Name: name})
+	return d.detail, d.err
+}
+
+func detail(q mgmt.Queue) *mgmt.QueueDetail {
+	return &mgmt.QueueDetail{Queue: q, TakenAt: now, DeliveryLimit: -1}
+}
+
+// newScreen polls every nanosecond so that a tick a test runs returns at
+// once.
+func newScreen(d *describer) *Model {
+	m := New(Options{Queue: mgmt.QueueRef{Vhost: "/", Name: "orders"}, Describer: d, Styles: styles.New(true),
+		Refresh: time.Nanosecond, Now: func() time.Time { return now }})
+	m.SetSize(120, 200)
+	return m
+}
+
+func step(t *testing.T, m *Model, msg tea.Msg) (*Model, tea.Cmd) {
+	t.Helper()
+	s, cmd := m.Update(msg)
+	return s.(*Model), cmd
+}
+
+func loaded(t *testing.T, d *describer) (*Model, tea.Cmd) {
+	t.Helper()
+	m := newScreen(d)
+	return step(t, m, m.Init()())
+}
+
+func press(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+
+func TestDetailIsFetchedForTheQueueAndPolled(t *testing.T) {
+	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic", Messages: 12})}
+	m, cmd := loaded(t, d)
+	if len(d.asked) != 1 || d.asked[0].Name != "orders" {
+		t.Fatalf("asked %v", d.asked)
+	}
+	if !strings.Contains(m.View(), "depth 12") {
+		t.Fatalf("view lacks the depth:\n%s", m.View())
+	}
+	tick, ok := cmd().(tickMsg)
+	if !ok {
+		t.Fatal("a result must schedule the next refresh")
+	}
+	if _, cmd := step(t, m, tick); cmd == nil {
+		t.Fatal("the tick must fetch")
+	}
+}
+
+func TestStaleResultsAreDropped(t *testing.T) {
+	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 1})}
+	m, _ := loaded(t, d)
+	stale := m.fetch()
+	m, _ = step(t, m, press("r"))
+	d.detail = detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 999})
+	if _, cmd := step(t, m, stale()); cmd != nil || m.detail.Queue.Messages != 1 {
+		t.Fatal("a result of the previous chain was applied")
+	}
+	if _, cmd := step(t, m, tickMsg{ID: m.id, Tag: m.tag - 1}); cmd != nil {
+		t.Fatal("a stale tick fetched")
+	}
+}
+
+func TestOpenDLQ(t *testing.T) {
+	paired := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	tests := []struct {
+		name string
+		q    mgmt.Queue
+		want any
+	}{
+		{name: "queue opens its paired DLQ", q: mgmt.Queue{Vhost: "/", Name: "orders", DLQ: &paired}, want: common.OpenDLQMsg{Queue: paired}},
+		{name: "DLQ opens itself", q: mgmt.Queue{Vhost: "/", Name: "orders.dlq", DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}}, want: common.OpenDLQMsg{Queue: paired}},
+		{name: "queue without DLQ explains", q: mgmt.Queue{Vhost: "/", Name: "orders"}, want: "no dead-letter queue"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _ := loaded(t, &describer{detail: detail(tt.q)})
+			_, cmd := step(t, m, press("d"))
+			switch msg := cmd().(type) {
+			case common.OpenDLQMsg:
+				if msg != tt.want {
+					t.Fatalf("opened %v, want %v", msg, tt.want)
+				}
+			case common.ErrorMsg:
+				if w, ok := tt.want.(string); !ok || !strings.Contains(msg.Err.Error(), w) {
+					t.Fatalf("error %v, want %v", msg.Err, tt.want)
+				}
+			default:
+				t.Fatalf("d produced %T", msg)
+			}
+		})
+	}
+}
+
+func TestFailuresKeepTheLastFiguresAndDeletedQueueStopsPolling(t *testing.T) {
+	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 7})}
+	m, _ := loaded(t, d)
+	d.detail, d.err = nil, &mgmt.Error{Kind: mgmt.ErrUnreachable, Msg: "connection refused"}
+	m, cmd := step(t, m, m.fetch()())
+	if cmd == nil || m.detail == nil || !strings.Contains(m.View(), "refresh failed, retrying") || !strings.Contains(m.View(), "depth 7") {
+		t.Fatalf("a failed refresh must keep the figures and retry:\n%s", m.View())
+	}
+	d.err = &mgmt.Error{Kind: mgmt.ErrNotFound, Msg: "not found"}
+	m, cmd = step(t, m, m.fetch()())
+	if cmd != nil || !strings.Contains(m.View(), "no longer exists") {
+		t.Fatalf("a deleted queue must stop polling and say so:\n%s", m.View())
+	}
+}
+
+func TestSettingsShowWhereEachValueComesFrom(t *testing.T) {
+	q := mgmt.Queue{Vhost: "/", Name: "orders", Type: "quorum", Policy: "limits", HasDLX: true,
+		Arguments:           map[string]any{"x-dead-letter-exchange": "dlx", "x-max-length": float64(1000), "x-overflow": "reject-publish"},
+		EffectiveDefinition: map[string]any{"max-length": float64(500), "message-ttl": float64(60000), "overflow": "drop-head"},
+	}
+	m, _ := loaded(t, &describer{detail: detail(q)})
+	view := m.View()
+	for _, want := range []string{
+		"policy limits",
+		"dead-letter-exchange     dlx",
+		"argument 1000, policy 500: the smaller applies",
+		"message-ttl              60000 ms (1m)",
+		"argument (policy says drop-head)",
+		"poison messages can loop forever",
+		"none found: the dead-letter exchange routes to no queue",
+	} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("settings lack %q:\n%s", want, view)
+		}
+	}
+}
+
+func TestUnackedAgainstPrefetch(t *testing.T) {
+	tests := []struct {
+		name string
+		d    mgmt.QueueDetail
+		want string
+	}{
+		{name: "within", d: mgmt.QueueDetail{UnackedUsed: 12, UnackedAllowed: 60}, want: "unacked 12 / 60 allowed"},
+		{name: "at the limit", d: mgmt.QueueDetail{UnackedUsed: 60, UnackedAllowed: 60}, want: "at their prefetch limit"},
+		{name: "unlimited", d: mgmt.QueueDetail{UnackedUsed: 5, UnackedUnlimited: true}, want: "no limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newScreen(&describer{})
+			if got := m.unacked(&tt.d); !strings.Contains(got, tt.want) {
+				t.Fatalf("%q lacks %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFindingsAndBrokerTextAreSanitised(t *testing.T) {
+	d := detail(mgmt.Queue{Vhost: "/", Name: "orders\x1b[2J"})
+	d.Findings = []mgmt.Finding{{Check: "dlx-routes-nowhere", Severity: mgmt.SeverityError, Message: "DLX \x1b]0;x\x07 has no binding"}}
+	d.Consumers = []mgmt.Consumer{{Tag: "tag\x1b[1m", Channel: "ch", AckRequired: true, PrefetchCount: 1}}
+	m, _ := loaded(t, &describer{detail: d})
+	view := m.View()
+	if strings.ContainsRune(view, 0x1b) || strings.ContainsRune(view, 0x07) {
+		t.Fatalf("control characters reached the view: %q", view)
+	}
+	if !strings.Contains(view, "! error   dlx-routes-nowhere") {
+		t.Fatalf("error finding not marked:\n%s", view)
+	}
+}
