@@ -137,6 +137,10 @@ type Plan struct {
 	SkippedQuarantined int
 	NoDestination      int // no origin queue in x-death and no --to
 	InboxUnknown       bool
+	// FilterErrors counts letters the filter could not be evaluated on,
+	// left out; FilterError is the first such error.
+	FilterErrors int
+	FilterError  error
 }
 
 // Selected is how many messages the operation will publish.
@@ -167,11 +171,16 @@ func NewPlan(req Request) (*Plan, error) {
 	for _, d := range req.Letters {
 		applied := appliedOf(req, d)
 		if req.Filter != nil {
+			// A message the filter cannot judge (a field it compares is
+			// unknown) is not selected: an action needs a yes.
 			ok, err := req.Filter.Match(d, applied, req.Now)
 			if err != nil {
-				return nil, fmt.Errorf("filter on message %q: %w", d.MessageID, err)
+				p.FilterErrors++
+				if p.FilterError == nil {
+					p.FilterError = err
+				}
 			}
-			if !ok {
+			if err != nil || !ok {
 				continue
 			}
 		}

@@ -43,6 +43,9 @@ func (p *Plan) Notes() []string {
 	if p.SkippedQuarantined > 0 {
 		notes = append(notes, fmt.Sprintf("%d quarantined left out (replay from the parking queue to release them)", p.SkippedQuarantined))
 	}
+	if p.FilterErrors > 0 {
+		notes = append(notes, fmt.Sprintf("%d the filter could not judge stay (%v)", p.FilterErrors, p.FilterError))
+	}
 	if p.NoDestination > 0 {
 		notes = append(notes, fmt.Sprintf("%d without an origin queue stay (use --to)", p.NoDestination))
 	}

@@ -43,6 +43,7 @@ type actionFlags struct {
 	includeApplied bool
 	dryRun, yes    bool
 	asJSON         bool
+	allowRisk      bool
 }
 
 func newDlqReplayCmd(a *App) *cobra.Command {
@@ -99,6 +100,7 @@ func addActionFlags(cmd *cobra.Command, f *actionFlags) {
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fl.StringVar(&f.vhost, "vhost", "", "vhost of QUEUE (default: the context's vhost, then /)")
 	fl.IntVar(&f.limit, "limit", defaultActionLimit, "act on at most N messages")
+	fl.BoolVar(&f.allowRisk, "allow-limit-risk", false, "act on a quorum DLQ whose delivery limit a browse counts against (see the refusal)")
 }
 
 // actionRequest is a validated command line.
@@ -106,9 +108,8 @@ type actionRequest struct {
 	vhost   string
 	filter  actions.Matcher // nil without --filter
 	to      *actions.Override
-	knows   *config.Queue // per-queue knowledge, nil when none
-	parking string        // quarantine destination
-	release bool          // queue is a parking queue
+	parking string // quarantine destination
+	release bool   // queue is a parking queue
 }
 
 func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) error {
@@ -136,39 +137,21 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 			return Refused(fmt.Errorf("%w (%s): %v; nothing was changed", actions.ErrAuditUnavailable, st.Describe(), err))
 		}
 	}
-	qi, err := a.actionQueueInfo(ctx, req.vhost, queue)
+	t, err := a.resolveDLQ(ctx, queue, readFlags{vhost: req.vhost, allowRisk: f.allowRisk})
 	if err != nil {
 		return err
 	}
-	conn, err := a.DialAMQP(req.vhost)
+	t.opts.Window = min(actionBrowseWindow, f.limit)
+	sess, closeBrowse, err := a.browse(ctx, t)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	opts := dlq.Options{Window: min(actionBrowseWindow, f.limit), QuarantineQueue: req.parking}
-	if req.knows != nil {
-		opts.LogicalID, opts.AttemptsHeader = req.knows.LogicalID, req.knows.AttemptsHeader
-	}
-	sess, err := dlq.Open(ctx, conn, qi, opts)
-	var refused *dlq.RefusedError
-	if errors.As(err, &refused) {
-		return Refused(err)
-	}
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
+	defer closeBrowse()
 	letters, notes, err := holdLetters(ctx, sess, f.limit)
 	if err != nil {
 		return err
 	}
-	// The inbox belongs to the consumer queue; naming it finds the inbox
-	// of a parking queue too.
-	inboxOf := queue
-	if req.knows != nil {
-		inboxOf = req.knows.Name
-	}
-	applied, known, inboxNote := a.lookupApplied(ctx, req.vhost, inboxOf, letters)
+	applied, known, inboxNote := a.lookupApplied(ctx, t.vhost, t.inboxOf, letters)
 	if inboxNote != "" {
 		notes = append(notes, inboxNote)
 	}
@@ -204,12 +187,19 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 			return Refused(errors.New("not confirmed; nothing was changed"))
 		}
 	}
+	// Publishing gets a connection of its own, so flow control on the
+	// copies never holds up the acks of the browse channel.
+	conn, err := a.DialAMQP(t.vhost)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
 	host, _ := os.Hostname()
 	env := actions.Env{
 		Conn: conn, Session: sess, Stream: sess.ReadOnly(), Audit: st,
 		Operator: a.OperatorName(), Host: host, Context: c.Name, ConnUser: c.Username,
 	}
-	return a.executePlan(ctx, plan, sess, env, f)
+	return a.executePlan(ctx, plan, env, f)
 }
 
 func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest, error) {
@@ -242,14 +232,15 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 		}
 		r.to = &o
 	}
-	r.knows, r.release = queueKnowledge(c, r.vhost, queue)
+	knows, release := queueKnowledge(c, r.vhost, queue)
+	r.release = release
 	if f.action == actions.ActionQuarantine {
 		if r.release {
 			return nil, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", queue)
 		}
 		r.parking = queue + ".quarantine"
-		if r.knows != nil && r.knows.Quarantine != "" {
-			r.parking = r.knows.Quarantine
+		if knows != nil && knows.Quarantine != "" {
+			r.parking = knows.Quarantine
 		}
 	}
 	return r, nil
@@ -269,28 +260,6 @@ func queueKnowledge(c *config.Context, vhost, name string) (*config.Queue, bool)
 		}
 	}
 	return c.QueueConfig(vhost, name), strings.HasSuffix(name, ".quarantine")
-}
-
-// actionQueueInfo reads what the browse guard needs from the management
-// API: type, delivery limit, broker version, consumers.
-func (a *App) actionQueueInfo(ctx context.Context, vhost, name string) (dlq.QueueInfo, error) {
-	m, err := a.Mgmt()
-	if err != nil {
-		return dlq.QueueInfo{}, err
-	}
-	ov, err := m.Overview(ctx)
-	if err != nil {
-		return dlq.QueueInfo{}, err
-	}
-	d, err := m.Queue(ctx, vhost, name)
-	if err != nil {
-		return dlq.QueueInfo{}, err
-	}
-	q := d.Queue
-	return dlq.QueueInfo{
-		Vhost: vhost, Name: name, Type: q.Type, DeliveryLimit: d.DeliveryLimit,
-		BrokerVersion: ov.RabbitMQVersion, Consumers: q.Consumers, Messages: q.Messages,
-	}, nil
 }
 
 // holdLetters pages through the session until the queue ends or limit
@@ -382,9 +351,9 @@ func (a *App) printPlan(plan *actions.Plan, f actionFlags) error {
 	return nil
 }
 
-// executePlan runs plan on the browse session sess and reports.
+// executePlan runs plan on env's browse session and reports.
 // Interrupting it stops the sending; what is in flight still settles.
-func (a *App) executePlan(ctx context.Context, plan *actions.Plan, sess *dlq.Session, env actions.Env, f actionFlags) error {
+func (a *App) executePlan(ctx context.Context, plan *actions.Plan, env actions.Env, f actionFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var progress func(actions.Progress)
@@ -398,9 +367,6 @@ func (a *App) executePlan(ctx context.Context, plan *actions.Plan, sess *dlq.Ses
 		}
 	}
 	res, err := actions.Execute(ctx, plan, env, progress)
-	if cerr := sess.Close(); cerr != nil {
-		fmt.Fprintf(a.Err, "warning: returning the remaining messages to %s: %v (the broker takes them back when the channel closes)\n", sanitize.Text(plan.Queue), cerr)
-	}
 	if errors.Is(err, actions.ErrAuditUnavailable) {
 		return Refused(err)
 	}

@@ -311,3 +311,36 @@ func TestConfirmActionNeedsYesOrTheExactPhrase(t *testing.T) {
 		})
 	}
 }
+
+func TestDlqReplaySkipsWhatTheInboxAppliedUnlessIncluded(t *testing.T) {
+	tests := []struct {
+		name                            string
+		args                            []string
+		selected, skipped, leftInTheDLQ int
+	}{
+		{"applied skipped and counted", nil, 3, 1, 1},
+		{"include-applied replays them too", []string{"--include-applied"}, 4, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+			out, _, err := runAction(t, s.config, newDlqReplayCmd, append([]string{"orders.dlq", "--yes", "--json"}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				Selected       int `json:"selected"`
+				SkippedApplied int `json:"skipped_applied"`
+				Confirmed      int `json:"confirmed"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("output %q: %v", out, err)
+			}
+			if res.Selected != tc.selected || res.Confirmed != tc.selected || res.SkippedApplied != tc.skipped {
+				t.Fatalf("result %+v, want %d selected and confirmed, %d skipped", res, tc.selected, tc.skipped)
+			}
+			waitQueue(t, s.ch, "orders.dlq", tc.leftInTheDLQ)
+			waitQueue(t, s.ch, "orders", tc.selected)
+		})
+	}
+}
