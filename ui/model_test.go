@@ -269,3 +269,19 @@ func TestTooSmallTerminalSaysSo(t *testing.T) {
 		t.Fatal("a tiny terminal must be told why nothing shows")
 	}
 }
+
+func TestDebugLogRecordsEveryMessageWithoutSecrets(t *testing.T) {
+	var log strings.Builder
+	m := newRoot(Options{Debug: &log})
+	m, _ = step(t, m, press("j"))
+	step(t, m, common.ErrorMsg{Err: errors.New("GET http://guest:s3cret@127.0.0.1:15672/api failed")})
+	got := log.String()
+	for _, want := range []string{"tea.WindowSizeMsg", `tea.KeyMsg {key "j"}`, "common.ErrorMsg", "REDACTED@127.0.0.1"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("debug log lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "s3cret") {
+		t.Fatalf("debug log leaks the password:\n%s", got)
+	}
+}

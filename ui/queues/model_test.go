@@ -2,8 +2,11 @@ package queues
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
@@ -343,5 +346,20 @@ func TestBrokerTextIsSanitised(t *testing.T) {
 	m, _ = load(t, m, m.Init())
 	if v := m.View(); contains(v, "\x1b]") || contains(v, "\x07") {
 		t.Fatalf("escape sequence reached the view: %q", v)
+	}
+}
+
+func TestOverviewFitsTheNarrowestTerminal(t *testing.T) {
+	q := queue("tenant-with-a-long-name", "a-queue-name-that-is-much-too-long-to-fit", 123456)
+	l := &lister{replies: []reply{{snap: snapshot(q)}}}
+	m := newModel(l)
+	for _, width := range []int{80, 100, 120, 200} {
+		m.SetSize(width, 20)
+		m, _ = load(t, m, m.fetch())
+		for _, line := range strings.Split(m.View(), "\n") {
+			if w := ansi.StringWidth(line); w > width {
+				t.Fatalf("at %d cells a line is %d wide: %q", width, w, line)
+			}
+		}
 	}
 }

@@ -20,22 +20,23 @@ const chromeLines = 2
 const trendWidth = 8
 
 // columns fit 120 cells with a name column of 21; the name takes whatever
-// a wider terminal gives.
+// a wider terminal gives, and a narrower one hides the least needed
+// columns first (Drop), down to 80 cells.
 func columns() []table.Column {
 	return []table.Column{
-		{Title: "VHOST", Width: 8},
+		{Title: "VHOST", Width: 8, Drop: 4},
 		{Title: "NAME", Width: 16, Flex: true},
-		{Title: "TYPE", Width: 7},
+		{Title: "TYPE", Width: 7, Drop: 3},
 		{Title: "READY", Width: 6, Align: table.Right},
-		{Title: "UNACK", Width: 6, Align: table.Right},
+		{Title: "UNACK", Width: 6, Align: table.Right, Drop: 2},
 		{Title: "TOTAL", Width: 6, Align: table.Right},
 		{Title: "OLDEST", Width: 6, Align: table.Right},
-		{Title: "CONS", Width: 4, Align: table.Right},
+		{Title: "CONS", Width: 4, Align: table.Right, Drop: 1},
 		{Title: "PUB/s", Width: 6, Align: table.Right},
 		{Title: "ACK/s", Width: 6, Align: table.Right},
 		{Title: "DRAIN", Width: 15},
 		{Title: "DLQ", Width: 6, Align: table.Right},
-		{Title: "TREND", Width: trendWidth},
+		{Title: "TREND", Width: trendWidth, Drop: 5},
 	}
 }
 
@@ -48,6 +49,10 @@ func (m *Model) View() string {
 }
 
 func (m *Model) statusLine() string {
+	return ansi.Truncate(m.statusText(), m.width, "…")
+}
+
+func (m *Model) statusText() string {
 	if m.typing {
 		return m.filter.View()
 	}

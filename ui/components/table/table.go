@@ -26,12 +26,14 @@ const (
 )
 
 // Column is one column. A Flex column takes the width the fixed columns
-// leave, never less than its Width.
+// leave, never less than its Width. When the table is too narrow, columns
+// with a Drop above zero are hidden, highest Drop first.
 type Column struct {
 	Title string
 	Width int
 	Align Align
 	Flex  bool
+	Drop  int
 }
 
 // Tone says how a row or a cell should stand out.
@@ -124,7 +126,8 @@ func (m Model) Window() (start, end int) {
 // Nav returns the movement bindings, for the help view.
 func (m Model) Nav() keys.Nav { return m.nav }
 
-// Widths are the columns' widths at the current size.
+// Widths are the columns' widths at the current size; a hidden column's
+// is -1.
 func (m Model) Widths() []int { return m.widths }
 
 // Update moves the cursor; handled is false for keys it does not use.
@@ -168,16 +171,35 @@ func (m *Model) clamp() {
 	m.offset = max(min(m.offset, m.n-page), 0)
 }
 
+// hidden marks a column dropped because the table is too narrow.
+const hidden = -1
+
 // layout gives the fixed columns their widths and the flex columns the
-// rest, split evenly.
+// rest, split evenly. When the columns do not fit, the ones with the
+// highest Drop are hidden first.
 func (m Model) layout() []int {
 	widths := make([]int, len(m.cols))
-	used := gutter + max(len(m.cols)-1, 0)
-	flex := 0
+	used := gutter - 1
 	for i, c := range m.cols {
 		widths[i] = c.Width
-		used += c.Width
-		if c.Flex {
+		used += c.Width + 1
+	}
+	for m.width > 0 && used > m.width {
+		drop := -1
+		for i, c := range m.cols {
+			if widths[i] != hidden && c.Drop > 0 && (drop < 0 || c.Drop > m.cols[drop].Drop) {
+				drop = i
+			}
+		}
+		if drop < 0 {
+			break
+		}
+		used -= widths[drop] + 1
+		widths[drop] = hidden
+	}
+	flex := 0
+	for i, c := range m.cols {
+		if c.Flex && widths[i] != hidden {
 			flex++
 		}
 	}
@@ -186,7 +208,7 @@ func (m Model) layout() []int {
 	}
 	spare := m.width - used
 	for i, c := range m.cols {
-		if c.Flex {
+		if c.Flex && widths[i] != hidden {
 			extra := spare / flex
 			widths[i] += extra
 			spare -= extra
@@ -234,10 +256,15 @@ func (m Model) renderRow(i int, r Row) string {
 	}
 	var b strings.Builder
 	b.Write(mark[:])
+	first := true
 	for j, w := range m.widths {
-		if j > 0 {
+		if w == hidden {
+			continue
+		}
+		if !first {
 			b.WriteByte(' ')
 		}
+		first = false
 		var c Cell
 		if j < len(r.Cells) {
 			c = r.Cells[j]
@@ -259,10 +286,15 @@ func hasTones(cells []Cell) bool {
 // line lays cells out in the columns, plain.
 func (m Model) line(cells []Cell) string {
 	var b strings.Builder
+	first := true
 	for j, w := range m.widths {
-		if j > 0 {
+		if w == hidden {
+			continue
+		}
+		if !first {
 			b.WriteByte(' ')
 		}
+		first = false
 		var text string
 		if j < len(cells) {
 			text = cells[j].Text

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +149,39 @@ func TestFiguresFitTheirColumns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.got != tt.want {
 				t.Fatalf("got %q, want %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNarrowTableHidesDroppableColumnsFirst(t *testing.T) {
+	c := []Column{
+		{Title: "NAME", Width: 6, Flex: true},
+		{Title: "A", Width: 5, Drop: 1},
+		{Title: "B", Width: 5, Drop: 2},
+		{Title: "C", Width: 5},
+	}
+	tests := []struct {
+		name  string
+		width int
+		want  []int
+	}{
+		{name: "wide shows all", width: 40, want: []int{20, 5, 5, 5}},
+		{name: "narrow drops the highest Drop", width: 22, want: []int{8, 5, -1, 5}},
+		{name: "narrower drops the next", width: 16, want: []int{8, -1, -1, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New(c, styles.New(true))
+			m.SetSize(tt.width, 3)
+			if got := m.Widths(); !slices.Equal(got, tt.want) {
+				t.Fatalf("widths = %v, want %v", got, tt.want)
+			}
+			m.SetLen(1)
+			for _, line := range strings.Split(m.View(func(int) Row { return Row{} }), "\n") {
+				if w := len([]rune(line)); w > tt.width {
+					t.Fatalf("line %q is %d wide, table is %d", line, w, tt.width)
+				}
 			}
 		})
 	}
