@@ -20,6 +20,10 @@ type Scene struct {
 	Queues        []Queue
 	DLQs          []DLQ
 	Inbox         *Inbox // nil when PostgreSQL was skipped or unreachable
+	// Audit is the config's audit store; "file" (the operator's default
+	// log) when empty. warren demo keeps the demo's actions in a log of
+	// their own.
+	Audit string
 }
 
 // Queue is one queue of the scene and what warren should know about it.
@@ -147,7 +151,11 @@ func (s *Scene) ConfigTOML() string {
 	b.WriteString("read_only = false\n")
 	kv(&b, "refresh", "2s")
 	kv(&b, "vhost", s.Vhost)
-	kv(&b, "audit", "file")
+	audit := s.Audit
+	if audit == "" {
+		audit = "file"
+	}
+	kv(&b, "audit", audit)
 	for _, q := range s.Queues {
 		if q.LogicalID == "" {
 			continue

@@ -133,7 +133,18 @@ func (a *App) Mgmt() (*mgmt.Client, error) {
 	if err != nil {
 		return nil, Usage(err)
 	}
-	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc})
+	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc, DLQOverrides: DLQOverrides(c)})
+}
+
+// DLQOverrides are the DLQ pairings the config pins (DESIGN.md §6).
+func DLQOverrides(c *config.Context) []mgmt.DLQOverride {
+	var out []mgmt.DLQOverride
+	for _, q := range c.Queues {
+		if q.DLQ != "" {
+			out = append(out, mgmt.DLQOverride{Vhost: q.Vhost, Queue: q.Name, DLQ: q.DLQ})
+		}
+	}
+	return out
 }
 
 // DialAMQP connects to the context's broker in vhost.

@@ -59,6 +59,7 @@ func newDemoCmd(a *App, runTUI func(*App) error) *cobra.Command {
 			if cfgOut == "" {
 				cfgOut = filepath.Join(stateDir(), "demo.toml")
 			}
+			scene.Audit = "file:" + filepath.Join(filepath.Dir(cfgOut), "demo-audit.jsonl")
 			if err := writeDemoConfig(cfgOut, scene.ConfigTOML()); err != nil {
 				return err
 			}
