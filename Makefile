@@ -35,7 +35,7 @@ test-unit:
 
 ## test-faults: stops and restarts services; runs alone, serially
 test-faults: services build
-	$(GO) test -count=1 -p 1 -timeout 30m -tags faults -run Fault ./actions/...
+	$(GO) test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault ./actions/faults/
 
 lint:
 	$(GO) vet $(PKGS)
