@@ -136,7 +136,7 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, v any) erro
 func esc(s string) string { return url.PathEscape(s) }
 
 func (c *Client) transportError(ctx context.Context, err error) error {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return ctx.Err()
 	}
 	var ue *url.Error
@@ -144,13 +144,24 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		// The url.Error repeats the request URL; the cause alone reads better.
 		err = ue.Err
 	}
-	var to interface{ Timeout() bool }
-	if errors.As(err, &to) && to.Timeout() {
-		return &Error{Kind: ErrUnreachable, Where: c.where,
-			Msg: fmt.Sprintf("management API at %s did not answer in time (%v); is the broker overloaded?", c.where, err)}
+	var (
+		to        interface{ Timeout() bool }
+		rec       tls.RecordHeaderError
+		untrusted *tls.CertificateVerificationError
+	)
+	unreachable := func(format string, args ...any) error {
+		return &Error{Kind: ErrUnreachable, Where: c.where, Err: err, Msg: fmt.Sprintf(format, args...)}
 	}
-	return &Error{Kind: ErrUnreachable, Where: c.where,
-		Msg: fmt.Sprintf("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)}
+	switch {
+	case errors.As(err, &to) && to.Timeout():
+		return unreachable("management API at %s did not answer in time (%v); is the broker overloaded?", c.where, err)
+	case errors.As(err, &rec), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		// net/http turns the TLS record error into that text, no sentinel.
+		return unreachable("management API at %s does not speak TLS; use an http:// management_url", c.where)
+	case errors.As(err, &untrusted):
+		return unreachable("management API at %s: its certificate is not trusted (%v); set tls.ca_file", c.where, untrusted.Err)
+	}
+	return unreachable("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)
 }
 
 func (c *Client) statusError(resp *http.Response, path string) error {

@@ -19,12 +19,16 @@ type Error struct {
 	Status int    // HTTP status, 0 when the request never got an answer
 	Reason string // the API's own reason, when it gave one
 	Msg    string
+	Err    error // the transport's error, when there was no answer
 }
 
 func (e *Error) Error() string { return e.Msg }
 
 // Is makes errors.Is(err, ErrUnreachable) and the like work.
 func (e *Error) Is(target error) bool { return e.Kind != nil && e.Kind == target }
+
+// Unwrap exposes the transport's error (context.DeadlineExceeded, ...).
+func (e *Error) Unwrap() error { return e.Err }
 
 // IsDisconnected reports whether err means the broker could not be
 // reached at all, as opposed to a refusal or a bad answer.

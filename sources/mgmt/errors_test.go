@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 )
@@ -52,6 +53,8 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 		{"nothing listening (plugin off or broker down)", Options{URL: "http://" + closed, Username: "guest", Password: "not-the-Password-42"},
 			ErrUnreachable, []string{"management API at http://" + closed + " unreachable", "is the management plugin enabled?",
 				"rabbitmq-plugins enable rabbitmq_management"}},
+		{"https against a plain HTTP port", Options{URL: "https://127.0.0.1:15672", Username: "guest", Password: "guest"},
+			ErrUnreachable, []string{"does not speak TLS", "http://"}},
 		{"credentials in the URL stay out of messages", Options{URL: "http://guest:not-the-Password-42@" + closed},
 			ErrUnreachable, []string{"http://" + closed}},
 	}
@@ -136,4 +139,20 @@ func TestSnapshotWithChannelsListsThem(t *testing.T) {
 		}
 		return false
 	})
+}
+
+func TestADeadlineIsADisconnectionThatStillSaysDeadline(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	_, err := testClient(t).Overview(ctx)
+	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Fatalf("got %v", err)
+	}
+	cctx, ccancel := context.WithCancel(context.Background())
+	ccancel()
+	if _, err := testClient(t).Overview(cctx); !errors.Is(err, context.Canceled) || errors.Is(err, ErrUnreachable) {
+		t.Fatalf("a cancelled read is not a disconnection: %v", err)
+	}
 }

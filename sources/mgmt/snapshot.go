@@ -44,6 +44,11 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 		})
 	}
 	if err := parallel(ctx, jobs...); err != nil {
+		if errors.Is(err, ErrNotFound) && o.Vhost != "" {
+			// Every per-vhost collection answers 404 for an unknown vhost.
+			return nil, &Error{Kind: ErrNotFound, Where: c.where, Status: 404, Msg: fmt.Sprintf(
+				"management API at %s: vhost %q does not exist (or user %q may not see it)", c.where, o.Vhost, c.username)}
+		}
 		return nil, err
 	}
 	applyPolicies(queues, sc)

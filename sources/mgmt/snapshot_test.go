@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -202,4 +203,45 @@ func TestQueueDetailShowsUnackedAgainstPrefetch(t *testing.T) {
 func fmtDetail(d *QueueDetail) string {
 	return fmt.Sprintf("%s consumers %d, channels %d, unacked %d/%d", describe(&Snapshot{Queues: []Queue{d.Queue}}),
 		len(d.Consumers), len(d.Channels), d.UnackedUsed, d.UnackedAllowed)
+}
+
+func TestOddNamesAndTheDefaultVhostAreEscaped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const odd = "odd/name ?#%+ü"
+	e.queue(odd, nil)
+	e.publish(odd, 2, nil)
+	d, err := e.c.Queue(context.Background(), e.vhost, odd)
+	if err != nil || d.Queue.Name != odd || d.Queue.Messages != 2 {
+		t.Fatalf("queue %q: %v %+v", odd, err, d)
+	}
+	if _, err := e.c.Snapshot(context.Background(), SnapshotOptions{Vhost: "/"}); err != nil {
+		t.Fatalf("snapshot of vhost /: %v", err)
+	}
+	_, err = e.c.Snapshot(context.Background(), SnapshotOptions{Vhost: e.vhost + "-missing"})
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "vhost") {
+		t.Fatalf("missing vhost: %v", err)
+	}
+}
+
+// On a 3.10 broker /api/queues/detailed is a 404 (it reads as vhost
+// "detailed"), as on a 3.13 cluster whose feature flag is still off: the
+// client falls back to /api/queues with columns and remembers it.
+func TestStatsListFallsBackWhenTheDetailedEndpointIsMissing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("work", nil)
+	e.c.mu.Lock()
+	e.c.version = "3.13.7"
+	e.c.mu.Unlock()
+	qs, err := e.c.listQueuesStats(context.Background(), e.vhost)
+	if err != nil || len(qs) != 1 || !qs[0].HasRates {
+		t.Fatalf("stats list: %v %+v", err, qs)
+	}
+	e.c.mu.Lock()
+	missing := e.c.detailedMissing
+	e.c.mu.Unlock()
+	if !missing {
+		t.Fatal("the missing detailed endpoint was not remembered")
+	}
 }
