@@ -169,8 +169,12 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 		if q.DLQ != nil {
 			dlq = fmt.Sprintf("%s (%d)", sanitize.Text(q.DLQ.Name), q.DLQMessages)
 		}
+		kind := q.Type
+		if q.State != "" && q.State != "running" {
+			kind += " (" + q.State + ")"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%s\t%s\n",
-			sanitize.Text(q.Vhost), sanitize.Text(q.Name), sanitize.Text(q.Type), q.Ready, q.Unacked, q.Consumers,
+			sanitize.Text(q.Vhost), sanitize.Text(q.Name), sanitize.Text(kind), q.Ready, q.Unacked, q.Consumers,
 			oldest, q.PublishRate, q.AckRate, drainText(q), dlq)
 	}
 	if err := tw.Flush(); err != nil {
