@@ -98,20 +98,19 @@ func runTUI(app *cli.App) error {
 	st := styles.Default()
 	screens := lv.Screens(st)
 	model := ui.New(ui.Options{
-		Context:      c.Name,
-		Environment:  c.Environment,
-		ReadOnly:     c.ReadOnly,
-		InsecureTLS:  c.TLS.InsecureSkipVerify,
-		Refresh:      c.Refresh.Duration,
-		Vhost:        c.Vhost,
-		Lister:       m,
-		Describer:    m,
-		DLQOverrides: cli.DLQOverrides(c),
-		NewDLQ:       screens.NewDLQ,
-		NewMessage:   screens.NewMessage,
-		NewAudit:     screens.NewAudit,
-		Debug:        debug,
-		Styles:       &st,
+		Context:     c.Name,
+		Environment: c.Environment,
+		ReadOnly:    c.ReadOnly,
+		InsecureTLS: c.TLS.InsecureSkipVerify,
+		Refresh:     c.Refresh.Duration,
+		Vhost:       c.Vhost,
+		Lister:      m,
+		Describer:   m,
+		NewDLQ:      screens.NewDLQ,
+		NewMessage:  screens.NewMessage,
+		NewAudit:    screens.NewAudit,
+		Debug:       debug,
+		Styles:      &st,
 	})
 	_, err = tea.NewProgram(model, tea.WithAltScreen()).Run()
 	return err

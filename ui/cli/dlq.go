@@ -69,7 +69,7 @@ func (a *App) resolveDLQ(ctx context.Context, queue string, f readFlags) (*dlqTa
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.Snapshot(ctx, mgmt.SnapshotOptions{Vhost: t.vhost, DLQOverrides: dlqOverrides(c)})
+	s, err := m.Snapshot(ctx, mgmt.SnapshotOptions{Vhost: t.vhost})
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func newLintCmd(a *App) *cobra.Command {
 			}
 			// Rates are not needed, but the consumer counts a DLQ check
 			// reads come only with the statistics.
-			s, err := m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true, DLQOverrides: dlqOverrides(c)})
+			s, err := m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true})
 			if err != nil {
 				return err
 			}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/sanitize"
 )
@@ -45,7 +44,7 @@ func newStatusCmd(a *App) *cobra.Command {
 			if !cmd.Flags().Changed("vhost") {
 				vhost = c.Vhost
 			}
-			s, err := m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true, DLQOverrides: dlqOverrides(c)})
+			s, err := m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true})
 			if err != nil {
 				return err
 			}
@@ -58,17 +57,6 @@ func newStatusCmd(a *App) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (DESIGN.md §5 fields)")
 	cmd.Flags().StringVar(&vhost, "vhost", "", "only this vhost (default: the context's vhost, else all)")
 	return cmd
-}
-
-// dlqOverrides are the DLQ pairings config pins.
-func dlqOverrides(c *config.Context) []mgmt.DLQOverride {
-	var out []mgmt.DLQOverride
-	for _, q := range c.Queues {
-		if q.DLQ != "" {
-			out = append(out, mgmt.DLQOverride{Vhost: q.Vhost, Queue: q.Name, DLQ: q.DLQ})
-		}
-	}
-	return out
 }
 
 // statusJSON is the stable `status --json` shape of DESIGN.md §5.
