@@ -82,24 +82,37 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride) {
 	index := make(map[QueueRef]int, len(queues))
 	for i := range queues {
 		index[queues[i].Ref()] = i
-		queues[i].DLQ, queues[i].DLQOf, queues[i].DLQMessages = nil, nil, 0
+		queues[i].DLQ, queues[i].DLQOf, queues[i].DLQMessages, queues[i].RetryTarget = nil, nil, 0, nil
 	}
 	exists := func(r QueueRef) bool { _, ok := index[r]; return ok }
+	// Where each queue's dead letters go by the broker's own routing,
+	// before config pins: a retry loop is a topology fact.
+	routes := make([][]QueueRef, len(queues))
+	for i := range queues {
+		r, ok := t.DeadLetterRoute(queues[i], exists)
+		if !ok || r.Missing {
+			continue
+		}
+		for _, ref := range r.Targets {
+			if exists(ref) {
+				routes[i] = append(routes[i], ref)
+			}
+		}
+	}
 	for i := range queues {
 		q := &queues[i]
 		if name, ok := overrideFor(*q, overrides); ok {
 			q.DLQ = &QueueRef{Vhost: q.Vhost, Name: name}
 			continue
 		}
-		r, ok := t.DeadLetterRoute(*q, exists)
-		if !ok || r.Missing {
-			continue
-		}
 		var targets []QueueRef
-		for _, ref := range r.Targets {
-			if exists(ref) {
-				targets = append(targets, ref)
+		for _, ref := range routes[i] {
+			if isRetryReturn(*q, ref, routes[index[ref]]) {
+				back := ref
+				q.RetryTarget = &back
+				continue
 			}
+			targets = append(targets, ref)
 		}
 		q.DLQ = pickDLQ(*q, targets)
 	}
@@ -113,6 +126,22 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride) {
 			q.DLQMessages = queues[j].Messages
 		}
 	}
+}
+
+// isRetryReturn reports whether q is the waiting half of a retry loop
+// (work ⇄ wait): q holds messages for a TTL and dead-letters them back to
+// target, which dead-letters into q. Such a target is where retries go,
+// not q's DLQ.
+func isRetryReturn(q Queue, target QueueRef, targetRoutes []QueueRef) bool {
+	if _, ttl := q.LimitSetting("message-ttl"); !ttl {
+		return false
+	}
+	for _, r := range targetRoutes {
+		if r == q.Ref() {
+			return true
+		}
+	}
+	return false
 }
 
 func overrideFor(q Queue, overrides []DLQOverride) (string, bool) {

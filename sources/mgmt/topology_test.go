@@ -114,3 +114,27 @@ func TestPairDLQsConfigOverrideWins(t *testing.T) {
 		t.Fatalf("override not applied: %+v", qs)
 	}
 }
+
+func TestPairDLQsRetryLoopIsNotADLQ(t *testing.T) {
+	topo := Topology{
+		Exchanges: map[ExchangeRef]string{{"v", "work.retry"}: "fanout", {"v", "work.back"}: "fanout"},
+		Bindings: map[ExchangeRef][]Binding{
+			{"v", "work.retry"}: {{Source: "work.retry", Destination: "work.wait"}},
+			{"v", "work.back"}:  {{Source: "work.back", Destination: "work"}},
+		},
+	}
+	work := queue("v", "work", "classic", dlx("work.retry", ""))
+	wait := queue("v", "work.wait", "classic", dlx("work.back", ""))
+	wait.Arguments["x-message-ttl"] = float64(1000)
+	qs := []Queue{work, wait}
+	pairDLQs(qs, &topo, nil)
+	if qs[1].DLQ != nil || qs[1].RetryTarget == nil || qs[1].RetryTarget.Name != "work" {
+		t.Fatalf("wait queue: DLQ=%v RetryTarget=%v, want no DLQ and retries back to work", qs[1].DLQ, qs[1].RetryTarget)
+	}
+	if qs[0].IsDLQ() {
+		t.Fatalf("work queue counted as a DLQ of its own retry queue: DLQOf=%v", qs[0].DLQOf)
+	}
+	if qs[0].DLQ == nil || qs[0].DLQ.Name != "work.wait" {
+		t.Fatalf("work queue's dead letters go to %v, want work.wait", qs[0].DLQ)
+	}
+}

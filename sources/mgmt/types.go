@@ -115,6 +115,9 @@ type Queue struct {
 	HasDLX               bool
 	// DLQ is the paired dead-letter queue, nil when none was found.
 	DLQ *QueueRef
+	// RetryTarget is set on the waiting queue of a retry loop: its
+	// messages expire back into this queue, which is not its DLQ.
+	RetryTarget *QueueRef
 	// DLQOf lists the queues whose DLQ this queue is.
 	DLQOf []QueueRef
 	// DLQMessages mirrors the paired DLQ's depth for the overview.
