@@ -158,7 +158,7 @@ func (m *Model) execute() tea.Cmd {
 	m.progress = progress.New(title(m.plan.Action)+" in progress", m.plan.Publish, m.opts.Now(), m.st)
 	m.progress.SetWidth(m.width)
 	ch := make(chan Progress, 64)
-	return tea.Batch(executeCmd(m.ctx, m.deps.Actions, m.plan, m.op, ch), waitProgress(ch, m.op))
+	return tea.Batch(executeCmd(m.ctx, m.life, m.deps.Actions, m.plan, m.op, ch), waitProgress(ch, m.op))
 }
 
 func (m *Model) progressed(msg progressMsg) tea.Cmd {

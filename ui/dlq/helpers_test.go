@@ -281,10 +281,14 @@ func (d *driver) send(msg tea.Msg) {
 func (d *driver) until(what string, cond func() bool) {
 	d.t.Helper()
 	deadline := time.After(5 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
 		select {
 		case msg := <-d.msgs:
 			d.send(msg)
+		case <-tick.C:
+			// cond may depend on a command still running.
 		case <-deadline:
 			d.t.Fatalf("timed out waiting for %s; view:\n%s", what, d.m.View())
 		}

@@ -66,9 +66,13 @@ type resultMsg struct {
 	err error
 }
 
-func openCmd(ctx context.Context, b Browser, ref mgmt.QueueRef, allowRisk bool, sid int64) tea.Cmd {
+func openCmd(ctx context.Context, lf *life, b Browser, ref mgmt.QueueRef, allowRisk bool, sid int64) tea.Cmd {
 	return func() tea.Msg {
 		s, err := b.Open(ctx, ref, allowRisk)
+		if err == nil && !lf.adopt(sid, s) {
+			_ = s.Close()
+			return openedMsg{sid: sid, err: context.Canceled}
+		}
 		return openedMsg{sid: sid, session: s, err: err}
 	}
 }
@@ -93,7 +97,12 @@ func lettersCmd(s Session, sid int64) tea.Cmd {
 	return func() tea.Msg { return lettersMsg{sid: sid, letters: s.Letters()} }
 }
 
-func closeCmd(s Session) tea.Cmd {
+// closeCmd closes the screen's session sid, if it still has it.
+func closeCmd(lf *life, sid int64) tea.Cmd {
+	s := lf.release(sid)
+	if s == nil {
+		return nil
+	}
 	return func() tea.Msg {
 		_ = s.Close() // the deliveries return to the queue either way
 		return nil
@@ -119,15 +128,19 @@ func planCmd(ctx context.Context, a Actions, req PlanRequest, op int64) tea.Cmd 
 
 // executeCmd runs the plan; progress goes to ch without ever blocking the
 // operation (a slow screen misses intermediate figures, not the result).
-func executeCmd(ctx context.Context, a Actions, plan Plan, op int64, ch chan Progress) tea.Cmd {
+func executeCmd(ctx context.Context, lf *life, a Actions, plan Plan, op int64, ch chan Progress) tea.Cmd {
 	return func() tea.Msg {
+		defer close(ch)
+		if !lf.begin() {
+			return resultMsg{op: op, err: context.Canceled}
+		}
+		defer lf.end()
 		res, err := a.Execute(ctx, plan, func(p Progress) {
 			select {
 			case ch <- p:
 			default:
 			}
 		})
-		close(ch)
 		return resultMsg{op: op, res: res, err: err}
 	}
 }

@@ -206,6 +206,20 @@ func TestQuarantineAsksForAReasonFirst(t *testing.T) {
 	d.until("the result", func() bool { return d.m.result != "" })
 }
 
+func TestEscWhilePlanningDropsThePlan(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, &fakeActions{})
+	d.keys("r")
+	op := d.m.op
+	d.keys("esc")
+	if d.m.mode != normal || !strings.Contains(d.infoText(), "cancelled") {
+		t.Fatalf("mode %v after esc while planning", d.m.mode)
+	}
+	d.m.Update(planMsg{op: op, plan: Plan{Action: Replay, Selected: 1, Publish: 1, Summary: "late"}})
+	if d.m.mode != normal {
+		t.Errorf("a cancelled plan still opened the prompt")
+	}
+}
+
 func TestPlanWithEverythingAppliedDoesNotPrompt(t *testing.T) {
 	acts := &fakeActions{skip: 10}
 	d, _ := browsingDriver(t, Options{}, acts)
@@ -276,13 +290,14 @@ func TestStaleResultsAreDropped(t *testing.T) {
 	}
 
 	late := newSession()
+	d.m.life.adopt(oldSid, late)
 	_, cmd := d.m.Update(openedMsg{sid: oldSid, session: late})
 	if cmd == nil {
-		t.Fatal("a session opened too late was not closed")
+		t.Fatal("a session opened for a superseded browse was not closed")
 	}
 	cmd()
 	if !late.isClosed() {
-		t.Error("a session opened too late was leaked")
+		t.Error("a session opened for a superseded browse was leaked")
 	}
 }
 
@@ -303,6 +318,7 @@ func TestSessionDeathIsShownAndCanBeReopened(t *testing.T) {
 	if e := d.errorText(); !strings.Contains(e, "no browse session on orders.dlq") {
 		t.Errorf("an action on a dead session was not refused: %q", e)
 	}
+	d.until("the dead session's connection to close", s.isClosed)
 	d.keys("R")
 	d.browsing(4)
 	if d.m.state != browsing {
