@@ -19,22 +19,6 @@ type InboxClient interface {
 // it returns nil, nil when none is configured.
 type InboxOpener func(ctx context.Context, vhost, queue string) (InboxClient, error)
 
-// InboxOpenerOf adapts a function that returns a concrete client pointer,
-// nil when no inbox is configured (such as cli.App.Inbox), without letting
-// a nil pointer become a non-nil interface.
-func InboxOpenerOf[T any, C interface {
-	*T
-	InboxClient
-}](open func(ctx context.Context, vhost, queue string) (C, error)) InboxOpener {
-	return func(ctx context.Context, vhost, queue string) (InboxClient, error) {
-		c, err := open(ctx, vhost, queue)
-		if err != nil || c == nil {
-			return nil, err
-		}
-		return c, nil
-	}
-}
-
 // Lookup asks the queue's inbox which logical IDs were applied. The
 // client is opened once per queue and kept; a failure to open is not
 // kept, so the next page tries again.

@@ -42,8 +42,9 @@ type Services struct {
 	Dial func(vhost string) (*amqp.Connection, error)
 	// OpenAudit opens the context's audit store, once, on first use.
 	OpenAudit func() (audit.Store, error)
-	// OpenInbox opens the inbox of a queue, nil when none is configured;
-	// nil means no queue has one. See InboxOpenerOf.
+	// OpenInbox opens the inbox of a queue, or returns nil, nil when none
+	// is configured (never a nil pointer in a non-nil interface); a nil
+	// OpenInbox means no queue has one.
 	OpenInbox InboxOpener
 	// Window is the browse page size; dlq.DefaultWindow when zero.
 	Window int
