@@ -1,0 +1,189 @@
+//go:build faults
+
+package faults
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestFaultKilledProcessLosesNothing kills warren with SIGKILL at ten
+// random points of a replay (every third run a quarantine, so the parking
+// queue is counted too).
+func TestFaultKilledProcessLosesNothing(t *testing.T) {
+	r := newRunner(t, "warren killed (SIGKILL)", "kill", setup{})
+	for i := range 10 {
+		r.s.fill(t)
+		args, dest, verb := replayArgs(), workQueue, "replay"
+		if i%3 == 2 {
+			args, dest, verb = quarantineArgs(), parkingQueue, "quarantine"
+		}
+		k := point(0.02, 0.98)
+		ch := start(t, r.c, args...)
+		hit := injectAt(t, r.s, ch, dest, k, func() { ch.kill(t) })
+		ch.wait(t, time.Minute)
+		if !hit {
+			t.Errorf("run %d: warren finished before %s held %d messages; the kill missed", i+1, dest, k)
+		}
+		r.faultRun(t, ch, fmt.Sprintf("%s killed at %s depth %d", verb, dest, k))
+	}
+	r.recover(t, 0)
+}
+
+// TestFaultBrokerRestartLosesNothing stops and starts the RabbitMQ
+// application mid-replay.
+func TestFaultBrokerRestartLosesNothing(t *testing.T) {
+	r := newRunner(t, "broker stop_app/start_app", "restart", setup{})
+	for _, rate := range []string{"2000", "1000"} {
+		r.s.fill(t)
+		k := point(0.05, 0.3)
+		ch := start(t, r.c, replayArgs("--rate", rate)...)
+		hit := injectAt(t, r.s, ch, workQueue, k, func() { stopBroker(t) })
+		ch.wait(t, 2*time.Minute)
+		startBroker(t)
+		if !hit || ch.code() == 0 {
+			t.Errorf("the broker was stopped after the replay ended (exit %d)", ch.code())
+		}
+		r.faultRun(t, ch, fmt.Sprintf("broker stopped at %s depth %d, --rate %s", workQueue, k, rate))
+	}
+	r.recover(t, 0)
+}
+
+// TestFaultConnectionsClosedLosesNothing closes every connection of the
+// vhost from the broker's side mid-replay.
+func TestFaultConnectionsClosedLosesNothing(t *testing.T) {
+	r := newRunner(t, "close_all_connections", "closed", setup{})
+	for _, rate := range []string{"4000", "2000", "1000"} {
+		r.s.fill(t)
+		k := point(0.05, 0.4)
+		ch := start(t, r.c, replayArgs("--rate", rate)...)
+		hit := injectAt(t, r.s, ch, workQueue, k, func() { closeConnections(t, r.s.vhost) })
+		ch.wait(t, 2*time.Minute)
+		if !hit || ch.code() == 0 {
+			t.Errorf("the connections were closed after the replay ended (exit %d)", ch.code())
+		}
+		r.faultRun(t, ch, fmt.Sprintf("connections closed at %s depth %d, --rate %s", workQueue, k, rate))
+	}
+	r.recover(t, 0)
+}
+
+// TestFaultDestinationUnboundLosesNothing removes the binding a --to
+// replay routes through, mid-replay: the rest come back as returns.
+func TestFaultDestinationUnboundLosesNothing(t *testing.T) {
+	r := newRunner(t, "destination unbound", "unbound", setup{})
+	for range 2 {
+		r.s.fill(t)
+		k := point(0.05, 0.6)
+		ch := start(t, r.c, replayArgs("--to", workExchange+"/"+workQueue)...)
+		hit := injectAt(t, r.s, ch, workQueue, k, func() { r.s.unbind(t) })
+		ch.wait(t, 2*time.Minute)
+		if !hit || ch.code() == 0 {
+			t.Errorf("the binding was removed after the replay ended (exit %d)", ch.code())
+		}
+		o := r.faultRun(t, ch, fmt.Sprintf("unbound at %s depth %d", workQueue, k))
+		if o.inDLQ == 0 {
+			t.Errorf("every message reached the destination although it was unbound mid-replay")
+		}
+		r.s.bind(t)
+	}
+	r.recover(t, 0, "--to", workExchange+"/"+workQueue)
+}
+
+// TestFaultDestinationFullLosesNothing caps the destination with
+// overflow=reject-publish, so it fills mid-replay and the broker nacks
+// the rest.
+func TestFaultDestinationFullLosesNothing(t *testing.T) {
+	r := newRunner(t, "destination full (reject-publish)", "full", setup{})
+	for range 2 {
+		r.s.fill(t)
+		limit := point(0.1, 0.9)
+		setPolicy(t, r.s.vhost, fmt.Sprintf(`{"max-length":%d,"overflow":"reject-publish"}`, limit))
+		r.s.waitPolicy(t)
+		ch := run(t, r.c, replayArgs()...)
+		if ch.code() == 0 {
+			t.Errorf("replay into a full destination exited 0")
+		}
+		o := r.faultRun(t, ch, fmt.Sprintf("destination capped at %d", limit))
+		if o.moved != limit {
+			t.Errorf("the destination took %d messages, want its max-length %d", o.moved, limit)
+		}
+		clearPolicy(t, r.s.vhost)
+	}
+	r.recover(t, 0)
+}
+
+// TestFaultPostgresStoppedUnderTheInboxLosesNothing stops PostgreSQL,
+// which holds work's inbox, while a replay browses and while it publishes.
+func TestFaultPostgresStoppedUnderTheInboxLosesNothing(t *testing.T) {
+	table := fmt.Sprintf("faults_inbox_%d", rand.Uint32())
+	inboxTable(t, table)
+	r := newRunner(t, "PostgreSQL stopped (inbox)", "inbox", setup{inboxTable: table})
+	for i := range 2 {
+		r.s.fill(t)
+		ch := start(t, r.c, replayArgs("--rate", "2000")...)
+		var hit bool
+		var what string
+		if i == 0 {
+			hit = injectWhenBrowsing(t, r.s, ch, func() { stopPostgres(t) })
+			what = "PostgreSQL stopped as the browse session opened"
+		} else {
+			k := point(0.05, 0.5)
+			hit = injectAt(t, r.s, ch, workQueue, k, func() { stopPostgres(t) })
+			what = fmt.Sprintf("PostgreSQL stopped at %s depth %d", workQueue, k)
+		}
+		ch.wait(t, 2*time.Minute)
+		startPostgres(t)
+		if !hit {
+			t.Errorf("run %d: warren ended before PostgreSQL was stopped", i+1)
+		}
+		r.faultRun(t, ch, what)
+	}
+	r.recover(t, messages/10)
+}
+
+// TestFaultPostgresStoppedUnderTheTeamAuditLosesNothing stops PostgreSQL,
+// which holds the team audit store, mid-replay: the operation cannot
+// record its outcomes, and the chain must still verify.
+func TestFaultPostgresStoppedUnderTheTeamAuditLosesNothing(t *testing.T) {
+	table := fmt.Sprintf("faults_audit_%d", rand.Uint32())
+	dropAuditTable(t, table)
+	r := newRunner(t, "PostgreSQL stopped (team audit)", "pgaudit", setup{audit: "postgres:" + table})
+	for i := range 2 {
+		r.s.fill(t)
+		k := point(0.05, 0.5)
+		ch := start(t, r.c, replayArgs("--rate", "2000")...)
+		hit := injectAt(t, r.s, ch, workQueue, k, func() { stopPostgres(t) })
+		ch.wait(t, 2*time.Minute)
+		startPostgres(t)
+		if !hit || ch.code() == 0 {
+			t.Errorf("run %d: PostgreSQL was stopped after the replay ended (exit %d)", i+1, ch.code())
+		}
+		r.faultRun(t, ch, fmt.Sprintf("PostgreSQL stopped at %s depth %d", workQueue, k))
+	}
+	r.recover(t, 0)
+}
+
+// TestFaultAuditFileUnwritableLosesNothing makes the audit file
+// unwritable mid-replay; once it is writable again, the chain verifies
+// and takes the next operation.
+func TestFaultAuditFileUnwritableLosesNothing(t *testing.T) {
+	r := newRunner(t, "audit file unwritable", "auditfile", setup{})
+	for i := range 2 {
+		r.s.fill(t)
+		k := point(0.05, 0.5)
+		ch := start(t, r.c, replayArgs("--rate", "2000")...)
+		var undo func()
+		hit := injectAt(t, r.s, ch, workQueue, k, func() { undo = freezeFile(t, auditFile(r.c)) })
+		ch.wait(t, 2*time.Minute)
+		if undo != nil {
+			undo()
+		}
+		if !hit || ch.code() == 0 {
+			t.Errorf("run %d: the audit file was frozen after the replay ended (exit %d)", i+1, ch.code())
+		}
+		r.faultRun(t, ch, fmt.Sprintf("audit file frozen at %s depth %d", workQueue, k))
+	}
+	r.recover(t, 0)
+}

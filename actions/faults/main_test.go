@@ -1,0 +1,58 @@
+//go:build faults
+
+// Package faults replays dead-letter queues with the built warren binary
+// while faults strike — the process killed, the broker restarted, its
+// connections closed, the destination unbound or full, PostgreSQL stopped,
+// the audit file made unwritable — and then counts every logical ID across
+// the DLQ, the destination and the parking queue. It stops and restarts
+// shared services, so it builds only with the faults tag and runs alone
+// (make test-faults).
+package faults
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"text/tabwriter"
+)
+
+// row is one fault's line of the summary table.
+type row struct {
+	fault                               string
+	runs, messages, lost, dup, unknowns int
+}
+
+// table collects the rows as the tests run; they run one after another.
+var table []*row
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "warren-faults-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	warrenBin, err = buildWarren(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	printTable()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func printTable() {
+	if len(table) == 0 {
+		return
+	}
+	fmt.Println()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "fault\truns\tmessages\tlost\tduplicated\tunknown\t")
+	for _, r := range table {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", r.fault, r.runs, r.messages, r.lost, r.dup, r.unknowns)
+	}
+	tw.Flush()
+	fmt.Println("lost must be 0; a duplicated ID must be one the audit log leaves unknown.")
+}
