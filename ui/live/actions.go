@@ -21,7 +21,7 @@ func (l *Live) Plan(ctx context.Context, req uidlq.PlanRequest) (uidlq.Plan, err
 	if !ok || sess == nil {
 		return uidlq.Plan{}, errors.New("no browse session holds these messages")
 	}
-	k := knowledge(l.s.Context, req.Queue)
+	k := l.knowledgeOf(req.Queue)
 	if req.Action == uidlq.Quarantine && k.release {
 		return uidlq.Plan{}, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", req.Queue.Name)
 	}

@@ -18,11 +18,22 @@ import (
 
 // Open starts a browse session on a DLQ over a connection of its own.
 func (l *Live) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (uidlq.Session, error) {
-	qi, err := l.queueInfo(ctx, ref)
+	ov, err := l.s.Mgmt.Overview(ctx)
 	if err != nil {
 		return nil, err
 	}
-	k := knowledge(l.s.Context, ref)
+	d, err := l.s.Mgmt.Queue(ctx, ref.Vhost, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	qi := dlq.QueueInfo{
+		Vhost: ref.Vhost, Name: ref.Name, Type: d.Queue.Type, DeliveryLimit: d.DeliveryLimit,
+		BrokerVersion: ov.RabbitMQVersion, Consumers: d.Queue.Consumers, Messages: d.Queue.Messages,
+	}
+	k := knowledge(l.s.Context, ref, d.Queue.DLQOf)
+	l.mu.Lock()
+	l.known[ref] = k
+	l.mu.Unlock()
 	opts := dlq.Options{Window: l.s.Window, AllowLimitRisk: allowRisk, QuarantineQueue: k.parking}
 	if k.queue != nil {
 		opts.LogicalID, opts.AttemptsHeader = k.queue.LogicalID, k.queue.AttemptsHeader
@@ -47,21 +58,6 @@ func (l *Live) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (uid
 	return newSession(s, conn), nil
 }
 
-func (l *Live) queueInfo(ctx context.Context, ref mgmt.QueueRef) (dlq.QueueInfo, error) {
-	ov, err := l.s.Mgmt.Overview(ctx)
-	if err != nil {
-		return dlq.QueueInfo{}, err
-	}
-	d, err := l.s.Mgmt.Queue(ctx, ref.Vhost, ref.Name)
-	if err != nil {
-		return dlq.QueueInfo{}, err
-	}
-	return dlq.QueueInfo{
-		Vhost: ref.Vhost, Name: ref.Name, Type: d.Queue.Type, DeliveryLimit: d.DeliveryLimit,
-		BrokerVersion: ov.RabbitMQVersion, Consumers: d.Queue.Consumers, Messages: d.Queue.Messages,
-	}, nil
-}
-
 // queueKnowledge is what the config says about a DLQ or parking queue.
 type queueKnowledge struct {
 	queue   *config.Queue // the consumer queue whose DLQ this is; nil if unknown
@@ -69,20 +65,26 @@ type queueKnowledge struct {
 	release bool          // the queue is itself a parking queue
 }
 
-// knowledge finds the config entry a DLQ or parking queue belongs to. A
-// parking queue is a configured one or, by convention, a ".quarantine"
-// suffix (DESIGN.md §4.4).
-func knowledge(c *config.Context, ref mgmt.QueueRef) queueKnowledge {
-	k := queueKnowledge{parking: ref.Name + ".quarantine"}
-	if q := c.QueueForDLQ(ref.Vhost, ref.Name); q != nil {
-		k.queue = q
-	} else {
-		for i := range c.Queues {
-			q := &c.Queues[i]
-			if q.Quarantine == ref.Name && (q.Vhost == "" || q.Vhost == ref.Vhost) {
-				return queueKnowledge{queue: q, release: true}
-			}
+// knowledge finds the config entry a DLQ or parking queue belongs to: a
+// queue that names it as its dlq, else a queue the broker dead-letters
+// into it (dlqOf, from the management API's pairing). A parking queue is
+// a configured one or, by convention, a ".quarantine" suffix (DESIGN.md
+// §4.4).
+func knowledge(c *config.Context, ref mgmt.QueueRef, dlqOf []mgmt.QueueRef) queueKnowledge {
+	for i := range c.Queues {
+		q := &c.Queues[i]
+		if q.Quarantine == ref.Name && (q.Vhost == "" || q.Vhost == ref.Vhost) {
+			return queueKnowledge{queue: q, release: true}
 		}
+	}
+	k := queueKnowledge{queue: c.QueueForDLQ(ref.Vhost, ref.Name), parking: ref.Name + ".quarantine"}
+	for _, o := range dlqOf {
+		if k.queue != nil {
+			break
+		}
+		k.queue = c.QueueConfig(o.Vhost, o.Name)
+	}
+	if k.queue == nil {
 		k.queue = c.QueueConfig(ref.Vhost, ref.Name)
 		k.release = strings.HasSuffix(ref.Name, ".quarantine")
 	}
@@ -90,6 +92,18 @@ func knowledge(c *config.Context, ref mgmt.QueueRef) queueKnowledge {
 		k.parking = k.queue.Quarantine
 	}
 	return k
+}
+
+// knowledgeOf is what Open learned about ref; before any Open, only the
+// config speaks.
+func (l *Live) knowledgeOf(ref mgmt.QueueRef) queueKnowledge {
+	l.mu.Lock()
+	k, ok := l.known[ref]
+	l.mu.Unlock()
+	if ok {
+		return k
+	}
+	return knowledge(l.s.Context, ref, nil)
 }
 
 // session adapts a dlq.Session to the screen. It is the only reader of

@@ -43,7 +43,13 @@ func (l *Live) inbox(ctx context.Context, ref mgmt.QueueRef) (InboxClient, error
 	if ok {
 		return c, nil
 	}
-	c, err := l.s.OpenInbox(ctx, ref.Vhost, ref.Name)
+	// The inbox belongs to the consumer queue; naming it finds the inbox
+	// even when only the broker knows the pairing.
+	name := ref.Name
+	if k := l.knowledgeOf(ref); k.queue != nil {
+		name = k.queue.Name
+	}
+	c, err := l.s.OpenInbox(ctx, ref.Vhost, name)
 	if err != nil {
 		return nil, err
 	}

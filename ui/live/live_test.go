@@ -16,9 +16,11 @@ import (
 	uidlq "github.com/warrenops/warren/ui/dlq"
 )
 
+// ordersContext knows the consumer queue orders but not its DLQ: the
+// pairing comes from the broker's dead-letter settings.
 func ordersContext() *config.Context {
 	return &config.Context{Name: "test", Username: "guest", Queues: []config.Queue{
-		{Name: "orders", DLQ: "orders.dlq", LogicalID: "header:event_id"},
+		{Name: "orders", LogicalID: "header:event_id"},
 	}}
 }
 
