@@ -1,0 +1,326 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui"
+)
+
+// Terminal size of the measured frames: a common laptop terminal.
+const (
+	termWidth  = 120
+	termHeight = 40
+)
+
+// refreshes is how many steady refreshes are timed; the median is kept.
+const refreshes = 5
+
+// overview measures the dashboard on a vhost of n queues, half of them
+// dead-lettering into the other half through one exchange.
+func (b *bench) overview(n int) ([]row, error) {
+	vh, err := b.newVhost(fmt.Sprintf("overview-%d", n))
+	if err != nil {
+		return nil, err
+	}
+	defer b.deleteVhost(vh)
+	b.logf("declaring %d queues in %s", n, vh)
+	if err := b.declareOverview(vh, n); err != nil {
+		return nil, err
+	}
+	// Until the broker has emitted every queue's statistics once, the
+	// plain list is cheaper than it will be on a live broker.
+	if err := b.waitStats(vh, n); err != nil {
+		return nil, err
+	}
+	label := thousands(n) + " queues"
+
+	b.logf("refreshing the overview through the recording proxy")
+	r, err := b.refresh(vh)
+	if err != nil {
+		return nil, err
+	}
+	rows := []row{
+		versus("refresh broker time, "+label, ms(r.warm.took), ms(r.plain.took), fmtMs, &cmp{"<=", 0.25}),
+		versus("refresh bytes, "+label, float64(r.warm.bytes), float64(r.plain.bytes), fmtBytes, nil),
+		info("  refresh wall time, "+label, fmtMs(ms(r.warm.wall)), fmt.Sprintf("%d requests", r.warm.requests)),
+		versus("  first refresh (topology read), "+label, ms(r.cold.took), ms(r.plain.took), fmtMs, nil),
+		info("  applying a snapshot (Update), "+label, fmtMs(ms(r.apply)), ""),
+		absolute("frame render, "+label, ms(r.frame), fmtMs, "", cmp{"<", 5}),
+	}
+
+	b.logf("starting the dashboard in a pseudo-terminal")
+	d, err := b.dashboard(vh)
+	if err != nil {
+		return rows, err
+	}
+	rows = append(rows,
+		absolute("first frame with data, "+label, ms(d.firstFrame), fmtMs, "pty start "+fmtMs(ms(d.ptyStart)), cmp{"<", 300}),
+		absolute("dashboard resident memory, "+label, d.rssMiB, fmtMiB, "", cmp{"<", 80}),
+	)
+	return rows, nil
+}
+
+func (b *bench) declareOverview(vh string, n int) error {
+	conn, err := b.dial(vh)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	if err := ch.ExchangeDeclare("dlx", "direct", true, false, false, false, nil); err != nil {
+		return err
+	}
+	ch.Close()
+	qs := make([]declaration, 0, n)
+	for i := 0; i < n/2; i++ {
+		name := fmt.Sprintf("svc-%05d.events", i)
+		qs = append(qs,
+			declaration{name: name + ".dlq", bindKey: name},
+			declaration{name: name, args: amqp.Table{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": name}})
+	}
+	if n%2 == 1 {
+		qs = append(qs, declaration{name: "svc-odd.events"})
+	}
+	return declareAll(conn, "dlx", qs)
+}
+
+type refreshCost struct {
+	took     time.Duration // broker time: the requests' durations added up
+	bytes    int64
+	wall     time.Duration
+	requests int
+}
+
+type refreshResult struct {
+	cold, warm, plain refreshCost
+	apply, frame      time.Duration
+}
+
+// refresh drives the real root model with a management client pointed at
+// the recording proxy: the first fetch (which reads the topology), then
+// steady refreshes, each a tick followed by the fetch of the cheap list
+// and of the visible rows' rates. The anchor is one plain
+// GET /api/queues/VHOST through the same proxy, with the same client
+// defaults (gzip accepted).
+func (b *bench) refresh(vh string) (*refreshResult, error) {
+	client, err := mgmt.New(mgmt.Options{URL: b.proxy.URL, Username: b.cfg.user, Password: b.cfg.password})
+	if err != nil {
+		return nil, err
+	}
+	var m tea.Model = ui.New(ui.Options{Context: "bench", Lister: client, Describer: client,
+		Refresh: 50 * time.Millisecond, Vhost: vh})
+	m, _ = m.Update(tea.WindowSizeMsg{Width: termWidth, Height: termHeight})
+	res := &refreshResult{}
+
+	b.proxy.rec.take()
+	start := time.Now()
+	cmd, err := step(&m, m.Init(), "snapshotMsg")
+	if err != nil {
+		return nil, err
+	}
+	res.cold = costOf(b.proxy.rec.take(), time.Since(start))
+	// The first snapshot asks for the rows now on screen at once.
+	if cmd, err = step(&m, cmd, "snapshotMsg"); err != nil {
+		return nil, err
+	}
+	var warm []refreshCost
+	var applies []time.Duration
+	for range refreshes {
+		if cmd, err = step(&m, cmd, "tickMsg"); err != nil {
+			return nil, err
+		}
+		b.proxy.rec.take()
+		start := time.Now()
+		msgs := run(cmd)
+		wall := time.Since(start)
+		es := b.proxy.rec.take()
+		c := costOf(es, wall)
+		warm = append(warm, c)
+		b.logf("refresh: %s", breakdown(es))
+		if len(msgs) != 1 || typeName(msgs[0]) != "snapshotMsg" {
+			return nil, fmt.Errorf("a refresh gave %d messages, want one snapshot", len(msgs))
+		}
+		t := time.Now()
+		m, cmd = m.Update(msgs[0])
+		applies = append(applies, time.Since(t))
+	}
+	res.warm = medianCost(warm)
+	res.apply = median(applies)
+
+	var frames []time.Duration
+	for range 50 {
+		t := time.Now()
+		_ = m.View()
+		frames = append(frames, time.Since(t))
+	}
+	res.frame = median(frames)
+
+	var plain []refreshCost
+	for range 3 {
+		c, err := b.plainList(vh)
+		if err != nil {
+			return nil, err
+		}
+		plain = append(plain, c)
+	}
+	res.plain = medianCost(plain)
+	return res, nil
+}
+
+// plainList is one GET /api/queues/VHOST through the proxy.
+func (b *bench) plainList(vh string) (refreshCost, error) {
+	req, err := http.NewRequest(http.MethodGet, b.proxy.URL+"/api/queues/"+url.PathEscape(vh), nil)
+	if err != nil {
+		return refreshCost{}, err
+	}
+	req.SetBasicAuth(b.cfg.user, b.cfg.password)
+	b.proxy.rec.take()
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return refreshCost{}, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return refreshCost{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return refreshCost{}, fmt.Errorf("GET /api/queues/%s: %s", vh, resp.Status)
+	}
+	return costOf(b.proxy.rec.take(), time.Since(start)), nil
+}
+
+func costOf(es []exchange, wall time.Duration) refreshCost {
+	took, n := total(es)
+	return refreshCost{took: took, bytes: n, wall: wall, requests: len(es)}
+}
+
+// step runs cmd, feeds its messages to m, and checks that one of them was
+// the expected kind; it returns the command m answered that one with.
+func step(m *tea.Model, cmd tea.Cmd, want string) (tea.Cmd, error) {
+	var next tea.Cmd
+	found := false
+	for _, msg := range run(cmd) {
+		var c tea.Cmd
+		*m, c = (*m).Update(msg)
+		if typeName(msg) == want {
+			next, found = c, true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("the overview did not answer with a %s", want)
+	}
+	return next, nil
+}
+
+// run executes cmd and returns its messages, batches flattened.
+func run(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if batch, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range batch {
+			out = append(out, run(c)...)
+		}
+		return out
+	}
+	return []tea.Msg{msg}
+}
+
+// typeName is the unqualified type of a message; the overview's message
+// types are unexported, so the harness recognises them by name.
+func typeName(msg tea.Msg) string {
+	s := fmt.Sprintf("%T", msg)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '.' {
+			return s[i+1:]
+		}
+	}
+	return s
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// medianCost is the refresh of median broker time.
+func medianCost(cs []refreshCost) refreshCost {
+	s := slices.Clone(cs)
+	slices.SortFunc(s, func(a, b refreshCost) int { return int(a.took - b.took) })
+	return s[len(s)/2]
+}
+
+// waitStats polls until the plain list shows every queue's depth and
+// message rates: the statistics the plain call returns once the broker
+// has emitted them (every collect_statistics_interval, 5 s by default).
+func (b *bench) waitStats(vh string, n int) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	path := "/api/queues/" + url.PathEscape(vh) + "?columns=name,messages,messages_details"
+	for {
+		var qs []map[string]any
+		if _, err := b.mgmt(http.MethodGet, path, nil, &qs); err != nil {
+			return err
+		}
+		ready := 0
+		for _, q := range qs {
+			if q["messages_details"] != nil {
+				ready++
+			}
+		}
+		if len(qs) == n && ready == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("statistics of %d of %d queues after 2 minutes", ready, n)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// breakdown sums a refresh's requests by kind, for the log.
+func breakdown(es []exchange) string {
+	type sum struct {
+		n    int
+		took time.Duration
+		size int64
+	}
+	by := map[string]*sum{}
+	var kinds []string
+	for _, e := range es {
+		k := e.path
+		if parts := strings.Split(strings.TrimPrefix(e.path, "/api/"), "/"); len(parts) > 2 && parts[0] == "queues" {
+			k = "/api/queues/VHOST/NAME"
+		}
+		if by[k] == nil {
+			by[k] = &sum{}
+			kinds = append(kinds, k)
+		}
+		by[k].n++
+		by[k].took += e.took
+		by[k].size += e.bytes
+	}
+	var out []string
+	for _, k := range kinds {
+		s := by[k]
+		out = append(out, fmt.Sprintf("%s ×%d %s %s", k, s.n, fmtMs(ms(s.took)), fmtBytes(float64(s.size))))
+	}
+	return strings.Join(out, "; ")
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// dashboardRun is what starting the real binary in a terminal showed.
+type dashboardRun struct {
+	firstFrame time.Duration // from exec to the first row of data on the terminal
+	ptyStart   time.Duration // the same wrapper printing a word: its own share
+	rssMiB     float64       // peak resident set after several refreshes
+}
+
+// afterFirstFrame is how long the dashboard keeps refreshing (every 2 s)
+// before its peak resident memory is read.
+const afterFirstFrame = 7 * time.Second
+
+// dashboard starts `warren` in a pseudo-terminal of 120×40 made by
+// script(1) and reads the terminal's output until a queue row appears:
+// the time to the first frame with data, as the operator sees it. It then
+// lets the dashboard refresh a few times and reads its VmHWM.
+func (b *bench) dashboard(vh string) (*dashboardRun, error) {
+	cfg, err := b.writeConfig(vh, "")
+	if err != nil {
+		return nil, err
+	}
+	res := &dashboardRun{}
+	if res.ptyStart, err = b.ptyStart(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inner := b.warrenCmd(ctx, cfg)
+	shell := fmt.Sprintf("stty rows %d cols %d && exec %s", termHeight, termWidth, shellJoin(inner.Args))
+	cmd := exec.CommandContext(ctx, "script", "-qfec", shell, "/dev/null")
+	cmd.Env = inner.Env
+	cmd.Dir = b.dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("script(1) from util-linux is needed for the pseudo-terminal: %w", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	seen := watch(out, "svc-", stdin)
+	select {
+	case err := <-seen:
+		if err != nil {
+			return nil, fmt.Errorf("the dashboard showed no queue: %w", err)
+		}
+		res.firstFrame = time.Since(start)
+	case <-time.After(time.Minute):
+		return nil, errors.New("the dashboard showed no queue within a minute")
+	}
+	time.Sleep(afterFirstFrame)
+	pid, err := childOf(cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	if res.rssMiB, err = vmHWM(pid); err != nil {
+		return nil, err
+	}
+	_, _ = io.WriteString(stdin, "q")
+	stdin.Close()
+	return res, nil
+}
+
+// ptyStart is the wrapper's own start-up: script(1) and stty, then a
+// word printed instead of the dashboard.
+func (b *bench) ptyStart() (time.Duration, error) {
+	cmd := exec.Command("script", "-qfec", fmt.Sprintf("stty rows %d cols %d && echo bench-ready", termHeight, termWidth), "/dev/null")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() { _ = cmd.Wait() }()
+	if err := <-watch(out, "bench-ready", nil); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// answers are what a terminal emulator replies to the queries a program
+// sends at start (termenv asks for the background colour, then the cursor
+// position, and waits up to 5 s for an answer). script(1) passes them
+// through and nobody behind it answers, so the harness answers as a
+// terminal would, at once.
+var answers = []struct{ query, reply string }{
+	{"\x1b]11;?", "\x1b]11;rgb:0000/0000/0000\x1b\\"},
+	{"\x1b[6n", "\x1b[1;1R"},
+}
+
+// watch reads r until needle appears (nil on the channel) or r ends,
+// answering terminal queries on term when it is not nil; it keeps
+// draining r afterwards so the writer never blocks.
+func watch(r io.Reader, needle string, term io.Writer) <-chan error {
+	found := make(chan error, 1)
+	go func() {
+		const keep = 32 // longer than the needle and any query
+		var win []byte
+		buf := make([]byte, 32<<10)
+		sent := false
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				prev := len(win)
+				win = append(win, buf[:n]...)
+				if term != nil {
+					answer(term, win, prev)
+				}
+				if !sent && bytes.Contains(win, []byte(needle)) {
+					found <- nil
+					sent = true
+				}
+				if len(win) > keep {
+					win = append(win[:0], win[len(win)-keep:]...)
+				}
+			}
+			if err != nil {
+				if !sent {
+					found <- fmt.Errorf("output ended before %q: %w", needle, err)
+				}
+				return
+			}
+		}
+	}()
+	return found
+}
+
+// answer replies to every query in win that ends past prev (the part
+// already looked at).
+func answer(term io.Writer, win []byte, prev int) {
+	for _, a := range answers {
+		q := []byte(a.query)
+		for from := 0; ; {
+			i := bytes.Index(win[from:], q)
+			if i < 0 {
+				break
+			}
+			end := from + i + len(q)
+			if end > prev {
+				_, _ = io.WriteString(term, a.reply)
+			}
+			from = end
+		}
+	}
+}
+
+// childOf finds the process whose parent is pid (the dashboard under
+// script).
+func childOf(pid int) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
+		i := bytes.LastIndexByte(raw, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(raw[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			return child, nil
+		}
+	}
+	return 0, fmt.Errorf("no child of process %d", pid)
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// replayRounds is how many times each mover runs; the fastest is kept,
+// since the machine is shared and a slow run says more about the
+// neighbours than about the mover.
+const replayRounds = 2
+
+// confirmWindow is the confirm window of the plain pipeline: warren's
+// default (actions.DefaultWindow).
+const confirmWindow = 2048
+
+// replay measures `warren dlq replay` of n rejected messages back to the
+// queue they died in, against a dynamic shovel moving the same kind of
+// messages the same way (the management UI's "move messages", ack-mode
+// on-confirm) and against a plain publisher with pipelined confirms
+// sending copies of them (the ceiling: publishing alone, no reading, no
+// acks).
+func (b *bench) replay(n int) ([]row, error) {
+	vh, err := b.newVhost(fmt.Sprintf("replay-%d", n))
+	if err != nil {
+		return nil, err
+	}
+	defer b.deleteVhost(vh)
+	conn, err := b.dial(vh)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	const origin, dlq = "orders", "orders.dlq"
+	err = declareAll(conn, "", []declaration{
+		{name: dlq}, {name: "ceiling"},
+		{name: origin, args: amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := b.writeConfig(vh, "")
+	if err != nil {
+		return nil, err
+	}
+	refill := func(round int) error {
+		b.logf("rejecting %d messages into %s", n, dlq)
+		if err := purge(conn, origin); err != nil {
+			return err
+		}
+		return fillByReject(ctx, conn, origin, dlq, n, round*n)
+	}
+	never := time.Duration(1<<63 - 1)
+	warren, shovel, ceiling := never, never, never
+	for round := range replayRounds {
+		if err := refill(2 * round); err != nil {
+			return nil, err
+		}
+		sample, err := sampleLetter(conn, dlq)
+		if err != nil {
+			return nil, err
+		}
+		b.logf("warren dlq replay of %d", n)
+		took, err := b.replayCommand(ctx, cfg, dlq, n)
+		if err != nil {
+			return nil, err
+		}
+		if err := moved(conn, origin, dlq, n); err != nil {
+			return nil, fmt.Errorf("after warren's replay: %w", err)
+		}
+		warren = min(warren, took)
+
+		if err := refill(2*round + 1); err != nil {
+			return nil, err
+		}
+		b.logf("shovel move of %d", n)
+		if took, err = b.shovel(conn, vh, dlq, origin, n); err != nil {
+			return nil, err
+		}
+		shovel = min(shovel, took)
+
+		b.logf("plain confirm pipeline of %d", n)
+		if err := purge(conn, "ceiling"); err != nil {
+			return nil, err
+		}
+		copyOf := func(int) amqp.Publishing { return sample }
+		if took, err = publishConfirmed(ctx, conn, "", "ceiling", n, confirmWindow, true, copyOf); err != nil {
+			return nil, err
+		}
+		ceiling = min(ceiling, took)
+	}
+	label := thousands(n) + " dead letters"
+	return []row{
+		versus("replay rate vs shovel move, "+label, rate(n, warren), rate(n, shovel), fmtRate, &cmp{">=", 1.3}),
+		versus("replay rate vs plain confirm pipeline, "+label, rate(n, warren), rate(n, ceiling), fmtRate, &cmp{">=", 0.7}),
+	}, nil
+}
+
+// replayCommand runs `warren dlq replay QUEUE --yes --json --limit n` and
+// times all of it: config, the management lookups, holding the messages,
+// the audit records, publishing and acking.
+func (b *bench) replayCommand(ctx context.Context, cfg, queue string, n int) (time.Duration, error) {
+	cmd := b.warrenCmd(ctx, cfg, "dlq", "replay", queue, "--yes", "--json", "--limit", strconv.Itoa(n))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("warren dlq replay: %w: %s", err, stderr.Bytes())
+	}
+	took := time.Since(start)
+	var res struct {
+		Confirmed int `json:"confirmed"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		return 0, fmt.Errorf("warren dlq replay --json: %w", err)
+	}
+	if res.Confirmed != n {
+		return 0, fmt.Errorf("warren replayed %d of %d: %s", res.Confirmed, n, stderr.Bytes())
+	}
+	return took, nil
+}
+
+// shovel moves src to dest with a dynamic shovel as the management UI's
+// "move messages" does, timed from its creation until dest holds every
+// message and src none.
+func (b *bench) shovel(conn *amqp.Connection, vh, src, dest string, n int) (time.Duration, error) {
+	uri := "amqp:///" + url.PathEscape(vh)
+	path := "/api/parameters/shovel/" + url.PathEscape(vh) + "/bench-move"
+	def := map[string]any{"value": map[string]any{
+		"src-protocol": "amqp091", "src-uri": uri, "src-queue": src,
+		"dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": dest,
+		"ack-mode": "on-confirm", "src-delete-after": "queue-length",
+	}}
+	start := time.Now()
+	if _, err := b.mgmt(http.MethodPut, path, def, nil); err != nil {
+		return 0, fmt.Errorf("create the shovel (is rabbitmq_shovel enabled?): %w", err)
+	}
+	err := waitDepth(conn, dest, n, 5*time.Minute)
+	if err == nil {
+		err = waitDepth(conn, src, 0, time.Minute)
+	}
+	took := time.Since(start)
+	// With src-delete-after the shovel removes itself; a failed run may not.
+	_, _ = b.mgmt(http.MethodDelete, path, nil, nil)
+	if err != nil {
+		return 0, fmt.Errorf("shovel: %w", err)
+	}
+	return took, purge(conn, dest)
+}
+
+// moved checks that the origin holds the n replayed messages and the DLQ
+// none, then empties the origin for the next round.
+func moved(conn *amqp.Connection, origin, dlq string, n int) error {
+	if err := waitDepth(conn, origin, n, time.Minute); err != nil {
+		return err
+	}
+	if err := waitDepth(conn, dlq, 0, time.Minute); err != nil {
+		return err
+	}
+	return purge(conn, origin)
+}
+
+// sampleLetter reads one dead letter (and gives it back) to give the
+// plain pipeline messages of the same size, properties and headers.
+func sampleLetter(conn *amqp.Connection, queue string) (amqp.Publishing, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return amqp.Publishing{}, err
+	}
+	defer ch.Close()
+	d, ok, err := ch.Get(queue, false)
+	if err != nil {
+		return amqp.Publishing{}, err
+	}
+	if !ok {
+		return amqp.Publishing{}, errors.New("no dead letter to sample")
+	}
+	if err := d.Nack(false, true); err != nil {
+		return amqp.Publishing{}, err
+	}
+	return amqp.Publishing{
+		Headers: d.Headers, ContentType: d.ContentType, DeliveryMode: d.DeliveryMode,
+		MessageId: d.MessageId, Timestamp: d.Timestamp, Body: d.Body,
+	}, nil
+}
+
+func purge(conn *amqp.Connection, queue string) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	_, err = ch.QueuePurge(queue, false)
+	return err
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"syscall"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// mgmtPage is the page size of the management API's "get messages"
+// anchor, the same as warren's browse page.
+const mgmtPage = 500
+
+// scan measures `warren dlq stats` on n dead letters of 512 bytes against
+// a plain consumer reading the same queue the same way (manual ack,
+// unlimited prefetch, everything returned by closing the channel) and
+// against the management API's "get messages" in pages. Each reader runs
+// twice, alternating, and keeps its faster run.
+func (b *bench) scan(n int) ([]row, error) {
+	vh, err := b.newVhost(fmt.Sprintf("scan-%d", n))
+	if err != nil {
+		return nil, err
+	}
+	defer b.deleteVhost(vh)
+	conn, err := b.dial(vh)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	const dlq = "orders.dlq"
+	b.logf("dead-lettering %d messages into %s", n, vh)
+	if err := fillByMaxLength(ctx, conn, "orders", dlq, n); err != nil {
+		return nil, err
+	}
+	cfg, err := b.writeConfig(vh, "")
+	if err != nil {
+		return nil, err
+	}
+	var (
+		best, raw = time.Duration(1<<63 - 1), time.Duration(1<<63 - 1)
+		wall      time.Duration
+		rss       float64
+	)
+	for range 2 {
+		b.logf("warren dlq stats on %d", n)
+		s, err := b.statsCommand(ctx, cfg, dlq, n)
+		if err != nil {
+			return nil, err
+		}
+		if s.scan < best {
+			best, wall = s.scan, s.wall
+		}
+		rss = max(rss, s.rssMiB)
+		if err := waitDepth(conn, dlq, n, time.Minute); err != nil {
+			return nil, fmt.Errorf("after the scan: %w", err)
+		}
+		b.logf("plain consumer on %d", n)
+		took, err := rawRead(conn, dlq, n)
+		if err != nil {
+			return nil, err
+		}
+		raw = min(raw, took)
+		if err := waitDepth(conn, dlq, n, time.Minute); err != nil {
+			return nil, fmt.Errorf("after the plain consumer: %w", err)
+		}
+	}
+	b.logf("management API get messages on %d", n)
+	mgmtTook, got, err := b.mgmtGet(vh, dlq, n)
+	if err != nil {
+		return nil, err
+	}
+	label := thousands(n) + " dead letters"
+	return []row{
+		versus("scan rate vs plain consumer, "+label, rate(n, best), rate(n, raw), fmtRate, &cmp{">=", 0.75}),
+		versus("scan rate vs mgmt get messages, "+label, rate(n, best), rate(got, mgmtTook), fmtRate, nil),
+		info("  whole `dlq stats` command, "+label, fmtMs(ms(wall)), ""),
+		absolute("scan resident memory, "+label, rss, fmtMiB, "", cmp{"<", 150}),
+	}, nil
+}
+
+type statsRun struct {
+	scan, wall time.Duration
+	rssMiB     float64
+}
+
+// statsCommand runs `warren dlq stats QUEUE --json`; the scan's own time
+// is the one it reports (from opening its channel to the last message),
+// the boundaries of the plain consumer's figure.
+func (b *bench) statsCommand(ctx context.Context, cfg, queue string, n int) (*statsRun, error) {
+	cmd := b.warrenCmd(ctx, cfg, "dlq", "stats", queue, "--json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("warren dlq stats: %w: %s", err, stderr.Bytes())
+	}
+	wall := time.Since(start)
+	var out struct {
+		Total    int     `json:"total"`
+		Complete bool    `json:"complete"`
+		Seconds  float64 `json:"scan_seconds"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("warren dlq stats --json: %w", err)
+	}
+	if out.Total != n || !out.Complete {
+		return nil, fmt.Errorf("warren dlq stats read %d of %d (complete %v)", out.Total, n, out.Complete)
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if ru == nil {
+		return nil, errors.New("no resource usage for the warren process")
+	}
+	// ru_maxrss is the child's peak resident set in KiB: its VmHWM.
+	return &statsRun{scan: time.Duration(out.Seconds * float64(time.Second)), wall: wall, rssMiB: float64(ru.Maxrss) / 1024}, nil
+}
+
+// rawRead reads n messages with a plain consumer and gives them back by
+// closing its channel.
+func rawRead(conn *amqp.Connection, queue string, n int) (time.Duration, error) {
+	start := time.Now()
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, err
+	}
+	defer ch.Close()
+	if err := ch.Qos(0, 0, false); err != nil {
+		return 0, err
+	}
+	deliveries, err := ch.Consume(queue, "bench-raw", false, false, false, false, nil)
+	if err != nil {
+		return 0, err
+	}
+	var size int64
+	timeout := time.NewTimer(time.Minute)
+	defer timeout.Stop()
+	for got := 0; got < n; got++ {
+		select {
+		case d, ok := <-deliveries:
+			if !ok {
+				return 0, errors.New("plain consumer lost its channel")
+			}
+			size += int64(len(d.Body))
+		case <-timeout.C:
+			return 0, fmt.Errorf("plain consumer read %d of %d in a minute", got, n)
+		}
+	}
+	took := time.Since(start)
+	if size != int64(n)*bodySize {
+		return 0, fmt.Errorf("plain consumer read %d bytes, want %d", size, n*bodySize)
+	}
+	return took, nil
+}
+
+// mgmtGet is the management API's "get messages" as operators use it,
+// pages of mgmtPage with "Nack message requeue true", until n messages
+// came back. A requeued page goes back to the head of the queue, so every
+// page reads the same first messages: the figure is what the mechanism
+// costs per message, the most it could read.
+func (b *bench) mgmtGet(vh, queue string, n int) (time.Duration, int, error) {
+	path := "/api/queues/" + url.PathEscape(vh) + "/" + url.PathEscape(queue) + "/get"
+	body := map[string]any{"count": mgmtPage, "ackmode": "ack_requeue_true", "encoding": "auto", "truncate": 50000}
+	got := 0
+	start := time.Now()
+	for got < n {
+		var page []struct {
+			PayloadBytes int `json:"payload_bytes"`
+		}
+		if _, err := b.mgmt(http.MethodPost, path, body, &page); err != nil {
+			return 0, 0, err
+		}
+		if len(page) == 0 {
+			return 0, 0, errors.New("get messages returned an empty page")
+		}
+		got += len(page)
+	}
+	return time.Since(start), got, nil
+}
