@@ -246,7 +246,7 @@ func (m *Model) detail() string {
 }
 
 func (m *Model) describe(o audit.OperationSummary) string {
-	s := fmt.Sprintf("operation %s · vhost %s · seq %d–%d · started %s ago",
+	s := fmt.Sprintf("operation %s · vhost %s · seq %d–%d\nstarted %s ago",
 		sanitize.Text(o.Operation), sanitize.Text(o.Vhost), o.FirstSeq, o.LastSeq, ago(m.opts.Now().Sub(o.Started)))
 	if o.Incomplete() {
 		return m.st.Muted.Render(s) + "\n" + m.st.Warn.Render("no final record: still running, or interrupted — unconfirmed messages stayed in the DLQ; those listed unknown may exist twice")

@@ -44,7 +44,7 @@ func (m *Model) content(width int) string {
 	m.section(&b, "Dead-lettering")
 	m.field(&b, "reason", sanitize.Text(l.Reason))
 	m.field(&b, "origin queue", sanitize.Text(l.OriginQueue))
-	m.field(&b, "origin exchange", orNone(sanitize.Text(l.OriginExchange)))
+	m.field(&b, "origin exchange", exchange(l.OriginExchange, l.OriginQueue != ""))
 	m.field(&b, "routing keys", orNone(sanitize.Text(strings.Join(l.RoutingKeys, ", "))))
 	m.field(&b, "attempts", fmt.Sprint(l.Attempts))
 	if l.ReplayCount > 0 {
@@ -140,7 +140,7 @@ func (m *Model) deaths(b *strings.Builder, deaths []dlq.Death) {
 		}
 		rows = append(rows, []string{
 			sanitize.Text(d.Queue), sanitize.Text(d.Reason), fmt.Sprint(d.Count), t,
-			orNone(sanitize.Text(d.Exchange)), orNone(sanitize.Text(strings.Join(d.RoutingKeys, ", "))),
+			exchange(d.Exchange, true), orNone(sanitize.Text(strings.Join(d.RoutingKeys, ", "))),
 			orNone(sanitize.Text(d.OriginalExpiration)),
 		})
 	}
@@ -192,6 +192,9 @@ func value(v any) string {
 	case nil:
 		return "null"
 	case string:
+		if v == "" {
+			return `""`
+		}
 		return v
 	case []byte:
 		return fmt.Sprintf("bytes(%d) %s", len(v), hex.EncodeToString(v[:min(len(v), 32)]))
@@ -296,6 +299,18 @@ func times(n int) string {
 		return "once"
 	}
 	return fmt.Sprintf("%d times", n)
+}
+
+// exchange names an x-death exchange; "" is the default exchange when a
+// queue is known, since publishing straight to a queue goes through it.
+func exchange(name string, known bool) string {
+	switch {
+	case name != "":
+		return sanitize.Text(name)
+	case known:
+		return "(default)"
+	}
+	return "—"
 }
 
 func orNone(s string) string {
