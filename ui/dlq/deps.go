@@ -46,6 +46,8 @@ type Session interface {
 type Page struct {
 	Letters []dlq.DeadLetter // newly held
 	End     bool             // nothing more to browse
+	// Depth is the queue's depth when the session opened; 0 when unknown.
+	Depth int
 	// Notes tell the operator what browsing implies (consumers on the
 	// DLQ, order not kept, messages skipped near their delivery limit).
 	Notes []string

@@ -41,6 +41,7 @@ func quorumLetters() []dlq.DeadLetter {
 func TestGolden(t *testing.T) {
 	tests := []struct {
 		name    string
+		depth   int
 		letters []dlq.DeadLetter
 		notes   []string
 		opts    Options
@@ -55,6 +56,7 @@ func TestGolden(t *testing.T) {
 		},
 		{
 			name:    "quorum_dlq_with_headroom_and_notes",
+			depth:   12,
 			letters: quorumLetters(),
 			notes: []string{
 				"quorum queue without delivery limit: returned messages go to the back, order is not kept",
@@ -71,7 +73,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSession(Page{Letters: tt.letters, Notes: tt.notes})
+			s := newSession(Page{Letters: tt.letters, Notes: tt.notes, Depth: tt.depth})
 			opts := tt.opts
 			opts.Now = func() time.Time { return t0 }
 			opts.Styles = styles.New(true)

@@ -94,6 +94,7 @@ type Model struct {
 	allowRisk bool
 	loading   bool
 	end       bool
+	depth     int
 	notes     []string
 	letters   []dlq.DeadLetter
 	inbox     map[string]inboxStatus
@@ -149,7 +150,7 @@ func (m *Model) open(allowRisk bool) tea.Cmd {
 	m.sid = nextID()
 	m.session, m.state, m.stateErr, m.refusal = nil, opening, nil, nil
 	m.allowRisk = allowRisk
-	m.loading, m.end, m.notes = false, false, nil
+	m.loading, m.end, m.notes, m.depth = false, false, nil, 0
 	m.letters, m.selected = nil, map[int]bool{}
 	m.inbox, m.inboxNote = map[string]inboxStatus{}, ""
 	m.cursor, m.offset, m.result = 0, 0, ""

@@ -49,6 +49,9 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 		return common.ReportError(fmt.Errorf("reading the next page of %s failed: %w; press n to retry or R to reopen", m.ref.Name, msg.err))
 	}
 	m.end = msg.page.End
+	if msg.page.Depth > 0 {
+		m.depth = msg.page.Depth
+	}
 	for _, n := range msg.page.Notes {
 		m.addNote(n)
 	}

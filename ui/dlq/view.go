@@ -54,7 +54,11 @@ func (m *Model) wrap(s string) string {
 
 func (m *Model) header() string {
 	name := sanitize.Text(m.ref.Name)
-	status := []string{"vhost " + sanitize.Text(m.ref.Vhost), fmt.Sprintf("%d held", len(m.letters))}
+	held := fmt.Sprintf("%d held", len(m.letters))
+	if m.depth > 0 {
+		held += fmt.Sprintf(" of %d when opened", m.depth)
+	}
+	status := []string{"vhost " + sanitize.Text(m.ref.Vhost), held}
 	switch {
 	case m.loading:
 		status = append(status, "loading…")

@@ -141,7 +141,7 @@ func (w *session) Next(ctx context.Context) (uidlq.Page, error) {
 	if err != nil {
 		return uidlq.Page{}, err
 	}
-	page := uidlq.Page{Letters: p.Letters, End: p.End, Notes: p.Notes}
+	page := uidlq.Page{Letters: p.Letters, End: p.End, Notes: p.Notes, Depth: max(p.Expected, 0)}
 	if n := len(p.Refused); n > 0 {
 		for _, r := range p.Refused {
 			page.Letters = append(page.Letters, r.Letter)

@@ -40,8 +40,8 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Letters) != 3 {
-		t.Fatalf("page holds %d letters, want 3", len(page.Letters))
+	if len(page.Letters) != 3 || page.Depth != 3 {
+		t.Fatalf("page holds %d letters of a depth of %d, want 3 of 3", len(page.Letters), page.Depth)
 	}
 	for _, d := range page.Letters {
 		if d.Reason != "rejected" || d.OriginQueue != "orders" || !strings.HasPrefix(d.LogicalID, "ev-") || d.LogicalIDFrom != dlq.IDHeader {
