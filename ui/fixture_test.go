@@ -39,7 +39,7 @@ func scene() *mgmt.Snapshot {
 		Queues: []mgmt.Queue{
 			{Vhost: "/", Name: "orders", Type: "quorum", Durable: true, Messages: 12000, Ready: 11940, Unacked: 60,
 				Consumers: 3, PublishRate: 80, AckRate: 100, HeadMessageTimestamp: ago(250 * time.Second),
-				HasDLX: true, DeadLetterExchange: "dlx", DLQ: &ordersDLQ, DLQMessages: 37, Node: "rabbit@node1",
+				HasDLX: true, DeadLetterExchange: "dlx", DLQ: &ordersDLQ, DLQMessages: 37, Node: "rabbit@node1", Members: []string{"rabbit@node1", "rabbit@node2"},
 				Arguments: map[string]any{"x-queue-type": "quorum", "x-dead-letter-exchange": "dlx"}},
 			{Vhost: "/", Name: "orders.dlq", Type: "classic", Durable: true, Messages: 37, Ready: 37,
 				DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}, OldestUnknownReason: "publishers set no timestamp"},

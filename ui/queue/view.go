@@ -50,10 +50,14 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 		ident = append(ident, m.st.Trouble.Render("state "+sanitize.Text(q.State)))
 	}
 	if q.Node != "" {
-		ident = append(ident, "on "+sanitize.Text(q.Node))
+		ident = append(ident, "leader "+sanitize.Text(q.Node))
 	}
 	if len(q.Members) > 0 {
-		ident = append(ident, fmt.Sprintf("%d members", len(q.Members)))
+		members := make([]string, len(q.Members))
+		for i, n := range q.Members {
+			members[i] = sanitize.Text(n)
+		}
+		ident = append(ident, "members "+strings.Join(members, ", "))
 	}
 	if q.IsDLQ() {
 		var of []string

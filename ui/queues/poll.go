@@ -1,0 +1,98 @@
+package queues
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+)
+
+// fetch asks for a snapshot with the rates of the rows on screen. The
+// command copies everything it needs; the model is never touched from the
+// command's goroutine.
+func (m *Model) fetch() tea.Cmd {
+	lister, id, tag := m.lister, m.id, m.tag
+	opts := mgmt.SnapshotOptions{Vhost: m.vhost, RatesFor: m.visibleRefs(), DLQOverrides: m.overrides}
+	// Ordering by age needs every queue's head timestamp, which only the
+	// heavier all-rates listing has; the other orders need none.
+	if m.sortBy == ByAge {
+		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true, DLQOverrides: m.overrides}
+	}
+	timeout := max(5*m.refresh, minFetchTimeout)
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		snap, err := lister.Snapshot(ctx, opts)
+		return snapshotMsg{ID: id, Tag: tag, Opts: opts, Snap: snap, Err: err}
+	}
+}
+
+func (m *Model) tick(after time.Duration) tea.Cmd {
+	id, tag := m.id, m.tag
+	return tea.Tick(after, func(time.Time) tea.Msg { return tickMsg{ID: id, Tag: tag} })
+}
+
+func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
+	if msg.Err != nil {
+		m.status.Err = msg.Err
+		if errors.Is(msg.Err, mgmt.ErrUnauthorized) {
+			m.status.Stopped = true
+			return m, nil
+		}
+		return m, m.tick(m.refresh)
+	}
+	snap := msg.Snap
+	m.loading = false
+	m.status = Status{
+		Loaded:   true,
+		Overview: snap.Overview,
+		Nodes:    snap.Nodes,
+		TakenAt:  snap.TakenAt,
+		StatsAge: snap.StatsAge,
+	}
+	for _, q := range snap.Queues {
+		m.vhosts[q.Vhost] = struct{}{}
+	}
+	selected, hadSelection := m.Selected()
+	m.rows = buildRows(snap, m.trends)
+	m.arrange(selected.Ref(), hadSelection)
+	if m.missingRates(msg.Opts) {
+		return m, m.fetch()
+	}
+	return m, m.tick(m.refresh)
+}
+
+// missingRates reports whether rows now on screen lack rates because the
+// fetch did not ask for them (the first fetch, or rows that moved into
+// view), in which case fetching again at once fills them in. Rows asked
+// for but still without rates are not retried early, so this cannot loop.
+func (m *Model) missingRates(asked mgmt.SnapshotOptions) bool {
+	if asked.AllRates {
+		return false
+	}
+	want := make(map[mgmt.QueueRef]struct{}, len(asked.RatesFor))
+	for _, r := range asked.RatesFor {
+		want[r] = struct{}{}
+	}
+	start, end := m.tbl.Window()
+	for i := start; i < end; i++ {
+		q := m.rows[m.view[i]].q
+		if _, ok := want[q.Ref()]; !ok && !q.HasRates {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) visibleRefs() []mgmt.QueueRef {
+	start, end := m.tbl.Window()
+	refs := make([]mgmt.QueueRef, 0, end-start)
+	for i := start; i < end; i++ {
+		refs = append(refs, m.rows[m.view[i]].q.Ref())
+	}
+	return refs
+}
