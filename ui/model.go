@@ -36,9 +36,8 @@ type Options struct {
 	Refresh     time.Duration
 	Vhost       string
 
-	Lister       queues.QueueLister
-	Describer    queue.QueueDescriber
-	DLQOverrides []mgmt.DLQOverride
+	Lister    queues.QueueLister
+	Describer queue.QueueDescriber
 
 	// Screens the root opens on request; a nil constructor makes the
 	// request an error on the footer.
@@ -97,11 +96,10 @@ func New(o Options) Model {
 		log:  debug.New(o.Debug, now),
 		now:  now,
 		overview: queues.New(queues.Options{
-			Lister:       o.Lister,
-			Styles:       st,
-			Refresh:      o.Refresh,
-			Vhost:        o.Vhost,
-			DLQOverrides: o.DLQOverrides,
+			Lister:  o.Lister,
+			Styles:  st,
+			Refresh: o.Refresh,
+			Vhost:   o.Vhost,
 		}),
 	}
 }

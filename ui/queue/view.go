@@ -120,7 +120,7 @@ func (m *Model) history(d *mgmt.QueueDetail) string {
 		b.WriteString("\n  " + m.st.Muted.Render("the management API kept no samples for this queue"))
 		return b.String()
 	}
-	width := max(m.width-40, 10)
+	width := max(m.width-41, 10)
 	series := []struct {
 		name    string
 		samples []mgmt.Sample
@@ -131,7 +131,7 @@ func (m *Model) history(d *mgmt.QueueDetail) string {
 		{"ack/s", d.AckRates, table.Rate},
 	}
 	for _, s := range series {
-		b.WriteString("\n  " + m.st.Label.Render(fmt.Sprintf("%-10s", s.name)))
+		b.WriteString("\n  " + m.st.Label.Render(fmt.Sprintf("%-11s", s.name)))
 		if len(s.samples) == 0 {
 			b.WriteString(m.st.Muted.Render(table.Unknown + " no samples"))
 			continue

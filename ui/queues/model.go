@@ -36,8 +36,6 @@ type Options struct {
 	Styles  styles.Styles
 	Refresh time.Duration // between the end of one fetch and the next
 	Vhost   string        // "" for every vhost
-	// DLQOverrides pin DLQ pairings the config names.
-	DLQOverrides []mgmt.DLQOverride
 }
 
 // DefaultRefresh is used when Options.Refresh is not positive.
@@ -64,13 +62,12 @@ type Status struct {
 
 // Model is the overview screen.
 type Model struct {
-	id        int
-	tag       int
-	lister    QueueLister
-	overrides []mgmt.DLQOverride
-	refresh   time.Duration
-	st        styles.Styles
-	keys      KeyMap
+	id      int
+	tag     int
+	lister  QueueLister
+	refresh time.Duration
+	st      styles.Styles
+	keys    KeyMap
 
 	vhost  string
 	vhosts map[string]struct{}
@@ -99,17 +96,16 @@ func New(o Options) *Model {
 	fi.Placeholder = "vhost/name"
 	fi.CharLimit = 200
 	m := &Model{
-		id:        int(lastID.Add(1)),
-		lister:    o.Lister,
-		overrides: o.DLQOverrides,
-		refresh:   o.Refresh,
-		st:        o.Styles,
-		keys:      DefaultKeyMap(),
-		vhost:     o.Vhost,
-		vhosts:    map[string]struct{}{},
-		filter:    fi,
-		trends:    map[mgmt.QueueRef]*trend{},
-		tbl:       table.New(columns(), o.Styles),
+		id:      int(lastID.Add(1)),
+		lister:  o.Lister,
+		refresh: o.Refresh,
+		st:      o.Styles,
+		keys:    DefaultKeyMap(),
+		vhost:   o.Vhost,
+		vhosts:  map[string]struct{}{},
+		filter:  fi,
+		trends:  map[mgmt.QueueRef]*trend{},
+		tbl:     table.New(columns(), o.Styles),
 	}
 	if o.Vhost != "" {
 		m.vhosts[o.Vhost] = struct{}{}

@@ -16,11 +16,11 @@ import (
 // command's goroutine.
 func (m *Model) fetch() tea.Cmd {
 	lister, id, tag := m.lister, m.id, m.tag
-	opts := mgmt.SnapshotOptions{Vhost: m.vhost, RatesFor: m.visibleRefs(), DLQOverrides: m.overrides}
+	opts := mgmt.SnapshotOptions{Vhost: m.vhost, RatesFor: m.visibleRefs()}
 	// Ordering by age needs every queue's head timestamp, which only the
 	// heavier all-rates listing has; the other orders need none.
 	if m.sortBy == ByAge {
-		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true, DLQOverrides: m.overrides}
+		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true}
 	}
 	timeout := max(5*m.refresh, minFetchTimeout)
 	return func() tea.Msg {
