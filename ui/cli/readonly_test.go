@@ -1,0 +1,377 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/live"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// cliRoot is the command tree main.go builds: the global flags bound to a
+// and every subcommand. The dashboard itself is not run here.
+func cliRoot(a *App) *cobra.Command {
+	noTUI := func(*App) error { return errors.New("the dashboard does not run in these tests") }
+	root := &cobra.Command{Use: "warren", Args: cobra.NoArgs, SilenceUsage: true, SilenceErrors: true,
+		RunE: func(*cobra.Command, []string) error { return noTUI(a) }}
+	f := root.PersistentFlags()
+	f.StringVar(&a.ConfigPath, "config", "", "")
+	f.StringVar(&a.ContextName, "context", "", "")
+	f.BoolVar(&a.ReadOnly, "read-only", false, "")
+	f.StringVar(&a.Operator, "operator", "", "")
+	f.StringVar(&a.Debug, "debug", "", "")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
+	root.AddCommand(Commands(a, noTUI)...)
+	return root
+}
+
+// cliRun is what one command printed, with the error line main prints.
+type cliRun struct {
+	out, errOut string
+	err         error
+}
+
+func (r cliRun) code() int { return ExitCode(r.err) }
+
+// execCLI runs warren's command line in-process on a fresh App.
+func execCLI(t *testing.T, args ...string) cliRun {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	return execCLIOn(t, &App{In: strings.NewReader(""), Out: &out, Err: &errOut}, &out, &errOut, args...)
+}
+
+func execCLIOn(t *testing.T, a *App, out, errOut *bytes.Buffer, args ...string) cliRun {
+	t.Helper()
+	root := cliRoot(a)
+	root.SetArgs(args)
+	root.SetOut(a.Out)
+	root.SetErr(a.Err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(a.Err, "warren:", err)
+	}
+	return cliRun{out: out.String(), errOut: errOut.String(), err: err}
+}
+
+// ownVhost creates a vhost for one test, with guest's permissions.
+func ownVhost(t *testing.T, prefix string) string {
+	t.Helper()
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	vhost := prefix + "-" + hex.EncodeToString(rnd[:])
+	brokerAPI(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vhost), "")
+	t.Cleanup(func() { brokerAPI(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), "") })
+	brokerAPI(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/guest", `{"configure":".*","write":".*","read":".*"}`)
+	return vhost
+}
+
+func brokerAPI(t *testing.T, method, path, body string) string {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://127.0.0.1:15672"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("guest", "guest")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("management API unreachable (RabbitMQ with the management plugin must run): %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 && !(method == http.MethodDelete && resp.StatusCode == http.StatusNotFound) {
+		t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
+	}
+	return string(b)
+}
+
+// vhostChannel is a channel of the harness's own in vhost.
+func vhostChannel(t *testing.T, vhost string) *amqp.Channel {
+	t.Helper()
+	conn, err := amqp.DialConfig("amqp://guest:guest@127.0.0.1:5672/", amqp.Config{Vhost: vhost})
+	if err != nil {
+		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// ready is a queue's ready count, -1 when the queue does not exist.
+func ready(t *testing.T, vhost, queue string) int {
+	t.Helper()
+	q, err := vhostChannel(t, vhost).QueueDeclarePassive(queue, true, false, false, false, nil)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return -1
+	}
+	if err != nil {
+		t.Fatalf("inspect %s: %v", queue, err)
+	}
+	return q.Messages
+}
+
+func waitReady(t *testing.T, vhost, queue string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for got := ready(t, vhost, queue); got != want; got = ready(t, vhost, queue) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %d messages, want %d", queue, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// deadLetter publishes msgs to origin and rejects each there without
+// requeue, so the broker dead-letters them into dlq.
+func deadLetter(t *testing.T, ch *amqp.Channel, vhost, origin, dlq string, msgs []amqp.Publishing) {
+	t.Helper()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	before := ready(t, vhost, dlq)
+	for _, m := range msgs {
+		dc, err := ch.PublishWithDeferredConfirm("", origin, false, false, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !dc.Wait() {
+			t.Fatalf("publish to %q not confirmed", origin)
+		}
+	}
+	for range msgs {
+		d, ok, err := ch.Get(origin, false)
+		if err != nil || !ok {
+			t.Fatalf("get from %q: %v", origin, err)
+		}
+		if err := d.Reject(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReady(t, vhost, dlq, before+len(msgs))
+}
+
+// tuiModel wires the dashboard to a's context the way main.go does.
+func tuiModel(t *testing.T, a *App, debug io.Writer) tea.Model {
+	t.Helper()
+	c, err := a.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := a.Mgmt()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv, err := live.New(live.Services{
+		Context: c, Operator: a.OperatorName(), Mgmt: m, Dial: a.DialAMQP, OpenAudit: a.AuditStore,
+		OpenInbox: func(ctx context.Context, vhost, queue string) (live.InboxClient, error) {
+			in, err := a.Inbox(ctx, vhost, queue)
+			if err != nil || in == nil {
+				return nil, err
+			}
+			return tuiInbox{in}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lv.Close() })
+	st := styles.Default()
+	screens := lv.Screens(st)
+	return ui.New(ui.Options{
+		Context: c.Name, Environment: c.Environment, ReadOnly: c.ReadOnly, InsecureTLS: c.TLS.InsecureSkipVerify,
+		Refresh: c.Refresh.Duration, Vhost: c.Vhost, Lister: m, Describer: m,
+		NewDLQ: screens.NewDLQ, NewMessage: screens.NewMessage, NewAudit: screens.NewAudit,
+		Debug: debug, Styles: &st,
+	})
+}
+
+// screenLog keeps everything a test program drew, for later checks.
+type screenLog struct{ bytes.Buffer }
+
+// waitScreen reads the program's output until it shows text.
+func (l *screenLog) waitScreen(t *testing.T, tm *teatest.TestModel, text string) {
+	t.Helper()
+	if bytes.Contains(l.Bytes(), []byte(text)) {
+		return
+	}
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		l.Write(b)
+		return bytes.Contains(l.Bytes(), []byte(text))
+	}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+// roScene is a vhost where the broker rejected three messages from orders
+// into orders.dlq, and a config whose audit file starts absent.
+type roScene struct {
+	vhost, dir, audit string
+}
+
+func newROScene(t *testing.T) *roScene {
+	t.Helper()
+	s := &roScene{vhost: ownVhost(t, "warren-cli-readonly"), dir: t.TempDir()}
+	s.audit = filepath.Join(s.dir, "audit.jsonl")
+	ch := vhostChannel(t, s.vhost)
+	for _, q := range []struct {
+		name string
+		args amqp.Table
+	}{{"orders.dlq", nil}, {"orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}}} {
+		if _, err := ch.QueueDeclare(q.name, true, false, false, false, q.args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var msgs []amqp.Publishing
+	for i := range 3 {
+		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprintf("ro-%d", i), Body: []byte("{}")})
+	}
+	deadLetter(t, ch, s.vhost, "orders", "orders.dlq", msgs)
+	t.Setenv("WARREN_RO_TEST_PASSWORD", "guest")
+	return s
+}
+
+// config writes a config for the scene with extra keys in its context.
+func (s *roScene) config(t *testing.T, extra string) string {
+	t.Helper()
+	path := filepath.Join(s.dir, fmt.Sprintf("warren-%d.toml", len(extra)))
+	text := fmt.Sprintf(`current_context = "t"
+[contexts.t]
+username = "guest"
+password_env = "WARREN_RO_TEST_PASSWORD"
+vhost = %q
+audit = "file:%s"
+%s`, s.vhost, s.audit, extra)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// untouched checks that no message moved and no audit record exists.
+func (s *roScene) untouched(t *testing.T) {
+	t.Helper()
+	if got := ready(t, s.vhost, "orders.dlq"); got != 3 {
+		t.Errorf("orders.dlq holds %d messages, want all 3", got)
+	}
+	if got := ready(t, s.vhost, "orders"); got != 0 {
+		t.Errorf("orders received %d messages", got)
+	}
+	if got := ready(t, s.vhost, "orders.dlq.quarantine"); got != -1 {
+		t.Errorf("a parking queue was declared (%d messages)", got)
+	}
+	if _, err := os.Stat(s.audit); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the audit log was written: %v", err)
+	}
+}
+
+func TestReadOnlyRefusesEveryChangingCommandWithExitThree(t *testing.T) {
+	s := newROScene(t)
+	plain, readOnly := s.config(t, ""), s.config(t, "read_only = true\n")
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"--read-only refuses replay", []string{"--config", plain, "--read-only", "dlq", "replay", "orders.dlq", "--yes"}},
+		{"--read-only refuses replay --json", []string{"--config", plain, "--read-only", "dlq", "replay", "orders.dlq", "--yes", "--json"}},
+		{"--read-only refuses quarantine", []string{"--config", plain, "--read-only", "dlq", "quarantine", "orders.dlq", "--yes", "--reason", "r"}},
+		{"read_only = true refuses replay", []string{"--config", readOnly, "dlq", "replay", "orders.dlq", "--yes"}},
+		{"read_only = true refuses quarantine", []string{"--config", readOnly, "dlq", "quarantine", "orders.dlq", "--yes", "--reason", "r"}},
+		{"--read-only=false does not lift read_only = true", []string{"--config", readOnly, "--read-only=false", "dlq", "replay", "orders.dlq", "--yes"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := execCLI(t, tc.args...)
+			if r.code() != ExitRefused {
+				t.Fatalf("exit %d (%v), want %d", r.code(), r.err, ExitRefused)
+			}
+			if !strings.Contains(r.err.Error(), "read-only") {
+				t.Errorf("the refusal does not say why: %v", r.err)
+			}
+			if strings.TrimSpace(r.out) != "" {
+				t.Errorf("a refused command printed %q", r.out)
+			}
+			s.untouched(t)
+		})
+	}
+}
+
+func TestReadOnlyStillShowsPlansAndReads(t *testing.T) {
+	s := newROScene(t)
+	readOnly := s.config(t, "read_only = true\n")
+	for _, args := range [][]string{
+		{"dlq", "replay", "orders.dlq", "--dry-run"},
+		{"dlq", "quarantine", "orders.dlq", "--dry-run", "--reason", "r"},
+		{"dlq", "ls", "orders.dlq"},
+		{"dlq", "stats", "orders.dlq"},
+	} {
+		if r := execCLI(t, append([]string{"--config", readOnly}, args...)...); r.err != nil {
+			t.Errorf("%s in a read-only context: %v", strings.Join(args, " "), r.err)
+		}
+	}
+	s.untouched(t)
+}
+
+func TestReadOnlyDashboardOffersNoActionAndMovesNothing(t *testing.T) {
+	s := newROScene(t)
+	tests := []struct {
+		name     string
+		config   string
+		readOnly bool
+	}{
+		{"--read-only", s.config(t, ""), true},
+		{"read_only = true", s.config(t, "read_only = true\n"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &App{ConfigPath: tc.config, ReadOnly: tc.readOnly, In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+			tm := teatest.NewTestModel(t, tuiModel(t, a, nil), teatest.WithInitialTermSize(140, 40))
+			var screen screenLog
+			screen.waitScreen(t, tm, "READ-ONLY")
+			tm.Send(common.OpenDLQMsg{Queue: mgmt.QueueRef{Vhost: s.vhost, Name: "orders.dlq"}})
+			screen.waitScreen(t, tm, "ro-2")
+			tm.Type(" ")
+			tm.Type("r")
+			screen.waitScreen(t, tm, "read-only context: replay is disabled")
+			tm.Type("Q")
+			screen.waitScreen(t, tm, "read-only context: quarantine is disabled")
+			tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+			tm.Type("q")
+			tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+			s.untouched(t)
+		})
+	}
+}
+
+// tuiInbox gives the inbox client the Close the dashboard's adapter
+// wants, as main.go does.
+type tuiInbox struct{ *inbox.Client }
+
+func (c tuiInbox) Close() error {
+	c.Client.Close()
+	return nil
+}
