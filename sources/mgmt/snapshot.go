@@ -79,6 +79,9 @@ func (s *Snapshot) Queue(ref QueueRef) *Queue {
 // pairDLQs sets each queue's DLQ (config override first, then where its
 // dead-letter exchange routes), DLQOf and DLQMessages.
 func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride) {
+	if t.direct == nil {
+		t.indexDirect()
+	}
 	index := make(map[QueueRef]int, len(queues))
 	for i := range queues {
 		index[queues[i].Ref()] = i

@@ -29,6 +29,27 @@ type Topology struct {
 	// Alternates maps an exchange to its alternate-exchange argument.
 	Alternates map[ExchangeRef]string
 	Bindings   map[ExchangeRef][]Binding
+	// direct indexes the bindings of direct exchanges by routing key, so
+	// pairing 10 000 queues with one shared dead-letter exchange does not
+	// scan all its bindings once per queue; nil until indexDirect.
+	direct map[ExchangeRef]map[string][]Binding
+}
+
+// indexDirect builds the routing-key index of direct exchanges' bindings.
+// Call it once the bindings are complete and before the topology is
+// shared: routing only reads it.
+func (t *Topology) indexDirect() {
+	t.direct = make(map[ExchangeRef]map[string][]Binding)
+	for x, list := range t.Bindings {
+		if t.Exchanges[x] != "direct" {
+			continue
+		}
+		byKey := make(map[string][]Binding, len(list))
+		for _, b := range list {
+			byKey[b.RoutingKey] = append(byKey[b.RoutingKey], b)
+		}
+		t.direct[x] = byKey
+	}
 }
 
 // maxHops bounds exchange-to-exchange routing (and alternate exchanges)
@@ -92,7 +113,11 @@ func (t *Topology) route(x ExchangeRef, key *string, exists func(QueueRef) bool,
 	}
 	kind := t.Exchanges[x]
 	matched := false
-	for _, b := range t.Bindings[x] {
+	candidates := t.Bindings[x]
+	if byKey, ok := t.direct[x]; ok && key != nil {
+		candidates = byKey[*key]
+	}
+	for _, b := range candidates {
 		if !bindingMatches(kind, b.RoutingKey, key) {
 			continue
 		}
