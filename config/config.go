@@ -214,3 +214,45 @@ func (c *Context) QueueForDLQ(vhost, dlq string) *Queue {
 
 // IsProd reports whether the context is a production one.
 func (c *Context) IsProd() bool { return c.Environment == "prod" }
+
+// Knowledge is what the config says about a DLQ or parking queue: the
+// entry of the queue its messages belong to, where quarantined messages
+// go, and whether the queue is itself a parking queue (acting on it is a
+// release).
+type Knowledge struct {
+	Queue   *Queue // nil when the config says nothing
+	Parking string
+	Release bool
+}
+
+// Knowledge finds the config entry behind vhost/name: the queue that pins
+// name as its DLQ or parking queue, else the first of sources (the queues
+// the broker dead-letters into name) that has an entry, else name's own
+// entry. A parking queue is one configured as such or named
+// "<dlq>.quarantine".
+func (c *Context) Knowledge(vhost, name string, sources []string) Knowledge {
+	for i := range c.Queues {
+		q := &c.Queues[i]
+		if q.Quarantine == name && (q.Vhost == "" || q.Vhost == vhost) {
+			return Knowledge{Queue: q, Parking: name, Release: true}
+		}
+	}
+	k := Knowledge{Queue: c.QueueForDLQ(vhost, name), Parking: name + ".quarantine"}
+	for _, src := range sources {
+		if k.Queue != nil {
+			break
+		}
+		k.Queue = c.QueueConfig(vhost, src)
+	}
+	if k.Queue == nil {
+		k.Queue = c.QueueConfig(vhost, name)
+		k.Release = strings.HasSuffix(name, ".quarantine")
+	}
+	switch {
+	case k.Release:
+		k.Parking = name
+	case k.Queue != nil && k.Queue.Quarantine != "":
+		k.Parking = k.Queue.Quarantine
+	}
+	return k
+}

@@ -48,6 +48,7 @@ func TestConfigErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad refresh", "[contexts.a]\nrefresh = \"soon\"\n", 2, "contexts.a.refresh", "expected a duration"},
 		{"wrong type", "[contexts.a]\nread_only = \"yes\"\n", 2, "contexts.a.read_only", "read_only"},
 		{"password in URL", "[contexts.a]\namqp_url = \"amqp://u:secret@h/\"\n", 2, "contexts.a.amqp_url", "password_env"},
+		{"password in management URL", "[contexts.a]\nmanagement_url = \"http://u:hunter2@h:15672\"\n", 2, "contexts.a.management_url", "password_env"},
 		{"unknown current context", "current_context = \"b\"\n[contexts.a]\n", 1, "current_context", "not defined"},
 		{"bad logical id", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\nlogical_id = \"body\"\n", 4, "contexts.a.queues.logical_id", "header:NAME"},
 		{"bad audit", "[contexts.a]\naudit = \"s3\"\n", 2, "contexts.a.audit", "file:PATH"},
@@ -167,4 +168,46 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
+}
+
+func TestKnowledgeFindsTheEntryBehindADLQ(t *testing.T) {
+	f, err := Parse("c.toml", []byte(`[contexts.a]
+[[contexts.a.queues]]
+name = "orders"
+dlq = "orders.dlq"
+quarantine = "orders.parking"
+logical_id = "header:event_id"
+[[contexts.a.queues]]
+name = "payments"
+logical_id = "json:id"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := f.Context("a")
+	cases := []struct {
+		name, queue string
+		sources     []string
+		wantEntry   string
+		wantParking string
+		wantRelease bool
+	}{
+		{"pinned DLQ", "orders.dlq", nil, "orders", "orders.parking", false},
+		{"configured parking queue is a release", "orders.parking", nil, "orders", "orders.parking", true},
+		{"DLQ paired by the broker, not pinned", "payments.dlq", []string{"payments"}, "payments", "payments.dlq.quarantine", false},
+		{"default parking name is a release", "payments.dlq.quarantine", nil, "", "payments.dlq.quarantine", true},
+		{"nothing known", "other.dlq", []string{"other"}, "", "other.dlq.quarantine", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			k := c.Knowledge("/", tc.queue, tc.sources)
+			got := ""
+			if k.Queue != nil {
+				got = k.Queue.Name
+			}
+			if got != tc.wantEntry || k.Parking != tc.wantParking || k.Release != tc.wantRelease {
+				t.Fatalf("Knowledge(%s) = entry %q parking %q release %v; want %q %q %v", tc.queue, got, k.Parking, k.Release, tc.wantEntry, tc.wantParking, tc.wantRelease)
+			}
+		})
+	}
 }

@@ -94,6 +94,8 @@ func (f *File) validate(data []byte) error {
 		}
 		if u, err := url.Parse(c.ManagementURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fail(k("management_url"), "expected an http:// or https:// URL such as \"http://127.0.0.1:15672\"")
+		} else if _, hasPw := u.User.Password(); hasPw {
+			return fail(k("management_url"), "contains a password; put it in the environment variable named by password_env instead")
 		}
 		if !environments[c.Environment] {
 			return fail(k("environment"), "expected \"dev\", \"staging\" or \"prod\", got %q", c.Environment)

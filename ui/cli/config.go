@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
+	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,12 +39,16 @@ func (a *App) configCheck(ctx context.Context) error {
 	fmt.Fprintf(a.Out, "%-22s ok    %s (context %s)\n", "config", a.ConfigFile().Path, c.Name)
 	checks := []check{
 		{"amqp", func(context.Context) (string, error) {
-			conn, err := a.DialAMQP("")
+			conn, err := a.DialAMQP(c.Vhost)
 			if err != nil {
 				return "", err
 			}
 			defer conn.Close()
-			return fmt.Sprintf("%s as %s", redactURL(c.AMQPURL), c.Username), nil
+			vhost := c.Vhost
+			if vhost == "" {
+				vhost = "the URL's vhost"
+			}
+			return fmt.Sprintf("%s as %s, vhost %s", redactURL(c.AMQPURL), c.Username, vhost), nil
 		}},
 		{"management api", func(ctx context.Context) (string, error) {
 			m, err := a.Mgmt()
@@ -55,7 +59,7 @@ func (a *App) configCheck(ctx context.Context) error {
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("%s, RabbitMQ %s", c.ManagementURL, ov.RabbitMQVersion), nil
+			return fmt.Sprintf("%s, RabbitMQ %s", redactURL(c.ManagementURL), ov.RabbitMQVersion), nil
 		}},
 	}
 	for _, q := range c.Queues {
@@ -104,11 +108,12 @@ func (a *App) configCheck(ctx context.Context) error {
 	return nil
 }
 
-func redactURL(u string) string {
-	if i := strings.Index(u, "@"); i >= 0 {
-		if j := strings.Index(u, "://"); j >= 0 && j < i {
-			return u[:j+3] + u[i+1:]
-		}
+// redactURL drops any userinfo, so no credential reaches the output.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
 	}
-	return u
+	u.User = nil
+	return u.String()
 }

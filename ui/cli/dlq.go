@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
@@ -48,6 +49,7 @@ type dlqTarget struct {
 	info        dlq.QueueInfo
 	opts        dlq.Options
 	inboxOf     string // the queue whose inbox holds these messages' effects
+	knows       config.Knowledge
 }
 
 // resolveDLQ reads the DLQ and its origin queues from one management
@@ -87,14 +89,18 @@ func (a *App) resolveDLQ(ctx context.Context, queue string, f readFlags) (*dlqTa
 	t.info = dlq.QueueInfo{Vhost: t.vhost, Name: queue, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
 		BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages}
 	t.opts = dlq.Options{AllowLimitRisk: f.allowRisk, OriginDeliveryLimits: map[string]int64{}}
+	sources := make([]string, 0, len(q.DLQOf))
 	for _, ref := range q.DLQOf {
+		sources = append(sources, ref.Name)
 		if o := byName[ref.Name]; o != nil && o.DeliveryLimit(version) >= 0 {
 			t.opts.OriginDeliveryLimits[ref.Name] = o.DeliveryLimit(version)
 		}
 	}
-	if knows, _ := queueKnowledge(c, t.vhost, queue); knows != nil {
-		t.opts.LogicalID, t.opts.AttemptsHeader, t.opts.QuarantineQueue = knows.LogicalID, knows.AttemptsHeader, knows.Quarantine
-		t.inboxOf = knows.Name
+	t.knows = c.Knowledge(t.vhost, queue, sources)
+	t.opts.QuarantineQueue = t.knows.Parking
+	if k := t.knows.Queue; k != nil {
+		t.opts.LogicalID, t.opts.AttemptsHeader = k.LogicalID, k.AttemptsHeader
+		t.inboxOf = k.Name
 	}
 	return t, nil
 }

@@ -141,6 +141,13 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 	if err != nil {
 		return err
 	}
+	req.release = t.knows.Release
+	if f.action == actions.ActionQuarantine {
+		if req.release {
+			return Usage(fmt.Errorf("%s is a parking queue already; replay from it to release its messages", sanitize.Text(queue)))
+		}
+		req.parking = t.knows.Parking
+	}
 	t.opts.Window = min(actionBrowseWindow, f.limit)
 	sess, closeBrowse, err := a.browse(ctx, t)
 	if err != nil {
@@ -225,6 +232,9 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 		}
 		r.filter = flt
 	}
+	if f.action == actions.ActionQuarantine && c.Knowledge(r.vhost, queue, nil).Release {
+		return nil, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", queue)
+	}
 	if f.to != "" {
 		o, err := actions.ParseOverride(f.to)
 		if err != nil {
@@ -232,34 +242,7 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 		}
 		r.to = &o
 	}
-	knows, release := queueKnowledge(c, r.vhost, queue)
-	r.release = release
-	if f.action == actions.ActionQuarantine {
-		if r.release {
-			return nil, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", queue)
-		}
-		r.parking = queue + ".quarantine"
-		if knows != nil && knows.Quarantine != "" {
-			r.parking = knows.Quarantine
-		}
-	}
 	return r, nil
-}
-
-// queueKnowledge finds the config entry a DLQ or parking queue belongs
-// to, and whether name is a parking queue (configured, or by its
-// ".quarantine" suffix).
-func queueKnowledge(c *config.Context, vhost, name string) (*config.Queue, bool) {
-	if q := c.QueueForDLQ(vhost, name); q != nil {
-		return q, false
-	}
-	for i := range c.Queues {
-		q := &c.Queues[i]
-		if q.Quarantine == name && (q.Vhost == "" || q.Vhost == vhost) {
-			return q, true
-		}
-	}
-	return c.QueueConfig(vhost, name), strings.HasSuffix(name, ".quarantine")
 }
 
 // holdLetters pages through the session until the queue ends or limit
