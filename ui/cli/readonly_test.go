@@ -76,6 +76,18 @@ func execCLIOn(t *testing.T, a *App, out, errOut *bytes.Buffer, args ...string) 
 	return cliRun{out: out.String(), errOut: errOut.String(), err: err}
 }
 
+// noIdleHTTP turns HTTP keep-alive off while a test runs many commands
+// in one process: each command builds its own management client, and
+// their idle connections would otherwise pile up on the broker until it
+// runs out of file descriptors. A real command exits and closes them.
+func noIdleHTTP(t *testing.T) {
+	t.Helper()
+	tr := http.DefaultTransport.(*http.Transport)
+	tr.CloseIdleConnections()
+	tr.DisableKeepAlives = true
+	t.Cleanup(func() { tr.DisableKeepAlives = false })
+}
+
 // ownVhost creates a vhost for one test, with guest's permissions.
 func ownVhost(t *testing.T, prefix string) string {
 	t.Helper()
@@ -290,6 +302,7 @@ func (s *roScene) untouched(t *testing.T) {
 }
 
 func TestReadOnlyRefusesEveryChangingCommandWithExitThree(t *testing.T) {
+	noIdleHTTP(t)
 	s := newROScene(t)
 	plain, readOnly := s.config(t, ""), s.config(t, "read_only = true\n")
 	tests := []struct {
@@ -321,6 +334,7 @@ func TestReadOnlyRefusesEveryChangingCommandWithExitThree(t *testing.T) {
 }
 
 func TestReadOnlyStillShowsPlansAndReads(t *testing.T) {
+	noIdleHTTP(t)
 	s := newROScene(t)
 	readOnly := s.config(t, "read_only = true\n")
 	for _, args := range [][]string{
@@ -337,6 +351,7 @@ func TestReadOnlyStillShowsPlansAndReads(t *testing.T) {
 }
 
 func TestReadOnlyDashboardOffersNoActionAndMovesNothing(t *testing.T) {
+	noIdleHTTP(t)
 	s := newROScene(t)
 	tests := []struct {
 		name     string
