@@ -26,6 +26,7 @@ type config struct {
 	user     string
 	password string
 	pgDSN    string
+	keep     bool
 }
 
 // bench holds what every workload shares.
@@ -137,6 +138,10 @@ func (b *bench) newVhost(name string) (string, error) {
 
 // deleteVhost removes the vhost and everything in it.
 func (b *bench) deleteVhost(vh string) {
+	if b.cfg.keep {
+		b.logf("leaving vhost %s", vh)
+		return
+	}
 	if _, err := b.mgmt(http.MethodDelete, "/api/vhosts/"+url.PathEscape(vh), nil, nil); err != nil {
 		b.logf("warning: delete vhost %s: %v", vh, err)
 	}

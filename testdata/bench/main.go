@@ -39,6 +39,7 @@ func main() {
 	flag.StringVar(&cfg.mgmtURL, "mgmt", "http://127.0.0.1:15672", "management API URL")
 	flag.StringVar(&cfg.user, "user", "guest", "broker user (needs the administrator tag for vhosts and shovels)")
 	flag.StringVar(&cfg.password, "password", "guest", "broker password")
+	flag.BoolVar(&cfg.keep, "keep", false, "leave the workloads' vhosts on the broker for inspection")
 	flag.StringVar(&cfg.pgDSN, "pg", "postgres://postgres@127.0.0.1:5432/test", "PostgreSQL database for the inbox table")
 	overview := flag.String("queues", "", "overview sizes, e.g. 1000,10000 (default per -quick)")
 	scan := flag.String("scan", "", "scan sizes in dead letters (default per -quick)")

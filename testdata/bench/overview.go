@@ -131,12 +131,18 @@ func (b *bench) refresh(vh string) (*refreshResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.cold = costOf(b.proxy.rec.take(), time.Since(start))
+	cold := b.proxy.rec.take()
+	res.cold = costOf(cold, time.Since(start))
+	for _, e := range cold {
+		b.logf("first refresh: +%s %s took %s, %s", fmtMs(ms(e.start.Sub(start))), e.path, fmtMs(ms(e.took)), fmtBytes(float64(e.bytes)))
+	}
 	// The first snapshot asks for the rows now on screen at once.
 	if cmd, err = step(&m, cmd, "snapshotMsg"); err != nil {
 		return nil, err
 	}
-	var warm []refreshCost
+	// Refreshes and plain calls alternate, so that both meet the same
+	// neighbours on this shared machine.
+	var warm, plain []refreshCost
 	var applies []time.Duration
 	for range refreshes {
 		if cmd, err = step(&m, cmd, "tickMsg"); err != nil {
@@ -147,8 +153,7 @@ func (b *bench) refresh(vh string) (*refreshResult, error) {
 		msgs := run(cmd)
 		wall := time.Since(start)
 		es := b.proxy.rec.take()
-		c := costOf(es, wall)
-		warm = append(warm, c)
+		warm = append(warm, costOf(es, wall))
 		b.logf("refresh: %s", breakdown(es))
 		if len(msgs) != 1 || typeName(msgs[0]) != "snapshotMsg" {
 			return nil, fmt.Errorf("a refresh gave %d messages, want one snapshot", len(msgs))
@@ -156,6 +161,11 @@ func (b *bench) refresh(vh string) (*refreshResult, error) {
 		t := time.Now()
 		m, cmd = m.Update(msgs[0])
 		applies = append(applies, time.Since(t))
+		c, err := b.plainList(vh)
+		if err != nil {
+			return nil, err
+		}
+		plain = append(plain, c)
 	}
 	res.warm = medianCost(warm)
 	res.apply = median(applies)
@@ -168,14 +178,6 @@ func (b *bench) refresh(vh string) (*refreshResult, error) {
 	}
 	res.frame = median(frames)
 
-	var plain []refreshCost
-	for range 3 {
-		c, err := b.plainList(vh)
-		if err != nil {
-			return nil, err
-		}
-		plain = append(plain, c)
-	}
 	res.plain = medianCost(plain)
 	return res, nil
 }

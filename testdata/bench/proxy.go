@@ -25,6 +25,7 @@ type proxy struct {
 
 type exchange struct {
 	path  string
+	start time.Time
 	took  time.Duration
 	bytes int64
 }
@@ -101,7 +102,7 @@ func (t *recording) RoundTrip(req *http.Request) (*http.Response, error) {
 	var head bytes.Buffer
 	_ = resp.Header.Write(&head)
 	resp.Body = &countingBody{rc: resp.Body, start: start, rec: t.rec,
-		e: exchange{path: req.URL.Path, bytes: int64(len(resp.Proto) + len(resp.Status) + 4 + head.Len())}}
+		e: exchange{path: req.URL.Path, start: start, bytes: int64(len(resp.Proto) + len(resp.Status) + 4 + head.Len())}}
 	return resp, nil
 }
 

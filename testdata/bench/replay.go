@@ -63,8 +63,9 @@ func (b *bench) replay(n int) ([]row, error) {
 	}
 	never := time.Duration(1<<63 - 1)
 	warren, shovel, ceiling := never, never, never
+	var split *replayPhases
 	for round := range replayRounds {
-		if err := refill(2 * round); err != nil {
+		if err := refill(3 * round); err != nil {
 			return nil, err
 		}
 		sample, err := sampleLetter(conn, dlq)
@@ -81,7 +82,7 @@ func (b *bench) replay(n int) ([]row, error) {
 		}
 		warren = min(warren, took)
 
-		if err := refill(2*round + 1); err != nil {
+		if err := refill(3*round + 1); err != nil {
 			return nil, err
 		}
 		b.logf("shovel move of %d", n)
@@ -99,11 +100,30 @@ func (b *bench) replay(n int) ([]row, error) {
 			return nil, err
 		}
 		ceiling = min(ceiling, took)
+
+		if err := refill(3*round + 2); err != nil {
+			return nil, err
+		}
+		b.logf("replay phases of %d", n)
+		ph, err := b.phases(ctx, conn, vh, dlq, n)
+		if err != nil {
+			return nil, err
+		}
+		if err := moved(conn, origin, dlq, n); err != nil {
+			return nil, fmt.Errorf("after the phased replay: %w", err)
+		}
+		if split == nil || ph.hold+ph.plan+ph.execute < split.hold+split.plan+split.execute {
+			split = ph
+		}
 	}
 	label := thousands(n) + " dead letters"
 	return []row{
 		versus("replay rate vs shovel move, "+label, rate(n, warren), rate(n, shovel), fmtRate, &cmp{">=", 1.3}),
 		versus("replay rate vs plain confirm pipeline, "+label, rate(n, warren), rate(n, ceiling), fmtRate, &cmp{">=", 0.7}),
+		info("  phase: hold the DLQ (browse), "+label, fmtRate(rate(n, split.hold)), ""),
+		info("  phase: plan, "+label, fmtRate(rate(n, split.plan)), ""),
+		versus("  phase: execute (publish, confirm, ack, audit), "+label, rate(n, split.execute), rate(n, ceiling), fmtRate, nil),
+		info("  phases together, in one process, "+label, fmtRate(rate(n, split.hold+split.plan+split.execute)), ""),
 	}, nil
 }
 
