@@ -38,6 +38,9 @@ type Options struct {
 
 	Lister    queues.QueueLister
 	Describer queue.QueueDescriber
+	// Effects reads the inbox figures of queues that have an inbox; nil
+	// leaves them out.
+	Effects queues.EffectReader
 
 	// Screens the root opens on request; a nil constructor makes the
 	// request an error on the footer.
@@ -100,6 +103,7 @@ func New(o Options) Model {
 			Styles:  st,
 			Refresh: o.Refresh,
 			Vhost:   o.Vhost,
+			Effects: o.Effects,
 		}),
 	}
 }
@@ -139,6 +143,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			Styles:    m.st,
 			Refresh:   m.o.Refresh,
 			Now:       m.now,
+			Effects:   m.o.Effects,
 		}))
 	case common.OpenDLQMsg:
 		if m.o.NewDLQ == nil {

@@ -5,13 +5,16 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
 	uidlq "github.com/warrenops/warren/ui/dlq"
 )
 
-// InboxClient is one consumer's inbox table.
+// InboxClient is one consumer's inbox table; *inbox.Client, with a Close
+// that returns an error, implements it.
 type InboxClient interface {
 	Lookup(ctx context.Context, ids []string) (map[string]time.Time, error)
+	Effect(ctx context.Context, window time.Duration) (inbox.Effect, error)
 	Close() error
 }
 
@@ -33,36 +36,62 @@ func (l *Live) Lookup(ctx context.Context, ref mgmt.QueueRef, ids []string) (map
 	return c.Lookup(ctx, ids)
 }
 
+// HasInbox reports, from the config alone, whether the queue names an
+// inbox of its own.
+func (l *Live) HasInbox(ref mgmt.QueueRef) bool {
+	if l.s.OpenInbox == nil {
+		return false
+	}
+	q := l.s.Context.QueueConfig(ref.Vhost, ref.Name)
+	return q != nil && q.Inbox != nil
+}
+
+// Effect reads the pace of the queue's inbox over window (DESIGN.md
+// §4.1): effects per second and when the last one was committed.
+func (l *Live) Effect(ctx context.Context, ref mgmt.QueueRef, window time.Duration) (inbox.Effect, error) {
+	c, err := l.inbox(ctx, ref)
+	if err != nil {
+		return inbox.Effect{}, err
+	}
+	if c == nil {
+		return inbox.Effect{}, uidlq.ErrNoInbox
+	}
+	return c.Effect(ctx, window)
+}
+
+// inbox returns the client of the inbox ref's messages land in. Clients
+// are kept per consumer queue, so a DLQ and the queue it belongs to
+// share one pool.
 func (l *Live) inbox(ctx context.Context, ref mgmt.QueueRef) (InboxClient, error) {
 	if l.s.OpenInbox == nil {
 		return nil, nil
 	}
+	// The inbox belongs to the consumer queue; naming it finds the inbox
+	// even when only the broker knows the pairing.
+	owner := ref
+	if k := l.knowledgeOf(ref); k.queue != nil {
+		owner.Name = k.queue.Name
+	}
 	l.mu.Lock()
-	c, ok := l.inboxes[ref]
+	c, ok := l.inboxes[owner]
 	l.mu.Unlock()
 	if ok {
 		return c, nil
 	}
-	// The inbox belongs to the consumer queue; naming it finds the inbox
-	// even when only the broker knows the pairing.
-	name := ref.Name
-	if k := l.knowledgeOf(ref); k.queue != nil {
-		name = k.queue.Name
-	}
-	c, err := l.s.OpenInbox(ctx, ref.Vhost, name)
+	c, err := l.s.OpenInbox(ctx, owner.Vhost, owner.Name)
 	if err != nil {
 		return nil, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if have, ok := l.inboxes[ref]; ok {
-		// Another page opened it meanwhile; keep one client.
+	if have, ok := l.inboxes[owner]; ok {
+		// Another caller opened it meanwhile; keep one client.
 		if c != nil {
 			_ = c.Close()
 		}
 		return have, nil
 	}
-	l.inboxes[ref] = c
+	l.inboxes[owner] = c
 	return c, nil
 }
 

@@ -32,6 +32,9 @@ type Options struct {
 	Refresh   time.Duration
 	// Now dates the figures' age; nil means time.Now.
 	Now func() time.Time
+	// Effects reads the inbox of the queue or of the queue a DLQ belongs
+	// to; nil leaves the inbox line out.
+	Effects EffectReader
 }
 
 const (
@@ -53,6 +56,11 @@ type Model struct {
 
 	detail *mgmt.QueueDetail
 	err    error
+
+	effects    EffectReader
+	effect     *effectMsg // the last answer
+	effectBusy bool
+
 	// gone is set when the queue was deleted; polling stops.
 	gone bool
 
@@ -77,6 +85,7 @@ func New(o Options) *Model {
 		st:        o.Styles,
 		keys:      DefaultKeyMap(),
 		vp:        viewport.New(0, 0),
+		effects:   o.Effects,
 	}
 }
 
@@ -117,6 +126,10 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 			return m, nil
 		}
 		return m, m.apply(msg)
+	case effectMsg:
+		if msg.ID == m.id {
+			m.applyEffect(msg)
+		}
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
 	}
@@ -192,7 +205,10 @@ func (m *Model) apply(msg detailMsg) tea.Cmd {
 		return nil
 	}
 	id, tag := m.id, m.tag
-	return tea.Tick(m.refresh, func(time.Time) tea.Msg { return tickMsg{ID: id, Tag: tag} })
+	return tea.Batch(
+		tea.Tick(m.refresh, func(time.Time) tea.Msg { return tickMsg{ID: id, Tag: tag} }),
+		m.fetchEffect(),
+	)
 }
 
 // View implements common.Screen.

@@ -77,7 +77,11 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", table.Rate(q.PublishRate), table.Rate(q.AckRate), m.drain(q))
 	}
 	age := m.st.Muted.Render("stats " + table.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
-	return strings.Join(ident, " · ") + "\n" + figures + "\n" + rates + " · " + age
+	lines := []string{strings.Join(ident, " · "), figures, rates + " · " + age}
+	if fx := m.effectLine(); fx != "" {
+		lines = append(lines, fx)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (m *Model) drain(q mgmt.Queue) string {

@@ -36,6 +36,9 @@ type Options struct {
 	Styles  styles.Styles
 	Refresh time.Duration // between the end of one fetch and the next
 	Vhost   string        // "" for every vhost
+	// Effects reads the inbox figures of queues that have one; nil
+	// leaves them out.
+	Effects EffectReader
 }
 
 // DefaultRefresh is used when Options.Refresh is not positive.
@@ -82,8 +85,15 @@ type Model struct {
 	view   []int
 	trends map[mgmt.QueueRef]*trend
 	tbl    table.Model
-	width  int
-	height int
+	// cols are the table's columns now, chosen by colSpec.
+	cols    []col
+	colSpec spec
+
+	effectReader EffectReader
+	effects      map[mgmt.QueueRef]effect
+	effectsBusy  bool
+
+	width, height int
 }
 
 // New returns the overview; Init starts polling.
@@ -95,17 +105,21 @@ func New(o Options) *Model {
 	fi.Prompt = "/"
 	fi.Placeholder = "vhost/name"
 	fi.CharLimit = 200
+	ids, cols := columnsFor(spec{})
 	m := &Model{
-		id:      int(lastID.Add(1)),
-		lister:  o.Lister,
-		refresh: o.Refresh,
-		st:      o.Styles,
-		keys:    DefaultKeyMap(),
-		vhost:   o.Vhost,
-		vhosts:  map[string]struct{}{},
-		filter:  fi,
-		trends:  map[mgmt.QueueRef]*trend{},
-		tbl:     table.New(columns(), o.Styles),
+		id:           int(lastID.Add(1)),
+		lister:       o.Lister,
+		refresh:      o.Refresh,
+		st:           o.Styles,
+		keys:         DefaultKeyMap(),
+		vhost:        o.Vhost,
+		vhosts:       map[string]struct{}{},
+		filter:       fi,
+		trends:       map[mgmt.QueueRef]*trend{},
+		tbl:          table.New(cols, o.Styles),
+		cols:         ids,
+		effectReader: o.Effects,
+		effects:      map[mgmt.QueueRef]effect{},
 	}
 	if o.Vhost != "" {
 		m.vhosts[o.Vhost] = struct{}{}
@@ -157,6 +171,11 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 			return m, nil
 		}
 		return m.applySnapshot(msg)
+	case effectsMsg:
+		if msg.ID == m.id {
+			m.applyEffects(msg)
+		}
+		return m, nil
 	case tea.KeyMsg:
 		if m.typing {
 			return m.updateFilter(msg)
@@ -272,6 +291,7 @@ func (m *Model) rearrange() {
 func (m *Model) arrange(keep mgmt.QueueRef, ok bool) {
 	m.view = arrange(m.rows, m.filter.Value(), m.sortBy)
 	m.tbl.SetLen(len(m.view))
+	m.fitColumns()
 	if !ok {
 		return
 	}

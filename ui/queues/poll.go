@@ -58,12 +58,13 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	selected, hadSelection := m.Selected()
-	m.rows = buildRows(snap, m.trends)
+	m.rows = buildRows(snap, m.trends, m.hasInbox)
 	m.arrange(selected.Ref(), hadSelection)
+	m.forgetEffects()
 	if m.missingRates(msg.Opts) {
-		return m, m.fetch()
+		return m, tea.Batch(m.fetch(), m.fetchEffects())
 	}
-	return m, m.tick(m.refresh)
+	return m, tea.Batch(m.tick(m.refresh), m.fetchEffects())
 }
 
 // missingRates reports whether rows now on screen lack rates because the
@@ -86,6 +87,12 @@ func (m *Model) missingRates(asked mgmt.SnapshotOptions) bool {
 		}
 	}
 	return false
+}
+
+// hasInbox asks the config, through the reader, whether a queue has an
+// inbox; without a reader none has.
+func (m *Model) hasInbox(ref mgmt.QueueRef) bool {
+	return m.effectReader != nil && m.effectReader.HasInbox(ref)
 }
 
 func (m *Model) visibleRefs() []mgmt.QueueRef {

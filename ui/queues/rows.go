@@ -54,11 +54,13 @@ type row struct {
 	// reasons say why the row is in trouble or worth a look.
 	reasons []string
 	trend   *trend
+	// hasInbox is set when the config gives the queue an inbox.
+	hasInbox bool
 }
 
 // buildRows turns a snapshot into rows and updates the per-queue trends.
 // Trends of queues that disappeared are dropped so memory stays bounded.
-func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend) []row {
+func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, hasInbox func(mgmt.QueueRef) bool) []row {
 	alarms := nodeAlarms(snap.Nodes)
 	rows := make([]row, len(snap.Queues))
 	seen := make(map[mgmt.QueueRef]struct{}, len(snap.Queues))
@@ -71,11 +73,12 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend) []row {
 			trends[ref] = t
 		}
 		r := row{
-			q:      q,
-			vhost:  sanitize.Text(q.Vhost),
-			name:   sanitize.Text(q.Name),
-			search: strings.ToLower(q.Vhost + "/" + q.Name),
-			trend:  t,
+			q:        q,
+			vhost:    sanitize.Text(q.Vhost),
+			name:     sanitize.Text(q.Name),
+			search:   strings.ToLower(q.Vhost + "/" + q.Name),
+			trend:    t,
+			hasInbox: hasInbox(ref),
 		}
 		if q.HeadMessageTimestamp != nil {
 			r.age, r.hasAge = snap.TakenAt.Sub(*q.HeadMessageTimestamp), true

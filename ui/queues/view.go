@@ -16,30 +16,6 @@ import (
 // above it and the selected row's note below.
 const chromeLines = 2
 
-// trendWidth is the sparkline column's width.
-const trendWidth = 8
-
-// columns fit 120 cells with a name column of 21; the name takes whatever
-// a wider terminal gives, and a narrower one hides the least needed
-// columns first (Drop), down to 80 cells.
-func columns() []table.Column {
-	return []table.Column{
-		{Title: "VHOST", Width: 8, Drop: 4},
-		{Title: "NAME", Width: 16, Flex: true},
-		{Title: "TYPE", Width: 7, Drop: 3},
-		{Title: "READY", Width: 6, Align: table.Right},
-		{Title: "UNACK", Width: 6, Align: table.Right, Drop: 2},
-		{Title: "TOTAL", Width: 6, Align: table.Right},
-		{Title: "OLDEST", Width: 6, Align: table.Right},
-		{Title: "CONS", Width: 4, Align: table.Right, Drop: 1},
-		{Title: "PUB/s", Width: 6, Align: table.Right},
-		{Title: "ACK/s", Width: 6, Align: table.Right},
-		{Title: "DRAIN", Width: 15},
-		{Title: "DLQ", Width: 6, Align: table.Right},
-		{Title: "TREND", Width: trendWidth, Drop: 5},
-	}
-}
-
 // View implements common.Screen: the status line, the table, and the
 // selected row's note on the last line.
 func (m *Model) View() string {
@@ -97,12 +73,16 @@ func (m *Model) note() string {
 	r := m.rows[m.view[c]]
 	parts := []string{table.QueueName(r.q.Vhost, r.q.Name)}
 	parts = append(parts, r.reasons...)
+	if fx := m.effectNote(r); fx != "" {
+		parts = append(parts, fx)
+	}
 	if !r.hasAge {
 		parts = append(parts, "oldest age unknown: "+oldestReason(r.q))
 	}
 	if !r.q.HasRates {
 		parts = append(parts, "rates not fetched yet")
 	}
+
 	depth := r.trend.depth.Values()
 	spark := "  depth " + sparkline.Render(depth, len(depth))
 	text := ansi.Truncate(strings.Join(parts, " · "), max(m.width-ansi.StringWidth(spark), 0), "…")
@@ -124,27 +104,6 @@ func oldestReason(q mgmt.Queue) string {
 		return "the queue is empty"
 	}
 	return "the broker did not report a head message timestamp"
-}
-
-func (m *Model) renderRow(i int) table.Row {
-	r := m.rows[m.view[i]]
-	q := r.q
-	cells := []table.Cell{
-		{Text: r.vhost},
-		{Text: r.name},
-		{Text: sanitize.Text(q.Type)},
-		{Text: table.Count(q.Ready)},
-		{Text: table.Count(q.Unacked)},
-		{Text: table.Count(q.Messages)},
-		ageCell(r),
-		{Text: fmt.Sprint(q.Consumers)},
-		rateCell(q, q.PublishRate),
-		rateCell(q, q.AckRate),
-		drainCell(q),
-		dlqCell(r),
-		{Text: sparkline.Render(r.trend.depth.Values(), trendWidth), Tone: table.Muted},
-	}
-	return table.Row{Cells: cells, Tone: r.tone}
 }
 
 func ageCell(r row) table.Cell {

@@ -85,6 +85,13 @@ func New(cols []Column, st styles.Styles) Model {
 	return m
 }
 
+// SetColumns replaces the columns, keeping the rows, the cursor and the
+// size; the caller's row function must build cells for the new ones.
+func (m *Model) SetColumns(cols []Column) {
+	m.cols = cols
+	m.widths = m.layout()
+}
+
 // SetFocused shows or hides the cursor.
 func (m *Model) SetFocused(f bool) { m.focused = f }
 

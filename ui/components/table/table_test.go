@@ -186,3 +186,20 @@ func TestNarrowTableHidesDroppableColumnsFirst(t *testing.T) {
 		})
 	}
 }
+
+func TestSetColumnsLaysOutAgainAndKeepsTheCursor(t *testing.T) {
+	m := New(cols(), styles.New(true))
+	m.SetSize(30, 5)
+	m.SetLen(10)
+	m.SetCursor(7)
+	m.SetColumns([]Column{{Title: "V", Width: 3}, {Title: "NAME", Width: 4, Flex: true}, {Title: "N", Width: 5, Align: Right}})
+	if got := m.Widths(); !slices.Equal(got, []int{3, 18, 5}) {
+		t.Fatalf("widths = %v, want [3 18 5]", got)
+	}
+	if m.Cursor() != 7 {
+		t.Fatalf("cursor = %d, want 7", m.Cursor())
+	}
+	if head := strings.Split(m.View(func(int) Row { return Row{} }), "\n")[0]; !strings.HasPrefix(head, "  V   NAME") {
+		t.Fatalf("header %q does not show the new columns", head)
+	}
+}

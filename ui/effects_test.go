@@ -1,0 +1,36 @@
+package ui
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// ordersInbox gives orders an inbox with a steady pace.
+type ordersInbox struct{}
+
+func (ordersInbox) HasInbox(ref mgmt.QueueRef) bool { return ref.Name == "orders" }
+
+func (ordersInbox) Effect(_ context.Context, _ mgmt.QueueRef, window time.Duration) (inbox.Effect, error) {
+	return inbox.Effect{Window: window, Count: 5880, Rate: 98, Now: clock, Last: clock.Add(-time.Second)}, nil
+}
+
+func TestEffectsReachTheOverviewAndTheQueueScreen(t *testing.T) {
+	st := styles.New(true)
+	m := New(Options{Context: "prod-eu", Refresh: time.Hour, Lister: &fakeBroker{}, Describer: &fakeBroker{},
+		Effects: ordersInbox{}, Styles: &st, Now: fixedNow})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	// The effects come after the snapshot, so once they show, the
+	// columns are there too; WaitFor consumes what it reads.
+	waitFor(t, tm, "inbox: 98 effects/s over the last 1m, last 1s ago")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitFor(t, tm, "inbox effects: 98/s over the last 1m · last effect 1s ago")
+	finalView(t, tm)
+}
