@@ -63,6 +63,12 @@ func newBench(cfg config) (*bench, error) {
 			return nil, fmt.Errorf("build warren: %w", err)
 		}
 	}
+	// The dashboard runs in the scratch directory: a relative path would
+	// not reach the binary from there.
+	if b.cfg.warren, err = filepath.Abs(b.cfg.warren); err != nil {
+		b.close()
+		return nil, err
+	}
 	px, err := newProxy(cfg.mgmtURL)
 	if err != nil {
 		b.close()
