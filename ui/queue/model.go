@@ -174,6 +174,9 @@ func (m *Model) openDLQ() tea.Cmd {
 		ref = q.Ref()
 	case q.DLQ != nil:
 		ref = *q.DLQ
+	case q.RetryTarget != nil:
+		back := q.RetryTarget.Name
+		return common.ReportError(errors.New("queue " + q.Name + " is a retry queue: its expired messages go back to " + back + ", not to a DLQ; the DLQ of " + back + " holds what finally failed"))
 	default:
 		return common.ReportError(errors.New("queue " + q.Name + " has no dead-letter queue: set x-dead-letter-exchange (argument or policy) and bind a queue to it"))
 	}

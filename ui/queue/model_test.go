@@ -190,3 +190,26 @@ func TestFindingsAndBrokerTextAreSanitised(t *testing.T) {
 		t.Fatalf("error finding not marked:\n%s", view)
 	}
 }
+
+func TestARetryQueueSaysWhereItsMessagesGo(t *testing.T) {
+	back := mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	q := mgmt.Queue{Vhost: "/", Name: "orders.retry", Type: "classic", HasDLX: true, RetryTarget: &back,
+		Arguments: map[string]any{"x-message-ttl": float64(5000), "x-dead-letter-exchange": ""}}
+	m, _ := loaded(t, &describer{detail: detail(q)})
+	view := m.View()
+	for _, want := range []string{
+		"retry queue: expired messages go back to orders after 5s",
+		"paired DLQ               none: dead letters go back to orders (retry loop)",
+	} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("view lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, "routes to no queue") {
+		t.Fatalf("a retry loop is reported as a DLX routing nowhere:\n%s", view)
+	}
+	_, cmd := step(t, m, press("d"))
+	if e, ok := cmd().(common.ErrorMsg); !ok || !strings.Contains(e.Err.Error(), "is a retry queue") {
+		t.Fatalf("d on a retry queue = %v, want an explanation", e)
+	}
+}

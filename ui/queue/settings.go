@@ -102,6 +102,8 @@ func (m *Model) pairedDLQ(q mgmt.Queue) string {
 			depth = m.st.Warn.Render(depth)
 		}
 		return table.QueueName(q.DLQ.Vhost, q.DLQ.Name) + depth + m.st.Muted.Render("  d opens it")
+	case q.RetryTarget != nil:
+		return m.st.Muted.Render("none: dead letters go back to " + sanitize.Text(q.RetryTarget.Name) + " (retry loop)")
 	case q.HasDLX:
 		return m.st.Trouble.Render("none found: the dead-letter exchange routes to no queue")
 	}
@@ -123,6 +125,9 @@ func format(v any, s setting) string {
 		ms = float64(n)
 	default:
 		return text
+	}
+	if ms < 1000 {
+		return text + " ms"
 	}
 	return fmt.Sprintf("%s ms (%s)", text, table.Duration(time.Duration(ms)*time.Millisecond))
 }

@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
@@ -77,11 +78,28 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", table.Rate(q.PublishRate), table.Rate(q.AckRate), m.drain(q))
 	}
 	age := m.st.Muted.Render("stats " + table.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
-	lines := []string{strings.Join(ident, " · "), figures, rates + " · " + age}
+	lines := []string{strings.Join(ident, " · ")}
+	if rt := retryLine(q); rt != "" {
+		lines = append(lines, rt)
+	}
+	lines = append(lines, figures, rates+" · "+age)
 	if fx := m.effectLine(); fx != "" {
 		lines = append(lines, fx)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// retryLine says where a retry queue's messages go and when.
+func retryLine(q mgmt.Queue) string {
+	if q.RetryTarget == nil {
+		return ""
+	}
+	// A retry loop stays within its vhost: the name says enough.
+	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
+	if ttl, ok := q.LimitSetting("message-ttl"); ok {
+		text += " after " + table.Period(time.Duration(ttl)*time.Millisecond)
+	}
+	return text
 }
 
 func (m *Model) drain(q mgmt.Queue) string {

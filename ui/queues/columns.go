@@ -3,6 +3,8 @@ package queues
 import (
 	"fmt"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/sanitize"
@@ -35,8 +37,16 @@ const trendWidth = 8
 
 // spec is what decides the columns: it changes with the rows shown.
 type spec struct {
-	effects bool // some row shown has an inbox
+	effects  bool // some row shown has an inbox
+	dlqWidth int  // wide enough for the retry targets shown
 }
+
+// Bounds of the DLQ column: a depth fits the narrowest, and a retry
+// queue's "↻ work-queue" may widen it up to the widest.
+const (
+	dlqMinWidth = 6
+	dlqMaxWidth = 16
+)
 
 // columnsFor fits 120 cells with a name column of 21; the name takes
 // whatever a wider terminal gives, and a narrower one hides the least
@@ -60,7 +70,7 @@ func columnsFor(s spec) ([]col, []table.Column) {
 		{colEffect, table.Column{Title: "EFF/s", Width: 6, Align: table.Right, Drop: 5}, s.effects},
 		{colLast, table.Column{Title: "LAST", Width: 6, Align: table.Right, Drop: 6}, s.effects},
 		{colDrain, table.Column{Title: "DRAIN", Width: 15}, true},
-		{colDLQ, table.Column{Title: "DLQ", Width: 6, Align: table.Right}, true},
+		{colDLQ, table.Column{Title: "DLQ", Width: max(s.dlqWidth, dlqMinWidth), Align: table.Right}, true},
 		{colTrend, table.Column{Title: "TREND", Width: trendWidth, Drop: 7}, true},
 	}
 	var ids []col
@@ -78,9 +88,10 @@ func columnsFor(s spec) ([]col, []table.Column) {
 func (m *Model) spec() spec {
 	var s spec
 	for _, i := range m.view {
-		if m.rows[i].hasInbox {
-			s.effects = true
-			break
+		r := &m.rows[i]
+		s.effects = s.effects || r.hasInbox
+		if r.retry != "" && r.q.DLQ == nil {
+			s.dlqWidth = max(s.dlqWidth, min(ansi.StringWidth(r.retry)+2, dlqMaxWidth))
 		}
 	}
 	return s

@@ -259,6 +259,9 @@ func (m *Model) openDLQ() tea.Cmd {
 	case q.DLQ != nil:
 		ref := *q.DLQ
 		return func() tea.Msg { return common.OpenDLQMsg{Queue: ref} }
+	case q.RetryTarget != nil:
+		back := q.RetryTarget.Name
+		return common.ReportError(errors.New("queue " + q.Name + " is a retry queue: its expired messages go back to " + back + ", not to a DLQ; the DLQ of " + back + " holds what finally failed"))
 	}
 	return common.ReportError(errors.New("queue " + q.Name + " has no dead-letter queue: it sets no x-dead-letter-exchange, or its DLX routes nowhere"))
 }

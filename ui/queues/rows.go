@@ -56,6 +56,9 @@ type row struct {
 	trend   *trend
 	// hasInbox is set when the config gives the queue an inbox.
 	hasInbox bool
+	// retry names the work queue a retry queue's messages expire back
+	// into; empty for other queues.
+	retry string
 }
 
 // buildRows turns a snapshot into rows and updates the per-queue trends.
@@ -79,6 +82,9 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, hasInbox fu
 			search:   strings.ToLower(q.Vhost + "/" + q.Name),
 			trend:    t,
 			hasInbox: hasInbox(ref),
+		}
+		if q.RetryTarget != nil {
+			r.retry = sanitize.Text(q.RetryTarget.Name)
 		}
 		if q.HeadMessageTimestamp != nil {
 			r.age, r.hasAge = snap.TakenAt.Sub(*q.HeadMessageTimestamp), true
@@ -139,7 +145,9 @@ func assess(q mgmt.Queue, t *trend, alarm string) (table.Tone, []string) {
 // Growth needs both the rates and the depth to agree, so that a busy queue
 // whose rates jitter around each other does not flicker.
 func notDraining(q mgmt.Queue, t *trend) string {
-	if q.IsDLQ() || q.Ready == 0 {
+	// A retry queue holds its messages until they expire back: nobody
+	// is meant to consume it.
+	if q.IsDLQ() || q.RetryTarget != nil || q.Ready == 0 {
 		return ""
 	}
 	if q.Consumers == 0 {
@@ -155,6 +163,19 @@ func notDraining(q mgmt.Queue, t *trend) string {
 		return fmt.Sprintf("not draining: growing +%s/s", table.Rate(q.PublishRate-q.AckRate))
 	}
 	return ""
+}
+
+// retryNote says where a retry queue's messages go and when.
+func retryNote(q mgmt.Queue) string {
+	if q.RetryTarget == nil {
+		return ""
+	}
+	// A retry loop stays within its vhost: the name says enough.
+	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
+	if ttl, ok := q.LimitSetting("message-ttl"); ok {
+		text += " after " + table.Period(time.Duration(ttl)*time.Millisecond)
+	}
+	return text
 }
 
 // nodeAlarms maps a node to the alarm it raises, if any.

@@ -73,6 +73,9 @@ func (m *Model) note() string {
 	r := m.rows[m.view[c]]
 	parts := []string{table.QueueName(r.q.Vhost, r.q.Name)}
 	parts = append(parts, r.reasons...)
+	if rt := retryNote(r.q); rt != "" {
+		parts = append(parts, rt)
+	}
 	if fx := m.effectNote(r); fx != "" {
 		parts = append(parts, fx)
 	}
@@ -124,6 +127,8 @@ func dlqCell(r row) table.Cell {
 	switch {
 	case r.q.IsDLQ():
 		return table.Cell{Text: "(dlq)", Tone: table.Muted}
+	case r.q.DLQ == nil && r.retry != "":
+		return table.Cell{Text: "↻ " + r.retry, Tone: table.Muted}
 	case r.q.DLQ == nil:
 		return table.Cell{Text: table.Unknown, Tone: table.Muted}
 	case r.dlqDepth > 0:

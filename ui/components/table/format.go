@@ -60,6 +60,15 @@ func Duration(d time.Duration) string {
 	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
 }
 
+// Period formats a configured span (a TTL) like Duration, except that a
+// span under a second keeps its milliseconds: a TTL of 250 ms is not 0s.
+func Period(d time.Duration) string {
+	if d > 0 && d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return Duration(d)
+}
+
 // QueueName names a queue for people: the name alone in the default vhost
 // "/", else with its vhost. The result is sanitised.
 func QueueName(vhost, name string) string {

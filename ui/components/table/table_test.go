@@ -144,6 +144,8 @@ func TestFiguresFitTheirColumns(t *testing.T) {
 		{name: "hours", got: Duration(65 * time.Minute), want: "1h05m"},
 		{name: "days", got: Duration(76 * time.Hour), want: "3d04h"},
 		{name: "negative is zero", got: Duration(-time.Second), want: "0s"},
+		{name: "a period under a second keeps its milliseconds", got: Period(250 * time.Millisecond), want: "250ms"},
+		{name: "a longer period is a duration", got: Period(90 * time.Second), want: "1m30s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
