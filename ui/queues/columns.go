@@ -37,9 +37,15 @@ const trendWidth = 8
 
 // spec is what decides the columns: it changes with the rows shown.
 type spec struct {
-	effects  bool // some row shown has an inbox
-	dlqWidth int  // wide enough for the retry targets shown
+	// vhostWidth fits the longest vhost shown; 0 hides the column when
+	// the overview shows one vhost.
+	vhostWidth int
+	effects    bool // some row shown has an inbox
+	dlqWidth   int  // wide enough for the retry targets shown
 }
+
+// vhostMaxWidth bounds the VHOST column; longer names are cut with "…".
+const vhostMaxWidth = 16
 
 // Bounds of the DLQ column: a depth fits the narrowest, and a retry
 // queue's "↻ work-queue" may widen it up to the widest.
@@ -57,7 +63,7 @@ func columnsFor(s spec) ([]col, []table.Column) {
 		c   table.Column
 		use bool
 	}{
-		{colVhost, table.Column{Title: "VHOST", Width: 8, Drop: 4}, true},
+		{colVhost, table.Column{Title: "VHOST", Width: s.vhostWidth, Drop: 4}, s.vhostWidth > 0},
 		{colName, table.Column{Title: "NAME", Width: 16, Flex: true}, true},
 		{colType, table.Column{Title: "TYPE", Width: 7, Drop: 3}, true},
 		{colReady, table.Column{Title: "READY", Width: 6, Align: table.Right}, true},
@@ -87,8 +93,14 @@ func columnsFor(s spec) ([]col, []table.Column) {
 // spec is the columns the rows now shown need.
 func (m *Model) spec() spec {
 	var s spec
+	if m.vhost == "" {
+		s.vhostWidth = len("VHOST")
+	}
 	for _, i := range m.view {
 		r := &m.rows[i]
+		if m.vhost == "" {
+			s.vhostWidth = max(s.vhostWidth, min(r.vhostWidth, vhostMaxWidth))
+		}
 		s.effects = s.effects || r.hasInbox
 		if r.retry != "" && r.q.DLQ == nil {
 			s.dlqWidth = max(s.dlqWidth, min(ansi.StringWidth(r.retry)+2, dlqMaxWidth))

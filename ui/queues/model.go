@@ -211,6 +211,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		m.vhost = m.nextVhost()
 		m.rows, m.view, m.loading = nil, nil, true
 		m.tbl.SetLen(0)
+		m.fitColumns()
 		m.tag++
 		return m, m.fetch()
 	case key.Matches(msg, m.keys.Refresh):

@@ -363,3 +363,45 @@ func TestOverviewFitsTheNarrowestTerminal(t *testing.T) {
 		}
 	}
 }
+
+func TestTheVhostColumnFitsTheVhostsShown(t *testing.T) {
+	tests := []struct {
+		name      string
+		scope     string
+		queues    []mgmt.Queue
+		wantVhost int // width of the VHOST column, 0 for none
+		wantCell  string
+	}{
+		{name: "one vhost shown drops the column", scope: "billing", queues: []mgmt.Queue{queue("billing", "invoices", 1)}},
+		{name: "short vhosts keep it as narrow as its title", queues: []mgmt.Queue{queue("/", "a", 1), queue("b", "b", 1)}, wantVhost: 5, wantCell: "/"},
+		{name: "it fits the longest vhost", queues: []mgmt.Queue{queue("/", "a", 1), queue("billing-eu", "b", 1)}, wantVhost: 10, wantCell: "/"},
+		{name: "up to a bound", queues: []mgmt.Queue{queue("tenant-with-a-very-long-name", "a", 1)}, wantVhost: vhostMaxWidth, wantCell: "tenant-with-a-v…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &lister{replies: []reply{{snap: snapshot(tt.queues...)}}}
+			m := New(Options{Lister: l, Styles: newModel(l).st, Refresh: time.Nanosecond, Vhost: tt.scope})
+			m.SetSize(120, 10)
+			m, _ = load(t, m, m.Init())
+			head := strings.Split(m.View(), "\n")[1]
+			i := slices.Index(m.cols, colVhost)
+			if tt.wantVhost == 0 {
+				if i >= 0 || !strings.HasPrefix(head, "  NAME") {
+					t.Fatalf("a single vhost still has a VHOST column: %q", head)
+				}
+				// The name takes the VHOST column's 9 cells: 22 + 9.
+				if w := m.tbl.Widths()[slices.Index(m.cols, colName)]; w != 31 {
+					t.Fatalf("NAME is %d wide, want 31", w)
+				}
+				return
+			}
+			if got := m.tbl.Widths()[i]; got != tt.wantVhost {
+				t.Fatalf("VHOST is %d wide, want %d", got, tt.wantVhost)
+			}
+			row := strings.Split(m.View(), "\n")[2]
+			if !strings.HasPrefix(strings.TrimLeft(row, " >!~"), tt.wantCell) {
+				t.Fatalf("row %q does not start with %q", row, tt.wantCell)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
@@ -43,14 +45,16 @@ type trend struct {
 // row is one queue ready to show: display strings are sanitised once per
 // snapshot, not once per frame.
 type row struct {
-	q        mgmt.Queue
-	vhost    string
-	name     string
-	search   string // lower-cased vhost/name for the filter
-	age      time.Duration
-	hasAge   bool
-	dlqDepth int64
-	tone     table.Tone
+	q     mgmt.Queue
+	vhost string
+	// vhostWidth is the vhost's width in cells, for the column's width.
+	vhostWidth int
+	name       string
+	search     string // lower-cased vhost/name for the filter
+	age        time.Duration
+	hasAge     bool
+	dlqDepth   int64
+	tone       table.Tone
 	// reasons say why the row is in trouble or worth a look.
 	reasons []string
 	trend   *trend
@@ -75,13 +79,15 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, hasInbox fu
 			t = &trend{depth: sparkline.NewHistory[int64](historySize)}
 			trends[ref] = t
 		}
+		vhost := sanitize.Text(q.Vhost)
 		r := row{
-			q:        q,
-			vhost:    sanitize.Text(q.Vhost),
-			name:     sanitize.Text(q.Name),
-			search:   strings.ToLower(q.Vhost + "/" + q.Name),
-			trend:    t,
-			hasInbox: hasInbox(ref),
+			q:          q,
+			vhost:      vhost,
+			vhostWidth: ansi.StringWidth(vhost),
+			name:       sanitize.Text(q.Name),
+			search:     strings.ToLower(q.Vhost + "/" + q.Name),
+			trend:      t,
+			hasInbox:   hasInbox(ref),
 		}
 		if q.RetryTarget != nil {
 			r.retry = sanitize.Text(q.RetryTarget.Name)
