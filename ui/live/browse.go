@@ -18,44 +18,92 @@ import (
 
 // Open starts a browse session on a DLQ over a connection of its own.
 func (l *Live) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (uidlq.Session, error) {
-	ov, err := l.s.Mgmt.Overview(ctx)
+	t, err := l.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	d, err := l.s.Mgmt.Queue(ctx, ref.Vhost, ref.Name)
-	if err != nil {
-		return nil, err
-	}
-	qi := dlq.QueueInfo{
-		Vhost: ref.Vhost, Name: ref.Name, Type: d.Queue.Type, DeliveryLimit: d.DeliveryLimit,
-		BrokerVersion: ov.RabbitMQVersion, Consumers: d.Queue.Consumers, Messages: d.Queue.Messages,
-	}
-	k := knowledge(l.s.Context, ref, d.Queue.DLQOf)
-	l.mu.Lock()
-	l.known[ref] = k
-	l.mu.Unlock()
-	opts := dlq.Options{Window: l.s.Window, AllowLimitRisk: allowRisk, QuarantineQueue: k.parking}
-	if k.queue != nil {
-		opts.LogicalID, opts.AttemptsHeader = k.queue.LogicalID, k.queue.AttemptsHeader
-	}
+	t.opts.AllowLimitRisk = allowRisk
 	conn, err := l.s.Dial(ref.Vhost)
 	if err != nil {
 		return nil, err
 	}
-	s, err := dlq.Open(ctx, conn, qi, opts)
+	s, err := dlq.Open(ctx, conn, t.info, t.opts)
 	if err != nil {
 		_ = conn.Close()
-		var refused *dlq.RefusedError
-		if errors.As(err, &refused) {
-			return nil, &uidlq.RefusedError{
-				Reason: err.Error(),
-				Risk: fmt.Sprintf("every message shown gets one more delivery counted against the limit of %d, and one already at its limit is dropped or dead-lettered again when it is returned",
-					refused.Queue.DeliveryLimit),
-			}
-		}
-		return nil, err
+		return nil, refusal(err)
 	}
 	return newSession(s, conn), nil
+}
+
+// target is a DLQ with what reading it needs.
+type target struct {
+	info dlq.QueueInfo
+	opts dlq.Options
+}
+
+// resolve reads the DLQ and the queues around it from one snapshot of
+// its vhost: its type, delivery limit and consumers, the broker's
+// version, the config's knowledge of it, and the delivery limits of its
+// quorum origins.
+func (l *Live) resolve(ctx context.Context, ref mgmt.QueueRef) (target, error) {
+	snap, err := l.s.Mgmt.Snapshot(ctx, mgmt.SnapshotOptions{Vhost: ref.Vhost, RatesFor: []mgmt.QueueRef{ref}})
+	if err != nil {
+		return target{}, err
+	}
+	q := snap.Queue(ref)
+	if q == nil {
+		return target{}, fmt.Errorf("queue %s does not exist in vhost %s", ref.Name, ref.Vhost)
+	}
+	version := snap.Overview.RabbitMQVersion
+	t := target{info: dlq.QueueInfo{
+		Vhost: ref.Vhost, Name: ref.Name, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
+		BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages,
+	}}
+	k := knowledge(l.s.Context, ref, q.DLQOf)
+	l.mu.Lock()
+	l.known[ref] = k
+	l.mu.Unlock()
+	t.opts = dlq.Options{Window: l.s.Window, QuarantineQueue: k.parking, OriginDeliveryLimits: OriginDeliveryLimits(snap, ref)}
+	if k.queue != nil {
+		t.opts.LogicalID, t.opts.AttemptsHeader = k.queue.LogicalID, k.queue.AttemptsHeader
+	}
+	return t, nil
+}
+
+// OriginDeliveryLimits are the delivery limits of the queues that
+// dead-letter into the DLQ ref, by name, as the snapshot shows them: a
+// letter a quorum queue dropped at its limit N was delivered N+1 times,
+// which its x-death count of 1 does not say. Queues without a limit are
+// left out.
+func OriginDeliveryLimits(s *mgmt.Snapshot, ref mgmt.QueueRef) map[string]int64 {
+	out := map[string]int64{}
+	q := s.Queue(ref)
+	if q == nil {
+		return out
+	}
+	version := s.Overview.RabbitMQVersion
+	for _, o := range q.DLQOf {
+		if origin := s.Queue(o); origin != nil {
+			if limit := origin.DeliveryLimit(version); limit >= 0 {
+				out[o.Name] = limit
+			}
+		}
+	}
+	return out
+}
+
+// refusal turns the delivery-limit guard's refusal into the screen's,
+// with what browsing anyway would do.
+func refusal(err error) error {
+	var refused *dlq.RefusedError
+	if !errors.As(err, &refused) {
+		return err
+	}
+	return &uidlq.RefusedError{
+		Reason: err.Error(),
+		Risk: fmt.Sprintf("every message shown gets one more delivery counted against the limit of %d, and one already at its limit is dropped or dead-lettered again when it is returned",
+			refused.Queue.DeliveryLimit),
+	}
 }
 
 // queueKnowledge is what the config says about a DLQ or parking queue.

@@ -27,8 +27,7 @@ import (
 // QueueReader is what browsing needs from the management API;
 // *mgmt.Client implements it.
 type QueueReader interface {
-	Overview(ctx context.Context) (*mgmt.Overview, error)
-	Queue(ctx context.Context, vhost, name string) (*mgmt.QueueDetail, error)
+	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
 }
 
 // Services are the pieces the adapter works with, all from the selected
