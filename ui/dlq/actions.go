@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -157,8 +158,21 @@ func (m *Model) execute() tea.Cmd {
 	m.result = ""
 	m.progress = progress.New(title(m.plan.Action)+" in progress", m.plan.Publish, m.opts.Now(), m.st)
 	m.progress.SetWidth(m.width)
+	ctx, stop := context.WithCancel(m.ctx)
+	m.stopOp, m.stopping = stop, false
 	ch := make(chan Progress, 64)
-	return tea.Batch(executeCmd(m.ctx, m.life, m.deps.Actions, m.plan, m.op, ch), waitProgress(ch, m.op))
+	return tea.Batch(executeCmd(ctx, m.life, m.deps.Actions, m.plan, m.op, ch), waitProgress(ch, m.op))
+}
+
+// stop cancels the running operation: it stops sending, settles what is
+// in flight, and its result says what moved and what stayed.
+func (m *Model) stop() {
+	if m.stopping || m.stopOp == nil {
+		return
+	}
+	m.stopping = true
+	m.stopOp()
+	m.progress.SetTitle(title(m.plan.Action) + " cancelling… no more messages are sent; settling those in flight")
 }
 
 func (m *Model) progressed(msg progressMsg) tea.Cmd {
@@ -175,11 +189,19 @@ func (m *Model) finished(msg resultMsg) tea.Cmd {
 		return nil
 	}
 	m.mode = normal
+	if m.stopOp != nil {
+		m.stopOp() // releases the operation's context
+	}
+	m.stopOp, m.stopping = nil, false
 	r := msg.res
-	m.result = fmt.Sprintf("%s %s: %d selected · %d skipped (applied) · %d confirmed · %d returned · %d nacked · %d unknown",
-		title(m.plan.Action), r.Operation, r.Selected, r.SkippedApplied, r.Confirmed, r.Returned, r.Nacked, r.Unknown)
+	outcome := ""
+	if r.Cancelled {
+		outcome = " cancelled"
+	}
+	m.result = fmt.Sprintf("%s %s%s: %d selected · %d skipped (applied) · %d confirmed · %d returned · %d nacked · %d unknown",
+		title(m.plan.Action), r.Operation, outcome, r.Selected, r.SkippedApplied, r.Confirmed, r.Returned, r.Nacked, r.Unknown)
 	if r.NotSent > 0 {
-		m.result += fmt.Sprintf(" · %d not sent", r.NotSent)
+		m.result += fmt.Sprintf(" · %d not sent (still in the DLQ)", r.NotSent)
 	}
 	for _, n := range r.Notes {
 		m.result += " · " + n

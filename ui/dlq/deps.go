@@ -149,6 +149,9 @@ type Result struct {
 	Nacked         int
 	Unknown        int
 	NotSent        int // never published: certainly still in the DLQ
+	// Cancelled is set when the operator stopped the operation before
+	// every message was sent.
+	Cancelled bool
 	// Notes are caveats the operator must read (copies that exist twice,
 	// properties dropped).
 	Notes []string

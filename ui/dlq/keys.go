@@ -20,6 +20,7 @@ type KeyMap struct {
 	Override   key.Binding
 	Apply      key.Binding // ends filter input
 	Cancel     key.Binding // leaves filter input
+	Stop       key.Binding // cancels a running operation
 
 	readOnly bool
 }
@@ -44,6 +45,7 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 		Override:   key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "browse anyway")),
 		Apply:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		Cancel:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Stop:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel the operation")),
 		readOnly:   readOnly,
 	}
 }
@@ -68,6 +70,18 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Select, k.SelectAll, k.Filter},
 		act,
 	}
+}
+
+// busyKeys are the bindings while an operation is planned (esc drops
+// the plan) or runs (x stops it): the action keys are not offered then.
+type busyKeys struct {
+	nav  keys.Nav
+	stop key.Binding
+}
+
+func (k busyKeys) ShortHelp() []key.Binding { return []key.Binding{k.stop, k.nav.Up, k.nav.Down} }
+func (k busyKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.stop}, k.nav.Bindings()}
 }
 
 // filterKeys are the bindings while the filter is being typed.

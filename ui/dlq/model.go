@@ -117,7 +117,11 @@ type Model struct {
 	planAction Action
 	plan       Plan
 	progress   progress.Model
-	result     string
+	// stopOp cancels the running operation's context; stopping is set
+	// once the operator asked, until the result arrives.
+	stopOp   context.CancelFunc
+	stopping bool
+	result   string
 }
 
 // New returns the screen for the DLQ ref; Init opens the browse session.
@@ -184,6 +188,10 @@ func (m *Model) Keys() help.KeyMap {
 		return filterKeys{Apply: m.keys.Apply, Cancel: m.keys.Cancel}
 	case prompting:
 		return m.prompt.Keys()
+	case planning:
+		return busyKeys{nav: m.keys.Nav, stop: m.keys.Cancel}
+	case running:
+		return busyKeys{nav: m.keys.Nav, stop: m.keys.Stop}
 	}
 	return m.keys
 }
@@ -244,7 +252,14 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 			m.mode, m.op = normal, nextID()
 			return common.Info("cancelled: nothing was changed")
 		}
-		return common.ReportError(fmt.Errorf("an operation on %s is in progress; wait for its result", m.ref.Name))
+		if m.mode == running && key.Matches(k, m.keys.Stop) {
+			m.stop()
+			return nil
+		}
+		if m.mode == running {
+			return common.ReportError(fmt.Errorf("an operation on %s is in progress; wait for its result or press x to cancel it", m.ref.Name))
+		}
+		return common.ReportError(fmt.Errorf("an operation on %s is being planned; wait for the prompt or press esc", m.ref.Name))
 	}
 	if m.navigate(k) {
 		return nil

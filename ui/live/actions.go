@@ -77,6 +77,7 @@ func result(r *actions.Result) uidlq.Result {
 	out := uidlq.Result{
 		Operation: r.Operation, Selected: r.Selected, SkippedApplied: r.SkippedApplied,
 		Confirmed: r.Confirmed, Returned: r.Returned, Nacked: r.Nacked, Unknown: r.Unknown, NotSent: r.NotSent,
+		Cancelled: r.Cancelled,
 	}
 	if r.AckFailed > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d confirmed copies could not be removed from the DLQ and exist twice", r.AckFailed))
@@ -86,9 +87,6 @@ func result(r *actions.Result) uidlq.Result {
 	}
 	if r.ExpirationDropped > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("expiration dropped from %d messages", r.ExpirationDropped))
-	}
-	if r.Cancelled {
-		out.Notes = append(out.Notes, "cancelled before every message was sent")
 	}
 	return out
 }

@@ -48,6 +48,9 @@ func (m *Model) Set(c Counts, now time.Time) {
 	}
 }
 
+// SetTitle renames the operation's state, e.g. once it is cancelling.
+func (m *Model) SetTitle(title string) { m.title = title }
+
 // Counts returns the figures so far.
 func (m Model) Counts() Counts { return m.counts }
 

@@ -62,3 +62,12 @@ func TestSetNeverMovesTimeBackwards(t *testing.T) {
 		t.Errorf("rate = %v, want %v", got, 6.0/5)
 	}
 }
+
+func TestSetTitleRenamesTheOperation(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	m := New("Replay in progress", 10, time.Time{}, styles.New(true))
+	m.SetTitle("Replay cancelling…")
+	if v := m.View(); !strings.HasPrefix(v, "Replay cancelling…\n") {
+		t.Fatalf("view = %q", v)
+	}
+}
