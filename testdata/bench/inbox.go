@@ -96,7 +96,7 @@ func (b *bench) inbox(rows int) ([]row, error) {
 func page(rows int) []string {
 	ids := make([]string, 0, pageIDs)
 	seen := map[int64]bool{}
-	for len(ids) < pageIDs/2 {
+	for len(ids) < pageIDs {
 		n, _ := rand.Int(rand.Reader, big.NewInt(int64(rows)))
 		if !seen[n.Int64()] {
 			seen[n.Int64()] = true
