@@ -57,7 +57,7 @@ func TestFaultConnectionsClosedLosesNothing(t *testing.T) {
 	r := newRunner(t, "close_all_connections", "closed", setup{})
 	for _, rate := range []string{"3000", "2000", "1000"} {
 		r.s.fill(t)
-		k := point(0.05, 0.3)
+		k := point(0.05, 0.25)
 		ch := start(t, r.c, replayArgs("--rate", rate)...)
 		hit := injectAt(t, r.s, ch, workQueue, k, func() { closeConnections(t, r.s.vhost) })
 		ch.wait(t, 2*time.Minute)
