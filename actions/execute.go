@@ -46,7 +46,14 @@ var ErrSessionLost = errors.New("browse session no longer holds the messages; pu
 type Holder interface {
 	Ack(tag uint64) error    // one delivery, never multiple
 	Return(tag uint64) error // basic.nack with requeue, one delivery
+	// Sync makes a round trip on the browse channel: nil proves that the
+	// acks sent before it took effect.
+	Sync() error
 }
+
+// syncEvery is how many acks may await proof (a Sync) at once; if the
+// browse channel dies, at most this many confirmed messages are unknown.
+const syncEvery = 256
 
 // Env is what Execute acts with.
 type Env struct {
@@ -201,6 +208,7 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 	sendCtx, stopSending := context.WithCancelCause(ctx)
 	defer stopSending(nil)
 	settled := make(chan struct{})
+	acks := &ackProof{env: env, outcomes: outcomes}
 	go func() {
 		defer close(settled)
 		for s := range pub.Results() {
@@ -209,10 +217,14 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 			if s.Outcome == Returned {
 				o.Reply = fmt.Sprintf("%d %s", s.ReplyCode, s.ReplyText)
 			}
-			if err := settleSource(env, plan.Items[s.Ref], o); err != nil {
+			err := settleSource(env, plan.Items[s.Ref], o)
+			if err == nil && o.SourceAcked {
+				err = acks.add(s.Ref)
+			}
+			if err != nil {
 				stopSending(fmt.Errorf("%w: %v", ErrSessionLost, err))
 			}
-			rep.count(s.Outcome, int(published.Load()))
+			rep.count(o.Outcome, int(published.Load()))
 		}
 	}()
 
@@ -252,6 +264,9 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 			_ = settleSource(env, plan.Items[i], &outcomes[i])
 		}
 	}
+	if err := acks.prove(); err != nil {
+		stopSending(fmt.Errorf("%w: %v", ErrSessionLost, err))
+	}
 	res.PeakInFlight = pub.Peak()
 	tally(res, outcomes)
 	rep.finish(int(published.Load()))
@@ -285,9 +300,52 @@ func settleSource(env Env, it Item, o *MessageOutcome) error {
 	if o.Outcome == Confirmed {
 		o.AckErr = env.Session.Ack(tag)
 		o.SourceAcked = o.AckErr == nil
+		if o.AckErr != nil {
+			// The copy is at the destination and the source is back in
+			// the DLQ (or soon will be): the message may exist twice.
+			o.Outcome, o.Err = Unknown, fmt.Errorf("confirmed, but the source ack failed: %w", o.AckErr)
+		}
 		return o.AckErr
 	}
 	return env.Session.Return(tag)
+}
+
+// ackProof tracks acks the broker has not yet been proven to process. An
+// ack gets no reply, and one sent just before the channel dies may never
+// take effect: its delivery returns to the DLQ while the copy sits at the
+// destination. Only a later round trip on the same channel proves it.
+type ackProof struct {
+	env      Env
+	outcomes []MessageOutcome
+	pending  []int
+}
+
+// add records an ack and proves the batch once syncEvery are pending.
+func (p *ackProof) add(i int) error {
+	p.pending = append(p.pending, i)
+	if len(p.pending) < syncEvery {
+		return nil
+	}
+	return p.prove()
+}
+
+// prove syncs the browse channel; on failure every pending ack is
+// unproven, so its message may exist twice and its outcome is unknown.
+func (p *ackProof) prove() error {
+	if len(p.pending) == 0 || p.env.Stream {
+		return nil
+	}
+	err := p.env.Session.Sync()
+	if err != nil {
+		for _, i := range p.pending {
+			o := &p.outcomes[i]
+			o.Outcome, o.SourceAcked = Unknown, false
+			o.AckErr = err
+			o.Err = fmt.Errorf("confirmed, but the source ack was not proven before the browse channel failed: %w", err)
+		}
+	}
+	p.pending = p.pending[:0]
+	return err
 }
 
 // abandon returns every source delivery of a plan that never started.

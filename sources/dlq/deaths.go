@@ -79,30 +79,23 @@ type origin struct {
 	RoutingKeys             []string
 }
 
-// findOrigin picks the most recent death: x-last-death-* (3.13+) when
-// present, else the head of x-death, else x-first-death-* (3.10–3.12,
-// when x-death itself is unreadable).
+// findOrigin picks the most recent death: the head of x-death when it can
+// be read, else x-last-death-* (3.13+), else x-first-death-* (3.10–3.12).
+// x-death comes first because the broker writes it on every
+// dead-lettering, while before 3.13 x-last-death-* can only have come
+// from a producer: trusting those first would let a producer pick the
+// queue an operator's replay publishes to.
 func findOrigin(deaths []Death, h amqp.Table) origin {
-	var o origin
-	lastQ, hasLast := text(h[HeaderLastDeathQueue])
-	if hasLast {
-		o.Queue = lastQ
-		o.Reason, _ = text(h[HeaderLastDeathReason])
-		o.Exchange, _ = text(h[HeaderLastDeathExchange])
-		for _, d := range deaths {
-			if d.Queue == o.Queue && (o.Reason == "" || d.Reason == o.Reason) {
-				o.RoutingKeys = d.RoutingKeys
-				if o.Reason == "" {
-					o.Reason = d.Reason
-				}
-				break
-			}
-		}
-		return o
-	}
 	if len(deaths) > 0 {
 		d := deaths[0]
 		return origin{Queue: d.Queue, Reason: d.Reason, Exchange: d.Exchange, RoutingKeys: d.RoutingKeys}
+	}
+	var o origin
+	if q, ok := text(h[HeaderLastDeathQueue]); ok {
+		o.Queue = q
+		o.Reason, _ = text(h[HeaderLastDeathReason])
+		o.Exchange, _ = text(h[HeaderLastDeathExchange])
+		return o
 	}
 	o.Queue, _ = text(h[HeaderFirstDeathQueue])
 	o.Reason, _ = text(h[HeaderFirstDeathReason])

@@ -86,9 +86,13 @@ func TestFindOriginPrefersTheMostRecentDeath(t *testing.T) {
 			"x-death": retry, "x-last-death-queue": "orders", "x-last-death-reason": "rejected", "x-last-death-exchange": "ex",
 			"x-first-death-queue": "orders.retry",
 		}, origin{Queue: "orders", Reason: "rejected", Exchange: "ex", RoutingKeys: []string{"a3"}}},
-		{"x-last-death without reason borrows the entry's", amqp.Table{
-			"x-death": retry, "x-last-death-queue": "orders.retry",
-		}, origin{Queue: "orders.retry", Reason: "expired"}},
+		{"forged x-last-death disagreeing with x-death loses", amqp.Table{
+			"x-death": retry, "x-last-death-queue": "payments", "x-last-death-reason": "rejected",
+		}, origin{Queue: "orders", Reason: "rejected", Exchange: "ex", RoutingKeys: []string{"a3"}}},
+		{"unreadable x-death falls back to x-last-death", amqp.Table{
+			"x-death": "garbage", "x-last-death-queue": "q", "x-last-death-reason": "expired", "x-last-death-exchange": "e",
+			"x-first-death-queue": "first",
+		}, origin{Queue: "q", Reason: "expired", Exchange: "e"}},
 		{"unreadable x-death falls back to x-first-death", amqp.Table{
 			"x-death": "garbage", "x-first-death-queue": "q", "x-first-death-reason": "maxlen", "x-first-death-exchange": "e",
 		}, origin{Queue: "q", Reason: "maxlen", Exchange: "e"}},

@@ -102,6 +102,7 @@ type scanner struct {
 	stream   bool
 	deaths   []Death // reused for every message
 	lastTag  uint64
+	closed   chan *amqp.Error
 }
 
 func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error {
@@ -115,6 +116,7 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error
 	if err := ch.Qos(prefetch, 0, false); err != nil {
 		return fmt.Errorf("set prefetch to scan %s: %w", q.Name, err)
 	}
+	sc.closed = ch.NotifyClose(make(chan *amqp.Error, 1))
 	tag := "warren-scan-" + randomHex()
 	deliveries, err := ch.Consume(q.Name, tag, false, false, false, false, args)
 	if err != nil {
@@ -155,7 +157,12 @@ func (sc *scanner) read(ctx context.Context, ch *amqp.Channel, deliveries <-chan
 			return ctx.Err()
 		case d, ok := <-deliveries:
 			if !ok {
-				return fmt.Errorf("scan of %s lost its channel; the broker took the messages back", sc.st.Queue.Name)
+				var reason *amqp.Error
+				select {
+				case reason = <-sc.closed:
+				case <-time.After(time.Second):
+				}
+				return lossError("scan", sc.st.Queue.Name, reason)
 			}
 			if err := sc.add(ch, d, true); err != nil {
 				return err

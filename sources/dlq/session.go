@@ -139,7 +139,7 @@ func inspect(conn *amqp.Connection, q QueueInfo) (*amqp.Channel, int, int, error
 
 func (s *Session) watch(notify chan *amqp.Error) {
 	if err, ok := <-notify; ok && err != nil {
-		lost := fmt.Errorf("browse session on %s lost (%s); the broker took its messages back; reopen to continue", s.q.Name, err.Reason)
+		lost := lossError("browse session", s.q.Name, err)
 		s.mu.Lock()
 		s.lostErr = lost
 		s.mu.Unlock()
@@ -307,13 +307,37 @@ func (s *Session) finish(page *Page) *Page {
 	return page
 }
 
-func (s *Session) lost() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lostErr != nil {
-		return s.lostErr
+// lossError explains a channel that died under a browse or a scan. A
+// frame the client cannot parse (in practice a header table nested
+// deeper than amqp091-go reads) kills the connection it arrives on, so
+// every read of the queue stops at that message: say so, and how to get
+// past it.
+func lossError(what, queue string, err *amqp.Error) error {
+	if err != nil && (err.Code == amqp.SyntaxError || err.Code == amqp.FrameError) {
+		return fmt.Errorf("%s of %s stopped: a message there carries headers the AMQP client cannot decode "+
+			"(nested deeper than 32 levels, or malformed), and it closed the connection (%s); nothing was lost, the broker "+
+			"took the messages back. warren cannot read past that message: look at it with the management UI's "+
+			"\"Get messages\", or move it aside with a shovel", what, queue, err.Reason)
 	}
-	return fmt.Errorf("browse session on %s lost; the broker took its messages back; reopen to continue", s.q.Name)
+	if err != nil {
+		return fmt.Errorf("%s of %s lost (%s); the broker took its messages back; reopen to continue", what, queue, err.Reason)
+	}
+	return fmt.Errorf("%s of %s lost; the broker took its messages back; reopen to continue", what, queue)
+}
+
+func (s *Session) lost() error {
+	// The deliveries channel can close a moment before the close
+	// notification names the reason; give it that moment.
+	for range 50 {
+		s.mu.Lock()
+		err := s.lostErr
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return lossError("browse session", s.q.Name, nil)
 }
 
 // compact drops acted-on entries; callers hold mu.
@@ -368,6 +392,25 @@ func (s *Session) holds(dl DeadLetter) bool {
 // call it only after the copy was confirmed.
 func (s *Session) Ack(tag uint64) error {
 	return s.settle(tag, func() error { return s.ch.Ack(tag, false) })
+}
+
+// Sync makes one round trip on the browse channel. The broker handles a
+// channel's methods in order, so when Sync returns nil every ack sent
+// before it took effect; when it fails, acks sent since the last Sync may
+// not have (the channel died and the broker requeued those deliveries).
+func (s *Session) Sync() error {
+	if s.stream {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lostErr != nil {
+		return s.lostErr
+	}
+	if _, err := s.ch.QueueDeclarePassive(s.q.Name, false, false, false, false, nil); err != nil {
+		return fmt.Errorf("browse channel of %s: %w", s.q.Name, err)
+	}
+	return nil
 }
 
 // Return gives one held delivery back to the queue with basic.nack and

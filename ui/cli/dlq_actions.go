@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -385,7 +384,5 @@ func resultLine(plan *actions.Plan, res *actions.Result) string {
 }
 
 func writeActionJSON(w io.Writer, res *actions.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	return writeJSON(w, res)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -88,9 +87,7 @@ func writeLintJSON(w io.Writer, fs []mgmt.Finding, queues int) error {
 	if fs == nil {
 		fs = []mgmt.Finding{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(lintJSON{Findings: fs, Errors: countSeverity(fs, mgmt.SeverityError),
+	return writeJSON(w, lintJSON{Findings: fs, Errors: countSeverity(fs, mgmt.SeverityError),
 		Warnings: countSeverity(fs, mgmt.SeverityWarning), QueuesChecked: queues})
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -113,9 +112,7 @@ func round(v float64, places int) float64 {
 }
 
 func writeStatusJSON(w io.Writer, s *mgmt.Snapshot) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(statusOf(s))
+	return writeJSON(w, statusOf(s))
 }
 
 func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {

@@ -227,6 +227,7 @@ func (w *session) Done() <-chan error {
 // Ack and Return make the session the actions' Holder.
 func (w *session) Ack(tag uint64) error    { return w.s.Ack(tag) }
 func (w *session) Return(tag uint64) error { return w.s.Return(tag) }
+func (w *session) Sync() error             { return w.s.Sync() }
 
 // Close returns the held messages and closes the session's connection.
 func (w *session) Close() error {
