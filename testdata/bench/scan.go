@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -107,10 +106,15 @@ func (b *bench) statsCommand(ctx context.Context, cfg, queue string, n int) (*st
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	peak := watchHWM(cmd.Process.Pid)
+	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("warren dlq stats: %w: %s", err, stderr.Bytes())
 	}
 	wall := time.Since(start)
+	rss := <-peak
 	var out struct {
 		Total    int     `json:"total"`
 		Complete bool    `json:"complete"`
@@ -122,12 +126,31 @@ func (b *bench) statsCommand(ctx context.Context, cfg, queue string, n int) (*st
 	if out.Total != n || !out.Complete {
 		return nil, fmt.Errorf("warren dlq stats read %d of %d (complete %v)", out.Total, n, out.Complete)
 	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if ru == nil {
-		return nil, errors.New("no resource usage for the warren process")
+	if rss == 0 {
+		return nil, errors.New("could not read the resident memory of warren dlq stats")
 	}
-	// ru_maxrss is the child's peak resident set in KiB: its VmHWM.
-	return &statsRun{scan: time.Duration(out.Seconds * float64(time.Second)), wall: wall, rssMiB: float64(ru.Maxrss) / 1024}, nil
+	return &statsRun{scan: time.Duration(out.Seconds * float64(time.Second)), wall: wall, rssMiB: rss}, nil
+}
+
+// watchHWM polls a process's VmHWM every 10 ms until it exits and then
+// sends the last value read. The rusage of a finished child is no
+// substitute: with vfork, ru_maxrss also counts the parent's resident
+// set at the time of the exec.
+func watchHWM(pid int) <-chan float64 {
+	out := make(chan float64, 1)
+	go func() {
+		var last float64
+		for {
+			v, err := vmHWM(pid)
+			if err != nil {
+				out <- last
+				return
+			}
+			last = max(last, v)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return out
 }
 
 // rawRead reads n messages with a plain consumer and gives them back by
