@@ -21,29 +21,14 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui"
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/live"
-	"github.com/warrenops/warren/ui/styles"
 )
 
-// cliRoot is the command tree main.go builds: the global flags bound to a
-// and every subcommand. The dashboard itself is not run here.
+// cliRoot is the command tree main.go builds; the dashboard itself is
+// not run here.
 func cliRoot(a *App) *cobra.Command {
-	noTUI := func(*App) error { return errors.New("the dashboard does not run in these tests") }
-	root := &cobra.Command{Use: "warren", Args: cobra.NoArgs, SilenceUsage: true, SilenceErrors: true,
-		RunE: func(*cobra.Command, []string) error { return noTUI(a) }}
-	f := root.PersistentFlags()
-	f.StringVar(&a.ConfigPath, "config", "", "")
-	f.StringVar(&a.ContextName, "context", "", "")
-	f.BoolVar(&a.ReadOnly, "read-only", false, "")
-	f.StringVar(&a.Operator, "operator", "", "")
-	f.StringVar(&a.Debug, "debug", "", "")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
-	root.AddCommand(Commands(a, noTUI)...)
-	return root
+	return NewRoot(a, func(*App) error { return errors.New("the dashboard does not run in these tests") })
 }
 
 // cliRun is what one command printed, with the error line main prints.
@@ -189,39 +174,15 @@ func deadLetter(t *testing.T, ch *amqp.Channel, vhost, origin, dlq string, msgs 
 	waitReady(t, vhost, dlq, before+len(msgs))
 }
 
-// tuiModel wires the dashboard to a's context the way main.go does.
+// tuiModel wires the dashboard to a's context as main.go does.
 func tuiModel(t *testing.T, a *App, debug io.Writer) tea.Model {
 	t.Helper()
-	c, err := a.Config()
+	model, release, err := a.Dashboard(debug)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := a.Mgmt()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lv, err := live.New(live.Services{
-		Context: c, Operator: a.OperatorName(), Mgmt: m, Dial: a.DialAMQP, OpenAudit: a.AuditStore,
-		OpenInbox: func(ctx context.Context, vhost, queue string) (live.InboxClient, error) {
-			in, err := a.Inbox(ctx, vhost, queue)
-			if err != nil || in == nil {
-				return nil, err
-			}
-			return tuiInbox{in}, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lv.Close() })
-	st := styles.Default()
-	screens := lv.Screens(st)
-	return ui.New(ui.Options{
-		Context: c.Name, Environment: c.Environment, ReadOnly: c.ReadOnly, InsecureTLS: c.TLS.InsecureSkipVerify,
-		Refresh: c.Refresh.Duration, Vhost: c.Vhost, Lister: m, Describer: m,
-		NewDLQ: screens.NewDLQ, NewMessage: screens.NewMessage, NewAudit: screens.NewAudit,
-		Debug: debug, Styles: &st,
-	})
+	t.Cleanup(release)
+	return model
 }
 
 // screenLog keeps everything a test program drew, for later checks.
@@ -380,13 +341,4 @@ func TestReadOnlyDashboardOffersNoActionAndMovesNothing(t *testing.T) {
 			s.untouched(t)
 		})
 	}
-}
-
-// tuiInbox gives the inbox client the Close the dashboard's adapter
-// wants, as main.go does.
-type tuiInbox struct{ *inbox.Client }
-
-func (c tuiInbox) Close() error {
-	c.Client.Close()
-	return nil
 }

@@ -2,15 +2,34 @@ package cli
 
 import "github.com/spf13/cobra"
 
-// Commands returns warren's subcommands. runTUI starts the dashboard; the
-// demo command calls it once the scene is seeded.
-func Commands(a *App, runTUI func(*App) error) []*cobra.Command {
-	return []*cobra.Command{
+// NewRoot is warren's command tree: the global flags bound to a, the
+// dashboard as the root command's action, and every subcommand.
+func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "warren",
+		Short: "Live RabbitMQ queues and dead letters for on-call operators",
+		Long: "warren joins the RabbitMQ management API, the consumers' inbox table and the\n" +
+			"contents of dead-letter queues into live views, and replays or quarantines dead\n" +
+			"letters behind a confirmation prompt, with an audit log that can be verified.",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          func(*cobra.Command, []string) error { return runTUI(a) },
+	}
+	f := root.PersistentFlags()
+	f.StringVar(&a.ConfigPath, "config", "", "config file (default: ./warren.toml, then $XDG_CONFIG_HOME/warren/config.toml)")
+	f.StringVar(&a.ContextName, "context", "", "context to use (default: current_context)")
+	f.BoolVar(&a.ReadOnly, "read-only", false, "refuse every change: no replay, no quarantine")
+	f.StringVar(&a.Operator, "operator", "", "operator name for the audit log (default: config, then $USER)")
+	f.StringVar(&a.Debug, "debug", "", "log every UI message to this file (secrets and bodies redacted)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
+	root.AddCommand(
 		newStatusCmd(a),
 		newLintCmd(a),
 		newDlqCmd(a),
 		newAuditCmd(a),
 		newDemoCmd(a, runTUI),
 		newConfigCmd(a),
-	}
+	)
+	return root
 }
