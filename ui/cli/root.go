@@ -11,7 +11,7 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 		Long: "warren joins the RabbitMQ management API, the consumers' inbox table and the\n" +
 			"contents of dead-letter queues into live views, and replays or quarantines dead\n" +
 			"letters behind a confirmation prompt, with an audit log that can be verified.",
-		Args:          cobra.NoArgs,
+		Args:          usageArgs(cobra.NoArgs),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          func(*cobra.Command, []string) error { return runTUI(a) },
@@ -32,4 +32,14 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 		newConfigCmd(a),
 	)
 	return root
+}
+
+// usageArgs marks an argument error as bad usage (exit 2).
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return Usage(err)
+		}
+		return nil
+	}
 }
