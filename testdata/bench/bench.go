@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,6 +37,9 @@ type bench struct {
 	http   *http.Client
 	proxy  *proxy
 	closed []func()
+
+	mu     sync.Mutex
+	vhosts map[string]bool // made and not deleted yet, for an interrupt
 }
 
 // passwordEnv names the variable the generated configs read the broker
@@ -47,7 +51,7 @@ func newBench(cfg config) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{cfg: cfg, dir: dir, http: &http.Client{Timeout: 2 * time.Minute}}
+	b := &bench{cfg: cfg, dir: dir, http: &http.Client{Timeout: 2 * time.Minute}, vhosts: map[string]bool{}}
 	b.closed = append(b.closed, func() { os.RemoveAll(dir) })
 	if _, err := b.mgmt(http.MethodGet, "/api/overview", nil, nil); err != nil {
 		b.close()
@@ -134,6 +138,9 @@ func (b *bench) newVhost(name string) (string, error) {
 	if _, err := b.mgmt(http.MethodPut, "/api/vhosts/"+esc, nil, nil); err != nil {
 		return "", err
 	}
+	b.mu.Lock()
+	b.vhosts[vh] = true
+	b.mu.Unlock()
 	perm := map[string]string{"configure": ".*", "write": ".*", "read": ".*"}
 	if _, err := b.mgmt(http.MethodPut, "/api/permissions/"+esc+"/"+url.PathEscape(b.cfg.user), perm, nil); err != nil {
 		b.deleteVhost(vh)
@@ -150,7 +157,25 @@ func (b *bench) deleteVhost(vh string) {
 	}
 	if _, err := b.mgmt(http.MethodDelete, "/api/vhosts/"+url.PathEscape(vh), nil, nil); err != nil {
 		b.logf("warning: delete vhost %s: %v", vh, err)
+		return
 	}
+	b.mu.Lock()
+	delete(b.vhosts, vh)
+	b.mu.Unlock()
+}
+
+// interrupted removes what a run stopped by a signal left on the broker.
+func (b *bench) interrupted() {
+	b.mu.Lock()
+	left := make([]string, 0, len(b.vhosts))
+	for vh := range b.vhosts {
+		left = append(left, vh)
+	}
+	b.mu.Unlock()
+	for _, vh := range left {
+		b.deleteVhost(vh)
+	}
+	b.close()
 }
 
 // writeConfig writes a warren config for one vhost and returns its path.

@@ -12,8 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -82,6 +84,14 @@ func main() {
 		os.Exit(1)
 	}
 	defer b.close()
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-stop
+		fmt.Fprintln(os.Stderr, "bench: interrupted; removing the workloads' vhosts")
+		b.interrupted()
+		os.Exit(1)
+	}()
 	started := time.Now()
 	var rows []row
 	failed := false

@@ -153,7 +153,8 @@ func (b *bench) replayCommand(ctx context.Context, cfg, queue string, n int) (ti
 
 // shovel moves src to dest with a dynamic shovel as the management UI's
 // "move messages" does, timed from its creation until dest holds every
-// message and src none.
+// message and src none, the shovel's last ack included (it then removes
+// itself).
 func (b *bench) shovel(conn *amqp.Connection, vh, src, dest string, n int) (time.Duration, error) {
 	uri := "amqp:///" + url.PathEscape(vh)
 	path := "/api/parameters/shovel/" + url.PathEscape(vh) + "/bench-move"
@@ -168,15 +169,42 @@ func (b *bench) shovel(conn *amqp.Connection, vh, src, dest string, n int) (time
 	}
 	err := waitDepth(conn, dest, n, 5*time.Minute)
 	if err == nil {
-		err = waitDepth(conn, src, 0, time.Minute)
+		err = waitDrained(conn, src, time.Minute)
 	}
 	took := time.Since(start)
-	// With src-delete-after the shovel removes itself; a failed run may not.
-	_, _ = b.mgmt(http.MethodDelete, path, nil, nil)
 	if err != nil {
+		// A shovel that did not finish is removed; one that did has
+		// removed itself.
+		_, _ = b.mgmt(http.MethodDelete, path, nil, nil)
 		return 0, fmt.Errorf("shovel: %w", err)
 	}
 	return took, purge(conn, dest)
+}
+
+// waitDrained polls until queue has no ready message and no consumer:
+// the shovel has acked its last delivery and removed itself. Until then
+// messages it holds unacknowledged would go back to the queue if it were
+// stopped.
+func waitDrained(conn *amqp.Connection, queue string, timeout time.Duration) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	deadline := time.Now().Add(timeout)
+	for {
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		if err != nil {
+			return err
+		}
+		if q.Messages == 0 && q.Consumers == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("queue %s still holds %d messages and %d consumers after %s", queue, q.Messages, q.Consumers, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // moved checks that the origin holds the n replayed messages and the DLQ
