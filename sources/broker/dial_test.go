@@ -1,11 +1,15 @@
 package broker
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/warrenops/warren/sources/mgmt"
 )
 
 const brokerAddr = "127.0.0.1:5672"
@@ -97,4 +101,38 @@ func TestDialOverTLSWithCAAndClientCertificate(t *testing.T) {
 			t.Fatal("connected without a client certificate")
 		}
 	})
+}
+
+// The management API goes through the same TLS settings: a CA file and a
+// client certificate, verified, and refused without them.
+func TestManagementAPIOverTLSWithCAAndClientCertificate(t *testing.T) {
+	pki := newTestPKI(t)
+	front := startTLSFront(t, pki, "127.0.0.1:15672")
+	caPEM, _ := os.ReadFile(pki.CAFile)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	clientCert, err := tls.LoadX509KeyPair(pki.ClientCert, pki.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overview := func(cfg *tls.Config) (*mgmt.Overview, error) {
+		c, err := mgmt.New(mgmt.Options{URL: "https://" + front, Username: "guest", Password: "guest", TLS: cfg, Timeout: 5 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		return c.Overview(context.Background())
+	}
+	ov, err := overview(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{clientCert}, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("management API over TLS: %v (the management plugin must run on 127.0.0.1:15672)", err)
+	}
+	if ov.RabbitMQVersion == "" {
+		t.Fatal("no broker version over TLS")
+	}
+	if _, err := overview(&tls.Config{Certificates: []tls.Certificate{clientCert}, ServerName: "127.0.0.1"}); err == nil {
+		t.Fatal("trusted a server certificate signed by an unknown CA")
+	}
+	if _, err := overview(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}); err == nil {
+		t.Fatal("connected without the client certificate the server requires")
+	}
 }

@@ -85,14 +85,31 @@ func startTLSFront(t *testing.T, p *testPKI, target string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	// Clients may keep connections alive (HTTP does): close them all so
+	// the proxying goroutines end.
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -104,6 +121,9 @@ func startTLSFront(t *testing.T, p *testPKI, target string) string {
 				if err != nil {
 					return
 				}
+				mu.Lock()
+				conns = append(conns, up)
+				mu.Unlock()
 				defer up.Close()
 				done := make(chan struct{}, 2)
 				go func() { io.Copy(up, c); done <- struct{}{} }()
