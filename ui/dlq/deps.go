@@ -19,6 +19,19 @@ type Deps struct {
 	Actions Actions
 	// CompileFilter turns a filter expression (DESIGN.md §5) into a Filter.
 	CompileFilter func(src string) (Filter, error)
+	// Scanner may be nil: whole-queue statistics are then unavailable.
+	Scanner Scanner
+}
+
+// Scanner reads a whole DLQ for statistics, keeping counters, never
+// bodies.
+type Scanner interface {
+	// Scan counts every message the queue holds but this screen's
+	// session does not, and gives them all back; progress is called now
+	// and then with how many were read. Where reading could cost
+	// messages (a quorum DLQ whose delivery limit counts returns) it
+	// fails with a *RefusedError.
+	Scan(ctx context.Context, queue mgmt.QueueRef, progress func(read int)) (*dlq.Stats, error)
 }
 
 // Browser opens browse sessions on a DLQ.

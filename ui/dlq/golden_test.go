@@ -47,6 +47,7 @@ func TestGolden(t *testing.T) {
 		opts    Options
 		keys    []tea.Msg
 		until   string
+		scan    *dlq.Stats
 	}{
 		{
 			name:    "dlq_screen",
@@ -70,10 +71,19 @@ func TestGolden(t *testing.T) {
 			keys:    []tea.Msg{press("*"), press("r")},
 			until:   "To confirm",
 		},
+		{
+			name:    "whole_queue_statistics",
+			letters: sampleLetters(),
+			scan:    wholeStats(),
+			keys:    []tea.Msg{press("S")},
+			until:   "origins (whole queue)",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSession(Page{Letters: tt.letters, Notes: tt.notes, Depth: tt.depth})
+			scanner := newScanner(tt.scan, nil)
+			close(scanner.release)
 			opts := tt.opts
 			opts.Now = func() time.Time { return t0 }
 			opts.Styles = styles.New(true)
@@ -82,6 +92,7 @@ func TestGolden(t *testing.T) {
 				Inbox:         fakeInbox{applied: map[string]time.Time{"ev-1": t0.Add(-time.Hour)}},
 				Actions:       &fakeActions{skip: 1},
 				CompileFilter: compile,
+				Scanner:       scanner,
 			}, opts)
 			t.Cleanup(func() { m.Close() })
 			tm := teatest.NewTestModel(t, program{s: m}, teatest.WithInitialTermSize(120, 40))

@@ -18,6 +18,7 @@ type KeyMap struct {
 	NextPage   key.Binding
 	Reopen     key.Binding
 	Override   key.Binding
+	Scan       key.Binding // whole-queue statistics
 	Apply      key.Binding // ends filter input
 	Cancel     key.Binding // leaves filter input
 	Stop       key.Binding // cancels a running operation
@@ -43,6 +44,7 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 		NextPage:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next page")),
 		Reopen:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reopen session")),
 		Override:   key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "browse anyway")),
+		Scan:       key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "whole-queue stats")),
 		Apply:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		Cancel:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 		Stop:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel the operation")),
@@ -56,12 +58,12 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	if !k.readOnly {
 		b = append(b, k.Replay, k.Quarantine)
 	}
-	return append(b, k.NextPage)
+	return append(b, k.NextPage, k.Scan)
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	act := []key.Binding{k.Inspect, k.NextPage, k.Reopen, k.Override}
+	act := []key.Binding{k.Inspect, k.NextPage, k.Scan, k.Reopen, k.Override}
 	if !k.readOnly {
 		act = append([]key.Binding{k.Replay, k.Quarantine}, act...)
 	}

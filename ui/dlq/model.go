@@ -122,6 +122,8 @@ type Model struct {
 	stopOp   context.CancelFunc
 	stopping bool
 	result   string
+
+	scan scan
 }
 
 // New returns the screen for the DLQ ref; Init opens the browse session.
@@ -193,12 +195,20 @@ func (m *Model) Keys() help.KeyMap {
 	case running:
 		return busyKeys{nav: m.keys.Nav, stop: m.keys.Stop}
 	}
-	return m.keys
+	k := m.keys
+	switch {
+	case m.scan.running:
+		k.Scan = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel the scan"))
+	case m.scan.show:
+		k.Scan.SetHelp("S", "stats of held messages")
+	}
+	return k
 }
 
 // Capturing is true while a filter or prompt takes keys, and while an
-// operation runs, so esc cannot pop the screen from under it.
-func (m *Model) Capturing() bool { return m.mode != normal }
+// operation or a scan runs, so esc cannot pop the screen from under it
+// (esc cancels the scan).
+func (m *Model) Capturing() bool { return m.mode != normal || m.scan.running }
 
 // SetSize sets the space the screen may draw in.
 func (m *Model) SetSize(w, h int) {
@@ -233,6 +243,10 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		return m, m.progressed(msg)
 	case resultMsg:
 		return m, m.finished(msg)
+	case scanProgressMsg:
+		return m, m.scanProgressed(msg)
+	case scanMsg:
+		return m, m.scanned(msg)
 	}
 	return m, nil
 }
@@ -265,6 +279,10 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	switch {
+	case m.scan.running && key.Matches(k, m.keys.Cancel):
+		m.cancelScan()
+	case key.Matches(k, m.keys.Scan):
+		return m.toggleScan()
 	case key.Matches(k, m.keys.Select):
 		if l, ok := m.current(); ok {
 			m.selected[l.Position] = !m.selected[l.Position]

@@ -16,6 +16,8 @@ func (m *Model) nextPage() tea.Cmd {
 		return common.ReportError(fmt.Errorf("no browse session on %s: press R to reopen", m.ref.Name))
 	case m.loading:
 		return nil
+	case m.scan.running:
+		return common.ReportError(fmt.Errorf("a whole-queue scan holds the messages of %s; the next page waits for it to end (esc cancels it)", m.ref.Name))
 	case m.end:
 		return common.Info(fmt.Sprintf("all of %s is held: no more pages", m.ref.Name))
 	}

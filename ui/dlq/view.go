@@ -81,6 +81,7 @@ func (m *Model) header() string {
 	if m.inboxNote != "" {
 		lines = append(lines, m.st.Muted.Render(sanitize.Text(m.inboxNote)))
 	}
+	lines = append(lines, m.scanLines()...)
 	lines = append(lines, m.filterLines()...)
 	return m.wrap(strings.Join(lines, "\n"))
 }
@@ -174,8 +175,12 @@ func (m *Model) body() string {
 	rows, below := m.layout()
 	if m.width >= sideBySideMin {
 		table := m.table(m.width-sidePanelWidth-2, rows)
-		// The histograms may not push the footer off the screen.
-		side := strings.Split(strings.Join(m.histograms(sidePanelWidth), "\n\n"), "\n")
+		summary, hs := m.panel(sidePanelWidth)
+		if len(summary) > 0 {
+			hs = append([]string{ansi.Wrap(strings.Join(summary, "\n"), sidePanelWidth, "")}, hs...)
+		}
+		// The panel may not push the footer off the screen.
+		side := strings.Split(strings.Join(hs, "\n\n"), "\n")
 		side = side[:min(len(side), rows+1)]
 		return lipgloss.JoinHorizontal(lipgloss.Top, table, lipgloss.NewStyle().PaddingLeft(2).Render(strings.Join(side, "\n")))
 	}
@@ -187,16 +192,30 @@ func (m *Model) body() string {
 }
 
 // histogramRow puts the three histograms next to each other below the
-// table of a narrow screen.
+// table of a narrow screen, under the whole queue's summary if shown.
 func (m *Model) histogramRow() string {
 	w := max((m.width-4)/3, 10)
-	hs := m.histograms(w)
+	summary, hs := m.panel(w)
 	pad := lipgloss.NewStyle().Width(w).MaxWidth(w)
-	return lipgloss.JoinHorizontal(lipgloss.Top, pad.Render(hs[0]), "  ", pad.Render(hs[1]), "  ", pad.Render(hs[2]))
+	row := lipgloss.JoinHorizontal(lipgloss.Top, pad.Render(hs[0]), "  ", pad.Render(hs[1]), "  ", pad.Render(hs[2]))
+	if len(summary) == 0 {
+		return row
+	}
+	return ansi.Wrap(strings.Join(summary, " · "), m.width, "") + "\n" + row
 }
 
-// histograms are the attempts, reasons and origins of the shown messages.
-func (m *Model) histograms(width int) []string {
+// panel is the summary (whole queue only) and the histograms of
+// attempts, reasons and origins: of the shown messages, or of the whole
+// queue after a scan.
+func (m *Model) panel(width int) ([]string, []string) {
+	if w := m.scan.whole; m.scan.show && w != nil {
+		of := " (whole queue)"
+		return m.wholeSummary(w), []string{
+			histogram.Render(m.st, "attempts"+of, histogram.ByKey(w.attempts), width, histogramRows),
+			histogram.Render(m.st, "reasons"+of, histogram.ByCount(w.reasons), width, histogramRows),
+			histogram.Render(m.st, "origins"+of, histogram.ByCount(w.origins), width, histogramRows),
+		}
+	}
 	attempts, reasons, origins := map[int]int{}, map[string]int{}, map[string]int{}
 	for _, i := range m.visible {
 		l := m.letters[i]
@@ -205,7 +224,7 @@ func (m *Model) histograms(width int) []string {
 		origins[l.OriginQueue]++
 	}
 	of := fmt.Sprintf(" (%d shown)", len(m.visible))
-	return []string{
+	return nil, []string{
 		histogram.Render(m.st, "attempts"+of, histogram.ByKey(attempts), width, histogramRows),
 		histogram.Render(m.st, "reasons", histogram.ByCount(reasons), width, histogramRows),
 		histogram.Render(m.st, "origins", histogram.ByCount(origins), width, histogramRows),

@@ -102,7 +102,7 @@ func (l *Live) auditStore() (audit.Store, error) {
 // DLQDeps are the DLQ screen's services. In a read-only context there are
 // no actions at all, so nothing can change even if a key slipped through.
 func (l *Live) DLQDeps() uidlq.Deps {
-	d := uidlq.Deps{Browser: l, Inbox: l, CompileFilter: compileFilter}
+	d := uidlq.Deps{Browser: l, Inbox: l, CompileFilter: compileFilter, Scanner: l}
 	if !l.s.Context.ReadOnly {
 		d.Actions = l
 	}
