@@ -56,16 +56,17 @@ const (
 
 // columnsFor fits 120 cells with a name column of 21; the name takes
 // whatever a wider terminal gives, and a narrower one hides the least
-// needed columns first (highest Drop), down to 80 cells.
+// needed columns first (highest Drop), down to 80 cells. The effect
+// rate outlives the queue's type: it says whether work gets done.
 func columnsFor(s spec) ([]col, []table.Column) {
 	all := []struct {
 		id  col
 		c   table.Column
 		use bool
 	}{
-		{colVhost, table.Column{Title: "VHOST", Width: s.vhostWidth, Drop: 4}, s.vhostWidth > 0},
+		{colVhost, table.Column{Title: "VHOST", Width: s.vhostWidth, Drop: 5}, s.vhostWidth > 0},
 		{colName, table.Column{Title: "NAME", Width: 16, Flex: true}, true},
-		{colType, table.Column{Title: "TYPE", Width: 7, Drop: 3}, true},
+		{colType, table.Column{Title: "TYPE", Width: 7, Drop: 4}, true},
 		{colReady, table.Column{Title: "READY", Width: 6, Align: table.Right}, true},
 		{colUnack, table.Column{Title: "UNACK", Width: 6, Align: table.Right, Drop: 2}, true},
 		{colTotal, table.Column{Title: "TOTAL", Width: 6, Align: table.Right}, true},
@@ -73,7 +74,7 @@ func columnsFor(s spec) ([]col, []table.Column) {
 		{colCons, table.Column{Title: "CONS", Width: 4, Align: table.Right, Drop: 1}, true},
 		{colPub, table.Column{Title: "PUB/s", Width: 6, Align: table.Right}, true},
 		{colAck, table.Column{Title: "ACK/s", Width: 6, Align: table.Right}, true},
-		{colEffect, table.Column{Title: "EFF/s", Width: 6, Align: table.Right, Drop: 5}, s.effects},
+		{colEffect, table.Column{Title: "EFF/s", Width: 6, Align: table.Right, Drop: 3}, s.effects},
 		{colLast, table.Column{Title: "LAST", Width: 6, Align: table.Right, Drop: 6}, s.effects},
 		{colDrain, table.Column{Title: "DRAIN", Width: 15}, true},
 		{colDLQ, table.Column{Title: "DLQ", Width: max(s.dlqWidth, dlqMinWidth), Align: table.Right}, true},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
@@ -184,4 +185,33 @@ func hasEffects(cmd tea.Cmd) bool {
 		}
 	}
 	return false
+}
+
+func TestEffectColumnsGoLastOnNarrowTerminals(t *testing.T) {
+	q := queue("tenant-with-a-long-name", "a-queue-name-that-is-much-too-long-to-fit", 123456)
+	f := &effects{inboxes: map[string]inbox.Effect{q.Name: {Rate: 3, Now: taken}}}
+	tests := []struct {
+		width          int
+		rate, last, ty bool
+	}{
+		{width: 160, rate: true, last: true, ty: true},
+		{width: 100, rate: true},
+		{width: 80},
+	}
+	for _, tt := range tests {
+		l := &lister{replies: []reply{{snap: snapshot(q)}}}
+		m := withEffects(l, f)
+		m.SetSize(tt.width, 10)
+		m, _ = load(t, m, m.Init())
+		shown := func(c col) bool { return m.tbl.Widths()[slices.Index(m.cols, c)] > 0 }
+		if shown(colEffect) != tt.rate || shown(colLast) != tt.last || shown(colType) != tt.ty {
+			t.Errorf("at %d cells: EFF/s %v LAST %v TYPE %v, want %v %v %v", tt.width,
+				shown(colEffect), shown(colLast), shown(colType), tt.rate, tt.last, tt.ty)
+		}
+		for _, line := range strings.Split(m.View(), "\n") {
+			if w := ansi.StringWidth(line); w > tt.width {
+				t.Fatalf("at %d cells a line is %d wide: %q", tt.width, w, line)
+			}
+		}
+	}
 }
