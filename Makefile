@@ -6,7 +6,7 @@ PKGS      := ./...
 UNIT_PKGS := ./config/... ./ui/...
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run demo services test test-unit test-faults lint bench fmt clean
+.PHONY: all build run demo services test test-unit test-faults lint bench bench-quick fmt clean
 
 all: build
 
@@ -26,7 +26,7 @@ services:
 
 ## test: every test, integration tests against the real broker and database
 test: services
-	$(GO) vet $(PKGS)
+	$(GO) vet $(PKGS) ./testdata/bench
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 ## test-unit: the tests that need no service
@@ -45,6 +45,11 @@ lint:
 ## bench: package benchmarks, then the harness that measures each figure beside its anchor
 bench: services build
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+	$(GO) run ./testdata/bench -warren ./$(BIN)
+
+## bench-quick: the harness at small sizes
+bench-quick: services build
+	$(GO) run ./testdata/bench -quick -warren ./$(BIN)
 
 fmt:
 	gofmt -w .

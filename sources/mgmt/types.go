@@ -158,3 +158,23 @@ type Consumer struct {
 	Active         bool
 	ActivityStatus string
 }
+
+// OriginDeliveryLimits maps each queue that dead-letters into ref to its
+// delivery limit, for those that have one: a dead letter from such a
+// queue was delivered limit+1 times, which its x-death does not say.
+func (s *Snapshot) OriginDeliveryLimits(ref QueueRef) map[string]int64 {
+	out := map[string]int64{}
+	q := s.Queue(ref)
+	if q == nil {
+		return out
+	}
+	version := s.Overview.RabbitMQVersion
+	for _, o := range q.DLQOf {
+		if origin := s.Queue(o); origin != nil {
+			if limit := origin.DeliveryLimit(version); limit >= 0 {
+				out[o.Name] = limit
+			}
+		}
+	}
+	return out
+}

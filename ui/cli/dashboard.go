@@ -53,6 +53,7 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 		Vhost:       c.Vhost,
 		Lister:      m,
 		Describer:   m,
+		Effects:     lv,
 		NewDLQ:      screens.NewDLQ,
 		NewMessage:  screens.NewMessage,
 		NewAudit:    screens.NewAudit,

@@ -87,13 +87,10 @@ func (a *App) resolveDLQ(ctx context.Context, queue string, f readFlags) (*dlqTa
 	}
 	t.info = dlq.QueueInfo{Vhost: t.vhost, Name: queue, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
 		BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages}
-	t.opts = dlq.Options{AllowLimitRisk: f.allowRisk, OriginDeliveryLimits: map[string]int64{}}
+	t.opts = dlq.Options{AllowLimitRisk: f.allowRisk, OriginDeliveryLimits: s.OriginDeliveryLimits(q.Ref())}
 	sources := make([]string, 0, len(q.DLQOf))
 	for _, ref := range q.DLQOf {
 		sources = append(sources, ref.Name)
-		if o := byName[ref.Name]; o != nil && o.DeliveryLimit(version) >= 0 {
-			t.opts.OriginDeliveryLimits[ref.Name] = o.DeliveryLimit(version)
-		}
 	}
 	t.knows = c.Knowledge(t.vhost, queue, sources)
 	t.opts.QuarantineQueue = t.knows.Parking

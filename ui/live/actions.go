@@ -22,13 +22,13 @@ func (l *Live) Plan(ctx context.Context, req uidlq.PlanRequest) (uidlq.Plan, err
 		return uidlq.Plan{}, errors.New("no browse session holds these messages")
 	}
 	k := l.knowledgeOf(req.Queue)
-	if req.Action == uidlq.Quarantine && k.release {
+	if req.Action == uidlq.Quarantine && k.Release {
 		return uidlq.Plan{}, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", req.Queue.Name)
 	}
 	applied, known := l.applied(ctx, req.Queue, req.Letters)
 	p, err := actions.NewPlan(actions.Request{
 		Action: string(req.Action), Vhost: req.Queue.Vhost, Queue: req.Queue.Name, Letters: req.Letters,
-		Applied: applied, InboxKnown: known, Release: k.release, Parking: k.parking,
+		Applied: applied, InboxKnown: known, Release: k.Release, Parking: k.Parking,
 		Reason: req.Reason, Now: l.s.Now(),
 	})
 	if err != nil {

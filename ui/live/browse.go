@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -63,33 +62,11 @@ func (l *Live) resolve(ctx context.Context, ref mgmt.QueueRef) (target, error) {
 	l.mu.Lock()
 	l.known[ref] = k
 	l.mu.Unlock()
-	t.opts = dlq.Options{Window: l.s.Window, QuarantineQueue: k.parking, OriginDeliveryLimits: OriginDeliveryLimits(snap, ref)}
-	if k.queue != nil {
-		t.opts.LogicalID, t.opts.AttemptsHeader = k.queue.LogicalID, k.queue.AttemptsHeader
+	t.opts = dlq.Options{Window: l.s.Window, QuarantineQueue: k.Parking, OriginDeliveryLimits: snap.OriginDeliveryLimits(ref)}
+	if k.Queue != nil {
+		t.opts.LogicalID, t.opts.AttemptsHeader = k.Queue.LogicalID, k.Queue.AttemptsHeader
 	}
 	return t, nil
-}
-
-// OriginDeliveryLimits are the delivery limits of the queues that
-// dead-letter into the DLQ ref, by name, as the snapshot shows them: a
-// letter a quorum queue dropped at its limit N was delivered N+1 times,
-// which its x-death count of 1 does not say. Queues without a limit are
-// left out.
-func OriginDeliveryLimits(s *mgmt.Snapshot, ref mgmt.QueueRef) map[string]int64 {
-	out := map[string]int64{}
-	q := s.Queue(ref)
-	if q == nil {
-		return out
-	}
-	version := s.Overview.RabbitMQVersion
-	for _, o := range q.DLQOf {
-		if origin := s.Queue(o); origin != nil {
-			if limit := origin.DeliveryLimit(version); limit >= 0 {
-				out[o.Name] = limit
-			}
-		}
-	}
-	return out
 }
 
 // refusal turns the delivery-limit guard's refusal into the screen's,
@@ -106,45 +83,19 @@ func refusal(err error) error {
 	}
 }
 
-// queueKnowledge is what the config says about a DLQ or parking queue.
-type queueKnowledge struct {
-	queue   *config.Queue // the consumer queue whose DLQ this is; nil if unknown
-	parking string        // where quarantine sends its messages
-	release bool          // the queue is itself a parking queue
-}
-
-// knowledge finds the config entry a DLQ or parking queue belongs to: a
-// queue that names it as its dlq, else a queue the broker dead-letters
-// into it (dlqOf, from the management API's pairing). A parking queue is
-// a configured one or, by convention, a ".quarantine" suffix (DESIGN.md
-// §4.4).
-func knowledge(c *config.Context, ref mgmt.QueueRef, dlqOf []mgmt.QueueRef) queueKnowledge {
-	for i := range c.Queues {
-		q := &c.Queues[i]
-		if q.Quarantine == ref.Name && (q.Vhost == "" || q.Vhost == ref.Vhost) {
-			return queueKnowledge{queue: q, release: true}
-		}
-	}
-	k := queueKnowledge{queue: c.QueueForDLQ(ref.Vhost, ref.Name), parking: ref.Name + ".quarantine"}
+// knowledge is what the config says about ref, helped by the broker's
+// pairing (the queues that dead-letter into it).
+func knowledge(c *config.Context, ref mgmt.QueueRef, dlqOf []mgmt.QueueRef) config.Knowledge {
+	sources := make([]string, 0, len(dlqOf))
 	for _, o := range dlqOf {
-		if k.queue != nil {
-			break
-		}
-		k.queue = c.QueueConfig(o.Vhost, o.Name)
+		sources = append(sources, o.Name)
 	}
-	if k.queue == nil {
-		k.queue = c.QueueConfig(ref.Vhost, ref.Name)
-		k.release = strings.HasSuffix(ref.Name, ".quarantine")
-	}
-	if k.queue != nil && k.queue.Quarantine != "" {
-		k.parking = k.queue.Quarantine
-	}
-	return k
+	return c.Knowledge(ref.Vhost, ref.Name, sources)
 }
 
 // knowledgeOf is what Open learned about ref; before any Open, only the
 // config speaks.
-func (l *Live) knowledgeOf(ref mgmt.QueueRef) queueKnowledge {
+func (l *Live) knowledgeOf(ref mgmt.QueueRef) config.Knowledge {
 	l.mu.Lock()
 	k, ok := l.known[ref]
 	l.mu.Unlock()

@@ -63,22 +63,3 @@ func TestADeliveryLimitLetterCountsEveryDelivery(t *testing.T) {
 		t.Fatalf("letter: reason %s from %s with %d attempts, want delivery_limit from work with 3 (limit 2 + 1)", d.Reason, d.OriginQueue, d.Attempts)
 	}
 }
-
-func TestOriginDeliveryLimits(t *testing.T) {
-	dlq := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
-	origins := []mgmt.QueueRef{{Vhost: "/", Name: "limited"}, {Vhost: "/", Name: "classic"}, {Vhost: "/", Name: "unlimited"}}
-	snap := &mgmt.Snapshot{Overview: mgmt.Overview{RabbitMQVersion: "3.13.7"}, Queues: []mgmt.Queue{
-		{Vhost: "/", Name: "orders.dlq", DLQOf: origins},
-		{Vhost: "/", Name: "limited", Type: "quorum", Arguments: map[string]any{"x-delivery-limit": float64(5)}},
-		{Vhost: "/", Name: "classic", Type: "classic", Arguments: map[string]any{"x-delivery-limit": float64(5)}},
-		{Vhost: "/", Name: "unlimited", Type: "quorum"},
-	}}
-	got := OriginDeliveryLimits(snap, dlq)
-	if len(got) != 1 || got["limited"] != 5 {
-		t.Fatalf("limits = %v, want only limited: 5", got)
-	}
-	snap.Overview.RabbitMQVersion = "4.1.0"
-	if got := OriginDeliveryLimits(snap, dlq); got["unlimited"] != 20 {
-		t.Fatalf("limits on 4.1 = %v, want the default of 20 for unlimited", got)
-	}
-}

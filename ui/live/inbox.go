@@ -69,8 +69,8 @@ func (l *Live) inbox(ctx context.Context, ref mgmt.QueueRef) (InboxClient, error
 	// The inbox belongs to the consumer queue; naming it finds the inbox
 	// even when only the broker knows the pairing.
 	owner := ref
-	if k := l.knowledgeOf(ref); k.queue != nil {
-		owner.Name = k.queue.Name
+	if k := l.knowledgeOf(ref); k.Queue != nil {
+		owner.Name = k.Queue.Name
 	}
 	l.mu.Lock()
 	c, ok := l.inboxes[owner]

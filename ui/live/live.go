@@ -62,7 +62,7 @@ type Live struct {
 
 	mu      sync.Mutex
 	inboxes map[mgmt.QueueRef]InboxClient
-	known   map[mgmt.QueueRef]queueKnowledge // per DLQ, learned by Open
+	known   map[mgmt.QueueRef]config.Knowledge // per DLQ, learned by Open
 }
 
 // New returns the adapter over s.
@@ -74,7 +74,7 @@ func New(s Services) (*Live, error) {
 		s.Now = time.Now
 	}
 	host, _ := os.Hostname()
-	return &Live{s: s, host: host, inboxes: map[mgmt.QueueRef]InboxClient{}, known: map[mgmt.QueueRef]queueKnowledge{}}, nil
+	return &Live{s: s, host: host, inboxes: map[mgmt.QueueRef]InboxClient{}, known: map[mgmt.QueueRef]config.Knowledge{}}, nil
 }
 
 // Close releases the inbox connections and the audit store.

@@ -1,0 +1,22 @@
+package mgmt
+
+import "testing"
+
+func TestOriginDeliveryLimitsCountOnlyQueuesWithALimit(t *testing.T) {
+	dlq := QueueRef{Vhost: "/", Name: "orders.dlq"}
+	origins := []QueueRef{{Vhost: "/", Name: "limited"}, {Vhost: "/", Name: "classic"}, {Vhost: "/", Name: "unlimited"}}
+	snap := &Snapshot{Overview: Overview{RabbitMQVersion: "3.13.7"}, Queues: []Queue{
+		{Vhost: "/", Name: "orders.dlq", DLQOf: origins},
+		{Vhost: "/", Name: "limited", Type: "quorum", Arguments: map[string]any{"x-delivery-limit": float64(5)}},
+		{Vhost: "/", Name: "classic", Type: "classic", Arguments: map[string]any{"x-delivery-limit": float64(5)}},
+		{Vhost: "/", Name: "unlimited", Type: "quorum"},
+	}}
+	got := snap.OriginDeliveryLimits(dlq)
+	if len(got) != 1 || got["limited"] != 5 {
+		t.Fatalf("limits = %v, want only limited: 5", got)
+	}
+	snap.Overview.RabbitMQVersion = "4.1.0"
+	if got := snap.OriginDeliveryLimits(dlq); got["unlimited"] != 20 {
+		t.Fatalf("limits on 4.1 = %v, want the default of 20 for unlimited", got)
+	}
+}
