@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -119,19 +120,29 @@ func (a *App) OperatorName() string {
 	return "unknown"
 }
 
-// Mgmt returns a management API client for the context.
-func (a *App) Mgmt() (*mgmt.Client, error) {
+// login is what connecting needs: the context, its password and its TLS
+// settings.
+func (a *App) login() (*config.Context, string, *tls.Config, error) {
 	c, err := a.Config()
 	if err != nil {
-		return nil, err
+		return nil, "", nil, err
 	}
 	pw, err := c.Password()
 	if err != nil {
-		return nil, Usage(err)
+		return nil, "", nil, Usage(err)
 	}
 	tc, err := c.TLSConfig()
 	if err != nil {
-		return nil, Usage(err)
+		return nil, "", nil, Usage(err)
+	}
+	return c, pw, tc, nil
+}
+
+// Mgmt returns a management API client for the context.
+func (a *App) Mgmt() (*mgmt.Client, error) {
+	c, pw, tc, err := a.login()
+	if err != nil {
+		return nil, err
 	}
 	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc, DLQOverrides: DLQOverrides(c)})
 }
@@ -149,17 +160,9 @@ func DLQOverrides(c *config.Context) []mgmt.DLQOverride {
 
 // DialAMQP connects to the context's broker in vhost.
 func (a *App) DialAMQP(vhost string) (*amqp.Connection, error) {
-	c, err := a.Config()
+	c, pw, tc, err := a.login()
 	if err != nil {
 		return nil, err
-	}
-	pw, err := c.Password()
-	if err != nil {
-		return nil, Usage(err)
-	}
-	tc, err := c.TLSConfig()
-	if err != nil {
-		return nil, Usage(err)
 	}
 	return broker.Dial(broker.Options{URL: c.AMQPURL, Username: c.Username, Password: pw, Vhost: vhost, TLS: tc, Name: "warren " + a.OperatorName()})
 }
