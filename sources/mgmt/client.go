@@ -52,6 +52,9 @@ type Client struct {
 	// /api/queues/detailed (the feature flag is not enabled yet).
 	detailedMissing bool
 	topo            topoCache
+	// rowStats are the visible rows' statistics, reused for one
+	// statistics interval (see ratesFor).
+	rowStats map[QueueRef]rowStats
 }
 
 // New returns a client for o. It does not contact the broker.

@@ -161,20 +161,35 @@ func (c *Client) queueStats(ctx context.Context, ref QueueRef, columns string, e
 	return &r, nil
 }
 
-// ratesFor fetches rates and head timestamps for refs, in parallel, and
-// merges them into queues. A queue deleted meanwhile is skipped.
-func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef) error {
+// ratesFor merges rates and head timestamps for refs into queues. The
+// figures of a row read less than reuse ago are used again, since the
+// broker recomputes them once per statistics interval; the others are
+// requested, in parallel. A queue deleted meanwhile is skipped. It
+// returns when the oldest figures used were requested (now if none).
+func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef, reuse time.Duration) (time.Time, error) {
+	now := time.Now()
 	index := make(map[QueueRef]int, len(queues))
 	for i, q := range queues {
 		index[q.Ref()] = i
 	}
+	cached := c.cachedStats(refs, now, reuse)
+	oldest := now
 	var want []QueueRef
 	seen := map[QueueRef]bool{}
 	for _, r := range refs {
-		if _, ok := index[r]; ok && !seen[r] {
-			seen[r] = true
-			want = append(want, r)
+		j, ok := index[r]
+		if !ok || seen[r] {
+			continue
 		}
+		seen[r] = true
+		if s, ok := cached[r]; ok {
+			queues[j] = withStats(queues[j], s)
+			if s.at.Before(oldest) {
+				oldest = s.at
+			}
+			continue
+		}
+		want = append(want, r)
 	}
 	got := make([]*rawQueue, len(want))
 	err := forEach(ctx, len(want), maxParallel, func(ctx context.Context, i int) error {
@@ -186,8 +201,9 @@ func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef) 
 		return err
 	})
 	if err != nil {
-		return err
+		return now, err
 	}
+	fresh := make(map[QueueRef]rowStats, len(want))
 	for i, r := range got {
 		if r == nil {
 			continue
@@ -195,10 +211,13 @@ func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef) 
 		if r.Vhost == "" {
 			r.Vhost = want[i].Vhost
 		}
+		s := statsOf(r.queue(true), now)
+		fresh[want[i]] = s
 		j := index[want[i]]
-		queues[j] = withDepth(r.queue(true), queues[j])
+		queues[j] = withStats(queues[j], s)
 	}
-	return nil
+	c.keepStats(fresh)
+	return oldest, nil
 }
 
 // allQueuesWithStats reads the statistics list and the cheap list

@@ -22,6 +22,8 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 	var (
 		queues []Queue
 		sc     *scopeEntry
+		// statsFrom is when the oldest figures of the snapshot were asked for.
+		statsFrom = start
 	)
 	jobs := []func(context.Context) error{
 		func(ctx context.Context) (err error) { s.Nodes, err = c.Nodes(ctx); return err },
@@ -34,7 +36,11 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 			if queues, err = c.listQueuesCheap(ctx, o.Vhost); err != nil {
 				return err
 			}
-			return c.ratesFor(ctx, queues, o.RatesFor)
+			from, err := c.ratesFor(ctx, queues, o.RatesFor, ov.StatsInterval)
+			if from.Before(statsFrom) {
+				statsFrom = from
+			}
+			return err
 		},
 	}
 	if o.Channels {
@@ -61,8 +67,9 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 	s.Queues, s.Topology = queues, topo
 	s.TakenAt = time.Now()
 	// The API's figures were at most one collection interval old when it
-	// answered; StatsAge is that bound as of TakenAt.
-	s.StatsAge = ov.StatsInterval + s.TakenAt.Sub(start)
+	// answered; StatsAge is that bound as of TakenAt, counted from the
+	// oldest request whose figures a row reuses.
+	s.StatsAge = ov.StatsInterval + s.TakenAt.Sub(statsFrom)
 	return s, nil
 }
 

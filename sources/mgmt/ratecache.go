@@ -1,0 +1,64 @@
+package mgmt
+
+import "time"
+
+// rowStats are the figures of one queue that only its statistics view
+// carries. The broker recomputes them once per statistics interval, so
+// a dashboard refreshing faster would read the same figures again.
+type rowStats struct {
+	Consumers            int
+	HeadMessageTimestamp *time.Time
+	OldestUnknownReason  string
+	PublishRate          float64
+	AckRate              float64
+	// at is when the request that read them was sent.
+	at time.Time
+}
+
+func statsOf(q Queue, at time.Time) rowStats {
+	return rowStats{Consumers: q.Consumers, HeadMessageTimestamp: q.HeadMessageTimestamp,
+		OldestUnknownReason: q.OldestUnknownReason, PublishRate: q.PublishRate, AckRate: q.AckRate, at: at}
+}
+
+// withStats is the cheap view of a queue with its statistics figures;
+// the head timestamp's reason is worked out again against the cheap
+// view's fresher depth, as withDepth does.
+func withStats(cheap Queue, s rowStats) Queue {
+	cheap.HasRates = true
+	cheap.Consumers, cheap.PublishRate, cheap.AckRate = s.Consumers, s.PublishRate, s.AckRate
+	cheap.HeadMessageTimestamp, cheap.OldestUnknownReason = s.HeadMessageTimestamp, s.OldestUnknownReason
+	if cheap.HeadMessageTimestamp == nil && cheap.Ready > 0 && cheap.OldestUnknownReason == "no ready message" {
+		cheap.OldestUnknownReason = "statistics not collected yet"
+	}
+	return cheap
+}
+
+// cachedStats returns the figures of refs read less than maxAge ago and
+// forgets every older entry.
+func (c *Client) cachedStats(refs []QueueRef, now time.Time, maxAge time.Duration) map[QueueRef]rowStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for r, s := range c.rowStats {
+		if now.Sub(s.at) >= maxAge {
+			delete(c.rowStats, r)
+		}
+	}
+	out := make(map[QueueRef]rowStats, len(refs))
+	for _, r := range refs {
+		if s, ok := c.rowStats[r]; ok {
+			out[r] = s
+		}
+	}
+	return out
+}
+
+func (c *Client) keepStats(got map[QueueRef]rowStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rowStats == nil {
+		c.rowStats = make(map[QueueRef]rowStats, len(got))
+	}
+	for r, s := range got {
+		c.rowStats[r] = s
+	}
+}

@@ -1,0 +1,128 @@
+package mgmt
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// countingProxy forwards to the broker's management API and counts the
+// requests for one queue's own resource.
+type countingProxy struct {
+	mu    sync.Mutex
+	count map[string]int
+}
+
+func (p *countingProxy) rowRequests(vhost, name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count["/api/queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(name)]
+}
+
+func proxiedClient(t *testing.T) (*Client, *countingProxy) {
+	t.Helper()
+	target, err := url.Parse(testMgmt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{count: map[string]int{}}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.count[r.URL.EscapedPath()]++
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Options{URL: srv.URL, Username: "guest", Password: "guest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, p
+}
+
+func TestVisibleRowStatisticsAreReadOncePerStatisticsInterval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("work", nil)
+	e.publish("work", 4, nil)
+	c, p := proxiedClient(t)
+	ref := QueueRef{Vhost: e.vhost, Name: "work"}
+	opts := SnapshotOptions{Vhost: e.vhost, RatesFor: []QueueRef{ref}}
+
+	first, err := c.Snapshot(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Snapshot(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.rowRequests(e.vhost, "work"); n != 1 {
+		t.Fatalf("two snapshots within %v asked for the row's statistics %d times, want once", DefaultStatsInterval, n)
+	}
+	q1, q2 := first.Queue(ref), second.Queue(ref)
+	if !q2.HasRates || q2.PublishRate != q1.PublishRate || q2.Consumers != q1.Consumers || q2.OldestUnknownReason != q1.OldestUnknownReason {
+		t.Fatalf("reused figures differ: first %+v, second %+v", q1, q2)
+	}
+	// The reused figures are as old as the request that read them.
+	if min := DefaultStatsInterval + second.TakenAt.Sub(first.TakenAt); second.StatsAge < min {
+		t.Fatalf("stats age %v of reused figures, want at least %v", second.StatsAge, min)
+	}
+
+	// A row not read before is asked for at once.
+	e.queue("other", nil)
+	other := QueueRef{Vhost: e.vhost, Name: "other"}
+	opts.RatesFor = append(opts.RatesFor, other)
+	third, err := c.Snapshot(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.rowRequests(e.vhost, "other") != 1 || p.rowRequests(e.vhost, "work") != 1 || !third.Queue(other).HasRates {
+		t.Fatalf("requests: work %d, other %d; other has rates %v", p.rowRequests(e.vhost, "work"), p.rowRequests(e.vhost, "other"), third.Queue(other).HasRates)
+	}
+
+	// After one interval the figures are read again.
+	waitFor(t, DefaultStatsInterval+5*time.Second, func() (bool, string) {
+		if _, err := c.Snapshot(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+		n := p.rowRequests(e.vhost, "work")
+		return n >= 2, fmt.Sprintf("the row's statistics were read %d times", n)
+	})
+}
+
+func TestReusedStatisticsTakeTheFresherDepth(t *testing.T) {
+	ts := time.Unix(1_700_000_000, 0)
+	cases := []struct {
+		name       string
+		ready      int64
+		stats      rowStats
+		wantReason string
+	}{
+		{"a queue empty at the last collection now holds messages", 3,
+			rowStats{OldestUnknownReason: "no ready message"}, "statistics not collected yet"},
+		{"a known head timestamp is kept", 3, rowStats{HeadMessageTimestamp: &ts}, ""},
+		{"an empty queue stays without a head message", 0,
+			rowStats{OldestUnknownReason: "no ready message"}, "no ready message"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q := withStats(Queue{Name: "q", Type: "classic", Messages: c.ready, Ready: c.ready}, c.stats)
+			if !q.HasRates || q.Ready != c.ready || q.OldestUnknownReason != c.wantReason ||
+				(c.stats.HeadMessageTimestamp != nil) != (q.HeadMessageTimestamp != nil) {
+				t.Fatalf("got %+v", q)
+			}
+			if strings.Contains(q.OldestUnknownReason, "not fetched") {
+				t.Fatalf("reason %q", q.OldestUnknownReason)
+			}
+		})
+	}
+}
