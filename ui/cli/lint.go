@@ -29,20 +29,7 @@ func newLintCmd(a *App) *cobra.Command {
 			"--vhost or the context's vhost names one.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.Config()
-			if err != nil {
-				return err
-			}
-			m, err := a.Mgmt()
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("vhost") {
-				vhost = c.Vhost
-			}
-			// Rates are not needed, but the consumer counts a DLQ check
-			// reads come only with the statistics.
-			s, err := m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true})
+			s, err := a.fullSnapshot(cmd, vhost)
 			if err != nil {
 				return err
 			}

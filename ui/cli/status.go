@@ -32,18 +32,7 @@ func newStatusCmd(a *App) *cobra.Command {
 			"context's vhost names one. Exit 1 when the management API cannot be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.Config()
-			if err != nil {
-				return err
-			}
-			m, err := a.Mgmt()
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("vhost") {
-				vhost = c.Vhost
-			}
-			s, err := m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true})
+			s, err := a.fullSnapshot(cmd, vhost)
 			if err != nil {
 				return err
 			}
@@ -194,4 +183,22 @@ func drainText(q mgmt.Queue) string {
 		return "stalled"
 	}
 	return "steady"
+}
+
+// fullSnapshot reads every queue of vhost (the --vhost flag, else the
+// context's, else all) with statistics: rates for status, and the
+// consumer counts that lint's checks need.
+func (a *App) fullSnapshot(cmd *cobra.Command, vhost string) (*mgmt.Snapshot, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	m, err := a.Mgmt()
+	if err != nil {
+		return nil, err
+	}
+	if !cmd.Flags().Changed("vhost") {
+		vhost = c.Vhost
+	}
+	return m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true})
 }
