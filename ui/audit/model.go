@@ -127,21 +127,8 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 }
 
 func (m *Model) key(k tea.KeyMsg) {
-	n := m.keys.Nav
-	page := max(m.rows()-1, 1)
-	switch {
-	case key.Matches(k, n.Up):
-		m.cursor--
-	case key.Matches(k, n.Down):
-		m.cursor++
-	case key.Matches(k, n.PageUp):
-		m.cursor -= page
-	case key.Matches(k, n.PageDown):
-		m.cursor += page
-	case key.Matches(k, n.Top):
-		m.cursor = 0
-	case key.Matches(k, n.Bottom):
-		m.cursor = len(m.ops) - 1
+	if c, ok := m.keys.Nav.Move(k, m.cursor, max(m.rows()-1, 1), len(m.ops)-1); ok {
+		m.cursor = c
 	}
 	m.clamp()
 }

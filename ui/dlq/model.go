@@ -314,24 +314,11 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) navigate(k tea.KeyMsg) bool {
-	n := m.keys.Nav
-	page := max(m.tableRows()-1, 1)
-	switch {
-	case key.Matches(k, n.Up):
-		m.cursor--
-	case key.Matches(k, n.Down):
-		m.cursor++
-	case key.Matches(k, n.PageUp):
-		m.cursor -= page
-	case key.Matches(k, n.PageDown):
-		m.cursor += page
-	case key.Matches(k, n.Top):
-		m.cursor = 0
-	case key.Matches(k, n.Bottom):
-		m.cursor = len(m.visible) - 1
-	default:
+	c, ok := m.keys.Nav.Move(k, m.cursor, max(m.tableRows()-1, 1), len(m.visible)-1)
+	if !ok {
 		return false
 	}
+	m.cursor = c
 	m.clampCursor()
 	return true
 }

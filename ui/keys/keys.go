@@ -3,7 +3,10 @@
 // its own bindings in its own keys.go.
 package keys
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
 // Global are the keys the root model handles whenever the current screen
 // is not capturing text.
@@ -59,4 +62,24 @@ func DefaultNav() Nav {
 // Bindings lists the movement keys for a help column.
 func (n Nav) Bindings() []key.Binding {
 	return []key.Binding{n.Up, n.Down, n.PageUp, n.PageDown, n.Top, n.Bottom}
+}
+
+// Move applies a movement key to pos: one step, a page of page steps, or
+// the ends (0 and last). ok is false for any other key; the caller clamps.
+func (n Nav) Move(k tea.KeyMsg, pos, page, last int) (int, bool) {
+	switch {
+	case key.Matches(k, n.Up):
+		return pos - 1, true
+	case key.Matches(k, n.Down):
+		return pos + 1, true
+	case key.Matches(k, n.PageUp):
+		return pos - page, true
+	case key.Matches(k, n.PageDown):
+		return pos + page, true
+	case key.Matches(k, n.Top):
+		return 0, true
+	case key.Matches(k, n.Bottom):
+		return last, true
+	}
+	return pos, false
 }

@@ -78,22 +78,10 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
-	n := m.keys.Nav
-	page := max(m.rows()-1, 1)
-	switch {
-	case key.Matches(k, n.Up):
-		m.offset--
-	case key.Matches(k, n.Down):
-		m.offset++
-	case key.Matches(k, n.PageUp):
-		m.offset -= page
-	case key.Matches(k, n.PageDown):
-		m.offset += page
-	case key.Matches(k, n.Top):
-		m.offset = 0
-	case key.Matches(k, n.Bottom):
-		m.offset = len(m.lines)
-	case key.Matches(k, m.keys.Hex):
+	if o, ok := m.keys.Nav.Move(k, m.offset, max(m.rows()-1, 1), len(m.lines)); ok {
+		m.offset = o
+	}
+	if key.Matches(k, m.keys.Hex) {
 		m.hex = !m.hex
 		m.render()
 	}
