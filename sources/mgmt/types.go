@@ -22,6 +22,10 @@ type Snapshot struct {
 	// Topology holds the dead-letter exchanges the queues name and their
 	// bindings: what DLQ pairing and Lint read.
 	Topology Topology
+	// Partial is set on a FirstPage snapshot: some queues only, no rates
+	// or DLQ pairing. QueueTotal is then how many queues there are.
+	Partial    bool
+	QueueTotal int
 }
 
 // SnapshotOptions say how much of the broker a snapshot reads. The queue

@@ -79,6 +79,11 @@ type Model struct {
 	typing bool
 	// loading is set from a vhost switch until its first snapshot.
 	loading bool
+	// awaitingFull is set while no full snapshot has come after a first
+	// page was asked for; partialOf is the broker's queue count while
+	// only that page is shown, 0 otherwise.
+	awaitingFull bool
+	partialOf    int
 
 	status Status
 	rows   []row
@@ -127,8 +132,9 @@ func New(o Options) *Model {
 	return m
 }
 
-// Init fetches the first snapshot.
-func (m *Model) Init() tea.Cmd { return m.fetch() }
+// Init fetches the first snapshot, and the first page beside it when the
+// lister can read one.
+func (m *Model) Init() tea.Cmd { return m.firstFetch() }
 
 // Title implements common.Screen.
 func (m *Model) Title() string { return "Queues" }
@@ -171,6 +177,9 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 			return m, nil
 		}
 		return m.applySnapshot(msg)
+	case firstPageMsg:
+		m.applyFirstPage(msg)
+		return m, nil
 	case effectsMsg:
 		if msg.ID == m.id {
 			m.applyEffects(msg)

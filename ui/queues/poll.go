@@ -46,7 +46,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		return m, m.tick(m.refresh)
 	}
 	snap := msg.Snap
-	m.loading = false
+	m.loading, m.awaitingFull, m.partialOf = false, false, 0
 	m.status = Status{
 		Loaded:   true,
 		Overview: snap.Overview,

@@ -40,7 +40,11 @@ func (m *Model) statusText() string {
 	if f := m.filter.Value(); f != "" {
 		parts = append(parts, "filter: "+sanitize.Text(f))
 	}
-	parts = append(parts, fmt.Sprintf("%d of %d queues", len(m.view), len(m.rows)))
+	if m.partialOf > 0 {
+		parts = append(parts, fmt.Sprintf("%d deepest shown, loading all %d queues…", len(m.view), m.partialOf))
+	} else {
+		parts = append(parts, fmt.Sprintf("%d of %d queues", len(m.view), len(m.rows)))
+	}
 	line := strings.Join(parts, "  ·  ")
 	if n := m.troubleCount(); n > 0 {
 		return m.st.Muted.Render(line+"  ·  ") + m.st.Trouble.Render(fmt.Sprintf("%d in trouble", n))
