@@ -78,3 +78,33 @@ func TestAcksAreProvenInBatchesAndUnprovenOnesAreUnknown(t *testing.T) {
 		})
 	}
 }
+
+func TestProvenBatchesAreReportedAndAReportFailureStops(t *testing.T) {
+	h := &fakeHolder{}
+	outcomes := make([]MessageOutcome, syncEvery+3)
+	var reported [][]int
+	refuse := false
+	p := &ackProof{env: Env{Session: h}, outcomes: outcomes, proven: func(batch []int) error {
+		if refuse {
+			return ErrAuditUnavailable
+		}
+		reported = append(reported, batch)
+		return nil
+	}}
+	for i := range outcomes {
+		outcomes[i] = MessageOutcome{Item: i, Outcome: Confirmed, SourceAcked: true}
+		if err := p.add(i); err != nil {
+			t.Fatalf("add %d: %v", i, err)
+		}
+	}
+	if len(reported) != 1 || len(reported[0]) != syncEvery || reported[0][0] != 0 {
+		t.Fatalf("reported %d batches, want the first full one at once", len(reported))
+	}
+	refuse = true
+	if err := p.prove(); !errors.Is(err, ErrAuditUnavailable) {
+		t.Fatalf("final proof with the store refusing: %v, want ErrAuditUnavailable", err)
+	}
+	if stopCause(ErrAuditUnavailable) != ErrAuditUnavailable || !errors.Is(stopCause(errors.New("closed")), ErrSessionLost) {
+		t.Fatal("stopCause does not keep an audit failure apart from a lost session")
+	}
+}

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -24,6 +25,28 @@ type auditLog struct {
 	op     audit.Op
 	plan   *Plan
 	stream bool
+	// written marks the items whose outcome is recorded already.
+	written map[int]bool
+}
+
+// confirmed records a batch of items whose copies were confirmed and whose
+// source acks were proven, while the operation runs. A failure stops the
+// operation: nothing more moves without its record.
+func (l *auditLog) confirmed(ctx context.Context, outcomes []MessageOutcome, batch []int) error {
+	recs := make([]MessageOutcome, len(batch))
+	for i, item := range batch {
+		recs[i] = outcomes[item]
+	}
+	if _, err := l.store.Append(context.WithoutCancel(ctx), l.outcomeRecord(Confirmed, recs)); err != nil {
+		return fmt.Errorf("%w (%s): recording confirmed messages: %v", ErrAuditUnavailable, l.store.Describe(), err)
+	}
+	if l.written == nil {
+		l.written = make(map[int]bool, len(l.plan.Items))
+	}
+	for _, item := range batch {
+		l.written[item] = true
+	}
+	return nil
 }
 
 // intent writes the write-ahead record, listing every selected message so
@@ -92,7 +115,9 @@ func (l *auditLog) finish(ctx context.Context, res *Result, runErr error) error 
 	defer cancel()
 	byOutcome := map[Outcome][]MessageOutcome{}
 	for _, o := range res.Outcomes {
-		byOutcome[o.Outcome] = append(byOutcome[o.Outcome], o)
+		if !l.written[o.Item] {
+			byOutcome[o.Outcome] = append(byOutcome[o.Outcome], o)
+		}
 	}
 	for _, outcome := range []Outcome{Confirmed, Returned, Nacked, Unknown, NotSent} {
 		all := byOutcome[outcome]

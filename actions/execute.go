@@ -161,7 +161,7 @@ func Execute(ctx context.Context, plan *Plan, env Env, progress func(Progress)) 
 			return res, errors.Join(err, log.finish(ctx, res, err))
 		}
 	}
-	runErr := run(ctx, plan, env, op.ID, res, progress)
+	runErr := run(ctx, plan, env, log, res, progress)
 	return res, errors.Join(runErr, log.finish(ctx, res, runErr))
 }
 
@@ -195,7 +195,8 @@ func operation(plan *Plan, env Env) audit.Op {
 // run publishes the plan's items and settles each source delivery as its
 // outcome arrives, so acks stream out while later items are still being
 // published.
-func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, progress func(Progress)) error {
+func run(ctx context.Context, plan *Plan, env Env, log *auditLog, res *Result, progress func(Progress)) error {
+	opID := log.op.ID
 	window := min(env.Window, plan.Selected())
 	pub, err := NewPublisher(env.Conn, window)
 	if err != nil {
@@ -208,7 +209,11 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 	sendCtx, stopSending := context.WithCancelCause(ctx)
 	defer stopSending(nil)
 	settled := make(chan struct{})
-	acks := &ackProof{env: env, outcomes: outcomes}
+	// Proven moves go to the audit log as they happen, so an operation
+	// killed mid-way still says which messages certainly moved.
+	acks := &ackProof{env: env, outcomes: outcomes, proven: func(batch []int) error {
+		return log.confirmed(ctx, outcomes, batch)
+	}}
 	go func() {
 		defer close(settled)
 		for s := range pub.Results() {
@@ -218,11 +223,12 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 				o.Reply = fmt.Sprintf("%d %s", s.ReplyCode, s.ReplyText)
 			}
 			err := settleSource(env, plan.Items[s.Ref], o)
-			if err == nil && o.SourceAcked {
-				err = acks.add(s.Ref)
-			}
 			if err != nil {
 				stopSending(fmt.Errorf("%w: %v", ErrSessionLost, err))
+			} else if o.SourceAcked {
+				if err := acks.add(s.Ref); err != nil {
+					stopSending(stopCause(err))
+				}
 			}
 			rep.count(o.Outcome, int(published.Load()))
 		}
@@ -265,13 +271,13 @@ func run(ctx context.Context, plan *Plan, env Env, opID string, res *Result, pro
 		}
 	}
 	if err := acks.prove(); err != nil {
-		stopSending(fmt.Errorf("%w: %v", ErrSessionLost, err))
+		stopSending(stopCause(err))
 	}
 	res.PeakInFlight = pub.Peak()
 	tally(res, outcomes)
 	rep.finish(int(published.Load()))
-	if lost := context.Cause(sendCtx); errors.Is(lost, ErrSessionLost) {
-		return lost
+	if cause := context.Cause(sendCtx); errors.Is(cause, ErrSessionLost) || errors.Is(cause, ErrAuditUnavailable) {
+		return cause
 	}
 	if res.Cancelled {
 		return nil
@@ -310,6 +316,15 @@ func settleSource(env Env, it Item, o *MessageOutcome) error {
 	return env.Session.Return(tag)
 }
 
+// stopCause says why publishing stops after a failed proof: the audit
+// store refused the record, or the browse session is gone.
+func stopCause(err error) error {
+	if errors.Is(err, ErrAuditUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrSessionLost, err)
+}
+
 // ackProof tracks acks the broker has not yet been proven to process. An
 // ack gets no reply, and one sent just before the channel dies may never
 // take effect: its delivery returns to the DLQ while the copy sits at the
@@ -318,6 +333,8 @@ type ackProof struct {
 	env      Env
 	outcomes []MessageOutcome
 	pending  []int
+	// proven, when set, is told each batch whose acks were proven.
+	proven func(batch []int) error
 }
 
 // add records an ack and proves the batch once syncEvery are pending.
@@ -343,6 +360,8 @@ func (p *ackProof) prove() error {
 			o.AckErr = err
 			o.Err = fmt.Errorf("confirmed, but the source ack was not proven before the browse channel failed: %w", err)
 		}
+	} else if p.proven != nil {
+		err = p.proven(append([]int(nil), p.pending...))
 	}
 	p.pending = p.pending[:0]
 	return err
