@@ -55,6 +55,10 @@ type Client struct {
 	// rowStats are the visible rows' statistics, reused for one
 	// statistics interval (see ratesFor).
 	rowStats map[QueueRef]rowStats
+	// overview is the last /api/overview, reused for one statistics
+	// interval by Snapshot; overviewAt is when it was asked for.
+	overview   *Overview
+	overviewAt time.Time
 }
 
 // New returns a client for o. It does not contact the broker.

@@ -1,6 +1,9 @@
 package mgmt
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // rowStats are the figures of one queue that only its statistics view
 // carries. The broker recomputes them once per statistics interval, so
@@ -61,4 +64,26 @@ func (c *Client) keepStats(got map[QueueRef]rowStats) {
 	for r, s := range got {
 		c.rowStats[r] = s
 	}
+}
+
+// recentOverview is Overview for a refresh: its totals and rates change
+// once per statistics interval, so within one the last answer is reused.
+// at is when the figures returned were asked for.
+func (c *Client) recentOverview(ctx context.Context, now time.Time) (*Overview, time.Time, error) {
+	c.mu.Lock()
+	last, at := c.overview, c.overviewAt
+	c.mu.Unlock()
+	if last != nil && now.Sub(at) < last.StatsInterval {
+		ov := *last
+		return &ov, at, nil
+	}
+	fresh, err := c.Overview(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	c.mu.Lock()
+	c.overview, c.overviewAt = fresh, now
+	c.mu.Unlock()
+	ov := *fresh
+	return &ov, now, nil
 }

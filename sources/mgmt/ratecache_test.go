@@ -126,3 +126,40 @@ func TestReusedStatisticsTakeTheFresherDepth(t *testing.T) {
 		})
 	}
 }
+
+func TestTheOverviewIsReadOncePerStatisticsInterval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c, p := proxiedClient(t)
+	opts := SnapshotOptions{Vhost: e.vhost}
+	first, err := c.Snapshot(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Snapshot(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	n := p.count["/api/overview"]
+	p.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("two snapshots within %v read /api/overview %d times, want once", DefaultStatsInterval, n)
+	}
+	if second.Overview.RabbitMQVersion != first.Overview.RabbitMQVersion || second.Overview.RabbitMQVersion == "" {
+		t.Fatalf("reused overview lost the version: %q vs %q", second.Overview.RabbitMQVersion, first.Overview.RabbitMQVersion)
+	}
+	if min := DefaultStatsInterval + second.TakenAt.Sub(first.TakenAt); second.StatsAge < min {
+		t.Fatalf("stats age %v with a reused overview, want at least %v", second.StatsAge, min)
+	}
+	// Overview itself, used by config check and the CLI, always asks.
+	if _, err := c.Overview(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	n = p.count["/api/overview"]
+	p.mu.Unlock()
+	if n != 2 {
+		t.Fatalf("Overview read /api/overview %d times in all, want 2", n)
+	}
+}

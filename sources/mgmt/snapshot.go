@@ -14,7 +14,7 @@ import (
 // dead-letter bindings come from a short-lived cache).
 func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
 	start := time.Now()
-	ov, err := c.Overview(ctx)
+	ov, ovAt, err := c.recentOverview(ctx, start)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 		queues []Queue
 		sc     *scopeEntry
 		// statsFrom is when the oldest figures of the snapshot were asked for.
-		statsFrom = start
+		statsFrom = ovAt
 	)
 	jobs := []func(context.Context) error{
 		func(ctx context.Context) (err error) { s.Nodes, err = c.Nodes(ctx); return err },
