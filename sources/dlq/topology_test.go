@@ -19,9 +19,6 @@ const (
 	sceneBilling = "billing"
 )
 
-// sceneIDs is the DLQ's content in arrival order, by logical ID.
-var sceneIDs = []string{"E-retry", "E-ttl", "mid-max1", "", "E-limit"}
-
 func declareExchange(t testing.TB, ch *amqp.Channel, name string) {
 	t.Helper()
 	if err := ch.ExchangeDeclare(name, "direct", true, false, false, false, nil); err != nil {

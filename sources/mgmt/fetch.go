@@ -89,13 +89,6 @@ func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
 	return out, nil
 }
 
-// brokerVersion is the version read by the last Overview.
-func (c *Client) brokerVersion() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.version
-}
-
 // listQueuesCheap reads every queue's depth, arguments and policy name
 // without statistics: the 0.8 s call where the full list takes 4 s on
 // 10 000 queues.

@@ -209,7 +209,7 @@ func TestHostileContentNeverReachesTheTerminal(t *testing.T) {
 	for _, hex := range []bool{false, true} {
 		m.hex = hex
 		m.render()
-		if v := m.View(); strings.ContainsAny(v, "\x1b\x07\x9b") {
+		if v := m.View(); strings.ContainsAny(v, "\x1b\x07\u009b") {
 			t.Fatalf("raw control bytes in the view (hex=%v): %q", hex, v)
 		}
 	}
