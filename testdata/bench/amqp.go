@@ -73,20 +73,6 @@ func declareAll(conn *amqp.Connection, exchange string, qs []declaration) error 
 	return first
 }
 
-// depth is a queue's ready count from a passive declare (no stats lag).
-func depth(conn *amqp.Connection, queue string) (int, error) {
-	ch, err := conn.Channel()
-	if err != nil {
-		return 0, err
-	}
-	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
-	if err != nil {
-		return 0, err
-	}
-	return q.Messages, nil
-}
-
 // waitDepth polls until queue holds want messages, every 5 ms, so a
 // timed wait overshoots by at most that.
 func waitDepth(conn *amqp.Connection, queue string, want int, timeout time.Duration) error {
