@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
 func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
@@ -40,7 +41,7 @@ func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
 	if res.Selected != 20 || res.Confirmed != 20 || res.Returned+res.Nacked+res.Unknown+res.NotSent != 0 {
 		t.Fatalf("result %+v, want 20 confirmed", res)
 	}
-	waitDepth(t, s.ch, s.dlq, 0)
+	brokertest.WaitDepth(t, s.ch, s.dlq, 0)
 	got := drain(t, s.ch, s.origin)
 	if len(got) != 20 {
 		t.Fatalf("origin holds %d, want 20", len(got))
@@ -99,7 +100,7 @@ func TestReplayLeavesUndeliverableMessagesInTheDLQ(t *testing.T) {
 			name: "the origin full under reject-publish: the rest nacked",
 			breakIt: func(t *testing.T, s *scene) {
 				deleteQueue(t, s.ch, s.origin)
-				declare(t, s.ch, s.origin, amqp.Table{"x-max-length": int32(4), "x-overflow": "reject-publish"})
+				brokertest.Declare(t, s.ch, s.origin, amqp.Table{"x-max-length": int32(4), "x-overflow": "reject-publish"})
 			},
 			want:   map[Outcome]int{Confirmed: 4, Nacked: 26},
 			origin: 4,
@@ -124,9 +125,9 @@ func TestReplayLeavesUndeliverableMessagesInTheDLQ(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The DLQ loses exactly the confirmed messages.
-			waitDepth(t, s.ch, s.dlq, 30-res.Confirmed)
+			brokertest.WaitDepth(t, s.ch, s.dlq, 30-res.Confirmed)
 			if tc.origin > 0 {
-				waitDepth(t, s.ch, s.origin, tc.origin)
+				brokertest.WaitDepth(t, s.ch, s.origin, tc.origin)
 			}
 		})
 	}
@@ -147,7 +148,7 @@ func TestQuarantineMovesTheSelectionToTheParkingQueueWithItsReason(t *testing.T)
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, s.ch, s.dlq, 4)
+	brokertest.WaitDepth(t, s.ch, s.dlq, 4)
 	parked := drain(t, s.ch, parking)
 	if len(parked) != 6 {
 		t.Fatalf("parking queue holds %d, want 6", len(parked))
@@ -170,7 +171,7 @@ func TestReleaseFromTheParkingQueueReachesTheOriginAndLooksUnquarantined(t *test
 	if _, err := Execute(testCtx(t), s.plan(t, Request{Action: ActionQuarantine, Letters: letters, Parking: parking, Reason: "hold"}), s.env(sess), nil); err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, s.ch, parking, 5)
+	brokertest.WaitDepth(t, s.ch, parking, 5)
 	psess, parked := s.browse(t, s.conn, parking)
 	for _, d := range parked {
 		if !d.Quarantined {
@@ -185,7 +186,7 @@ func TestReleaseFromTheParkingQueueReachesTheOriginAndLooksUnquarantined(t *test
 	if err != nil || res.Confirmed != 5 {
 		t.Fatalf("release: %+v %v", res, err)
 	}
-	waitDepth(t, s.ch, parking, 0)
+	brokertest.WaitDepth(t, s.ch, parking, 0)
 	for _, d := range drain(t, s.ch, s.origin) {
 		if _, ok := d.Headers[HeaderQuarantineReason]; ok {
 			t.Fatalf("released message still marked quarantined: %v", d.Headers)
@@ -208,7 +209,7 @@ func TestAppliedMessagesAreSkippedCountedAndStay(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, s.ch, s.dlq, 3)
+	brokertest.WaitDepth(t, s.ch, s.dlq, 3)
 	var skipped []string
 	for _, r := range s.records(t) {
 		if r.Outcome == audit.OutcomeSkippedApplied {
@@ -243,8 +244,8 @@ func TestAnUnwritableAuditStoreRefusesBeforeAnyMessageMoves(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, s.ch, s.dlq, 5)
-	if n := depth(t, s.ch, s.origin); n != 0 {
+	brokertest.WaitDepth(t, s.ch, s.dlq, 5)
+	if n := brokertest.Depth(t, s.ch, s.origin); n != 0 {
 		t.Fatalf("origin received %d messages", n)
 	}
 }
@@ -273,8 +274,8 @@ func TestCancelStopsSendingSettlesInFlightAndReports(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, s.ch, s.dlq, 400-res.Confirmed)
-	waitDepth(t, s.ch, s.origin, res.Confirmed)
+	brokertest.WaitDepth(t, s.ch, s.dlq, 400-res.Confirmed)
+	brokertest.WaitDepth(t, s.ch, s.origin, res.Confirmed)
 	final := s.records(t)
 	if f := final[len(final)-1]; f.Outcome != audit.OutcomeFinal || f.Detail["cancelled"] != "true" {
 		t.Fatalf("final record %+v", f)

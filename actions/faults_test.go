@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 )
 
@@ -20,7 +21,7 @@ func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
 	results := make(chan outcome, 2)
 	start := make(chan struct{})
 	for range 2 {
-		conn := dial(t, s.vhost)
+		conn := brokertest.Dial(t, s.vhost)
 		store, err := audit.OpenFile(s.store.Path())
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +47,7 @@ func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
 	if total != n {
 		t.Fatalf("%d confirmed in total, want %d", total, n)
 	}
-	waitDepth(t, s.ch, s.dlq, 0)
+	brokertest.WaitDepth(t, s.ch, s.dlq, 0)
 	seen := map[string]int{}
 	for _, d := range drain(t, s.ch, s.origin) {
 		seen[d.MessageId]++
@@ -97,7 +98,7 @@ func (s *scene) replayAll(conn *amqp.Connection, store audit.Store) outcome {
 func TestLosingTheBrowseSessionStopsPublishingAndLosesNothing(t *testing.T) {
 	const n = 300
 	s := newScene(t, n, plain)
-	browseConn := dial(t, s.vhost)
+	browseConn := brokertest.Dial(t, s.vhost)
 	sess, letters := s.browse(t, browseConn, s.dlq)
 	closed := false
 	res, err := Execute(testCtx(t), s.plan(t, Request{Letters: letters, Rate: 300}), s.env(sess), func(p Progress) {
@@ -116,8 +117,8 @@ func TestLosingTheBrowseSessionStopsPublishingAndLosesNothing(t *testing.T) {
 	// Every published copy arrived. A source whose ack was proven left
 	// the DLQ; one whose ack was not proven (unknown) may be back there
 	// too, so it may exist twice, and nothing is lost.
-	waitDepth(t, s.ch, s.origin, res.Confirmed+res.Unknown)
-	if d := depth(t, s.ch, s.dlq); d < n-res.Confirmed-res.Unknown || d > n-res.Confirmed {
+	brokertest.WaitDepth(t, s.ch, s.origin, res.Confirmed+res.Unknown)
+	if d := brokertest.Depth(t, s.ch, s.dlq); d < n-res.Confirmed-res.Unknown || d > n-res.Confirmed {
 		t.Fatalf("DLQ holds %d; want between %d and %d", d, n-res.Confirmed-res.Unknown, n-res.Confirmed)
 	}
 }
@@ -127,7 +128,7 @@ func TestReplayFromAStreamRecordsOffsetsAndRemovesNothing(t *testing.T) {
 	// The broker (3.10) does not dead-letter into a stream, so the
 	// broker's dead letters are copied there, x-death and all.
 	stream := s.dlq + ".stream"
-	declare(t, s.ch, stream, amqp.Table{"x-queue-type": "stream"})
+	brokertest.Declare(t, s.ch, stream, amqp.Table{"x-queue-type": "stream"})
 	for _, d := range drain(t, s.ch, s.dlq) {
 		err := s.ch.Publish("", stream, false, false, amqp.Publishing{Headers: d.Headers, MessageId: d.MessageId, DeliveryMode: d.DeliveryMode, Body: d.Body})
 		if err != nil {
@@ -159,7 +160,7 @@ func TestReplayFromAStreamRecordsOffsetsAndRemovesNothing(t *testing.T) {
 	if err != nil || res.Confirmed != 5 {
 		t.Fatalf("result %+v, %v", res, err)
 	}
-	waitDepth(t, s.ch, s.origin, 5)
+	brokertest.WaitDepth(t, s.ch, s.origin, 5)
 	var offsets []string
 	for _, r := range s.records(t) {
 		if r.Outcome == audit.OutcomeConfirmed {

@@ -10,12 +10,13 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
 // brokerVersion asks the management API, as warren does.
 func brokerVersion(t testing.TB) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, testMgmt+"/api/overview", nil)
+	req, _ := http.NewRequest(http.MethodGet, brokertest.MgmtURL+"/api/overview", nil)
 	req.SetBasicAuth("guest", "guest")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -35,7 +36,7 @@ func brokerVersion(t testing.TB) string {
 // each message's delivery count grows by exactly that much.
 func returnEach(t testing.TB, conn *amqp.Connection, queue string, n, times int) {
 	t.Helper()
-	ch := mustChannel(t, conn)
+	ch := brokertest.Channel(t, conn)
 	for range times {
 		var tags []uint64
 		for len(tags) < n {
@@ -58,10 +59,10 @@ func returnEach(t testing.TB, conn *amqp.Connection, queue string, n, times int)
 
 func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := mustChannel(t, conn)
+	ch := brokertest.Channel(t, conn)
 	const name = "dlq.quorum"
 	// No dead-letter exchange: a message pushed past the limit is dropped.
-	declare(t, ch, name, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)})
+	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)})
 	want := []string{fmtID(0), fmtID(1), fmtID(2), fmtID(3)}
 	for _, id := range want {
 		publish(t, ch, "", name, amqp.Publishing{MessageId: id})
@@ -114,9 +115,9 @@ func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 
 func TestQuorumDLQWithoutLimitIsBrowsedAndSaysOrderIsNotKept(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := mustChannel(t, conn)
+	ch := brokertest.Channel(t, conn)
 	const name = "dlq.quorum"
-	declare(t, ch, name, amqp.Table{"x-queue-type": "quorum"})
+	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum"})
 	for i := range 3 {
 		publish(t, ch, "", name, amqp.Publishing{MessageId: fmtID(i)})
 	}
@@ -141,11 +142,11 @@ func TestQuorumDLQWithoutLimitIsBrowsedAndSaysOrderIsNotKept(t *testing.T) {
 
 func TestStreamDLQIsReadByOffsetAndUnchanged(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := mustChannel(t, conn)
+	ch := brokertest.Channel(t, conn)
 	const name = "dlq.stream"
-	declare(t, ch, name, amqp.Table{"x-queue-type": "stream"})
-	declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "expired"})
-	declare(t, ch, "expired", nil)
+	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "stream"})
+	brokertest.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "expired"})
+	brokertest.Declare(t, ch, "expired", nil)
 	var want []string
 	for i := range 7 {
 		want = append(want, fmtID(i))

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
 // benchDeadLetters is the DLQ size of the broker benchmarks:
@@ -45,7 +47,7 @@ func BenchmarkScanBroker(b *testing.B) {
 		var spent time.Duration
 		for b.Loop() {
 			start := time.Now()
-			ch := mustChannel(b, conn)
+			ch := brokertest.Channel(b, conn)
 			if err := ch.Qos(0, 0, false); err != nil {
 				b.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
 func TestScanCountsTheSceneAndLeavesTheDLQAsItWas(t *testing.T) {
@@ -45,9 +46,9 @@ func TestScanCountsTheSceneAndLeavesTheDLQAsItWas(t *testing.T) {
 
 func TestScanCountsReplayLoopsAndQuarantinedMessages(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := mustChannel(t, conn)
-	declare(t, ch, sceneDLQ, nil)
-	declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	ch := brokertest.Channel(t, conn)
+	brokertest.Declare(t, ch, sceneDLQ, nil)
+	brokertest.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
 	publish(t, ch, "", "src", amqp.Publishing{MessageId: "a", Headers: amqp.Table{HeaderReplayCount: int32(2)}})
 	publish(t, ch, "", "src", amqp.Publishing{MessageId: "b", Headers: amqp.Table{HeaderQuarantineReason: "poison"}})
 	publish(t, ch, "", "src", amqp.Publishing{MessageId: "c"})
@@ -98,9 +99,9 @@ func TestScanOfAHundredThousandDeadLettersKeepsMemoryBounded(t *testing.T) {
 // the source queue holds none, so every publish overflows.
 func fillByMaxLength(t testing.TB, conn *amqp.Connection, n, size int) {
 	t.Helper()
-	ch := mustChannel(t, conn)
-	declare(t, ch, sceneDLQ, nil)
-	declare(t, ch, "src", amqp.Table{"x-max-length": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	ch := brokertest.Channel(t, conn)
+	brokertest.Declare(t, ch, sceneDLQ, nil)
+	brokertest.Declare(t, ch, "src", amqp.Table{"x-max-length": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
@@ -16,11 +17,11 @@ import (
 func deliveryLimitScene(t *testing.T, vhost string) {
 	t.Helper()
 	conn := testConn(t, vhost)
-	ch := testChannel(t, conn)
-	declare(t, ch, "work.dlq", nil)
-	declare(t, ch, "work", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2),
+	ch := brokertest.Channel(t, conn)
+	brokertest.Declare(t, ch, "work.dlq", nil)
+	brokertest.Declare(t, ch, "work", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2),
 		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work.dlq"})
-	cons := testChannel(t, conn)
+	cons := brokertest.Channel(t, conn)
 	deliveries, err := cons.Consume("work", "returner", false, false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -36,14 +37,14 @@ func deliveryLimitScene(t *testing.T, vhost string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, ch, "work.dlq", 1)
+	brokertest.WaitDepth(t, ch, "work.dlq", 1)
 	if err := cons.Cancel("returner", false); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestADeliveryLimitLetterCountsEveryDelivery(t *testing.T) {
-	vhost := testVhost(t)
+	vhost := brokertest.Vhost(t, "warren-live")
 	deliveryLimitScene(t, vhost)
 	l := newLive(t, &config.Context{Name: "test", Username: "guest"})
 	ctx := testCtx(t)

@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 	uidlq "github.com/warrenops/warren/ui/dlq"
@@ -25,7 +26,7 @@ func ordersContext() *config.Context {
 }
 
 func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
-	vhost := testVhost(t)
+	vhost := brokertest.Vhost(t, "warren-live")
 	rejectedScene(t, vhost, 3)
 	l := newLive(t, ordersContext())
 	ctx := testCtx(t)
@@ -76,8 +77,8 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 	if held := s.Letters(); len(held) != 1 || held[0].LogicalID != page.Letters[2].LogicalID {
 		t.Errorf("still held: %+v, want only the unselected letter", held)
 	}
-	ch := testChannel(t, testConn(t, vhost))
-	waitDepth(t, ch, "orders", 2)
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.WaitDepth(t, ch, "orders", 2)
 
 	r := AuditReader{l}
 	ops, err := r.Operations(ctx, 10)
@@ -94,7 +95,7 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, ch, "orders.dlq", 1)
+	brokertest.WaitDepth(t, ch, "orders.dlq", 1)
 	select {
 	case err := <-s.Done():
 		if err != nil {
@@ -106,7 +107,7 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 }
 
 func TestQuarantineGoesToTheParkingQueue(t *testing.T) {
-	vhost := testVhost(t)
+	vhost := brokertest.Vhost(t, "warren-live")
 	rejectedScene(t, vhost, 2)
 	l := newLive(t, ordersContext())
 	ctx := testCtx(t)
@@ -130,13 +131,13 @@ func TestQuarantineGoesToTheParkingQueue(t *testing.T) {
 	if _, err := l.Execute(ctx, plan, func(uidlq.Progress) {}); err != nil {
 		t.Fatal(err)
 	}
-	waitDepth(t, testChannel(t, testConn(t, vhost)), "orders.dlq.quarantine", 2)
+	brokertest.WaitDepth(t, brokertest.Channel(t, testConn(t, vhost)), "orders.dlq.quarantine", 2)
 }
 
 func TestQuorumDLQWithADeliveryLimitIsRefusedUnlessAllowed(t *testing.T) {
-	vhost := testVhost(t)
-	ch := testChannel(t, testConn(t, vhost))
-	declare(t, ch, "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
+	vhost := brokertest.Vhost(t, "warren-live")
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.Declare(t, ch, "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
 	l := newLive(t, ordersContext())
 	ctx := testCtx(t)
 	ref := mgmt.QueueRef{Vhost: vhost, Name: "limited.dlq"}
@@ -164,7 +165,7 @@ func TestQuorumDLQWithADeliveryLimitIsRefusedUnlessAllowed(t *testing.T) {
 }
 
 func TestASessionKilledByTheBrokerReportsWhy(t *testing.T) {
-	vhost := testVhost(t)
+	vhost := brokertest.Vhost(t, "warren-live")
 	rejectedScene(t, vhost, 1)
 	l := newLive(t, ordersContext())
 	ctx := testCtx(t)
@@ -195,10 +196,10 @@ func closeConnections(t *testing.T, vhost string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var conns []struct{ Name string }
-		decodeJSON(t, mgmtCall(t, http.MethodGet, "/api/vhosts/"+url.PathEscape(vhost)+"/connections", nil), &conns)
+		decodeJSON(t, brokertest.Mgmt(t, http.MethodGet, "/api/vhosts/"+url.PathEscape(vhost)+"/connections", nil), &conns)
 		if len(conns) > 0 {
 			for _, c := range conns {
-				mgmtCall(t, http.MethodDelete, "/api/connections/"+url.PathEscape(c.Name), nil)
+				brokertest.Mgmt(t, http.MethodDelete, "/api/connections/"+url.PathEscape(c.Name), nil)
 			}
 			return
 		}

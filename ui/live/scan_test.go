@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 	uidlq "github.com/warrenops/warren/ui/dlq"
@@ -15,7 +16,7 @@ import (
 )
 
 func TestScanCountsTheWholeDLQAndGivesItBack(t *testing.T) {
-	vhost := testVhost(t)
+	vhost := brokertest.Vhost(t, "warren-live")
 	rejectedScene(t, vhost, 3)
 	l := newLive(t, ordersContext())
 	var reported []int
@@ -29,12 +30,12 @@ func TestScanCountsTheWholeDLQAndGivesItBack(t *testing.T) {
 	if len(reported) == 0 || reported[len(reported)-1] != 3 {
 		t.Errorf("progress = %v, want it to end at 3", reported)
 	}
-	waitDepth(t, testChannel(t, testConn(t, vhost)), "orders.dlq", 3)
+	brokertest.WaitDepth(t, brokertest.Channel(t, testConn(t, vhost)), "orders.dlq", 3)
 }
 
 func TestScanRefusesAQuorumDLQWhoseLimitCountsReturns(t *testing.T) {
-	vhost := testVhost(t)
-	declare(t, testChannel(t, testConn(t, vhost)), "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
+	vhost := brokertest.Vhost(t, "warren-live")
+	brokertest.Declare(t, brokertest.Channel(t, testConn(t, vhost)), "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
 	l := newLive(t, ordersContext())
 	_, err := l.Scan(testCtx(t), mgmt.QueueRef{Vhost: vhost, Name: "limited.dlq"}, nil)
 	var refused *uidlq.RefusedError
@@ -44,7 +45,7 @@ func TestScanRefusesAQuorumDLQWhoseLimitCountsReturns(t *testing.T) {
 }
 
 func TestTheDLQScreenShowsWholeQueueStatisticsOnARealBroker(t *testing.T) {
-	vhost := testVhost(t)
+	vhost := brokertest.Vhost(t, "warren-live")
 	rejectedScene(t, vhost, 3)
 	l := newLive(t, ordersContext())
 	scr := l.Screens(styles.New(true)).NewDLQ(mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"})

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
@@ -63,7 +64,7 @@ func (p *pump) keys(s string) {
 }
 
 func TestTheDLQScreenReplaysAFilteredSelectionOnARealBroker(t *testing.T) {
-	vhost := testVhost(t)
+	vhost := brokertest.Vhost(t, "warren-live")
 	rejectedScene(t, vhost, 3)
 	l := newLive(t, ordersContext())
 	scr := l.Screens(styles.New(true)).NewDLQ(mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"})
@@ -92,5 +93,5 @@ func TestTheDLQScreenReplaysAFilteredSelectionOnARealBroker(t *testing.T) {
 	p.keys("y")
 	p.until("the result", func(v string) bool { return strings.Contains(v, "1 confirmed") })
 	p.until("the held letters to refresh", func(v string) bool { return strings.Contains(v, "2 held") })
-	waitDepth(t, testChannel(t, testConn(t, vhost)), "orders", 1)
+	brokertest.WaitDepth(t, brokertest.Channel(t, testConn(t, vhost)), "orders", 1)
 }

@@ -1,0 +1,152 @@
+// Package brokertest holds what warren's integration tests share: the
+// addresses of the local RabbitMQ and PostgreSQL, a vhost of one's own
+// that is removed afterwards, management API calls and queue depths read
+// straight from the broker. A missing service fails the test, with what
+// to start; it never skips.
+package brokertest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// The services the tests use; the environment may point elsewhere.
+var (
+	AMQPURL = env("WARREN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
+	MgmtURL = env("WARREN_TEST_MGMT_URL", "http://127.0.0.1:15672")
+	PGDSN   = env("WARREN_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
+)
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// client keeps no idle connections: the broker here may have few file
+// descriptors, and parallel test packages would hold hundreds.
+var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// Mgmt calls the management API as guest and returns the answer's body.
+// body is nil, raw JSON text, or a value to encode.
+func Mgmt(t testing.TB, method, path string, body any) []byte {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, MgmtURL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("guest", "guest")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("management API at %s unreachable (start RabbitMQ with the management plugin: make services): %v", MgmtURL, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %s: %s", method, path, resp.Status, out)
+	}
+	return out
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Vhost creates a vhost for t alone, named after prefix and the test,
+// grants guest on it, and deletes it with everything in it when t ends.
+func Vhost(t testing.TB, prefix string) string {
+	t.Helper()
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	name := prefix + "-" + strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(name) > 80 {
+		name = name[:80]
+	}
+	name += "-" + hex.EncodeToString(rnd[:])
+	Mgmt(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(name), nil)
+	Mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(name)+"/guest",
+		map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
+	t.Cleanup(func() { Mgmt(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(name), nil) })
+	return name
+}
+
+// Dial connects to vhost as guest; the connection closes when t ends.
+func Dial(t testing.TB, vhost string) *amqp.Connection {
+	t.Helper()
+	conn, err := amqp.DialConfig(AMQPURL, amqp.Config{Vhost: vhost, Heartbeat: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("RabbitMQ at %s unreachable (make services): %v", AMQPURL, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// Channel opens a channel that closes when t ends.
+func Channel(t testing.TB, conn *amqp.Connection) *amqp.Channel {
+	t.Helper()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ch.Close() })
+	return ch
+}
+
+// Declare declares a durable queue.
+func Declare(t testing.TB, ch *amqp.Channel, name string, args amqp.Table) {
+	t.Helper()
+	if _, err := ch.QueueDeclare(name, true, false, false, false, args); err != nil {
+		t.Fatalf("declare %s: %v", name, err)
+	}
+}
+
+// Depth is the queue's ready count straight from the broker (no
+// statistics lag).
+func Depth(t testing.TB, ch *amqp.Channel, name string) int {
+	t.Helper()
+	q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("inspect %s: %v", name, err)
+	}
+	return q.Messages
+}
+
+// WaitDepth polls until name holds want ready messages, for at most 10 s.
+func WaitDepth(t testing.TB, ch *amqp.Channel, name string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := Depth(t, ch, name)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue %s holds %d messages, want %d", name, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
