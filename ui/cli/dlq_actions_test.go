@@ -3,13 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
 // actScene is a vhost of its own whose orders queue rejected n messages
@@ -34,21 +30,8 @@ type actScene struct {
 
 func newActScene(t *testing.T, n int, extraConfig string) *actScene {
 	t.Helper()
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	vhost := "warren-cli-actions-" + hex.EncodeToString(rnd[:])
-	actMgmt(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vhost), "")
-	t.Cleanup(func() { actMgmt(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), "") })
-	actMgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/guest", `{"configure":".*","write":".*","read":".*"}`)
-	conn, err := amqp.DialConfig("amqp://guest:guest@127.0.0.1:5672/", amqp.Config{Vhost: vhost})
-	if err != nil {
-		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	vhost := brokertest.Vhost(t, "warren-cli-actions")
+	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
 	s := &actScene{vhost: vhost, ch: ch}
 	s.declare(t, "orders.dlq", nil)
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
@@ -110,25 +93,6 @@ func (s *actScene) waitDepth(t *testing.T, name string, want int) {
 			t.Fatalf("%s holds %d messages, want %d", name, q.Messages, want)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func actMgmt(t *testing.T, method, path, body string) {
-	t.Helper()
-	req, err := http.NewRequest(method, "http://127.0.0.1:15672"+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("management API unreachable (RabbitMQ with the management plugin must run): %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
 // hostileID is a logical ID that would recolour a terminal.
@@ -35,22 +34,8 @@ type dlqScene struct {
 
 func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
 	t.Helper()
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	suffix := hex.EncodeToString(rnd[:])
-	vhost := "warren-cli-dlq-" + suffix
-	actMgmt(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vhost), "")
-	t.Cleanup(func() { actMgmt(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), "") })
-	actMgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/guest", `{"configure":".*","write":".*","read":".*"}`)
-	conn, err := amqp.DialConfig("amqp://guest:guest@127.0.0.1:5672/", amqp.Config{Vhost: vhost})
-	if err != nil {
-		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	vhost := brokertest.Vhost(t, "warren-cli-dlq")
+	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
 	s := &dlqScene{vhost: vhost, ch: ch}
 	s.declare(t, "orders.dlq", nil)
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
@@ -73,7 +58,9 @@ func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
 	}
 	waitQueue(t, ch, "orders.dlq", len(ids))
 
-	table := "warren_cli_inbox_" + suffix
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	table := "warren_cli_inbox_" + hex.EncodeToString(rnd[:])
 	db, err := pgx.Connect(context.Background(), "postgres://postgres@127.0.0.1:5432/test")
 	if err != nil {
 		t.Fatalf("PostgreSQL at 127.0.0.1:5432 unreachable: %v", err)

@@ -29,6 +29,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
@@ -117,7 +118,7 @@ type hostileScene struct {
 func newHostileScene(t *testing.T) *hostileScene {
 	t.Helper()
 	noIdleHTTP(t)
-	s := &hostileScene{vhost: ownVhost(t, "warren-cli-hostile"), held: map[string]amqp.Delivery{}}
+	s := &hostileScene{vhost: brokertest.Vhost(t, "warren-cli-hostile"), held: map[string]amqp.Delivery{}}
 	ch := vhostChannel(t, s.vhost)
 	if _, err := ch.QueueDeclare(hostileDLQ, true, false, false, false, nil); err != nil {
 		t.Fatal(err)

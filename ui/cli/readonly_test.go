@@ -3,13 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +18,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 )
@@ -73,51 +71,10 @@ func noIdleHTTP(t *testing.T) {
 	t.Cleanup(func() { tr.DisableKeepAlives = false })
 }
 
-// ownVhost creates a vhost for one test, with guest's permissions.
-func ownVhost(t *testing.T, prefix string) string {
-	t.Helper()
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	vhost := prefix + "-" + hex.EncodeToString(rnd[:])
-	brokerAPI(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vhost), "")
-	t.Cleanup(func() { brokerAPI(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), "") })
-	brokerAPI(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/guest", `{"configure":".*","write":".*","read":".*"}`)
-	return vhost
-}
-
-func brokerAPI(t *testing.T, method, path, body string) string {
-	t.Helper()
-	req, err := http.NewRequest(method, "http://127.0.0.1:15672"+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("management API unreachable (RabbitMQ with the management plugin must run): %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 && !(method == http.MethodDelete && resp.StatusCode == http.StatusNotFound) {
-		t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
-	}
-	return string(b)
-}
-
 // vhostChannel is a channel of the harness's own in vhost.
 func vhostChannel(t *testing.T, vhost string) *amqp.Channel {
 	t.Helper()
-	conn, err := amqp.DialConfig("amqp://guest:guest@127.0.0.1:5672/", amqp.Config{Vhost: vhost})
-	if err != nil {
-		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
+	return brokertest.Channel(t, brokertest.Dial(t, vhost))
 }
 
 // ready is a queue's ready count, -1 when the queue does not exist.
@@ -208,7 +165,7 @@ type roScene struct {
 
 func newROScene(t *testing.T) *roScene {
 	t.Helper()
-	s := &roScene{vhost: ownVhost(t, "warren-cli-readonly"), dir: t.TempDir()}
+	s := &roScene{vhost: brokertest.Vhost(t, "warren-cli-readonly"), dir: t.TempDir()}
 	s.audit = filepath.Join(s.dir, "audit.jsonl")
 	ch := vhostChannel(t, s.vhost)
 	for _, q := range []struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 )
@@ -44,13 +45,13 @@ func newSecretScene(t *testing.T) *secretScene {
 	_, _ = rand.Read(rnd[:])
 	tag := hex.EncodeToString(rnd[:])
 	s := &secretScene{
-		vhost: ownVhost(t, "warren-cli-secrets"), user: "warren-secrets-" + tag, dir: t.TempDir(),
+		vhost: brokertest.Vhost(t, "warren-cli-secrets"), user: "warren-secrets-" + tag, dir: t.TempDir(),
 		password: "S3cr3t-w4rr3n-" + tag, wrong: "Wr0ng-w4rr3n-" + tag, dsnPassword: "Dsn-P4ss-" + tag,
 		inbox: "warren_secrets_inbox_" + tag, auditTable: "warren_secrets_audit_" + tag,
 	}
-	brokerAPI(t, http.MethodPut, "/api/users/"+s.user, fmt.Sprintf(`{"password":%q,"tags":"administrator"}`, s.password))
-	t.Cleanup(func() { brokerAPI(t, http.MethodDelete, "/api/users/"+s.user, "") })
-	brokerAPI(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/"+s.user, `{"configure":".*","write":".*","read":".*"}`)
+	brokertest.Mgmt(t, http.MethodPut, "/api/users/"+s.user, fmt.Sprintf(`{"password":%q,"tags":"administrator"}`, s.password))
+	t.Cleanup(func() { brokertest.Mgmt(t, http.MethodDelete, "/api/users/"+s.user, "") })
+	brokertest.Mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/"+s.user, `{"configure":".*","write":".*","read":".*"}`)
 	ch := vhostChannel(t, s.vhost)
 	if _, err := ch.QueueDeclare("orders.dlq", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
