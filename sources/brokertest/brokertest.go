@@ -150,3 +150,27 @@ func WaitDepth(t testing.TB, ch *amqp.Channel, name string, want int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// DeadLetter has the broker itself dead-letter msgs from origin into dlq:
+// each is published to origin, taken and rejected without requeue, so
+// origin must dead-letter into dlq. It returns once dlq holds them all.
+func DeadLetter(t testing.TB, ch *amqp.Channel, origin, dlq string, msgs []amqp.Publishing) {
+	t.Helper()
+	before, waiting := Depth(t, ch, dlq), Depth(t, ch, origin)
+	for _, m := range msgs {
+		if err := ch.Publish("", origin, false, false, m); err != nil {
+			t.Fatalf("publish to %s: %v", origin, err)
+		}
+	}
+	WaitDepth(t, ch, origin, waiting+len(msgs))
+	for range msgs {
+		d, ok, err := ch.Get(origin, false)
+		if err != nil || !ok {
+			t.Fatalf("get from %s: %v", origin, err)
+		}
+		if err := d.Reject(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	WaitDepth(t, ch, dlq, before+len(msgs))
+}

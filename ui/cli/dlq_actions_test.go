@@ -35,22 +35,11 @@ func newActScene(t *testing.T, n int, extraConfig string) *actScene {
 	s := &actScene{vhost: vhost, ch: ch}
 	s.declare(t, "orders.dlq", nil)
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
-	for i := range n {
-		if err := ch.Publish("", "orders", false, false, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte("b")}); err != nil {
-			t.Fatal(err)
-		}
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte("b")}
 	}
-	s.waitDepth(t, "orders", n)
-	for range n {
-		d, ok, err := ch.Get("orders", false)
-		if err != nil || !ok {
-			t.Fatalf("get from orders: %v", err)
-		}
-		if err := d.Nack(false, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.waitDepth(t, "orders.dlq", n)
+	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 	dir := t.TempDir()
 	s.audit = filepath.Join(dir, "audit.jsonl")
 	s.config = filepath.Join(dir, "warren.toml")
@@ -78,24 +67,6 @@ func (s *actScene) declare(t *testing.T, name string, args amqp.Table) {
 }
 
 // waitDepth polls the broker (no statistics lag) until name holds want.
-func (s *actScene) waitDepth(t *testing.T, name string, want int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		q, err := s.ch.QueueDeclarePassive(name, true, false, false, false, nil)
-		if err != nil {
-			t.Fatalf("inspect %s: %v", name, err)
-		}
-		if q.Messages == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d messages, want %d", name, q.Messages, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // runAction runs one action command the way main does and returns its
 // stdout, stderr and error.
 func runAction(t *testing.T, configPath string, newCmd func(*App) *cobra.Command, args ...string) (string, string, error) {
@@ -159,8 +130,8 @@ func TestDlqReplayDryRunChangesNoQueueAndNoAuditChain(t *testing.T) {
 	if !strings.HasPrefix(out, want) {
 		t.Fatalf("output %q, want it to start with %q", out, want)
 	}
-	s.waitDepth(t, "orders.dlq", 5)
-	s.waitDepth(t, "orders", 0)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 5)
+	brokertest.WaitDepth(t, s.ch, "orders", 0)
 	if _, err := os.Stat(s.audit); !os.IsNotExist(err) {
 		t.Fatalf("a dry run touched the audit log: %v", err)
 	}
@@ -187,8 +158,8 @@ func TestDlqReplayWithYesMovesTheMessagesAndPrintsTheJSONContract(t *testing.T) 
 	if got["confirmed"] != 5.0 || got["selected"] != 5.0 || got["operation"] == "" {
 		t.Fatalf("result %v", got)
 	}
-	s.waitDepth(t, "orders.dlq", 0)
-	s.waitDepth(t, "orders", 5)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
+	brokertest.WaitDepth(t, s.ch, "orders", 5)
 	st, err := audit.OpenFile(s.audit)
 	if err != nil {
 		t.Fatal(err)
@@ -207,8 +178,8 @@ func TestDlqQuarantineMovesToTheConfiguredParkingQueue(t *testing.T) {
 	if !strings.Contains(out, "4 confirmed") {
 		t.Fatalf("output %q", out)
 	}
-	s.waitDepth(t, "orders.dlq", 0)
-	s.waitDepth(t, "orders.parking", 4)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
+	brokertest.WaitDepth(t, s.ch, "orders.parking", 4)
 }
 
 func TestDlqReplayLeavesUnmovedMessagesAndExitsNonZero(t *testing.T) {
@@ -224,7 +195,7 @@ func TestDlqReplayLeavesUnmovedMessagesAndExitsNonZero(t *testing.T) {
 	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || res.Returned != 3 {
 		t.Fatalf("output %q (%v), want 3 returned", out, jerr)
 	}
-	s.waitDepth(t, "orders.dlq", 3)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
 }
 
 func TestDlqReplayIsRefusedWhenTheAuditStoreIsUnwritable(t *testing.T) {
@@ -245,8 +216,8 @@ func TestDlqReplayIsRefusedWhenTheAuditStoreIsUnwritable(t *testing.T) {
 	if ExitCode(err) != ExitRefused {
 		t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, ExitRefused)
 	}
-	s.waitDepth(t, "orders.dlq", 3)
-	s.waitDepth(t, "orders", 0)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
+	brokertest.WaitDepth(t, s.ch, "orders", 0)
 }
 
 func TestConfirmActionNeedsYesOrTheExactPhrase(t *testing.T) {
@@ -303,8 +274,8 @@ func TestDlqReplaySkipsWhatTheInboxAppliedUnlessIncluded(t *testing.T) {
 			if res.Selected != tc.selected || res.Confirmed != tc.selected || res.SkippedApplied != tc.skipped {
 				t.Fatalf("result %+v, want %d selected and confirmed, %d skipped", res, tc.selected, tc.skipped)
 			}
-			waitQueue(t, s.ch, "orders.dlq", tc.leftInTheDLQ)
-			waitQueue(t, s.ch, "orders", tc.selected)
+			brokertest.WaitDepth(t, s.ch, "orders.dlq", tc.leftInTheDLQ)
+			brokertest.WaitDepth(t, s.ch, "orders", tc.selected)
 		})
 	}
 }

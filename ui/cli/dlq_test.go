@@ -39,24 +39,11 @@ func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
 	s := &dlqScene{vhost: vhost, ch: ch}
 	s.declare(t, "orders.dlq", nil)
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
-	ids := []string{"E-1", "E-2", "E-3", hostileID}
-	for _, id := range ids {
-		p := amqp.Publishing{MessageId: "m-" + id, Headers: amqp.Table{"event_id": id}, Body: []byte(`{"id":"` + id + `"}`)}
-		if err := ch.Publish("", "orders", false, false, p); err != nil {
-			t.Fatal(err)
-		}
+	var msgs []amqp.Publishing
+	for _, id := range []string{"E-1", "E-2", "E-3", hostileID} {
+		msgs = append(msgs, amqp.Publishing{MessageId: "m-" + id, Headers: amqp.Table{"event_id": id}, Body: []byte(`{"id":"` + id + `"}`)})
 	}
-	waitQueue(t, ch, "orders", len(ids))
-	for range ids {
-		d, ok, err := ch.Get("orders", false)
-		if err != nil || !ok {
-			t.Fatalf("get from orders: %v", err)
-		}
-		if err := d.Reject(false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitQueue(t, ch, "orders.dlq", len(ids))
+	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
@@ -104,25 +91,6 @@ func (s *dlqScene) declare(t *testing.T, name string, args amqp.Table) {
 	t.Helper()
 	if _, err := s.ch.QueueDeclare(name, true, false, false, false, args); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitQueue polls the broker (no statistics lag) until name holds want.
-func waitQueue(t *testing.T, ch *amqp.Channel, name string, want int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
-		if err != nil {
-			t.Fatalf("inspect %s: %v", name, err)
-		}
-		if q.Messages == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d messages, want %d", name, q.Messages, want)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -198,7 +166,7 @@ func TestDlqLsJSONCarriesTheContractFieldsAndChangesNothing(t *testing.T) {
 	if h["attempts"]["1"] != 4.0 || h["reasons"]["rejected"] != 4.0 || h["origins"]["orders"] != 4.0 {
 		t.Errorf("histogram %v", h)
 	}
-	waitQueue(t, s.ch, "orders.dlq", 4)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
 	if again := lsIDs(t, s); !slices.Equal(again, []string{"E-1", "E-2", "E-3", hostileID}) {
 		t.Errorf("after ls the DLQ holds %q", again)
 	}
@@ -243,7 +211,7 @@ func TestDlqLsFiltersAndRejectsBadUsage(t *testing.T) {
 			t.Errorf("%v: exit %d (%v), want %d", args, ExitCode(err), err, ExitUsage)
 		}
 	}
-	waitQueue(t, s.ch, "orders.dlq", 4)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
 }
 
 func TestDlqLsWithTheInboxDownSaysUnknownAndWhy(t *testing.T) {
@@ -296,7 +264,7 @@ func TestDlqShowPrintsEveryMessageWithTheID(t *testing.T) {
 	if _, _, err := runDlq(t, s.config, "show", "orders.dlq", "--id", "nope"); err == nil || ExitCode(err) != ExitFailure {
 		t.Errorf("unknown ID: %v", err)
 	}
-	waitQueue(t, s.ch, "orders.dlq", 4)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
 }
 
 func TestDlqStatsScansTheWholeQueue(t *testing.T) {
@@ -316,7 +284,7 @@ func TestDlqStatsScansTheWholeQueue(t *testing.T) {
 	if err != nil || !strings.Contains(text, "4 messages") {
 		t.Errorf("stats text %q, %v", text, err)
 	}
-	waitQueue(t, s.ch, "orders.dlq", 4)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
 }
 
 func TestDlqReadingAQuorumDLQNearItsLimitIsRefused(t *testing.T) {
@@ -325,14 +293,14 @@ func TestDlqReadingAQuorumDLQNearItsLimitIsRefused(t *testing.T) {
 	if err := s.ch.Publish("", "limited.dlq", false, false, amqp.Publishing{MessageId: "q-1"}); err != nil {
 		t.Fatal(err)
 	}
-	waitQueue(t, s.ch, "limited.dlq", 1)
+	brokertest.WaitDepth(t, s.ch, "limited.dlq", 1)
 	for _, cmd := range []string{"ls", "stats"} {
 		_, _, err := runDlq(t, s.config, cmd, "limited.dlq")
 		if ExitCode(err) != ExitRefused || !strings.Contains(fmt.Sprint(err), "delivery limit 1") {
 			t.Errorf("%s: exit %d, %v; want a refusal (exit 3) naming the limit", cmd, ExitCode(err), err)
 		}
 	}
-	waitQueue(t, s.ch, "limited.dlq", 1)
+	brokertest.WaitDepth(t, s.ch, "limited.dlq", 1)
 }
 
 func TestDlqCommandHasEverySubcommand(t *testing.T) {

@@ -127,7 +127,7 @@ func newHostileScene(t *testing.T) *hostileScene {
 		t.Fatal(err)
 	}
 	msgs := hostileMessages()
-	deadLetter(t, ch, s.vhost, hostileOrigin, hostileDLQ, msgs)
+	brokertest.DeadLetter(t, ch, hostileOrigin, hostileDLQ, msgs)
 	// Keep each message exactly as the DLQ holds it, then give it back.
 	var tags []uint64
 	for range msgs {
@@ -460,7 +460,7 @@ func TestHostileForgedLastDeathHeadersCannotRedirectAReplay(t *testing.T) {
 	noIdleHTTP(t)
 	s := newROScene(t)
 	declare(t, s.vhost, "payments", nil)
-	deadLetter(t, vhostChannel(t, s.vhost), s.vhost, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "forged",
+	brokertest.DeadLetter(t, vhostChannel(t, s.vhost), "orders", "orders.dlq", []amqp.Publishing{{MessageId: "forged",
 		Headers: amqp.Table{"x-last-death-queue": "payments", "x-last-death-reason": "rejected", "x-last-death-exchange": ""}}})
 	if r := execCLI(t, "--config", s.config(t, ""), "dlq", "replay", "orders.dlq", "--yes"); r.err != nil {
 		t.Fatalf("replay: %v", r.err)
@@ -486,7 +486,7 @@ func TestHostileHeadersTooDeepForTheClientAreExplainedAndLoseNothing(t *testing.
 		t.Fatal(err)
 	}
 	waitReady(t, s.vhost, "orders.dlq", 4)
-	deadLetter(t, ch, s.vhost, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "after"}})
+	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "after"}})
 	for _, args := range [][]string{{"dlq", "ls", "orders.dlq"}, {"dlq", "stats", "orders.dlq"}, {"dlq", "replay", "orders.dlq", "--yes"}} {
 		r := execCLI(t, append([]string{"--config", s.config(t, "")}, args...)...)
 		if r.err != nil && !strings.Contains(strings.ToLower(r.err.Error()), "header") {

@@ -104,33 +104,6 @@ func waitReady(t *testing.T, vhost, queue string, want int) {
 
 // deadLetter publishes msgs to origin and rejects each there without
 // requeue, so the broker dead-letters them into dlq.
-func deadLetter(t *testing.T, ch *amqp.Channel, vhost, origin, dlq string, msgs []amqp.Publishing) {
-	t.Helper()
-	if err := ch.Confirm(false); err != nil {
-		t.Fatal(err)
-	}
-	before := ready(t, vhost, dlq)
-	for _, m := range msgs {
-		dc, err := ch.PublishWithDeferredConfirm("", origin, false, false, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !dc.Wait() {
-			t.Fatalf("publish to %q not confirmed", origin)
-		}
-	}
-	for range msgs {
-		d, ok, err := ch.Get(origin, false)
-		if err != nil || !ok {
-			t.Fatalf("get from %q: %v", origin, err)
-		}
-		if err := d.Reject(false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitReady(t, vhost, dlq, before+len(msgs))
-}
-
 // tuiModel wires the dashboard to a's context as main.go does.
 func tuiModel(t *testing.T, a *App, debug io.Writer) tea.Model {
 	t.Helper()
@@ -180,7 +153,7 @@ func newROScene(t *testing.T) *roScene {
 	for i := range 3 {
 		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprintf("ro-%d", i), Body: []byte("{}")})
 	}
-	deadLetter(t, ch, s.vhost, "orders", "orders.dlq", msgs)
+	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 	t.Setenv("WARREN_RO_TEST_PASSWORD", "guest")
 	return s
 }

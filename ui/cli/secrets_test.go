@@ -63,7 +63,7 @@ func newSecretScene(t *testing.T) *secretScene {
 	for i := range msgs {
 		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("sec-%d", i), Headers: amqp.Table{"event_id": fmt.Sprintf("sec-%d", i)}, Body: []byte(`{"ok":true}`)}
 	}
-	deadLetter(t, ch, s.vhost, "orders", "orders.dlq", msgs)
+	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 	secretsSQL(t, fmt.Sprintf("CREATE TABLE %s (event_id text PRIMARY KEY, processed_at timestamptz NOT NULL DEFAULT now())", s.inbox))
 	secretsSQL(t, fmt.Sprintf("INSERT INTO %s (event_id) VALUES ('sec-1')", s.inbox))
 	t.Cleanup(func() {
