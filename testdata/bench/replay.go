@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,16 +32,11 @@ const confirmWindow = 2048
 // sending copies of them (the ceiling: publishing alone, no reading, no
 // acks).
 func (b *bench) replay(n int) ([]row, error) {
-	vh, err := b.newVhost(fmt.Sprintf("replay-%d", n))
+	vh, conn, release, err := b.openVhost(fmt.Sprintf("replay-%d", n))
 	if err != nil {
 		return nil, err
 	}
-	defer b.deleteVhost(vh)
-	conn, err := b.dial(vh)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
+	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	const origin, dlq = "orders", "orders.dlq"
@@ -157,7 +154,12 @@ func (b *bench) replayCommand(ctx context.Context, cfg, queue string, n int) (ti
 // itself).
 func (b *bench) shovel(conn *amqp.Connection, vh, src, dest string, n int) (time.Duration, error) {
 	uri := "amqp:///" + url.PathEscape(vh)
-	path := "/api/parameters/shovel/" + url.PathEscape(vh) + "/bench-move"
+	// A name of its own per round: the previous round's shovel may still
+	// be removing itself, and a PUT on its name would edit it instead of
+	// starting a new one.
+	var rnd [3]byte
+	_, _ = rand.Read(rnd[:])
+	path := "/api/parameters/shovel/" + url.PathEscape(vh) + "/bench-move-" + hex.EncodeToString(rnd[:])
 	def := map[string]any{"value": map[string]any{
 		"src-protocol": "amqp091", "src-uri": uri, "src-queue": src,
 		"dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": dest,
