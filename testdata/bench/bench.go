@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // config is the command line.
@@ -127,6 +129,21 @@ func (b *bench) mgmt(method, path string, body, out any) ([]byte, error) {
 		return raw, json.Unmarshal(raw, out)
 	}
 	return raw, nil
+}
+
+// openVhost creates a vhost for a workload and connects to it; release
+// closes the connection and deletes the vhost with everything in it.
+func (b *bench) openVhost(name string) (string, *amqp.Connection, func(), error) {
+	vh, err := b.newVhost(name)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	conn, err := b.dial(vh)
+	if err != nil {
+		b.deleteVhost(vh)
+		return "", nil, nil, err
+	}
+	return vh, conn, func() { conn.Close(); b.deleteVhost(vh) }, nil
 }
 
 // newVhost creates warren-bench-NAME-RANDOM with the user's permissions.

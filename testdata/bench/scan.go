@@ -23,16 +23,11 @@ const mgmtPage = 500
 // against the management API's "get messages" in pages. Each reader runs
 // twice, alternating, and keeps its faster run.
 func (b *bench) scan(n int) ([]row, error) {
-	vh, err := b.newVhost(fmt.Sprintf("scan-%d", n))
+	vh, conn, release, err := b.openVhost(fmt.Sprintf("scan-%d", n))
 	if err != nil {
 		return nil, err
 	}
-	defer b.deleteVhost(vh)
-	conn, err := b.dial(vh)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
+	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	const dlq = "orders.dlq"
