@@ -30,7 +30,8 @@ const confirmWindow = 2048
 // messages the same way (the management UI's "move messages", ack-mode
 // on-confirm) and against a plain publisher with pipelined confirms
 // sending copies of them (the ceiling: publishing alone, no reading, no
-// acks).
+// acks). Beside them, a plain client move (plainMove) shows what any
+// client that acks only confirmed copies reaches on this broker.
 func (b *bench) replay(n int) ([]row, error) {
 	vh, conn, release, err := b.openVhost(fmt.Sprintf("replay-%d", n))
 	if err != nil {
@@ -59,10 +60,10 @@ func (b *bench) replay(n int) ([]row, error) {
 		return fillByReject(ctx, conn, origin, dlq, n, round*n)
 	}
 	never := time.Duration(1<<63 - 1)
-	warren, shovel, ceiling := never, never, never
+	warren, shovel, ceiling, client := never, never, never, never
 	var split *replayPhases
 	for round := range replayRounds {
-		if err := refill(3 * round); err != nil {
+		if err := refill(4 * round); err != nil {
 			return nil, err
 		}
 		sample, err := sampleLetter(conn, dlq)
@@ -79,7 +80,7 @@ func (b *bench) replay(n int) ([]row, error) {
 		}
 		warren = min(warren, took)
 
-		if err := refill(3*round + 1); err != nil {
+		if err := refill(4*round + 1); err != nil {
 			return nil, err
 		}
 		b.logf("shovel move of %d", n)
@@ -98,7 +99,19 @@ func (b *bench) replay(n int) ([]row, error) {
 		}
 		ceiling = min(ceiling, took)
 
-		if err := refill(3*round + 2); err != nil {
+		if err := refill(4*round + 2); err != nil {
+			return nil, err
+		}
+		b.logf("plain client move of %d", n)
+		if took, err = b.plainMove(ctx, conn, vh, dlq, origin, n); err != nil {
+			return nil, err
+		}
+		if err := moved(conn, origin, dlq, n); err != nil {
+			return nil, fmt.Errorf("after the plain client move: %w", err)
+		}
+		client = min(client, took)
+
+		if err := refill(4*round + 3); err != nil {
 			return nil, err
 		}
 		b.logf("replay phases of %d", n)
@@ -117,11 +130,24 @@ func (b *bench) replay(n int) ([]row, error) {
 	return []row{
 		versus("replay rate vs shovel move, "+label, rate(n, warren), rate(n, shovel), fmtRate, &cmp{">=", 1.3}),
 		versus("replay rate vs plain confirm pipeline, "+label, rate(n, warren), rate(n, ceiling), fmtRate, &cmp{">=", 0.7}),
+		versus("  replay rate vs plain client move (consume, publish, ack on confirm), "+label, rate(n, warren), rate(n, client), fmtRate, nil),
+		versus("  plain client move vs shovel move, "+label, rate(n, client), rate(n, shovel), fmtRate, nil),
 		info("  phase: hold the DLQ (browse), "+label, fmtRate(rate(n, split.hold)), ""),
 		info("  phase: plan, "+label, fmtRate(rate(n, split.plan)), ""),
 		versus("  phase: execute (publish, confirm, ack, audit), "+label, rate(n, split.execute), rate(n, ceiling), fmtRate, nil),
 		info("  phases together, in one process, "+label, fmtRate(rate(n, split.hold+split.plan+split.execute)), ""),
 	}, nil
+}
+
+// plainMove times plainMove on a publishing connection of its own, as
+// warren publishes.
+func (b *bench) plainMove(ctx context.Context, conn *amqp.Connection, vh, src, dest string, n int) (time.Duration, error) {
+	pubConn, err := b.dial(vh)
+	if err != nil {
+		return 0, err
+	}
+	defer pubConn.Close()
+	return plainMove(ctx, conn, pubConn, src, dest, n, confirmWindow)
 }
 
 // replayCommand runs `warren dlq replay QUEUE --yes --json --limit n` and
