@@ -114,6 +114,12 @@ func (c *Client) Admin() *rabbithole.Client { return c.rh }
 
 // get decodes GET /api/path?q into v.
 func (c *Client) get(ctx context.Context, path string, q url.Values, v any) error {
+	return c.read(ctx, path, q, func(r io.Reader) error { return json.NewDecoder(r).Decode(v) })
+}
+
+// read sends GET /api/path?q and hands a successful answer's body to
+// decode.
+func (c *Client) read(ctx context.Context, path string, q url.Values, decode func(io.Reader) error) error {
 	target := c.where + "/api/" + path
 	if len(q) > 0 {
 		target += "?" + q.Encode()
@@ -132,7 +138,7 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, v any) erro
 	if resp.StatusCode >= 400 {
 		return c.statusError(resp, path)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := decode(resp.Body); err != nil {
 		return fmt.Errorf("management API at %s: decoding %s: %w", c.where, pathOnly(path), err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"context"
+	"io"
 	"errors"
 	"net/url"
 	"sort"
@@ -93,26 +94,34 @@ func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
 // without statistics: the 0.8 s call where the full list takes 4 s on
 // 10 000 queues.
 func (c *Client) listQueuesCheap(ctx context.Context, vhost string) ([]Queue, error) {
-	var raw []rawQueue
 	q := url.Values{"disable_stats": {"true"}, "enable_queue_totals": {"true"}}
-	if err := c.get(ctx, inVhost("queues", vhost), q, &raw); err != nil {
+	return c.listQueues(ctx, inVhost("queues", vhost), q, false)
+}
+
+// listQueues reads a list of queues at path, decoding it as it streams in.
+func (c *Client) listQueues(ctx context.Context, path string, q url.Values, withStats bool) ([]Queue, error) {
+	var out []Queue
+	err := c.read(ctx, path, q, func(r io.Reader) (err error) {
+		out, err = decodeQueues(r, withStats)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	return convert(raw, false), nil
+	return out, nil
 }
 
 // listQueuesStats reads every queue with rates and head timestamps, from
 // /api/queues/detailed on 3.13+ (where /api/queues is slimmed).
 func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]Queue, error) {
-	var raw []rawQueue
 	q := url.Values{"columns": {statsColumns}}
 	c.mu.Lock()
 	detailed := AtLeast(c.version, 3, 13) && !c.detailedMissing
 	c.mu.Unlock()
 	if detailed {
-		err := c.get(ctx, inVhost("queues/detailed", vhost), q, &raw)
+		queues, err := c.listQueues(ctx, inVhost("queues/detailed", vhost), q, true)
 		if err == nil {
-			return convert(raw, true), nil
+			return queues, nil
 		}
 		if !errors.Is(err, ErrNotFound) {
 			return nil, err
@@ -123,10 +132,7 @@ func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]Queue, er
 		c.detailedMissing = true
 		c.mu.Unlock()
 	}
-	if err := c.get(ctx, inVhost("queues", vhost), q, &raw); err != nil {
-		return nil, err
-	}
-	return convert(raw, true), nil
+	return c.listQueues(ctx, inVhost("queues", vhost), q, true)
 }
 
 func convert(raw []rawQueue, withStats bool) []Queue {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // The management API's JSON, decoded only as far as warren needs it.
@@ -22,7 +24,7 @@ func (o *object) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := jsonv2.Unmarshal(b, &m, lenient); err != nil {
 		return err
 	}
 	*o = m

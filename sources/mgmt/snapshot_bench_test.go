@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -53,11 +54,10 @@ func BenchmarkRefreshClientSide10k(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var rq []rawQueue
-		if err := json.Unmarshal(raw, &rq); err != nil {
+		queues, err := decodeQueues(bytes.NewReader(raw), false)
+		if err != nil {
 			b.Fatal(err)
 		}
-		queues := convert(rq, false)
 		applyPolicies(queues, sc)
 		sortQueues(queues)
 		pairDLQs(queues, &topo, nil)
