@@ -2,8 +2,8 @@ package mgmt
 
 import (
 	"context"
-	"io"
 	"errors"
+	"io"
 	"net/url"
 	"sort"
 	"time"
