@@ -13,15 +13,20 @@ import (
 )
 
 // chromeLines are the overview's lines around the table: the status line
-// above it and the selected row's note below.
-const chromeLines = 2
+// above it, the legend and the selected row's note below.
+const chromeLines = 3
 
-// View implements common.Screen: the status line, the table, and the
-// selected row's note on the last line.
+// legend says what the marks and symbols of the table mean.
+const legend = "! act now · ~ worth a look · DLQ: depth of its DLQ, (dlq) is one, ↻ Q retries into Q · " +
+	"— none or unknown (note below)"
+
+// View implements common.Screen: the status line, the table, the legend,
+// and the selected row's note on the last line.
 func (m *Model) View() string {
 	body := m.statusLine() + "\n" + m.tbl.View(m.renderRow)
 	used := strings.Count(body, "\n") + 1
-	return body + strings.Repeat("\n", max(m.height-1-used, 0)+1) + m.note()
+	return body + strings.Repeat("\n", max(m.height-2-used, 0)+1) +
+		m.st.Muted.Render(ansi.Truncate(legend, m.width, "…")) + "\n" + m.note()
 }
 
 func (m *Model) statusLine() string {
