@@ -128,7 +128,7 @@ func (m *Model) filterLines() []string {
 }
 
 func (m *Model) footer() string {
-	lines := []string{m.st.Muted.Render("# logical ID is a content hash · Q quarantined · ↻n replayed n times before")}
+	lines := []string{m.st.Muted.Render("* selected · # logical ID is a content hash · Q quarantined · ↻n replayed n times before")}
 	if loops := m.loops(); loops > 0 {
 		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", count(loops))))
 	}
