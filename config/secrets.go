@@ -13,6 +13,24 @@ func (c *Context) Password() (string, error) {
 	return secret(c.PasswordEnv, c.PasswordFile, "password")
 }
 
+// PasswordHint says what to check when the broker refuses the
+// credentials, naming where the password came from; an unset variable
+// is named as such, since an empty password is then sent.
+func (c *Context) PasswordHint() string {
+	if c.PasswordEnv != "" {
+		if _, ok := os.LookupEnv(c.PasswordEnv); ok {
+			return fmt.Sprintf("check username and the password in %s (password_env)", c.PasswordEnv)
+		}
+		if c.PasswordFile == "" {
+			return fmt.Sprintf("the environment variable %s (password_env) is not set: export the password there", c.PasswordEnv)
+		}
+	}
+	if c.PasswordFile != "" {
+		return fmt.Sprintf("check username and the password in %s (password_file)", c.PasswordFile)
+	}
+	return "no password is configured: set password_env or password_file"
+}
+
 // AuditDSN returns the team audit store's DSN.
 func (c *Context) AuditDSN() (string, error) {
 	if !c.UsesPostgresAudit() {

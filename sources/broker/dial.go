@@ -23,7 +23,14 @@ type Options struct {
 	TLS      *tls.Config
 	Name     string // connection_name shown in the management UI
 	Timeout  time.Duration
+	// PasswordHint ends a bad-credentials error: what to check, naming
+	// where the password came from (config.Context.PasswordHint).
+	PasswordHint string
 }
+
+// defaultPasswordHint ends a bad-credentials error when the caller gave
+// no hint of its own.
+const defaultPasswordHint = "check username and the password variable (password_env)"
 
 // Dial connects and returns an error that says what to do on failure. The
 // password never appears in an error.
@@ -63,13 +70,17 @@ func Dial(o Options) (*amqp.Connection, error) {
 	}
 	conn, err := amqp.DialConfig(u.String(), cfg)
 	if err != nil {
-		return nil, Explain(err, where, o.Username, vhost)
+		return nil, Explain(err, where, o.Username, vhost, o.PasswordHint)
 	}
 	return conn, nil
 }
 
-// Explain turns a dial error into one an operator can act on.
-func Explain(err error, where, user, vhost string) error {
+// Explain turns a dial error into one an operator can act on; hint ends a
+// bad-credentials error (empty: a generic one).
+func Explain(err error, where, user, vhost, hint string) error {
+	if hint == "" {
+		hint = defaultPasswordHint
+	}
 	var ae *amqp.Error
 	var ne net.Error
 	var oe *net.OpError
@@ -78,9 +89,9 @@ func Explain(err error, where, user, vhost string) error {
 		if strings.Contains(ae.Reason, "vhost") {
 			return fmt.Errorf("broker %s: user %q may not access vhost %q; grant permissions or pick another vhost", where, user, vhost)
 		}
-		return fmt.Errorf("broker %s: bad credentials for user %q; check username and the password variable (password_env)", where, user)
+		return fmt.Errorf("broker %s: bad credentials for user %q; %s", where, user, hint)
 	case errors.Is(err, amqp.ErrCredentials):
-		return fmt.Errorf("broker %s: bad credentials for user %q; check username and the password variable (password_env)", where, user)
+		return fmt.Errorf("broker %s: bad credentials for user %q; %s", where, user, hint)
 	case errors.As(err, &ae) && ae.Code == amqp.NotAllowed:
 		return fmt.Errorf("broker %s: vhost %q does not exist or is not allowed for user %q", where, vhost, user)
 	case errors.Is(err, amqp.ErrVhost):

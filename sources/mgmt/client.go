@@ -27,6 +27,9 @@ type Options struct {
 	// DLQOverrides pin DLQ pairings from config (DESIGN.md §6), for every
 	// snapshot and queue read by this client.
 	DLQOverrides []DLQOverride
+	// PasswordHint ends a bad-credentials error: what to check, naming
+	// where the password came from (config.Context.PasswordHint).
+	PasswordHint string
 }
 
 // DefaultTimeout bounds one management API request when Options.Timeout
@@ -42,6 +45,7 @@ type Client struct {
 	where    string // the URL without credentials, for messages
 	username string
 	password string
+	pwHint   string
 	http     *http.Client
 	rh       *rabbithole.Client
 	pins     []DLQOverride
@@ -96,6 +100,7 @@ func New(o Options) (*Client, error) {
 		where:    u.String(),
 		username: user,
 		password: pass,
+		pwHint:   o.PasswordHint,
 		http:     &http.Client{Transport: tr, Timeout: timeout},
 		rh:       rh,
 		pins:     o.DLQOverrides,
@@ -177,6 +182,13 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	return unreachable("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)
 }
 
+func (c *Client) passwordHint() string {
+	if c.pwHint != "" {
+		return c.pwHint
+	}
+	return "check username and the password variable (password_env)"
+}
+
 func (c *Client) statusError(resp *http.Response, path string) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	var r struct {
@@ -191,7 +203,7 @@ func (c *Client) statusError(resp *http.Response, path string) error {
 				Msg: fmt.Sprintf("management API at %s: user %q has no management tag; give it the monitoring or management tag", c.where, c.username)}
 		}
 		return &Error{Kind: ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
-			Msg: fmt.Sprintf("management API at %s: bad credentials for user %q; check username and the password variable (password_env)", c.where, c.username)}
+			Msg: fmt.Sprintf("management API at %s: bad credentials for user %q; %s", c.where, c.username, c.passwordHint())}
 	case http.StatusForbidden:
 		return &Error{Kind: ErrForbidden, Where: c.where, Status: resp.StatusCode,
 			Msg: fmt.Sprintf("management API at %s: user %q may not read %s", c.where, c.username, pathOnly(path))}

@@ -160,6 +160,15 @@ func TestSnapshotOldestAge(t *testing.T) {
 	}
 }
 
+func allPrefetch(chs []Channel, n int) bool {
+	for _, ch := range chs {
+		if ch.PrefetchCount != n {
+			return false
+		}
+	}
+	return true
+}
+
 func TestQueueDetailShowsUnackedAgainstPrefetch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -181,8 +190,10 @@ func TestQueueDetailShowsUnackedAgainstPrefetch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d.UnackedUsed == 60 && len(d.Consumers) == 3 && len(d.Channels) == 3 && d.Queue.Consumers == 3,
-			fmtDetail(d)
+		// A channel's statistics lag its qos by up to one statistics
+		// interval, so its prefetch is waited for too.
+		return d.UnackedUsed == 60 && len(d.Consumers) == 3 && len(d.Channels) == 3 && d.Queue.Consumers == 3 &&
+			allPrefetch(d.Channels, 20), fmtDetail(d)
 	})
 	if d.UnackedAllowed != 60 || d.UnackedUnlimited {
 		t.Fatalf("allowed %d unlimited %v, want 60 of 3 consumers × prefetch 20", d.UnackedAllowed, d.UnackedUnlimited)

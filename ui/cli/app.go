@@ -144,7 +144,8 @@ func (a *App) Mgmt() (*mgmt.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc, DLQOverrides: DLQOverrides(c)})
+	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc,
+		DLQOverrides: DLQOverrides(c), PasswordHint: c.PasswordHint()})
 }
 
 // DLQOverrides are the DLQ pairings the config pins (DESIGN.md §6).
@@ -164,7 +165,8 @@ func (a *App) DialAMQP(vhost string) (*amqp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return broker.Dial(broker.Options{URL: c.AMQPURL, Username: c.Username, Password: pw, Vhost: vhost, TLS: tc, Name: "warren " + a.OperatorName()})
+	return broker.Dial(broker.Options{URL: c.AMQPURL, Username: c.Username, Password: pw, Vhost: vhost, TLS: tc,
+		Name: "warren " + a.OperatorName(), PasswordHint: c.PasswordHint()})
 }
 
 // AuditStore opens the context's audit store.

@@ -274,3 +274,20 @@ func TestStatusBadConfigIsUsage(t *testing.T) {
 		t.Fatalf("exit %d: %v", ExitCode(err), err)
 	}
 }
+
+// With the password variable unset an empty password is sent; the
+// refusal then names the variable instead of suggesting a wrong password.
+func TestStatusNamesAnUnsetPasswordVariable(t *testing.T) {
+	t.Setenv(statusPasswordEnv, "") // restored after the test
+	if err := os.Unsetenv(statusPasswordEnv); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runCmd(t, writeStatusConfig(t, "http://127.0.0.1:15672", ""), newStatusCmd, "--json")
+	if ExitCode(err) != ExitFailure {
+		t.Fatalf("exit %d: %v", ExitCode(err), err)
+	}
+	want := "the environment variable " + statusPasswordEnv + " (password_env) is not set"
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `bad credentials for user "guest"`) {
+		t.Fatalf("%q lacks %q", err, want)
+	}
+}
