@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/sanitize"
@@ -23,9 +25,15 @@ func (m *Model) consumers(d *mgmt.QueueDetail) string {
 	for _, ch := range d.Channels {
 		unacked[ch.Name] = ch.Unacked
 	}
+	// The tag column is as wide as the longest tag (up to 40); the channel
+	// takes the rest, so its number at the end of the name stays in view.
+	tagWidth := len("TAG")
+	for _, c := range d.Consumers {
+		tagWidth = max(tagWidth, ansi.StringWidth(sanitize.Text(c.Tag)))
+	}
 	t := m.staticTable([]table.Column{
-		{Title: "TAG", Width: 16, Flex: true},
-		{Title: "CHANNEL", Width: 36},
+		{Title: "TAG", Width: min(tagWidth, maxTagWidth)},
+		{Title: "CHANNEL", Width: 16, Flex: true},
 		{Title: "ACK", Width: 6},
 		{Title: "PREFETCH", Width: 8, Align: table.Right},
 		{Title: "CH UNACK", Width: 8, Align: table.Right},
@@ -56,6 +64,9 @@ func (m *Model) consumers(d *mgmt.QueueDetail) string {
 	}))
 	return b.String()
 }
+
+// maxTagWidth bounds the consumer tag column; longer tags are cut.
+const maxTagWidth = 40
 
 // unacked is the used/allowed figure against the consumers' prefetch.
 func (m *Model) unacked(d *mgmt.QueueDetail) string {
