@@ -1,7 +1,6 @@
 package mgmt
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -126,23 +125,53 @@ func (q Queue) DrainETA() (time.Duration, bool) {
 	return DrainETA(q.Messages, q.PublishRate, q.AckRate)
 }
 
-// Trend describes a queue's movement for people: "draining, empty in
-// 10m0s", "growing +50.0/s", "steady".
-func (q Queue) Trend() string {
-	if !q.HasRates {
-		return "rates not fetched"
+// Movement is how a queue's backlog moves (DESIGN.md §4.1), the one
+// judgement every view words its own way.
+type Movement int
+
+const (
+	// NoRates: the rates were not fetched, so nothing can be said.
+	NoRates Movement = iota
+	// Empty: nothing to drain.
+	Empty
+	// Draining: μ > λ; Drain.ETA says when it is empty.
+	Draining
+	// Growing: λ > μ; Drain.Growth is λ − μ per second.
+	Growing
+	// NoConsumers: messages wait and nobody consumes them.
+	NoConsumers
+	// Stalled: consumers are attached but nothing is acknowledged.
+	Stalled
+	// Steady: messages flow out as fast as they come in, so the backlog
+	// stays.
+	Steady
+)
+
+// Drain is a queue's movement with its figure.
+type Drain struct {
+	Movement Movement
+	ETA      time.Duration // Draining
+	Growth   float64       // Growing, messages per second
+}
+
+// Drain judges the queue's movement from its depth, rates and consumers.
+func (q Queue) Drain() Drain {
+	switch {
+	case q.Messages == 0: // the depth is known without rates
+		return Drain{Movement: Empty}
+	case !q.HasRates:
+		return Drain{Movement: NoRates}
 	}
-	if eta, ok := q.DrainETA(); ok {
-		if q.Messages == 0 {
-			return "empty"
-		}
-		return fmt.Sprintf("draining, empty in %s", eta.Round(time.Second))
+	if eta, ok := DrainETA(q.Messages, q.PublishRate, q.AckRate); ok {
+		return Drain{Movement: Draining, ETA: eta}
 	}
-	switch d := q.PublishRate - q.AckRate; {
-	case d > 0:
-		return fmt.Sprintf("growing +%.1f/s", d)
+	switch {
+	case q.PublishRate > q.AckRate:
+		return Drain{Movement: Growing, Growth: q.PublishRate - q.AckRate}
+	case q.Consumers == 0:
+		return Drain{Movement: NoConsumers}
 	case q.AckRate == 0:
-		return "stalled: nothing consumed"
+		return Drain{Movement: Stalled}
 	}
-	return "steady: in = out"
+	return Drain{Movement: Steady}
 }

@@ -33,22 +33,25 @@ func TestDrainETA(t *testing.T) {
 	}
 }
 
-func TestQueueTrendSaysWhetherItDrainsOrGrows(t *testing.T) {
+func TestQueueDrainSaysWhetherItDrainsOrGrows(t *testing.T) {
 	tests := []struct {
 		name string
 		q    Queue
-		want string
+		want Drain
 	}{
-		{"draining", Queue{Messages: 12000, PublishRate: 80, AckRate: 100, HasRates: true}, "draining, empty in 10m0s"},
-		{"growing", Queue{Messages: 10, PublishRate: 150, AckRate: 100, HasRates: true}, "growing +50.0/s"},
-		{"stalled", Queue{Messages: 10, HasRates: true}, "stalled: nothing consumed"},
-		{"steady", Queue{Messages: 10, PublishRate: 5, AckRate: 5, HasRates: true}, "steady: in = out"},
-		{"no rates", Queue{Messages: 10}, "rates not fetched"},
+		{"draining", Queue{Messages: 12000, PublishRate: 80, AckRate: 100, Consumers: 3, HasRates: true}, Drain{Movement: Draining, ETA: 10 * time.Minute}},
+		{"growing", Queue{Messages: 10, PublishRate: 150, AckRate: 100, Consumers: 1, HasRates: true}, Drain{Movement: Growing, Growth: 50}},
+		{"growing without consumers", Queue{Messages: 10, PublishRate: 2, HasRates: true}, Drain{Movement: Growing, Growth: 2}},
+		{"waiting without consumers", Queue{Messages: 10, HasRates: true}, Drain{Movement: NoConsumers}},
+		{"stalled: consumers attached, nothing acked", Queue{Messages: 10, Consumers: 2, HasRates: true}, Drain{Movement: Stalled}},
+		{"steady: in = out", Queue{Messages: 10, PublishRate: 5, AckRate: 5, Consumers: 1, HasRates: true}, Drain{Movement: Steady}},
+		{"no rates", Queue{Messages: 10, Consumers: 1}, Drain{Movement: NoRates}},
+		{"empty, with or without rates", Queue{Messages: 0}, Drain{Movement: Empty}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.q.Trend(); got != tt.want {
-				t.Fatalf("Trend() = %q, want %q", got, tt.want)
+			if got := tt.q.Drain(); got != tt.want {
+				t.Fatalf("Drain() = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package mgmt
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -86,8 +85,8 @@ func TestSnapshotDrainETA(t *testing.T) {
 		if _, draining := q.DrainETA(); draining {
 			t.Fatalf("λ=%.1f μ=%.1f reported as draining", q.PublishRate, q.AckRate)
 		}
-		if !strings.HasPrefix(q.Trend(), "growing +") {
-			t.Fatalf("trend %q", q.Trend())
+		if d := q.Drain(); d.Movement != Growing || d.Growth <= 0 {
+			t.Fatalf("drain %+v, want growing", d)
 		}
 	})
 	t.Run("a queue consumed faster than fed drains in backlog ÷ (μ − λ)", func(t *testing.T) {
@@ -108,8 +107,8 @@ func TestSnapshotDrainETA(t *testing.T) {
 		if !draining || eta != want || eta <= 0 {
 			t.Fatalf("λ=%.1f μ=%.1f backlog %d: ETA %v draining %v, want %v", q.PublishRate, q.AckRate, q.Messages, eta, draining, want)
 		}
-		if !strings.HasPrefix(q.Trend(), "draining, empty in ") {
-			t.Fatalf("trend %q", q.Trend())
+		if d := q.Drain(); d.Movement != Draining || d.ETA <= 0 {
+			t.Fatalf("drain %+v, want draining", d)
 		}
 	})
 }

@@ -165,24 +165,25 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 	return nil
 }
 
-// drainText is the DRAIN cell: an ETA, "growing +N/s", or why neither.
+// drainText is the DRAIN cell: an ETA, "growing +N/s", or why neither,
+// in the dashboard's words.
 func drainText(q mgmt.Queue) string {
-	if !q.HasRates {
-		return "—"
-	}
-	if eta, ok := q.DrainETA(); ok {
-		if q.Messages == 0 {
-			return "empty"
-		}
-		return eta.Round(time.Second).String()
-	}
-	switch d := q.PublishRate - q.AckRate; {
-	case d > 0:
-		return fmt.Sprintf("growing +%.1f/s", d)
-	case q.AckRate == 0:
+	d := q.Drain()
+	switch d.Movement {
+	case mgmt.Empty:
+		return "empty"
+	case mgmt.Draining:
+		return d.ETA.Round(time.Second).String()
+	case mgmt.Growing:
+		return fmt.Sprintf("growing +%.1f/s", d.Growth)
+	case mgmt.NoConsumers:
+		return "no consumers"
+	case mgmt.Stalled:
 		return "stalled"
+	case mgmt.Steady:
+		return "steady: in = out"
 	}
-	return "steady"
+	return "—"
 }
 
 // fullSnapshot reads every queue of vhost (the --vhost flag, else the

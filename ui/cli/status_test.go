@@ -223,7 +223,7 @@ func TestStatusTextSanitisesNamesAndDashesUnknownAges(t *testing.T) {
 			t.Fatalf("an escape sequence reached the output:\n%q", out)
 		}
 		if strings.Contains(out, `evil\x1b[31mred`) && strings.Contains(out, "—") &&
-			strings.Contains(out, "no timestamp property") && strings.Contains(out, "stalled") {
+			strings.Contains(out, "no timestamp property") && strings.Contains(out, "no consumers") {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -213,3 +213,32 @@ func TestARetryQueueSaysWhereItsMessagesGo(t *testing.T) {
 		t.Fatalf("d on a retry queue = %v, want an explanation", e)
 	}
 }
+
+// The header says how the backlog moves, in the words of the overview's
+// DRAIN column and of `warren status`.
+func TestHeaderSaysHowTheBacklogMoves(t *testing.T) {
+	dlx := mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	tests := []struct {
+		name string
+		q    mgmt.Queue
+		want string
+	}{
+		{"draining", mgmt.Queue{Messages: 12000, PublishRate: 80, AckRate: 100, Consumers: 3, HasRates: true}, "drains in 10m"},
+		{"growing", mgmt.Queue{Messages: 10, PublishRate: 150, AckRate: 100, Consumers: 1, HasRates: true}, "not draining: growing +50/s"},
+		{"steady", mgmt.Queue{Messages: 160, PublishRate: 2.4, AckRate: 2.4, Consumers: 3, HasRates: true}, "not draining: in = out, the backlog stays"},
+		{"stalled", mgmt.Queue{Messages: 10, Consumers: 2, HasRates: true}, "not draining: consumers are not acknowledging"},
+		{"no consumers", mgmt.Queue{Messages: 10, HasRates: true}, "not draining: no consumers"},
+		{"a DLQ holds", mgmt.Queue{Messages: 10, HasRates: true, DLQOf: []mgmt.QueueRef{dlx}}, "held: no consumers"},
+		{"no rates", mgmt.Queue{Messages: 10, Consumers: 1}, "rates not reported"},
+		{"empty", mgmt.Queue{HasRates: true}, "ack 0/s · empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.q.Vhost, tt.q.Name, tt.q.Type = "/", "orders.x", "classic"
+			m, _ := loaded(t, &describer{detail: detail(tt.q)})
+			if view := m.View(); !strings.Contains(view, tt.want) {
+				t.Fatalf("view lacks %q:\n%s", tt.want, view)
+			}
+		})
+	}
+}

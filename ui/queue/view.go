@@ -103,16 +103,25 @@ func retryLine(q mgmt.Queue) string {
 }
 
 func (m *Model) drain(q mgmt.Queue) string {
-	if q.Messages == 0 {
+	d := q.Drain()
+	switch d.Movement {
+	case mgmt.Empty:
 		return "empty"
+	case mgmt.Draining:
+		return "drains in " + table.Duration(d.ETA)
+	case mgmt.Growing:
+		return m.st.Trouble.Render("not draining: growing +" + table.Rate(d.Growth) + "/s")
+	case mgmt.NoConsumers:
+		if q.IsDLQ() {
+			return m.st.Muted.Render("held: no consumers (a DLQ keeps its messages until someone acts)")
+		}
+		return m.st.Trouble.Render("not draining: no consumers")
+	case mgmt.Stalled:
+		return m.st.Trouble.Render("not draining: consumers are not acknowledging")
+	case mgmt.Steady:
+		return m.st.Warn.Render("not draining: in = out, the backlog stays")
 	}
-	if eta, ok := mgmt.DrainETA(q.Messages, q.PublishRate, q.AckRate); ok {
-		return "drains in " + table.Duration(eta)
-	}
-	if q.PublishRate > q.AckRate {
-		return m.st.Trouble.Render("not draining: growing +" + table.Rate(q.PublishRate-q.AckRate) + "/s")
-	}
-	return m.st.Trouble.Render("not draining")
+	return m.st.Muted.Render("drain unknown: rates not fetched yet")
 }
 
 // findings are the topology checks of DESIGN.md §4.7 about this queue.

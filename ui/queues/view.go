@@ -149,23 +149,24 @@ func dlqCell(r row) table.Cell {
 // drainCell is the drain estimate of DESIGN.md §4.1: backlog ÷ (μ − λ)
 // when the queue drains, else how it is failing to.
 func drainCell(q mgmt.Queue) table.Cell {
-	switch {
-	case q.Messages == 0:
+	d := q.Drain()
+	switch d.Movement {
+	case mgmt.Empty:
 		return table.Cell{Text: "empty", Tone: table.Muted}
-	case !q.HasRates:
-		return table.Cell{Text: table.Unknown, Tone: table.Muted}
-	}
-	if eta, ok := mgmt.DrainETA(q.Messages, q.PublishRate, q.AckRate); ok {
-		return table.Cell{Text: "ETA " + table.Duration(eta)}
-	}
-	switch {
-	case q.PublishRate > q.AckRate:
-		return table.Cell{Text: "growing +" + table.Rate(q.PublishRate-q.AckRate) + "/s", Tone: table.Warn}
-	case q.Consumers == 0 && q.IsDLQ():
-		// A DLQ is meant to hold its messages until someone looks.
-		return table.Cell{Text: "no consumers", Tone: table.Muted}
-	case q.Consumers == 0:
+	case mgmt.Draining:
+		return table.Cell{Text: "ETA " + table.Duration(d.ETA)}
+	case mgmt.Growing:
+		return table.Cell{Text: "growing +" + table.Rate(d.Growth) + "/s", Tone: table.Warn}
+	case mgmt.NoConsumers:
+		if q.IsDLQ() {
+			// A DLQ is meant to hold its messages until someone looks.
+			return table.Cell{Text: "no consumers", Tone: table.Muted}
+		}
 		return table.Cell{Text: "no consumers", Tone: table.Warn}
+	case mgmt.Stalled:
+		return table.Cell{Text: "stalled", Tone: table.Warn}
+	case mgmt.Steady:
+		return table.Cell{Text: "steady: in = out"}
 	}
-	return table.Cell{Text: "stalled", Tone: table.Warn}
+	return table.Cell{Text: table.Unknown, Tone: table.Muted}
 }
