@@ -140,6 +140,12 @@ const (
 	Growing
 	// NoConsumers: messages wait and nobody consumes them.
 	NoConsumers
+	// Held: a DLQ without consumers keeps its messages until an
+	// operator acts, as it is meant to.
+	Held
+	// RetryWait: a retry queue without consumers keeps its messages
+	// until their TTL sends them back to RetryTarget, as it is meant to.
+	RetryWait
 	// Stalled: consumers are attached but nothing is acknowledged.
 	Stalled
 	// Steady: messages flow out as fast as they come in, so the backlog
@@ -168,6 +174,10 @@ func (q Queue) Drain() Drain {
 	switch {
 	case q.PublishRate > q.AckRate:
 		return Drain{Movement: Growing, Growth: q.PublishRate - q.AckRate}
+	case q.Consumers == 0 && q.IsDLQ():
+		return Drain{Movement: Held}
+	case q.Consumers == 0 && q.RetryTarget != nil:
+		return Drain{Movement: RetryWait}
 	case q.Consumers == 0:
 		return Drain{Movement: NoConsumers}
 	case q.AckRate == 0:

@@ -176,12 +176,16 @@ func drainText(q mgmt.Queue) string {
 		return d.ETA.Round(time.Second).String()
 	case mgmt.Growing:
 		return fmt.Sprintf("growing +%.1f/s", d.Growth)
+	case mgmt.Held:
+		return "held"
+	case mgmt.RetryWait:
+		return "retry wait"
 	case mgmt.NoConsumers:
 		return "no consumers"
 	case mgmt.Stalled:
 		return "stalled"
 	case mgmt.Steady:
-		return "steady: in = out"
+		return "steady"
 	}
 	return "—"
 }

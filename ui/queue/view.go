@@ -111,10 +111,11 @@ func (m *Model) drain(q mgmt.Queue) string {
 		return "drains in " + table.Duration(d.ETA)
 	case mgmt.Growing:
 		return m.st.Trouble.Render("not draining: growing +" + table.Rate(d.Growth) + "/s")
+	case mgmt.Held:
+		return m.st.Muted.Render("held: no consumers (a DLQ keeps its messages until someone acts)")
+	case mgmt.RetryWait:
+		return m.st.Muted.Render("held until the messages' TTL sends them back (retry queue)")
 	case mgmt.NoConsumers:
-		if q.IsDLQ() {
-			return m.st.Muted.Render("held: no consumers (a DLQ keeps its messages until someone acts)")
-		}
 		return m.st.Trouble.Render("not draining: no consumers")
 	case mgmt.Stalled:
 		return m.st.Trouble.Render("not draining: consumers are not acknowledging")

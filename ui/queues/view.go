@@ -157,16 +157,17 @@ func drainCell(q mgmt.Queue) table.Cell {
 		return table.Cell{Text: "ETA " + table.Duration(d.ETA)}
 	case mgmt.Growing:
 		return table.Cell{Text: "growing +" + table.Rate(d.Growth) + "/s", Tone: table.Warn}
+	case mgmt.Held:
+		// A DLQ is meant to hold its messages until someone looks.
+		return table.Cell{Text: "held", Tone: table.Muted}
+	case mgmt.RetryWait:
+		return table.Cell{Text: "retry wait", Tone: table.Muted}
 	case mgmt.NoConsumers:
-		if q.IsDLQ() {
-			// A DLQ is meant to hold its messages until someone looks.
-			return table.Cell{Text: "no consumers", Tone: table.Muted}
-		}
 		return table.Cell{Text: "no consumers", Tone: table.Warn}
 	case mgmt.Stalled:
 		return table.Cell{Text: "stalled", Tone: table.Warn}
 	case mgmt.Steady:
-		return table.Cell{Text: "steady: in = out"}
+		return table.Cell{Text: "steady"}
 	}
 	return table.Cell{Text: table.Unknown, Tone: table.Muted}
 }
