@@ -30,7 +30,12 @@ func withStats(cheap Queue, s rowStats) Queue {
 	cheap.HasRates = true
 	cheap.Consumers, cheap.PublishRate, cheap.AckRate = s.Consumers, s.PublishRate, s.AckRate
 	cheap.HeadMessageTimestamp, cheap.OldestUnknownReason = s.HeadMessageTimestamp, s.OldestUnknownReason
-	if cheap.HeadMessageTimestamp == nil && cheap.Ready > 0 && cheap.OldestUnknownReason == "no ready message" {
+	switch {
+	case cheap.Ready == 0 && cheap.Type == "classic":
+		// The depth is fresher than the statistics: a head timestamp
+		// read before the queue emptied names a message gone since.
+		cheap.HeadMessageTimestamp, cheap.OldestUnknownReason = nil, "no ready message"
+	case cheap.HeadMessageTimestamp == nil && cheap.Ready > 0 && cheap.OldestUnknownReason == "no ready message":
 		cheap.OldestUnknownReason = "statistics not collected yet"
 	}
 	return cheap
