@@ -135,7 +135,7 @@ func (m *Model) planQuestion(p Plan) prompt.Question {
 	if p.Rate > 0 {
 		r = fmt.Sprintf("%.0f msg/s", p.Rate)
 	}
-	q.Details = append(q.Details, fmt.Sprintf("bytes: %s   rate: %s", humanSize(int64(p.Bytes)), r))
+	q.Details = append(q.Details, "rate: "+r) // the size is in the summary
 	var warn []string
 	for _, w := range p.Warnings {
 		warn = append(warn, sanitize.Text(w))
