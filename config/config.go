@@ -229,13 +229,20 @@ type Knowledge struct {
 // name as its DLQ or parking queue, else the first of sources (the queues
 // the broker dead-letters into name) that has an entry, else name's own
 // entry. A parking queue is one configured as such or named
-// "<dlq>.quarantine".
+// "<dlq>.quarantine"; the entry behind the latter is the one behind its
+// DLQ (pass the DLQ's sources: mgmt.Snapshot.Sources).
 func (c *Context) Knowledge(vhost, name string, sources []string) Knowledge {
 	for i := range c.Queues {
 		q := &c.Queues[i]
 		if q.Quarantine == name && (q.Vhost == "" || q.Vhost == vhost) {
 			return Knowledge{Queue: q, Parking: name, Release: true}
 		}
+	}
+	if base, ok := strings.CutSuffix(name, ".quarantine"); ok && c.QueueForDLQ(vhost, name) == nil {
+		// A DLQ's default parking queue: its messages are the DLQ's, with
+		// the same logical ID and inbox.
+		k := c.Knowledge(vhost, base, sources)
+		return Knowledge{Queue: k.Queue, Parking: name, Release: true}
 	}
 	k := Knowledge{Queue: c.QueueForDLQ(vhost, name), Parking: name + ".quarantine"}
 	for _, src := range sources {
@@ -246,12 +253,8 @@ func (c *Context) Knowledge(vhost, name string, sources []string) Knowledge {
 	}
 	if k.Queue == nil {
 		k.Queue = c.QueueConfig(vhost, name)
-		k.Release = strings.HasSuffix(name, ".quarantine")
 	}
-	switch {
-	case k.Release:
-		k.Parking = name
-	case k.Queue != nil && k.Queue.Quarantine != "":
+	if k.Queue != nil && k.Queue.Quarantine != "" {
 		k.Parking = k.Queue.Quarantine
 	}
 	return k

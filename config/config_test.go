@@ -196,6 +196,8 @@ logical_id = "json:id"
 		{"configured parking queue is a release", "orders.parking", nil, "orders", "orders.parking", true},
 		{"DLQ paired by the broker, not pinned", "payments.dlq", []string{"payments"}, "payments", "payments.dlq.quarantine", false},
 		{"default parking name is a release", "payments.dlq.quarantine", nil, "", "payments.dlq.quarantine", true},
+		{"default parking queue of a pinned DLQ has the DLQ's entry", "orders.dlq.quarantine", nil, "orders", "orders.dlq.quarantine", true},
+		{"default parking queue of a paired DLQ, given its sources", "payments.dlq.quarantine", []string{"payments"}, "payments", "payments.dlq.quarantine", true},
 		{"nothing known", "other.dlq", []string{"other"}, "", "other.dlq.quarantine", false},
 	}
 	for _, tc := range cases {

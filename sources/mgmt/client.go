@@ -27,6 +27,9 @@ type Options struct {
 	// DLQOverrides pin DLQ pairings from config (DESIGN.md §6), for every
 	// snapshot and queue read by this client.
 	DLQOverrides []DLQOverride
+	// ParkingQueues are the parking queues config names (an empty Vhost
+	// matches any), besides each DLQ's default one.
+	ParkingQueues []QueueRef
 	// PasswordHint ends a bad-credentials error: what to check, naming
 	// where the password came from (config.Context.PasswordHint).
 	PasswordHint string
@@ -49,6 +52,7 @@ type Client struct {
 	http     *http.Client
 	rh       *rabbithole.Client
 	pins     []DLQOverride
+	parking  []QueueRef
 
 	mu      sync.Mutex
 	version string
@@ -104,6 +108,7 @@ func New(o Options) (*Client, error) {
 		http:     &http.Client{Transport: tr, Timeout: timeout},
 		rh:       rh,
 		pins:     o.DLQOverrides,
+		parking:  o.ParkingQueues,
 	}, nil
 }
 

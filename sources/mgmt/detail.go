@@ -90,6 +90,7 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 		s.Queues[i] = withDepth(q, s.Queues[i])
 	}
 	pairDLQs(s.Queues, &s.Topology, c.pins)
+	markParking(s.Queues, c.parking)
 	q = s.Queues[i]
 
 	d := &QueueDetail{Queue: q, UnackedUsed: q.Unacked, DeliveryLimit: q.DeliveryLimit(s.Overview.RabbitMQVersion)}

@@ -140,8 +140,8 @@ const (
 	Growing
 	// NoConsumers: messages wait and nobody consumes them.
 	NoConsumers
-	// Held: a DLQ without consumers keeps its messages until an
-	// operator acts, as it is meant to.
+	// Held: a DLQ or a parking queue without consumers keeps its
+	// messages until an operator acts, as it is meant to.
 	Held
 	// RetryWait: a retry queue without consumers keeps its messages
 	// until their TTL sends them back to RetryTarget, as it is meant to.
@@ -174,7 +174,7 @@ func (q Queue) Drain() Drain {
 	switch {
 	case q.PublishRate > q.AckRate:
 		return Drain{Movement: Growing, Growth: q.PublishRate - q.AckRate}
-	case q.Consumers == 0 && q.IsDLQ():
+	case q.Consumers == 0 && (q.IsDLQ() || q.Parking):
 		return Drain{Movement: Held}
 	case q.Consumers == 0 && q.RetryTarget != nil:
 		return Drain{Movement: RetryWait}

@@ -44,6 +44,7 @@ func TestQueueDrainSaysWhetherItDrainsOrGrows(t *testing.T) {
 		{"growing without consumers", Queue{Messages: 10, PublishRate: 2, HasRates: true}, Drain{Movement: Growing, Growth: 2}},
 		{"waiting without consumers", Queue{Messages: 10, HasRates: true}, Drain{Movement: NoConsumers}},
 		{"a DLQ holds", Queue{Messages: 10, HasRates: true, DLQOf: []QueueRef{{Vhost: "/", Name: "orders"}}}, Drain{Movement: Held}},
+		{"a parking queue holds", Queue{Messages: 14, HasRates: true, Parking: true}, Drain{Movement: Held}},
 		{"a retry queue waits", Queue{Messages: 1, HasRates: true, RetryTarget: &QueueRef{Vhost: "/", Name: "orders"}}, Drain{Movement: RetryWait}},
 		{"a DLQ that grows grows", Queue{Messages: 10, PublishRate: 3, HasRates: true, DLQOf: []QueueRef{{Vhost: "/", Name: "orders"}}}, Drain{Movement: Growing, Growth: 3}},
 		{"stalled: consumers attached, nothing acked", Queue{Messages: 10, Consumers: 2, HasRates: true}, Drain{Movement: Stalled}},

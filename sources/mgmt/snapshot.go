@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -64,6 +65,7 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 	}
 	sortQueues(queues)
 	pairDLQs(queues, &topo, append(append([]DLQOverride(nil), o.DLQOverrides...), c.pins...))
+	markParking(queues, c.parking)
 	s.Queues, s.Topology = queues, topo
 	s.TakenAt = time.Now()
 	// The API's figures were at most one collection interval old when it
@@ -71,6 +73,22 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 	// oldest request whose figures a row reuses.
 	s.StatsAge = ov.StatsInterval + s.TakenAt.Sub(statsFrom)
 	return s, nil
+}
+
+// Sources are the queues whose dead letters end up in ref: the queues
+// that dead-letter into it, or, for a DLQ's default parking queue, into
+// that DLQ.
+func (s *Snapshot) Sources(ref QueueRef) []QueueRef {
+	q := s.Queue(ref)
+	if q == nil {
+		return nil
+	}
+	if base, ok := strings.CutSuffix(q.Name, ParkingSuffix); ok && q.Parking && !q.IsDLQ() {
+		if d := s.Queue(QueueRef{Vhost: q.Vhost, Name: base}); d != nil {
+			return d.DLQOf
+		}
+	}
+	return q.DLQOf
 }
 
 // Queue returns the snapshot's queue, or nil.

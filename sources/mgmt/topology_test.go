@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -136,5 +137,50 @@ func TestPairDLQsRetryLoopIsNotADLQ(t *testing.T) {
 	}
 	if qs[0].DLQ == nil || qs[0].DLQ.Name != "work.wait" {
 		t.Fatalf("work queue's dead letters go to %v, want work.wait", qs[0].DLQ)
+	}
+}
+
+func TestMarkParkingFindsEachDLQsParkingQueue(t *testing.T) {
+	dlq := Queue{Vhost: "v", Name: "orders.dlq", DLQOf: []QueueRef{{Vhost: "v", Name: "orders"}}}
+	qs := []Queue{
+		dlq,
+		{Vhost: "v", Name: "orders.dlq.quarantine"}, // the DLQ's default parking queue
+		{Vhost: "v", Name: "jobs.quarantine"},       // no DLQ called jobs: an ordinary queue
+		{Vhost: "w", Name: "orders.dlq.quarantine"}, // another vhost, where orders.dlq is no DLQ
+		{Vhost: "v", Name: "held-for-review"},       // named by config
+		{Vhost: "w", Name: "held-for-review"},       // config names it in vhost v only
+		{Vhost: "x", Name: "parked"},                // config names it in any vhost
+	}
+	qs[1].Parking, qs[2].Parking = false, true // stale marks are reset
+	markParking(qs, []QueueRef{{Vhost: "v", Name: "held-for-review"}, {Name: "parked"}})
+	want := []bool{false, true, false, false, true, false, true}
+	for i, q := range qs {
+		if q.Parking != want[i] {
+			t.Errorf("%s/%s: parking %v, want %v", q.Vhost, q.Name, q.Parking, want[i])
+		}
+	}
+}
+
+func TestSourcesOfAParkingQueueAreItsDLQs(t *testing.T) {
+	orders := QueueRef{Vhost: "v", Name: "orders"}
+	s := &Snapshot{Queues: []Queue{
+		{Vhost: "v", Name: "orders"},
+		{Vhost: "v", Name: "orders.dlq", DLQOf: []QueueRef{orders}},
+		{Vhost: "v", Name: "orders.dlq.quarantine", Parking: true},
+		{Vhost: "v", Name: "held", Parking: true},
+	}}
+	for _, tc := range []struct {
+		name string
+		want []QueueRef
+	}{
+		{"orders.dlq", []QueueRef{orders}},
+		{"orders.dlq.quarantine", []QueueRef{orders}},
+		{"held", nil},
+		{"orders", nil},
+		{"gone", nil},
+	} {
+		if got := s.Sources(QueueRef{Vhost: "v", Name: tc.name}); !slices.Equal(got, tc.want) {
+			t.Errorf("Sources(%s) = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

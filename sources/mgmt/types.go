@@ -3,7 +3,10 @@
 // consumers. It never imports the UI.
 package mgmt
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Snapshot is one consistent-enough picture of the broker. Figures come
 // from the management API's statistics, which lag by the broker's
@@ -44,6 +47,34 @@ type SnapshotOptions struct {
 // DLQOverride pins Queue's DLQ; an empty Vhost matches every vhost.
 type DLQOverride struct {
 	Vhost, Queue, DLQ string
+}
+
+// ParkingSuffix names a DLQ's parking queue when config names none:
+// orders.dlq's is orders.dlq.quarantine.
+const ParkingSuffix = ".quarantine"
+
+// markParking sets Parking on the queues config names as parking queues
+// (an empty Vhost matches any) and on each DLQ's default parking queue.
+// It runs after pairDLQs, which tells which queues are DLQs.
+func markParking(queues []Queue, pins []QueueRef) {
+	dlqs := make(map[QueueRef]bool)
+	for _, q := range queues {
+		if q.IsDLQ() {
+			dlqs[q.Ref()] = true
+		}
+	}
+	for i := range queues {
+		q := &queues[i]
+		q.Parking = false
+		for _, p := range pins {
+			if p.Name == q.Name && (p.Vhost == "" || p.Vhost == q.Vhost) {
+				q.Parking = true
+			}
+		}
+		if base, ok := strings.CutSuffix(q.Name, ParkingSuffix); ok && dlqs[QueueRef{Vhost: q.Vhost, Name: base}] {
+			q.Parking = true
+		}
+	}
 }
 
 // Overview is the broker-wide header.
@@ -126,6 +157,9 @@ type Queue struct {
 	DLQOf []QueueRef
 	// DLQMessages mirrors the paired DLQ's depth for the overview.
 	DLQMessages int64
+	// Parking is set on a parking queue: it holds messages quarantined
+	// from a DLQ, kept out of replays until released (DESIGN.md §4.4).
+	Parking bool
 }
 
 // IsDLQ reports whether some queue dead-letters into this one.

@@ -145,7 +145,7 @@ func (a *App) Mgmt() (*mgmt.Client, error) {
 		return nil, err
 	}
 	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc,
-		DLQOverrides: DLQOverrides(c), PasswordHint: c.PasswordHint()})
+		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint()})
 }
 
 // DLQOverrides are the DLQ pairings the config pins (DESIGN.md §6).
@@ -154,6 +154,17 @@ func DLQOverrides(c *config.Context) []mgmt.DLQOverride {
 	for _, q := range c.Queues {
 		if q.DLQ != "" {
 			out = append(out, mgmt.DLQOverride{Vhost: q.Vhost, Queue: q.Name, DLQ: q.DLQ})
+		}
+	}
+	return out
+}
+
+// ParkingQueues are the parking queues the config names (quarantine).
+func ParkingQueues(c *config.Context) []mgmt.QueueRef {
+	var out []mgmt.QueueRef
+	for _, q := range c.Queues {
+		if q.Quarantine != "" {
+			out = append(out, mgmt.QueueRef{Vhost: q.Vhost, Name: q.Quarantine})
 		}
 	}
 	return out

@@ -81,8 +81,8 @@ func (a *App) resolveDLQ(ctx context.Context, queue string, f readFlags) (*dlqTa
 	t.info = dlq.QueueInfo{Vhost: t.vhost, Name: queue, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
 		BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages}
 	t.opts = dlq.Options{AllowLimitRisk: f.allowRisk, OriginDeliveryLimits: s.OriginDeliveryLimits(q.Ref())}
-	sources := make([]string, 0, len(q.DLQOf))
-	for _, ref := range q.DLQOf {
+	var sources []string
+	for _, ref := range s.Sources(q.Ref()) {
 		sources = append(sources, ref.Name)
 	}
 	t.knows = c.Knowledge(t.vhost, queue, sources)

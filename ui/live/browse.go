@@ -58,7 +58,7 @@ func (l *Live) resolve(ctx context.Context, ref mgmt.QueueRef) (target, error) {
 		Vhost: ref.Vhost, Name: ref.Name, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
 		BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages,
 	}}
-	k := knowledge(l.s.Context, ref, q.DLQOf)
+	k := knowledge(l.s.Context, ref, snap.Sources(ref))
 	l.mu.Lock()
 	l.known[ref] = k
 	l.mu.Unlock()

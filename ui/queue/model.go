@@ -170,7 +170,7 @@ func (m *Model) openDLQ() tea.Cmd {
 	q := m.detail.Queue
 	var ref mgmt.QueueRef
 	switch {
-	case q.IsDLQ():
+	case q.IsDLQ() || q.Parking:
 		ref = q.Ref()
 	case q.DLQ != nil:
 		ref = *q.DLQ

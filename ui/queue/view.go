@@ -67,6 +67,9 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 		}
 		ident = append(ident, "DLQ of "+strings.Join(of, ", "))
 	}
+	if q.Parking {
+		ident = append(ident, "parking queue: quarantined messages, out of replays until released (d, then r)")
+	}
 	oldest := table.Unknown + " (" + sanitize.Text(orDefault(q.OldestUnknownReason, "not reported")) + ")"
 	if age, ok := q.OldestAge(d.TakenAt); ok {
 		oldest = table.Duration(age)

@@ -256,14 +256,15 @@ func (m *Model) updateFilter(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 }
 
 // openDLQ opens the dead letters that belong to the selected row: the row
-// itself when it is a DLQ, else its paired DLQ.
+// itself when it is a DLQ or a parking queue (to release from), else its
+// paired DLQ.
 func (m *Model) openDLQ() tea.Cmd {
 	q, ok := m.Selected()
 	if !ok {
 		return nil
 	}
 	switch {
-	case q.IsDLQ():
+	case q.IsDLQ() || q.Parking:
 		ref := q.Ref()
 		return func() tea.Msg { return common.OpenDLQMsg{Queue: ref} }
 	case q.DLQ != nil:

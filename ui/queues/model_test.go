@@ -221,6 +221,11 @@ func TestTroubleAndWarnings(t *testing.T) {
 		q.Consumers, q.DLQOf = 0, []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}
 		return q
 	}
+	parked := func(n int64) mgmt.Queue {
+		q := queue("/", "orders.dlq.quarantine", n)
+		q.Consumers, q.Parking = 0, true
+		return q
+	}
 	onAlarm := queue("/", "alarmed", 0)
 	onAlarm.Node = "rabbit@b"
 	alarmNodes := []mgmt.Node{{Name: "rabbit@b", Running: true, MemAlarm: true}}
@@ -239,6 +244,8 @@ func TestTroubleAndWarnings(t *testing.T) {
 		{name: "publish above ack but depth falling is not", before: growing(150), after: growing(100), want: table.Normal},
 		{name: "DLQ receiving letters is trouble", before: isDLQ(3), after: isDLQ(5), want: table.Trouble},
 		{name: "DLQ holding letters is a warning", before: isDLQ(5), after: isDLQ(5), want: table.Warn},
+		{name: "parking queue without consumers is a warning, not trouble", before: parked(14), after: parked(14), want: table.Warn},
+		{name: "parking queue taking a quarantine is a warning", before: parked(14), after: parked(20), want: table.Warn},
 		{name: "queue on a node in alarm is trouble", before: onAlarm, after: onAlarm, nodes: alarmNodes, want: table.Trouble},
 	}
 	for _, tt := range tests {
@@ -265,7 +272,9 @@ func TestNavigationFromARow(t *testing.T) {
 	isDLQ := queue("/", "a.dlq", 20)
 	isDLQ.DLQOf = []mgmt.QueueRef{withDLQ.Ref()}
 	plain := queue("/", "plain", 10)
-	l := &lister{replies: []reply{{snap: snapshot(withDLQ, isDLQ, plain)}}}
+	parked := queue("/", "a.dlq.quarantine", 5)
+	parked.Parking = true
+	l := &lister{replies: []reply{{snap: snapshot(withDLQ, isDLQ, plain, parked)}}}
 	m := newModel(l)
 	m, _ = load(t, m, m.Init())
 
@@ -286,6 +295,11 @@ func TestNavigationFromARow(t *testing.T) {
 	_, cmd = update(t, m, press("d"))
 	if e, ok := openedQueue(t, cmd).(common.ErrorMsg); !ok || e.Err == nil {
 		t.Fatal("d on a queue without DLQ must explain why")
+	}
+	m, _ = update(t, m, press("j"))
+	_, cmd = update(t, m, press("d"))
+	if got := openedQueue(t, cmd); got != (common.OpenDLQMsg{Queue: parked.Ref()}) {
+		t.Fatalf("d on a parking queue opened %v, want itself, to release from", got)
 	}
 }
 

@@ -137,6 +137,9 @@ func assess(q mgmt.Queue, t *trend, alarm string) (table.Tone, []string) {
 	if q.IsDLQ() && q.Messages > 0 {
 		warn = append(warn, fmt.Sprintf("holds %d dead letters", q.Messages))
 	}
+	if q.Parking && q.Messages > 0 {
+		warn = append(warn, fmt.Sprintf("parking queue: %d quarantined messages, out of replays until released (d, then r)", q.Messages))
+	}
 	switch {
 	case len(trouble) > 0:
 		return table.Trouble, append(trouble, warn...)
@@ -153,7 +156,7 @@ func assess(q mgmt.Queue, t *trend, alarm string) (table.Tone, []string) {
 func notDraining(q mgmt.Queue, t *trend) string {
 	// A retry queue holds its messages until they expire back: nobody
 	// is meant to consume it.
-	if q.IsDLQ() || q.RetryTarget != nil || q.Ready == 0 {
+	if q.IsDLQ() || q.Parking || q.RetryTarget != nil || q.Ready == 0 {
 		return ""
 	}
 	if q.Consumers == 0 {

@@ -17,8 +17,8 @@ import (
 const chromeLines = 3
 
 // legend says what the marks and symbols of the table mean.
-const legend = "! act now · ~ worth a look · DLQ: depth of its DLQ, (dlq) is one, ↻ Q retries into Q · " +
-	"— none or unknown (note below)"
+const legend = "! act now · ~ worth a look · DLQ: its depth, (dlq) a DLQ, (parked) quarantine, ↻ Q retries into Q · " +
+	"— none or unknown"
 
 // View implements common.Screen: the status line, the table, the legend,
 // and the selected row's note on the last line.
@@ -136,6 +136,8 @@ func dlqCell(r row) table.Cell {
 	switch {
 	case r.q.IsDLQ():
 		return table.Cell{Text: "(dlq)", Tone: table.Muted}
+	case r.q.Parking:
+		return table.Cell{Text: "(parked)", Tone: table.Muted}
 	case r.q.DLQ == nil && r.retry != "":
 		return table.Cell{Text: "↻ " + r.retry, Tone: table.Muted}
 	case r.q.DLQ == nil:
