@@ -42,6 +42,9 @@ type dlqTarget struct {
 	opts        dlq.Options
 	inboxOf     string // the queue whose inbox holds these messages' effects
 	knows       config.Knowledge
+	// unacked is how many of the queue's messages a consumer held when
+	// it was resolved: a browse cannot see them.
+	unacked int64
 }
 
 // resolveDLQ reads the DLQ and its origin queues from one management
@@ -80,6 +83,7 @@ func (a *App) resolveDLQ(ctx context.Context, queue string, f readFlags) (*dlqTa
 	}
 	t.info = dlq.QueueInfo{Vhost: t.vhost, Name: queue, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
 		BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages}
+	t.unacked = q.Unacked
 	t.opts = dlq.Options{AllowLimitRisk: f.allowRisk, OriginDeliveryLimits: s.OriginDeliveryLimits(q.Ref())}
 	var sources []string
 	for _, ref := range s.Sources(q.Ref()) {

@@ -148,6 +148,9 @@ func histJSONOf(attempts map[int]int, reasons, origins map[string]int) histJSON 
 func writeLsText(w io.Writer, t *dlqTarget, rows []listed) error {
 	if len(rows) == 0 {
 		fmt.Fprintf(w, "no messages listed from %s\n", sanitize.Text(t.name))
+		if t.unacked > 0 {
+			fmt.Fprintf(w, "%d of its messages are held unacknowledged by a consumer (another browse session, perhaps); they come back when it lets go\n", t.unacked)
+		}
 		return nil
 	}
 	now := time.Now()

@@ -313,3 +313,60 @@ func TestDlqCommandHasEverySubcommand(t *testing.T) {
 		t.Errorf("dlq subcommands %v, want %v", names, want)
 	}
 }
+
+func TestDlqLsSaysWhenAnotherConsumerHoldsTheMessages(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	if err := s.ch.Qos(10, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	deliveries, err := s.ch.Consume("orders.dlq", "holder", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		select {
+		case <-deliveries:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the holding consumer got fewer than 4 messages")
+		}
+	}
+	out, _, err := runDlq(t, s.config, "ls", "orders.dlq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no messages listed from orders.dlq", "4 of its messages are held unacknowledged by a consumer"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Quarantined messages keep their logical ID: the parking queue is read
+// with the config entry of the DLQ it belongs to.
+func TestDlqParkingQueueKeepsTheLogicalIDs(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	before := lsIDs(t, s)
+	if _, stderr, err := runDlq(t, s.config, "quarantine", "orders.dlq", "--yes", "--reason", "poison"); err != nil {
+		t.Fatalf("quarantine: %v\n%s", err, stderr)
+	}
+	out, _, err := runDlq(t, s.config, "ls", "orders.dlq.quarantine", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got lsJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	var after []string
+	for _, m := range got.Messages {
+		after = append(after, m.LogicalID)
+		if !m.Quarantined {
+			t.Errorf("%s in the parking queue is not marked quarantined", m.LogicalID)
+		}
+	}
+	slices.Sort(before)
+	slices.Sort(after)
+	if len(before) != 4 || !slices.Equal(before, after) {
+		t.Fatalf("logical IDs in orders.dlq %v, in its parking queue %v; want the same", before, after)
+	}
+}
