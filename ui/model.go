@@ -126,7 +126,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.resize()
-		return m, nil
+		// The overview may need rates for rows the new size shows.
+		s, cmd := m.overview.Update(msg)
+		m.overview = s.(*queues.Model)
+		return m, cmd
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	case common.PushMsg:

@@ -79,6 +79,10 @@ type Model struct {
 	typing bool
 	// loading is set from a vhost switch until its first snapshot.
 	loading bool
+	// inflight is set while a snapshot is being fetched; lastAsked is what
+	// the last applied snapshot asked for (see fillRates).
+	inflight  bool
+	lastAsked mgmt.SnapshotOptions
 	// awaitingFull is set while no full snapshot has come after a first
 	// page was asked for; partialOf is the broker's queue count while
 	// only that page is shown, 0 otherwise.
@@ -185,6 +189,10 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 			m.applyEffects(msg)
 		}
 		return m, nil
+	case tea.WindowSizeMsg:
+		// The root has resized the table already: rows may have come
+		// into view, the first ones too when the snapshot came first.
+		return m, m.fillRates()
 	case tea.KeyMsg:
 		if m.typing {
 			return m.updateFilter(msg)
@@ -209,6 +217,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 	case key.Matches(msg, m.keys.Clear):
 		m.filter.SetValue("")
 		m.rearrange()
+		return m, m.fillRates()
 	case key.Matches(msg, m.keys.Sort):
 		m.sortBy = (m.sortBy + 1) % sortCount
 		m.rearrange()
@@ -216,6 +225,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 			m.tag++
 			return m, m.fetch()
 		}
+		return m, m.fillRates()
 	case key.Matches(msg, m.keys.Vhost):
 		m.vhost = m.nextVhost()
 		m.rows, m.view, m.loading = nil, nil, true
@@ -229,6 +239,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		return m, m.fetch()
 	default:
 		m.tbl, _ = m.tbl.Update(msg)
+		return m, m.fillRates()
 	}
 	return m, nil
 }
@@ -244,13 +255,14 @@ func (m *Model) updateFilter(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		m.filter.Blur()
 		m.filter.SetValue("")
 		m.rearrange()
-		return m, nil
+		return m, m.fillRates()
 	}
 	var cmd tea.Cmd
 	before := m.filter.Value()
 	m.filter, cmd = m.filter.Update(msg)
 	if m.filter.Value() != before {
 		m.rearrange()
+		return m, tea.Batch(cmd, m.fillRates())
 	}
 	return m, cmd
 }

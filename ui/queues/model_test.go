@@ -1,16 +1,19 @@
 package queues
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/styles"
 )
 
 func TestSortKeyCyclesThroughOrders(t *testing.T) {
@@ -417,5 +420,62 @@ func TestTheVhostColumnFitsTheVhostsShown(t *testing.T) {
 				t.Fatalf("row %q does not start with %q", row, tt.wantCell)
 			}
 		})
+	}
+}
+
+func manyQueuesWithoutRates(n int) []mgmt.Queue {
+	var qs []mgmt.Queue
+	for i := range n {
+		q := queue("/", fmt.Sprintf("q%03d", i), int64(1000-i))
+		q.HasRates = false
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// Rows that scroll into view get their rates at once, not at the next
+// tick; while that fetch is on its way, more scrolling asks for nothing.
+func TestRowsComingIntoViewGetTheirRatesAtOnce(t *testing.T) {
+	qs := manyQueuesWithoutRates(100)
+	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
+	m := newModel(l)
+	m, cmd := load(t, m, m.Init())
+	m, _ = load(t, m, cmd) // the visible rows' rates
+	m, cmd = update(t, m, tea.KeyMsg{Type: tea.KeyPgDown})
+	if cmd == nil {
+		t.Fatal("rows scrolled into view without rates: no fetch")
+	}
+	msg := run(t, cmd)
+	start, end := m.tbl.Window()
+	got := l.asked[len(l.asked)-1].RatesFor
+	if len(got) != end-start || got[0] != m.rows[m.view[start]].q.Ref() {
+		t.Fatalf("asked rates for %v, want the %d rows now visible from %v", got, end-start, m.rows[m.view[start]].q.Ref())
+	}
+	if _, again := update(t, m, tea.KeyMsg{Type: tea.KeyPgDown}); again != nil {
+		t.Fatal("a second fetch was started while one is on its way")
+	}
+	m, _ = update(t, m, msg)
+	if _, cmd := update(t, m, tea.KeyMsg{Type: tea.KeyUp}); cmd != nil {
+		t.Fatal("rows asked for already (and still without rates) were asked again")
+	}
+}
+
+// A terminal size that arrives after the first snapshot still gets the
+// visible rows their rates at once.
+func TestASizeAfterTheFirstSnapshotAsksForRates(t *testing.T) {
+	qs := manyQueuesWithoutRates(50)
+	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
+	m := New(Options{Lister: l, Styles: styles.New(true), Refresh: time.Nanosecond})
+	m, cmd := load(t, m, m.Init())
+	if _, ok := run(t, cmd).(tickMsg); !ok {
+		t.Fatal("with no size yet, no row is visible: the next fetch waits for the tick")
+	}
+	m.SetSize(120, 30)
+	_, cmd = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 30})
+	if cmd == nil {
+		t.Fatal("the size showed rows without rates: no fetch")
+	}
+	if _, ok := run(t, cmd).(snapshotMsg); !ok || len(l.asked[len(l.asked)-1].RatesFor) == 0 {
+		t.Fatalf("the fetch after the size asked %+v", l.asked[len(l.asked)-1])
 	}
 }

@@ -23,6 +23,7 @@ func (m *Model) fetch() tea.Cmd {
 		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true}
 	}
 	timeout := max(5*m.refresh, minFetchTimeout)
+	m.inflight = true
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -37,6 +38,7 @@ func (m *Model) tick(after time.Duration) tea.Cmd {
 }
 
 func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
+	m.inflight = false
 	if msg.Err != nil {
 		m.status.Err = msg.Err
 		if errors.Is(msg.Err, mgmt.ErrUnauthorized) {
@@ -61,10 +63,24 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	m.rows = buildRows(snap, m.trends, m.hasInbox)
 	m.arrange(selected.Ref(), hadSelection)
 	m.forgetEffects()
+	m.lastAsked = msg.Opts
 	if m.missingRates(msg.Opts) {
 		return m, tea.Batch(m.fetch(), m.fetchEffects())
 	}
 	return m, tea.Batch(m.tick(m.refresh), m.fetchEffects())
+}
+
+// fillRates fetches at once when rows now on screen lack rates because
+// the last snapshot did not ask for them: they came into view by
+// scrolling, filtering, sorting or a resize. A fetch already on its way
+// is left to do it: its snapshot asks again for what it missed. The new
+// fetch replaces the pending tick (tag), so polling keeps one pace.
+func (m *Model) fillRates() tea.Cmd {
+	if m.inflight || !m.status.Loaded || m.status.Stopped || !m.missingRates(m.lastAsked) {
+		return nil
+	}
+	m.tag++
+	return m.fetch()
 }
 
 // missingRates reports whether rows now on screen lack rates because the
