@@ -81,8 +81,9 @@ type Model struct {
 	loading bool
 	// inflight is set while a snapshot is being fetched; lastAsked is what
 	// the last applied snapshot asked for (see fillRates).
-	inflight  bool
-	lastAsked mgmt.SnapshotOptions
+	inflight     bool
+	fetchStarted time.Time
+	lastAsked    mgmt.SnapshotOptions
 	// awaitingFull is set while no full snapshot has come after a first
 	// page was asked for; partialOf is the broker's queue count while
 	// only that page is shown, 0 otherwise.
@@ -192,7 +193,7 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		// The root has resized the table already: rows may have come
 		// into view, the first ones too when the snapshot came first.
-		return m, m.fillRates()
+		return m, m.fillRates(true)
 	case tea.KeyMsg:
 		if m.typing {
 			return m.updateFilter(msg)
@@ -217,7 +218,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 	case key.Matches(msg, m.keys.Clear):
 		m.filter.SetValue("")
 		m.rearrange()
-		return m, m.fillRates()
+		return m, m.fillRates(false)
 	case key.Matches(msg, m.keys.Sort):
 		m.sortBy = (m.sortBy + 1) % sortCount
 		m.rearrange()
@@ -225,7 +226,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 			m.tag++
 			return m, m.fetch()
 		}
-		return m, m.fillRates()
+		return m, m.fillRates(false)
 	case key.Matches(msg, m.keys.Vhost):
 		m.vhost = m.nextVhost()
 		m.rows, m.view, m.loading = nil, nil, true
@@ -239,7 +240,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		return m, m.fetch()
 	default:
 		m.tbl, _ = m.tbl.Update(msg)
-		return m, m.fillRates()
+		return m, m.fillRates(false)
 	}
 	return m, nil
 }
@@ -255,14 +256,14 @@ func (m *Model) updateFilter(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		m.filter.Blur()
 		m.filter.SetValue("")
 		m.rearrange()
-		return m, m.fillRates()
+		return m, m.fillRates(false)
 	}
 	var cmd tea.Cmd
 	before := m.filter.Value()
 	m.filter, cmd = m.filter.Update(msg)
 	if m.filter.Value() != before {
 		m.rearrange()
-		return m, tea.Batch(cmd, m.fillRates())
+		return m, tea.Batch(cmd, m.fillRates(false))
 	}
 	return m, cmd
 }

@@ -479,3 +479,21 @@ func TestASizeAfterTheFirstSnapshotAsksForRates(t *testing.T) {
 		t.Fatalf("the fetch after the size asked %+v", l.asked[len(l.asked)-1])
 	}
 }
+
+// Scrolling soon after a fetch leaves the new rows to the next tick, so
+// paging through a large broker does not fetch back to back.
+func TestScrollingSoonAfterAFetchWaitsForTheTick(t *testing.T) {
+	qs := manyQueuesWithoutRates(100)
+	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
+	m := New(Options{Lister: l, Styles: styles.New(true), Refresh: time.Hour})
+	m.SetSize(120, 30)
+	m, cmd := load(t, m, m.Init())
+	m, _ = load(t, m, cmd) // the visible rows' rates; the tick it returns is an hour away
+	asked := len(l.asked)
+	if _, cmd := update(t, m, tea.KeyMsg{Type: tea.KeyPgDown}); cmd != nil {
+		t.Fatal("scrolling right after a fetch started another")
+	}
+	if len(l.asked) != asked {
+		t.Fatalf("the lister was asked %d more times", len(l.asked)-asked)
+	}
+}

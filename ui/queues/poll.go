@@ -23,7 +23,7 @@ func (m *Model) fetch() tea.Cmd {
 		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true}
 	}
 	timeout := max(5*m.refresh, minFetchTimeout)
-	m.inflight = true
+	m.inflight, m.fetchStarted = true, time.Now()
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -73,10 +73,16 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 // fillRates fetches at once when rows now on screen lack rates because
 // the last snapshot did not ask for them: they came into view by
 // scrolling, filtering, sorting or a resize. A fetch already on its way
-// is left to do it: its snapshot asks again for what it missed. The new
-// fetch replaces the pending tick (tag), so polling keeps one pace.
-func (m *Model) fillRates() tea.Cmd {
+// is left to do it: its snapshot asks again for what it missed. Unless
+// forced (a resize), it also leaves it to the next tick when the last
+// fetch started less than a refresh interval ago, so scrolling through
+// a large broker does not fetch back to back. The new fetch replaces the
+// pending tick (tag), so polling keeps one pace.
+func (m *Model) fillRates(force bool) tea.Cmd {
 	if m.inflight || !m.status.Loaded || m.status.Stopped || !m.missingRates(m.lastAsked) {
+		return nil
+	}
+	if !force && time.Since(m.fetchStarted) < m.refresh {
 		return nil
 	}
 	m.tag++
