@@ -1,7 +1,6 @@
 package queues
 
 import (
-	"fmt"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -144,7 +143,7 @@ func (m *Model) renderRow(i int) table.Row {
 		case colOldest:
 			cells[j] = ageCell(r)
 		case colCons:
-			cells[j] = table.Cell{Text: fmt.Sprint(q.Consumers)}
+			cells[j] = consumersCell(q)
 		case colPub:
 			cells[j] = rateCell(q, q.PublishRate)
 		case colAck:

@@ -214,6 +214,8 @@ func TestTroubleAndWarnings(t *testing.T) {
 	}
 	noConsumers := queue("/", "idle", 5)
 	noConsumers.Consumers = 0
+	unread := queue("/", "off-screen", 5)
+	unread.Consumers, unread.HasRates = 0, false
 	growing := func(depth int64) mgmt.Queue {
 		q := queue("/", "growing", depth)
 		q.PublishRate, q.AckRate = 50, 10
@@ -243,6 +245,7 @@ func TestTroubleAndWarnings(t *testing.T) {
 		{name: "paired DLQ holding letters is a warning", before: withDLQ(3), after: withDLQ(3), want: table.Warn},
 		{name: "paired DLQ growing is trouble", before: withDLQ(3), after: withDLQ(4), want: table.Trouble},
 		{name: "no consumers with ready messages is trouble", before: noConsumers, after: noConsumers, want: table.Trouble},
+		{name: "a row without statistics is not judged: its consumers are unknown", before: unread, after: unread, want: table.Normal},
 		{name: "publish above ack and depth rising is trouble", before: growing(100), after: growing(150), want: table.Trouble},
 		{name: "publish above ack but depth falling is not", before: growing(150), after: growing(100), want: table.Normal},
 		{name: "DLQ receiving letters is trouble", before: isDLQ(3), after: isDLQ(5), want: table.Trouble},

@@ -149,27 +149,29 @@ func assess(q mgmt.Queue, t *trend, alarm string) (table.Tone, []string) {
 	return table.Normal, nil
 }
 
-// notDraining says why a queue with ready messages is not going down. A
-// DLQ is expected to hold messages, so it is judged by its growth instead.
-// Growth needs both the rates and the depth to agree, so that a busy queue
-// whose rates jitter around each other does not flicker.
+// notDraining says why a queue with ready messages is not going down,
+// from the movement every view shares (mgmt.Queue.Drain). A DLQ, a
+// parking queue and a retry queue are meant to hold messages; a DLQ is
+// judged by its growth instead. A row whose statistics were not read
+// (off screen) is not judged: the cheap list carries no consumer count.
+// Growth needs both the rates and the depth to agree, so that a busy
+// queue whose rates jitter around each other does not flicker.
 func notDraining(q mgmt.Queue, t *trend) string {
-	// A retry queue holds its messages until they expire back: nobody
-	// is meant to consume it.
 	if q.IsDLQ() || q.Parking || q.RetryTarget != nil || q.Ready == 0 {
 		return ""
 	}
-	if q.Consumers == 0 {
-		return "not draining: no consumers"
-	}
-	if !q.HasRates {
+	d := q.Drain()
+	switch {
+	case d.Movement == mgmt.NoRates:
 		return ""
-	}
-	if q.AckRate == 0 && q.PublishRate == 0 {
+	case q.Consumers == 0:
+		return "not draining: no consumers"
+	case d.Movement == mgmt.Stalled:
 		return "not draining: consumers are not acknowledging"
-	}
-	if prev, ok := t.depth.Last(0); ok && q.PublishRate > q.AckRate && q.Messages > prev {
-		return fmt.Sprintf("not draining: growing +%s/s", table.Rate(q.PublishRate-q.AckRate))
+	case d.Movement == mgmt.Growing:
+		if prev, ok := t.depth.Last(0); ok && q.Messages > prev {
+			return fmt.Sprintf("not draining: growing +%s/s", table.Rate(d.Growth))
+		}
 	}
 	return ""
 }

@@ -125,6 +125,15 @@ func ageCell(r row) table.Cell {
 	return table.Cell{Text: table.Duration(r.age)}
 }
 
+// consumersCell is the CONS cell: the cheap list carries no consumer
+// count, so a row without statistics does not know it.
+func consumersCell(q mgmt.Queue) table.Cell {
+	if !q.HasRates {
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	}
+	return table.Cell{Text: fmt.Sprint(q.Consumers)}
+}
+
 func rateCell(q mgmt.Queue, v float64) table.Cell {
 	if !q.HasRates {
 		return table.Cell{Text: table.Unknown, Tone: table.Muted}
