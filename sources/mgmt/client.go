@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -104,7 +105,7 @@ func New(o Options) (*Client, error) {
 		where:    u.String(),
 		username: user,
 		password: pass,
-		pwHint:   o.PasswordHint,
+		pwHint:   cmp.Or(o.PasswordHint, "check username and the password variable (password_env)"),
 		http:     &http.Client{Transport: tr, Timeout: timeout},
 		rh:       rh,
 		pins:     o.DLQOverrides,
@@ -187,13 +188,6 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	return unreachable("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)
 }
 
-func (c *Client) passwordHint() string {
-	if c.pwHint != "" {
-		return c.pwHint
-	}
-	return "check username and the password variable (password_env)"
-}
-
 func (c *Client) statusError(resp *http.Response, path string) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	var r struct {
@@ -208,7 +202,7 @@ func (c *Client) statusError(resp *http.Response, path string) error {
 				Msg: fmt.Sprintf("management API at %s: user %q has no management tag; give it the monitoring or management tag", c.where, c.username)}
 		}
 		return &Error{Kind: ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
-			Msg: fmt.Sprintf("management API at %s: bad credentials for user %q; %s", c.where, c.username, c.passwordHint())}
+			Msg: fmt.Sprintf("management API at %s: bad credentials for user %q; %s", c.where, c.username, c.pwHint)}
 	case http.StatusForbidden:
 		return &Error{Kind: ErrForbidden, Where: c.where, Status: resp.StatusCode,
 			Msg: fmt.Sprintf("management API at %s: user %q may not read %s", c.where, c.username, pathOnly(path))}

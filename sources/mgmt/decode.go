@@ -33,10 +33,7 @@ func decodeQueues(r io.Reader, withStats bool) ([]Queue, error) {
 	if tok.Kind() != '[' {
 		return nil, fmt.Errorf("want a list of queues, got a JSON %s", tok.Kind())
 	}
-	var (
-		blocks [][]Queue
-		n      int
-	)
+	var blocks [][]Queue
 	cur := make([]Queue, 0, queueBlock)
 	var raw rawQueue // one for all, zeroed before each: v2 merges into a value
 	for dec.PeekKind() != ']' {
@@ -49,12 +46,11 @@ func decodeQueues(r io.Reader, withStats bool) ([]Queue, error) {
 			cur = make([]Queue, 0, queueBlock)
 		}
 		cur = append(cur, raw.queue(withStats))
-		n++
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, err
 	}
-	out := make([]Queue, 0, n)
+	out := make([]Queue, 0, len(blocks)*queueBlock+len(cur))
 	for _, b := range blocks {
 		out = append(out, b...)
 	}
