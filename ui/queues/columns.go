@@ -1,7 +1,6 @@
 package queues
 
 import (
-
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/ui/components/sparkline"
