@@ -115,7 +115,7 @@ func (m *Model) drain(q mgmt.Queue) string {
 	case mgmt.Growing:
 		return m.st.Trouble.Render("not draining: growing +" + table.Rate(d.Growth) + "/s")
 	case mgmt.Held:
-		return m.st.Muted.Render("held: no consumers (a DLQ keeps its messages until someone acts)")
+		return m.st.Muted.Render("held: no consumers (a DLQ or parking queue keeps its messages until someone acts)")
 	case mgmt.RetryWait:
 		return m.st.Muted.Render("held until the messages' TTL sends them back (retry queue)")
 	case mgmt.NoConsumers:
