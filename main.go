@@ -11,7 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/ui/cli"
+	"github.com/warrenops/warren/cli"
 )
 
 func main() {

@@ -226,7 +226,7 @@ func NewPlan(req Request) (*Plan, error) {
 // appliedOf is the inbox's word on d: nil when unknown, which includes a
 // logical ID that is only a content hash, since no inbox holds those.
 func appliedOf(req Request, d dlq.DeadLetter) *bool {
-	if !req.InboxKnown || d.LogicalIDFrom == dlq.IDHash || d.LogicalID == "" {
+	if !req.InboxKnown || d.BusinessID() == "" {
 		return nil
 	}
 	v := req.Applied[d.LogicalID]

@@ -22,8 +22,8 @@ import (
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/debug"
 	"github.com/warrenops/warren/ui/keys"
-	"github.com/warrenops/warren/ui/queue"
-	"github.com/warrenops/warren/ui/queues"
+	"github.com/warrenops/warren/ui/overview"
+	"github.com/warrenops/warren/ui/queuedetail"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -36,11 +36,11 @@ type Options struct {
 	Refresh     time.Duration
 	Vhost       string
 
-	Lister    queues.QueueLister
-	Describer queue.QueueDescriber
+	Lister    overview.QueueLister
+	Describer queuedetail.QueueDescriber
 	// Effects reads the inbox figures of queues that have an inbox; nil
 	// leaves them out.
-	Effects queues.EffectReader
+	Effects overview.EffectReader
 
 	// Screens the root opens on request; a nil constructor makes the
 	// request an error on the footer.
@@ -65,7 +65,7 @@ type Model struct {
 	log      *debug.Logger
 	now      func() time.Time
 
-	overview *queues.Model
+	overview *overview.Model
 	stack    []common.Screen // screens above the overview, top last
 
 	width, height int
@@ -98,7 +98,7 @@ func New(o Options) Model {
 		help: h,
 		log:  debug.New(o.Debug, now),
 		now:  now,
-		overview: queues.New(queues.Options{
+		overview: overview.New(overview.Options{
 			Lister:  o.Lister,
 			Styles:  st,
 			Refresh: o.Refresh,
@@ -128,7 +128,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize()
 		// The overview may need rates for rows the new size shows.
 		s, cmd := m.overview.Update(msg)
-		m.overview = s.(*queues.Model)
+		m.overview = s.(*overview.Model)
 		return m, cmd
 	case tea.KeyMsg:
 		return m.handleKey(msg)
@@ -140,7 +140,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.o.Describer == nil {
 			return m.fail(errors.New("the queue screen is not available: no management client"))
 		}
-		return m.push(queue.New(queue.Options{
+		return m.push(queuedetail.New(queuedetail.Options{
 			Queue:     msg.Queue,
 			Describer: m.o.Describer,
 			Styles:    m.st,
@@ -206,7 +206,7 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	if len(m.stack) == 0 {
 		s, cmd := m.overview.Update(msg)
-		m.overview = s.(*queues.Model)
+		m.overview = s.(*overview.Model)
 		return m, cmd
 	}
 	i := len(m.stack) - 1
@@ -219,7 +219,7 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 func (m Model) broadcast(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmds := make([]tea.Cmd, 0, len(m.stack)+1)
 	s, cmd := m.overview.Update(msg)
-	m.overview = s.(*queues.Model)
+	m.overview = s.(*overview.Model)
 	cmds = append(cmds, cmd)
 	for i := range m.stack {
 		s, cmd := m.stack[i].Update(msg)

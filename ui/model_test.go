@@ -12,7 +12,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/queue"
+	"github.com/warrenops/warren/ui/queuedetail"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -125,7 +125,7 @@ func TestOpenQueueMsgPushesTheQueueScreen(t *testing.T) {
 	f := &fakeBroker{}
 	m := newRoot(Options{Lister: f, Describer: f})
 	m, cmd := step(t, m, common.OpenQueueMsg{Queue: mgmt.QueueRef{Vhost: "/", Name: "orders"}})
-	if _, ok := m.top().(*queue.Model); !ok || cmd == nil {
+	if _, ok := m.top().(*queuedetail.Model); !ok || cmd == nil {
 		t.Fatalf("top is %T, want the queue screen fetching", m.top())
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/table"
-	"github.com/warrenops/warren/ui/queues"
+	"github.com/warrenops/warren/ui/overview"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -98,7 +98,7 @@ func (m Model) statusLine() string {
 	return ansi.Truncate(strings.Join(parts, " · "), m.width, "…")
 }
 
-func (m Model) failure(st queues.Status) string {
+func (m Model) failure(st overview.Status) string {
 	msg := sanitize.Text(st.Err.Error())
 	var text string
 	switch {
@@ -117,7 +117,7 @@ func (m Model) failure(st queues.Status) string {
 
 // statsAge is how old the shown figures are now: the API's own lag when
 // the snapshot was taken plus the time since.
-func (m Model) statsAge(st queues.Status) time.Duration {
+func (m Model) statsAge(st overview.Status) time.Duration {
 	return st.StatsAge + m.now().Sub(st.TakenAt)
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/warrenops/warren/ui/cli"
+	"github.com/warrenops/warren/cli"
 )
 
 // The dashboard against the real broker: it shows the outage while the

@@ -66,6 +66,25 @@ type DeadLetter struct {
 	Body       []byte // nil in statistics scans
 }
 
+// BusinessID is the logical ID an inbox can know, or "" when there is
+// none: a content hash is warren's own fallback, never a consumer's key.
+func (d DeadLetter) BusinessID() string {
+	if d.LogicalIDFrom == IDHash {
+		return ""
+	}
+	return d.LogicalID
+}
+
+// BusinessIDs are the letters' business IDs, in order, "" where a letter
+// has none.
+func BusinessIDs(letters []DeadLetter) []string {
+	ids := make([]string, len(letters))
+	for i, d := range letters {
+		ids[i] = d.BusinessID()
+	}
+	return ids
+}
+
 // Properties are the AMQP basic properties of a message.
 type Properties struct {
 	ContentType     string    `json:"content_type"`

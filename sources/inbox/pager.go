@@ -6,18 +6,23 @@ import (
 	"time"
 )
 
+// Lookuper finds which IDs an inbox applied; *Client implements it.
+type Lookuper interface {
+	Lookup(ctx context.Context, ids []string) (map[string]time.Time, error)
+}
+
 // Pager looks up one browse page at a time for a screen or a command.
 // Once the database has failed it is not asked again: every later status
 // is Unknown with the same reason, so a long listing is not slowed by one
 // timeout per page.
 type Pager struct {
-	client *Client
+	client Lookuper
 	reason string
 }
 
 // NewPager wraps client; with a nil client every status is Unknown for
 // reason (no inbox configured, or it could not be opened).
-func NewPager(client *Client, reason string) *Pager {
+func NewPager(client Lookuper, reason string) *Pager {
 	if client == nil && reason == "" {
 		reason = "no inbox configured"
 	}
@@ -26,13 +31,6 @@ func NewPager(client *Client, reason string) *Pager {
 
 // Reason says why statuses are Unknown; empty while the inbox answers.
 func (p *Pager) Reason() string { return p.reason }
-
-// Close releases the client.
-func (p *Pager) Close() {
-	if p.client != nil {
-		p.client.Close()
-	}
-}
 
 // Statuses looks up a page's IDs in one query. An empty ID (one that is
 // no business ID, such as a content hash) is never looked up and its

@@ -1,0 +1,269 @@
+// Package cli holds warren's non-interactive commands: each builds on App,
+// which loads the config once and opens the clients a command needs.
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"golang.org/x/term"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/broker"
+	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// Exit codes of DESIGN.md §5.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+	ExitRefused = 3
+)
+
+// ExitError carries the process exit code with the error to print.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Usage marks err as bad usage or config (exit 2).
+func Usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// Refused marks err as refused by a guardrail (exit 3).
+func Refused(err error) error { return &ExitError{Code: ExitRefused, Err: err} }
+
+// ExitCode maps an error to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}
+
+// App is what every command shares: global flags, the loaded context and
+// the streams to write to.
+type App struct {
+	ConfigPath  string
+	ContextName string
+	ReadOnly    bool
+	Operator    string
+	Debug       string
+
+	// NewOps, when set, builds the operations layer instead of the
+	// context's real clients.
+	NewOps func(*config.Context) (*ops.Ops, error)
+
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+
+	file *config.File
+	ctx  *config.Context
+}
+
+// NewApp returns an App writing to the process's streams.
+func NewApp() *App { return &App{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
+
+// Config loads the config file and selects the context, once.
+func (a *App) Config() (*config.Context, error) {
+	if a.ctx != nil {
+		return a.ctx, nil
+	}
+	path, err := config.Find(a.ConfigPath)
+	if err != nil {
+		return nil, Usage(err)
+	}
+	f, err := config.Load(path)
+	if err != nil {
+		return nil, Usage(err)
+	}
+	c, err := f.Context(a.ContextName)
+	if err != nil {
+		return nil, Usage(err)
+	}
+	if a.ReadOnly {
+		c.ReadOnly = true
+	}
+	a.file, a.ctx = f, c
+	return c, nil
+}
+
+// ConfigFile returns the loaded file (after Config).
+func (a *App) ConfigFile() *config.File { return a.file }
+
+// OperatorName is who the audit log names: flag, config, then $USER.
+func (a *App) OperatorName() string {
+	if a.Operator != "" {
+		return a.Operator
+	}
+	if a.ctx != nil && a.ctx.Operator != "" {
+		return a.ctx.Operator
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "unknown"
+}
+
+// login is what connecting needs: the context, its password and its TLS
+// settings.
+func (a *App) login() (*config.Context, string, *tls.Config, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	pw, err := c.Password()
+	if err != nil {
+		return nil, "", nil, Usage(err)
+	}
+	tc, err := c.TLSConfig()
+	if err != nil {
+		return nil, "", nil, Usage(err)
+	}
+	return c, pw, tc, nil
+}
+
+// Mgmt returns a management API client for the context.
+func (a *App) Mgmt() (*mgmt.Client, error) {
+	c, pw, tc, err := a.login()
+	if err != nil {
+		return nil, err
+	}
+	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc,
+		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint()})
+}
+
+// DLQOverrides are the DLQ pairings the config pins (DESIGN.md §6).
+func DLQOverrides(c *config.Context) []mgmt.DLQOverride {
+	var out []mgmt.DLQOverride
+	for _, q := range c.Queues {
+		if q.DLQ != "" {
+			out = append(out, mgmt.DLQOverride{Vhost: q.Vhost, Queue: q.Name, DLQ: q.DLQ})
+		}
+	}
+	return out
+}
+
+// ParkingQueues are the parking queues the config names (quarantine).
+func ParkingQueues(c *config.Context) []mgmt.QueueRef {
+	var out []mgmt.QueueRef
+	for _, q := range c.Queues {
+		if q.Quarantine != "" {
+			out = append(out, mgmt.QueueRef{Vhost: q.Vhost, Name: q.Quarantine})
+		}
+	}
+	return out
+}
+
+// DialAMQP connects to the context's broker in vhost.
+func (a *App) DialAMQP(vhost string) (*amqp.Connection, error) {
+	c, pw, tc, err := a.login()
+	if err != nil {
+		return nil, err
+	}
+	return broker.Dial(broker.Options{URL: c.AMQPURL, Username: c.Username, Password: pw, Vhost: vhost, TLS: tc,
+		Name: "warren " + a.OperatorName(), PasswordHint: c.PasswordHint()})
+}
+
+// AuditStore opens the context's audit store.
+func (a *App) AuditStore() (audit.Store, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	dsn, err := c.AuditDSN()
+	if err != nil {
+		return nil, Usage(err)
+	}
+	return audit.Open(c.Audit, dsn)
+}
+
+// Inbox opens the inbox of the queue that vhost/queue belongs to (the
+// queue itself or the queue whose DLQ it is); nil, nil when none is
+// configured.
+func (a *App) Inbox(ctx context.Context, vhost, queue string) (*inbox.Client, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	q := c.QueueConfig(vhost, queue)
+	if q == nil || q.Inbox == nil {
+		q = c.QueueForDLQ(vhost, queue)
+	}
+	if q == nil || q.Inbox == nil {
+		return nil, nil
+	}
+	dsn, err := q.Inbox.DSN()
+	if err != nil {
+		return nil, Usage(err)
+	}
+	if dsn == "" {
+		return nil, fmt.Errorf("inbox of queue %s: environment variable %s is empty", q.Name, q.Inbox.DSNEnv)
+	}
+	return inbox.Open(ctx, inbox.Options{DSN: dsn, Table: q.Inbox.Table, IDColumn: q.Inbox.IDColumn, TimeColumn: q.Inbox.TimeColumn})
+}
+
+// Ops builds the operations layer over the context's clients; the
+// caller closes it. Tests set NewOps to run a command over clients of
+// their own.
+func (a *App) Ops() (*ops.Ops, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	if a.NewOps != nil {
+		return a.NewOps(c)
+	}
+	m, err := a.Mgmt()
+	if err != nil {
+		return nil, err
+	}
+	return ops.New(ops.Clients{
+		Context:   c,
+		Operator:  a.OperatorName(),
+		Mgmt:      m,
+		Dial:      a.DialAMQP,
+		OpenAudit: a.AuditStore,
+		OpenInbox: func(ctx context.Context, vhost, queue string) (ops.InboxClient, error) {
+			in, err := a.Inbox(ctx, vhost, queue)
+			if err != nil || in == nil {
+				return nil, err
+			}
+			return inboxClient{in}, nil
+		},
+	})
+}
+
+// inboxClient gives the inbox pool the Close signature the layer wants.
+type inboxClient struct{ *inbox.Client }
+
+func (c inboxClient) Close() error {
+	c.Client.Close()
+	return nil
+}
+
+// IsTerminal reports whether f is an interactive terminal.
+func IsTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"io"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui"
+	"github.com/warrenops/warren/ui/auditlog"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/deadletters"
+	"github.com/warrenops/warren/ui/message"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// Dashboard builds the TUI for the context: the management client for the
+// overview and queue screens, the operations layer for the dead-letter
+// screens, inboxes and the audit store. debug, when set, receives one
+// line per UI message. The returned function releases what it opened.
+func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := a.Mgmt()
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := a.Ops()
+	if err != nil {
+		return nil, nil, err
+	}
+	st := styles.Default()
+	screens := newScreens(o, st)
+	model := ui.New(ui.Options{
+		Context:     c.Name,
+		Environment: c.Environment,
+		ReadOnly:    c.ReadOnly,
+		InsecureTLS: c.TLS.InsecureSkipVerify,
+		Refresh:     c.Refresh.Duration,
+		Vhost:       c.Vhost,
+		Lister:      m,
+		Describer:   m,
+		Effects:     o,
+		NewDLQ:      screens.NewDLQ,
+		NewMessage:  screens.NewMessage,
+		NewAudit:    screens.NewAudit,
+		Debug:       debug,
+		Styles:      &st,
+	})
+	return model, func() { o.Close() }, nil
+}
+
+// screens are the constructors the root model opens screens with.
+type screens struct {
+	NewDLQ     func(mgmt.QueueRef) common.Screen
+	NewMessage func(common.OpenMessageMsg) common.Screen
+	NewAudit   func() common.Screen
+}
+
+// newScreens wires the dead-letter, message and audit screens to the
+// operations layer, with the context's guardrails. In a read-only
+// context the DLQ screen gets no actions at all, so nothing can change
+// even if a key slipped through.
+func newScreens(o *ops.Ops, st styles.Styles) screens {
+	c := o.Context()
+	deps := deadletters.Deps{Browser: o, Inbox: o, CompileFilter: ops.CompileFilter, Scanner: o}
+	if !c.ReadOnly {
+		deps.Actions = o
+	}
+	now := o.Now
+	return screens{
+		NewDLQ: func(ref mgmt.QueueRef) common.Screen {
+			return deadletters.New(ref, deps, deadletters.Options{
+				ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold,
+				Now: now, Styles: st,
+			})
+		},
+		NewMessage: func(msg common.OpenMessageMsg) common.Screen {
+			return message.New(msg, message.Options{Now: now, Styles: st})
+		},
+		NewAudit: func() common.Screen {
+			return auditlog.New(o.Audit(), auditlog.Options{Now: now, Styles: st})
+		},
+	}
+}

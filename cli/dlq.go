@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+func newDlqCmd(a *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "dlq", Short: "Read dead-letter queues and act on their messages"}
+	cmd.AddCommand(newDlqLsCmd(a), newDlqShowCmd(a), newDlqStatsCmd(a), newDlqReplayCmd(a), newDlqQuarantineCmd(a))
+	return cmd
+}
+
+// readFlags are the flags every reading dlq command shares.
+type readFlags struct {
+	vhost     string
+	allowRisk bool
+	asJSON    bool
+}
+
+func addReadFlags(cmd *cobra.Command, f *readFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.vhost, "vhost", "", "vhost of QUEUE (default: the context's vhost, then /)")
+	fl.BoolVar(&f.allowRisk, "allow-limit-risk", false, "browse a quorum DLQ whose delivery limit a browse would count against (see the refusal)")
+	fl.BoolVar(&f.asJSON, "json", false, "print JSON; values are exact, not sanitised")
+}
+
+// vhostOf is the vhost a command works in: the flag, else the context's,
+// else /.
+func vhostOf(c *config.Context, flag string) string {
+	return cmp.Or(flag, c.Vhost, "/")
+}
+
+// dlqTarget resolves QUEUE through the operations layer, which the
+// command then reads and acts through; close the layer when done.
+func (a *App) dlqTarget(ctx context.Context, queue string, f readFlags) (*ops.Ops, *ops.Target, error) {
+	o, err := a.Ops()
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := o.Resolve(ctx, mgmt.QueueRef{Vhost: vhostOf(o.Context(), f.vhost), Name: queue})
+	if err != nil {
+		o.Close()
+		return nil, nil, err
+	}
+	t.Opts.AllowLimitRisk = f.allowRisk
+	return o, t, nil
+}
+
+// browse opens a session on the target; a guard refusal exits 3.
+func (a *App) browse(ctx context.Context, o *ops.Ops, t *ops.Target) (*ops.Browse, func(), error) {
+	b, err := o.Browse(ctx, t)
+	var refused *dlq.RefusedError
+	if errors.As(err, &refused) {
+		return nil, nil, Refused(err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() {
+		if err := b.Close(); err != nil {
+			fmt.Fprintf(a.Err, "warning: returning messages to %s: %v (the broker takes them back as the connection closes)\n", sanitize.Text(t.Ref.Name), err)
+		}
+	}, nil
+}
+
+// listed is one dead letter a command prints, with its inbox status.
+type listed struct {
+	dlq.DeadLetter
+	status  inbox.Status
+	applied time.Time
+}
+
+// collect pages through the session until limit letters match (or the
+// queue ends), looking up each page's inbox statuses in one query.
+func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *dlq.Filter, keep func(dlq.DeadLetter) bool, limit int) ([]listed, []string, error) {
+	var out []listed
+	var notes []string
+	refused, evalErrs, more := 0, 0, false
+	var firstEval error
+	now := time.Now()
+	for len(out) < limit {
+		page, err := sess.Next(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		notes = append(notes, page.Notes...)
+		refused += len(page.Refused)
+		st, found := ib.Statuses(ctx, dlq.BusinessIDs(page.Letters))
+		for i, d := range page.Letters {
+			if keep != nil && !keep(d) {
+				continue
+			}
+			if len(out) == limit {
+				more = true
+				continue
+			}
+			if flt != nil {
+				ok, err := flt.Match(d, st[i].Applied(), now)
+				if err != nil {
+					evalErrs++
+					if firstEval == nil {
+						firstEval = err
+					}
+				}
+				if !ok {
+					continue
+				}
+			}
+			out = append(out, listed{DeadLetter: d, status: st[i], applied: found[d.LogicalID]})
+		}
+		if page.End {
+			break
+		}
+		more = more || len(out) == limit
+	}
+	if more {
+		notes = append(notes, fmt.Sprintf("--limit %d reached: the queue has more messages", limit))
+	}
+	if refused > 0 {
+		notes = append(notes, fmt.Sprintf("%d messages not listed: the delivery-limit guard refused them (no headroom left)", refused))
+	}
+	if evalErrs > 0 {
+		notes = append(notes, fmt.Sprintf("the filter could not be evaluated on %d messages, left out: %v", evalErrs, firstEval))
+	}
+	if r := ib.Reason(); r != "" {
+		notes = append(notes, "inbox status unknown: "+r)
+	}
+	return out, notes, nil
+}

@@ -1,0 +1,325 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// defaultActionLimit caps how many dead letters one command holds and
+// acts on; a bigger DLQ takes several runs, each with its own prompt.
+const defaultActionLimit = 10000
+
+// maxActionLimit is the most deliveries one channel can hold: the largest
+// prefetch AMQP can express.
+const maxActionLimit = 65535
+
+// actionBrowseWindow is the browse page for actions: a page of this size
+// keeps the prefetch well above the confirm window as pages accumulate.
+const actionBrowseWindow = 4096
+
+// actionFlags are the flags of dlq replay and dlq quarantine.
+type actionFlags struct {
+	action         string
+	filter, to     string
+	reason, vhost  string
+	rate           float64
+	limit          int
+	includeApplied bool
+	dryRun, yes    bool
+	asJSON         bool
+	allowRisk      bool
+}
+
+func newDlqReplayCmd(a *App) *cobra.Command {
+	f := actionFlags{action: actions.ActionReplay}
+	cmd := &cobra.Command{
+		Use:   "replay QUEUE",
+		Short: "Republish dead letters to the queue they died in (or --to), after a prompt",
+		Long: "Republish the dead letters of QUEUE to the queue each one died in, through the\n" +
+			"default exchange, so only the consumer that failed sees it again. Messages the\n" +
+			"inbox reports applied are skipped unless --include-applied; quarantined ones are\n" +
+			"left out unless QUEUE is their parking queue (a release). A source message is\n" +
+			"removed only once its copy was confirmed and routed; every other stays.",
+		Args: oneQueue,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runDlqAction(cmd.Context(), args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.to, "to", "", "publish to EXCHANGE[/ROUTING_KEY] instead (no key: each message's original one)")
+	fl.Float64Var(&f.rate, "rate", 0, "at most N messages per second (0: unlimited)")
+	fl.BoolVar(&f.includeApplied, "include-applied", false, "replay messages the inbox reports applied too")
+	addActionFlags(cmd, &f)
+	return cmd
+}
+
+func newDlqQuarantineCmd(a *App) *cobra.Command {
+	f := actionFlags{action: actions.ActionQuarantine}
+	cmd := &cobra.Command{
+		Use:   "quarantine QUEUE",
+		Short: "Move dead letters to the DLQ's parking queue with a reason, after a prompt",
+		Long: "Move dead letters of QUEUE to its parking queue (config quarantine, default\n" +
+			"QUEUE.quarantine, declared durable if missing) with headers naming the reason,\n" +
+			"who and when. Quarantined messages stay out of bulk replays; replaying from the\n" +
+			"parking queue releases them.",
+		Args: oneQueue,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runDlqAction(cmd.Context(), args[0], f) },
+	}
+	cmd.Flags().StringVar(&f.reason, "reason", "", "why these messages are quarantined (required)")
+	addActionFlags(cmd, &f)
+	return cmd
+}
+
+// oneQueue makes a missing or extra QUEUE argument bad usage (exit 2).
+func oneQueue(cmd *cobra.Command, args []string) error {
+	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+		return Usage(fmt.Errorf("%s: %w", cmd.CommandPath(), err))
+	}
+	return nil
+}
+
+func addActionFlags(cmd *cobra.Command, f *actionFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.filter, "filter", "", `only messages matching EXPR, e.g. 'reason == "rejected" && attempts >= 3'`)
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
+	fl.BoolVar(&f.yes, "yes", false, "do not ask; required without a terminal")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	fl.StringVar(&f.vhost, "vhost", "", "vhost of QUEUE (default: the context's vhost, then /)")
+	fl.IntVar(&f.limit, "limit", defaultActionLimit, "act on at most N messages")
+	fl.BoolVar(&f.allowRisk, "allow-limit-risk", false, "act on a quorum DLQ whose delivery limit a browse counts against (see the refusal)")
+}
+
+// actionRequest is a validated command line.
+type actionRequest struct {
+	vhost  string
+	filter actions.Matcher // nil without --filter
+	to     *actions.Override
+}
+
+func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) error {
+	c, err := a.Config()
+	if err != nil {
+		return err
+	}
+	if c.ReadOnly && !f.dryRun {
+		return Refused(fmt.Errorf("context %q is read-only: %s refused (--dry-run shows the plan)", c.Name, f.action))
+	}
+	if !f.dryRun && !f.yes && !IsTerminal(a.In) {
+		return Refused(fmt.Errorf("no terminal to confirm on: pass --yes to %s, or --dry-run to see the plan", f.action))
+	}
+	req, err := parseAction(c, queue, f)
+	if err != nil {
+		return Usage(err)
+	}
+	o, t, err := a.dlqTarget(ctx, queue, readFlags{vhost: req.vhost, allowRisk: f.allowRisk})
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	if !f.dryRun {
+		if err := o.CheckAudit(ctx); err != nil {
+			if errors.Is(err, actions.ErrAuditUnavailable) {
+				return Refused(err)
+			}
+			return err
+		}
+	}
+	if f.action == actions.ActionQuarantine && t.Knows.Release {
+		return Usage(fmt.Errorf("%s is a parking queue already; replay from it to release its messages", sanitize.Text(queue)))
+	}
+	t.Opts.Window = min(actionBrowseWindow, f.limit)
+	sess, closeBrowse, err := a.browse(ctx, o, t)
+	if err != nil {
+		return err
+	}
+	defer closeBrowse()
+	letters, notes, err := holdLetters(ctx, sess, f.limit)
+	if err != nil {
+		return err
+	}
+	plan, err := o.Plan(ctx, ops.PlanRequest{
+		Action: ops.Action(f.action), Queue: t.Ref, Session: sess, Letters: letters, Reason: f.reason,
+		Filter: req.filter, FilterText: f.filter, To: req.to, IncludeApplied: f.includeApplied, Rate: f.rate,
+	})
+	if err != nil {
+		return Usage(err)
+	}
+	printNotes(a.Err, append(notes, plan.Warnings...))
+	if f.dryRun || plan.Publish == 0 {
+		return a.printPlan(plan, f)
+	}
+	if !f.yes {
+		threshold := c.ConfirmThreshold
+		if threshold <= 0 {
+			threshold = config.DefaultConfirmThreshold
+		}
+		phrase := ""
+		if c.IsProd() || plan.Publish > threshold {
+			phrase = fmt.Sprintf("%s %d", queue, plan.Publish)
+		}
+		ok, err := confirmAction(a.In, a.Err, sanitize.Text(plan.Summary), sanitize.Text(phrase))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Refused(errors.New("not confirmed; nothing was changed"))
+		}
+	}
+	return a.executePlan(ctx, o, plan, queue, f)
+}
+
+func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest, error) {
+	r := &actionRequest{vhost: vhostOf(c, f.vhost)}
+	switch {
+	case f.rate < 0:
+		return nil, fmt.Errorf("--rate %g: want 0 (unlimited) or more", f.rate)
+	case f.limit < 1 || f.limit > maxActionLimit:
+		return nil, fmt.Errorf("--limit %d: want 1 to %d", f.limit, maxActionLimit)
+	case f.action == actions.ActionQuarantine && strings.TrimSpace(f.reason) == "":
+		return nil, errors.New("--reason is required: say why these messages are quarantined")
+	}
+	if f.filter != "" {
+		flt, err := dlq.CompileFilter(f.filter)
+		if err != nil {
+			return nil, err
+		}
+		r.filter = flt
+	}
+	if f.action == actions.ActionQuarantine && c.Knowledge(r.vhost, queue, nil).Release {
+		return nil, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", queue)
+	}
+	if f.to != "" {
+		o, err := actions.ParseOverride(f.to)
+		if err != nil {
+			return nil, err
+		}
+		r.to = &o
+	}
+	return r, nil
+}
+
+// holdLetters pages through the session until the queue ends or limit
+// letters are held; the letters past limit stay held until Close returns
+// them.
+func holdLetters(ctx context.Context, sess *ops.Browse, limit int) ([]dlq.DeadLetter, []string, error) {
+	var notes []string
+	refused := 0
+	for {
+		page, err := sess.Next(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		notes = append(notes, page.Notes...)
+		refused += len(page.Refused)
+		if page.End || page.Seen-refused >= limit {
+			break
+		}
+	}
+	letters := sess.Letters()
+	if len(letters) > limit {
+		letters = letters[:limit]
+		notes = append(notes, fmt.Sprintf("--limit %d reached: more messages stay in the queue for another run", limit))
+	}
+	if refused > 0 {
+		notes = append(notes, fmt.Sprintf("%d messages refused by the delivery-limit guard stay untouched", refused))
+	}
+	return letters, notes, nil
+}
+
+// confirmAction asks question on w and reads the answer from r: "y" or,
+// when phrase is set, the phrase typed exactly.
+func confirmAction(r io.Reader, w io.Writer, question, phrase string) (bool, error) {
+	if phrase == "" {
+		fmt.Fprintf(w, "%s [y/N] ", question)
+	} else {
+		fmt.Fprintf(w, "%s\nType %q to confirm: ", question, phrase)
+	}
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	line = strings.TrimSpace(line)
+	if phrase != "" {
+		return line == phrase, nil
+	}
+	return strings.EqualFold(line, "y") || strings.EqualFold(line, "yes"), nil
+}
+
+func (a *App) printPlan(plan ops.Plan, f actionFlags) error {
+	if f.asJSON {
+		return writeJSON(a.Out, ops.Result{Selected: plan.Publish, SkippedApplied: plan.SkippedApplied})
+	}
+	if f.dryRun {
+		fmt.Fprint(a.Out, "dry run: ")
+	}
+	fmt.Fprintln(a.Out, sanitize.Text(plan.Summary))
+	for _, l := range plan.Lines {
+		fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
+	}
+	return nil
+}
+
+// executePlan runs plan on the browse session that holds its messages
+// and reports. Interrupting it stops the sending; what is in flight still
+// settles.
+func (a *App) executePlan(ctx context.Context, o *ops.Ops, plan ops.Plan, queue string, f actionFlags) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var progress func(ops.Progress)
+	if IsTerminal(a.Err) {
+		progress = func(p ops.Progress) {
+			fmt.Fprintf(a.Err, "\r%s: %d/%d published, %d confirmed, %d returned, %d nacked, %d unknown",
+				plan.Action, p.Published, p.Total, p.Confirmed, p.Returned, p.Nacked, p.Unknown)
+			if p.Finished {
+				fmt.Fprintln(a.Err)
+			}
+		}
+	}
+	res, err := o.Execute(ctx, plan, progress)
+	if errors.Is(err, actions.ErrAuditUnavailable) {
+		return Refused(err)
+	}
+	if res.Operation != "" {
+		if f.asJSON {
+			if jerr := writeJSON(a.Out, res); jerr != nil && err == nil {
+				err = jerr
+			}
+		} else {
+			fmt.Fprintln(a.Out, resultLine(plan, res))
+		}
+		printNotes(a.Err, res.Notes)
+	}
+	if err != nil {
+		return err
+	}
+	if left := res.Left(); left > 0 {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d messages were not moved and stay in %s (operation %s; see `warren audit tail`)",
+			left, res.Selected, sanitize.Text(queue), res.Operation)}
+	}
+	return nil
+}
+
+func resultLine(plan ops.Plan, res ops.Result) string {
+	s := fmt.Sprintf("%s %s: %d selected, %d skipped as applied, %d confirmed, %d returned, %d nacked, %d unknown",
+		plan.Action, res.Operation, res.Selected, res.SkippedApplied, res.Confirmed, res.Returned, res.Nacked, res.Unknown)
+	if res.NotSent > 0 {
+		s += fmt.Sprintf(", %d not sent", res.NotSent)
+	}
+	if res.Cancelled {
+		s += " (cancelled)"
+	}
+	return s
+}

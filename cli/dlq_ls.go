@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+func newDlqLsCmd(a *App) *cobra.Command {
+	var (
+		f      readFlags
+		filter string
+		limit  int
+	)
+	cmd := &cobra.Command{
+		Use:   "ls QUEUE",
+		Short: "List a DLQ's messages: why they died, where from, attempts, inbox status",
+		Long: "Browse QUEUE without harm (DESIGN.md §4.3): each message is held for a moment and\n" +
+			"returned, so the queue keeps its depth and order. Each line gives the logical ID,\n" +
+			"the reason and origin of the last death, the attempt count, the age since it was\n" +
+			"dead-lettered and whether the inbox has applied its effect. A quorum DLQ with a\n" +
+			"delivery limit is refused (exit 3) where a browse would count against that limit.",
+		Args: oneQueue,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 1 || limit > maxActionLimit {
+				return Usage(fmt.Errorf("--limit %d: want 1 to %d", limit, maxActionLimit))
+			}
+			var flt *dlq.Filter
+			if filter != "" {
+				var err error
+				if flt, err = dlq.CompileFilter(filter); err != nil {
+					return Usage(err)
+				}
+			}
+			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, flt, nil, limit)
+			if err != nil {
+				return err
+			}
+			printNotes(a.Err, notes)
+			if f.asJSON {
+				return writeJSON(a.Out, lsJSONOf(rows))
+			}
+			return writeLsText(a.Out, t, rows)
+		},
+	}
+	addReadFlags(cmd, &f)
+	cmd.Flags().StringVar(&filter, "filter", "", `only messages matching EXPR, e.g. 'reason == "rejected" && attempts >= 3 && applied == false'`)
+	cmd.Flags().IntVar(&limit, "limit", dlq.DefaultWindow, "list at most N messages")
+	return cmd
+}
+
+// listLetters is the browse shared by ls and show: open, page, look up,
+// return everything to the queue.
+func (a *App) listLetters(ctx context.Context, queue string, f readFlags, flt *dlq.Filter, keep func(dlq.DeadLetter) bool, limit int) ([]listed, []string, *ops.Target, error) {
+	o, t, err := a.dlqTarget(ctx, queue, f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer o.Close()
+	if flt == nil && keep == nil {
+		t.Opts.Window = min(limit, dlq.DefaultWindow)
+	}
+	sess, done, err := a.browse(ctx, o, t)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer done()
+	rows, notes, err := collect(ctx, sess, o.Pager(ctx, t.InboxOf), flt, keep, limit)
+	return rows, notes, t, err
+}
+
+func printNotes(w io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintln(w, "note:", sanitize.Text(n))
+	}
+}
+
+// lsJSON is the stable `dlq ls --json` shape of DESIGN.md §5.
+type lsJSON struct {
+	Messages  []lsMessage `json:"messages"`
+	Histogram histJSON    `json:"histogram"`
+}
+
+type lsMessage struct {
+	MessageID      string     `json:"message_id"`
+	LogicalID      string     `json:"logical_id"`
+	Reason         string     `json:"reason"`
+	OriginQueue    string     `json:"origin_queue"`
+	OriginExchange string     `json:"origin_exchange"`
+	RoutingKeys    []string   `json:"routing_keys"`
+	Attempts       int        `json:"attempts"`
+	DeadLetteredAt *time.Time `json:"dead_lettered_at"`
+	Size           int        `json:"size"`
+	Inbox          string     `json:"inbox"`
+	Quarantined    bool       `json:"quarantined"`
+}
+
+type histJSON struct {
+	Attempts map[string]int `json:"attempts"`
+	Reasons  map[string]int `json:"reasons"`
+	Origins  map[string]int `json:"origins"`
+}
+
+func lsMessageOf(r listed) lsMessage {
+	m := lsMessage{MessageID: r.MessageID, LogicalID: r.LogicalID, Reason: r.Reason, OriginQueue: r.OriginQueue,
+		OriginExchange: r.OriginExchange, RoutingKeys: r.RoutingKeys, Attempts: r.Attempts, Size: r.Size,
+		Inbox: string(r.status), Quarantined: r.Quarantined}
+	if m.RoutingKeys == nil {
+		m.RoutingKeys = []string{}
+	}
+	if !r.DeadLetteredAt.IsZero() {
+		at := r.DeadLetteredAt.UTC()
+		m.DeadLetteredAt = &at
+	}
+	return m
+}
+
+func lsJSONOf(rows []listed) lsJSON {
+	out := lsJSON{Messages: make([]lsMessage, 0, len(rows))}
+	h := dlq.NewHistogram()
+	for _, r := range rows {
+		out.Messages = append(out.Messages, lsMessageOf(r))
+		h.Add(r.DeadLetter)
+	}
+	out.Histogram = histJSONOf(h.Attempts, h.Reasons, h.Origins)
+	return out
+}
+
+func histJSONOf(attempts map[int]int, reasons, origins map[string]int) histJSON {
+	out := histJSON{Attempts: make(map[string]int, len(attempts)), Reasons: reasons, Origins: origins}
+	for n, c := range attempts {
+		out.Attempts[strconv.Itoa(n)] = c
+	}
+	return out
+}
+
+func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "no messages listed from %s\n", sanitize.Text(t.Ref.Name))
+		if t.Unacked > 0 {
+			fmt.Fprintf(w, "%d of its messages are held unacknowledged by a consumer (another browse session, perhaps); they come back when it lets go\n", t.Unacked)
+		}
+		return nil
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tLOGICAL ID\tREASON\tORIGIN\tATTEMPTS\tAGE\tSIZE\tINBOX\tFLAGS")
+	h := dlq.NewHistogram()
+	for _, r := range rows {
+		h.Add(r.DeadLetter)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", r.Position, idText(r.DeadLetter), sanitize.Text(r.Reason),
+			sanitize.Text(r.OriginQueue), r.Attempts, ageText(now, r.DeadLetteredAt), r.Size, r.status, flagsText(r.DeadLetter))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%d messages from %s (held briefly and returned)\n", len(rows), sanitize.Text(t.Ref.Name))
+	writeHistText(w, h.Attempts, h.Reasons, h.Origins)
+	return nil
+}
+
+func idText(d dlq.DeadLetter) string {
+	if d.LogicalIDFrom == dlq.IDHash {
+		return d.LogicalID + " (content hash)"
+	}
+	return sanitize.Text(d.LogicalID)
+}
+
+func ageText(now, at time.Time) string {
+	if at.IsZero() {
+		return "—"
+	}
+	return max(now.Sub(at), 0).Round(time.Second).String()
+}
+
+func flagsText(d dlq.DeadLetter) string {
+	var f []string
+	if d.Quarantined {
+		f = append(f, "quarantined")
+	}
+	if d.ReplayCount > 0 {
+		f = append(f, fmt.Sprintf("replayed %d× (loop?)", d.ReplayCount))
+	}
+	if d.Headroom >= 0 {
+		f = append(f, fmt.Sprintf("headroom %d", d.Headroom))
+	}
+	return strings.Join(f, ", ")
+}
+
+func writeHistText(w io.Writer, attempts map[int]int, reasons, origins map[string]int) {
+	keys := make([]int, 0, len(attempts))
+	for n := range attempts {
+		keys = append(keys, n)
+	}
+	sort.Ints(keys)
+	parts := make([]string, len(keys))
+	for i, n := range keys {
+		parts[i] = fmt.Sprintf("%d: %d", n, attempts[n])
+	}
+	fmt.Fprintf(w, "attempts  %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(w, "reasons   %s\n", countsText(reasons))
+	fmt.Fprintf(w, "origins   %s\n", countsText(origins))
+}
+
+// countsText lists counts largest first, names sanitised.
+func countsText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", sanitize.Text(k), m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+func newDlqShowCmd(a *App) *cobra.Command {
+	var (
+		f     readFlags
+		id    string
+		limit int
+	)
+	cmd := &cobra.Command{
+		Use:   "show QUEUE --id LOGICAL_ID",
+		Short: "Show every message of a DLQ with one logical ID: deaths, properties, headers, body",
+		Args:  oneQueue,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if id == "" {
+				return Usage(errors.New("--id is required: the logical ID to show (see dlq ls)"))
+			}
+			keep := func(d dlq.DeadLetter) bool { return d.LogicalID == id }
+			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, nil, keep, limit)
+			if err != nil {
+				return err
+			}
+			printNotes(a.Err, notes)
+			if len(rows) == 0 {
+				return fmt.Errorf("no message with logical ID %s in %s", sanitize.Text(id), sanitize.Text(t.Ref.Name))
+			}
+			if f.asJSON {
+				out := struct {
+					Messages []showJSON `json:"messages"`
+				}{}
+				for _, r := range rows {
+					out.Messages = append(out.Messages, showJSONOf(r))
+				}
+				return writeJSON(a.Out, out)
+			}
+			for i, r := range rows {
+				fmt.Fprintf(a.Out, "— message %d of %d with logical ID %s\n", i+1, len(rows), idText(r.DeadLetter))
+				writeShowText(a.Out, r)
+			}
+			return nil
+		},
+	}
+	addReadFlags(cmd, &f)
+	cmd.Flags().StringVar(&id, "id", "", "logical ID of the message(s) to show")
+	cmd.Flags().IntVar(&limit, "limit", 100, "show at most N messages with this ID")
+	return cmd
+}
+
+// showJSON is one message in full; bodies that are not UTF-8 are base64.
+type showJSON struct {
+	lsMessage
+	LogicalIDSource string         `json:"logical_id_source"`
+	Position        int            `json:"position"`
+	InboxAppliedAt  *time.Time     `json:"inbox_applied_at,omitempty"`
+	ReplayCount     int            `json:"replay_count"`
+	DeliveryCount   *int64         `json:"delivery_count"`
+	Headroom        *int64         `json:"headroom"`
+	Deaths          []dlq.Death    `json:"deaths"`
+	Properties      dlq.Properties `json:"properties"`
+	Headers         map[string]any `json:"headers"`
+	Body            string         `json:"body"`
+	BodyEncoding    string         `json:"body_encoding"`
+}
+
+func showJSONOf(r listed) showJSON {
+	s := showJSON{lsMessage: lsMessageOf(r), LogicalIDSource: string(r.LogicalIDFrom), Position: r.Position,
+		ReplayCount: r.ReplayCount, Deaths: r.Deaths, Properties: r.Properties, Headers: dlq.PlainHeaders(r.Headers)}
+	if s.Deaths == nil {
+		s.Deaths = []dlq.Death{}
+	}
+	if !r.applied.IsZero() {
+		s.InboxAppliedAt = &r.applied
+	}
+	if r.DeliveryCount >= 0 {
+		s.DeliveryCount = &r.DeliveryCount
+	}
+	if r.Headroom >= 0 {
+		s.Headroom = &r.Headroom
+	}
+	s.Body, s.BodyEncoding = string(r.Body), "utf-8"
+	if !utf8.Valid(r.Body) {
+		s.Body, s.BodyEncoding = base64.StdEncoding.EncodeToString(r.Body), "base64"
+	}
+	return s
+}
+
+func writeShowText(w io.Writer, r listed) {
+	p := r.Properties
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	line := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	line("logical id", fmt.Sprintf("%s (from %s)", idText(r.DeadLetter), r.LogicalIDFrom))
+	line("message id", sanitize.Text(r.MessageID))
+	line("reason", sanitize.Text(r.Reason))
+	line("origin", fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),
+		quoted(r.OriginExchange), sanitize.Text(strings.Join(r.RoutingKeys, " "))))
+	line("attempts", strconv.Itoa(r.Attempts))
+	line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", ageText(time.Now(), r.DeadLetteredAt), timeText(r.DeadLetteredAt)))
+	inboxText := string(r.status)
+	if !r.applied.IsZero() {
+		inboxText += " at " + timeText(r.applied)
+	}
+	line("inbox", inboxText)
+	line("flags", flagsText(r.DeadLetter))
+	for _, kv := range [][2]string{{"content-type", p.ContentType}, {"content-encoding", p.ContentEncoding},
+		{"correlation-id", p.CorrelationID}, {"reply-to", p.ReplyTo}, {"expiration", p.Expiration}, {"type", p.Type},
+		{"app-id", p.AppID}, {"user-id", p.UserID}} {
+		if kv[1] != "" {
+			line(kv[0], sanitize.Text(kv[1]))
+		}
+	}
+	if !p.Timestamp.IsZero() {
+		line("timestamp", timeText(p.Timestamp))
+	}
+	line("delivery-mode", fmt.Sprintf("%d (priority %d)", p.DeliveryMode, p.Priority))
+	for _, d := range r.Deaths {
+		line("death", fmt.Sprintf("%s in %s ×%d since %s (exchange %s, keys %s)", sanitize.Text(d.Reason), sanitize.Text(d.Queue),
+			d.Count, timeText(d.Time), quoted(d.Exchange), sanitize.Text(strings.Join(d.RoutingKeys, " "))))
+	}
+	names := make([]string, 0, len(r.Headers))
+	for k := range r.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if k != dlq.HeaderDeath {
+			line("header "+sanitize.Text(k), sanitize.Text(fmt.Sprint(dlq.Plain(r.Headers[k]))))
+		}
+	}
+	_ = tw.Flush()
+	if utf8.Valid(r.Body) {
+		fmt.Fprintf(w, "body (%d bytes):\n%s\n", r.Size, sanitize.Block(string(r.Body)))
+	} else {
+		fmt.Fprintf(w, "body: %d bytes of binary (--json gives it in base64)\n", r.Size)
+	}
+}
+
+func quoted(s string) string { return `"` + sanitize.Text(s) + `"` }
+
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

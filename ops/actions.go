@@ -1,0 +1,120 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/warrenops/warren/actions"
+)
+
+// planHandle is what Execute needs back from Plan.
+type planHandle struct {
+	plan *actions.Plan
+	hold *Browse
+}
+
+// holder is the browse session that holds a request's letters.
+func holder(s any) *Browse {
+	switch s := s.(type) {
+	case *Browse:
+		return s
+	case *session:
+		return s.Browse
+	}
+	return nil
+}
+
+// Plan computes the operation on the letters, touching nothing. The
+// inbox is asked afresh, so a message applied since its page was read is
+// still skipped; where it cannot answer, Warnings say so.
+func (o *Ops) Plan(ctx context.Context, req PlanRequest) (Plan, error) {
+	h := holder(req.Session)
+	if h == nil {
+		return Plan{}, errors.New("no browse session holds these messages")
+	}
+	k := o.knowledgeOf(req.Queue)
+	if req.Action == Quarantine && k.Release {
+		return Plan{}, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", req.Queue.Name)
+	}
+	applied, known, note := o.Applied(ctx, req.Queue, req.Letters)
+	p, err := actions.NewPlan(actions.Request{
+		Action: string(req.Action), Vhost: req.Queue.Vhost, Queue: req.Queue.Name, Letters: req.Letters,
+		Filter: req.Filter, FilterText: req.FilterText, Applied: applied, InboxKnown: known,
+		IncludeApplied: req.IncludeApplied, Release: k.Release, To: req.To, Parking: k.Parking,
+		Reason: req.Reason, Rate: req.Rate, Now: o.c.Now(),
+	})
+	if err != nil {
+		return Plan{}, err
+	}
+	out := Plan{
+		Action: req.Action, Summary: p.Summary(), Selected: len(req.Letters), Publish: p.Selected(),
+		SkippedApplied: len(p.SkippedApplied), Bytes: p.Bytes, Rate: p.Rate, Lines: p.Lines(),
+		Handle: planHandle{plan: p, hold: h},
+	}
+	if note != "" {
+		out.Warnings = append(out.Warnings, note)
+	}
+	for _, g := range p.Groups {
+		out.Destinations = append(out.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
+	}
+	return out, nil
+}
+
+// Execute runs a confirmed plan on the session that holds its messages.
+// The copies are published on a connection of their own, so flow control
+// on them never holds up the acks of the browse channel. progress is
+// called from Execute's goroutine.
+func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (Result, error) {
+	h, ok := plan.Handle.(planHandle)
+	if !ok {
+		return Result{}, errors.New("the plan was not made by this session")
+	}
+	st, err := o.AuditStore()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
+	}
+	conn, err := o.c.Dial(h.plan.Vhost)
+	if err != nil {
+		return Result{}, fmt.Errorf("connecting the publisher: %w; nothing was changed", err)
+	}
+	defer conn.Close()
+	c := o.c.Context
+	env := actions.Env{
+		Conn: conn, Session: h.hold, Stream: h.hold.ReadOnly(), Audit: st,
+		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
+	}
+	var report func(actions.Progress)
+	if progress != nil {
+		report = func(p actions.Progress) {
+			progress(Progress{
+				Total: p.Total, Done: p.Confirmed + p.Returned + p.Nacked + p.Unknown, Published: p.Published,
+				Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown,
+				Finished: p.Done, At: o.c.Now(),
+			})
+		}
+	}
+	res, err := actions.Execute(ctx, h.plan, env, report)
+	if res == nil {
+		return Result{}, err
+	}
+	return result(res), err
+}
+
+func result(r *actions.Result) Result {
+	out := Result{
+		Operation: r.Operation, Selected: r.Selected, SkippedApplied: r.SkippedApplied,
+		Confirmed: r.Confirmed, Returned: r.Returned, Nacked: r.Nacked, Unknown: r.Unknown, NotSent: r.NotSent,
+		Cancelled: r.Cancelled,
+	}
+	if r.AckFailed > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d confirmed copies could not be removed from the DLQ and exist twice", r.AckFailed))
+	}
+	if r.UserIDDropped > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("user_id dropped from %d messages (not the connection's user)", r.UserIDDropped))
+	}
+	if r.ExpirationDropped > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("expiration dropped from %d messages", r.ExpirationDropped))
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// Browse is a browse session on a connection of its own: the deliveries
+// it holds go back to the DLQ when it closes.
+type Browse struct {
+	*dlq.Session
+	conn *amqp.Connection
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Browse opens a session on t. Where browsing could cost messages (a
+// quorum DLQ whose delivery limit counts returns) it fails with the
+// guard's *dlq.RefusedError unless t.Opts.AllowLimitRisk is set.
+func (o *Ops) Browse(ctx context.Context, t *Target) (*Browse, error) {
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return nil, err
+	}
+	s, err := dlq.Open(ctx, conn, t.Info, t.Opts)
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return &Browse{Session: s, conn: conn}, nil
+}
+
+// Close returns the held messages and closes the session's connection.
+func (b *Browse) Close() error {
+	b.closeOnce.Do(func() {
+		err := b.Session.Close()
+		if cerr := b.conn.Close(); cerr != nil && !errors.Is(cerr, amqp.ErrClosed) {
+			err = errors.Join(err, cerr)
+		}
+		b.closeErr = err
+	})
+	return b.closeErr
+}
+
+// Open starts a browse session for the dashboard. Where browsing could
+// cost messages it fails with a *RefusedError, which says what browsing
+// anyway would do, unless allowRisk is true.
+func (o *Ops) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (Session, error) {
+	t, err := o.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	t.Opts.AllowLimitRisk = allowRisk
+	b, err := o.Browse(ctx, t)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	return newSession(b), nil
+}
+
+// refusal turns the delivery-limit guard's refusal into the screen's,
+// with what browsing anyway would do.
+func refusal(err error) error {
+	var refused *dlq.RefusedError
+	if !errors.As(err, &refused) {
+		return err
+	}
+	return &RefusedError{
+		Reason: err.Error(),
+		Risk: fmt.Sprintf("every message shown gets one more delivery counted against the limit of %d, and one already at its limit is dropped or dead-lettered again when it is returned",
+			refused.Queue.DeliveryLimit),
+	}
+}
+
+// session adapts a Browse to the dashboard. It is the only reader of the
+// underlying Done channel and repeats its end to every caller of Done, so
+// the screen and a running action both learn why it ended.
+type session struct {
+	*Browse
+
+	ended chan struct{}
+	err   error // set before ended is closed
+}
+
+func newSession(b *Browse) *session {
+	w := &session{Browse: b, ended: make(chan struct{})}
+	go func() {
+		for err := range b.Session.Done() {
+			if err != nil && w.err == nil {
+				w.err = err
+			}
+		}
+		close(w.ended)
+	}()
+	return w
+}
+
+// Next holds one more page. Messages the delivery-limit guard refuses are
+// shown too, with their headroom of 0, so the operator can quarantine
+// them; a note says what returning them would do.
+func (w *session) Next(ctx context.Context) (Page, error) {
+	p, err := w.Session.Next(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Letters: p.Letters, End: p.End, Notes: p.Notes, Depth: max(p.Expected, 0)}
+	if n := len(p.Refused); n > 0 {
+		for _, r := range p.Refused {
+			page.Letters = append(page.Letters, r.Letter)
+		}
+		slices.SortFunc(page.Letters, byPosition)
+		page.Notes = append(page.Notes, fmt.Sprintf("%d messages have no headroom left (%s)", n, p.Refused[0].Reason))
+	}
+	return page, nil
+}
+
+// Letters are the held messages, refused ones included, in browse order.
+func (w *session) Letters() []dlq.DeadLetter {
+	out := w.Session.Letters()
+	for _, r := range w.Session.Refused() {
+		out = append(out, r.Letter)
+	}
+	slices.SortFunc(out, byPosition)
+	return out
+}
+
+func byPosition(a, b dlq.DeadLetter) int { return a.Position - b.Position }
+
+// Done yields the cause when the session died under the screen, nil after
+// Close, and is closed after that.
+func (w *session) Done() <-chan error {
+	c := make(chan error, 1)
+	go func() {
+		<-w.ended
+		c <- w.err
+		close(c)
+	}()
+	return c
+}

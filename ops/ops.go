@@ -1,0 +1,128 @@
+// Package ops holds warren's use cases, the one layer the command line
+// and the dashboard both call: resolving a DLQ with what the config and
+// the broker know of it, browsing and scanning it, looking up which
+// logical IDs the inbox applied, planning and executing replay and
+// quarantine with progress, and reading the audit log. Its clients are
+// injected (Clients), so the front ends are tested with fakes of them and
+// this package against a real broker and database. It imports no UI.
+// docs/ARCHITECTURE.md draws the layers.
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// QueueReader is what resolving a DLQ needs from the management API;
+// *mgmt.Client implements it.
+type QueueReader interface {
+	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
+}
+
+// Clients are the pieces the layer works with, all from the selected
+// config context. The composition root (cli) builds them; tests pass
+// their own.
+type Clients struct {
+	Context  *config.Context
+	Operator string
+	Mgmt     QueueReader
+	// Dial connects to the broker in a vhost; each browse session and
+	// each operation's publisher gets a connection of its own.
+	Dial func(vhost string) (*amqp.Connection, error)
+	// OpenAudit opens the context's audit store, once, on first use.
+	OpenAudit func() (audit.Store, error)
+	// OpenInbox opens the inbox of a queue, or returns nil, nil when none
+	// is configured (never a nil pointer in a non-nil interface); a nil
+	// OpenInbox means no queue has one.
+	OpenInbox InboxOpener
+	// Window is the browse page size; dlq.DefaultWindow when zero.
+	Window int
+	Now    func() time.Time
+}
+
+// Ops runs the use cases over one context's clients. Close it when the
+// program or command ends.
+type Ops struct {
+	c    Clients
+	host string
+
+	auditOnce sync.Once
+	store     audit.Store
+	storeErr  error
+
+	mu      sync.Mutex
+	inboxes map[mgmt.QueueRef]InboxClient
+	known   map[mgmt.QueueRef]config.Knowledge // per DLQ, learned by Resolve
+}
+
+// New returns the layer over c.
+func New(c Clients) (*Ops, error) {
+	if c.Context == nil || c.Mgmt == nil || c.Dial == nil || c.OpenAudit == nil {
+		return nil, errors.New("ops: a context, a management client, a dial function and an audit store opener are required")
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	host, _ := os.Hostname()
+	return &Ops{c: c, host: host, inboxes: map[mgmt.QueueRef]InboxClient{}, known: map[mgmt.QueueRef]config.Knowledge{}}, nil
+}
+
+// Context is the config context the layer works in.
+func (o *Ops) Context() *config.Context { return o.c.Context }
+
+// Close releases the inbox connections and the audit store.
+func (o *Ops) Close() error {
+	var errs []error
+	o.mu.Lock()
+	for _, c := range o.inboxes {
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
+	}
+	o.inboxes = map[mgmt.QueueRef]InboxClient{}
+	o.mu.Unlock()
+	if o.store != nil {
+		errs = append(errs, o.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// AuditStore opens the context's audit store on first use and keeps it.
+func (o *Ops) AuditStore() (audit.Store, error) {
+	o.auditOnce.Do(func() {
+		st, err := o.c.OpenAudit()
+		if err != nil {
+			// A failed open may still hand back a typed nil.
+			st = nil
+		}
+		o.store, o.storeErr = st, err
+	})
+	return o.store, o.storeErr
+}
+
+// CheckAudit proves the audit store can be written before anything is
+// held: an operation that could not be audited must not start.
+func (o *Ops) CheckAudit(ctx context.Context) error {
+	st, err := o.AuditStore()
+	if err != nil {
+		return err
+	}
+	if err := st.Check(ctx); err != nil {
+		return fmt.Errorf("%w (%s): %v; nothing was changed", actions.ErrAuditUnavailable, st.Describe(), err)
+	}
+	return nil
+}
+
+// Now is the layer's clock.
+func (o *Ops) Now() time.Time { return o.c.Now() }

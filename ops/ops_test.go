@@ -1,0 +1,210 @@
+package ops
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// ordersContext knows the consumer queue orders but not its DLQ: the
+// pairing comes from the broker's dead-letter settings.
+func ordersContext() *config.Context {
+	return &config.Context{Name: "test", Username: "guest", Queues: []config.Queue{
+		{Name: "orders", LogicalID: "header:event_id"},
+	}}
+}
+
+func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops")
+	rejectedScene(t, vhost, 3)
+	l := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+
+	s, err := l.Open(ctx, ref, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	page, err := s.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Letters) != 3 || page.Depth != 3 {
+		t.Fatalf("page holds %d letters of a depth of %d, want 3 of 3", len(page.Letters), page.Depth)
+	}
+	for _, d := range page.Letters {
+		if d.Reason != "rejected" || d.OriginQueue != "orders" || !strings.HasPrefix(d.LogicalID, "ev-") || d.LogicalIDFrom != dlq.IDHeader {
+			t.Errorf("letter %+v: want a rejection from orders with the event_id header as logical ID", d)
+		}
+	}
+	if _, err := l.Lookup(ctx, ref, []string{"ev-a"}); !errors.Is(err, ErrNoInbox) {
+		t.Errorf("lookup without an inbox = %v, want ErrNoInbox", err)
+	}
+
+	plan, err := l.Plan(ctx, PlanRequest{Action: Replay, Queue: ref, Session: s, Letters: page.Letters[:2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Selected != 2 || plan.Publish != 2 || len(plan.Destinations) != 1 || plan.Destinations[0].Name != "queue orders (default exchange)" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	if !strings.Contains(plan.Summary, "Replay 2 messages") || !strings.Contains(plan.Summary, "orders.dlq") {
+		t.Errorf("summary = %q", plan.Summary)
+	}
+	var last Progress
+	res, err := l.Execute(ctx, plan, func(p Progress) { last = p })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confirmed != 2 || res.Selected != 2 || res.Operation == "" {
+		t.Errorf("result = %+v", res)
+	}
+	if last.Total != 2 || last.Done != 2 || last.Confirmed != 2 {
+		t.Errorf("last progress = %+v", last)
+	}
+	if held := s.Letters(); len(held) != 1 || held[0].LogicalID != page.Letters[2].LogicalID {
+		t.Errorf("still held: %+v, want only the unselected letter", held)
+	}
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.WaitDepth(t, ch, "orders", 2)
+
+	r := AuditReader{l}
+	ops, err := r.Operations(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 1 || ops[0].Operation != res.Operation || ops[0].Counts["confirmed"] != 2 || ops[0].Incomplete() {
+		t.Errorf("audit operations = %+v", ops)
+	}
+	if v, err := r.Verify(ctx); err != nil || !v.OK {
+		t.Errorf("verify = %+v, %v", v, err)
+	}
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, ch, "orders.dlq", 1)
+	select {
+	case err := <-s.Done():
+		if err != nil {
+			t.Errorf("a closed session reported %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done did not fire after Close")
+	}
+}
+
+func TestQuarantineGoesToTheParkingQueue(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops")
+	rejectedScene(t, vhost, 2)
+	l := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	s, err := l.Open(ctx, ref, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	page, err := s.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := l.Plan(ctx, PlanRequest{Action: Quarantine, Queue: ref, Session: s, Letters: page.Letters, Reason: "poison"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Publish != 2 || plan.Destinations[0].Name != "queue orders.dlq.quarantine (default exchange)" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	if _, err := l.Execute(ctx, plan, func(Progress) {}); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, brokertest.Channel(t, testConn(t, vhost)), "orders.dlq.quarantine", 2)
+}
+
+func TestQuorumDLQWithADeliveryLimitIsRefusedUnlessAllowed(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops")
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.Declare(t, ch, "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
+	l := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "limited.dlq"}
+
+	_, err := l.Open(ctx, ref, false)
+	var refused *RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("open = %v, want a refusal", err)
+	}
+	if !strings.Contains(refused.Reason, "delivery limit 5") || !strings.Contains(refused.Risk, "limit of 5") {
+		t.Errorf("refusal = %+v", refused)
+	}
+	s, err := l.Open(ctx, ref, true)
+	if err != nil {
+		t.Fatalf("open allowing the risk: %v", err)
+	}
+	defer s.Close()
+	page, err := s.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !page.End || len(page.Notes) == 0 {
+		t.Errorf("page = %+v, want the end of an empty queue with the override noted", page)
+	}
+}
+
+func TestASessionKilledByTheBrokerReportsWhy(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops")
+	rejectedScene(t, vhost, 1)
+	l := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	s, err := l.Open(ctx, mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := s.Done()
+	closeConnections(t, vhost)
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "lost") {
+			t.Errorf("Done = %v, want the loss explained", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the session did not report its death")
+	}
+}
+
+// closeConnections has the broker close every connection in vhost, as an
+// operator (or a node restart) would.
+func closeConnections(t *testing.T, vhost string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var conns []struct{ Name string }
+		decodeJSON(t, brokertest.Mgmt(t, http.MethodGet, "/api/vhosts/"+url.PathEscape(vhost)+"/connections", nil), &conns)
+		if len(conns) > 0 {
+			for _, c := range conns {
+				brokertest.Mgmt(t, http.MethodDelete, "/api/connections/"+url.PathEscape(c.Name), nil)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the management API lists no connection in the vhost")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,41 @@
+package ops
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+func TestScanCountsTheWholeDLQAndGivesItBack(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops")
+	rejectedScene(t, vhost, 3)
+	l := newOps(t, ordersContext())
+	var reported []int
+	st, err := l.Scan(testCtx(t), mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}, func(n int) { reported = append(reported, n) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != 3 || st.Reasons["rejected"] != 3 || st.Origins["orders"] != 3 || !st.Complete {
+		t.Fatalf("stats = %+v, want 3 rejections from orders", st)
+	}
+	if len(reported) == 0 || reported[len(reported)-1] != 3 {
+		t.Errorf("progress = %v, want it to end at 3", reported)
+	}
+	brokertest.WaitDepth(t, brokertest.Channel(t, testConn(t, vhost)), "orders.dlq", 3)
+}
+
+func TestScanRefusesAQuorumDLQWhoseLimitCountsReturns(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops")
+	brokertest.Declare(t, brokertest.Channel(t, testConn(t, vhost)), "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
+	l := newOps(t, ordersContext())
+	_, err := l.Scan(testCtx(t), mgmt.QueueRef{Vhost: vhost, Name: "limited.dlq"}, nil)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "delivery limit 5") {
+		t.Fatalf("scan = %v, want a refusal naming the limit", err)
+	}
+}

@@ -1,0 +1,263 @@
+// Package audit is the audit screen: recent operations with their
+// outcomes, and whether the hash chain is intact.
+package auditlog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// DefaultLimit is how many recent operations the screen shows.
+const DefaultLimit = 200
+
+// Options are the screen's settings.
+type Options struct {
+	Limit  int
+	Now    func() time.Time
+	Styles styles.Styles
+}
+
+// Model is the audit screen.
+type Model struct {
+	r      Reader
+	opts   Options
+	st     styles.Styles
+	keys   KeyMap
+	ctx    context.Context
+	cancel context.CancelFunc
+	width  int
+	height int
+
+	load     int64
+	loading  bool
+	ops      []audit.OperationSummary // newest first
+	opsErr   error
+	verified bool
+	chain    audit.Result
+	chainErr error
+	cursor   int
+	offset   int
+}
+
+// New returns the audit screen reading r.
+func New(r Reader, opts Options) *Model {
+	if opts.Limit <= 0 {
+		opts.Limit = DefaultLimit
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Model{r: r, opts: opts, st: opts.Styles, keys: DefaultKeyMap(), ctx: ctx, cancel: cancel}
+}
+
+// Init loads the operations and verifies the chain.
+func (m *Model) Init() tea.Cmd { return m.reload() }
+
+func (m *Model) reload() tea.Cmd {
+	m.load = lastLoad.Add(1)
+	m.loading, m.verified = true, false
+	return tea.Batch(operationsCmd(m.ctx, m.r, m.opts.Limit, m.load), verifyCmd(m.ctx, m.r, m.load))
+}
+
+// Close stops a load in flight.
+func (m *Model) Close() tea.Cmd {
+	m.load = 0
+	m.cancel()
+	return nil
+}
+
+// Title names the screen in the breadcrumb.
+func (m *Model) Title() string { return "audit log" }
+
+// Keys returns the bindings for the help view.
+func (m *Model) Keys() help.KeyMap { return m.keys }
+
+// Capturing is always false: the screen takes no text.
+func (m *Model) Capturing() bool { return false }
+
+// SetSize sets the space the screen may draw in.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.clamp()
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case operationsMsg:
+		if msg.load != m.load {
+			return m, nil
+		}
+		m.loading = false
+		m.opsErr = msg.err
+		if msg.err != nil {
+			return m, common.ReportError(fmt.Errorf("reading the audit log (%s) failed: %w", m.r.Describe(), msg.err))
+		}
+		m.ops = m.ops[:0]
+		for i := len(msg.ops) - 1; i >= 0; i-- {
+			m.ops = append(m.ops, msg.ops[i])
+		}
+		m.clamp()
+	case verifiedMsg:
+		if msg.load != m.load {
+			return m, nil
+		}
+		m.verified, m.chain, m.chainErr = true, msg.res, msg.err
+	case tea.KeyMsg:
+		m.key(msg)
+		if key.Matches(msg, m.keys.Reload) {
+			return m, m.reload()
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) key(k tea.KeyMsg) {
+	if c, ok := m.keys.Nav.Move(k, m.cursor, max(m.rows()-1, 1), len(m.ops)-1); ok {
+		m.cursor = c
+	}
+	m.clamp()
+}
+
+// rows is how many operations fit between the title, chain state and
+// table header above and the detail of the current operation below.
+func (m *Model) rows() int {
+	return max(m.height-lipgloss.Height(m.top())-lipgloss.Height(m.detail())-3, 1)
+}
+
+func (m *Model) clamp() {
+	m.cursor = max(min(m.cursor, len(m.ops)-1), 0)
+	rows := m.rows()
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+rows {
+		m.offset = m.cursor - rows + 1
+	}
+	m.offset = max(min(m.offset, len(m.ops)-rows), 0)
+}
+
+// View draws the screen.
+func (m *Model) View() string {
+	lines := []string{m.top(), ""}
+	lines = append(lines, m.table()...)
+	lines = append(lines, "", m.detail())
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) top() string {
+	return m.wrap(m.st.Title.Render("Audit log") + "  " + m.st.Muted.Render(sanitize.Text(m.r.Describe())) + "\n" + m.chainLine())
+}
+
+// wrap keeps long lines inside the screen.
+func (m *Model) wrap(s string) string {
+	if m.width <= 0 {
+		return s
+	}
+	return ansi.Wrap(s, m.width, "")
+}
+
+func (m *Model) chainLine() string {
+	switch {
+	case !m.verified:
+		return m.st.Muted.Render("verifying the chain…")
+	case m.chainErr != nil:
+		return m.st.Trouble.Render("chain not verified: " + sanitize.Text(m.chainErr.Error()))
+	case !m.chain.OK:
+		return m.st.Trouble.Render(fmt.Sprintf("chain BROKEN at seq %d: %s", m.chain.BrokenSeq, sanitize.Text(m.chain.Reason))) +
+			m.st.Warn.Render(fmt.Sprintf(" — records up to seq %d are intact; do not trust anything after", m.chain.LastSeq))
+	}
+	return m.st.OK.Render(fmt.Sprintf("chain intact: %d records, last seq %d", m.chain.Records, m.chain.LastSeq))
+}
+
+var header = []string{"STARTED (UTC)", "ACTION", "QUEUE", "TARGET", "OPERATOR", "SEL", "CONF", "RET", "NACK", "UNK", "SKIP", "STATE"}
+
+func (m *Model) table() []string {
+	widths := []int{19, 10, 18, 18, 8, 4, 4, 3, 4, 3, 4, 10}
+	out := []string{m.st.TableHeader.Render("  " + row(widths, header))}
+	switch {
+	case m.loading && len(m.ops) == 0:
+		return append(out, m.st.Muted.Render("loading…"))
+	case m.opsErr != nil:
+		return append(out, m.st.Trouble.Render("could not read the log: "+sanitize.Text(m.opsErr.Error())))
+	case len(m.ops) == 0:
+		return append(out, m.st.Muted.Render("no operations recorded yet"))
+	}
+	end := min(m.offset+m.rows(), len(m.ops))
+	for i := m.offset; i < end; i++ {
+		o := m.ops[i]
+		c := o.Counts
+		state := "done"
+		if o.Incomplete() {
+			state = "INCOMPLETE"
+		}
+		line := row(widths, []string{
+			o.Started.UTC().Format("2006-01-02 15:04:05"), sanitize.Text(o.Action),
+			sanitize.Text(o.Queue), sanitize.Text(o.Target), sanitize.Text(o.Operator),
+			fmt.Sprint(o.Selected), fmt.Sprint(c[audit.OutcomeConfirmed]), fmt.Sprint(c[audit.OutcomeReturned]),
+			fmt.Sprint(c[audit.OutcomeNacked]), fmt.Sprint(c[audit.OutcomeUnknown]), fmt.Sprint(c[audit.OutcomeSkippedApplied]), state,
+		})
+		line = ansi.Truncate(line, max(m.width, 20), "…")
+		switch {
+		case i == m.cursor:
+			line = m.st.TableSelected.Render("> " + line)
+		case o.Incomplete() || c[audit.OutcomeUnknown] > 0 || c[audit.OutcomeNacked] > 0:
+			line = m.st.Warn.Render("  " + line)
+		default:
+			line = m.st.TableRow.Render("  " + line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func (m *Model) detail() string {
+	if m.cursor >= len(m.ops) {
+		return ""
+	}
+	return m.wrap(m.describe(m.ops[m.cursor]))
+}
+
+func (m *Model) describe(o audit.OperationSummary) string {
+	s := fmt.Sprintf("operation %s · vhost %s · seq %d–%d\nstarted %s ago",
+		sanitize.Text(o.Operation), sanitize.Text(o.Vhost), o.FirstSeq, o.LastSeq, ago(m.opts.Now().Sub(o.Started)))
+	if o.Incomplete() {
+		return m.st.Muted.Render(s) + "\n" + m.st.Warn.Render("no final record: still running, or interrupted — unconfirmed messages stayed in the DLQ; those listed unknown may exist twice")
+	}
+	return m.st.Muted.Render(s + " · finished " + o.Finished.UTC().Format(time.RFC3339))
+}
+
+func row(widths []int, cells []string) string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		c = ansi.Truncate(c, widths[i], "…")
+		out[i] = c + strings.Repeat(" ", max(widths[i]-ansi.StringWidth(c), 0))
+	}
+	return strings.TrimRight(strings.Join(out, " "), " ")
+}
+
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

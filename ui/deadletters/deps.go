@@ -1,0 +1,59 @@
+package deadletters
+
+import (
+	"context"
+	"time"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// Deps are the services the DLQ screen works through. Tests pass fakes;
+// ui/live implements them with the real packages.
+type Deps struct {
+	Browser Browser
+	// Inbox may be nil: inbox columns then read "unknown".
+	Inbox InboxLookup
+	// Actions may be nil in a read-only context.
+	Actions Actions
+	// CompileFilter turns a filter expression (DESIGN.md §5) into a ops.Filter.
+	CompileFilter func(src string) (ops.Filter, error)
+	// Scanner may be nil: whole-queue statistics are then unavailable.
+	Scanner Scanner
+}
+
+// Scanner reads a whole DLQ for statistics, keeping counters, never
+// bodies.
+type Scanner interface {
+	// Scan counts every message the queue holds but this screen's
+	// session does not, and gives them all back; progress is called now
+	// and then with how many were read. Where reading could cost
+	// messages (a quorum DLQ whose delivery limit counts returns) it
+	// fails with a *ops.RefusedError.
+	Scan(ctx context.Context, queue mgmt.QueueRef, progress func(read int)) (*dlq.Stats, error)
+}
+
+// Browser opens browse sessions on a DLQ.
+type Browser interface {
+	// Open starts a session. Where browsing could cost messages (a quorum
+	// DLQ with a delivery limit) it fails with a *ops.RefusedError unless
+	// allowRisk is true.
+	Open(ctx context.Context, queue mgmt.QueueRef, allowRisk bool) (ops.Session, error)
+}
+
+// InboxLookup finds which logical IDs a consumer already applied.
+type InboxLookup interface {
+	// Lookup returns the applied IDs with the time they were applied (zero
+	// when the inbox has no time column); an absent ID is pending. It
+	// fails with ops.ErrNoInbox when the queue has no inbox configured.
+	Lookup(ctx context.Context, queue mgmt.QueueRef, logicalIDs []string) (map[string]time.Time, error)
+}
+
+// Actions plans and executes replay and quarantine.
+type Actions interface {
+	Plan(ctx context.Context, req ops.PlanRequest) (ops.Plan, error)
+	// Execute runs a confirmed plan and reports progress as it goes;
+	// progress is called from Execute's goroutine.
+	Execute(ctx context.Context, plan ops.Plan, progress func(ops.Progress)) (ops.Result, error)
+}

@@ -1,0 +1,367 @@
+package deadletters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+var (
+	t0  = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
+	ref = mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+)
+
+func init() { lipgloss.SetColorProfile(termenv.Ascii) }
+
+// letter builds a dead letter n minutes old.
+func letter(pos int, id, reason, origin string, attempts, minutes int) dlq.DeadLetter {
+	return dlq.DeadLetter{
+		Position: pos, DeliveryTag: uint64(pos + 1), MessageID: "m-" + id, LogicalID: id,
+		LogicalIDFrom: dlq.IDHeader, Reason: reason, OriginQueue: origin, OriginExchange: "orders",
+		Attempts: attempts, DeadLetteredAt: t0.Add(-time.Duration(minutes) * time.Minute),
+		Size: 100 + pos, DeliveryCount: -1, Headroom: -1,
+		Properties: dlq.Properties{MessageID: "m-" + id, ContentType: "application/json"},
+		Body:       []byte(`{"id":"` + id + `"}`),
+	}
+}
+
+func sampleLetters() []dlq.DeadLetter {
+	ls := []dlq.DeadLetter{
+		letter(0, "ev-1", "rejected", "orders", 3, 5),
+		letter(1, "ev-2", "rejected", "orders", 1, 65),
+		letter(2, "ev-3", "expired", "payments", 2, 3000),
+		letter(3, "ev-4", "delivery_limit", "orders", 20, 1),
+	}
+	ls[2].ReplayCount = 2
+	ls[3].Quarantined = true
+	ls[1].LogicalIDFrom, ls[1].LogicalID = dlq.IDHash, "9f86d081"
+	return ls
+}
+
+type fakeSession struct {
+	mu     sync.Mutex
+	pages  []ops.Page
+	held   []dlq.DeadLetter
+	done   chan error
+	closed bool
+}
+
+func newSession(pages ...ops.Page) *fakeSession {
+	return &fakeSession{pages: pages, done: make(chan error, 1)}
+}
+
+func (s *fakeSession) Next(context.Context) (ops.Page, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pages) == 0 {
+		return ops.Page{End: true}, nil
+	}
+	p := s.pages[0]
+	s.pages = s.pages[1:]
+	s.held = append(s.held, p.Letters...)
+	return p, nil
+}
+
+func (s *fakeSession) Letters() []dlq.DeadLetter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]dlq.DeadLetter(nil), s.held...)
+}
+
+// release drops letters from the held set, as an action does with the
+// ones it acked or returned.
+func (s *fakeSession) release(ls []dlq.DeadLetter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	gone := map[int]bool{}
+	for _, l := range ls {
+		gone[l.Position] = true
+	}
+	kept := s.held[:0]
+	for _, l := range s.held {
+		if !gone[l.Position] {
+			kept = append(kept, l)
+		}
+	}
+	s.held = kept
+}
+
+func (s *fakeSession) Done() <-chan error { return s.done }
+
+func (s *fakeSession) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		s.done <- nil
+	}
+	return nil
+}
+
+func (s *fakeSession) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// fakeBrowser hands out its sessions in order; err (if set) is returned
+// unless the caller allows the risk.
+type fakeBrowser struct {
+	mu        sync.Mutex
+	sessions  []*fakeSession
+	err       error
+	allowRisk []bool
+}
+
+func (b *fakeBrowser) Open(_ context.Context, _ mgmt.QueueRef, allowRisk bool) (ops.Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.allowRisk = append(b.allowRisk, allowRisk)
+	if b.err != nil && !allowRisk {
+		return nil, b.err
+	}
+	if len(b.sessions) == 0 {
+		return nil, errors.New("no more sessions")
+	}
+	s := b.sessions[0]
+	b.sessions = b.sessions[1:]
+	return s, nil
+}
+
+type fakeInbox struct {
+	applied map[string]time.Time
+	err     error
+}
+
+func (f fakeInbox) Lookup(_ context.Context, _ mgmt.QueueRef, ids []string) (map[string]time.Time, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := map[string]time.Time{}
+	for _, id := range ids {
+		if at, ok := f.applied[id]; ok {
+			out[id] = at
+		}
+	}
+	return out, nil
+}
+
+// fakeActions plans every request to one destination and executes by
+// reporting progress message by message.
+type fakeActions struct {
+	mu       sync.Mutex
+	requests []ops.PlanRequest
+	executed []ops.Plan
+	skip     int
+	execErr  error
+}
+
+func (a *fakeActions) Plan(_ context.Context, req ops.PlanRequest) (ops.Plan, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.requests = append(a.requests, req)
+	n := len(req.Letters)
+	dest := "queue orders (default exchange)"
+	if req.Action == ops.Quarantine {
+		dest = "queue orders.dlq.quarantine"
+	}
+	return ops.Plan{
+		Action: req.Action, Selected: n, Publish: n - min(a.skip, n), SkippedApplied: min(a.skip, n),
+		Summary:      fmt.Sprintf("%s %d messages from %s to %s", req.Action, n-min(a.skip, n), req.Queue.Name, dest),
+		Destinations: []ops.Destination{{Name: dest, Count: n - min(a.skip, n)}},
+		Bytes:        int64(100 * n),
+		Handle:       req,
+	}, nil
+}
+
+func (a *fakeActions) Execute(_ context.Context, p ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
+	a.mu.Lock()
+	a.executed = append(a.executed, p)
+	a.mu.Unlock()
+	if req, ok := p.Handle.(ops.PlanRequest); ok {
+		if s, ok := req.Session.(*fakeSession); ok {
+			s.release(req.Letters)
+		}
+	}
+	n := p.Publish
+	for i := 1; i <= n; i++ {
+		progress(ops.Progress{Total: n, Done: i, Confirmed: i, At: t0.Add(time.Duration(i) * time.Second)})
+	}
+	return ops.Result{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n}, a.execErr
+}
+
+func (a *fakeActions) plans() ([]ops.PlanRequest, []ops.Plan) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]ops.PlanRequest(nil), a.requests...), append([]ops.Plan(nil), a.executed...)
+}
+
+type filterFunc func(d dlq.DeadLetter, applied *bool) (bool, error)
+
+func (f filterFunc) Match(d dlq.DeadLetter, applied *bool, _ time.Time) (bool, error) {
+	return f(d, applied)
+}
+
+// compile understands three expressions, enough to prove the screen's
+// handling of filters; the real language is tested where it lives.
+func compile(src string) (ops.Filter, error) {
+	switch {
+	case strings.HasPrefix(src, "reason == "):
+		want := strings.Trim(strings.TrimPrefix(src, "reason == "), `"`)
+		return filterFunc(func(d dlq.DeadLetter, _ *bool) (bool, error) { return d.Reason == want, nil }), nil
+	case src == "applied == false":
+		return filterFunc(func(_ dlq.DeadLetter, a *bool) (bool, error) { return a != nil && !*a, nil }), nil
+	case src == "header(x) > 1":
+		return filterFunc(func(dlq.DeadLetter, *bool) (bool, error) { return false, errors.New("invalid operation: nil > int") }), nil
+	}
+	return nil, fmt.Errorf("unknown name %s (1:1)", src)
+}
+
+// driver feeds the model its own commands' messages, as the program
+// would, and records what the screen asks of the root.
+type driver struct {
+	t    *testing.T
+	m    *Model
+	msgs chan tea.Msg
+	out  []tea.Msg
+}
+
+func newDriver(t *testing.T, deps Deps, opts Options) *driver {
+	t.Helper()
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return t0 }
+	}
+	opts.Styles = styles.New(true)
+	if deps.CompileFilter == nil {
+		deps.CompileFilter = compile
+	}
+	d := &driver{t: t, m: New(ref, deps, opts), msgs: make(chan tea.Msg, 256)}
+	d.m.SetSize(120, 40)
+	t.Cleanup(func() { d.m.Close() })
+	d.run(d.m.Init())
+	return d
+}
+
+func (d *driver) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() { d.msgs <- cmd() }()
+}
+
+func (d *driver) send(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			d.run(c)
+		}
+	case common.ErrorMsg, common.InfoMsg, common.OpenMessageMsg:
+		d.out = append(d.out, msg)
+	default:
+		_, cmd := d.m.Update(msg)
+		d.run(cmd)
+	}
+}
+
+// until handles messages until cond holds, failing after a deadline.
+func (d *driver) until(what string, cond func() bool) {
+	d.t.Helper()
+	deadline := time.After(5 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case msg := <-d.msgs:
+			d.send(msg)
+		case <-tick.C:
+			// cond may depend on a command still running.
+		case <-deadline:
+			d.t.Fatalf("timed out waiting for %s; view:\n%s", what, d.m.View())
+		}
+	}
+}
+
+func (d *driver) keys(keys ...string) {
+	for _, k := range keys {
+		var msg tea.KeyMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "down":
+			msg = tea.KeyMsg{Type: tea.KeyDown}
+		case "space":
+			msg = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		d.send(msg)
+	}
+}
+
+func (d *driver) typeText(s string) {
+	for _, r := range s {
+		d.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+}
+
+// lastOut returns the last message of type T sent to the root.
+func lastOut[T any](d *driver) (T, bool) {
+	for i := len(d.out) - 1; i >= 0; i-- {
+		if v, ok := d.out[i].(T); ok {
+			return v, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// errorText waits for an error report to the root and returns it.
+func (d *driver) errorText() string {
+	d.t.Helper()
+	d.until("an error report", func() bool { _, ok := lastOut[common.ErrorMsg](d); return ok })
+	e, _ := lastOut[common.ErrorMsg](d)
+	d.out = nil
+	return e.Err.Error()
+}
+
+// infoText waits for an information report to the root and returns it.
+func (d *driver) infoText() string {
+	d.t.Helper()
+	d.until("an info report", func() bool { _, ok := lastOut[common.InfoMsg](d); return ok })
+	e, _ := lastOut[common.InfoMsg](d)
+	d.out = nil
+	return e.Text
+}
+
+// browsing waits until the first page and its inbox answer are in.
+func (d *driver) browsing(n int) {
+	d.t.Helper()
+	d.until(fmt.Sprintf("%d letters with inbox status", n), func() bool {
+		if len(d.m.letters) != n || d.m.loading {
+			return false
+		}
+		for _, st := range d.m.inbox {
+			if st.state == "" {
+				return false
+			}
+		}
+		return true
+	})
+}

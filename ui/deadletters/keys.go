@@ -1,0 +1,93 @@
+package deadletters
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/warrenops/warren/ui/keys"
+)
+
+// KeyMap are the DLQ screen's bindings.
+type KeyMap struct {
+	Nav        keys.Nav
+	Select     key.Binding
+	SelectAll  key.Binding
+	Filter     key.Binding
+	Inspect    key.Binding
+	Replay     key.Binding
+	Quarantine key.Binding
+	NextPage   key.Binding
+	Reopen     key.Binding
+	Override   key.Binding
+	Scan       key.Binding // whole-queue statistics
+	Apply      key.Binding // ends filter input
+	Cancel     key.Binding // leaves filter input
+	Stop       key.Binding // cancels a running operation
+
+	readOnly bool
+}
+
+// DefaultKeyMap returns the bindings; in a read-only context the action
+// keys are left out of the help (pressing them still explains why nothing
+// happens).
+func DefaultKeyMap(readOnly bool) KeyMap {
+	nav := keys.DefaultNav()
+	// Space selects here, so it cannot also page down.
+	nav.PageDown = key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down"))
+	return KeyMap{
+		Nav:        nav,
+		Select:     key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "select")),
+		SelectAll:  key.NewBinding(key.WithKeys("*"), key.WithHelp("*", "select all matching")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Inspect:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "inspect")),
+		Replay:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "replay")),
+		Quarantine: key.NewBinding(key.WithKeys("Q"), key.WithHelp("Q", "quarantine")),
+		NextPage:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next page")),
+		Reopen:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reopen session")),
+		Override:   key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "browse anyway")),
+		Scan:       key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "whole-queue stats")),
+		Apply:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
+		Cancel:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Stop:       key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel the operation")),
+		readOnly:   readOnly,
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k KeyMap) ShortHelp() []key.Binding {
+	b := []key.Binding{k.Select, k.SelectAll, k.Filter, k.Inspect}
+	if !k.readOnly {
+		b = append(b, k.Replay, k.Quarantine)
+	}
+	return append(b, k.NextPage, k.Scan)
+}
+
+// FullHelp implements help.KeyMap.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	act := []key.Binding{k.Inspect, k.NextPage, k.Scan, k.Reopen, k.Override}
+	if !k.readOnly {
+		act = append([]key.Binding{k.Replay, k.Quarantine}, act...)
+	}
+	return [][]key.Binding{
+		k.Nav.Bindings(),
+		{k.Select, k.SelectAll, k.Filter},
+		act,
+	}
+}
+
+// busyKeys are the bindings while an operation is planned (esc drops
+// the plan) or runs (x stops it): the action keys are not offered then.
+type busyKeys struct {
+	nav  keys.Nav
+	stop key.Binding
+}
+
+func (k busyKeys) ShortHelp() []key.Binding { return []key.Binding{k.stop, k.nav.Up, k.nav.Down} }
+func (k busyKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.stop}, k.nav.Bindings()}
+}
+
+// filterKeys are the bindings while the filter is being typed.
+type filterKeys struct{ Apply, Cancel key.Binding }
+
+func (k filterKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Apply, k.Cancel} }
+func (k filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }

@@ -1,0 +1,202 @@
+package deadletters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// scan is the state of the whole-queue statistics: a scan running, the
+// last figures, or why there are none.
+type scan struct {
+	id      int64
+	running bool
+	read    int // messages read so far
+	stop    context.CancelFunc
+	whole   *whole
+	refused string // why the last scan was refused
+	show    bool   // the panel shows the whole queue, not the held page
+}
+
+type scanProgressMsg struct {
+	id   int64
+	read int
+	ch   <-chan int
+}
+
+type scanMsg struct {
+	id    int64
+	stats *dlq.Stats
+	err   error
+}
+
+// toggleScan starts a scan, or goes back from the whole queue's figures
+// to the held messages'.
+func (m *Model) toggleScan() tea.Cmd {
+	switch {
+	case m.scan.running:
+		return nil
+	case m.scan.show:
+		m.scan.show = false
+		return nil
+	case m.deps.Scanner == nil:
+		return common.ReportError(errors.New("whole-queue statistics are not available in this session"))
+	case m.loading:
+		// A scan would take the messages the page is waiting for.
+		return common.ReportError(fmt.Errorf("a page of %s is loading; press S again once it is in", m.ref.Name))
+	}
+	ctx, stop := context.WithCancel(m.ctx)
+	m.scan = scan{id: nextID(), running: true, stop: stop, whole: m.scan.whole}
+	ch := make(chan int, 16)
+	return tea.Batch(scanCmd(ctx, m.deps.Scanner, m.ref, m.scan.id, ch), waitScan(ch, m.scan.id))
+}
+
+// cancelScan stops a running scan; its messages go back to the queue.
+func (m *Model) cancelScan() {
+	if m.scan.running {
+		m.scan.stop()
+	}
+}
+
+func (m *Model) scanProgressed(msg scanProgressMsg) tea.Cmd {
+	if msg.id != m.scan.id || !m.scan.running {
+		return nil
+	}
+	m.scan.read = msg.read
+	return waitScan(msg.ch, msg.id)
+}
+
+func (m *Model) scanned(msg scanMsg) tea.Cmd {
+	if msg.id != m.scan.id || !m.scan.running {
+		return nil
+	}
+	m.scan.stop()
+	m.scan.running, m.scan.stop = false, nil
+	if r, ok := isRefused(msg.err); ok {
+		m.scan.refused = r.Reason
+		return nil
+	}
+	switch {
+	case errors.Is(msg.err, context.Canceled):
+		return common.Info("whole-queue scan of " + m.ref.Name + " cancelled; its messages went back to the queue")
+	case msg.err != nil:
+		return common.ReportError(fmt.Errorf("scanning %s for statistics failed: %w; press S to retry", m.ref.Name, msg.err))
+	}
+	m.scan.whole = merge(msg.stats, m.letters, m.opts.Now())
+	m.scan.show = true
+	m.clampCursor()
+	return nil
+}
+
+// scanCmd runs the scan; progress goes to ch without ever blocking it.
+func scanCmd(ctx context.Context, s Scanner, ref mgmt.QueueRef, id int64, ch chan int) tea.Cmd {
+	return func() tea.Msg {
+		defer close(ch)
+		st, err := s.Scan(ctx, ref, func(read int) {
+			select {
+			case ch <- read:
+			default:
+			}
+		})
+		return scanMsg{id: id, stats: st, err: err}
+	}
+}
+
+// waitScan delivers the next progress figure and is re-armed for as
+// long as the channel is open.
+func waitScan(ch <-chan int, id int64) tea.Cmd {
+	return func() tea.Msg {
+		n, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return scanProgressMsg{id: id, read: n, ch: ch}
+	}
+}
+
+// whole is the statistics of the whole queue: what the scan read plus
+// what this screen holds, which the scan cannot see.
+type whole struct {
+	total, held      int
+	bytes            int64
+	attempts         map[int]int
+	reasons, origins map[string]int
+	loops, parked    int
+	oldest           time.Time
+	complete         bool
+	expected         int
+	at               time.Time
+	took             time.Duration
+}
+
+func merge(st *dlq.Stats, held []dlq.DeadLetter, at time.Time) *whole {
+	h := dlq.NewHistogram()
+	w := &whole{
+		total: st.Total + len(held), held: len(held), bytes: st.Bytes,
+		attempts: h.Attempts, reasons: h.Reasons, origins: h.Origins,
+		loops: st.ReplayLoops, parked: st.Quarantined, oldest: st.OldestDeadLettered,
+		complete: st.Complete, expected: st.Expected, at: at, took: st.Took,
+	}
+	for _, l := range held {
+		h.Add(l)
+		w.bytes += int64(l.Size)
+		if l.ReplayCount > 0 {
+			w.loops++
+		}
+		if l.Quarantined {
+			w.parked++
+		}
+		if t := l.DeadLetteredAt; !t.IsZero() && (w.oldest.IsZero() || t.Before(w.oldest)) {
+			w.oldest = t
+		}
+	}
+	for k, n := range st.Attempts {
+		w.attempts[k] += n
+	}
+	for k, n := range st.Reasons {
+		w.reasons[k] += n
+	}
+	for k, n := range st.Origins {
+		w.origins[k] += n
+	}
+	return w
+}
+
+// scanLines say that a scan runs, or why the last one was refused.
+func (m *Model) scanLines() []string {
+	switch {
+	case m.scan.running:
+		return []string{m.st.Muted.Render(fmt.Sprintf("scanning the whole queue for statistics: %d read · esc cancels", m.scan.read))}
+	case m.scan.refused != "":
+		return []string{m.st.Warn.Render("Whole-queue statistics refused: " + sanitize.Text(m.scan.refused))}
+	}
+	return nil
+}
+
+// wholeSummary heads the whole queue's histograms: how many, how big,
+// how old, how many loop, and when the figures were taken; one line
+// each, for the caller to lay out.
+func (m *Model) wholeSummary(w *whole) []string {
+	lines := []string{
+		m.st.Title.Render("Whole queue at " + w.at.Format("15:04:05")),
+		fmt.Sprintf("%d messages, %d held · %s", w.total, w.held, humanSize(w.bytes)),
+		fmt.Sprintf("oldest %s · scan took %s", age(m.opts.Now().Sub(w.oldest), w.oldest.IsZero()), w.took.Round(time.Millisecond)),
+	}
+	loops := fmt.Sprintf("↻ %d replay loops · %d quarantined", w.loops, w.parked)
+	if w.loops > 0 {
+		loops = m.st.Warn.Render(loops)
+	}
+	lines = append(lines, loops)
+	if !w.complete {
+		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("incomplete: read %d of the %d ready at the start", w.total-w.held, w.expected)))
+	}
+	return lines
+}

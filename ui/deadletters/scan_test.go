@@ -1,0 +1,215 @@
+package deadletters
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// fakeScanner reports progress, then waits for release (or a cancel)
+// before it answers.
+type fakeScanner struct {
+	stats     *dlq.Stats
+	err       error
+	progress  []int
+	started   chan struct{}
+	release   chan struct{}
+	cancelled chan struct{}
+}
+
+func newScanner(st *dlq.Stats, err error) *fakeScanner {
+	return &fakeScanner{stats: st, err: err, started: make(chan struct{}), release: make(chan struct{}), cancelled: make(chan struct{})}
+}
+
+func (f *fakeScanner) Scan(ctx context.Context, _ mgmt.QueueRef, progress func(int)) (*dlq.Stats, error) {
+	close(f.started)
+	for _, n := range f.progress {
+		progress(n)
+	}
+	select {
+	case <-f.release:
+		return f.stats, f.err
+	case <-ctx.Done():
+		close(f.cancelled)
+		return nil, ctx.Err()
+	}
+}
+
+// wholeStats are 996 messages the scan read, beside the 4 held.
+func wholeStats() *dlq.Stats {
+	return &dlq.Stats{
+		Expected: 996, Total: 996, Bytes: 2 << 20, Complete: true, Took: 1200 * time.Millisecond,
+		Attempts:    map[int]int{1: 500, 3: 496},
+		Reasons:     map[string]int{"rejected": 900, "expired": 96},
+		Origins:     map[string]int{"orders": 996},
+		ReplayLoops: 7, Quarantined: 2,
+		OldestDeadLettered: t0.Add(-76 * time.Hour),
+	}
+}
+
+func scanningDriver(t *testing.T, sc *fakeScanner) *driver {
+	t.Helper()
+	d := newDriver(t, Deps{
+		Browser: &fakeBrowser{sessions: []*fakeSession{newSession(ops.Page{Letters: sampleLetters()})}},
+		Inbox:   fakeInbox{},
+		Scanner: sc,
+	}, Options{})
+	d.browsing(4)
+	return d
+}
+
+func TestTheWholeQueueIsScannedForStatistics(t *testing.T) {
+	sc := newScanner(wholeStats(), nil)
+	sc.progress = []int{1000}
+	d := scanningDriver(t, sc)
+	d.keys("S")
+	d.until("the scan's progress", func() bool {
+		return strings.Contains(d.m.View(), "scanning the whole queue for statistics: 1000 read · esc cancels")
+	})
+	if !d.m.Capturing() {
+		t.Fatal("a running scan must keep esc for itself")
+	}
+	if h := helpOf(d.m); !strings.Contains(h, "esc cancel the scan") {
+		t.Fatalf("help while scanning = %q", h)
+	}
+	d.keys("n")
+	if e := d.errorText(); !strings.Contains(e, "a whole-queue scan holds the messages of orders.dlq") {
+		t.Fatalf("next page during a scan = %q", e)
+	}
+	close(sc.release)
+	d.until("the whole queue's figures", func() bool { return d.m.scan.show })
+	v := d.m.View()
+	for _, want := range []string{
+		"Whole queue at 03:00:00",
+		"1000 messages, 4 held · 2.0M",
+		"oldest 3d · scan took 1.2s",
+		"↻ 8 replay loops · 3 quarantined",
+		"attempts (whole queue)",
+		"rejected       902",
+		"orders   999",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if h := helpOf(d.m); !strings.Contains(h, "S stats of held messages") {
+		t.Fatalf("help with the whole queue shown = %q", h)
+	}
+	d.keys("S")
+	if v := d.m.View(); !strings.Contains(v, "attempts (4 shown)") || strings.Contains(v, "Whole queue at") {
+		t.Fatalf("S did not go back to the held messages:\n%s", v)
+	}
+}
+
+func TestEscCancelsAScan(t *testing.T) {
+	sc := newScanner(wholeStats(), nil)
+	d := scanningDriver(t, sc)
+	d.keys("S")
+	d.until("the scan to run", func() bool { return isClosed(sc.started) })
+	d.keys("esc")
+	<-sc.cancelled
+	if info := d.infoText(); !strings.Contains(info, "whole-queue scan of orders.dlq cancelled") {
+		t.Fatalf("info = %q", info)
+	}
+	if d.m.scan.running || d.m.scan.show || d.m.Capturing() {
+		t.Fatalf("scan state after cancel = %+v", d.m.scan)
+	}
+}
+
+func TestClosingTheScreenCancelsAScan(t *testing.T) {
+	sc := newScanner(wholeStats(), nil)
+	d := scanningDriver(t, sc)
+	d.keys("S")
+	d.until("the scan to run", func() bool { return isClosed(sc.started) })
+	if cmd := d.m.Close(); cmd != nil {
+		cmd()
+	}
+	select {
+	case <-sc.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("closing the screen left the scan running")
+	}
+}
+
+func TestARefusedOrFailedScanSaysWhy(t *testing.T) {
+	refused := newScanner(nil, &ops.RefusedError{Reason: "it is a quorum queue with delivery limit 5"})
+	d := scanningDriver(t, refused)
+	d.keys("S")
+	close(refused.release)
+	d.until("the refusal", func() bool { return !d.m.scan.running })
+	if v := d.m.View(); !strings.Contains(v, "Whole-queue statistics refused: it is a quorum queue with delivery limit 5") {
+		t.Fatalf("view does not say why:\n%s", v)
+	}
+
+	failed := newScanner(nil, errors.New("connection reset"))
+	d = scanningDriver(t, failed)
+	d.keys("S")
+	close(failed.release)
+	if e := d.errorText(); !strings.Contains(e, "scanning orders.dlq for statistics failed: connection reset; press S to retry") {
+		t.Fatalf("error = %q", e)
+	}
+}
+
+func TestWithoutAScannerSIsExplained(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, nil)
+	d.keys("S")
+	if e := d.errorText(); !strings.Contains(e, "whole-queue statistics are not available") {
+		t.Fatalf("error = %q", e)
+	}
+}
+
+func TestStaleScanAnswersAreDropped(t *testing.T) {
+	d := scanningDriver(t, newScanner(wholeStats(), nil))
+	d.m.Update(scanMsg{id: d.m.scan.id + 1000, stats: wholeStats()})
+	d.m.Update(scanProgressMsg{id: d.m.scan.id + 1000, read: 5})
+	if d.m.scan.show || d.m.scan.read != 0 {
+		t.Fatalf("a scan nobody waits for changed the screen: %+v", d.m.scan)
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestTheWholeQueuePanelFitsTheScreen(t *testing.T) {
+	for _, size := range [][2]int{{120, 40}, {100, 30}, {80, 24}, {80, 14}} {
+		sc := newScanner(wholeStats(), nil)
+		close(sc.release)
+		d := scanningDriver(t, sc)
+		d.m.SetSize(size[0], size[1])
+		d.keys("S")
+		d.until("the whole queue's figures", func() bool { return d.m.scan.show })
+		lines := strings.Split(d.m.View(), "\n")
+		if len(lines) > size[1] {
+			t.Errorf("%dx%d: %d lines:\n%s", size[0], size[1], len(lines), d.m.View())
+		}
+		for _, l := range lines {
+			if w := ansi.StringWidth(l); w > size[0] {
+				t.Errorf("%dx%d: line of width %d: %q", size[0], size[1], w, l)
+			}
+		}
+	}
+}
+
+func TestNoScanWhileAPageLoads(t *testing.T) {
+	sc := newScanner(wholeStats(), nil)
+	d := scanningDriver(t, sc)
+	d.m.loading = true
+	d.keys("S")
+	if e := d.errorText(); !strings.Contains(e, "a page of orders.dlq is loading") || d.m.scan.running {
+		t.Fatalf("S while a page loads = %q (running %v)", e, d.m.scan.running)
+	}
+}

@@ -1,0 +1,156 @@
+package deadletters
+
+import (
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/ui/common"
+)
+
+func (m *Model) nextPage() tea.Cmd {
+	switch {
+	case m.state != browsing:
+		return common.ReportError(fmt.Errorf("no browse session on %s: press R to reopen", m.ref.Name))
+	case m.loading:
+		return nil
+	case m.scan.running:
+		return common.ReportError(fmt.Errorf("a whole-queue scan holds the messages of %s; the next page waits for it to end (esc cancels it)", m.ref.Name))
+	case m.end:
+		return common.Info(fmt.Sprintf("all of %s is held: no more pages", m.ref.Name))
+	}
+	m.loading = true
+	return nextCmd(m.ctx, m.session, m.sid)
+}
+
+func (m *Model) opened(msg openedMsg) tea.Cmd {
+	if msg.sid != m.sid {
+		return closeCmd(m.life, msg.sid)
+	}
+	if msg.err != nil {
+		if r, ok := isRefused(msg.err); ok {
+			m.state, m.refusal = refused, r
+			return nil
+		}
+		m.state, m.stateErr = failed, msg.err
+		return common.ReportError(fmt.Errorf("browsing %s failed: %w; press R to retry", m.ref.Name, msg.err))
+	}
+	m.session, m.state = msg.session, browsing
+	m.loading = true
+	return tea.Batch(nextCmd(m.ctx, m.session, m.sid), watchCmd(m.session, m.sid))
+}
+
+func (m *Model) paged(msg pageMsg) tea.Cmd {
+	if msg.sid != m.sid {
+		return nil
+	}
+	m.loading = false
+	if msg.err != nil {
+		return common.ReportError(fmt.Errorf("reading the next page of %s failed: %w; press n to retry or R to reopen", m.ref.Name, msg.err))
+	}
+	m.end = msg.page.End
+	if msg.page.Depth > 0 {
+		m.depth = msg.page.Depth
+	}
+	for _, n := range msg.page.Notes {
+		m.addNote(n)
+	}
+	m.letters = append(m.letters, msg.page.Letters...)
+	var ids []string
+	for _, l := range msg.page.Letters {
+		if _, seen := m.inbox[l.LogicalID]; seen {
+			continue
+		}
+		switch {
+		case l.BusinessID() == "":
+			m.inbox[l.LogicalID] = inboxStatus{state: "unknown", detail: "no logical ID (content hash): the inbox cannot know this message"}
+		default:
+			m.inbox[l.LogicalID] = inboxStatus{}
+			ids = append(ids, l.LogicalID)
+		}
+	}
+	m.refresh()
+	if len(ids) == 0 {
+		return nil
+	}
+	return inboxCmd(m.ctx, m.deps.Inbox, m.ref, ids, m.sid)
+}
+
+func (m *Model) addNote(n string) {
+	for _, have := range m.notes {
+		if have == n {
+			return
+		}
+	}
+	m.notes = append(m.notes, n)
+}
+
+func (m *Model) inboxAnswered(msg inboxMsg) {
+	if msg.sid != m.sid {
+		return
+	}
+	for _, id := range msg.asked {
+		switch {
+		case msg.err != nil:
+			m.inbox[id] = inboxStatus{state: "unknown", detail: msg.err.Error()}
+		default:
+			if at, ok := msg.applied[id]; ok {
+				m.inbox[id] = inboxStatus{state: "applied", at: at}
+			} else {
+				m.inbox[id] = inboxStatus{state: "pending", detail: "no inbox row for this logical ID"}
+			}
+		}
+	}
+	m.inboxNote = ""
+	if msg.err != nil {
+		m.inboxNote = "inbox unknown: " + msg.err.Error()
+	}
+	m.refresh()
+}
+
+func (m *Model) sessionDone(msg sessionDoneMsg) tea.Cmd {
+	if msg.sid != m.sid || m.state != browsing {
+		return nil
+	}
+	m.state, m.stateErr, m.loading = died, msg.err, false
+	m.session = nil
+	closeDead := closeCmd(m.life, msg.sid) // its connection is still open
+	why := "it was closed"
+	if msg.err != nil {
+		why = msg.err.Error()
+	}
+	return tea.Batch(closeDead, common.ReportError(fmt.Errorf("browse session on %s ended (%s); its messages went back to the queue; press R to reopen", m.ref.Name, why)))
+}
+
+func (s inboxStatus) label() string {
+	if s.state == "" {
+		return "unknown"
+	}
+	return s.state
+}
+
+func (s inboxStatus) describe() string {
+	switch {
+	case s.state == "":
+		return "inbox lookup still running"
+	case s.state == "applied" && !s.at.IsZero():
+		return "applied at " + s.at.UTC().Format(time.RFC3339)
+	case s.state == "applied":
+		return "inbox row present (no time column)"
+	}
+	return s.detail
+}
+
+// appliedPtr is the filter's view of the inbox: nil when unknown.
+func (s inboxStatus) appliedPtr() *bool {
+	switch s.state {
+	case "applied":
+		t := true
+		return &t
+	case "pending":
+		f := false
+		return &f
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package deadletters
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// markerWidth holds the cursor (>) and selection (*) marks.
+const markerWidth = 2
+
+// table draws the visible messages from the scroll offset, rows high.
+func (m *Model) table(width, rows int) string {
+	cols := m.columns()
+	end := min(m.offset+rows, len(m.visible))
+	body := make([][]string, 0, end-m.offset)
+	for _, i := range m.visible[m.offset:end] {
+		body = append(body, m.cells(m.letters[i]))
+	}
+	widths := fit(cols, body, width-markerWidth)
+	head := make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = c.title
+	}
+	lines := []string{m.st.TableHeader.Render(pad(strings.Repeat(" ", markerWidth)+row(cols, widths, head), width))}
+	if len(m.visible) == 0 {
+		msg := "no messages held yet"
+		if len(m.letters) > 0 {
+			msg = "no held message matches the filter"
+		}
+		lines = append(lines, m.st.Muted.Render("  "+msg))
+	}
+	for n, cells := range body {
+		pos := m.offset + n
+		l := m.letters[m.visible[pos]]
+		mark := []byte("  ")
+		if pos == m.cursor {
+			mark[0] = '>'
+		}
+		if m.selected[l.Position] {
+			mark[1] = '*'
+		}
+		line := pad(string(mark)+row(cols, widths, cells), width)
+		switch {
+		case pos == m.cursor:
+			line = m.st.TableSelected.Render(line)
+		case l.ReplayCount > 0:
+			line = m.st.Warn.Render(line)
+		default:
+			line = m.st.TableRow.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fit gives each column its natural width (header or widest cell) and,
+// while the total is too wide, takes one cell at a time from the widest
+// column that is above its minimum.
+func fit(cols []column, body [][]string, width int) []int {
+	w := make([]int, len(cols))
+	for i, c := range cols {
+		w[i] = max(ansi.StringWidth(c.title), c.min)
+		for _, r := range body {
+			w[i] = max(w[i], ansi.StringWidth(r[i]))
+		}
+	}
+	total := func() int {
+		t := len(w) - 1
+		for _, x := range w {
+			t += x
+		}
+		return t
+	}
+	for total() > width {
+		widest := -1
+		for i := range w {
+			if w[i] > cols[i].min && (widest < 0 || w[i] > w[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		w[widest]--
+	}
+	return w
+}
+
+func row(cols []column, widths []int, cells []string) string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		s := ansi.Truncate(cells[i], widths[i], "…")
+		gap := strings.Repeat(" ", max(widths[i]-ansi.StringWidth(s), 0))
+		if c.right {
+			out[i] = gap + s
+		} else {
+			out[i] = s + gap
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func pad(s string, width int) string {
+	s = ansi.Truncate(s, width, "")
+	return s + strings.Repeat(" ", max(width-ansi.StringWidth(s), 0))
+}
+
+// age is compact: 45s, 12m, 3h, 2d; "—" when the time is unknown.
+func age(d time.Duration, unknown bool) string {
+	switch {
+	case unknown:
+		return "—"
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// humanSize is a size in B, K, M, G (binary multiples).
+func humanSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1fK", float64(n)/1024)
+	case n < 1024*1024*1024:
+		return fmt.Sprintf("%.1fM", float64(n)/(1024*1024))
+	}
+	return fmt.Sprintf("%.1fG", float64(n)/(1024*1024*1024))
+}

@@ -1,0 +1,352 @@
+package deadletters
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warrenops/warren/ops"
+)
+
+func browsingDriver(t *testing.T, opts Options, acts *fakeActions) (*driver, *fakeSession) {
+	t.Helper()
+	s := newSession(ops.Page{Letters: sampleLetters()})
+	deps := Deps{
+		Browser: &fakeBrowser{sessions: []*fakeSession{s}},
+		Inbox:   fakeInbox{applied: map[string]time.Time{"ev-1": t0.Add(-time.Hour)}},
+	}
+	if acts != nil {
+		deps.Actions = acts
+	}
+	d := newDriver(t, deps, opts)
+	d.browsing(4)
+	return d, s
+}
+
+func selectedIDs(m *Model) []string {
+	var ids []string
+	for _, l := range m.letters {
+		if m.selected[l.Position] {
+			ids = append(ids, l.LogicalID)
+		}
+	}
+	return ids
+}
+
+func TestSelection(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{name: "space selects the row under the cursor", keys: []string{"space"}, want: "ev-1"},
+		{name: "space on another row adds it", keys: []string{"space", "down", "down", "space"}, want: "ev-1,ev-3"},
+		{name: "space again deselects", keys: []string{"space", "space"}, want: ""},
+		{name: "select all matching without a filter takes every row", keys: []string{"*"}, want: "ev-1,9f86d081,ev-3,ev-4"},
+		{name: "select all matching twice clears", keys: []string{"*", "*"}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, _ := browsingDriver(t, Options{}, nil)
+			d.keys(tt.keys...)
+			if got := strings.Join(selectedIDs(d.m), ","); got != tt.want {
+				t.Errorf("selected %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSelectAllMatchingTakesOnlyTheFilteredRows(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, nil)
+	d.keys("/")
+	d.typeText(`reason == "rejected"`)
+	d.keys("enter", "*")
+	if got := strings.Join(selectedIDs(d.m), ","); got != "ev-1,9f86d081" {
+		t.Fatalf("selected %q, want the two rejected messages", got)
+	}
+	if info := d.infoText(); !strings.Contains(info, `selected 2 messages matching reason == "rejected"`) {
+		t.Errorf("info = %q", info)
+	}
+	if v := d.m.View(); !strings.Contains(v, "(2 of 4 match)") || !strings.Contains(v, "2 selected") {
+		t.Errorf("view does not show the filter and the selection:\n%s", v)
+	}
+}
+
+func TestFilterErrorsAreShown(t *testing.T) {
+	tests := []struct {
+		name        string
+		expr        string
+		wantMode    mode
+		wantVisible int
+		wantErr     string
+	}{
+		{name: "a bad expression keeps the input open with the error", expr: "bogus", wantMode: filtering, wantVisible: 4, wantErr: "filter error: unknown name bogus"},
+		{name: "an error while matching is shown and hides the rows", expr: "header(x) > 1", wantMode: normal, wantVisible: 0, wantErr: "filter error: on message m-ev-1: invalid operation"},
+		{name: "the inbox status takes part in filters", expr: "applied == false", wantMode: normal, wantVisible: 2},
+		{name: "an empty expression clears the filter", expr: "", wantMode: normal, wantVisible: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, _ := browsingDriver(t, Options{}, nil)
+			d.keys("/")
+			if !d.m.Capturing() {
+				t.Fatal("the filter input must capture keys")
+			}
+			d.typeText(tt.expr)
+			d.keys("enter")
+			if d.m.mode != tt.wantMode || len(d.m.visible) != tt.wantVisible {
+				t.Fatalf("mode %v visible %d, want mode %v visible %d", d.m.mode, len(d.m.visible), tt.wantMode, tt.wantVisible)
+			}
+			v := d.m.View()
+			if tt.wantErr != "" && !strings.Contains(v, tt.wantErr) {
+				t.Errorf("view lacks %q:\n%s", tt.wantErr, v)
+			}
+			if tt.wantErr == "" && strings.Contains(v, "filter error") {
+				t.Errorf("unexpected filter error:\n%s", v)
+			}
+		})
+	}
+}
+
+func TestActionsAreRefusedInReadOnly(t *testing.T) {
+	for _, k := range []string{"r", "Q"} {
+		t.Run(k, func(t *testing.T) {
+			acts := &fakeActions{}
+			d, _ := browsingDriver(t, Options{ReadOnly: true}, acts)
+			d.keys("space", k)
+			if e := d.errorText(); !strings.Contains(e, "read-only context") {
+				t.Errorf("error = %q, want a read-only refusal", e)
+			}
+			if reqs, _ := acts.plans(); len(reqs) != 0 || d.m.mode != normal {
+				t.Errorf("read-only still planned %d actions (mode %v)", len(reqs), d.m.mode)
+			}
+			for _, b := range d.m.Keys().ShortHelp() {
+				if b.Help().Desc == "replay" || b.Help().Desc == "quarantine" {
+					t.Errorf("read-only help still offers %q", b.Help().Desc)
+				}
+			}
+		})
+	}
+}
+
+func TestReplayPrompt(t *testing.T) {
+	tests := []struct {
+		name        string
+		opts        Options
+		answer      []string
+		typed       string
+		wantExec    bool
+		wantCapture bool
+	}{
+		{name: "y confirms a small selection", answer: []string{"y"}, wantExec: true},
+		{name: "n cancels and nothing moves", answer: []string{"n"}},
+		{name: "esc cancels and nothing moves", answer: []string{"esc"}},
+		{name: "prod needs the queue name and count typed", opts: Options{Prod: true}, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
+		{name: "prod does not accept y", opts: Options{Prod: true}, answer: []string{"y", "enter"}, wantCapture: true},
+		{name: "prod does not accept a wrong count", opts: Options{Prod: true}, typed: "orders.dlq 3", answer: []string{"enter"}, wantCapture: true},
+		{name: "a selection above the threshold needs typing", opts: Options{ConfirmThreshold: 1}, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			acts := &fakeActions{}
+			d, _ := browsingDriver(t, tt.opts, acts)
+			d.keys("space", "down", "space", "r")
+			d.until("the plan prompt", func() bool { return d.m.mode == prompting })
+			v := d.m.View()
+			if !strings.Contains(v, "replay 2 messages from orders.dlq to queue orders (default exchange)") {
+				t.Errorf("prompt does not state the plan:\n%s", v)
+			}
+			if tt.wantCapture != d.m.prompt.Capturing() || !d.m.Capturing() {
+				t.Errorf("prompt capturing = %v, want %v", d.m.prompt.Capturing(), tt.wantCapture)
+			}
+			d.typeText(tt.typed)
+			d.keys(tt.answer...)
+			if !tt.wantExec {
+				if _, exec := acts.plans(); len(exec) != 0 {
+					t.Fatalf("executed %d plans without confirmation", len(exec))
+				}
+				return
+			}
+			d.until("the result", func() bool { return d.m.mode == normal && d.m.result != "" })
+			if _, exec := acts.plans(); len(exec) != 1 || exec[0].Selected != 2 {
+				t.Fatalf("executed %v, want one plan of 2", exec)
+			}
+			d.until("the held letters to refresh", func() bool { return len(d.m.letters) == 2 })
+			if !strings.Contains(d.m.View(), "Replay op-1: 2 selected · 0 skipped (applied) · 2 confirmed") {
+				t.Errorf("no result summary:\n%s", d.m.View())
+			}
+		})
+	}
+}
+
+func TestQuarantineAsksForAReasonFirst(t *testing.T) {
+	acts := &fakeActions{}
+	d, _ := browsingDriver(t, Options{}, acts)
+	d.keys("Q")
+	if d.m.mode != prompting || d.m.promptKind != askReason {
+		t.Fatalf("Q did not ask for a reason (mode %v)", d.m.mode)
+	}
+	d.keys("enter")
+	if !strings.Contains(d.m.View(), "Reason cannot be empty") {
+		t.Errorf("an empty reason was not refused:\n%s", d.m.View())
+	}
+	d.typeText("poison payload")
+	d.keys("enter")
+	d.until("the plan prompt", func() bool { return d.m.mode == prompting && d.m.promptKind == confirmPlan })
+	reqs, _ := acts.plans()
+	if len(reqs) != 1 || reqs[0].Action != ops.Quarantine || reqs[0].Reason != "poison payload" || len(reqs[0].Letters) != 1 {
+		t.Fatalf("plan requests = %+v", reqs)
+	}
+	d.keys("y")
+	d.until("the result", func() bool { return d.m.result != "" })
+}
+
+func TestEscWhilePlanningDropsThePlan(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, &fakeActions{})
+	d.keys("r")
+	op := d.m.op
+	d.keys("esc")
+	if d.m.mode != normal || !strings.Contains(d.infoText(), "cancelled") {
+		t.Fatalf("mode %v after esc while planning", d.m.mode)
+	}
+	d.m.Update(planMsg{op: op, plan: ops.Plan{Action: ops.Replay, Selected: 1, Publish: 1, Summary: "late"}})
+	if d.m.mode != normal {
+		t.Errorf("a cancelled plan still opened the prompt")
+	}
+}
+
+func TestPlanWithEverythingAppliedDoesNotPrompt(t *testing.T) {
+	acts := &fakeActions{skip: 10}
+	d, _ := browsingDriver(t, Options{}, acts)
+	d.keys("r")
+	d.until("the plan", func() bool { return d.m.mode == normal })
+	if !strings.Contains(d.infoText(), "replay 0 messages from orders.dlq") {
+		t.Errorf("info = %q", d.infoText())
+	}
+}
+
+func TestProgressUpdates(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, &fakeActions{})
+	d.m.plan = ops.Plan{Action: ops.Replay, Selected: 4, Publish: 4}
+	d.m.execute()
+	op := d.m.op
+	ch := make(chan ops.Progress)
+	steps := []ops.Progress{
+		{Total: 4, Done: 1, Confirmed: 1, At: t0.Add(time.Second)},
+		{Total: 4, Done: 3, Confirmed: 2, Returned: 1, At: t0.Add(2 * time.Second)},
+	}
+	for _, p := range steps {
+		_, cmd := d.m.Update(progressMsg{op: op, p: p, ch: ch})
+		if cmd == nil {
+			t.Fatal("progress did not re-arm the wait for the next figure")
+		}
+	}
+	v := d.m.View()
+	for _, want := range []string{"Replay in progress", "3/4", "1.5/s", "confirmed 2  returned 1  nacked 0  unknown 0"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if !d.m.Capturing() {
+		t.Error("a running operation must keep esc from popping the screen")
+	}
+}
+
+func TestStaleResultsAreDropped(t *testing.T) {
+	d, first := browsingDriver(t, Options{}, &fakeActions{})
+	oldSid := d.m.sid
+	second := newSession(ops.Page{Letters: sampleLetters()[:1]})
+	d.m.deps.Browser = &fakeBrowser{sessions: []*fakeSession{second}}
+	d.keys("R")
+	d.browsing(1)
+	if !first.isClosed() {
+		t.Error("reopening did not close the old session")
+	}
+
+	stale := []struct {
+		name string
+		msg  any
+	}{
+		{"a page of the old session", pageMsg{sid: oldSid, page: ops.Page{Letters: sampleLetters()}}},
+		{"inbox answers for the old session", inboxMsg{sid: oldSid, asked: []string{"ev-1"}, err: errors.New("late")}},
+		{"the old session's letters", lettersMsg{sid: oldSid, letters: sampleLetters()}},
+		{"the old session ending", sessionDoneMsg{sid: oldSid, err: errors.New("closed")}},
+		{"a plan nobody waits for", planMsg{op: d.m.op + 1000, plan: ops.Plan{Selected: 1, Summary: "stale"}}},
+		{"a result nobody waits for", resultMsg{op: d.m.op + 1000, res: ops.Result{Operation: "stale"}}},
+	}
+	for _, s := range stale {
+		d.m.Update(s.msg)
+		if len(d.m.letters) != 1 || d.m.state != browsing || d.m.mode != normal || d.m.result != "" {
+			t.Fatalf("%s changed the screen: letters %d state %v mode %v", s.name, len(d.m.letters), d.m.state, d.m.mode)
+		}
+	}
+	if d.m.inbox["ev-1"].state != "applied" {
+		t.Errorf("a stale inbox answer overwrote the status: %+v", d.m.inbox["ev-1"])
+	}
+
+	late := newSession()
+	d.m.life.adopt(oldSid, late)
+	_, cmd := d.m.Update(openedMsg{sid: oldSid, session: late})
+	if cmd == nil {
+		t.Fatal("a session opened for a superseded browse was not closed")
+	}
+	cmd()
+	if !late.isClosed() {
+		t.Error("a session opened for a superseded browse was leaked")
+	}
+}
+
+func TestSessionDeathIsShownAndCanBeReopened(t *testing.T) {
+	acts := &fakeActions{}
+	d, s := browsingDriver(t, Options{}, acts)
+	second := newSession(ops.Page{Letters: sampleLetters()})
+	d.m.deps.Browser = &fakeBrowser{sessions: []*fakeSession{second}}
+	s.done <- errors.New("connection reset by peer")
+	d.until("the session to die", func() bool { return d.m.state == died })
+	if e := d.errorText(); !strings.Contains(e, "browse session on orders.dlq ended (connection reset by peer)") || !strings.Contains(e, "press R to reopen") {
+		t.Errorf("error = %q", e)
+	}
+	if v := d.m.View(); !strings.Contains(v, "Browse session ended: connection reset by peer") {
+		t.Errorf("view does not show the dead session:\n%s", v)
+	}
+	d.keys("r")
+	if e := d.errorText(); !strings.Contains(e, "no browse session on orders.dlq") {
+		t.Errorf("an action on a dead session was not refused: %q", e)
+	}
+	d.until("the dead session's connection to close", s.isClosed)
+	d.keys("R")
+	d.browsing(4)
+	if d.m.state != browsing {
+		t.Errorf("R did not reopen (state %v)", d.m.state)
+	}
+}
+
+func TestRefusedQuorumDLQOffersAnExplicitOverride(t *testing.T) {
+	s := newSession(ops.Page{Letters: sampleLetters(), Notes: []string{"quorum queue: returned messages may go to the back, order is not kept"}})
+	b := &fakeBrowser{sessions: []*fakeSession{s}, err: &ops.RefusedError{
+		Reason: "orders.dlq is a quorum queue with delivery-limit 5: each browse costs a delivery",
+		Risk:   "messages at their limit will be dropped or dead-lettered again",
+	}}
+	d := newDriver(t, Deps{Browser: b}, Options{})
+	d.until("the refusal", func() bool { return d.m.state == refused })
+	v := d.m.View()
+	for _, want := range []string{"Browsing refused: orders.dlq is a quorum queue with delivery-limit 5", "If you browse anyway: messages at their limit", "Press O to browse anyway"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	d.keys("O")
+	if !d.m.Capturing() || !strings.Contains(d.m.View(), `type "orders.dlq"`) {
+		t.Fatalf("override prompt does not ask for the queue name:\n%s", d.m.View())
+	}
+	d.typeText("orders.dlq")
+	d.keys("enter")
+	d.browsing(4)
+	if len(b.allowRisk) != 2 || !b.allowRisk[1] {
+		t.Errorf("opens = %v, want a second open allowing the risk", b.allowRisk)
+	}
+	if !strings.Contains(d.m.View(), "! quorum queue: returned messages may go to the back") {
+		t.Errorf("page notes are not shown:\n%s", d.m.View())
+	}
+}

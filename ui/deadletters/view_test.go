@@ -1,0 +1,118 @@
+package deadletters
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/common"
+)
+
+func TestInboxStatus(t *testing.T) {
+	tests := []struct {
+		name  string
+		inbox InboxLookup
+		want  map[string]string
+		note  string
+	}{
+		{name: "present is applied, absent is pending", inbox: fakeInbox{applied: map[string]time.Time{"ev-1": t0}},
+			want: map[string]string{"ev-1": "applied", "ev-3": "pending", "9f86d081": "unknown"}},
+		{name: "no inbox configured is unknown", want: map[string]string{"ev-1": "unknown"}, note: "inbox unknown: no inbox configured"},
+		{name: "an unreachable database is unknown and says why", inbox: fakeInbox{err: errors.New("dial tcp 10.0.0.1:5432: connection refused")},
+			want: map[string]string{"ev-1": "unknown"}, note: "inbox unknown: dial tcp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{newSession(ops.Page{Letters: sampleLetters()})}}, Inbox: tt.inbox}, Options{})
+			d.browsing(4)
+			for id, want := range tt.want {
+				if got := d.m.inbox[id].label(); got != want {
+					t.Errorf("%s: %s, want %s", id, got, want)
+				}
+			}
+			if tt.note != "" && !strings.Contains(d.m.View(), tt.note) {
+				t.Errorf("view lacks %q:\n%s", tt.note, d.m.View())
+			}
+		})
+	}
+}
+
+func TestEnterOpensTheInspector(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, nil)
+	d.keys("enter")
+	d.until("the open request", func() bool { _, ok := lastOut[common.OpenMessageMsg](d); return ok })
+	msg, _ := lastOut[common.OpenMessageMsg](d)
+	if msg.Letter.LogicalID != "ev-1" || msg.Inbox != "applied" || !strings.HasPrefix(msg.InboxDetail, "applied at ") || msg.Queue != ref {
+		t.Errorf("open = %+v", msg)
+	}
+}
+
+func TestNextPage(t *testing.T) {
+	ls := sampleLetters()
+	s := newSession(ops.Page{Letters: ls[:2]}, ops.Page{Letters: ls[2:], End: true})
+	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}}, Options{})
+	d.browsing(2)
+	d.keys("n")
+	d.browsing(4)
+	if !d.m.end || !strings.Contains(d.m.View(), "end of queue") {
+		t.Errorf("the last page is not marked:\n%s", d.m.View())
+	}
+	d.keys("n")
+	if !strings.Contains(d.infoText(), "no more pages") {
+		t.Errorf("info = %q", d.infoText())
+	}
+}
+
+func TestHostileContentNeverReachesTheTerminal(t *testing.T) {
+	evil := letter(0, "ev-\x1b[2J", "rejected\x1b]52;c;cHduZWQ=\x07", "orders\xff\xfe", 1, 1)
+	evil.MessageID = "m\x1b[31m"
+	evil.Headers = map[string]any{"x-\x1b[2J": "\x1b]52;c;ZXZpbA==\x07"}
+	evil.Body = []byte("\x1b[2J\x1b]52;c;ZXZpbA==\x07\xff")
+	s := newSession(ops.Page{Letters: []dlq.DeadLetter{evil}, Notes: []string{"note \x1b[2J"}})
+	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}}, Options{})
+	d.browsing(1)
+	d.keys("/")
+	d.typeText("bogus")
+	d.keys("enter")
+	if v := d.m.View(); strings.ContainsRune(v, '\x1b') || strings.ContainsRune(v, '\x07') {
+		t.Fatalf("raw control bytes in the view: %q", v)
+	}
+}
+
+func TestTheViewFitsTheScreen(t *testing.T) {
+	long := strings.Repeat("a long note about consumers on this DLQ ", 8)
+	many := make([]dlq.DeadLetter, 60)
+	for i := range many {
+		many[i] = letter(i, fmt.Sprintf("ev-%d", i), []string{"rejected", "expired", "maxlen", "delivery_limit"}[i%4], fmt.Sprintf("origin-%d", i%9), i%7, i)
+	}
+	for _, size := range [][2]int{{120, 40}, {80, 24}, {100, 30}} {
+		for _, keys := range [][]string{nil, {"*", "r"}} {
+			t.Run(fmt.Sprintf("%dx%d %v", size[0], size[1], keys), func(t *testing.T) {
+				s := newSession(ops.Page{Letters: many, Notes: []string{long}})
+				d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}, Actions: &fakeActions{}}, Options{Prod: true})
+				d.m.SetSize(size[0], size[1])
+				d.browsing(60)
+				d.keys(keys...)
+				if len(keys) > 0 {
+					d.until("the prompt", func() bool { return d.m.mode == prompting })
+				}
+				v := d.m.View()
+				lines := strings.Split(v, "\n")
+				if len(lines) > size[1] {
+					t.Errorf("%d lines for a height of %d:\n%s", len(lines), size[1], v)
+				}
+				for _, l := range lines {
+					if w := ansi.StringWidth(l); w > size[0] {
+						t.Errorf("line of width %d > %d: %q", w, size[0], l)
+					}
+				}
+			})
+		}
+	}
+}

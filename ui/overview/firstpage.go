@@ -1,0 +1,63 @@
+package overview
+
+import (
+	"context"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// FirstPager is what a lister offers when it can read the deepest queues
+// quickly: the overview then draws that page while the full snapshot,
+// which on a large broker takes seconds, is on its way.
+type FirstPager interface {
+	FirstPage(ctx context.Context, vhost string, size int) (*mgmt.Snapshot, error)
+}
+
+// firstPageSize covers the table of any common terminal height.
+const firstPageSize = 100
+
+// firstPageMsg carries the partial first snapshot.
+type firstPageMsg struct {
+	ID, Tag int
+	Snap    *mgmt.Snapshot
+	Err     error
+}
+
+// firstFetch is the fetch of the first snapshot, with the first page
+// beside it when the lister has one and the screen sorts by depth, as
+// the page is sorted.
+func (m *Model) firstFetch() tea.Cmd {
+	fp, ok := m.lister.(FirstPager)
+	if !ok || m.sortBy != ByDepth {
+		return m.fetch()
+	}
+	m.awaitingFull = true
+	id, tag, vhost := m.id, m.tag, m.vhost
+	page := func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), minFetchTimeout)
+		defer cancel()
+		snap, err := fp.FirstPage(ctx, vhost, firstPageSize)
+		return firstPageMsg{ID: id, Tag: tag, Snap: snap, Err: err}
+	}
+	return tea.Batch(page, m.fetch())
+}
+
+// applyFirstPage draws a first page that came before any full snapshot.
+// Its failure is left to the full fetch to report. The page's depths
+// start no trend: the full snapshot follows within seconds.
+func (m *Model) applyFirstPage(msg firstPageMsg) {
+	if msg.ID != m.id || msg.Tag != m.tag || !m.awaitingFull || msg.Err != nil {
+		return
+	}
+	snap := msg.Snap
+	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt, StatsAge: snap.StatsAge}
+	for _, q := range snap.Queues {
+		m.vhosts[q.Vhost] = struct{}{}
+	}
+	m.rows = buildRows(snap, map[mgmt.QueueRef]*trend{}, m.hasInbox)
+	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
+	selected, hadSelection := m.Selected()
+	m.arrange(selected.Ref(), hadSelection)
+}

@@ -1,0 +1,105 @@
+package overview
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// pager is a lister that also answers FirstPage with one scripted page.
+type pager struct {
+	*lister
+	page  *mgmt.Snapshot
+	err   error
+	sizes []int
+}
+
+func (p *pager) FirstPage(_ context.Context, _ string, size int) (*mgmt.Snapshot, error) {
+	p.sizes = append(p.sizes, size)
+	return p.page, p.err
+}
+
+// firstMessages runs Init's batch and returns its first page and its
+// full snapshot.
+func firstMessages(t *testing.T, m *Model) (firstPageMsg, snapshotMsg) {
+	t.Helper()
+	batch, ok := run(t, m.Init()).(tea.BatchMsg)
+	if !ok || len(batch) != 2 {
+		t.Fatalf("Init did not ask for a first page beside the snapshot")
+	}
+	page, ok1 := batch[0]().(firstPageMsg)
+	full, ok2 := batch[1]().(snapshotMsg)
+	if !ok1 || !ok2 {
+		t.Fatalf("Init's commands gave %T and %T", page, full)
+	}
+	return page, full
+}
+
+func TestFirstPageIsDrawnUntilTheFullSnapshotReplacesIt(t *testing.T) {
+	page := snapshot(queue("/", "deep", 90), queue("/", "middle", 50))
+	page.Partial, page.QueueTotal = true, 4
+	full := snapshot(queue("/", "deep", 91), queue("/", "middle", 50), queue("/", "low", 3), queue("/", "empty", 0))
+	p := &pager{lister: &lister{replies: []reply{{snap: full}}}, page: page}
+	m := newModel(p.lister)
+	m.lister = p
+	pageMsg, fullMsg := firstMessages(t, m)
+	if len(p.sizes) != 1 || p.sizes[0] < 30 {
+		t.Fatalf("first page sizes asked %v, want one page covering the table", p.sizes)
+	}
+
+	m, cmd := update(t, m, pageMsg)
+	if cmd != nil || !m.Status().Loaded || len(shown(m)) != 2 || shown(m)[0] != "deep" {
+		t.Fatalf("after the first page: shown %v, loaded %v, command %v", shown(m), m.Status().Loaded, cmd != nil)
+	}
+	if !contains(m.View(), "2 deepest shown, loading all 4 queues…") {
+		t.Fatalf("the partial state is not marked:\n%s", m.View())
+	}
+
+	m, _ = update(t, m, fullMsg)
+	if got := shown(m); len(got) != 4 || contains(m.View(), "loading all") || !contains(m.View(), "4 of 4 queues") {
+		t.Fatalf("after the full snapshot: shown %v\n%s", got, m.View())
+	}
+	if h := m.rows[m.view[0]].trend.depth; h.Len() != 1 {
+		t.Fatalf("the first page started a trend: %d samples", h.Len())
+	}
+}
+
+func TestFirstPageAfterTheFullSnapshotIsIgnored(t *testing.T) {
+	cases := []struct {
+		name string
+		page *mgmt.Snapshot
+		err  error
+	}{
+		{"a late page", snapshot(queue("/", "stale", 1_000)), nil},
+		{"a failed page", nil, errors.New("boom")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			full := snapshot(queue("/", "a", 1), queue("/", "b", 2))
+			p := &pager{lister: &lister{replies: []reply{{snap: full}}}, page: c.page, err: c.err}
+			m := newModel(p.lister)
+			m.lister = p
+			pageMsg, fullMsg := firstMessages(t, m)
+			m, _ = update(t, m, fullMsg)
+			m, cmd := update(t, m, pageMsg)
+			if got := shown(m); cmd != nil || len(got) != 2 || got[0] != "b" || contains(m.View(), "loading all") || m.Status().Err != nil {
+				t.Fatalf("shown %v, err %v\n%s", got, m.Status().Err, m.View())
+			}
+		})
+	}
+}
+
+func TestAFailedFirstPageLeavesTheScreenWaiting(t *testing.T) {
+	p := &pager{lister: &lister{replies: []reply{{snap: snapshot()}}}, err: errors.New("boom")}
+	m := newModel(p.lister)
+	m.lister = p
+	pageMsg, _ := firstMessages(t, m)
+	m, _ = update(t, m, pageMsg)
+	if m.Status().Loaded || m.Status().Err != nil || !contains(m.View(), "waiting for the broker") {
+		t.Fatalf("status %+v\n%s", m.Status(), m.View())
+	}
+}

@@ -1,0 +1,19 @@
+package overview
+
+import "github.com/warrenops/warren/sources/mgmt"
+
+// tickMsg asks the overview to fetch a snapshot. The overview's ID and
+// the Tag of the polling chain it belongs to let a tick left over from a
+// vhost switch or a manual refresh be recognised and dropped.
+type tickMsg struct {
+	ID, Tag int
+}
+
+// snapshotMsg carries a fetched snapshot (or why it failed) back to the
+// overview that asked, with what it asked for.
+type snapshotMsg struct {
+	ID, Tag int
+	Opts    mgmt.SnapshotOptions
+	Snap    *mgmt.Snapshot
+	Err     error
+}

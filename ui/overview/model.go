@@ -1,0 +1,331 @@
+// Package queues is the overview screen: every queue of the broker (or of
+// one vhost) with its depth, age, rates, drain estimate and paired DLQ,
+// refreshed by a self-scheduling tick.
+//
+// The tick keeps running while other screens are on top, so the header's
+// broker status and each queue's depth history stay current; the root
+// delivers non-key messages to every screen on its stack.
+package overview
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// QueueLister is what the overview needs from the management API.
+type QueueLister interface {
+	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
+}
+
+// Options configure the overview.
+type Options struct {
+	Lister  QueueLister
+	Styles  styles.Styles
+	Refresh time.Duration // between the end of one fetch and the next
+	Vhost   string        // "" for every vhost
+	// Effects reads the inbox figures of queues that have one; nil
+	// leaves them out.
+	Effects EffectReader
+}
+
+// DefaultRefresh is used when Options.Refresh is not positive.
+const DefaultRefresh = 2 * time.Second
+
+// minFetchTimeout bounds one snapshot fetch on a slow or huge broker.
+const minFetchTimeout = 15 * time.Second
+
+var lastID atomic.Int64
+
+// Status is what the root shows in its header about the broker.
+type Status struct {
+	Loaded   bool // at least one snapshot arrived
+	Overview mgmt.Overview
+	Nodes    []mgmt.Node
+	TakenAt  time.Time
+	StatsAge time.Duration
+	// Err is the last fetch's failure, nil once a fetch succeeds again.
+	Err error
+	// Stopped is true when polling stopped because retrying cannot help
+	// (refused credentials); r retries.
+	Stopped bool
+}
+
+// Model is the overview screen.
+type Model struct {
+	id      int
+	tag     int
+	lister  QueueLister
+	refresh time.Duration
+	st      styles.Styles
+	keys    KeyMap
+
+	vhost  string
+	vhosts map[string]struct{}
+	sortBy SortBy
+	filter textinput.Model
+	typing bool
+	// loading is set from a vhost switch until its first snapshot.
+	loading bool
+	// inflight is set while a snapshot is being fetched; lastAsked is what
+	// the last applied snapshot asked for (see fillRates).
+	inflight     bool
+	fetchStarted time.Time
+	lastAsked    mgmt.SnapshotOptions
+	// awaitingFull is set while no full snapshot has come after a first
+	// page was asked for; partialOf is the broker's queue count while
+	// only that page is shown, 0 otherwise.
+	awaitingFull bool
+	partialOf    int
+
+	status Status
+	rows   []row
+	view   []int
+	trends map[mgmt.QueueRef]*trend
+	tbl    table.Model
+	// cols are the table's columns now, chosen by colSpec.
+	cols    []col
+	colSpec spec
+
+	effectReader EffectReader
+	effects      map[mgmt.QueueRef]effect
+	effectsBusy  bool
+
+	width, height int
+}
+
+// New returns the overview; Init starts polling.
+func New(o Options) *Model {
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultRefresh
+	}
+	fi := textinput.New()
+	fi.Prompt = "/"
+	fi.Placeholder = "vhost/name"
+	fi.CharLimit = 200
+	ids, cols := columnsFor(spec{})
+	m := &Model{
+		id:           int(lastID.Add(1)),
+		lister:       o.Lister,
+		refresh:      o.Refresh,
+		st:           o.Styles,
+		keys:         DefaultKeyMap(),
+		vhost:        o.Vhost,
+		vhosts:       map[string]struct{}{},
+		filter:       fi,
+		trends:       map[mgmt.QueueRef]*trend{},
+		tbl:          table.New(cols, o.Styles),
+		cols:         ids,
+		effectReader: o.Effects,
+		effects:      map[mgmt.QueueRef]effect{},
+	}
+	if o.Vhost != "" {
+		m.vhosts[o.Vhost] = struct{}{}
+	}
+	return m
+}
+
+// Init fetches the first snapshot, and the first page beside it when the
+// lister can read one.
+func (m *Model) Init() tea.Cmd { return m.firstFetch() }
+
+// Title implements common.Screen.
+func (m *Model) Title() string { return "Queues" }
+
+// Keys implements common.Screen.
+func (m *Model) Keys() help.KeyMap { return m.keys }
+
+// Capturing implements common.Screen: true while the filter is typed.
+func (m *Model) Capturing() bool { return m.typing }
+
+// Status reports the broker's state for the root's header.
+func (m *Model) Status() Status { return m.status }
+
+// SetSize implements common.Screen.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.filter.Width = max(width-20, 10)
+	m.tbl.SetSize(width, max(height-chromeLines, 1))
+}
+
+// Selected returns the queue under the cursor.
+func (m *Model) Selected() (mgmt.Queue, bool) {
+	c := m.tbl.Cursor()
+	if c < 0 {
+		return mgmt.Queue{}, false
+	}
+	return m.rows[m.view[c]].q, true
+}
+
+// Update implements common.Screen.
+func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tickMsg:
+		if msg.ID != m.id || msg.Tag != m.tag {
+			return m, nil
+		}
+		return m, m.fetch()
+	case snapshotMsg:
+		if msg.ID != m.id || msg.Tag != m.tag {
+			return m, nil
+		}
+		return m.applySnapshot(msg)
+	case firstPageMsg:
+		m.applyFirstPage(msg)
+		return m, nil
+	case effectsMsg:
+		if msg.ID == m.id {
+			m.applyEffects(msg)
+		}
+		return m, nil
+	case tea.WindowSizeMsg:
+		// The root has resized the table already: rows may have come
+		// into view, the first ones too when the snapshot came first.
+		return m, m.fillRates(true)
+	case tea.KeyMsg:
+		if m.typing {
+			return m.updateFilter(msg)
+		}
+		return m.updateKeys(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Open):
+		if q, ok := m.Selected(); ok {
+			ref := q.Ref()
+			return m, func() tea.Msg { return common.OpenQueueMsg{Queue: ref} }
+		}
+	case key.Matches(msg, m.keys.DLQ):
+		return m, m.openDLQ()
+	case key.Matches(msg, m.keys.Filter):
+		m.typing = true
+		return m, m.filter.Focus()
+	case key.Matches(msg, m.keys.Clear):
+		m.filter.SetValue("")
+		m.rearrange()
+		return m, m.fillRates(false)
+	case key.Matches(msg, m.keys.Sort):
+		m.sortBy = (m.sortBy + 1) % sortCount
+		m.rearrange()
+		if m.sortBy == ByAge {
+			m.tag++
+			return m, m.fetch()
+		}
+		return m, m.fillRates(false)
+	case key.Matches(msg, m.keys.Vhost):
+		m.vhost = m.nextVhost()
+		m.rows, m.view, m.loading = nil, nil, true
+		m.tbl.SetLen(0)
+		m.fitColumns()
+		m.tag++
+		return m, m.fetch()
+	case key.Matches(msg, m.keys.Refresh):
+		m.tag++
+		m.status.Stopped = false
+		return m, m.fetch()
+	default:
+		m.tbl, _ = m.tbl.Update(msg)
+		return m, m.fillRates(false)
+	}
+	return m, nil
+}
+
+func (m *Model) updateFilter(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Apply):
+		m.typing = false
+		m.filter.Blur()
+		return m, nil
+	case key.Matches(msg, m.keys.Clear):
+		m.typing = false
+		m.filter.Blur()
+		m.filter.SetValue("")
+		m.rearrange()
+		return m, m.fillRates(false)
+	}
+	var cmd tea.Cmd
+	before := m.filter.Value()
+	m.filter, cmd = m.filter.Update(msg)
+	if m.filter.Value() != before {
+		m.rearrange()
+		return m, tea.Batch(cmd, m.fillRates(false))
+	}
+	return m, cmd
+}
+
+// openDLQ opens the dead letters that belong to the selected row: the row
+// itself when it is a DLQ or a parking queue (to release from), else its
+// paired DLQ.
+func (m *Model) openDLQ() tea.Cmd {
+	q, ok := m.Selected()
+	if !ok {
+		return nil
+	}
+	switch {
+	case q.IsDLQ() || q.Parking:
+		ref := q.Ref()
+		return func() tea.Msg { return common.OpenDLQMsg{Queue: ref} }
+	case q.DLQ != nil:
+		ref := *q.DLQ
+		return func() tea.Msg { return common.OpenDLQMsg{Queue: ref} }
+	case q.RetryTarget != nil:
+		back := q.RetryTarget.Name
+		return common.ReportError(errors.New("queue " + q.Name + " is a retry queue: its expired messages go back to " + back + ", not to a DLQ; the DLQ of " + back + " holds what finally failed"))
+	}
+	return common.ReportError(errors.New("queue " + q.Name + " has no dead-letter queue: it sets no x-dead-letter-exchange, or its DLX routes nowhere"))
+}
+
+// nextVhost cycles through every vhost seen so far, then back to all.
+func (m *Model) nextVhost() string {
+	names := make([]string, 0, len(m.vhosts))
+	for v := range m.vhosts {
+		names = append(names, v)
+	}
+	sort.Strings(names)
+	for i, v := range names {
+		if v == m.vhost && i+1 < len(names) {
+			return names[i+1]
+		}
+	}
+	if m.vhost == "" && len(names) > 0 {
+		return names[0]
+	}
+	return ""
+}
+
+// rearrange re-applies the filter and the order, keeping the cursor on the
+// same queue when it is still shown.
+func (m *Model) rearrange() {
+	selected, ok := m.Selected()
+	m.arrange(selected.Ref(), ok)
+}
+
+func (m *Model) arrange(keep mgmt.QueueRef, ok bool) {
+	m.view = arrange(m.rows, m.filter.Value(), m.sortBy)
+	m.tbl.SetLen(len(m.view))
+	m.fitColumns()
+	if !ok {
+		return
+	}
+	for i, r := range m.view {
+		if m.rows[r].q.Vhost == keep.Vhost && m.rows[r].q.Name == keep.Name {
+			m.tbl.SetCursor(i)
+			return
+		}
+	}
+}

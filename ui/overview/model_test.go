@@ -1,0 +1,502 @@
+package overview
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+func TestSortKeyCyclesThroughOrders(t *testing.T) {
+	ts := func(d time.Duration) *time.Time { x := taken.Add(-d); return &x }
+	a := queue("/", "alpha", 10)
+	a.HeadMessageTimestamp = ts(time.Minute)
+	b := queue("/", "bravo", 500)
+	b.DLQ, b.DLQMessages = &mgmt.QueueRef{Vhost: "/", Name: "bravo.dlq"}, 2
+	c := queue("/", "charlie", 50)
+	c.HeadMessageTimestamp = ts(time.Hour)
+	c.DLQ, c.DLQMessages = &mgmt.QueueRef{Vhost: "/", Name: "charlie.dlq"}, 9
+	l := &lister{replies: []reply{{snap: snapshot(a, b, c)}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+
+	want := []struct {
+		by    SortBy
+		order []string
+	}{
+		{ByDepth, []string{"bravo", "charlie", "alpha"}},
+		{ByAge, []string{"charlie", "alpha", "bravo"}},
+		{ByDLQ, []string{"charlie", "bravo", "alpha"}},
+		{ByName, []string{"alpha", "bravo", "charlie"}},
+		{ByDepth, []string{"bravo", "charlie", "alpha"}},
+	}
+	for i, w := range want {
+		if i > 0 {
+			m, _ = update(t, m, press("s"))
+		}
+		if m.sortBy != w.by || !slices.Equal(shown(m), w.order) {
+			t.Fatalf("step %d: sort %v shows %v, want %v %v", i, m.sortBy, shown(m), w.by, w.order)
+		}
+	}
+}
+
+func TestSortingByAgeFetchesEveryHeadTimestamp(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	m, cmd := update(t, m, press("s"))
+	if m.sortBy != ByAge {
+		t.Fatalf("sort = %v, want age", m.sortBy)
+	}
+	load(t, m, cmd)
+	if got := l.asked[len(l.asked)-1]; !got.AllRates {
+		t.Fatalf("age order fetched %+v, want AllRates", got)
+	}
+}
+
+func TestFilterNarrowsRowsWhileTyping(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "orders", 1), queue("/", "orders.dlq", 1), queue("billing", "invoices", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+
+	m, _ = update(t, m, press("/"))
+	if !m.Capturing() {
+		t.Fatal("typing a filter must capture keys")
+	}
+	for _, r := range "ORD" {
+		m, _ = update(t, m, press(string(r)))
+	}
+	if got := shown(m); !slices.Equal(got, []string{"orders", "orders.dlq"}) {
+		t.Fatalf("filter ORD shows %v", got)
+	}
+	m, _ = update(t, m, press("enter"))
+	if m.Capturing() || len(shown(m)) != 2 {
+		t.Fatalf("enter must keep the filter and stop capturing: capturing=%v shown=%v", m.Capturing(), shown(m))
+	}
+	m, _ = update(t, m, press("esc"))
+	if len(shown(m)) != 3 {
+		t.Fatalf("esc must clear the filter, shows %v", shown(m))
+	}
+	m, _ = update(t, m, press("/"))
+	for _, r := range "billing/" {
+		m, _ = update(t, m, press(string(r)))
+	}
+	if got := shown(m); !slices.Equal(got, []string{"invoices"}) {
+		t.Fatalf("filter on vhost/ shows %v", got)
+	}
+}
+
+func TestVhostSwitchFetchesThatVhostAndDropsStaleResults(t *testing.T) {
+	all := snapshot(queue("/", "orders", 1), queue("billing", "invoices", 1))
+	l := &lister{replies: []reply{{snap: all}, {snap: all}, {snap: snapshot(queue("/", "orders", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	staleFetch := m.fetch()
+
+	m, cmd := update(t, m, press("v"))
+	if len(m.rows) != 0 {
+		t.Fatal("rows of the previous vhost must not be shown under the new one")
+	}
+	m, _ = update(t, m, run(t, staleFetch))
+	if len(m.rows) != 0 {
+		t.Fatal("a result fetched before the switch was applied")
+	}
+	m, _ = load(t, m, cmd)
+	if got := l.asked[len(l.asked)-1].Vhost; got != "/" {
+		t.Fatalf("first switch asked vhost %q, want /", got)
+	}
+	if got := shown(m); !slices.Equal(got, []string{"orders"}) {
+		t.Fatalf("after switch shows %v", got)
+	}
+	m, _ = update(t, m, press("v"))
+	if m.vhost != "billing" {
+		t.Fatalf("second switch goes to %q, want billing", m.vhost)
+	}
+	m, _ = update(t, m, press("v"))
+	if m.vhost != "" {
+		t.Fatalf("third switch goes to %q, want all", m.vhost)
+	}
+}
+
+func TestStaleTickIsIgnored(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	old := tickMsg{ID: m.id, Tag: m.tag}
+	m, _ = update(t, m, press("r"))
+	if _, cmd := update(t, m, old); cmd != nil {
+		t.Fatal("a tick of the previous chain started a fetch")
+	}
+	if _, cmd := update(t, m, tickMsg{ID: m.id + 1000, Tag: m.tag}); cmd != nil {
+		t.Fatal("another overview's tick started a fetch")
+	}
+	if _, cmd := update(t, m, tickMsg{ID: m.id, Tag: m.tag}); cmd == nil {
+		t.Fatal("the current tick did not fetch")
+	}
+}
+
+func TestDisconnectedBrokerIsRetriedAndRecovers(t *testing.T) {
+	down := &mgmt.Error{Kind: mgmt.ErrUnreachable, Msg: "connection refused"}
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}, {err: down}, {snap: snapshot(queue("/", "a", 2))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	m, cmd := load(t, m, m.fetch())
+	if st := m.Status(); !mgmt.IsDisconnected(st.Err) || st.Stopped || !st.Loaded {
+		t.Fatalf("status after failure = %+v", st)
+	}
+	if _, ok := run(t, cmd).(tickMsg); !ok {
+		t.Fatal("a failed fetch must schedule a retry")
+	}
+	if len(m.rows) != 1 {
+		t.Fatal("the last good figures must stay on screen")
+	}
+	m, _ = update(t, m, tickMsg{ID: m.id, Tag: m.tag})
+	m, _ = load(t, m, m.fetch())
+	if st := m.Status(); st.Err != nil || m.rows[0].q.Messages != 2 {
+		t.Fatalf("did not recover: %+v", st)
+	}
+}
+
+func TestRefusedCredentialsStopPolling(t *testing.T) {
+	refused := &mgmt.Error{Kind: mgmt.ErrUnauthorized, Msg: "401"}
+	l := &lister{replies: []reply{{err: refused}, {snap: snapshot(queue("/", "a", 1))}}}
+	m := newModel(l)
+	m, cmd := load(t, m, m.Init())
+	if cmd != nil || !m.Status().Stopped {
+		t.Fatal("refused credentials must stop polling")
+	}
+	m, cmd = update(t, m, press("r"))
+	m, _ = load(t, m, cmd)
+	if st := m.Status(); st.Stopped || st.Err != nil {
+		t.Fatalf("r must retry: %+v", st)
+	}
+}
+
+func TestRatesAreAskedForVisibleRowsOnly(t *testing.T) {
+	var qs []mgmt.Queue
+	for i := range 100 {
+		q := queue("/", string(rune('A'+i/26))+string(rune('a'+i%26)), int64(1000-i))
+		q.HasRates = false
+		qs = append(qs, q)
+	}
+	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
+	m := newModel(l)
+	m, cmd := load(t, m, m.Init())
+	if len(l.asked[0].RatesFor) != 0 {
+		t.Fatal("the first fetch cannot know the visible rows")
+	}
+	m, cmd = load(t, m, cmd) // visible rows lack rates: fetch again at once
+	got := l.asked[1].RatesFor
+	start, end := m.tbl.Window()
+	if len(got) != end-start || got[0] != qs[0].Ref() {
+		t.Fatalf("asked rates for %d rows starting %v, want the %d visible", len(got), got[0], end-start)
+	}
+	if _, ok := run(t, cmd).(tickMsg); !ok {
+		t.Fatal("rows asked for but still without rates must wait for the next tick")
+	}
+}
+
+func TestTroubleAndWarnings(t *testing.T) {
+	dlq := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	withDLQ := func(n int64) mgmt.Queue {
+		q := queue("/", "orders", 5)
+		q.DLQ, q.DLQMessages = &dlq, n
+		return q
+	}
+	noConsumers := queue("/", "idle", 5)
+	noConsumers.Consumers = 0
+	unread := queue("/", "off-screen", 5)
+	unread.Consumers, unread.HasRates = 0, false
+	growing := func(depth int64) mgmt.Queue {
+		q := queue("/", "growing", depth)
+		q.PublishRate, q.AckRate = 50, 10
+		return q
+	}
+	isDLQ := func(n int64) mgmt.Queue {
+		q := queue("/", "orders.dlq", n)
+		q.Consumers, q.DLQOf = 0, []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}
+		return q
+	}
+	parked := func(n int64) mgmt.Queue {
+		q := queue("/", "orders.dlq.quarantine", n)
+		q.Consumers, q.Parking = 0, true
+		return q
+	}
+	onAlarm := queue("/", "alarmed", 0)
+	onAlarm.Node = "rabbit@b"
+	alarmNodes := []mgmt.Node{{Name: "rabbit@b", Running: true, MemAlarm: true}}
+	tests := []struct {
+		name   string
+		before mgmt.Queue
+		after  mgmt.Queue
+		nodes  []mgmt.Node
+		want   table.Tone
+	}{
+		{name: "steady queue is normal", before: queue("/", "q", 5), after: queue("/", "q", 5), want: table.Normal},
+		{name: "paired DLQ holding letters is a warning", before: withDLQ(3), after: withDLQ(3), want: table.Warn},
+		{name: "paired DLQ growing is trouble", before: withDLQ(3), after: withDLQ(4), want: table.Trouble},
+		{name: "no consumers with ready messages is trouble", before: noConsumers, after: noConsumers, want: table.Trouble},
+		{name: "a row without statistics is not judged: its consumers are unknown", before: unread, after: unread, want: table.Normal},
+		{name: "publish above ack and depth rising is trouble", before: growing(100), after: growing(150), want: table.Trouble},
+		{name: "publish above ack but depth falling is not", before: growing(150), after: growing(100), want: table.Normal},
+		{name: "DLQ receiving letters is trouble", before: isDLQ(3), after: isDLQ(5), want: table.Trouble},
+		{name: "DLQ holding letters is a warning", before: isDLQ(5), after: isDLQ(5), want: table.Warn},
+		{name: "parking queue without consumers is a warning, not trouble", before: parked(14), after: parked(14), want: table.Warn},
+		{name: "parking queue taking a quarantine is a warning", before: parked(14), after: parked(20), want: table.Warn},
+		{name: "queue on a node in alarm is trouble", before: onAlarm, after: onAlarm, nodes: alarmNodes, want: table.Trouble},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			second := snapshot(tt.after)
+			if tt.nodes != nil {
+				second.Nodes = tt.nodes
+			}
+			l := &lister{replies: []reply{{snap: snapshot(tt.before)}, {snap: second}}}
+			m := newModel(l)
+			m, _ = load(t, m, m.Init())
+			m, _ = load(t, m, m.fetch())
+			if got := m.rows[0].tone; got != tt.want {
+				t.Fatalf("tone = %v, want %v (reasons %v)", got, tt.want, m.rows[0].reasons)
+			}
+		})
+	}
+}
+
+func TestNavigationFromARow(t *testing.T) {
+	dlq := mgmt.QueueRef{Vhost: "/", Name: "a.dlq"}
+	withDLQ := queue("/", "a", 30)
+	withDLQ.DLQ = &dlq
+	isDLQ := queue("/", "a.dlq", 20)
+	isDLQ.DLQOf = []mgmt.QueueRef{withDLQ.Ref()}
+	plain := queue("/", "plain", 10)
+	parked := queue("/", "a.dlq.quarantine", 5)
+	parked.Parking = true
+	l := &lister{replies: []reply{{snap: snapshot(withDLQ, isDLQ, plain, parked)}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+
+	_, cmd := update(t, m, press("enter"))
+	if got := openedQueue(t, cmd); got != withDLQ.Ref() {
+		t.Fatalf("enter opened %v", got)
+	}
+	_, cmd = update(t, m, press("d"))
+	if got := openedQueue(t, cmd); got != (common.OpenDLQMsg{Queue: dlq}) {
+		t.Fatalf("d on a queue opened %v, want its paired DLQ", got)
+	}
+	m, _ = update(t, m, press("j"))
+	_, cmd = update(t, m, press("d"))
+	if got := openedQueue(t, cmd); got != (common.OpenDLQMsg{Queue: isDLQ.Ref()}) {
+		t.Fatalf("d on a DLQ opened %v, want itself", got)
+	}
+	m, _ = update(t, m, press("j"))
+	_, cmd = update(t, m, press("d"))
+	if e, ok := openedQueue(t, cmd).(common.ErrorMsg); !ok || e.Err == nil {
+		t.Fatal("d on a queue without DLQ must explain why")
+	}
+	m, _ = update(t, m, press("j"))
+	_, cmd = update(t, m, press("d"))
+	if got := openedQueue(t, cmd); got != (common.OpenDLQMsg{Queue: parked.Ref()}) {
+		t.Fatalf("d on a parking queue opened %v, want itself, to release from", got)
+	}
+}
+
+func TestCursorFollowsItsQueueAcrossSnapshots(t *testing.T) {
+	l := &lister{replies: []reply{
+		{snap: snapshot(queue("/", "a", 3), queue("/", "b", 2), queue("/", "c", 1))},
+		{snap: snapshot(queue("/", "a", 1), queue("/", "b", 2), queue("/", "c", 3))},
+	}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	m, _ = update(t, m, press("j"))
+	m, _ = load(t, m, m.fetch())
+	if q, _ := m.Selected(); q.Name != "b" {
+		t.Fatalf("cursor on %q after reorder, want b", q.Name)
+	}
+	m, _ = update(t, m, press("k"))
+	m, _ = load(t, m, m.fetch())
+	if q, _ := m.Selected(); q.Name != "c" {
+		t.Fatalf("cursor on %q, want c", q.Name)
+	}
+}
+
+func TestDepthHistoryIsBoundedAndForgetsDeletedQueues(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1), queue("/", "b", 1))}}}
+	m := newModel(l)
+	for range historySize + 5 {
+		m, _ = load(t, m, m.fetch())
+	}
+	if n := m.trends[mgmt.QueueRef{Vhost: "/", Name: "a"}].depth.Len(); n != historySize {
+		t.Fatalf("history holds %d samples, want %d", n, historySize)
+	}
+	l.replies = []reply{{snap: snapshot(queue("/", "a", 1))}}
+	l.asked = nil
+	m, _ = load(t, m, m.fetch())
+	if _, ok := m.trends[mgmt.QueueRef{Vhost: "/", Name: "b"}]; ok {
+		t.Fatal("history of a deleted queue is kept")
+	}
+}
+
+func TestUnknownOldestAgeSaysWhy(t *testing.T) {
+	q := queue("/", "a", 5)
+	q.OldestUnknownReason = "publishers set no timestamp"
+	l := &lister{replies: []reply{{snap: snapshot(q)}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	if got := m.renderRow(0).Cells[6].Text; got != table.Unknown {
+		t.Fatalf("oldest cell = %q, want %q", got, table.Unknown)
+	}
+	if note := m.note(); !contains(note, "oldest age unknown: publishers set no timestamp") {
+		t.Fatalf("note does not say why: %q", note)
+	}
+}
+
+func TestBrokerTextIsSanitised(t *testing.T) {
+	evil := queue("/", "x\x1b]52;c;payload\x07", 1)
+	l := &lister{replies: []reply{{snap: snapshot(evil)}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	if v := m.View(); contains(v, "\x1b]") || contains(v, "\x07") {
+		t.Fatalf("escape sequence reached the view: %q", v)
+	}
+}
+
+func TestOverviewFitsTheNarrowestTerminal(t *testing.T) {
+	q := queue("tenant-with-a-long-name", "a-queue-name-that-is-much-too-long-to-fit", 123456)
+	l := &lister{replies: []reply{{snap: snapshot(q)}}}
+	m := newModel(l)
+	for _, width := range []int{80, 100, 120, 200} {
+		m.SetSize(width, 20)
+		m, _ = load(t, m, m.fetch())
+		for _, line := range strings.Split(m.View(), "\n") {
+			if w := ansi.StringWidth(line); w > width {
+				t.Fatalf("at %d cells a line is %d wide: %q", width, w, line)
+			}
+		}
+	}
+}
+
+func TestTheVhostColumnFitsTheVhostsShown(t *testing.T) {
+	tests := []struct {
+		name      string
+		scope     string
+		queues    []mgmt.Queue
+		wantVhost int // width of the VHOST column, 0 for none
+		wantCell  string
+	}{
+		{name: "one vhost shown drops the column", scope: "billing", queues: []mgmt.Queue{queue("billing", "invoices", 1)}},
+		{name: "short vhosts keep it as narrow as its title", queues: []mgmt.Queue{queue("/", "a", 1), queue("b", "b", 1)}, wantVhost: 5, wantCell: "/"},
+		{name: "it fits the longest vhost", queues: []mgmt.Queue{queue("/", "a", 1), queue("billing-eu", "b", 1)}, wantVhost: 10, wantCell: "/"},
+		{name: "up to a bound", queues: []mgmt.Queue{queue("tenant-with-a-very-long-name", "a", 1)}, wantVhost: vhostMaxWidth, wantCell: "tenant-with-a-v…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &lister{replies: []reply{{snap: snapshot(tt.queues...)}}}
+			m := New(Options{Lister: l, Styles: newModel(l).st, Refresh: time.Nanosecond, Vhost: tt.scope})
+			m.SetSize(120, 10)
+			m, _ = load(t, m, m.Init())
+			head := strings.Split(m.View(), "\n")[1]
+			i := slices.Index(m.cols, colVhost)
+			if tt.wantVhost == 0 {
+				if i >= 0 || !strings.HasPrefix(head, "  NAME") {
+					t.Fatalf("a single vhost still has a VHOST column: %q", head)
+				}
+				// The name takes the VHOST column's 9 cells: 22 + 9.
+				if w := m.tbl.Widths()[slices.Index(m.cols, colName)]; w != 31 {
+					t.Fatalf("NAME is %d wide, want 31", w)
+				}
+				return
+			}
+			if got := m.tbl.Widths()[i]; got != tt.wantVhost {
+				t.Fatalf("VHOST is %d wide, want %d", got, tt.wantVhost)
+			}
+			row := strings.Split(m.View(), "\n")[2]
+			if !strings.HasPrefix(strings.TrimLeft(row, " >!~"), tt.wantCell) {
+				t.Fatalf("row %q does not start with %q", row, tt.wantCell)
+			}
+		})
+	}
+}
+
+func manyQueuesWithoutRates(n int) []mgmt.Queue {
+	var qs []mgmt.Queue
+	for i := range n {
+		q := queue("/", fmt.Sprintf("q%03d", i), int64(1000-i))
+		q.HasRates = false
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// Rows that scroll into view get their rates at once, not at the next
+// tick; while that fetch is on its way, more scrolling asks for nothing.
+func TestRowsComingIntoViewGetTheirRatesAtOnce(t *testing.T) {
+	qs := manyQueuesWithoutRates(100)
+	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
+	m := newModel(l)
+	m, cmd := load(t, m, m.Init())
+	m, _ = load(t, m, cmd) // the visible rows' rates
+	m, cmd = update(t, m, tea.KeyMsg{Type: tea.KeyPgDown})
+	if cmd == nil {
+		t.Fatal("rows scrolled into view without rates: no fetch")
+	}
+	msg := run(t, cmd)
+	start, end := m.tbl.Window()
+	got := l.asked[len(l.asked)-1].RatesFor
+	if len(got) != end-start || got[0] != m.rows[m.view[start]].q.Ref() {
+		t.Fatalf("asked rates for %v, want the %d rows now visible from %v", got, end-start, m.rows[m.view[start]].q.Ref())
+	}
+	if _, again := update(t, m, tea.KeyMsg{Type: tea.KeyPgDown}); again != nil {
+		t.Fatal("a second fetch was started while one is on its way")
+	}
+	m, _ = update(t, m, msg)
+	if _, cmd := update(t, m, tea.KeyMsg{Type: tea.KeyUp}); cmd != nil {
+		t.Fatal("rows asked for already (and still without rates) were asked again")
+	}
+}
+
+// A terminal size that arrives after the first snapshot still gets the
+// visible rows their rates at once.
+func TestASizeAfterTheFirstSnapshotAsksForRates(t *testing.T) {
+	qs := manyQueuesWithoutRates(50)
+	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
+	m := New(Options{Lister: l, Styles: styles.New(true), Refresh: time.Nanosecond})
+	m, cmd := load(t, m, m.Init())
+	if _, ok := run(t, cmd).(tickMsg); !ok {
+		t.Fatal("with no size yet, no row is visible: the next fetch waits for the tick")
+	}
+	m.SetSize(120, 30)
+	_, cmd = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 30})
+	if cmd == nil {
+		t.Fatal("the size showed rows without rates: no fetch")
+	}
+	if _, ok := run(t, cmd).(snapshotMsg); !ok || len(l.asked[len(l.asked)-1].RatesFor) == 0 {
+		t.Fatalf("the fetch after the size asked %+v", l.asked[len(l.asked)-1])
+	}
+}
+
+// Scrolling soon after a fetch leaves the new rows to the next tick, so
+// paging through a large broker does not fetch back to back.
+func TestScrollingSoonAfterAFetchWaitsForTheTick(t *testing.T) {
+	qs := manyQueuesWithoutRates(100)
+	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
+	m := New(Options{Lister: l, Styles: styles.New(true), Refresh: time.Hour})
+	m.SetSize(120, 30)
+	m, cmd := load(t, m, m.Init())
+	m, _ = load(t, m, cmd) // the visible rows' rates; the tick it returns is an hour away
+	asked := len(l.asked)
+	if _, cmd := update(t, m, tea.KeyMsg{Type: tea.KeyPgDown}); cmd != nil {
+		t.Fatal("scrolling right after a fetch started another")
+	}
+	if len(l.asked) != asked {
+		t.Fatalf("the lister was asked %d more times", len(l.asked)-asked)
+	}
+}

@@ -1,0 +1,127 @@
+package overview
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+)
+
+// fetch asks for a snapshot with the rates of the rows on screen. The
+// command copies everything it needs; the model is never touched from the
+// command's goroutine.
+func (m *Model) fetch() tea.Cmd {
+	lister, id, tag := m.lister, m.id, m.tag
+	opts := mgmt.SnapshotOptions{Vhost: m.vhost, RatesFor: m.visibleRefs()}
+	// Ordering by age needs every queue's head timestamp, which only the
+	// heavier all-rates listing has; the other orders need none.
+	if m.sortBy == ByAge {
+		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true}
+	}
+	timeout := max(5*m.refresh, minFetchTimeout)
+	m.inflight, m.fetchStarted = true, time.Now()
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		snap, err := lister.Snapshot(ctx, opts)
+		return snapshotMsg{ID: id, Tag: tag, Opts: opts, Snap: snap, Err: err}
+	}
+}
+
+func (m *Model) tick(after time.Duration) tea.Cmd {
+	id, tag := m.id, m.tag
+	return tea.Tick(after, func(time.Time) tea.Msg { return tickMsg{ID: id, Tag: tag} })
+}
+
+func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
+	m.inflight = false
+	if msg.Err != nil {
+		m.status.Err = msg.Err
+		if errors.Is(msg.Err, mgmt.ErrUnauthorized) {
+			m.status.Stopped = true
+			return m, nil
+		}
+		return m, m.tick(m.refresh)
+	}
+	snap := msg.Snap
+	m.loading, m.awaitingFull, m.partialOf = false, false, 0
+	m.status = Status{
+		Loaded:   true,
+		Overview: snap.Overview,
+		Nodes:    snap.Nodes,
+		TakenAt:  snap.TakenAt,
+		StatsAge: snap.StatsAge,
+	}
+	for _, q := range snap.Queues {
+		m.vhosts[q.Vhost] = struct{}{}
+	}
+	selected, hadSelection := m.Selected()
+	m.rows = buildRows(snap, m.trends, m.hasInbox)
+	m.arrange(selected.Ref(), hadSelection)
+	m.forgetEffects()
+	m.lastAsked = msg.Opts
+	if m.missingRates(msg.Opts) {
+		return m, tea.Batch(m.fetch(), m.fetchEffects())
+	}
+	return m, tea.Batch(m.tick(m.refresh), m.fetchEffects())
+}
+
+// fillRates fetches at once when rows now on screen lack rates because
+// the last snapshot did not ask for them: they came into view by
+// scrolling, filtering, sorting or a resize. A fetch already on its way
+// is left to do it: its snapshot asks again for what it missed. Unless
+// forced (a resize), it also leaves it to the next tick when the last
+// fetch started less than a refresh interval ago, so scrolling through
+// a large broker does not fetch back to back. The new fetch replaces the
+// pending tick (tag), so polling keeps one pace.
+func (m *Model) fillRates(force bool) tea.Cmd {
+	if m.inflight || !m.status.Loaded || m.status.Stopped || !m.missingRates(m.lastAsked) {
+		return nil
+	}
+	if !force && time.Since(m.fetchStarted) < m.refresh {
+		return nil
+	}
+	m.tag++
+	return m.fetch()
+}
+
+// missingRates reports whether rows now on screen lack rates because the
+// fetch did not ask for them (the first fetch, or rows that moved into
+// view), in which case fetching again at once fills them in. Rows asked
+// for but still without rates are not retried early, so this cannot loop.
+func (m *Model) missingRates(asked mgmt.SnapshotOptions) bool {
+	if asked.AllRates {
+		return false
+	}
+	want := make(map[mgmt.QueueRef]struct{}, len(asked.RatesFor))
+	for _, r := range asked.RatesFor {
+		want[r] = struct{}{}
+	}
+	start, end := m.tbl.Window()
+	for i := start; i < end; i++ {
+		q := m.rows[m.view[i]].q
+		if _, ok := want[q.Ref()]; !ok && !q.HasRates {
+			return true
+		}
+	}
+	return false
+}
+
+// hasInbox asks the config, through the reader, whether a queue has an
+// inbox; without a reader none has.
+func (m *Model) hasInbox(ref mgmt.QueueRef) bool {
+	return m.effectReader != nil && m.effectReader.HasInbox(ref)
+}
+
+func (m *Model) visibleRefs() []mgmt.QueueRef {
+	start, end := m.tbl.Window()
+	refs := make([]mgmt.QueueRef, 0, end-start)
+	for i := start; i < end; i++ {
+		refs = append(refs, m.rows[m.view[i]].q.Ref())
+	}
+	return refs
+}

@@ -1,0 +1,67 @@
+package overview
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/table"
+)
+
+// retryQueue waits ttl ms before its messages expire back into target.
+func retryQueue(name, target string, ttl float64) mgmt.Queue {
+	q := queue("/", name, 4)
+	q.Consumers = 0
+	q.Arguments = map[string]any{"x-message-ttl": ttl, "x-dead-letter-exchange": ""}
+	q.HasDLX = true
+	q.RetryTarget = &mgmt.QueueRef{Vhost: "/", Name: target}
+	return q
+}
+
+func TestARetryQueueShowsWhereItsMessagesGo(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(retryQueue("orders.retry", "orders", 5000))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	m, _ = load(t, m, m.fetch())
+	if got := cellOf(m, m.renderRow(0), colDLQ); got != "↻ orders" {
+		t.Fatalf("DLQ cell = %q, want ↻ orders", got)
+	}
+	if tone := m.rows[0].tone; tone != table.Normal {
+		t.Fatalf("a retry queue without consumers is %v (%v), want normal: nobody is meant to consume it", tone, m.rows[0].reasons)
+	}
+	if note := m.note(); !strings.Contains(note, "retry queue: expired messages go back to orders after 5s") {
+		t.Fatalf("note = %q", note)
+	}
+	_, cmd := update(t, m, press("d"))
+	if e, ok := openedQueue(t, cmd).(common.ErrorMsg); !ok || !strings.Contains(e.Err.Error(), "is a retry queue: its expired messages go back to orders") {
+		t.Fatalf("d on a retry queue = %v, want an explanation", e)
+	}
+}
+
+func TestTheDLQColumnWidensForLongRetryTargets(t *testing.T) {
+	short := queue("/", "a", 1)
+	long := retryQueue("payments.retry", "payments.settlement", 1000)
+	tests := []struct {
+		name  string
+		rows  []mgmt.Queue
+		width int
+	}{
+		{name: "depths only keep the narrow column", rows: []mgmt.Queue{short}, width: dlqMinWidth},
+		{name: "a retry target widens it", rows: []mgmt.Queue{short, retryQueue("a.retry", "orders", 1000)}, width: ansi.StringWidth("↻ orders")},
+		{name: "up to a bound", rows: []mgmt.Queue{short, long}, width: dlqMaxWidth},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &lister{replies: []reply{{snap: snapshot(tt.rows...)}}}
+			m := newModel(l)
+			m, _ = load(t, m, m.Init())
+			if got := m.tbl.Widths()[slices.Index(m.cols, colDLQ)]; got != tt.width {
+				t.Fatalf("DLQ column is %d wide, want %d", got, tt.width)
+			}
+		})
+	}
+}

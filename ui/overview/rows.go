@@ -1,0 +1,254 @@
+package overview
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/components/sparkline"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// historySize is how many depth samples the overview keeps per queue for
+// its sparkline: a minute of history at the default 2 s refresh.
+const historySize = 30
+
+// SortBy orders the overview.
+type SortBy int
+
+// Orders, in the order the sort key cycles through them.
+const (
+	ByDepth SortBy = iota
+	ByAge
+	ByDLQ
+	ByName
+	sortCount
+)
+
+func (s SortBy) String() string {
+	return [...]string{"depth", "age", "DLQ", "name"}[s]
+}
+
+// trend is what the overview remembers about a queue across snapshots.
+type trend struct {
+	depth   *sparkline.History[int64]
+	prevDLQ int64
+	hasDLQ  bool
+}
+
+// row is one queue ready to show: display strings are sanitised once per
+// snapshot, not once per frame.
+type row struct {
+	q     mgmt.Queue
+	vhost string
+	// vhostWidth is the vhost's width in cells, for the column's width.
+	vhostWidth int
+	name       string
+	search     string // lower-cased vhost/name for the filter
+	age        time.Duration
+	hasAge     bool
+	dlqDepth   int64
+	tone       table.Tone
+	// reasons say why the row is in trouble or worth a look.
+	reasons []string
+	trend   *trend
+	// hasInbox is set when the config gives the queue an inbox.
+	hasInbox bool
+	// retry names the work queue a retry queue's messages expire back
+	// into; empty for other queues.
+	retry string
+}
+
+// buildRows turns a snapshot into rows and updates the per-queue trends.
+// Trends of queues that disappeared are dropped so memory stays bounded.
+func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, hasInbox func(mgmt.QueueRef) bool) []row {
+	alarms := nodeAlarms(snap.Nodes)
+	rows := make([]row, len(snap.Queues))
+	seen := make(map[mgmt.QueueRef]struct{}, len(snap.Queues))
+	for i, q := range snap.Queues {
+		ref := q.Ref()
+		seen[ref] = struct{}{}
+		t := trends[ref]
+		if t == nil {
+			t = &trend{depth: sparkline.NewHistory[int64](historySize)}
+			trends[ref] = t
+		}
+		vhost := sanitize.Text(q.Vhost)
+		r := row{
+			q:          q,
+			vhost:      vhost,
+			vhostWidth: ansi.StringWidth(vhost),
+			name:       sanitize.Text(q.Name),
+			search:     strings.ToLower(q.Vhost + "/" + q.Name),
+			trend:      t,
+			hasInbox:   hasInbox(ref),
+		}
+		if q.RetryTarget != nil {
+			r.retry = sanitize.Text(q.RetryTarget.Name)
+		}
+		if q.HeadMessageTimestamp != nil {
+			r.age, r.hasAge = snap.TakenAt.Sub(*q.HeadMessageTimestamp), true
+		}
+		switch {
+		case q.DLQ != nil:
+			r.dlqDepth = q.DLQMessages
+		case q.IsDLQ():
+			r.dlqDepth = q.Messages
+		}
+		r.tone, r.reasons = assess(q, t, alarms[q.Node])
+		t.depth.Push(q.Messages)
+		t.prevDLQ, t.hasDLQ = q.DLQMessages, q.DLQ != nil
+		rows[i] = r
+	}
+	for ref := range trends {
+		if _, ok := seen[ref]; !ok {
+			delete(trends, ref)
+		}
+	}
+	return rows
+}
+
+// assess decides whether a queue is in trouble (act now) or worth a look,
+// and says why. It runs before the new sample is pushed, so the trend
+// still holds the previous snapshot's figures.
+func assess(q mgmt.Queue, t *trend, alarm string) (table.Tone, []string) {
+	var trouble, warn []string
+	if alarm != "" {
+		trouble = append(trouble, alarm)
+	}
+	if q.DLQ != nil && t.hasDLQ && q.DLQMessages > t.prevDLQ {
+		trouble = append(trouble, fmt.Sprintf("DLQ %s growing (+%d)", sanitize.Text(q.DLQ.Name), q.DLQMessages-t.prevDLQ))
+	}
+	if prev, ok := t.depth.Last(0); ok && q.IsDLQ() && q.Messages > prev {
+		trouble = append(trouble, fmt.Sprintf("dead letters arriving (+%d)", q.Messages-prev))
+	}
+	if why := notDraining(q, t); why != "" {
+		trouble = append(trouble, why)
+	}
+	if q.DLQ != nil && q.DLQMessages > 0 {
+		warn = append(warn, fmt.Sprintf("%d dead letters in %s", q.DLQMessages, sanitize.Text(q.DLQ.Name)))
+	}
+	if q.IsDLQ() && q.Messages > 0 {
+		warn = append(warn, fmt.Sprintf("holds %d dead letters", q.Messages))
+	}
+	if q.Parking && q.Messages > 0 {
+		warn = append(warn, fmt.Sprintf("parking queue: %d quarantined messages, out of replays until released (d, then r)", q.Messages))
+	}
+	switch {
+	case len(trouble) > 0:
+		return table.Trouble, append(trouble, warn...)
+	case len(warn) > 0:
+		return table.Warn, warn
+	}
+	return table.Normal, nil
+}
+
+// notDraining says why a queue with ready messages is not going down,
+// from the movement every view shares (mgmt.Queue.Drain). A DLQ, a
+// parking queue and a retry queue are meant to hold messages; a DLQ is
+// judged by its growth instead. A row whose statistics were not read
+// (off screen) is not judged: the cheap list carries no consumer count.
+// Growth needs both the rates and the depth to agree, so that a busy
+// queue whose rates jitter around each other does not flicker.
+func notDraining(q mgmt.Queue, t *trend) string {
+	if q.IsDLQ() || q.Parking || q.RetryTarget != nil || q.Ready == 0 {
+		return ""
+	}
+	d := q.Drain()
+	switch {
+	case d.Movement == mgmt.NoRates:
+		return ""
+	case q.Consumers == 0:
+		return "not draining: no consumers"
+	case d.Movement == mgmt.Stalled:
+		return "not draining: consumers are not acknowledging"
+	case d.Movement == mgmt.Growing:
+		if prev, ok := t.depth.Last(0); ok && q.Messages > prev {
+			return fmt.Sprintf("not draining: growing +%s/s", table.Rate(d.Growth))
+		}
+	}
+	return ""
+}
+
+// retryNote says where a retry queue's messages go and when.
+func retryNote(q mgmt.Queue) string {
+	if q.RetryTarget == nil {
+		return ""
+	}
+	// A retry loop stays within its vhost: the name says enough.
+	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
+	if ttl, ok := q.LimitSetting("message-ttl"); ok {
+		text += " after " + table.Period(time.Duration(ttl)*time.Millisecond)
+	}
+	return text
+}
+
+// nodeAlarms maps a node to the alarm it raises, if any.
+func nodeAlarms(nodes []mgmt.Node) map[string]string {
+	alarms := map[string]string{}
+	for _, n := range nodes {
+		var what []string
+		if !n.Running {
+			what = append(what, "down")
+		}
+		if n.MemAlarm {
+			what = append(what, "memory alarm")
+		}
+		if n.DiskAlarm {
+			what = append(what, "disk alarm")
+		}
+		if len(what) > 0 {
+			alarms[n.Name] = "node " + sanitize.Text(n.Name) + ": " + strings.Join(what, ", ")
+		}
+	}
+	return alarms
+}
+
+// arrange filters the rows and sorts what remains, returning indices into
+// rows. Ties break on vhost and name so the order is stable between
+// snapshots.
+func arrange(rows []row, filter string, by SortBy) []int {
+	filter = strings.ToLower(filter)
+	idx := make([]int, 0, len(rows))
+	for i := range rows {
+		if filter == "" || strings.Contains(rows[i].search, filter) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		x, y := &rows[a], &rows[b]
+		var c int
+		switch by {
+		case ByDepth:
+			c = cmp.Compare(y.q.Messages, x.q.Messages)
+		case ByAge:
+			c = compareAge(x, y)
+		case ByDLQ:
+			c = cmp.Compare(y.dlqDepth, x.dlqDepth)
+		}
+		if c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(x.q.Vhost, y.q.Vhost), cmp.Compare(x.q.Name, y.q.Name))
+	})
+	return idx
+}
+
+// compareAge puts the oldest messages first and unknown ages last.
+func compareAge(x, y *row) int {
+	switch {
+	case x.hasAge && y.hasAge:
+		return cmp.Compare(y.age, x.age)
+	case x.hasAge:
+		return -1
+	case y.hasAge:
+		return 1
+	}
+	return 0
+}

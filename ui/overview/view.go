@@ -1,0 +1,184 @@
+package overview
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/components/sparkline"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// chromeLines are the overview's lines around the table: the status line
+// above it, the legend and the selected row's note below.
+const chromeLines = 3
+
+// legend says what the marks and symbols of the table mean.
+const legend = "! act now · ~ worth a look · DLQ: its depth, (dlq) a DLQ, (parked) quarantine, ↻ Q retries into Q · " +
+	"— none or unknown"
+
+// View implements common.Screen: the status line, the table, the legend,
+// and the selected row's note on the last line.
+func (m *Model) View() string {
+	body := m.statusLine() + "\n" + m.tbl.View(m.renderRow)
+	used := strings.Count(body, "\n") + 1
+	return body + strings.Repeat("\n", max(m.height-2-used, 0)+1) +
+		m.st.Muted.Render(ansi.Truncate(legend, m.width, "…")) + "\n" + m.note()
+}
+
+func (m *Model) statusLine() string {
+	return ansi.Truncate(m.statusText(), m.width, "…")
+}
+
+func (m *Model) statusText() string {
+	if m.typing {
+		return m.filter.View()
+	}
+	vhost := "all"
+	if m.vhost != "" {
+		vhost = sanitize.Text(m.vhost)
+	}
+	parts := []string{"vhost: " + vhost, "sort: " + m.sortBy.String()}
+	if f := m.filter.Value(); f != "" {
+		parts = append(parts, "filter: "+sanitize.Text(f))
+	}
+	if m.partialOf > 0 {
+		parts = append(parts, fmt.Sprintf("%d deepest shown, loading all %d queues…", len(m.view), m.partialOf))
+	} else {
+		parts = append(parts, fmt.Sprintf("%d of %d queues", len(m.view), len(m.rows)))
+	}
+	line := strings.Join(parts, "  ·  ")
+	if n := m.troubleCount(); n > 0 {
+		return m.st.Muted.Render(line+"  ·  ") + m.st.Trouble.Render(fmt.Sprintf("%d in trouble", n))
+	}
+	return m.st.Muted.Render(line)
+}
+
+func (m *Model) troubleCount() int {
+	n := 0
+	for _, i := range m.view {
+		if m.rows[i].tone == table.Trouble {
+			n++
+		}
+	}
+	return n
+}
+
+// note explains the selected row: why it stands out, why a figure is
+// unknown, and its whole depth history.
+func (m *Model) note() string {
+	c := m.tbl.Cursor()
+	switch {
+	case c < 0 && (m.loading || !m.status.Loaded):
+		return m.st.Muted.Render("waiting for the broker…")
+	case c < 0 && len(m.rows) > 0:
+		return m.st.Muted.Render("no queue matches the filter")
+	case c < 0:
+		return m.st.Muted.Render("no queues")
+	}
+	r := m.rows[m.view[c]]
+	parts := []string{table.QueueName(r.q.Vhost, r.q.Name)}
+	parts = append(parts, r.reasons...)
+	if rt := retryNote(r.q); rt != "" {
+		parts = append(parts, rt)
+	}
+	if fx := m.effectNote(r); fx != "" {
+		parts = append(parts, fx)
+	}
+	if !r.hasAge {
+		parts = append(parts, "oldest age unknown: "+oldestReason(r.q))
+	}
+	if !r.q.HasRates {
+		parts = append(parts, "rates not fetched yet")
+	}
+
+	depth := r.trend.depth.Values()
+	spark := "  depth " + sparkline.Render(depth, len(depth))
+	text := ansi.Truncate(strings.Join(parts, " · "), max(m.width-ansi.StringWidth(spark), 0), "…")
+	style := m.st.Muted
+	switch r.tone {
+	case table.Trouble:
+		style = m.st.Trouble
+	case table.Warn:
+		style = m.st.Warn
+	}
+	return style.Render(text) + m.st.Muted.Render(spark)
+}
+
+func oldestReason(q mgmt.Queue) string {
+	if q.OldestUnknownReason != "" {
+		return sanitize.Text(q.OldestUnknownReason)
+	}
+	if q.Messages == 0 {
+		return "the queue is empty"
+	}
+	return "the broker did not report a head message timestamp"
+}
+
+func ageCell(r row) table.Cell {
+	if !r.hasAge {
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	}
+	return table.Cell{Text: table.Duration(r.age)}
+}
+
+// consumersCell is the CONS cell: the cheap list carries no consumer
+// count, so a row without statistics does not know it.
+func consumersCell(q mgmt.Queue) table.Cell {
+	if !q.HasRates {
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	}
+	return table.Cell{Text: fmt.Sprint(q.Consumers)}
+}
+
+func rateCell(q mgmt.Queue, v float64) table.Cell {
+	if !q.HasRates {
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	}
+	return table.Cell{Text: table.Rate(v)}
+}
+
+func dlqCell(r row) table.Cell {
+	switch {
+	case r.q.IsDLQ():
+		return table.Cell{Text: "(dlq)", Tone: table.Muted}
+	case r.q.Parking:
+		return table.Cell{Text: "(parked)", Tone: table.Muted}
+	case r.q.DLQ == nil && r.retry != "":
+		return table.Cell{Text: "↻ " + r.retry, Tone: table.Muted}
+	case r.q.DLQ == nil:
+		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	case r.dlqDepth > 0:
+		return table.Cell{Text: table.Count(r.dlqDepth), Tone: table.Warn}
+	}
+	return table.Cell{Text: "0"}
+}
+
+// drainCell is the drain estimate of DESIGN.md §4.1: backlog ÷ (μ − λ)
+// when the queue drains, else how it is failing to.
+func drainCell(q mgmt.Queue) table.Cell {
+	d := q.Drain()
+	switch d.Movement {
+	case mgmt.Empty:
+		return table.Cell{Text: "empty", Tone: table.Muted}
+	case mgmt.Draining:
+		return table.Cell{Text: "ETA " + table.Duration(d.ETA)}
+	case mgmt.Growing:
+		return table.Cell{Text: "growing +" + table.Rate(d.Growth) + "/s", Tone: table.Warn}
+	case mgmt.Held:
+		// A DLQ is meant to hold its messages until someone looks.
+		return table.Cell{Text: "held", Tone: table.Muted}
+	case mgmt.RetryWait:
+		return table.Cell{Text: "retry wait", Tone: table.Muted}
+	case mgmt.NoConsumers:
+		return table.Cell{Text: "no consumers", Tone: table.Warn}
+	case mgmt.Stalled:
+		return table.Cell{Text: "stalled", Tone: table.Warn}
+	case mgmt.Steady:
+		return table.Cell{Text: "steady"}
+	}
+	return table.Cell{Text: table.Unknown, Tone: table.Muted}
+}

@@ -1,0 +1,244 @@
+package queuedetail
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+func init() { lipgloss.SetColorProfile(termenv.Ascii) }
+
+var now = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
+
+type describer struct {
+	detail *mgmt.QueueDetail
+	err    error
+	asked  []mgmt.QueueRef
+}
+
+func (d *describer) Queue(_ context.Context, vhost, name string) (*mgmt.QueueDetail, error) {
+	d.asked = append(d.asked, mgmt.QueueRef{Vhost: vhost, Name: name})
+	return d.detail, d.err
+}
+
+func detail(q mgmt.Queue) *mgmt.QueueDetail {
+	return &mgmt.QueueDetail{Queue: q, TakenAt: now, DeliveryLimit: -1}
+}
+
+// newScreen polls every nanosecond so that a tick a test runs returns at
+// once.
+func newScreen(d *describer) *Model {
+	m := New(Options{Queue: mgmt.QueueRef{Vhost: "/", Name: "orders"}, Describer: d, Styles: styles.New(true),
+		Refresh: time.Nanosecond, Now: func() time.Time { return now }})
+	m.SetSize(120, 200)
+	return m
+}
+
+func step(t *testing.T, m *Model, msg tea.Msg) (*Model, tea.Cmd) {
+	t.Helper()
+	s, cmd := m.Update(msg)
+	return s.(*Model), cmd
+}
+
+func loaded(t *testing.T, d *describer) (*Model, tea.Cmd) {
+	t.Helper()
+	m := newScreen(d)
+	return step(t, m, m.Init()())
+}
+
+func press(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+
+func TestDetailIsFetchedForTheQueueAndPolled(t *testing.T) {
+	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic", Messages: 12})}
+	m, cmd := loaded(t, d)
+	if len(d.asked) != 1 || d.asked[0].Name != "orders" {
+		t.Fatalf("asked %v", d.asked)
+	}
+	if !strings.Contains(m.View(), "depth 12") {
+		t.Fatalf("view lacks the depth:\n%s", m.View())
+	}
+	tick, ok := cmd().(tickMsg)
+	if !ok {
+		t.Fatal("a result must schedule the next refresh")
+	}
+	if _, cmd := step(t, m, tick); cmd == nil {
+		t.Fatal("the tick must fetch")
+	}
+}
+
+func TestStaleResultsAreDropped(t *testing.T) {
+	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 1})}
+	m, _ := loaded(t, d)
+	stale := m.fetch()
+	m, _ = step(t, m, press("r"))
+	d.detail = detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 999})
+	if _, cmd := step(t, m, stale()); cmd != nil || m.detail.Queue.Messages != 1 {
+		t.Fatal("a result of the previous chain was applied")
+	}
+	if _, cmd := step(t, m, tickMsg{ID: m.id, Tag: m.tag - 1}); cmd != nil {
+		t.Fatal("a stale tick fetched")
+	}
+}
+
+func TestOpenDLQ(t *testing.T) {
+	paired := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	tests := []struct {
+		name string
+		q    mgmt.Queue
+		want any
+	}{
+		{name: "queue opens its paired DLQ", q: mgmt.Queue{Vhost: "/", Name: "orders", DLQ: &paired}, want: common.OpenDLQMsg{Queue: paired}},
+		{name: "DLQ opens itself", q: mgmt.Queue{Vhost: "/", Name: "orders.dlq", DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}}, want: common.OpenDLQMsg{Queue: paired}},
+		{name: "queue without DLQ explains", q: mgmt.Queue{Vhost: "/", Name: "orders"}, want: "no dead-letter queue"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _ := loaded(t, &describer{detail: detail(tt.q)})
+			_, cmd := step(t, m, press("d"))
+			switch msg := cmd().(type) {
+			case common.OpenDLQMsg:
+				if msg != tt.want {
+					t.Fatalf("opened %v, want %v", msg, tt.want)
+				}
+			case common.ErrorMsg:
+				if w, ok := tt.want.(string); !ok || !strings.Contains(msg.Err.Error(), w) {
+					t.Fatalf("error %v, want %v", msg.Err, tt.want)
+				}
+			default:
+				t.Fatalf("d produced %T", msg)
+			}
+		})
+	}
+}
+
+func TestFailuresKeepTheLastFiguresAndDeletedQueueStopsPolling(t *testing.T) {
+	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 7})}
+	m, _ := loaded(t, d)
+	d.detail, d.err = nil, &mgmt.Error{Kind: mgmt.ErrUnreachable, Msg: "connection refused"}
+	m, cmd := step(t, m, m.fetch()())
+	if cmd == nil || m.detail == nil || !strings.Contains(m.View(), "refresh failed, retrying") || !strings.Contains(m.View(), "depth 7") {
+		t.Fatalf("a failed refresh must keep the figures and retry:\n%s", m.View())
+	}
+	d.err = &mgmt.Error{Kind: mgmt.ErrNotFound, Msg: "not found"}
+	m, cmd = step(t, m, m.fetch()())
+	if cmd != nil || !strings.Contains(m.View(), "no longer exists") {
+		t.Fatalf("a deleted queue must stop polling and say so:\n%s", m.View())
+	}
+}
+
+func TestSettingsShowWhereEachValueComesFrom(t *testing.T) {
+	q := mgmt.Queue{Vhost: "/", Name: "orders", Type: "quorum", Policy: "limits", HasDLX: true,
+		Arguments:           map[string]any{"x-dead-letter-exchange": "dlx", "x-max-length": float64(1000), "x-overflow": "reject-publish"},
+		EffectiveDefinition: map[string]any{"max-length": float64(500), "message-ttl": float64(60000), "overflow": "drop-head"},
+	}
+	m, _ := loaded(t, &describer{detail: detail(q)})
+	view := m.View()
+	for _, want := range []string{
+		"policy limits",
+		"dead-letter-exchange     dlx",
+		"argument 1000, policy 500: the smaller applies",
+		"message-ttl              60000 ms (1m)",
+		"argument (policy says drop-head)",
+		"poison messages can loop forever",
+		"none found: the dead-letter exchange routes to no queue",
+	} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("settings lack %q:\n%s", want, view)
+		}
+	}
+}
+
+func TestUnackedAgainstPrefetch(t *testing.T) {
+	tests := []struct {
+		name string
+		d    mgmt.QueueDetail
+		want string
+	}{
+		{name: "within", d: mgmt.QueueDetail{UnackedUsed: 12, UnackedAllowed: 60}, want: "unacked 12 / 60 allowed"},
+		{name: "at the limit", d: mgmt.QueueDetail{UnackedUsed: 60, UnackedAllowed: 60}, want: "at their prefetch limit"},
+		{name: "unlimited", d: mgmt.QueueDetail{UnackedUsed: 5, UnackedUnlimited: true}, want: "no limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newScreen(&describer{})
+			if got := m.unacked(&tt.d); !strings.Contains(got, tt.want) {
+				t.Fatalf("%q lacks %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFindingsAndBrokerTextAreSanitised(t *testing.T) {
+	d := detail(mgmt.Queue{Vhost: "/", Name: "orders\x1b[2J"})
+	d.Findings = []mgmt.Finding{{Check: "dlx-routes-nowhere", Severity: mgmt.SeverityError, Message: "DLX \x1b]0;x\x07 has no binding"}}
+	d.Consumers = []mgmt.Consumer{{Tag: "tag\x1b[1m", Channel: "ch", AckRequired: true, PrefetchCount: 1}}
+	m, _ := loaded(t, &describer{detail: d})
+	view := m.View()
+	if strings.ContainsRune(view, 0x1b) || strings.ContainsRune(view, 0x07) {
+		t.Fatalf("control characters reached the view: %q", view)
+	}
+	if !strings.Contains(view, "! error   dlx-routes-nowhere") {
+		t.Fatalf("error finding not marked:\n%s", view)
+	}
+}
+
+func TestARetryQueueSaysWhereItsMessagesGo(t *testing.T) {
+	back := mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	q := mgmt.Queue{Vhost: "/", Name: "orders.retry", Type: "classic", HasDLX: true, RetryTarget: &back,
+		Arguments: map[string]any{"x-message-ttl": float64(5000), "x-dead-letter-exchange": ""}}
+	m, _ := loaded(t, &describer{detail: detail(q)})
+	view := m.View()
+	for _, want := range []string{
+		"retry queue: expired messages go back to orders after 5s",
+		"paired DLQ               none: dead letters go back to orders (retry loop)",
+	} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("view lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, "routes to no queue") {
+		t.Fatalf("a retry loop is reported as a DLX routing nowhere:\n%s", view)
+	}
+	_, cmd := step(t, m, press("d"))
+	if e, ok := cmd().(common.ErrorMsg); !ok || !strings.Contains(e.Err.Error(), "is a retry queue") {
+		t.Fatalf("d on a retry queue = %v, want an explanation", e)
+	}
+}
+
+// The header says how the backlog moves, in the words of the overview's
+// DRAIN column and of `warren status`.
+func TestHeaderSaysHowTheBacklogMoves(t *testing.T) {
+	dlx := mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	tests := []struct {
+		name string
+		q    mgmt.Queue
+		want string
+	}{
+		{"draining", mgmt.Queue{Messages: 12000, PublishRate: 80, AckRate: 100, Consumers: 3, HasRates: true}, "drains in 10m"},
+		{"growing", mgmt.Queue{Messages: 10, PublishRate: 150, AckRate: 100, Consumers: 1, HasRates: true}, "not draining: growing +50/s"},
+		{"steady", mgmt.Queue{Messages: 160, PublishRate: 2.4, AckRate: 2.4, Consumers: 3, HasRates: true}, "not draining: in = out, the backlog stays"},
+		{"stalled", mgmt.Queue{Messages: 10, Consumers: 2, HasRates: true}, "not draining: consumers are not acknowledging"},
+		{"no consumers", mgmt.Queue{Messages: 10, HasRates: true}, "not draining: no consumers"},
+		{"a DLQ holds", mgmt.Queue{Messages: 10, HasRates: true, DLQOf: []mgmt.QueueRef{dlx}}, "held: no consumers"},
+		{"no rates", mgmt.Queue{Messages: 10, Consumers: 1}, "rates not reported"},
+		{"empty", mgmt.Queue{HasRates: true}, "ack 0/s · empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.q.Vhost, tt.q.Name, tt.q.Type = "/", "orders.x", "classic"
+			m, _ := loaded(t, &describer{detail: detail(tt.q)})
+			if view := m.View(); !strings.Contains(view, tt.want) {
+				t.Fatalf("view lacks %q:\n%s", tt.want, view)
+			}
+		})
+	}
+}

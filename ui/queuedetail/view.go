@@ -1,0 +1,191 @@
+package queuedetail
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/components/sparkline"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// content is the whole screen before scrolling.
+func (m *Model) content() string {
+	var b strings.Builder
+	switch {
+	case m.gone:
+		b.WriteString(m.st.Trouble.Render("queue " + table.QueueName(m.ref.Vhost, m.ref.Name) + " no longer exists; press r to look again or esc to go back"))
+		return b.String()
+	case m.detail == nil && m.err != nil:
+		return m.st.Trouble.Render("could not read queue " + sanitize.Text(m.ref.Name) + ": " + sanitize.Text(m.err.Error()) + "; retrying")
+	case m.detail == nil:
+		return m.st.Muted.Render("reading queue " + sanitize.Text(m.ref.Name) + "…")
+	}
+	d := m.detail
+	if m.err != nil {
+		b.WriteString(m.st.Trouble.Render("refresh failed, retrying (last error: " + sanitize.Text(m.err.Error()) + ")"))
+		b.WriteString("\n")
+	}
+	sections := []string{
+		m.summary(d),
+		m.settings(d),
+		m.findings(d),
+		m.consumers(d),
+		m.channels(d),
+		m.history(d),
+	}
+	b.WriteString(strings.Join(sections, "\n\n"))
+	return b.String()
+}
+
+// summary is the queue's identity and figures.
+func (m *Model) summary(d *mgmt.QueueDetail) string {
+	q := d.Queue
+	ident := []string{m.st.Title.Render(sanitize.Text(q.Name)), "in vhost " + sanitize.Text(q.Vhost), sanitize.Text(q.Type)}
+	if q.Durable {
+		ident = append(ident, "durable")
+	}
+	if q.State != "" && q.State != "running" {
+		ident = append(ident, m.st.Trouble.Render("state "+sanitize.Text(q.State)))
+	}
+	if q.Node != "" {
+		ident = append(ident, "leader "+sanitize.Text(q.Node))
+	}
+	if len(q.Members) > 0 {
+		members := make([]string, len(q.Members))
+		for i, n := range q.Members {
+			members[i] = sanitize.Text(n)
+		}
+		ident = append(ident, "members "+strings.Join(members, ", "))
+	}
+	if q.IsDLQ() {
+		var of []string
+		for _, r := range q.DLQOf {
+			of = append(of, sanitize.Text(r.Name))
+		}
+		ident = append(ident, "DLQ of "+strings.Join(of, ", "))
+	}
+	if q.Parking {
+		ident = append(ident, "parking queue: quarantined messages, out of replays until released (d, then r)")
+	}
+	oldest := table.Unknown + " (" + sanitize.Text(orDefault(q.OldestUnknownReason, "not reported")) + ")"
+	if age, ok := q.OldestAge(d.TakenAt); ok {
+		oldest = table.Duration(age)
+	}
+	figures := fmt.Sprintf("depth %s (ready %s, unacked %s) · oldest %s · %d consumers",
+		table.Count(q.Messages), table.Count(q.Ready), table.Count(q.Unacked), oldest, q.Consumers)
+	rates := m.st.Muted.Render("rates not reported")
+	if q.HasRates {
+		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", table.Rate(q.PublishRate), table.Rate(q.AckRate), m.drain(q))
+	}
+	age := m.st.Muted.Render("stats " + table.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
+	lines := []string{strings.Join(ident, " · ")}
+	if rt := retryLine(q); rt != "" {
+		lines = append(lines, rt)
+	}
+	lines = append(lines, figures, rates+" · "+age)
+	if fx := m.effectLine(); fx != "" {
+		lines = append(lines, fx)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// retryLine says where a retry queue's messages go and when.
+func retryLine(q mgmt.Queue) string {
+	if q.RetryTarget == nil {
+		return ""
+	}
+	// A retry loop stays within its vhost: the name says enough.
+	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
+	if ttl, ok := q.LimitSetting("message-ttl"); ok {
+		text += " after " + table.Period(time.Duration(ttl)*time.Millisecond)
+	}
+	return text
+}
+
+func (m *Model) drain(q mgmt.Queue) string {
+	d := q.Drain()
+	switch d.Movement {
+	case mgmt.Empty:
+		return "empty"
+	case mgmt.Draining:
+		return "drains in " + table.Duration(d.ETA)
+	case mgmt.Growing:
+		return m.st.Trouble.Render("not draining: growing +" + table.Rate(d.Growth) + "/s")
+	case mgmt.Held:
+		return m.st.Muted.Render("held: no consumers (a DLQ or parking queue keeps its messages until someone acts)")
+	case mgmt.RetryWait:
+		return m.st.Muted.Render("held until the messages' TTL sends them back (retry queue)")
+	case mgmt.NoConsumers:
+		return m.st.Trouble.Render("not draining: no consumers")
+	case mgmt.Stalled:
+		return m.st.Trouble.Render("not draining: consumers are not acknowledging")
+	case mgmt.Steady:
+		return m.st.Warn.Render("not draining: in = out, the backlog stays")
+	}
+	return m.st.Muted.Render("drain unknown: rates not fetched yet")
+}
+
+// findings are the topology checks of DESIGN.md §4.7 about this queue.
+func (m *Model) findings(d *mgmt.QueueDetail) string {
+	var b strings.Builder
+	b.WriteString(m.st.Title.Render("Topology warnings"))
+	if len(d.Findings) == 0 {
+		b.WriteString("\n  " + m.st.OK.Render("none"))
+		return b.String()
+	}
+	for _, f := range d.Findings {
+		style, mark := m.st.Warn, "~"
+		if f.Severity == mgmt.SeverityError {
+			style, mark = m.st.Trouble, "!"
+		}
+		line := fmt.Sprintf("%s %-7s %s: %s", mark, sanitize.Text(f.Severity), sanitize.Text(f.Check), sanitize.Text(f.Message))
+		b.WriteString("\n  " + style.Render(line))
+	}
+	return b.String()
+}
+
+// history draws the depth and rates the API kept, oldest on the left.
+func (m *Model) history(d *mgmt.QueueDetail) string {
+	var b strings.Builder
+	b.WriteString(m.st.Title.Render("Over the last 10 minutes"))
+	if len(d.Depth) == 0 && len(d.PublishRates) == 0 && len(d.AckRates) == 0 {
+		b.WriteString("\n  " + m.st.Muted.Render("the management API kept no samples for this queue"))
+		return b.String()
+	}
+	width := max(m.width-41, 10)
+	series := []struct {
+		name    string
+		samples []mgmt.Sample
+		format  func(float64) string
+	}{
+		{"depth", d.Depth, func(v float64) string { return table.Count(int64(v)) }},
+		{"publish/s", d.PublishRates, table.Rate},
+		{"ack/s", d.AckRates, table.Rate},
+	}
+	for _, s := range series {
+		b.WriteString("\n  " + m.st.Label.Render(fmt.Sprintf("%-11s", s.name)))
+		if len(s.samples) == 0 {
+			b.WriteString(m.st.Muted.Render(table.Unknown + " no samples"))
+			continue
+		}
+		values := make([]float64, len(s.samples))
+		peak := 0.0
+		for i, p := range s.samples {
+			values[i] = p.Value
+			peak = max(peak, p.Value)
+		}
+		b.WriteString(sparkline.Render(values, width))
+		b.WriteString(m.st.Muted.Render(fmt.Sprintf("  now %s, peak %s", s.format(values[len(values)-1]), s.format(peak))))
+	}
+	return b.String()
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
