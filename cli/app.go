@@ -66,9 +66,10 @@ type App struct {
 	Operator    string
 	Debug       string
 
-	// NewOps, when set, builds the operations layer instead of the
-	// context's real clients.
-	NewOps func(*config.Context) (*ops.Ops, error)
+	// NewManagement, when set, replaces the context's management API
+	// client for every command but the dashboard, so a command's own
+	// logic runs in tests without a broker.
+	NewManagement func(*config.Context) (Management, error)
 
 	In  io.Reader
 	Out io.Writer
@@ -223,21 +224,42 @@ func (a *App) Inbox(ctx context.Context, vhost, queue string) (*inbox.Client, er
 	return inbox.Open(ctx, inbox.Options{DSN: dsn, Table: q.Inbox.Table, IDColumn: q.Inbox.IDColumn, TimeColumn: q.Inbox.TimeColumn})
 }
 
+// Management is what the commands read from the management API;
+// *mgmt.Client implements it.
+type Management interface {
+	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
+	Overview(ctx context.Context) (*mgmt.Overview, error)
+}
+
+// management returns the commands' management API client: the one
+// NewManagement builds, else the context's.
+func (a *App) management() (Management, error) {
+	c, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	if a.NewManagement != nil {
+		return a.NewManagement(c)
+	}
+	return a.Mgmt()
+}
+
 // Ops builds the operations layer over the context's clients; the
-// caller closes it. Tests set NewOps to run a command over clients of
-// their own.
+// caller closes it.
 func (a *App) Ops() (*ops.Ops, error) {
 	c, err := a.Config()
 	if err != nil {
 		return nil, err
 	}
-	if a.NewOps != nil {
-		return a.NewOps(c)
-	}
-	m, err := a.Mgmt()
+	m, err := a.management()
 	if err != nil {
 		return nil, err
 	}
+	return a.opsOver(c, m)
+}
+
+// opsOver builds the operations layer over the management client m.
+func (a *App) opsOver(c *config.Context, m ops.QueueReader) (*ops.Ops, error) {
 	return ops.New(ops.Clients{
 		Context:   c,
 		Operator:  a.OperatorName(),

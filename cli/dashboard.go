@@ -28,7 +28,7 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	o, err := a.Ops()
+	o, err := a.opsOver(c, m)
 	if err != nil {
 		return nil, nil, err
 	}

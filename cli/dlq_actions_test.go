@@ -1,3 +1,5 @@
+//go:build !unit
+
 package cli
 
 import (
@@ -218,33 +220,6 @@ func TestDlqReplayIsRefusedWhenTheAuditStoreIsUnwritable(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
 	brokertest.WaitDepth(t, s.ch, "orders", 0)
-}
-
-func TestConfirmActionNeedsYesOrTheExactPhrase(t *testing.T) {
-	tests := []struct {
-		name, input, phrase string
-		want                bool
-	}{
-		{"y confirms", "y\n", "", true},
-		{"yes confirms", "YES\n", "", true},
-		{"anything else declines", "n\n", "", false},
-		{"end of input declines", "", "", false},
-		{"the exact phrase confirms", "orders.dlq 150\n", "orders.dlq 150", true},
-		{"y is not the phrase", "y\n", "orders.dlq 150", false},
-		{"a wrong count declines", "orders.dlq 15\n", "orders.dlq 150", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var prompt bytes.Buffer
-			got, err := confirmAction(strings.NewReader(tc.input), &prompt, "Replay 150 messages?", tc.phrase)
-			if err != nil || got != tc.want {
-				t.Fatalf("confirmed %v (%v), want %v", got, err, tc.want)
-			}
-			if !strings.HasPrefix(prompt.String(), "Replay 150 messages?") {
-				t.Fatalf("prompt %q", prompt.String())
-			}
-		})
-	}
 }
 
 func TestDlqReplaySkipsWhatTheInboxAppliedUnlessIncluded(t *testing.T) {

@@ -1,8 +1,9 @@
+//go:build !unit
+
 package cli
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,53 +17,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 )
 
-// cliRoot is the command tree main.go builds; the dashboard itself is
-// not run here.
-func cliRoot(a *App) *cobra.Command {
-	return NewRoot(a, func(*App) error { return errors.New("the dashboard does not run in these tests") })
-}
-
-// cliRun is what one command printed, with the error line main prints.
-type cliRun struct {
-	out, errOut string
-	err         error
-}
-
-func (r cliRun) code() int { return ExitCode(r.err) }
-
-// execCLI runs warren's command line in-process on a fresh App.
-func execCLI(t *testing.T, args ...string) cliRun {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	return execCLIOn(t, &App{In: strings.NewReader(""), Out: &out, Err: &errOut}, &out, &errOut, args...)
-}
-
-func execCLIOn(t *testing.T, a *App, out, errOut *bytes.Buffer, args ...string) cliRun {
-	t.Helper()
-	root := cliRoot(a)
-	root.SetArgs(args)
-	root.SetOut(a.Out)
-	root.SetErr(a.Err)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	err := root.ExecuteContext(ctx)
-	if err != nil {
-		fmt.Fprintln(a.Err, "warren:", err)
-	}
-	return cliRun{out: out.String(), errOut: errOut.String(), err: err}
-}
-
-// noIdleHTTP turns HTTP keep-alive off while a test runs many commands
-// in one process: each command builds its own management client, and
-// their idle connections would otherwise pile up on the broker until it
-// runs out of file descriptors. A real command exits and closes them.
 func noIdleHTTP(t *testing.T) {
 	t.Helper()
 	tr := http.DefaultTransport.(*http.Transport)

@@ -198,7 +198,7 @@ func (a *App) fullSnapshot(cmd *cobra.Command, vhost string) (*mgmt.Snapshot, er
 	if err != nil {
 		return nil, err
 	}
-	m, err := a.Mgmt()
+	m, err := a.management()
 	if err != nil {
 		return nil, err
 	}

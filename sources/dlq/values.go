@@ -232,3 +232,24 @@ func PlainHeaders(h amqp.Table) map[string]any {
 	}
 	return out
 }
+
+// Tables turns every AMQP table inside v into a plain map, leaving all
+// other values as they are, so a reader outside the AMQP client (a
+// screen) can walk nested headers without importing it.
+func Tables(v any) any {
+	switch x := v.(type) {
+	case amqp.Table:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = Tables(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Tables(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -83,5 +84,32 @@ func TestIntegerAcceptsWholeNumbersOnly(t *testing.T) {
 		if got != tt.want || ok != tt.wantOK {
 			t.Errorf("integer(%#v) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.wantOK)
 		}
+	}
+}
+
+func TestTablesTurnsNestedAMQPTablesIntoPlainMapsAndKeepsTheRest(t *testing.T) {
+	raw := []byte{0xff, 0x00}
+	in := amqp.Table{
+		"deaths": []any{amqp.Table{"count": int64(3)}},
+		"trace":  amqp.Table{"span": "ab12", "inner": amqp.Table{"k": raw}},
+		"n":      int32(7),
+	}
+	got, ok := Tables(in).(map[string]any)
+	if !ok {
+		t.Fatalf("Tables(table) = %T, want map[string]any", Tables(in))
+	}
+	deaths, ok := got["deaths"].([]any)
+	if !ok || len(deaths) != 1 {
+		t.Fatalf("deaths = %#v", got["deaths"])
+	}
+	if d, ok := deaths[0].(map[string]any); !ok || d["count"] != int64(3) {
+		t.Errorf("deaths[0] = %#v, want a plain map with count 3", deaths[0])
+	}
+	inner, ok := got["trace"].(map[string]any)["inner"].(map[string]any)
+	if !ok || !bytes.Equal(inner["k"].([]byte), raw) {
+		t.Errorf("trace.inner = %#v, want a plain map keeping the raw bytes", got["trace"])
+	}
+	if got["n"] != int32(7) {
+		t.Errorf("n = %#v, want int32(7) untouched", got["n"])
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
@@ -39,14 +38,14 @@ func sample() common.OpenMessageMsg {
 				ContentType: "application/json", DeliveryMode: 2, MessageID: "m-42", CorrelationID: "c-7",
 				Timestamp: t0.Add(-time.Hour), Type: "order.created", AppID: "checkout",
 			},
-			Headers: amqp.Table{
+			Headers: map[string]any{
 				"event_id":               "ev-42",
-				"x-death":                []any{amqp.Table{"count": int64(3)}},
+				"x-death":                []any{map[string]any{"count": int64(3)}},
 				"x-first-death-queue":    "orders",
 				"x-first-death-exchange": "",
 				"x-first-death-reason":   "rejected",
 				"x-warren-replay-count":  int32(1),
-				"trace":                  amqp.Table{"span": "ab12", "sampled": true},
+				"trace":                  map[string]any{"span": "ab12", "sampled": true},
 			},
 			Body: []byte(`{"order":42,"items":[{"sku":"A-1","qty":2}],"total":"19.90"}`),
 		},
@@ -198,9 +197,9 @@ func TestHostileContentNeverReachesTheTerminal(t *testing.T) {
 	l.Deaths[0].RoutingKeys = []string{"rk\x9b2J"}
 	l.Properties.ContentType = "text/plain\x1b[2J"
 	l.Properties.AppID = "\x1b]0;title\x07"
-	l.Headers = amqp.Table{
+	l.Headers = map[string]any{
 		"x-\x1b[2J": "\x1b]52;c;ZXZpbA==\x07",
-		"nested":    amqp.Table{"k\x1b": []any{"\x1b[5m", []byte{0x1b}}},
+		"nested":    map[string]any{"k\x1b": []any{"\x1b[5m", []byte{0x1b}}},
 	}
 	l.Body = []byte("\x1b[2J\x1b]52;c;ZXZpbA==\x07 text\xff")
 	msg.InboxDetail = "\x1b[2J"

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
@@ -164,7 +163,7 @@ func (m *Model) deaths(b *strings.Builder, deaths []dlq.Death) {
 	}
 }
 
-func (m *Model) headers(b *strings.Builder, h amqp.Table) {
+func (m *Model) headers(b *strings.Builder, h map[string]any) {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		if k != "x-death" {
@@ -182,7 +181,7 @@ func (m *Model) headers(b *strings.Builder, h amqp.Table) {
 	}
 	for _, k := range names {
 		name := ansi.Truncate(sanitize.Text(k), w, "…")
-		fmt.Fprintf(b, "  %s %s\n", m.st.Label.Render(name+strings.Repeat(" ", w-ansi.StringWidth(name))), sanitize.Text(value(h[k])))
+		fmt.Fprintf(b, "  %s %s\n", m.st.Label.Render(name+strings.Repeat(" ", w-ansi.StringWidth(name))), sanitize.Text(value(dlq.Tables(h[k]))))
 	}
 }
 
@@ -200,7 +199,7 @@ func value(v any) string {
 		return fmt.Sprintf("bytes(%d) %s", len(v), hex.EncodeToString(v[:min(len(v), 32)]))
 	case time.Time:
 		return v.UTC().Format(time.RFC3339)
-	case amqp.Table:
+	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {
 			keys = append(keys, k)
