@@ -90,9 +90,9 @@ type Progress struct {
 	Done      bool
 }
 
-// Result is what an operation did. The JSON fields are the command-line
-// contract of `dlq replay|quarantine --json`.
-type Result struct {
+// Counts are an operation's figures. The JSON fields are the
+// command-line contract of `dlq replay|quarantine --json`.
+type Counts struct {
 	Operation      string `json:"operation"`
 	Selected       int    `json:"selected"`
 	SkippedApplied int    `json:"skipped_applied"`
@@ -100,9 +100,20 @@ type Result struct {
 	Returned       int    `json:"returned"`
 	Nacked         int    `json:"nacked"`
 	Unknown        int    `json:"unknown"`
-
-	NotSent   int  `json:"-"`
+	// NotSent were never published: certainly still in the DLQ.
+	NotSent int `json:"-"`
+	// Cancelled is set when the operator stopped the operation before
+	// every message was sent.
 	Cancelled bool `json:"-"`
+}
+
+// Left is how many messages the operation did not move: they stay in
+// the DLQ.
+func (c Counts) Left() int { return c.Returned + c.Nacked + c.Unknown + c.NotSent }
+
+// Result is what an operation did.
+type Result struct {
+	Counts
 	// AckFailed counts confirmed copies whose source delivery could not
 	// be acked (browse channel lost): those exist twice now.
 	AckFailed         int              `json:"-"`
@@ -134,7 +145,7 @@ type MessageOutcome struct {
 // (within SettleTimeout) and reported.
 func Execute(ctx context.Context, plan *Plan, env Env, progress func(Progress)) (*Result, error) {
 	env = withDefaults(env)
-	res := &Result{Selected: plan.Selected(), SkippedApplied: len(plan.SkippedApplied)}
+	res := &Result{Counts: Counts{Selected: plan.Selected(), SkippedApplied: len(plan.SkippedApplied)}}
 	if plan.Selected() == 0 {
 		return res, nil
 	}

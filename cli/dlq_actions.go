@@ -260,7 +260,7 @@ func confirmAction(r io.Reader, w io.Writer, question, phrase string) (bool, err
 
 func (a *App) printPlan(plan ops.Plan, f actionFlags) error {
 	if f.asJSON {
-		return writeJSON(a.Out, ops.Result{Selected: plan.Publish, SkippedApplied: plan.SkippedApplied})
+		return writeJSON(a.Out, ops.Counts{Selected: plan.Publish, SkippedApplied: plan.SkippedApplied})
 	}
 	if f.dryRun {
 		fmt.Fprint(a.Out, "dry run: ")

@@ -102,11 +102,7 @@ func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (
 }
 
 func result(r *actions.Result) Result {
-	out := Result{
-		Operation: r.Operation, Selected: r.Selected, SkippedApplied: r.SkippedApplied,
-		Confirmed: r.Confirmed, Returned: r.Returned, Nacked: r.Nacked, Unknown: r.Unknown, NotSent: r.NotSent,
-		Cancelled: r.Cancelled,
-	}
+	out := Result{Counts: r.Counts}
 	if r.AckFailed > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d confirmed copies could not be removed from the DLQ and exist twice", r.AckFailed))
 	}

@@ -118,27 +118,13 @@ type Progress struct {
 	At       time.Time
 }
 
-// Result is how an operation ended. Selected counts the messages the
-// operation published. The JSON fields are the command-line contract of
-// `dlq replay|quarantine --json`.
+// Counts are an operation's figures, as the command line's JSON gives
+// them.
+type Counts = actions.Counts
+
+// Result is how an operation ended: its figures, and the caveats the
+// operator must read (copies that exist twice, properties dropped).
 type Result struct {
-	Operation      string `json:"operation"`
-	Selected       int    `json:"selected"`
-	SkippedApplied int    `json:"skipped_applied"`
-	Confirmed      int    `json:"confirmed"`
-	Returned       int    `json:"returned"`
-	Nacked         int    `json:"nacked"`
-	Unknown        int    `json:"unknown"`
-	// NotSent were never published: certainly still in the DLQ.
-	NotSent int `json:"-"`
-	// Cancelled is set when the operator stopped the operation before
-	// every message was sent.
-	Cancelled bool `json:"-"`
-	// Notes are caveats the operator must read (copies that exist twice,
-	// properties dropped).
+	Counts
 	Notes []string `json:"-"`
 }
-
-// Left is how many messages the operation did not move: they stay in
-// the DLQ.
-func (r Result) Left() int { return r.Returned + r.Nacked + r.Unknown + r.NotSent }

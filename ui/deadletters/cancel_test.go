@@ -20,7 +20,7 @@ func (a *stoppableActions) Execute(ctx context.Context, p ops.Plan, progress fun
 	progress(ops.Progress{Total: p.Publish, Done: 1, Confirmed: 1, At: t0})
 	close(a.started)
 	<-ctx.Done()
-	return ops.Result{Operation: "op-2", Selected: p.Publish, Confirmed: 1, NotSent: p.Publish - 1, Cancelled: true}, nil
+	return ops.Result{Counts: ops.Counts{Operation: "op-2", Selected: p.Publish, Confirmed: 1, NotSent: p.Publish - 1, Cancelled: true}}, nil
 }
 
 func helpOf(m *Model) string {

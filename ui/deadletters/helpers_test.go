@@ -201,7 +201,7 @@ func (a *fakeActions) Execute(_ context.Context, p ops.Plan, progress func(ops.P
 	for i := 1; i <= n; i++ {
 		progress(ops.Progress{Total: n, Done: i, Confirmed: i, At: t0.Add(time.Duration(i) * time.Second)})
 	}
-	return ops.Result{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n}, a.execErr
+	return ops.Result{Counts: ops.Counts{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n}}, a.execErr
 }
 
 func (a *fakeActions) plans() ([]ops.PlanRequest, []ops.Plan) {

@@ -31,7 +31,7 @@ type gatedActions struct {
 func (a *gatedActions) Execute(ctx context.Context, p ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
 	close(a.started)
 	<-a.release
-	return ops.Result{Operation: "op-gated"}, ctx.Err()
+	return ops.Result{Counts: ops.Counts{Operation: "op-gated"}}, ctx.Err()
 }
 
 func TestCloseWaitsForARunningOperationBeforeReturningTheMessages(t *testing.T) {

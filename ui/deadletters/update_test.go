@@ -273,7 +273,7 @@ func TestStaleResultsAreDropped(t *testing.T) {
 		{"the old session's letters", lettersMsg{sid: oldSid, letters: sampleLetters()}},
 		{"the old session ending", sessionDoneMsg{sid: oldSid, err: errors.New("closed")}},
 		{"a plan nobody waits for", planMsg{op: d.m.op + 1000, plan: ops.Plan{Selected: 1, Summary: "stale"}}},
-		{"a result nobody waits for", resultMsg{op: d.m.op + 1000, res: ops.Result{Operation: "stale"}}},
+		{"a result nobody waits for", resultMsg{op: d.m.op + 1000, res: ops.Result{Counts: ops.Counts{Operation: "stale"}}}},
 	}
 	for _, s := range stale {
 		d.m.Update(s.msg)
