@@ -231,27 +231,29 @@ type Management interface {
 	Overview(ctx context.Context) (*mgmt.Overview, error)
 }
 
-// management returns the commands' management API client: the one
-// NewManagement builds, else the context's.
-func (a *App) management() (Management, error) {
+// management returns the context and the commands' management API
+// client: the one NewManagement builds, else the context's.
+func (a *App) management() (*config.Context, Management, error) {
 	c, err := a.Config()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var m Management
 	if a.NewManagement != nil {
-		return a.NewManagement(c)
+		m, err = a.NewManagement(c)
+	} else {
+		m, err = a.Mgmt()
 	}
-	return a.Mgmt()
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, m, nil
 }
 
 // Ops builds the operations layer over the context's clients; the
 // caller closes it.
 func (a *App) Ops() (*ops.Ops, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, err
-	}
-	m, err := a.management()
+	c, m, err := a.management()
 	if err != nil {
 		return nil, err
 	}

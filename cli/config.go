@@ -51,7 +51,7 @@ func (a *App) configCheck(ctx context.Context) error {
 			return fmt.Sprintf("%s as %s, vhost %s", redactURL(c.AMQPURL), c.Username, vhost), nil
 		}},
 		{"management api", func(ctx context.Context) (string, error) {
-			m, err := a.management()
+			_, m, err := a.management()
 			if err != nil {
 				return "", err
 			}

@@ -46,52 +46,40 @@ type actionFlags struct {
 }
 
 func newDlqReplayCmd(a *App) *cobra.Command {
-	f := actionFlags{action: actions.ActionReplay}
-	cmd := &cobra.Command{
-		Use:   "replay QUEUE",
-		Short: "Republish dead letters to the queue they died in (or --to), after a prompt",
-		Long: "Republish the dead letters of QUEUE to the queue each one died in, through the\n" +
-			"default exchange, so only the consumer that failed sees it again. Messages the\n" +
-			"inbox reports applied are skipped unless --include-applied; quarantined ones are\n" +
-			"left out unless QUEUE is their parking queue (a release). A source message is\n" +
-			"removed only once its copy was confirmed and routed; every other stays.",
-		Args: oneQueue,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runDlqAction(cmd.Context(), args[0], f) },
-	}
+	cmd, f := newDlqActionCmd(a, actions.ActionReplay, "replay QUEUE",
+		"Republish dead letters to the queue they died in (or --to), after a prompt",
+		"Republish the dead letters of QUEUE to the queue each one died in, through the\n"+
+			"default exchange, so only the consumer that failed sees it again. Messages the\n"+
+			"inbox reports applied are skipped unless --include-applied; quarantined ones are\n"+
+			"left out unless QUEUE is their parking queue (a release). A source message is\n"+
+			"removed only once its copy was confirmed and routed; every other stays.")
 	fl := cmd.Flags()
 	fl.StringVar(&f.to, "to", "", "publish to EXCHANGE[/ROUTING_KEY] instead (no key: each message's original one)")
 	fl.Float64Var(&f.rate, "rate", 0, "at most N messages per second (0: unlimited)")
 	fl.BoolVar(&f.includeApplied, "include-applied", false, "replay messages the inbox reports applied too")
-	addActionFlags(cmd, &f)
 	return cmd
 }
 
 func newDlqQuarantineCmd(a *App) *cobra.Command {
-	f := actionFlags{action: actions.ActionQuarantine}
-	cmd := &cobra.Command{
-		Use:   "quarantine QUEUE",
-		Short: "Move dead letters to the DLQ's parking queue with a reason, after a prompt",
-		Long: "Move dead letters of QUEUE to its parking queue (config quarantine, default\n" +
-			"QUEUE.quarantine, declared durable if missing) with headers naming the reason,\n" +
-			"who and when. Quarantined messages stay out of bulk replays; replaying from the\n" +
-			"parking queue releases them.",
-		Args: oneQueue,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runDlqAction(cmd.Context(), args[0], f) },
-	}
+	cmd, f := newDlqActionCmd(a, actions.ActionQuarantine, "quarantine QUEUE",
+		"Move dead letters to the DLQ's parking queue with a reason, after a prompt",
+		"Move dead letters of QUEUE to its parking queue (config quarantine, default\n"+
+			"QUEUE.quarantine, declared durable if missing) with headers naming the reason,\n"+
+			"who and when. Quarantined messages stay out of bulk replays; replaying from the\n"+
+			"parking queue releases them.")
 	cmd.Flags().StringVar(&f.reason, "reason", "", "why these messages are quarantined (required)")
-	addActionFlags(cmd, &f)
 	return cmd
 }
 
-// oneQueue makes a missing or extra QUEUE argument bad usage (exit 2).
-func oneQueue(cmd *cobra.Command, args []string) error {
-	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-		return Usage(fmt.Errorf("%s: %w", cmd.CommandPath(), err))
+// newDlqActionCmd is what replay and quarantine share: one QUEUE, the
+// flags of every action, and the run.
+func newDlqActionCmd(a *App, action, use, short, long string) (*cobra.Command, *actionFlags) {
+	f := &actionFlags{action: action}
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long,
+		Args: oneQueue,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runDlqAction(cmd.Context(), args[0], *f) },
 	}
-	return nil
-}
-
-func addActionFlags(cmd *cobra.Command, f *actionFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.filter, "filter", "", `only messages matching EXPR, e.g. 'reason == "rejected" && attempts >= 3'`)
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
@@ -100,6 +88,15 @@ func addActionFlags(cmd *cobra.Command, f *actionFlags) {
 	fl.StringVar(&f.vhost, "vhost", "", "vhost of QUEUE (default: the context's vhost, then /)")
 	fl.IntVar(&f.limit, "limit", defaultActionLimit, "act on at most N messages")
 	fl.BoolVar(&f.allowRisk, "allow-limit-risk", false, "act on a quorum DLQ whose delivery limit a browse counts against (see the refusal)")
+	return cmd, f
+}
+
+// oneQueue makes a missing or extra QUEUE argument bad usage (exit 2).
+func oneQueue(cmd *cobra.Command, args []string) error {
+	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+		return Usage(fmt.Errorf("%s: %w", cmd.CommandPath(), err))
+	}
+	return nil
 }
 
 // actionRequest is a validated command line.

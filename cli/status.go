@@ -194,11 +194,7 @@ func drainText(q mgmt.Queue) string {
 // context's, else all) with statistics: rates for status, and the
 // consumer counts that lint's checks need.
 func (a *App) fullSnapshot(cmd *cobra.Command, vhost string) (*mgmt.Snapshot, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, err
-	}
-	m, err := a.management()
+	c, m, err := a.management()
 	if err != nil {
 		return nil, err
 	}
