@@ -137,12 +137,13 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error
 	if err != nil {
 		return err
 	}
-	if q.Type == TypeQuorum {
+	if q.Type == TypeQuorum && sc.lastTag > 0 {
 		// On 4.3+ a nack is free where a closing channel costs a count.
-		for t := uint64(1); t <= sc.lastTag; t++ {
-			if err := ch.Nack(t, false, true); err != nil {
-				return fmt.Errorf("return delivery %d to %s: %w", t, q.Name, err)
-			}
+		// Every delivery is still held, so one nack with multiple returns
+		// them all: the broker settles one requeue per delivery in
+		// quadratic time, a single multiple nack at once.
+		if err := ch.Nack(sc.lastTag, true, true); err != nil {
+			return fmt.Errorf("return %d deliveries to %s: %w", sc.lastTag, q.Name, err)
 		}
 	}
 	return nil

@@ -441,8 +441,16 @@ func (s *Session) settle(tag uint64, send func() error) error {
 	return nil
 }
 
-// Close returns everything still held, one basic.nack each, then closes
-// the channel. It stops a Next in progress and is safe to call twice.
+// Close returns everything still held with one basic.nack (multiple,
+// requeue), then closes the channel. It stops a Next in progress and is
+// safe to call twice.
+//
+// One nack per delivery would cost the broker quadratic time to settle
+// (15 000 individual requeues took over a minute, during which the queue
+// answered nothing; one multiple nack returns them at once). multiple is
+// safe here: every delivery of this channel up to the highest held tag is
+// either settled already or held and to be returned, so the nack reaches
+// no delivery that is still pending elsewhere.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -460,17 +468,16 @@ func (s *Session) Close() error {
 		return nil
 	}
 	var errs []error
-	tags := make([]uint64, 0, len(s.held))
+	var last uint64
 	for t := range s.held {
-		tags = append(tags, t)
+		last = max(last, t)
 	}
-	slices.Sort(tags)
-	for _, t := range tags {
-		if err := s.ch.Nack(t, false, true); err != nil {
-			errs = append(errs, fmt.Errorf("return delivery %d to %s: %w", t, s.q.Name, err))
-			break
+	if last > 0 {
+		if err := s.ch.Nack(last, true, true); err != nil {
+			errs = append(errs, fmt.Errorf("return %d held deliveries to %s: %w", len(s.held), s.q.Name, err))
+		} else {
+			clear(s.held)
 		}
-		delete(s.held, t)
 	}
 	if err := s.ch.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
 		errs = append(errs, err)
