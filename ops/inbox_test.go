@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
 )
@@ -103,5 +104,25 @@ func TestEffectOfAnUnreachableDatabaseSaysWhy(t *testing.T) {
 	_, err := l.Effect(testCtx(t), mgmt.QueueRef{Vhost: "/", Name: "orders"}, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("effect error = %v, want one naming the database", err)
+	}
+}
+
+// The plan skips what the inbox applied; where the inbox cannot answer,
+// nothing is skipped and the operator is told why, on the command line
+// and in the dashboard's prompt alike.
+func TestAppliedSaysWhyWhenTheInboxCannotAnswer(t *testing.T) {
+	var opened atomic.Int32
+	letters := []dlq.DeadLetter{
+		{LogicalID: "ev-a", LogicalIDFrom: dlq.IDHeader},
+		{LogicalID: "9f2c", LogicalIDFrom: dlq.IDHash},
+	}
+	down := inboxOps(t, "postgres://postgres@127.0.0.1:1/test", "inbox", &opened)
+	applied, known, note := down.Applied(testCtx(t), mgmt.QueueRef{Vhost: "/", Name: "orders"}, letters)
+	if applied != nil || known || !strings.Contains(note, "applied messages cannot be skipped") || !strings.Contains(note, "127.0.0.1:1") {
+		t.Errorf("inbox down: applied %v, known %v, note %q; want unknown with the database named", applied, known, note)
+	}
+	none := newOps(t, &config.Context{Name: "test"})
+	if applied, known, note := none.Applied(testCtx(t), mgmt.QueueRef{Vhost: "/", Name: "orders"}, letters); applied != nil || known || note != "" {
+		t.Errorf("no inbox: applied %v, known %v, note %q; want unknown and silent", applied, known, note)
 	}
 }
