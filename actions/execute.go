@@ -17,7 +17,7 @@ import (
 const (
 	// DefaultWindow is the confirm window. Keep it well below the browse
 	// session's prefetch: acks wait for confirms, so a prefetch equal to
-	// the window starves the deliveries (DESIGN.md §4.4).
+	// the window starves the deliveries (docs/ARCHITECTURE.md §4.4).
 	DefaultWindow = 2048
 	// DefaultSettleTimeout bounds the wait for in-flight confirms after a
 	// cancel or a failure; what is still unconfirmed then is unknown.
@@ -135,7 +135,7 @@ type MessageOutcome struct {
 	ExpDropped    bool
 }
 
-// Execute carries out plan (DESIGN.md §4.4): audit check and intent record
+// Execute carries out plan (docs/ARCHITECTURE.md §4.4): audit check and intent record
 // (a failure there stops everything, wrapped in ErrAuditUnavailable), the
 // parking queue declared when missing, every item published on a new
 // confirm channel within a bounded window, each source delivery acked on

@@ -1,6 +1,6 @@
 // Package actions is warren's write side: it plans replays and quarantines
 // of dead letters (a dry run that changes nothing) and executes them with
-// the protocol of DESIGN.md §4.4 — write-ahead audit, a pipelined
+// the protocol of docs/ARCHITECTURE.md §4.4 — write-ahead audit, a pipelined
 // confirm-mode publisher, source deliveries acked only once their copy was
 // confirmed and routed, an outcome for every message.
 package actions

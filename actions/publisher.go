@@ -12,7 +12,7 @@ import (
 // Outcome is what the broker said about one published message.
 type Outcome string
 
-// The outcomes of DESIGN.md §4.4: only Confirmed removes a dead letter.
+// The outcomes of docs/ARCHITECTURE.md §4.4: only Confirmed removes a dead letter.
 const (
 	Confirmed Outcome = "confirmed" // acked by the broker and routed
 	Returned  Outcome = "returned"  // basic.return: routed nowhere

@@ -22,7 +22,7 @@ import (
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
-// Exit codes of DESIGN.md §5.
+// Exit codes of docs/ARCHITECTURE.md §5.
 const (
 	ExitOK      = 0
 	ExitFailure = 1
@@ -154,7 +154,7 @@ func (a *App) Mgmt() (*mgmt.Client, error) {
 		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint()})
 }
 
-// DLQOverrides are the DLQ pairings the config pins (DESIGN.md §6).
+// DLQOverrides are the DLQ pairings the config pins (docs/ARCHITECTURE.md §6).
 func DLQOverrides(c *config.Context) []mgmt.DLQOverride {
 	var out []mgmt.DLQOverride
 	for _, q := range c.Queues {

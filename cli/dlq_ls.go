@@ -26,7 +26,7 @@ func newDlqLsCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls QUEUE",
 		Short: "List a DLQ's messages: why they died, where from, attempts, inbox status",
-		Long: "Browse QUEUE without harm (DESIGN.md §4.3): each message is held for a moment and\n" +
+		Long: "Browse QUEUE without harm (docs/ARCHITECTURE.md §4.3): each message is held for a moment and\n" +
 			"returned, so the queue keeps its depth and order. Each line gives the logical ID,\n" +
 			"the reason and origin of the last death, the attempt count, the age since it was\n" +
 			"dead-lettered and whether the inbox has applied its effect. A quorum DLQ with a\n" +
@@ -86,7 +86,7 @@ func printNotes(w io.Writer, notes []string) {
 	}
 }
 
-// lsJSON is the stable `dlq ls --json` shape of DESIGN.md §5.
+// lsJSON is the stable `dlq ls --json` shape of docs/ARCHITECTURE.md §5.
 type lsJSON struct {
 	Messages  []lsMessage `json:"messages"`
 	Histogram histJSON    `json:"histogram"`

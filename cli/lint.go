@@ -23,7 +23,7 @@ func newLintCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lint",
 		Short: "Check the dead-lettering topology for silent loss and hidden messages",
-		Long: "Check every queue's dead-lettering (DESIGN.md §4.7):\n\n" + checks.String() +
+		Long: "Check every queue's dead-lettering (docs/ARCHITECTURE.md §4.7):\n\n" + checks.String() +
 			"\nExit 1 when any finding is an error (messages are lost as configured), so a\n" +
 			"runbook or CI can gate on it; warnings alone exit 0. Reads all vhosts unless\n" +
 			"--vhost or the context's vhost names one.",

@@ -42,12 +42,12 @@ func newStatusCmd(a *App) *cobra.Command {
 			return writeStatusText(a.Out, s)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (DESIGN.md §5 fields)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/ARCHITECTURE.md §5 fields)")
 	cmd.Flags().StringVar(&vhost, "vhost", "", "only this vhost (default: the context's vhost, else all)")
 	return cmd
 }
 
-// statusJSON is the stable `status --json` shape of DESIGN.md §5.
+// statusJSON is the stable `status --json` shape of docs/ARCHITECTURE.md §5.
 type statusJSON struct {
 	Queues          []statusQueue `json:"queues"`
 	StatsAgeSeconds float64       `json:"stats_age_seconds"`

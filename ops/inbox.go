@@ -46,7 +46,7 @@ func (o *Ops) HasInbox(ref mgmt.QueueRef) bool {
 	return q != nil && q.Inbox != nil
 }
 
-// Effect reads the pace of the queue's inbox over window (DESIGN.md
+// Effect reads the pace of the queue's inbox over window (docs/ARCHITECTURE.md
 // §4.1): effects per second and when the last one was committed.
 func (o *Ops) Effect(ctx context.Context, ref mgmt.QueueRef, window time.Duration) (inbox.Effect, error) {
 	c, err := o.inbox(ctx, ref)

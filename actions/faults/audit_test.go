@@ -17,7 +17,7 @@ type auditView struct {
 	incomplete int
 	// unknown are the logical IDs the log leaves open: an unknown
 	// outcome, or no outcome at all in an operation without a final
-	// record (OPERATIONS.md: "An incomplete operation").
+	// record (docs/OPERATIONS.md: "An incomplete operation").
 	unknown map[string]bool
 	// ackFailed are confirmed IDs whose source acknowledgement failed
 	// (detail source_ack_failed).

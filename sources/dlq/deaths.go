@@ -7,7 +7,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// Header names the broker and warren write (DESIGN.md §4.2, §4.4).
+// Header names the broker and warren write (docs/ARCHITECTURE.md §4.2, §4.4).
 const (
 	HeaderDeath              = "x-death"
 	HeaderFirstDeathQueue    = "x-first-death-queue"
@@ -116,7 +116,7 @@ func latestDeath(deaths []Death) time.Time {
 	return t
 }
 
-// Attempts is DESIGN.md §2's attempt count: the largest of the x-death
+// Attempts is docs/ARCHITECTURE.md §2's attempt count: the largest of the x-death
 // counts summed for the origin queue, x-delivery-count and the
 // application's own attempts header, plus warren's replay count.
 func Attempts(deaths []Death, origin string, h amqp.Table, attemptsHeader string) int {

@@ -13,7 +13,7 @@ import (
 // operator, not a program.
 const maxFilterLen = 4096
 
-// Filter selects dead letters with a boolean expression (DESIGN.md §5),
+// Filter selects dead letters with a boolean expression (docs/ARCHITECTURE.md §5),
 // evaluated by expr-lang/expr over the fields of filterEnv.
 type Filter struct {
 	src  string

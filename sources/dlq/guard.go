@@ -47,7 +47,7 @@ func (q QueueInfo) limited() bool { return q.Type == TypeQuorum && q.DeliveryLim
 
 // returnCostsCount reports whether basic.nack with requeue counts toward
 // a quorum queue's delivery limit on this broker version: it does before
-// 4.3 (DESIGN.md §4.2). An unreadable version is treated as costly, and so
+// 4.3 (docs/ARCHITECTURE.md §4.2). An unreadable version is treated as costly, and so
 // is a pre-release of 4.3.0, which may predate the change.
 func returnCostsCount(version string) bool {
 	major, minor, pre, ok := parseVersion(version)
@@ -88,7 +88,7 @@ func parseVersion(v string) (major, minor int, pre, ok bool) {
 	return major, minor, hasSuffix && suffix != "" && patch == 0, true
 }
 
-// checkOpen is the guard of DESIGN.md §4.3 before anything is delivered:
+// checkOpen is the guard of docs/ARCHITECTURE.md §4.3 before anything is delivered:
 // a quorum queue with a delivery limit on a broker where a return costs a
 // count is refused unless the operator knowingly allows it.
 func checkOpen(q QueueInfo, o Options) error {

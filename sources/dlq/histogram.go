@@ -1,7 +1,7 @@
 package dlq
 
 // Histogram counts dead letters by attempts, reason and origin queue
-// (DESIGN.md §4.1), with the same bounds as a scan.
+// (docs/ARCHITECTURE.md §4.1), with the same bounds as a scan.
 type Histogram struct {
 	Attempts map[int]int
 	Reasons  map[string]int

@@ -23,7 +23,7 @@ const (
 	NoneKey  = "(none)"
 )
 
-// Stats summarise a whole DLQ (DESIGN.md §4.1, §9). Only counters are
+// Stats summarise a whole DLQ (docs/ARCHITECTURE.md §4.1, §9). Only counters are
 // kept, never bodies or per-message records.
 type Stats struct {
 	Queue QueueInfo

@@ -63,7 +63,7 @@ func TestScanCountsReplayLoopsAndQuarantinedMessages(t *testing.T) {
 	waitReady(t, conn, sceneDLQ, 3)
 }
 
-// TestScanOfAHundredThousandDeadLettersKeepsMemoryBounded is DESIGN.md
+// TestScanOfAHundredThousandDeadLettersKeepsMemoryBounded is docs/ARCHITECTURE.md
 // §9's scale figure: the broker dead-letters 100 000 messages of 1 KiB
 // (100 MiB of bodies) by max-length, and the scan's heap must stay far
 // below what keeping them would take.

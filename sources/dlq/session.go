@@ -41,7 +41,7 @@ type Page struct {
 	Seen, Expected int
 }
 
-// Session is one browse of a DLQ on a channel of its own (DESIGN.md §4.3).
+// Session is one browse of a DLQ on a channel of its own (docs/ARCHITECTURE.md §4.3).
 // Each page is read by a consumer of its own whose prefetch is the window;
 // the consumer is cancelled once its page is read, so the held pages stay
 // held (the broker keeps them unacknowledged on the channel) and the next

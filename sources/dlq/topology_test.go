@@ -11,7 +11,7 @@ import (
 
 // The scene the integration tests browse: one classic DLQ, orders.dlq,
 // fed by the broker through four paths, each producing one kind of dead
-// letter (DESIGN.md §8).
+// letter (docs/ARCHITECTURE.md §8).
 const (
 	sceneDLQ     = "orders.dlq"
 	sceneOrders  = "orders"

@@ -1,4 +1,4 @@
-// Package dlq reads dead-letter queues without harm (DESIGN.md §4.3):
+// Package dlq reads dead-letter queues without harm (docs/ARCHITECTURE.md §4.3):
 // browse sessions that hold a page unacknowledged and return it, x-death
 // parsing for every supported broker version, attempt counts, origins and
 // logical IDs, and a statistics scan that keeps no bodies.

@@ -1,5 +1,5 @@
 // Package inbox reads a consumer's idempotency (inbox) table in PostgreSQL
-// to say whether a dead letter's effect was already applied (DESIGN.md
+// to say whether a dead letter's effect was already applied (docs/ARCHITECTURE.md
 // §4.5). Connections are read-only with a statement timeout; a page of
 // dead letters costs one `= ANY($1)` query. When the database cannot
 // answer, the status is Unknown with the reason, and nothing else fails.

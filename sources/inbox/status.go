@@ -2,7 +2,7 @@ package inbox
 
 import "time"
 
-// Status is a dead letter's inbox status (DESIGN.md §5: applied, pending
+// Status is a dead letter's inbox status (docs/ARCHITECTURE.md §5: applied, pending
 // or unknown).
 type Status string
 

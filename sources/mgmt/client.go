@@ -25,7 +25,7 @@ type Options struct {
 	TLS      *tls.Config
 	// Timeout bounds each HTTP request; 15 s when zero.
 	Timeout time.Duration
-	// DLQOverrides pin DLQ pairings from config (DESIGN.md §6), for every
+	// DLQOverrides pin DLQ pairings from config (docs/ARCHITECTURE.md §6), for every
 	// snapshot and queue read by this client.
 	DLQOverrides []DLQOverride
 	// ParkingQueues are the parking queues config names (an empty Vhost

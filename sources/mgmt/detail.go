@@ -32,7 +32,7 @@ type QueueDetail struct {
 	UnackedUnlimited bool
 	// DeliveryLimit is -1 when none applies.
 	DeliveryLimit int64
-	// Findings are the topology checks (DESIGN.md §4.7) about this queue.
+	// Findings are the topology checks (docs/ARCHITECTURE.md §4.7) about this queue.
 	Findings []Finding
 	// Depth, PublishRates and AckRates cover the last ten minutes in
 	// steps of ten seconds, oldest first, when the API keeps them.

@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// Finding is one topology problem (DESIGN.md §4.7).
+// Finding is one topology problem (docs/ARCHITECTURE.md §4.7).
 type Finding struct {
 	Check    string `json:"check"`
 	Severity string `json:"severity"`

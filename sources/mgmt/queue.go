@@ -100,7 +100,7 @@ func (q Queue) OldestAge(now time.Time) (time.Duration, bool) {
 }
 
 // DrainETA is the time to empty a backlog at publish rate lambda and
-// consume rate mu (DESIGN.md §4.1): backlog ÷ (μ − λ) when μ > λ. When
+// consume rate mu (docs/ARCHITECTURE.md §4.1): backlog ÷ (μ − λ) when μ > λ. When
 // λ ≥ μ the queue is not draining. An empty backlog is drained now.
 func DrainETA(backlog int64, lambda, mu float64) (eta time.Duration, draining bool) {
 	if backlog <= 0 {
@@ -125,7 +125,7 @@ func (q Queue) DrainETA() (time.Duration, bool) {
 	return DrainETA(q.Messages, q.PublishRate, q.AckRate)
 }
 
-// Movement is how a queue's backlog moves (DESIGN.md §4.1), the one
+// Movement is how a queue's backlog moves (docs/ARCHITECTURE.md §4.1), the one
 // judgement every view words its own way.
 type Movement int
 

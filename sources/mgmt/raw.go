@@ -182,7 +182,7 @@ func (r *rawQueue) queue(withStats bool) Queue {
 }
 
 // headTimestamp turns head_message_timestamp (seconds) into a time, or
-// says why there is none (DESIGN.md §4.1: never invent a figure).
+// says why there is none (docs/ARCHITECTURE.md §4.1: never invent a figure).
 func headTimestamp(q Queue, ts number, fetched bool) (*time.Time, string) {
 	switch {
 	case q.Type == "quorum":

@@ -40,7 +40,7 @@ type SnapshotOptions struct {
 	RatesFor []QueueRef // rates + head timestamp only for these (visible rows)
 	AllRates bool       // rates + head timestamp for every queue (status command)
 	Channels bool       // channels and consumers too
-	// DLQOverrides pin a queue's DLQ where config says so (DESIGN.md §6).
+	// DLQOverrides pin a queue's DLQ where config says so (docs/ARCHITECTURE.md §6).
 	DLQOverrides []DLQOverride
 }
 
@@ -117,7 +117,7 @@ type QueueRef struct {
 	Name  string
 }
 
-// Queue is one queue with the figures of DESIGN.md §4.1.
+// Queue is one queue with the figures of docs/ARCHITECTURE.md §4.1.
 type Queue struct {
 	Vhost     string
 	Name      string
@@ -158,7 +158,7 @@ type Queue struct {
 	// DLQMessages mirrors the paired DLQ's depth for the overview.
 	DLQMessages int64
 	// Parking is set on a parking queue: it holds messages quarantined
-	// from a DLQ, kept out of replays until released (DESIGN.md §4.4).
+	// from a DLQ, kept out of replays until released (docs/ARCHITECTURE.md §4.4).
 	Parking bool
 }
 

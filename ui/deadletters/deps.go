@@ -17,7 +17,7 @@ type Deps struct {
 	Inbox InboxLookup
 	// Actions may be nil in a read-only context.
 	Actions Actions
-	// CompileFilter turns a filter expression (DESIGN.md §5) into a ops.Filter.
+	// CompileFilter turns a filter expression (docs/ARCHITECTURE.md §5) into a ops.Filter.
 	CompileFilter func(src string) (ops.Filter, error)
 	// Scanner may be nil: whole-queue statistics are then unavailable.
 	Scanner Scanner

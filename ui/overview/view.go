@@ -157,7 +157,7 @@ func dlqCell(r row) table.Cell {
 	return table.Cell{Text: "0"}
 }
 
-// drainCell is the drain estimate of DESIGN.md §4.1: backlog ÷ (μ − λ)
+// drainCell is the drain estimate of docs/ARCHITECTURE.md §4.1: backlog ÷ (μ − λ)
 // when the queue drains, else how it is failing to.
 func drainCell(q mgmt.Queue) table.Cell {
 	d := q.Drain()

@@ -12,7 +12,7 @@ import (
 )
 
 // consumers lists who consumes the queue and how much they may hold
-// unacknowledged (DESIGN.md §4.1: 3 consumers × prefetch 20 = 60).
+// unacknowledged (docs/ARCHITECTURE.md §4.1: 3 consumers × prefetch 20 = 60).
 func (m *Model) consumers(d *mgmt.QueueDetail) string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render(fmt.Sprintf("Consumers (%d)", len(d.Consumers))))

@@ -13,7 +13,7 @@ import (
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
-// EffectReader reads the pace of a queue's inbox (DESIGN.md §4.1: effect
+// EffectReader reads the pace of a queue's inbox (docs/ARCHITECTURE.md §4.1: effect
 // rate and last effect age, from the inbox table's time column).
 type EffectReader interface {
 	// HasInbox reports, without I/O, whether the config gives the queue

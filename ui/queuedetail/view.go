@@ -128,7 +128,7 @@ func (m *Model) drain(q mgmt.Queue) string {
 	return m.st.Muted.Render("drain unknown: rates not fetched yet")
 }
 
-// findings are the topology checks of DESIGN.md §4.7 about this queue.
+// findings are the topology checks of docs/ARCHITECTURE.md §4.7 about this queue.
 func (m *Model) findings(d *mgmt.QueueDetail) string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render("Topology warnings"))
