@@ -10,7 +10,7 @@ import (
 )
 
 // Deps are the services the DLQ screen works through. Tests pass fakes;
-// ui/live implements them with the real packages.
+// ops implements them with the real packages.
 type Deps struct {
 	Browser Browser
 	// Inbox may be nil: inbox columns then read "unknown".
