@@ -12,6 +12,7 @@ import (
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -170,7 +171,7 @@ func notDraining(q mgmt.Queue, t *trend) string {
 		return "not draining: consumers are not acknowledging"
 	case d.Movement == mgmt.Growing:
 		if prev, ok := t.depth.Last(0); ok && q.Messages > prev {
-			return fmt.Sprintf("not draining: growing +%s/s", table.Rate(d.Growth))
+			return fmt.Sprintf("not draining: growing +%s/s", format.Rate(d.Growth))
 		}
 	}
 	return ""
@@ -184,7 +185,7 @@ func retryNote(q mgmt.Queue) string {
 	// A retry loop stays within its vhost: the name says enough.
 	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
 	if ttl, ok := q.LimitSetting("message-ttl"); ok {
-		text += " after " + table.Period(time.Duration(ttl)*time.Millisecond)
+		text += " after " + format.Period(time.Duration(ttl)*time.Millisecond)
 	}
 	return text
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -83,7 +83,7 @@ func (m *Model) effectLine() string {
 	}
 	label := "inbox effects"
 	if owner != m.ref {
-		label += " (of " + table.QueueName(owner.Vhost, owner.Name) + ")"
+		label += " (of " + format.QueueName(owner.Vhost, owner.Name) + ")"
 	}
 	e := m.effect
 	switch {
@@ -92,9 +92,9 @@ func (m *Model) effectLine() string {
 	case e.Err != nil:
 		return label + ": " + m.st.Warn.Render("unknown ("+sanitize.Text(e.Err.Error())+")")
 	}
-	text := fmt.Sprintf("%s: %s/s over the last %s", label, table.Rate(e.Effect.Rate), table.Duration(e.Effect.Window))
+	text := fmt.Sprintf("%s: %s/s over the last %s", label, format.Rate(e.Effect.Rate), format.Duration(e.Effect.Window))
 	if age, ok := e.Effect.LastAge(); ok {
-		return text + " · last effect " + table.Duration(age) + " ago"
+		return text + " · last effect " + format.Duration(age) + " ago"
 	}
 	return text + " · " + m.st.Muted.Render("no effect recorded yet")
 }

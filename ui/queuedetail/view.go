@@ -7,7 +7,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
-	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -16,7 +16,7 @@ func (m *Model) content() string {
 	var b strings.Builder
 	switch {
 	case m.gone:
-		b.WriteString(m.st.Trouble.Render("queue " + table.QueueName(m.ref.Vhost, m.ref.Name) + " no longer exists; press r to look again or esc to go back"))
+		b.WriteString(m.st.Trouble.Render("queue " + format.QueueName(m.ref.Vhost, m.ref.Name) + " no longer exists; press r to look again or esc to go back"))
 		return b.String()
 	case m.detail == nil && m.err != nil:
 		return m.st.Trouble.Render("could not read queue " + sanitize.Text(m.ref.Name) + ": " + sanitize.Text(m.err.Error()) + "; retrying")
@@ -70,17 +70,17 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 	if q.Parking {
 		ident = append(ident, "parking queue: quarantined messages, out of replays until released (d, then r)")
 	}
-	oldest := table.Unknown + " (" + sanitize.Text(orDefault(q.OldestUnknownReason, "not reported")) + ")"
+	oldest := format.Unknown + " (" + sanitize.Text(orDefault(q.OldestUnknownReason, "not reported")) + ")"
 	if age, ok := q.OldestAge(d.TakenAt); ok {
-		oldest = table.Duration(age)
+		oldest = format.Duration(age)
 	}
 	figures := fmt.Sprintf("depth %s (ready %s, unacked %s) · oldest %s · %d consumers",
-		table.Count(q.Messages), table.Count(q.Ready), table.Count(q.Unacked), oldest, q.Consumers)
+		format.Count(q.Messages), format.Count(q.Ready), format.Count(q.Unacked), oldest, q.Consumers)
 	rates := m.st.Muted.Render("rates not reported")
 	if q.HasRates {
-		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", table.Rate(q.PublishRate), table.Rate(q.AckRate), m.drain(q))
+		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", format.Rate(q.PublishRate), format.Rate(q.AckRate), m.drain(q))
 	}
-	age := m.st.Muted.Render("stats " + table.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
+	age := m.st.Muted.Render("stats " + format.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
 	lines := []string{strings.Join(ident, " · ")}
 	if rt := retryLine(q); rt != "" {
 		lines = append(lines, rt)
@@ -100,7 +100,7 @@ func retryLine(q mgmt.Queue) string {
 	// A retry loop stays within its vhost: the name says enough.
 	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
 	if ttl, ok := q.LimitSetting("message-ttl"); ok {
-		text += " after " + table.Period(time.Duration(ttl)*time.Millisecond)
+		text += " after " + format.Period(time.Duration(ttl)*time.Millisecond)
 	}
 	return text
 }
@@ -111,9 +111,9 @@ func (m *Model) drain(q mgmt.Queue) string {
 	case mgmt.Empty:
 		return "empty"
 	case mgmt.Draining:
-		return "drains in " + table.Duration(d.ETA)
+		return "drains in " + format.Duration(d.ETA)
 	case mgmt.Growing:
-		return m.st.Trouble.Render("not draining: growing +" + table.Rate(d.Growth) + "/s")
+		return m.st.Trouble.Render("not draining: growing +" + format.Rate(d.Growth) + "/s")
 	case mgmt.Held:
 		return m.st.Muted.Render("held: no consumers (a DLQ or parking queue keeps its messages until someone acts)")
 	case mgmt.RetryWait:
@@ -161,14 +161,14 @@ func (m *Model) history(d *mgmt.QueueDetail) string {
 		samples []mgmt.Sample
 		format  func(float64) string
 	}{
-		{"depth", d.Depth, func(v float64) string { return table.Count(int64(v)) }},
-		{"publish/s", d.PublishRates, table.Rate},
-		{"ack/s", d.AckRates, table.Rate},
+		{"depth", d.Depth, func(v float64) string { return format.Count(int64(v)) }},
+		{"publish/s", d.PublishRates, format.Rate},
+		{"ack/s", d.AckRates, format.Rate},
 	}
 	for _, s := range series {
 		b.WriteString("\n  " + m.st.Label.Render(fmt.Sprintf("%-11s", s.name)))
 		if len(s.samples) == 0 {
-			b.WriteString(m.st.Muted.Render(table.Unknown + " no samples"))
+			b.WriteString(m.st.Muted.Render(format.Unknown + " no samples"))
 			continue
 		}
 		values := make([]float64, len(s.samples))
