@@ -83,7 +83,7 @@ func (m *Model) note() string {
 	r := m.rows[m.view[c]]
 	parts := []string{format.QueueName(r.q.Vhost, r.q.Name)}
 	parts = append(parts, r.reasons...)
-	if rt := retryNote(r.q); rt != "" {
+	if rt := format.RetryNote(r.q); rt != "" {
 		parts = append(parts, rt)
 	}
 	if fx := m.effectNote(r); fx != "" {
@@ -158,28 +158,21 @@ func dlqCell(r row) table.Cell {
 	return table.Cell{Text: "0"}
 }
 
-// drainCell is the drain estimate of DESIGN.md §4.1: backlog ÷ (μ − λ)
-// when the queue drains, else how it is failing to.
+// drainCell is the drain estimate (docs/ARCHITECTURE.md): backlog ÷
+// (μ − λ) when the queue drains, else how it is failing to.
 func drainCell(q mgmt.Queue) table.Cell {
 	d := q.Drain()
-	switch d.Movement {
-	case mgmt.Empty:
-		return table.Cell{Text: "empty", Tone: table.Muted}
-	case mgmt.Draining:
-		return table.Cell{Text: "ETA " + format.Duration(d.ETA)}
-	case mgmt.Growing:
-		return table.Cell{Text: "growing +" + format.Rate(d.Growth) + "/s", Tone: table.Warn}
-	case mgmt.Held:
-		// A DLQ is meant to hold its messages until someone looks.
-		return table.Cell{Text: "held", Tone: table.Muted}
-	case mgmt.RetryWait:
-		return table.Cell{Text: "retry wait", Tone: table.Muted}
-	case mgmt.NoConsumers:
-		return table.Cell{Text: "no consumers", Tone: table.Warn}
-	case mgmt.Stalled:
-		return table.Cell{Text: "stalled", Tone: table.Warn}
-	case mgmt.Steady:
-		return table.Cell{Text: "steady"}
+	return table.Cell{Text: format.Drain(d), Tone: drainTone(d.Movement)}
+}
+
+// drainTone warns of a queue that fails to drain. A DLQ, a parking queue
+// and a retry queue are meant to hold their messages, so they stay quiet.
+func drainTone(m mgmt.Movement) table.Tone {
+	switch m {
+	case mgmt.Draining, mgmt.Steady:
+		return table.Normal
+	case mgmt.Growing, mgmt.NoConsumers, mgmt.Stalled:
+		return table.Warn
 	}
-	return table.Cell{Text: format.Unknown, Tone: table.Muted}
+	return table.Muted
 }

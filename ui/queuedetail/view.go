@@ -3,7 +3,6 @@ package queuedetail
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
@@ -82,7 +81,7 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 	}
 	age := m.st.Muted.Render("stats " + format.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
 	lines := []string{strings.Join(ident, " · ")}
-	if rt := retryLine(q); rt != "" {
+	if rt := format.RetryNote(q); rt != "" {
 		lines = append(lines, rt)
 	}
 	lines = append(lines, figures, rates+" · "+age)
@@ -92,40 +91,20 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 	return strings.Join(lines, "\n")
 }
 
-// retryLine says where a retry queue's messages go and when.
-func retryLine(q mgmt.Queue) string {
-	if q.RetryTarget == nil {
-		return ""
-	}
-	// A retry loop stays within its vhost: the name says enough.
-	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
-	if ttl, ok := q.LimitSetting("message-ttl"); ok {
-		text += " after " + format.Period(time.Duration(ttl)*time.Millisecond)
-	}
-	return text
-}
-
+// drain is the queue's movement in words, coloured by how much it
+// should worry the operator.
 func (m *Model) drain(q mgmt.Queue) string {
 	d := q.Drain()
+	text := format.DrainNote(d)
 	switch d.Movement {
-	case mgmt.Empty:
-		return "empty"
-	case mgmt.Draining:
-		return "drains in " + format.Duration(d.ETA)
-	case mgmt.Growing:
-		return m.st.Trouble.Render("not draining: growing +" + format.Rate(d.Growth) + "/s")
-	case mgmt.Held:
-		return m.st.Muted.Render("held: no consumers (a DLQ or parking queue keeps its messages until someone acts)")
-	case mgmt.RetryWait:
-		return m.st.Muted.Render("held until the messages' TTL sends them back (retry queue)")
-	case mgmt.NoConsumers:
-		return m.st.Trouble.Render("not draining: no consumers")
-	case mgmt.Stalled:
-		return m.st.Trouble.Render("not draining: consumers are not acknowledging")
+	case mgmt.Empty, mgmt.Draining:
+		return text
+	case mgmt.Growing, mgmt.NoConsumers, mgmt.Stalled:
+		return m.st.Trouble.Render(text)
 	case mgmt.Steady:
-		return m.st.Warn.Render("not draining: in = out, the backlog stays")
+		return m.st.Warn.Render(text)
 	}
-	return m.st.Muted.Render("drain unknown: rates not fetched yet")
+	return m.st.Muted.Render(text)
 }
 
 // findings are the topology checks of DESIGN.md §4.7 about this queue.
