@@ -14,6 +14,7 @@ import (
 
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -160,7 +161,7 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	for _, r := range rows {
 		h.Add(r.DeadLetter)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", r.Position, idText(r.DeadLetter), sanitize.Text(r.Reason),
-			sanitize.Text(r.OriginQueue), r.Attempts, ageText(now, r.DeadLetteredAt), r.Size, r.status, flagsText(r.DeadLetter))
+			sanitize.Text(r.OriginQueue), r.Attempts, format.Age(now, r.DeadLetteredAt), r.Size, r.status, flagsText(r.DeadLetter))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -175,13 +176,6 @@ func idText(d dlq.DeadLetter) string {
 		return d.LogicalID + " (content hash)"
 	}
 	return sanitize.Text(d.LogicalID)
-}
-
-func ageText(now, at time.Time) string {
-	if at.IsZero() {
-		return "—"
-	}
-	return max(now.Sub(at), 0).Round(time.Second).String()
 }
 
 func flagsText(d dlq.DeadLetter) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -111,10 +112,10 @@ func writeShowText(w io.Writer, r listed) {
 	line("origin", fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),
 		quoted(r.OriginExchange), sanitize.Text(strings.Join(r.RoutingKeys, " "))))
 	line("attempts", strconv.Itoa(r.Attempts))
-	line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", ageText(time.Now(), r.DeadLetteredAt), timeText(r.DeadLetteredAt)))
+	line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", format.Age(time.Now(), r.DeadLetteredAt), format.Time(r.DeadLetteredAt)))
 	inboxText := string(r.status)
 	if !r.applied.IsZero() {
-		inboxText += " at " + timeText(r.applied)
+		inboxText += " at " + format.Time(r.applied)
 	}
 	line("inbox", inboxText)
 	line("flags", flagsText(r.DeadLetter))
@@ -126,12 +127,12 @@ func writeShowText(w io.Writer, r listed) {
 		}
 	}
 	if !p.Timestamp.IsZero() {
-		line("timestamp", timeText(p.Timestamp))
+		line("timestamp", format.Time(p.Timestamp))
 	}
 	line("delivery-mode", fmt.Sprintf("%d (priority %d)", p.DeliveryMode, p.Priority))
 	for _, d := range r.Deaths {
 		line("death", fmt.Sprintf("%s in %s ×%d since %s (exchange %s, keys %s)", sanitize.Text(d.Reason), sanitize.Text(d.Queue),
-			d.Count, timeText(d.Time), quoted(d.Exchange), sanitize.Text(strings.Join(d.RoutingKeys, " "))))
+			d.Count, format.Time(d.Time), quoted(d.Exchange), sanitize.Text(strings.Join(d.RoutingKeys, " "))))
 	}
 	names := make([]string, 0, len(r.Headers))
 	for k := range r.Headers {
@@ -152,10 +153,3 @@ func writeShowText(w io.Writer, r listed) {
 }
 
 func quoted(s string) string { return `"` + sanitize.Text(s) + `"` }
-
-func timeText(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format(time.RFC3339)
-}

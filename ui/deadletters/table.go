@@ -3,7 +3,6 @@ package deadletters
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -106,23 +105,6 @@ func row(cols []column, widths []int, cells []string) string {
 func pad(s string, width int) string {
 	s = ansi.Truncate(s, width, "")
 	return s + strings.Repeat(" ", max(width-ansi.StringWidth(s), 0))
-}
-
-// age is compact: 45s, 12m, 3h, 2d; "—" when the time is unknown.
-func age(d time.Duration, unknown bool) string {
-	switch {
-	case unknown:
-		return "—"
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // humanSize is a size in B, K, M, G (binary multiples).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/components/histogram"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -272,7 +273,7 @@ func (m *Model) cells(l dlq.DeadLetter) []string {
 	}
 	out := []string{
 		sanitize.Text(id), sanitize.Text(l.MessageID), sanitize.Text(l.Reason), sanitize.Text(l.OriginQueue),
-		fmt.Sprint(l.Attempts), age(m.opts.Now().Sub(l.DeadLetteredAt), l.DeadLetteredAt.IsZero()),
+		fmt.Sprint(l.Attempts), format.Age(m.opts.Now(), l.DeadLetteredAt),
 		humanSize(int64(l.Size)), m.inboxCell(l), strings.Join(flags, " "),
 	}
 	if m.hasHeadroom() {

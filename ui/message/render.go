@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -90,9 +91,9 @@ func (m *Model) field(b *strings.Builder, label, value string) {
 
 func (m *Model) when(t time.Time) string {
 	if t.IsZero() {
-		return m.st.Muted.Render("—")
+		return m.st.Muted.Render(format.Unknown)
 	}
-	return t.UTC().Format(time.RFC3339) + m.st.Muted.Render(" ("+ago(m.opts.Now().Sub(t))+" ago)")
+	return format.Time(t) + m.st.Muted.Render(" ("+format.Ago(m.opts.Now().Sub(t))+")")
 }
 
 func (m *Model) inboxStatus() string {
@@ -134,12 +135,8 @@ func (m *Model) deaths(b *strings.Builder, deaths []dlq.Death) {
 	}
 	rows := [][]string{{"QUEUE", "REASON", "COUNT", "FIRST DEATH", "EXCHANGE", "ROUTING KEYS", "ORIG. EXPIRATION"}}
 	for _, d := range deaths {
-		t := "—"
-		if !d.Time.IsZero() {
-			t = d.Time.UTC().Format(time.RFC3339)
-		}
 		rows = append(rows, []string{
-			sanitize.Text(d.Queue), sanitize.Text(d.Reason), fmt.Sprint(d.Count), t,
+			sanitize.Text(d.Queue), sanitize.Text(d.Reason), fmt.Sprint(d.Count), format.Time(d.Time),
 			exchange(d.Exchange, true), orNone(sanitize.Text(strings.Join(d.RoutingKeys, ", "))),
 			orNone(sanitize.Text(d.OriginalExpiration)),
 		})
@@ -199,7 +196,7 @@ func value(v any) string {
 	case []byte:
 		return fmt.Sprintf("bytes(%d) %s", len(v), hex.EncodeToString(v[:min(len(v), 32)]))
 	case time.Time:
-		return v.UTC().Format(time.RFC3339)
+		return format.Time(v)
 	case amqp.Table:
 		keys := make([]string, 0, len(v))
 		for k := range v {
@@ -325,18 +322,6 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func ago(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 func humanSize(n int) string {
