@@ -160,8 +160,8 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	h := dlq.NewHistogram()
 	for _, r := range rows {
 		h.Add(r.DeadLetter)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", r.Position, idText(r.DeadLetter), sanitize.Text(r.Reason),
-			sanitize.Text(r.OriginQueue), r.Attempts, format.Age(now, r.DeadLetteredAt), r.Size, r.status, flagsText(r.DeadLetter))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Position, idText(r.DeadLetter), sanitize.Text(r.Reason),
+			sanitize.Text(r.OriginQueue), r.Attempts, format.Age(now, r.DeadLetteredAt), format.Bytes(int64(r.Size)), r.status, flagsText(r.DeadLetter))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

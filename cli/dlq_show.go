@@ -146,9 +146,9 @@ func writeShowText(w io.Writer, r listed) {
 	}
 	_ = tw.Flush()
 	if utf8.Valid(r.Body) {
-		fmt.Fprintf(w, "body (%d bytes):\n%s\n", r.Size, sanitize.Block(string(r.Body)))
+		fmt.Fprintf(w, "body (%s):\n%s\n", format.Bytes(int64(r.Size)), sanitize.Block(string(r.Body)))
 	} else {
-		fmt.Fprintf(w, "body: %d bytes of binary (--json gives it in base64)\n", r.Size)
+		fmt.Fprintf(w, "body: %s of binary (--json gives it in base64)\n", format.Bytes(int64(r.Size)))
 	}
 }
 

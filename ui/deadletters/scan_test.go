@@ -89,7 +89,7 @@ func TestTheWholeQueueIsScannedForStatistics(t *testing.T) {
 	v := d.m.View()
 	for _, want := range []string{
 		"Whole queue at 03:00:00",
-		"1000 messages, 4 held · 2.0M",
+		"1000 messages, 4 held · 2.0 MiB",
 		"oldest 3d04h · scan took 1.2s",
 		"↻ 8 replay loops · 3 quarantined",
 		"attempts (whole queue)",

@@ -1,7 +1,6 @@
 package deadletters
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -105,17 +104,4 @@ func row(cols []column, widths []int, cells []string) string {
 func pad(s string, width int) string {
 	s = ansi.Truncate(s, width, "")
 	return s + strings.Repeat(" ", max(width-ansi.StringWidth(s), 0))
-}
-
-// humanSize is a size in B, K, M, G (binary multiples).
-func humanSize(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%dB", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1fK", float64(n)/1024)
-	case n < 1024*1024*1024:
-		return fmt.Sprintf("%.1fM", float64(n)/(1024*1024))
-	}
-	return fmt.Sprintf("%.1fG", float64(n)/(1024*1024*1024))
 }

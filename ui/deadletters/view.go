@@ -274,7 +274,7 @@ func (m *Model) cells(l dlq.DeadLetter) []string {
 	out := []string{
 		sanitize.Text(id), sanitize.Text(l.MessageID), sanitize.Text(l.Reason), sanitize.Text(l.OriginQueue),
 		fmt.Sprint(l.Attempts), format.Age(m.opts.Now(), l.DeadLetteredAt),
-		humanSize(int64(l.Size)), m.inboxCell(l), strings.Join(flags, " "),
+		format.Bytes(int64(l.Size)), m.inboxCell(l), strings.Join(flags, " "),
 	}
 	if m.hasHeadroom() {
 		room := "—"

@@ -225,7 +225,7 @@ func (m *Model) body(b *strings.Builder, l dlq.DeadLetter, width int) {
 	}
 	size := len(l.Body)
 	kind, text, note := decode(l.Body, l.Properties, m.hex)
-	head := fmt.Sprintf("%s · %s", kind, humanSize(size))
+	head := fmt.Sprintf("%s · %s", kind, format.Bytes(int64(size)))
 	if note != "" {
 		head += " · " + note
 	}
@@ -246,7 +246,7 @@ func decode(body []byte, p dlq.Properties, forceHex bool) (kind, text, note stri
 		}
 		shown := body[:min(len(body), hexLimit)]
 		if len(shown) < len(body) {
-			note = join(note, fmt.Sprintf("first %s shown", humanSize(len(shown))))
+			note = join(note, fmt.Sprintf("first %s shown", format.Bytes(int64(len(shown)))))
 		}
 		return kind, strings.TrimRight(hex.Dump(shown), "\n"), note
 	}
@@ -268,7 +268,7 @@ func cut(s string, note *string) string {
 		for n > 0 && !utf8.RuneStart(s[n]) {
 			n--
 		}
-		*note = join(*note, fmt.Sprintf("first %s shown", humanSize(n)))
+		*note = join(*note, fmt.Sprintf("first %s shown", format.Bytes(int64(n))))
 		s = s[:n]
 	}
 	return sanitize.Block(strings.TrimRight(s, "\n"))
@@ -322,14 +322,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func humanSize(n int) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
