@@ -33,7 +33,7 @@ func newDlqShowCmd(a *App) *cobra.Command {
 			if id == "" {
 				return Usage(errors.New("--id is required: the logical ID to show (see dlq ls)"))
 			}
-			keep := func(d dlq.DeadLetter) bool { return d.LogicalID == id }
+			keep := func(d dlq.DeadLetter) bool { return format.MatchesLogicalID(d, id) }
 			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, nil, keep, limit)
 			if err != nil {
 				return err
@@ -52,7 +52,7 @@ func newDlqShowCmd(a *App) *cobra.Command {
 				return writeJSON(a.Out, out)
 			}
 			for i, r := range rows {
-				fmt.Fprintf(a.Out, "— message %d of %d with logical ID %s\n", i+1, len(rows), idText(r.DeadLetter))
+				fmt.Fprintf(a.Out, "— message %d of %d with logical ID %s\n", i+1, len(rows), format.LogicalID(r.DeadLetter))
 				writeShowText(a.Out, r)
 			}
 			return nil
@@ -106,7 +106,7 @@ func writeShowText(w io.Writer, r listed) {
 	p := r.Properties
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	line := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
-	line("logical id", fmt.Sprintf("%s (from %s)", idText(r.DeadLetter), r.LogicalIDFrom))
+	line("logical id", format.LogicalIDSource(r.DeadLetter))
 	line("message id", sanitize.Text(r.MessageID))
 	line("reason", sanitize.Text(r.Reason))
 	line("origin", fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),

@@ -129,7 +129,7 @@ func (m *Model) filterLines() []string {
 }
 
 func (m *Model) footer() string {
-	lines := []string{m.st.Muted.Render("* selected · # logical ID is a content hash · Q quarantined · ↻n replayed n times before")}
+	lines := []string{m.st.Muted.Render("* selected · " + format.HashLegend + " · Q quarantined · ↻n replayed n times before")}
 	if loops := m.loops(); loops > 0 {
 		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", count(loops))))
 	}
@@ -260,10 +260,6 @@ func (m *Model) hasHeadroom() bool {
 }
 
 func (m *Model) cells(l dlq.DeadLetter) []string {
-	id := l.LogicalID
-	if l.LogicalIDFrom == dlq.IDHash {
-		id = "#" + id
-	}
 	var flags []string
 	if l.Quarantined {
 		flags = append(flags, "Q")
@@ -272,7 +268,7 @@ func (m *Model) cells(l dlq.DeadLetter) []string {
 		flags = append(flags, fmt.Sprintf("↻%d", l.ReplayCount))
 	}
 	out := []string{
-		sanitize.Text(id), sanitize.Text(l.MessageID), sanitize.Text(l.Reason), sanitize.Text(l.OriginQueue),
+		format.LogicalID(l), sanitize.Text(l.MessageID), sanitize.Text(l.Reason), sanitize.Text(l.OriginQueue),
 		fmt.Sprint(l.Attempts), format.Age(m.opts.Now(), l.DeadLetteredAt),
 		format.Bytes(int64(l.Size)), m.inboxCell(l), strings.Join(flags, " "),
 	}

@@ -32,15 +32,9 @@ const (
 func (m *Model) content(width int) string {
 	l := m.msg.Letter
 	var b strings.Builder
-	id := sanitize.Text(l.LogicalID)
-	if l.LogicalIDFrom == dlq.IDHash {
-		id += " (content hash: no configured ID found)"
-	} else if l.LogicalIDFrom != "" {
-		id += " (from " + string(l.LogicalIDFrom) + ")"
-	}
 	b.WriteString(m.st.Title.Render("Message "+sanitize.Text(l.MessageID)) + "  " +
 		m.st.Muted.Render("in "+sanitize.Text(m.msg.Queue.Name)+" · vhost "+sanitize.Text(m.msg.Queue.Vhost)) + "\n")
-	m.field(&b, "logical ID", id)
+	m.field(&b, "logical ID", format.LogicalIDSource(l))
 
 	m.section(&b, "Dead-lettering")
 	m.field(&b, "reason", sanitize.Text(l.Reason))
