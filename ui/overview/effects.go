@@ -2,7 +2,6 @@ package overview
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -137,15 +136,5 @@ func (m *Model) effectNote(r row) string {
 	case e.err != nil:
 		return "inbox effects unknown (" + sanitize.Text(e.err.Error()) + ")"
 	}
-	return describeEffect(e.e)
-}
-
-// describeEffect says what the inbox figures mean, by the database's
-// clock.
-func describeEffect(e inbox.Effect) string {
-	text := fmt.Sprintf("inbox: %s effects/s over the last %s", format.Rate(e.Rate), format.Duration(e.Window))
-	if age, ok := e.LastAge(); ok {
-		return text + ", last " + format.Duration(age) + " ago"
-	}
-	return text + ", none ever recorded"
+	return "inbox: " + format.Effect(e.e)
 }

@@ -2,7 +2,6 @@ package queuedetail
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -81,10 +80,11 @@ func (m *Model) effectLine() string {
 	if !ok {
 		return ""
 	}
-	label := "inbox effects"
+	label, of := "inbox effects", ""
 	if owner != m.ref {
-		label += " (of " + format.QueueName(owner.Vhost, owner.Name) + ")"
+		of = " (of " + format.QueueName(owner.Vhost, owner.Name) + ")"
 	}
+	label += of
 	e := m.effect
 	switch {
 	case e == nil || e.Owner != owner:
@@ -92,9 +92,6 @@ func (m *Model) effectLine() string {
 	case e.Err != nil:
 		return label + ": " + m.st.Warn.Render("unknown ("+sanitize.Text(e.Err.Error())+")")
 	}
-	text := fmt.Sprintf("%s: %s/s over the last %s", label, format.Rate(e.Effect.Rate), format.Duration(e.Effect.Window))
-	if age, ok := e.Effect.LastAge(); ok {
-		return text + " · last effect " + format.Duration(age) + " ago"
-	}
-	return text + " · " + m.st.Muted.Render("no effect recorded yet")
+	// The overview's words: "inbox effects: 2.0 effects/s" would say it twice.
+	return "inbox" + of + ": " + format.Effect(e.Effect)
 }
