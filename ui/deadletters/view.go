@@ -38,7 +38,7 @@ func (m *Model) middle() string {
 	case prompting:
 		return m.prompt.View()
 	case planning:
-		return m.st.Muted.Render("planning the " + string(m.planAction) + " of " + count(len(m.targets())) + "…")
+		return m.st.Muted.Render("planning the " + string(m.planAction) + " of " + format.Messages(len(m.targets())) + "…")
 	case running:
 		return m.progress.View()
 	}
@@ -131,7 +131,7 @@ func (m *Model) filterLines() []string {
 func (m *Model) footer() string {
 	lines := []string{m.st.Muted.Render("* selected · " + format.HashLegend + " · Q quarantined · ↻n replayed n times before")}
 	if loops := m.loops(); loops > 0 {
-		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", count(loops))))
+		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", format.Messages(loops))))
 	}
 	if m.result != "" {
 		lines = append(lines, m.st.OK.Render(sanitize.Text(m.result)))
