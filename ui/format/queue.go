@@ -8,26 +8,29 @@ import (
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
+// movementWords are the words for each movement without a figure: as a
+// table cell, and as a sentence that says what it means.
+var movementWords = map[mgmt.Movement]struct{ cell, note string }{
+	mgmt.NoRates:     {Unknown, "drain unknown: rates not fetched yet"},
+	mgmt.Empty:       {"empty", "empty"},
+	mgmt.Held:        {"held", "held: no consumers (a DLQ or parking queue keeps its messages until someone acts)"},
+	mgmt.RetryWait:   {"retry wait", "held until the messages' TTL sends them back (retry queue)"},
+	mgmt.NoConsumers: {"no consumers", "not draining: no consumers"},
+	mgmt.Stalled:     {"stalled", "not draining: consumers are not acknowledging"},
+	mgmt.Steady:      {"steady", "not draining: in = out, the backlog stays"},
+}
+
 // Drain is a queue's movement in a table cell: the overview's DRAIN
 // column and the DRAIN column of `warren status`.
 func Drain(d mgmt.Drain) string {
 	switch d.Movement {
-	case mgmt.Empty:
-		return "empty"
 	case mgmt.Draining:
 		return "ETA " + Duration(d.ETA)
 	case mgmt.Growing:
 		return "growing +" + PerSecond(d.Growth)
-	case mgmt.Held:
-		return "held"
-	case mgmt.RetryWait:
-		return "retry wait"
-	case mgmt.NoConsumers:
-		return "no consumers"
-	case mgmt.Stalled:
-		return "stalled"
-	case mgmt.Steady:
-		return "steady"
+	}
+	if w, ok := movementWords[d.Movement]; ok {
+		return w.cell
 	}
 	return Unknown
 }
@@ -37,24 +40,15 @@ func Drain(d mgmt.Drain) string {
 // note on a queue in trouble.
 func DrainNote(d mgmt.Drain) string {
 	switch d.Movement {
-	case mgmt.Empty:
-		return "empty"
 	case mgmt.Draining:
 		return "drains in " + Duration(d.ETA)
 	case mgmt.Growing:
-		return "not draining: growing +" + PerSecond(d.Growth)
-	case mgmt.Held:
-		return "held: no consumers (a DLQ or parking queue keeps its messages until someone acts)"
-	case mgmt.RetryWait:
-		return "held until the messages' TTL sends them back (retry queue)"
-	case mgmt.NoConsumers:
-		return "not draining: no consumers"
-	case mgmt.Stalled:
-		return "not draining: consumers are not acknowledging"
-	case mgmt.Steady:
-		return "not draining: in = out, the backlog stays"
+		return "not draining: " + Drain(d)
 	}
-	return "drain unknown: rates not fetched yet"
+	if w, ok := movementWords[d.Movement]; ok {
+		return w.note
+	}
+	return movementWords[mgmt.NoRates].note
 }
 
 // RetryNote says where a retry queue's messages go and when; empty for
