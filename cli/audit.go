@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -214,7 +215,7 @@ func summaryLine(s audit.OperationSummary) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %-10s  %-10s  %s  %s  %s %s -> %s  selected %d",
-		s.Started.UTC().Format(time.RFC3339), status, sanitize.Text(s.Action), sanitize.Text(s.Operation),
+		format.Time(s.Started), status, sanitize.Text(s.Action), sanitize.Text(s.Operation),
 		sanitize.Text(s.Operator), sanitize.Text(s.Vhost), sanitize.Text(s.Queue), sanitize.Text(s.Target), s.Selected)
 	for _, o := range outcomeOrder(s.Counts) {
 		fmt.Fprintf(&b, "  %s %d", sanitize.Text(o), s.Counts[o])

@@ -116,7 +116,7 @@ func TestStatusWordsEachQueueFromTheSnapshot(t *testing.T) {
 	}
 	for name, words := range map[string][]string{
 		"orders":     {"1m30s", "growing +2.0/s", "orders.dlq (7)"},
-		"shipping":   {"1m0s"},
+		"shipping":   {"ETA 1m"},
 		"orders.dlq": {"held"},
 	} {
 		for _, w := range words {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -157,31 +158,23 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tLOGICAL ID\tREASON\tORIGIN\tATTEMPTS\tAGE\tSIZE\tINBOX\tFLAGS")
 	h := dlq.NewHistogram()
+	hashed := false
 	for _, r := range rows {
 		h.Add(r.DeadLetter)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", r.Position, idText(r.DeadLetter), sanitize.Text(r.Reason),
-			sanitize.Text(r.OriginQueue), r.Attempts, ageText(now, r.DeadLetteredAt), r.Size, r.status, flagsText(r.DeadLetter))
+		hashed = hashed || r.LogicalIDFrom == dlq.IDHash
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Position, format.LogicalID(r.DeadLetter), sanitize.Text(r.Reason),
+			sanitize.Text(r.OriginQueue), r.Attempts, format.Age(now, r.DeadLetteredAt), format.Bytes(int64(r.Size)), r.status, flagsText(r.DeadLetter))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%d messages from %s (held briefly and returned)\n", len(rows), sanitize.Text(t.Ref.Name))
+	if hashed {
+		// The mark means nothing without its legend, as on the DLQ screen.
+		fmt.Fprintln(w, format.HashLegend)
+	}
 	writeHistText(w, h.Attempts, h.Reasons, h.Origins)
 	return nil
-}
-
-func idText(d dlq.DeadLetter) string {
-	if d.LogicalIDFrom == dlq.IDHash {
-		return d.LogicalID + " (content hash)"
-	}
-	return sanitize.Text(d.LogicalID)
-}
-
-func ageText(now, at time.Time) string {
-	if at.IsZero() {
-		return "—"
-	}
-	return max(now.Sub(at), 0).Round(time.Second).String()
 }
 
 func flagsText(d dlq.DeadLetter) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -32,7 +33,7 @@ func newDlqShowCmd(a *App) *cobra.Command {
 			if id == "" {
 				return Usage(errors.New("--id is required: the logical ID to show (see dlq ls)"))
 			}
-			keep := func(d dlq.DeadLetter) bool { return d.LogicalID == id }
+			keep := func(d dlq.DeadLetter) bool { return format.MatchesLogicalID(d, id) }
 			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, nil, keep, limit)
 			if err != nil {
 				return err
@@ -51,7 +52,7 @@ func newDlqShowCmd(a *App) *cobra.Command {
 				return writeJSON(a.Out, out)
 			}
 			for i, r := range rows {
-				fmt.Fprintf(a.Out, "— message %d of %d with logical ID %s\n", i+1, len(rows), idText(r.DeadLetter))
+				fmt.Fprintf(a.Out, "— message %d of %d with logical ID %s\n", i+1, len(rows), format.LogicalID(r.DeadLetter))
 				writeShowText(a.Out, r)
 			}
 			return nil
@@ -105,16 +106,16 @@ func writeShowText(w io.Writer, r listed) {
 	p := r.Properties
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	line := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
-	line("logical id", fmt.Sprintf("%s (from %s)", idText(r.DeadLetter), r.LogicalIDFrom))
+	line("logical id", format.LogicalIDSource(r.DeadLetter))
 	line("message id", sanitize.Text(r.MessageID))
 	line("reason", sanitize.Text(r.Reason))
 	line("origin", fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),
 		quoted(r.OriginExchange), sanitize.Text(strings.Join(r.RoutingKeys, " "))))
 	line("attempts", strconv.Itoa(r.Attempts))
-	line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", ageText(time.Now(), r.DeadLetteredAt), timeText(r.DeadLetteredAt)))
+	line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", format.Age(time.Now(), r.DeadLetteredAt), format.Time(r.DeadLetteredAt)))
 	inboxText := string(r.status)
 	if !r.applied.IsZero() {
-		inboxText += " at " + timeText(r.applied)
+		inboxText += " at " + format.Time(r.applied)
 	}
 	line("inbox", inboxText)
 	line("flags", flagsText(r.DeadLetter))
@@ -126,12 +127,12 @@ func writeShowText(w io.Writer, r listed) {
 		}
 	}
 	if !p.Timestamp.IsZero() {
-		line("timestamp", timeText(p.Timestamp))
+		line("timestamp", format.Time(p.Timestamp))
 	}
 	line("delivery-mode", fmt.Sprintf("%d (priority %d)", p.DeliveryMode, p.Priority))
 	for _, d := range r.Deaths {
 		line("death", fmt.Sprintf("%s in %s ×%d since %s (exchange %s, keys %s)", sanitize.Text(d.Reason), sanitize.Text(d.Queue),
-			d.Count, timeText(d.Time), quoted(d.Exchange), sanitize.Text(strings.Join(d.RoutingKeys, " "))))
+			d.Count, format.Time(d.Time), quoted(d.Exchange), sanitize.Text(strings.Join(d.RoutingKeys, " "))))
 	}
 	names := make([]string, 0, len(r.Headers))
 	for k := range r.Headers {
@@ -145,17 +146,10 @@ func writeShowText(w io.Writer, r listed) {
 	}
 	_ = tw.Flush()
 	if utf8.Valid(r.Body) {
-		fmt.Fprintf(w, "body (%d bytes):\n%s\n", r.Size, sanitize.Block(string(r.Body)))
+		fmt.Fprintf(w, "body (%s):\n%s\n", format.Bytes(int64(r.Size)), sanitize.Block(string(r.Body)))
 	} else {
-		fmt.Fprintf(w, "body: %d bytes of binary (--json gives it in base64)\n", r.Size)
+		fmt.Fprintf(w, "body: %s of binary (--json gives it in base64)\n", format.Bytes(int64(r.Size)))
 	}
 }
 
 func quoted(s string) string { return `"` + sanitize.Text(s) + `"` }
-
-func timeText(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format(time.RFC3339)
-}

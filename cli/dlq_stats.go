@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -42,9 +43,9 @@ func newDlqStatsCmd(a *App) *cobra.Command {
 			if f.asJSON {
 				return writeJSON(a.Out, statsJSONOf(st))
 			}
-			fmt.Fprintf(a.Out, "%s: %d messages, %d bytes, scanned in %s (complete: %v)\n",
-				sanitize.Text(t.Ref.Name), st.Total, st.Bytes, st.Took.Round(time.Millisecond), st.Complete)
-			fmt.Fprintf(a.Out, "dead-lettered between %s and %s", timeText(st.OldestDeadLettered), timeText(st.NewestDeadLettered))
+			fmt.Fprintf(a.Out, "%s: %d messages, %s, scanned in %s (complete: %v)\n",
+				sanitize.Text(t.Ref.Name), st.Total, format.Bytes(st.Bytes), format.Elapsed(st.Took), st.Complete)
+			fmt.Fprintf(a.Out, "dead-lettered between %s and %s", format.Time(st.OldestDeadLettered), format.Time(st.NewestDeadLettered))
 			if st.NoTime > 0 {
 				fmt.Fprintf(a.Out, " (%d without a time)", st.NoTime)
 			}

@@ -19,7 +19,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/format"
 )
 
 // hostileID is a logical ID that would recolour a terminal.
@@ -370,5 +375,29 @@ func TestDlqParkingQueueKeepsTheLogicalIDs(t *testing.T) {
 	slices.Sort(after)
 	if len(before) != 4 || !slices.Equal(before, after) {
 		t.Fatalf("logical IDs in orders.dlq %v, in its parking queue %v; want the same", before, after)
+	}
+}
+
+func TestDlqLsWordsALetterAsTheDLQScreenDoes(t *testing.T) {
+	at := time.Now().Add(-65 * time.Minute)
+	rows := []listed{
+		{DeadLetter: dlq.DeadLetter{Position: 1, LogicalID: "sha256:0123456789abcdef", LogicalIDFrom: dlq.IDHash,
+			Reason: "rejected", OriginQueue: "orders", Attempts: 1, DeadLetteredAt: at, Size: 1536, Headroom: -1}, status: inbox.Unknown},
+		{DeadLetter: dlq.DeadLetter{Position: 2, LogicalID: "ord-1", LogicalIDFrom: dlq.IDHeader,
+			Reason: "expired", OriginQueue: "orders", Attempts: 2, Size: 10, Headroom: -1}, status: inbox.Unknown},
+	}
+	var out bytes.Buffer
+	if err := writeLsText(&out, &ops.Target{Ref: mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}}, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#sha256:0123456789abcdef", "1h05m", "1.5 KiB", "10 B", format.HashLegend} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dlq ls lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, "ord-1") && !strings.Contains(line, format.Unknown) {
+			t.Errorf("a letter without a time has no age: %q", line)
+		}
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/message"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -215,7 +216,7 @@ func TestHostileCorpusIsListedShownAndCountedSafely(t *testing.T) {
 		screenSafe(t, "dlq ls", out)
 		for id, d := range s.held {
 			dl := dlq.Decode(d, dlq.Options{}, false)
-			if !strings.Contains(out, idText(dl)) {
+			if !strings.Contains(out, format.LogicalID(dl)) {
 				t.Errorf("dlq ls does not list %q", id)
 			}
 		}

@@ -7,11 +7,11 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -107,7 +107,7 @@ func writeStatusJSON(w io.Writer, s *mgmt.Snapshot) error {
 func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 	ov := s.Overview
 	fmt.Fprintf(w, "RabbitMQ %s, cluster %s; stats at most %s old\n",
-		sanitize.Text(ov.RabbitMQVersion), sanitize.Text(ov.ClusterName), s.StatsAge.Round(100*time.Millisecond))
+		sanitize.Text(ov.RabbitMQVersion), sanitize.Text(ov.ClusterName), format.Duration(s.StatsAge))
 	for _, n := range s.Nodes {
 		switch {
 		case !n.Running:
@@ -133,23 +133,23 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 	fmt.Fprintln(tw, "VHOST\tQUEUE\tTYPE\tREADY\tUNACKED\tCONS\tOLDEST\tIN/s\tOUT/s\tDRAIN\tDLQ")
 	unknown := map[string]int{}
 	for _, q := range rows {
-		oldest := "—"
+		oldest := format.Unknown
 		if age, ok := q.OldestAge(s.TakenAt); ok {
-			oldest = age.Round(time.Second).String()
+			oldest = format.Duration(age)
 		} else if q.Messages > 0 {
 			unknown[q.OldestUnknownReason]++
 		}
-		dlq := "—"
+		dlq := format.Unknown
 		if q.DLQ != nil {
-			dlq = fmt.Sprintf("%s (%d)", sanitize.Text(q.DLQ.Name), q.DLQMessages)
+			dlq = fmt.Sprintf("%s (%s)", sanitize.Text(q.DLQ.Name), format.Count(q.DLQMessages))
 		}
 		kind := q.Type
 		if q.State != "" && q.State != "running" {
 			kind += " (" + q.State + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.1f\t%.1f\t%s\t%s\n",
-			sanitize.Text(q.Vhost), sanitize.Text(q.Name), sanitize.Text(kind), q.Ready, q.Unacked, q.Consumers,
-			oldest, q.PublishRate, q.AckRate, drainText(q), dlq)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n",
+			sanitize.Text(q.Vhost), sanitize.Text(q.Name), sanitize.Text(kind), format.Count(q.Ready), format.Count(q.Unacked),
+			q.Consumers, oldest, format.Rate(q.PublishRate), format.Rate(q.AckRate), format.Drain(q.Drain()), dlq)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -160,34 +160,9 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 	}
 	sort.Strings(reasons)
 	for _, r := range reasons {
-		fmt.Fprintf(w, "oldest — on %d queue(s) with messages: %s\n", unknown[r], sanitize.Text(r))
+		fmt.Fprintf(w, "oldest %s on %d queue(s) with messages: %s\n", format.Unknown, unknown[r], sanitize.Text(r))
 	}
 	return nil
-}
-
-// drainText is the DRAIN cell: an ETA, "growing +N/s", or why neither,
-// in the dashboard's words.
-func drainText(q mgmt.Queue) string {
-	d := q.Drain()
-	switch d.Movement {
-	case mgmt.Empty:
-		return "empty"
-	case mgmt.Draining:
-		return d.ETA.Round(time.Second).String()
-	case mgmt.Growing:
-		return fmt.Sprintf("growing +%.1f/s", d.Growth)
-	case mgmt.Held:
-		return "held"
-	case mgmt.RetryWait:
-		return "retry wait"
-	case mgmt.NoConsumers:
-		return "no consumers"
-	case mgmt.Stalled:
-		return "stalled"
-	case mgmt.Steady:
-		return "steady"
-	}
-	return "—"
 }
 
 // fullSnapshot reads every queue of vhost (the --vhost flag, else the

@@ -293,3 +293,29 @@ func TestStatusNamesAnUnsetPasswordVariable(t *testing.T) {
 		t.Fatalf("%q lacks %q", err, want)
 	}
 }
+
+func TestStatusTextWordsFactsAsTheOverviewDoes(t *testing.T) {
+	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	head := now.Add(-65 * time.Minute)
+	s := &mgmt.Snapshot{TakenAt: now, StatsAge: 1500 * time.Millisecond, Queues: []mgmt.Queue{
+		{Vhost: "/", Name: "draining", Type: "classic", Messages: 320, Ready: 320, Consumers: 2, HasRates: true,
+			PublishRate: 5, AckRate: 15, HeadMessageTimestamp: &head},
+		{Vhost: "/", Name: "growing", Type: "classic", Messages: 10, Ready: 10, Consumers: 1, HasRates: true,
+			PublishRate: 20.34, AckRate: 8},
+	}}
+	var out bytes.Buffer
+	if err := writeStatusText(&out, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"stats at most 2s old", "ETA 32s", "1h05m", "growing +12/s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status text lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		// VHOST QUEUE TYPE READY UNACKED CONS OLDEST IN/s OUT/s ...
+		if f := strings.Fields(line); len(f) > 8 && f[1] == "growing" && (f[7] != "20" || f[8] != "8.0") {
+			t.Errorf("rates %s and %s, want the overview's 20 and 8.0:\n%s", f[7], f[8], line)
+		}
+	}
+}

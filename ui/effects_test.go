@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -31,6 +32,10 @@ func TestEffectsReachTheOverviewAndTheQueueScreen(t *testing.T) {
 	// columns are there too; WaitFor consumes what it reads.
 	waitFor(t, tm, "inbox: 98 effects/s over the last 1m, last 1s ago")
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	waitFor(t, tm, "inbox effects: 98/s over the last 1m · last effect 1s ago")
+	// The queue screen words the pace as the overview does, so wait for
+	// the screen's title and the pace together.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("Queues › orders")) && bytes.Contains(b, []byte("inbox: 98 effects/s over the last 1m, last 1s ago"))
+	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	finalView(t, tm)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/overview"
 	"github.com/warrenops/warren/ui/sanitize"
 )
@@ -91,9 +91,9 @@ func (m Model) statusLine() string {
 	ov := st.Overview
 	parts := []string{
 		m.nodes(st.Nodes),
-		fmt.Sprintf("messages %s (ready %s, unacked %s)", table.Count(ov.Totals.Messages), table.Count(ov.Totals.Ready), table.Count(ov.Totals.Unacked)),
-		fmt.Sprintf("publish %s/s ack %s/s", table.Rate(ov.PublishRate), table.Rate(ov.AckRate)),
-		m.st.Muted.Render("stats " + table.Duration(m.statsAge(st)) + " old"),
+		fmt.Sprintf("messages %s (ready %s, unacked %s)", format.Count(ov.Totals.Messages), format.Count(ov.Totals.Ready), format.Count(ov.Totals.Unacked)),
+		fmt.Sprintf("publish %s/s ack %s/s", format.Rate(ov.PublishRate), format.Rate(ov.AckRate)),
+		m.st.Muted.Render("stats " + format.Duration(m.statsAge(st)) + " old"),
 	}
 	return ansi.Truncate(strings.Join(parts, " · "), m.width, "…")
 }
@@ -110,7 +110,7 @@ func (m Model) failure(st overview.Status) string {
 		text = "refresh failed, retrying (last error: " + msg + ")"
 	}
 	if st.Loaded {
-		text += "; figures below are " + table.Duration(m.statsAge(st)) + " old"
+		text += "; figures below are " + format.Duration(m.statsAge(st)) + " old"
 	}
 	return text
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -233,12 +234,12 @@ func (m *Model) detail() string {
 }
 
 func (m *Model) describe(o audit.OperationSummary) string {
-	s := fmt.Sprintf("operation %s · vhost %s · seq %d–%d\nstarted %s ago",
-		sanitize.Text(o.Operation), sanitize.Text(o.Vhost), o.FirstSeq, o.LastSeq, ago(m.opts.Now().Sub(o.Started)))
+	s := fmt.Sprintf("operation %s · vhost %s · seq %d–%d\nstarted %s",
+		sanitize.Text(o.Operation), sanitize.Text(o.Vhost), o.FirstSeq, o.LastSeq, format.Ago(m.opts.Now().Sub(o.Started)))
 	if o.Incomplete() {
 		return m.st.Muted.Render(s) + "\n" + m.st.Warn.Render("no final record: still running, or interrupted — unconfirmed messages stayed in the DLQ; those listed unknown may exist twice")
 	}
-	return m.st.Muted.Render(s + " · finished " + o.Finished.UTC().Format(time.RFC3339))
+	return m.st.Muted.Render(s + " · finished " + format.Time(*o.Finished))
 }
 
 func row(widths []int, cells []string) string {
@@ -248,16 +249,4 @@ func row(widths []int, cells []string) string {
 		out[i] = c + strings.Repeat(" ", max(widths[i]-ansi.StringWidth(c), 0))
 	}
 	return strings.TrimRight(strings.Join(out, " "), " ")
-}
-
-func ago(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }

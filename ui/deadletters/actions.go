@@ -12,6 +12,7 @@ import (
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/progress"
 	"github.com/warrenops/warren/ui/components/prompt"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -47,7 +48,7 @@ func (m *Model) startAction(a ops.Action) tea.Cmd {
 	if a == ops.Quarantine {
 		m.openPrompt(askReason, prompt.Question{
 			Title: "Quarantine",
-			Text:  fmt.Sprintf("Quarantine %s from %s: why? The reason is stored in each message and the audit log.", count(len(m.targets())), name),
+			Text:  fmt.Sprintf("Quarantine %s from %s: why? The reason is stored in each message and the audit log.", format.Messages(len(m.targets())), name),
 			Ask:   "Reason",
 		})
 		return nil
@@ -127,14 +128,14 @@ func (m *Model) planned(msg planMsg) tea.Cmd {
 func (m *Model) planQuestion(p ops.Plan) prompt.Question {
 	q := prompt.Question{Title: title(p.Action), Text: sanitize.Text(p.Summary)}
 	for _, d := range p.Destinations {
-		q.Details = append(q.Details, fmt.Sprintf("→ %s: %s", sanitize.Text(d.Name), count(d.Count)))
+		q.Details = append(q.Details, fmt.Sprintf("→ %s: %s", sanitize.Text(d.Name), format.Messages(d.Count)))
 	}
 	if left := p.Selected - p.Publish; left > 0 {
 		q.Details = append(q.Details, fmt.Sprintf("stay in the DLQ: %d of %d selected (%d already applied)", left, p.Selected, p.SkippedApplied))
 	}
 	r := "unlimited"
 	if p.Rate > 0 {
-		r = fmt.Sprintf("%.0f msg/s", p.Rate)
+		r = format.Rate(p.Rate) + " msg/s"
 	}
 	q.Details = append(q.Details, "rate: "+r) // the size is in the summary
 	var warn []string
@@ -232,11 +233,4 @@ func verb(a ops.Action) string {
 		return "replaying"
 	}
 	return "quarantining"
-}
-
-func count(n int) string {
-	if n == 1 {
-		return "1 message"
-	}
-	return fmt.Sprintf("%d messages", n)
 }

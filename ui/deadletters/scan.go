@@ -11,6 +11,7 @@ import (
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -187,8 +188,8 @@ func (m *Model) scanLines() []string {
 func (m *Model) wholeSummary(w *whole) []string {
 	lines := []string{
 		m.st.Title.Render("Whole queue at " + w.at.Format("15:04:05")),
-		fmt.Sprintf("%d messages, %d held · %s", w.total, w.held, humanSize(w.bytes)),
-		fmt.Sprintf("oldest %s · scan took %s", age(m.opts.Now().Sub(w.oldest), w.oldest.IsZero()), w.took.Round(time.Millisecond)),
+		fmt.Sprintf("%d messages, %d held · %s", w.total, w.held, format.Bytes(w.bytes)),
+		fmt.Sprintf("oldest %s · scan took %s", format.Age(m.opts.Now(), w.oldest), format.Elapsed(w.took)),
 	}
 	loops := fmt.Sprintf("↻ %d replay loops · %d quarantined", w.loops, w.parked)
 	if w.loops > 0 {

@@ -89,8 +89,8 @@ func TestTheWholeQueueIsScannedForStatistics(t *testing.T) {
 	v := d.m.View()
 	for _, want := range []string{
 		"Whole queue at 03:00:00",
-		"1000 messages, 4 held · 2.0M",
-		"oldest 3d · scan took 1.2s",
+		"1000 messages, 4 held · 2.0 MiB",
+		"oldest 3d04h · scan took 1.2s",
 		"↻ 8 replay loops · 3 quarantined",
 		"attempts (whole queue)",
 		"rejected       902",

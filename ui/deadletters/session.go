@@ -2,11 +2,11 @@ package deadletters
 
 import (
 	"fmt"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/format"
 )
 
 func (m *Model) nextPage() tea.Cmd {
@@ -135,7 +135,7 @@ func (s inboxStatus) describe() string {
 	case s.state == "":
 		return "inbox lookup still running"
 	case s.state == "applied" && !s.at.IsZero():
-		return "applied at " + s.at.UTC().Format(time.RFC3339)
+		return "applied at " + format.Time(s.at)
 	case s.state == "applied":
 		return "inbox row present (no time column)"
 	}

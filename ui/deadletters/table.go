@@ -1,9 +1,7 @@
 package deadletters
 
 import (
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -106,34 +104,4 @@ func row(cols []column, widths []int, cells []string) string {
 func pad(s string, width int) string {
 	s = ansi.Truncate(s, width, "")
 	return s + strings.Repeat(" ", max(width-ansi.StringWidth(s), 0))
-}
-
-// age is compact: 45s, 12m, 3h, 2d; "—" when the time is unknown.
-func age(d time.Duration, unknown bool) string {
-	switch {
-	case unknown:
-		return "—"
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-// humanSize is a size in B, K, M, G (binary multiples).
-func humanSize(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%dB", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1fK", float64(n)/1024)
-	case n < 1024*1024*1024:
-		return fmt.Sprintf("%.1fM", float64(n)/(1024*1024))
-	}
-	return fmt.Sprintf("%.1fG", float64(n)/(1024*1024*1024))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/components/histogram"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -37,7 +38,7 @@ func (m *Model) middle() string {
 	case prompting:
 		return m.prompt.View()
 	case planning:
-		return m.st.Muted.Render("planning the " + string(m.planAction) + " of " + count(len(m.targets())) + "…")
+		return m.st.Muted.Render("planning the " + string(m.planAction) + " of " + format.Messages(len(m.targets())) + "…")
 	case running:
 		return m.progress.View()
 	}
@@ -128,9 +129,9 @@ func (m *Model) filterLines() []string {
 }
 
 func (m *Model) footer() string {
-	lines := []string{m.st.Muted.Render("* selected · # logical ID is a content hash · Q quarantined · ↻n replayed n times before")}
+	lines := []string{m.st.Muted.Render("* selected · " + format.HashLegend + " · Q quarantined · ↻n replayed n times before")}
 	if loops := m.loops(); loops > 0 {
-		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", count(loops))))
+		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", format.Messages(loops))))
 	}
 	if m.result != "" {
 		lines = append(lines, m.st.OK.Render(sanitize.Text(m.result)))
@@ -259,10 +260,6 @@ func (m *Model) hasHeadroom() bool {
 }
 
 func (m *Model) cells(l dlq.DeadLetter) []string {
-	id := l.LogicalID
-	if l.LogicalIDFrom == dlq.IDHash {
-		id = "#" + id
-	}
 	var flags []string
 	if l.Quarantined {
 		flags = append(flags, "Q")
@@ -271,9 +268,9 @@ func (m *Model) cells(l dlq.DeadLetter) []string {
 		flags = append(flags, fmt.Sprintf("↻%d", l.ReplayCount))
 	}
 	out := []string{
-		sanitize.Text(id), sanitize.Text(l.MessageID), sanitize.Text(l.Reason), sanitize.Text(l.OriginQueue),
-		fmt.Sprint(l.Attempts), age(m.opts.Now().Sub(l.DeadLetteredAt), l.DeadLetteredAt.IsZero()),
-		humanSize(int64(l.Size)), m.inboxCell(l), strings.Join(flags, " "),
+		format.LogicalID(l), sanitize.Text(l.MessageID), sanitize.Text(l.Reason), sanitize.Text(l.OriginQueue),
+		fmt.Sprint(l.Attempts), format.Age(m.opts.Now(), l.DeadLetteredAt),
+		format.Bytes(int64(l.Size)), m.inboxCell(l), strings.Join(flags, " "),
 	}
 	if m.hasHeadroom() {
 		room := "—"

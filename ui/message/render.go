@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -30,15 +31,9 @@ const (
 func (m *Model) content(width int) string {
 	l := m.msg.Letter
 	var b strings.Builder
-	id := sanitize.Text(l.LogicalID)
-	if l.LogicalIDFrom == dlq.IDHash {
-		id += " (content hash: no configured ID found)"
-	} else if l.LogicalIDFrom != "" {
-		id += " (from " + string(l.LogicalIDFrom) + ")"
-	}
 	b.WriteString(m.st.Title.Render("Message "+sanitize.Text(l.MessageID)) + "  " +
 		m.st.Muted.Render("in "+sanitize.Text(m.msg.Queue.Name)+" · vhost "+sanitize.Text(m.msg.Queue.Vhost)) + "\n")
-	m.field(&b, "logical ID", id)
+	m.field(&b, "logical ID", format.LogicalIDSource(l))
 
 	m.section(&b, "Dead-lettering")
 	m.field(&b, "reason", sanitize.Text(l.Reason))
@@ -89,9 +84,9 @@ func (m *Model) field(b *strings.Builder, label, value string) {
 
 func (m *Model) when(t time.Time) string {
 	if t.IsZero() {
-		return m.st.Muted.Render("—")
+		return m.st.Muted.Render(format.Unknown)
 	}
-	return t.UTC().Format(time.RFC3339) + m.st.Muted.Render(" ("+ago(m.opts.Now().Sub(t))+" ago)")
+	return format.Time(t) + m.st.Muted.Render(" ("+format.Ago(m.opts.Now().Sub(t))+")")
 }
 
 func (m *Model) inboxStatus() string {
@@ -133,12 +128,8 @@ func (m *Model) deaths(b *strings.Builder, deaths []dlq.Death) {
 	}
 	rows := [][]string{{"QUEUE", "REASON", "COUNT", "FIRST DEATH", "EXCHANGE", "ROUTING KEYS", "ORIG. EXPIRATION"}}
 	for _, d := range deaths {
-		t := "—"
-		if !d.Time.IsZero() {
-			t = d.Time.UTC().Format(time.RFC3339)
-		}
 		rows = append(rows, []string{
-			sanitize.Text(d.Queue), sanitize.Text(d.Reason), fmt.Sprint(d.Count), t,
+			sanitize.Text(d.Queue), sanitize.Text(d.Reason), fmt.Sprint(d.Count), format.Time(d.Time),
 			exchange(d.Exchange, true), orNone(sanitize.Text(strings.Join(d.RoutingKeys, ", "))),
 			orNone(sanitize.Text(d.OriginalExpiration)),
 		})
@@ -198,7 +189,7 @@ func value(v any) string {
 	case []byte:
 		return fmt.Sprintf("bytes(%d) %s", len(v), hex.EncodeToString(v[:min(len(v), 32)]))
 	case time.Time:
-		return v.UTC().Format(time.RFC3339)
+		return format.Time(v)
 	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {
@@ -227,7 +218,7 @@ func (m *Model) body(b *strings.Builder, l dlq.DeadLetter, width int) {
 	}
 	size := len(l.Body)
 	kind, text, note := decode(l.Body, l.Properties, m.hex)
-	head := fmt.Sprintf("%s · %s", kind, humanSize(size))
+	head := fmt.Sprintf("%s · %s", kind, format.Bytes(int64(size)))
 	if note != "" {
 		head += " · " + note
 	}
@@ -248,7 +239,7 @@ func decode(body []byte, p dlq.Properties, forceHex bool) (kind, text, note stri
 		}
 		shown := body[:min(len(body), hexLimit)]
 		if len(shown) < len(body) {
-			note = join(note, fmt.Sprintf("first %s shown", humanSize(len(shown))))
+			note = join(note, fmt.Sprintf("first %s shown", format.Bytes(int64(len(shown)))))
 		}
 		return kind, strings.TrimRight(hex.Dump(shown), "\n"), note
 	}
@@ -270,7 +261,7 @@ func cut(s string, note *string) string {
 		for n > 0 && !utf8.RuneStart(s[n]) {
 			n--
 		}
-		*note = join(*note, fmt.Sprintf("first %s shown", humanSize(n)))
+		*note = join(*note, fmt.Sprintf("first %s shown", format.Bytes(int64(n))))
 		s = s[:n]
 	}
 	return sanitize.Block(strings.TrimRight(s, "\n"))
@@ -324,26 +315,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func ago(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-func humanSize(n int) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -134,11 +135,11 @@ func (m *Model) renderRow(i int) table.Row {
 		case colType:
 			cells[j] = table.Cell{Text: sanitize.Text(q.Type)}
 		case colReady:
-			cells[j] = table.Cell{Text: table.Count(q.Ready)}
+			cells[j] = table.Cell{Text: format.Count(q.Ready)}
 		case colUnack:
-			cells[j] = table.Cell{Text: table.Count(q.Unacked)}
+			cells[j] = table.Cell{Text: format.Count(q.Unacked)}
 		case colTotal:
-			cells[j] = table.Cell{Text: table.Count(q.Messages)}
+			cells[j] = table.Cell{Text: format.Count(q.Messages)}
 		case colOldest:
 			cells[j] = ageCell(r)
 		case colCons:

@@ -2,7 +2,6 @@ package overview
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -115,11 +115,11 @@ func (m *Model) effectCells(r row) (rate, last table.Cell) {
 	case !ok:
 		return table.Cell{Text: "…", Tone: table.Muted}, table.Cell{Text: "…", Tone: table.Muted}
 	case e.err != nil:
-		return table.Cell{Text: "unknown", Tone: table.Muted}, table.Cell{Text: table.Unknown, Tone: table.Muted}
+		return table.Cell{Text: "unknown", Tone: table.Muted}, table.Cell{Text: format.Unknown, Tone: table.Muted}
 	}
-	rate = table.Cell{Text: table.Rate(e.e.Rate)}
+	rate = table.Cell{Text: format.Rate(e.e.Rate)}
 	if age, ok := e.e.LastAge(); ok {
-		return rate, table.Cell{Text: table.Duration(age)}
+		return rate, table.Cell{Text: format.Duration(age)}
 	}
 	return rate, table.Cell{Text: "never", Tone: table.Muted}
 }
@@ -136,15 +136,5 @@ func (m *Model) effectNote(r row) string {
 	case e.err != nil:
 		return "inbox effects unknown (" + sanitize.Text(e.err.Error()) + ")"
 	}
-	return describeEffect(e.e)
-}
-
-// describeEffect says what the inbox figures mean, by the database's
-// clock.
-func describeEffect(e inbox.Effect) string {
-	text := fmt.Sprintf("inbox: %s effects/s over the last %s", table.Rate(e.Rate), table.Duration(e.Window))
-	if age, ok := e.LastAge(); ok {
-		return text + ", last " + table.Duration(age) + " ago"
-	}
-	return text + ", none ever recorded"
+	return "inbox: " + format.Effect(e.e)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -351,8 +352,8 @@ func TestUnknownOldestAgeSaysWhy(t *testing.T) {
 	l := &lister{replies: []reply{{snap: snapshot(q)}}}
 	m := newModel(l)
 	m, _ = load(t, m, m.Init())
-	if got := m.renderRow(0).Cells[6].Text; got != table.Unknown {
-		t.Fatalf("oldest cell = %q, want %q", got, table.Unknown)
+	if got := m.renderRow(0).Cells[6].Text; got != format.Unknown {
+		t.Fatalf("oldest cell = %q, want %q", got, format.Unknown)
 	}
 	if note := m.note(); !contains(note, "oldest age unknown: publishers set no timestamp") {
 		t.Fatalf("note does not say why: %q", note)

@@ -12,6 +12,7 @@ import (
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -165,28 +166,15 @@ func notDraining(q mgmt.Queue, t *trend) string {
 	case d.Movement == mgmt.NoRates:
 		return ""
 	case q.Consumers == 0:
-		return "not draining: no consumers"
+		return format.DrainNote(mgmt.Drain{Movement: mgmt.NoConsumers})
 	case d.Movement == mgmt.Stalled:
-		return "not draining: consumers are not acknowledging"
+		return format.DrainNote(d)
 	case d.Movement == mgmt.Growing:
 		if prev, ok := t.depth.Last(0); ok && q.Messages > prev {
-			return fmt.Sprintf("not draining: growing +%s/s", table.Rate(d.Growth))
+			return format.DrainNote(d)
 		}
 	}
 	return ""
-}
-
-// retryNote says where a retry queue's messages go and when.
-func retryNote(q mgmt.Queue) string {
-	if q.RetryTarget == nil {
-		return ""
-	}
-	// A retry loop stays within its vhost: the name says enough.
-	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
-	if ttl, ok := q.LimitSetting("message-ttl"); ok {
-		text += " after " + table.Period(time.Duration(ttl)*time.Millisecond)
-	}
-	return text
 }
 
 // nodeAlarms maps a node to the alarm it raises, if any.

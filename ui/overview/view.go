@@ -9,6 +9,7 @@ import (
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -80,9 +81,9 @@ func (m *Model) note() string {
 		return m.st.Muted.Render("no queues")
 	}
 	r := m.rows[m.view[c]]
-	parts := []string{table.QueueName(r.q.Vhost, r.q.Name)}
+	parts := []string{format.QueueName(r.q.Vhost, r.q.Name)}
 	parts = append(parts, r.reasons...)
-	if rt := retryNote(r.q); rt != "" {
+	if rt := format.RetryNote(r.q); rt != "" {
 		parts = append(parts, rt)
 	}
 	if fx := m.effectNote(r); fx != "" {
@@ -120,25 +121,25 @@ func oldestReason(q mgmt.Queue) string {
 
 func ageCell(r row) table.Cell {
 	if !r.hasAge {
-		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+		return table.Cell{Text: format.Unknown, Tone: table.Muted}
 	}
-	return table.Cell{Text: table.Duration(r.age)}
+	return table.Cell{Text: format.Duration(r.age)}
 }
 
 // consumersCell is the CONS cell: the cheap list carries no consumer
 // count, so a row without statistics does not know it.
 func consumersCell(q mgmt.Queue) table.Cell {
 	if !q.HasRates {
-		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+		return table.Cell{Text: format.Unknown, Tone: table.Muted}
 	}
 	return table.Cell{Text: fmt.Sprint(q.Consumers)}
 }
 
 func rateCell(q mgmt.Queue, v float64) table.Cell {
 	if !q.HasRates {
-		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+		return table.Cell{Text: format.Unknown, Tone: table.Muted}
 	}
-	return table.Cell{Text: table.Rate(v)}
+	return table.Cell{Text: format.Rate(v)}
 }
 
 func dlqCell(r row) table.Cell {
@@ -150,35 +151,28 @@ func dlqCell(r row) table.Cell {
 	case r.q.DLQ == nil && r.retry != "":
 		return table.Cell{Text: "↻ " + r.retry, Tone: table.Muted}
 	case r.q.DLQ == nil:
-		return table.Cell{Text: table.Unknown, Tone: table.Muted}
+		return table.Cell{Text: format.Unknown, Tone: table.Muted}
 	case r.dlqDepth > 0:
-		return table.Cell{Text: table.Count(r.dlqDepth), Tone: table.Warn}
+		return table.Cell{Text: format.Count(r.dlqDepth), Tone: table.Warn}
 	}
 	return table.Cell{Text: "0"}
 }
 
-// drainCell is the drain estimate of docs/ARCHITECTURE.md §4.1: backlog ÷ (μ − λ)
-// when the queue drains, else how it is failing to.
+// drainCell is the drain estimate of docs/ARCHITECTURE.md §4.1: backlog ÷
+// (μ − λ) when the queue drains, else how it is failing to.
 func drainCell(q mgmt.Queue) table.Cell {
 	d := q.Drain()
-	switch d.Movement {
-	case mgmt.Empty:
-		return table.Cell{Text: "empty", Tone: table.Muted}
-	case mgmt.Draining:
-		return table.Cell{Text: "ETA " + table.Duration(d.ETA)}
-	case mgmt.Growing:
-		return table.Cell{Text: "growing +" + table.Rate(d.Growth) + "/s", Tone: table.Warn}
-	case mgmt.Held:
-		// A DLQ is meant to hold its messages until someone looks.
-		return table.Cell{Text: "held", Tone: table.Muted}
-	case mgmt.RetryWait:
-		return table.Cell{Text: "retry wait", Tone: table.Muted}
-	case mgmt.NoConsumers:
-		return table.Cell{Text: "no consumers", Tone: table.Warn}
-	case mgmt.Stalled:
-		return table.Cell{Text: "stalled", Tone: table.Warn}
-	case mgmt.Steady:
-		return table.Cell{Text: "steady"}
+	return table.Cell{Text: format.Drain(d), Tone: drainTone(d.Movement)}
+}
+
+// drainTone warns of a queue that fails to drain. A DLQ, a parking queue
+// and a retry queue are meant to hold their messages, so they stay quiet.
+func drainTone(m mgmt.Movement) table.Tone {
+	switch m {
+	case mgmt.Draining, mgmt.Steady:
+		return table.Normal
+	case mgmt.Growing, mgmt.NoConsumers, mgmt.Stalled:
+		return table.Warn
 	}
-	return table.Cell{Text: table.Unknown, Tone: table.Muted}
+	return table.Muted
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -50,9 +51,9 @@ func (m *Model) consumers(d *mgmt.QueueDetail) string {
 		if c.PrefetchCount == 0 {
 			prefetch = table.Cell{Text: "none", Tone: table.Warn}
 		}
-		chUnacked := table.Cell{Text: table.Unknown, Tone: table.Muted}
+		chUnacked := table.Cell{Text: format.Unknown, Tone: table.Muted}
 		if n, ok := unacked[c.Channel]; ok {
-			chUnacked = table.Cell{Text: table.Count(n)}
+			chUnacked = table.Cell{Text: format.Count(n)}
 		}
 		activity := table.Cell{Text: sanitize.Text(orDefault(c.ActivityStatus, "up"))}
 		if !c.Active {
@@ -70,16 +71,16 @@ const maxTagWidth = 40
 
 // unacked is the used/allowed figure against the consumers' prefetch.
 func (m *Model) unacked(d *mgmt.QueueDetail) string {
-	used := table.Count(d.UnackedUsed)
+	used := format.Count(d.UnackedUsed)
 	switch {
 	case d.UnackedUnlimited:
 		return m.st.Warn.Render("· unacked " + used + ", no limit: a consumer has no prefetch and may take everything")
 	case d.UnackedAllowed == 0:
 		return m.st.Muted.Render("· unacked " + used)
 	case d.UnackedUsed >= d.UnackedAllowed:
-		return m.st.Warn.Render(fmt.Sprintf("· unacked %s / %s allowed: consumers are at their prefetch limit", used, table.Count(d.UnackedAllowed)))
+		return m.st.Warn.Render(fmt.Sprintf("· unacked %s / %s allowed: consumers are at their prefetch limit", used, format.Count(d.UnackedAllowed)))
 	}
-	return fmt.Sprintf("· unacked %s / %s allowed", used, table.Count(d.UnackedAllowed))
+	return fmt.Sprintf("· unacked %s / %s allowed", used, format.Count(d.UnackedAllowed))
 }
 
 // channels shows the consumers' channels, with the confirm-mode ones'
@@ -100,7 +101,7 @@ func (m *Model) channels(d *mgmt.QueueDetail) string {
 	}
 	switch {
 	case confirming > 0:
-		b.WriteString(fmt.Sprintf(" · %d in confirm mode, %s unconfirmed", confirming, table.Count(unconfirmed)))
+		b.WriteString(fmt.Sprintf(" · %d in confirm mode, %s unconfirmed", confirming, format.Count(unconfirmed)))
 	case len(d.Channels) > 0:
 		b.WriteString(m.st.Muted.Render(" · none in confirm mode"))
 	}
@@ -120,9 +121,9 @@ func (m *Model) channels(d *mgmt.QueueDetail) string {
 	b.WriteString("\n")
 	b.WriteString(t.View(func(i int) table.Row {
 		ch := d.Channels[i]
-		confirm, unconf := table.Cell{Text: "no", Tone: table.Muted}, table.Cell{Text: table.Unknown, Tone: table.Muted}
+		confirm, unconf := table.Cell{Text: "no", Tone: table.Muted}, table.Cell{Text: format.Unknown, Tone: table.Muted}
 		if ch.ConfirmMode {
-			confirm, unconf = table.Cell{Text: "yes"}, table.Cell{Text: table.Count(ch.Unconfirmed)}
+			confirm, unconf = table.Cell{Text: "yes"}, table.Cell{Text: format.Count(ch.Unconfirmed)}
 			if ch.Unconfirmed > 0 {
 				unconf.Tone = table.Warn
 			}
@@ -133,11 +134,11 @@ func (m *Model) channels(d *mgmt.QueueDetail) string {
 		}
 		state := table.Cell{Text: "busy"}
 		if ch.IdleSince != nil {
-			state = table.Cell{Text: "idle " + table.Duration(d.TakenAt.Sub(*ch.IdleSince)), Tone: table.Muted}
+			state = table.Cell{Text: "idle " + format.Duration(d.TakenAt.Sub(*ch.IdleSince)), Tone: table.Muted}
 		}
 		return table.Row{Cells: []table.Cell{
 			{Text: sanitize.Text(ch.Name)}, {Text: sanitize.Text(ch.User)}, {Text: prefetch},
-			{Text: table.Count(ch.Unacked)}, confirm, unconf, {Text: table.Rate(ch.AckRate)}, state,
+			{Text: format.Count(ch.Unacked)}, confirm, unconf, {Text: format.Rate(ch.AckRate)}, state,
 		}}
 	}))
 	return b.String()

@@ -2,14 +2,13 @@ package queuedetail
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -81,10 +80,11 @@ func (m *Model) effectLine() string {
 	if !ok {
 		return ""
 	}
-	label := "inbox effects"
+	label, of := "inbox effects", ""
 	if owner != m.ref {
-		label += " (of " + table.QueueName(owner.Vhost, owner.Name) + ")"
+		of = " (of " + format.QueueName(owner.Vhost, owner.Name) + ")"
 	}
+	label += of
 	e := m.effect
 	switch {
 	case e == nil || e.Owner != owner:
@@ -92,9 +92,6 @@ func (m *Model) effectLine() string {
 	case e.Err != nil:
 		return label + ": " + m.st.Warn.Render("unknown ("+sanitize.Text(e.Err.Error())+")")
 	}
-	text := fmt.Sprintf("%s: %s/s over the last %s", label, table.Rate(e.Effect.Rate), table.Duration(e.Effect.Window))
-	if age, ok := e.Effect.LastAge(); ok {
-		return text + " · last effect " + table.Duration(age) + " ago"
-	}
-	return text + " · " + m.st.Muted.Render("no effect recorded yet")
+	// The overview's words: "inbox effects: 2.0 effects/s" would say it twice.
+	return "inbox" + of + ": " + format.Effect(e.Effect)
 }

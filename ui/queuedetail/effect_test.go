@@ -62,11 +62,11 @@ func TestInboxEffectLine(t *testing.T) {
 		wantAsked string
 	}{
 		{name: "a queue with an inbox shows its pace", q: orders, fx: &effects{inboxes: map[string]inbox.Effect{"orders": recent}},
-			want: "inbox effects: 4.2/s over the last 1m · last effect 3s ago", wantAsked: "orders"},
+			want: "inbox: 4.2 effects/s over the last 1m, last 3s ago", wantAsked: "orders"},
 		{name: "a DLQ shows the inbox of the queue it belongs to", q: dlq, fx: &effects{inboxes: map[string]inbox.Effect{"orders": recent}},
-			want: "inbox effects (of orders): 4.2/s", wantAsked: "orders"},
+			want: "inbox (of orders): 4.2 effects/s", wantAsked: "orders"},
 		{name: "an empty inbox says so", q: orders, fx: &effects{inboxes: map[string]inbox.Effect{"orders": {Now: now}}},
-			want: "0/s over the last 1m · no effect recorded yet", wantAsked: "orders"},
+			want: "0 effects/s over the last 1m, none ever recorded", wantAsked: "orders"},
 		{name: "a database that does not answer is unknown with the reason", q: orders,
 			fx:   &effects{inboxes: map[string]inbox.Effect{"orders": {}}, err: errors.New("cannot reach PostgreSQL at 127.0.0.1:5432")},
 			want: "inbox effects: unknown (cannot reach PostgreSQL at 127.0.0.1:5432)", wantAsked: "orders"},

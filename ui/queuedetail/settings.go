@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -70,13 +70,13 @@ func (m *Model) settingValue(q mgmt.Queue, s setting) (value, source string) {
 		// RabbitMQ takes the smaller of the two for limits and the
 		// argument otherwise; show both so the conflict is visible.
 		if n, ok := q.LimitSetting(s.key); ok && s.numeric {
-			return format(n, s), fmt.Sprintf("argument %s, policy %s: the smaller applies", format(arg, s), format(pol, s))
+			return settingText(n, s), fmt.Sprintf("argument %s, policy %s: the smaller applies", settingText(arg, s), settingText(pol, s))
 		}
-		return format(arg, s), "argument (policy says " + format(pol, s) + ")"
+		return settingText(arg, s), "argument (policy says " + settingText(pol, s) + ")"
 	case hasArg:
-		return format(arg, s), "argument"
+		return settingText(arg, s), "argument"
 	case hasPol:
-		return format(pol, s), "policy"
+		return settingText(pol, s), "policy"
 	}
 	return m.st.Muted.Render(s.def), "default"
 }
@@ -97,11 +97,11 @@ func deliveryLimit(q mgmt.Queue, limit int64, value, source string) (string, str
 func (m *Model) pairedDLQ(q mgmt.Queue) string {
 	switch {
 	case q.DLQ != nil:
-		depth := fmt.Sprintf(" (%s messages)", table.Count(q.DLQMessages))
+		depth := fmt.Sprintf(" (%s messages)", format.Count(q.DLQMessages))
 		if q.DLQMessages > 0 {
 			depth = m.st.Warn.Render(depth)
 		}
-		return table.QueueName(q.DLQ.Vhost, q.DLQ.Name) + depth + m.st.Muted.Render("  d opens it")
+		return format.QueueName(q.DLQ.Vhost, q.DLQ.Name) + depth + m.st.Muted.Render("  d opens it")
 	case q.RetryTarget != nil:
 		return m.st.Muted.Render("none: dead letters go back to " + sanitize.Text(q.RetryTarget.Name) + " (retry loop)")
 	case q.HasDLX:
@@ -110,7 +110,7 @@ func (m *Model) pairedDLQ(q mgmt.Queue) string {
 	return m.st.Muted.Render("none")
 }
 
-func format(v any, s setting) string {
+func settingText(v any, s setting) string {
 	text := sanitize.Text(fmt.Sprint(v))
 	if !s.millis {
 		return text
@@ -129,7 +129,7 @@ func format(v any, s setting) string {
 	if ms < 1000 {
 		return text + " ms"
 	}
-	return fmt.Sprintf("%s ms (%s)", text, table.Duration(time.Duration(ms)*time.Millisecond))
+	return fmt.Sprintf("%s ms (%s)", text, format.Duration(time.Duration(ms)*time.Millisecond))
 }
 
 // pad fills s, which may carry styles, to w cells.

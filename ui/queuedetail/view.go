@@ -3,11 +3,10 @@ package queuedetail
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
-	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -16,7 +15,7 @@ func (m *Model) content() string {
 	var b strings.Builder
 	switch {
 	case m.gone:
-		b.WriteString(m.st.Trouble.Render("queue " + table.QueueName(m.ref.Vhost, m.ref.Name) + " no longer exists; press r to look again or esc to go back"))
+		b.WriteString(m.st.Trouble.Render("queue " + format.QueueName(m.ref.Vhost, m.ref.Name) + " no longer exists; press r to look again or esc to go back"))
 		return b.String()
 	case m.detail == nil && m.err != nil:
 		return m.st.Trouble.Render("could not read queue " + sanitize.Text(m.ref.Name) + ": " + sanitize.Text(m.err.Error()) + "; retrying")
@@ -70,19 +69,19 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 	if q.Parking {
 		ident = append(ident, "parking queue: quarantined messages, out of replays until released (d, then r)")
 	}
-	oldest := table.Unknown + " (" + sanitize.Text(orDefault(q.OldestUnknownReason, "not reported")) + ")"
+	oldest := format.Unknown + " (" + sanitize.Text(orDefault(q.OldestUnknownReason, "not reported")) + ")"
 	if age, ok := q.OldestAge(d.TakenAt); ok {
-		oldest = table.Duration(age)
+		oldest = format.Duration(age)
 	}
 	figures := fmt.Sprintf("depth %s (ready %s, unacked %s) · oldest %s · %d consumers",
-		table.Count(q.Messages), table.Count(q.Ready), table.Count(q.Unacked), oldest, q.Consumers)
+		format.Count(q.Messages), format.Count(q.Ready), format.Count(q.Unacked), oldest, q.Consumers)
 	rates := m.st.Muted.Render("rates not reported")
 	if q.HasRates {
-		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", table.Rate(q.PublishRate), table.Rate(q.AckRate), m.drain(q))
+		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", format.Rate(q.PublishRate), format.Rate(q.AckRate), m.drain(q))
 	}
-	age := m.st.Muted.Render("stats " + table.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
+	age := m.st.Muted.Render("stats " + format.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
 	lines := []string{strings.Join(ident, " · ")}
-	if rt := retryLine(q); rt != "" {
+	if rt := format.RetryNote(q); rt != "" {
 		lines = append(lines, rt)
 	}
 	lines = append(lines, figures, rates+" · "+age)
@@ -92,40 +91,20 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 	return strings.Join(lines, "\n")
 }
 
-// retryLine says where a retry queue's messages go and when.
-func retryLine(q mgmt.Queue) string {
-	if q.RetryTarget == nil {
-		return ""
-	}
-	// A retry loop stays within its vhost: the name says enough.
-	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
-	if ttl, ok := q.LimitSetting("message-ttl"); ok {
-		text += " after " + table.Period(time.Duration(ttl)*time.Millisecond)
-	}
-	return text
-}
-
+// drain is the queue's movement in words, coloured by how much it
+// should worry the operator.
 func (m *Model) drain(q mgmt.Queue) string {
 	d := q.Drain()
+	text := format.DrainNote(d)
 	switch d.Movement {
-	case mgmt.Empty:
-		return "empty"
-	case mgmt.Draining:
-		return "drains in " + table.Duration(d.ETA)
-	case mgmt.Growing:
-		return m.st.Trouble.Render("not draining: growing +" + table.Rate(d.Growth) + "/s")
-	case mgmt.Held:
-		return m.st.Muted.Render("held: no consumers (a DLQ or parking queue keeps its messages until someone acts)")
-	case mgmt.RetryWait:
-		return m.st.Muted.Render("held until the messages' TTL sends them back (retry queue)")
-	case mgmt.NoConsumers:
-		return m.st.Trouble.Render("not draining: no consumers")
-	case mgmt.Stalled:
-		return m.st.Trouble.Render("not draining: consumers are not acknowledging")
+	case mgmt.Empty, mgmt.Draining:
+		return text
+	case mgmt.Growing, mgmt.NoConsumers, mgmt.Stalled:
+		return m.st.Trouble.Render(text)
 	case mgmt.Steady:
-		return m.st.Warn.Render("not draining: in = out, the backlog stays")
+		return m.st.Warn.Render(text)
 	}
-	return m.st.Muted.Render("drain unknown: rates not fetched yet")
+	return m.st.Muted.Render(text)
 }
 
 // findings are the topology checks of docs/ARCHITECTURE.md §4.7 about this queue.
@@ -161,14 +140,14 @@ func (m *Model) history(d *mgmt.QueueDetail) string {
 		samples []mgmt.Sample
 		format  func(float64) string
 	}{
-		{"depth", d.Depth, func(v float64) string { return table.Count(int64(v)) }},
-		{"publish/s", d.PublishRates, table.Rate},
-		{"ack/s", d.AckRates, table.Rate},
+		{"depth", d.Depth, func(v float64) string { return format.Count(int64(v)) }},
+		{"publish/s", d.PublishRates, format.Rate},
+		{"ack/s", d.AckRates, format.Rate},
 	}
 	for _, s := range series {
 		b.WriteString("\n  " + m.st.Label.Render(fmt.Sprintf("%-11s", s.name)))
 		if len(s.samples) == 0 {
-			b.WriteString(m.st.Muted.Render(table.Unknown + " no samples"))
+			b.WriteString(m.st.Muted.Render(format.Unknown + " no samples"))
 			continue
 		}
 		values := make([]float64, len(s.samples))

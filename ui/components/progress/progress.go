@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -98,12 +99,11 @@ func (m Model) counter(label string, n int, st lipgloss.Style) string {
 	return st.Render(fmt.Sprintf("%s %d", label, n))
 }
 
+// rate is the operation's pace in the words of every other rate; before
+// any time has passed there is none to tell.
 func rate(r float64) string {
 	if r == 0 {
-		return "—/s"
+		return format.Unknown + "/s"
 	}
-	if r >= 100 {
-		return fmt.Sprintf("%.0f/s", r)
-	}
-	return fmt.Sprintf("%.1f/s", r)
+	return format.PerSecond(r)
 }

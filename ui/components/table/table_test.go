@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -124,36 +123,6 @@ func keyMsg(k string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyPgDown}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-}
-
-func TestFiguresFitTheirColumns(t *testing.T) {
-	tests := []struct {
-		name string
-		got  string
-		want string
-	}{
-		{name: "small count is exact", got: Count(12000), want: "12000"},
-		{name: "large count is compact", got: Count(12_345_678), want: "12.3M"},
-		{name: "zero rate", got: Rate(0), want: "0"},
-		{name: "slow rate keeps a decimal", got: Rate(0.25), want: "0.2"},
-		{name: "rate", got: Rate(80), want: "80"},
-		{name: "fast rate", got: Rate(12500), want: "12.5k"},
-		{name: "seconds", got: Duration(45 * time.Second), want: "45s"},
-		{name: "whole minutes", got: Duration(10 * time.Minute), want: "10m"},
-		{name: "minutes and seconds", got: Duration(10*time.Minute + 5*time.Second), want: "10m05s"},
-		{name: "hours", got: Duration(65 * time.Minute), want: "1h05m"},
-		{name: "days", got: Duration(76 * time.Hour), want: "3d04h"},
-		{name: "negative is zero", got: Duration(-time.Second), want: "0s"},
-		{name: "a period under a second keeps its milliseconds", got: Period(250 * time.Millisecond), want: "250ms"},
-		{name: "a longer period is a duration", got: Period(90 * time.Second), want: "1m30s"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.got != tt.want {
-				t.Fatalf("got %q, want %q", tt.got, tt.want)
-			}
-		})
-	}
 }
 
 func TestNarrowTableHidesDroppableColumnsFirst(t *testing.T) {

@@ -1,0 +1,136 @@
+// Package format turns facts into words: counts, rates, durations, ages,
+// sizes, times, a queue's movement and a dead letter's logical ID. The
+// dashboard and the command line both word a fact through it, so an
+// operator who reads one never has to translate the other.
+//
+// It is pure: no styles, no terminal, no I/O. A view decides the colour;
+// this package decides the words.
+package format
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// Unknown stands for a figure nobody knows; the text around it says why,
+// so no figure is ever invented.
+const Unknown = "—"
+
+// Count is a message count, exact up to 999 999 and compact beyond, so it
+// fits six cells.
+func Count(n int64) string {
+	switch {
+	case n < 1_000_000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1fG", float64(n)/1e9)
+}
+
+// Messages counts messages in a sentence: "1 message", "37 messages".
+func Messages(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return strconv.Itoa(n) + " messages"
+}
+
+// Rate is a per-second rate in at most five cells.
+func Rate(r float64) string {
+	switch {
+	case r == 0:
+		return "0"
+	case r < 10:
+		return strconv.FormatFloat(r, 'f', 1, 64)
+	case r < 1000:
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	case r < 1e6:
+		return strconv.FormatFloat(r/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(r/1e6, 'f', 1, 64) + "M"
+}
+
+// PerSecond is a rate with its unit, for running text.
+func PerSecond(r float64) string { return Rate(r) + "/s" }
+
+// Duration is a span in at most six cells, with its two largest units:
+// 45s, 10m05s, 1h05m, 3d04h. A negative span (clock skew) is 0s.
+func Duration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		if s%60 == 0 {
+			return fmt.Sprintf("%dm", s/60)
+		}
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
+}
+
+// Period is a configured span (a TTL) like Duration, except that a span
+// under a second keeps its milliseconds: a TTL of 250 ms is not 0s.
+func Period(d time.Duration) string {
+	if d > 0 && d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return Duration(d)
+}
+
+// Elapsed is how long a piece of work took; it keeps milliseconds
+// because a scan of a small queue takes less than a second.
+func Elapsed(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// Age is how long ago at was, as of now; Unknown for a zero time.
+func Age(now, at time.Time) string {
+	if at.IsZero() {
+		return Unknown
+	}
+	return Duration(now.Sub(at))
+}
+
+// Ago is a span before now in running text: "5h07m ago".
+func Ago(d time.Duration) string { return Duration(d) + " ago" }
+
+// Time is an instant in UTC, RFC 3339, so that a time read on screen can
+// be pasted into a query or `warren audit --since`; Unknown for a zero
+// time.
+func Time(t time.Time) string {
+	if t.IsZero() {
+		return Unknown
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// Bytes is a size in binary multiples: 512 B, 1.5 KiB, 3.0 MiB.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// QueueName names a queue for people: the name alone in the default vhost
+// "/", else with its vhost. The result is sanitised.
+func QueueName(vhost, name string) string {
+	if vhost == "/" || vhost == "" {
+		return sanitize.Text(name)
+	}
+	return sanitize.Text(name) + " (vhost " + sanitize.Text(vhost) + ")"
+}

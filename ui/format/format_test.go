@@ -1,0 +1,158 @@
+package format
+
+import (
+	"testing"
+	"time"
+
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+var now = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func check(t *testing.T, tests []struct{ name, got, want string }) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Fatalf("got %q, want %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFiguresFitTheirColumns(t *testing.T) {
+	check(t, []struct{ name, got, want string }{
+		{"small count is exact", Count(12000), "12000"},
+		{"large count is compact", Count(12_345_678), "12.3M"},
+		{"huge count is compact", Count(3_400_000_000), "3.4G"},
+		{"zero rate", Rate(0), "0"},
+		{"slow rate keeps a decimal", Rate(0.25), "0.2"},
+		{"rate", Rate(80), "80"},
+		{"fast rate", Rate(12500), "12.5k"},
+		{"very fast rate", Rate(2.5e6), "2.5M"},
+		{"rate in a sentence has its unit", PerSecond(12.34), "12/s"},
+	})
+}
+
+func TestDurationsKeepTheirTwoLargestUnits(t *testing.T) {
+	check(t, []struct{ name, got, want string }{
+		{"seconds", Duration(45 * time.Second), "45s"},
+		{"whole minutes", Duration(10 * time.Minute), "10m"},
+		{"minutes and seconds", Duration(10*time.Minute + 5*time.Second), "10m05s"},
+		{"hours", Duration(65 * time.Minute), "1h05m"},
+		{"days", Duration(76 * time.Hour), "3d04h"},
+		{"negative is zero", Duration(-time.Second), "0s"},
+		{"rounds to the second", Duration(1500 * time.Millisecond), "2s"},
+		{"a period under a second keeps its milliseconds", Period(250 * time.Millisecond), "250ms"},
+		{"a longer period is a duration", Period(90 * time.Second), "1m30s"},
+		{"work done keeps its milliseconds", Elapsed(1234567 * time.Microsecond), "1.235s"},
+	})
+}
+
+func TestAgesAreDurationsBeforeNow(t *testing.T) {
+	check(t, []struct{ name, got, want string }{
+		{"age", Age(now, now.Add(-5*time.Hour-7*time.Minute)), "5h07m"},
+		{"unknown time has no age", Age(now, time.Time{}), Unknown},
+		{"a time ahead of the clock is 0s old", Age(now, now.Add(time.Minute)), "0s"},
+		{"ago", Ago(5*time.Hour + 7*time.Minute), "5h07m ago"},
+		{"time is UTC RFC 3339", Time(now.In(time.FixedZone("CEST", 7200))), "2024-05-01T12:00:00Z"},
+		{"zero time is unknown", Time(time.Time{}), Unknown},
+	})
+}
+
+func TestSizesUseBinaryMultiples(t *testing.T) {
+	check(t, []struct{ name, got, want string }{
+		{"bytes", Bytes(512), "512 B"},
+		{"kibibytes", Bytes(1536), "1.5 KiB"},
+		{"mebibytes", Bytes(3 << 20), "3.0 MiB"},
+		{"gibibytes", Bytes(5 << 30), "5.0 GiB"},
+	})
+}
+
+func TestCountsInSentences(t *testing.T) {
+	check(t, []struct{ name, got, want string }{
+		{"one", Messages(1), "1 message"},
+		{"none", Messages(0), "0 messages"},
+		{"many", Messages(37), "37 messages"},
+		{"default vhost is left out", QueueName("/", "orders"), "orders"},
+		{"other vhost is named", QueueName("eu", "orders"), "orders (vhost eu)"},
+		{"names are sanitised", QueueName("/", "ord\x1b[31mers"), `ord\x1b[31mers`},
+	})
+}
+
+func TestEveryMovementHasWords(t *testing.T) {
+	tests := []struct {
+		name       string
+		d          mgmt.Drain
+		cell, note string
+	}{
+		{"no rates", mgmt.Drain{Movement: mgmt.NoRates}, Unknown, "drain unknown: rates not fetched yet"},
+		{"empty", mgmt.Drain{Movement: mgmt.Empty}, "empty", "empty"},
+		{"draining", mgmt.Drain{Movement: mgmt.Draining, ETA: 32 * time.Second}, "ETA 32s", "drains in 32s"},
+		{"growing", mgmt.Drain{Movement: mgmt.Growing, Growth: 12.34}, "growing +12/s", "not draining: growing +12/s"},
+		{"held", mgmt.Drain{Movement: mgmt.Held}, "held", "held: no consumers (a DLQ or parking queue keeps its messages until someone acts)"},
+		{"retry wait", mgmt.Drain{Movement: mgmt.RetryWait}, "retry wait", "held until the messages' TTL sends them back (retry queue)"},
+		{"no consumers", mgmt.Drain{Movement: mgmt.NoConsumers}, "no consumers", "not draining: no consumers"},
+		{"stalled", mgmt.Drain{Movement: mgmt.Stalled}, "stalled", "not draining: consumers are not acknowledging"},
+		{"steady", mgmt.Drain{Movement: mgmt.Steady}, "steady", "not draining: in = out, the backlog stays"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Drain(tt.d); got != tt.cell {
+				t.Errorf("Drain = %q, want %q", got, tt.cell)
+			}
+			if got := DrainNote(tt.d); got != tt.note {
+				t.Errorf("DrainNote = %q, want %q", got, tt.note)
+			}
+		})
+	}
+}
+
+func TestRetryNoteSaysWhereAndWhen(t *testing.T) {
+	target := &mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	check(t, []struct{ name, got, want string }{
+		{"not a retry queue", RetryNote(mgmt.Queue{Name: "orders"}), ""},
+		{"without a TTL", RetryNote(mgmt.Queue{Name: "orders.retry", RetryTarget: target}), "retry queue: expired messages go back to orders"},
+		{"with a TTL", RetryNote(mgmt.Queue{Name: "orders.retry", RetryTarget: target,
+			Arguments: map[string]any{"x-message-ttl": 250}}), "retry queue: expired messages go back to orders after 250ms"},
+	})
+}
+
+func TestEffectSaysThePaceAndTheLast(t *testing.T) {
+	check(t, []struct{ name, got, want string }{
+		{"with a last effect", Effect(inbox.Effect{Window: time.Minute, Rate: 2, Now: now, Last: now.Add(-3 * time.Second)}),
+			"2.0 effects/s over the last 1m, last 3s ago"},
+		{"none", Effect(inbox.Effect{Window: time.Minute, Now: now}), "0 effects/s over the last 1m, none ever recorded"},
+	})
+}
+
+func TestLogicalIDSaysWhenItIsAHash(t *testing.T) {
+	hash := dlq.DeadLetter{LogicalID: "sha256:0123456789abcdef", LogicalIDFrom: dlq.IDHash}
+	header := dlq.DeadLetter{LogicalID: "ord-1", LogicalIDFrom: dlq.IDHeader}
+	check(t, []struct{ name, got, want string }{
+		{"a hash is marked in a list", LogicalID(hash), "#sha256:0123456789abcdef"},
+		{"a configured ID is plain in a list", LogicalID(header), "ord-1"},
+		{"a hash says so in full", LogicalIDSource(hash), "sha256:0123456789abcdef (content hash: no configured ID found)"},
+		{"a configured ID names its source", LogicalIDSource(header), "ord-1 (from header)"},
+		{"no source known", LogicalIDSource(dlq.DeadLetter{LogicalID: "x"}), "x"},
+	})
+	for _, tt := range []struct {
+		name string
+		l    dlq.DeadLetter
+		s    string
+		want bool
+	}{
+		{"as typed", hash, "sha256:0123456789abcdef", true},
+		{"as listed", hash, "#sha256:0123456789abcdef", true},
+		{"a configured ID is not marked", header, "#ord-1", false},
+		{"another ID", header, "ord-2", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := MatchesLogicalID(tt.l, tt.s); got != tt.want {
+				t.Fatalf("MatchesLogicalID(%q) = %v, want %v", tt.s, got, tt.want)
+			}
+		})
+	}
+}

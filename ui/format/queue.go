@@ -1,0 +1,76 @@
+package format
+
+import (
+	"time"
+
+	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// movementWords are the words for each movement without a figure: as a
+// table cell, and as a sentence that says what it means.
+var movementWords = map[mgmt.Movement]struct{ cell, note string }{
+	mgmt.NoRates:     {Unknown, "drain unknown: rates not fetched yet"},
+	mgmt.Empty:       {"empty", "empty"},
+	mgmt.Held:        {"held", "held: no consumers (a DLQ or parking queue keeps its messages until someone acts)"},
+	mgmt.RetryWait:   {"retry wait", "held until the messages' TTL sends them back (retry queue)"},
+	mgmt.NoConsumers: {"no consumers", "not draining: no consumers"},
+	mgmt.Stalled:     {"stalled", "not draining: consumers are not acknowledging"},
+	mgmt.Steady:      {"steady", "not draining: in = out, the backlog stays"},
+}
+
+// Drain is a queue's movement in a table cell: the overview's DRAIN
+// column and the DRAIN column of `warren status`.
+func Drain(d mgmt.Drain) string {
+	switch d.Movement {
+	case mgmt.Draining:
+		return "ETA " + Duration(d.ETA)
+	case mgmt.Growing:
+		return "growing +" + PerSecond(d.Growth)
+	}
+	if w, ok := movementWords[d.Movement]; ok {
+		return w.cell
+	}
+	return Unknown
+}
+
+// DrainNote is a queue's movement as a sentence that says what it means,
+// where there is room for one: a queue's own screen, and the overview's
+// note on a queue in trouble.
+func DrainNote(d mgmt.Drain) string {
+	switch d.Movement {
+	case mgmt.Draining:
+		return "drains in " + Duration(d.ETA)
+	case mgmt.Growing:
+		return "not draining: " + Drain(d)
+	}
+	if w, ok := movementWords[d.Movement]; ok {
+		return w.note
+	}
+	return movementWords[mgmt.NoRates].note
+}
+
+// RetryNote says where a retry queue's messages go and when; empty for
+// any other queue.
+func RetryNote(q mgmt.Queue) string {
+	if q.RetryTarget == nil {
+		return ""
+	}
+	// A retry loop stays within its vhost: the name says enough.
+	text := "retry queue: expired messages go back to " + sanitize.Text(q.RetryTarget.Name)
+	if ttl, ok := q.LimitSetting("message-ttl"); ok {
+		text += " after " + Period(time.Duration(ttl)*time.Millisecond)
+	}
+	return text
+}
+
+// Effect is the pace of a queue's inbox, by the database's clock: "2.0
+// effects/s over the last 1m, last 3s ago".
+func Effect(e inbox.Effect) string {
+	text := Rate(e.Rate) + " effects/s over the last " + Duration(e.Window)
+	if age, ok := e.LastAge(); ok {
+		return text + ", last " + Ago(age)
+	}
+	return text + ", none ever recorded"
+}
