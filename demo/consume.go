@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -35,6 +36,21 @@ func consume(ctx context.Context, ch *amqp.Channel, queue, tag string, prefetch 
 			}
 		}
 	}
+}
+
+// consumePaced acks one delivery of queue per tick, holding up to prefetch
+// unacknowledged: a consumer with a fixed throughput.
+func consumePaced(ctx context.Context, ch *amqp.Channel, queue, tag string, prefetch int, every time.Duration) error {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	return consume(ctx, ch, queue, tag, prefetch, func(ctx context.Context, d amqp.Delivery) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			return d.Ack(false)
+		}
+	})
 }
 
 // ordersService is the orders consumer: it validates each order, records

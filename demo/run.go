@@ -52,8 +52,10 @@ func Run(ctx context.Context, o Options, s *Scene) error {
 	service("shipping-worker", func(ctx context.Context, conn *amqp.Connection) error {
 		peers := newGroup(ctx)
 		for i := range shippingPeers {
+			// A slow peer holds a full prefetch window unacknowledged
+			// while shipping has messages.
 			peers.goFn(onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
-				return slowConsumer(ctx, ch, fmt.Sprintf("shipping-worker-%d", i+1))
+				return consumePaced(ctx, ch, qShipping, fmt.Sprintf("shipping-worker-%d", i+1), shippingPrefch, shippingAckGap)
 			}))
 		}
 		<-peers.ctx.Done()
@@ -94,20 +96,11 @@ func ticking(every time.Duration, f func(*amqp.Channel) error) func(context.Cont
 	}
 }
 
-// paced acks one delivery per tick: a consumer with a fixed throughput.
+// paced runs consumePaced on a channel of its own.
 func paced(queue, tag string, every time.Duration) func(context.Context, *amqp.Connection) error {
 	return func(ctx context.Context, conn *amqp.Connection) error {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
 		return onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
-			return consume(ctx, ch, queue, tag, 5, func(ctx context.Context, d amqp.Delivery) error {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-tick.C:
-					return d.Ack(false)
-				}
-			})
+			return consumePaced(ctx, ch, queue, tag, 5, every)
 		})(ctx)
 	}
 }
