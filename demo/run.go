@@ -80,19 +80,24 @@ func publish(ch *amqp.Channel, m outgoing) error {
 func ticking(every time.Duration, f func(*amqp.Channel) error) func(context.Context, *amqp.Connection) error {
 	return func(ctx context.Context, conn *amqp.Connection) error {
 		return onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-tick.C:
-					if err := f(ch); err != nil {
-						return err
-					}
-				}
-			}
+			return onTicks(ctx, every, func() error { return f(ch) })
 		})(ctx)
+	}
+}
+
+// onTicks calls f at every tick until ctx ends (nil) or f fails.
+func onTicks(ctx context.Context, every time.Duration, f func() error) error {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := f(); err != nil {
+				return err
+			}
+		}
 	}
 }
 
@@ -108,19 +113,9 @@ func paced(queue, tag string, every time.Duration) func(context.Context, *amqp.C
 // orderGateway publishes orders in confirm mode, letting up to
 // gatewayWindow confirms run ahead instead of waiting for each one.
 func orderGateway(ctx context.Context, conn *amqp.Connection) error {
-	return onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
-		if err := ch.Confirm(false); err != nil {
-			return fmt.Errorf("demo: confirm mode: %w", err)
-		}
+	return onConfirmChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
 		var inFlight []*amqp.DeferredConfirmation
-		tick := time.NewTicker(gatewayEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-tick.C:
-			}
+		return onTicks(ctx, gatewayEvery, func() error {
 			for len(inFlight) > 0 && confirmed(inFlight[0]) {
 				inFlight = inFlight[1:]
 			}
@@ -136,7 +131,8 @@ func orderGateway(ctx context.Context, conn *amqp.Connection) error {
 				return fmt.Errorf("demo: publish order: %w", err)
 			}
 			inFlight = append(inFlight, dc)
-		}
+			return nil
+		})
 	})(ctx)
 }
 
