@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/dlq"
 )
 
 // consume feeds each delivery of queue to handle until ctx ends (nil) or
@@ -37,12 +40,27 @@ func consume(ctx context.Context, ch *amqp.Channel, queue, tag string, prefetch 
 	}
 }
 
+// consumePaced acks one delivery of queue per tick, holding up to prefetch
+// unacknowledged: a consumer with a fixed throughput.
+func consumePaced(ctx context.Context, ch *amqp.Channel, queue, tag string, prefetch int, every time.Duration) error {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	return consume(ctx, ch, queue, tag, prefetch, func(ctx context.Context, d amqp.Delivery) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			return d.Ack(false)
+		}
+	})
+}
+
 // ordersService is the orders consumer: it validates each order, records
 // the effect through applied (may be nil) and acks; a failure is rejected
 // without requeue so the broker takes it down the retry path.
 func ordersService(applied func(ctx context.Context, eventID string)) func(context.Context, amqp.Delivery) error {
 	return func(ctx context.Context, d amqp.Delivery) error {
-		if processOrder(d.Body, 1+deathCount(d.Headers, qOrders, reasonRejected)) != nil {
+		if processOrder(d.Body, 1+deathCount(d.Headers, qOrders, dlq.ReasonRejected)) != nil {
 			return d.Reject(false)
 		}
 		if id, ok := d.Headers["event_id"].(string); ok && applied != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/dlq"
 )
 
 // reasonsOf counts deliveries by the reason of their most recent death.
@@ -31,8 +33,8 @@ func reasonsOf(ds []amqp.Delivery) map[string]int {
 func TestSeedLeavesBrokerDeadLettersForEveryReasonAndRerunsToTheSameContent(t *testing.T) {
 	o := testOptions(t)
 	want := map[string]map[string]int{
-		qOrdersDLQ:   {reasonRejected: 12, reasonExpired: 4, reasonMaxlen: 6, reasonDeliveryLimit: 4},
-		qPaymentsDLQ: {reasonExpired: 7},
+		qOrdersDLQ:   {dlq.ReasonRejected: 12, dlq.ReasonExpired: 4, dlq.ReasonMaxLen: 6, dlq.ReasonDeliveryLimit: 4},
+		qPaymentsDLQ: {dlq.ReasonExpired: 7},
 	}
 	var firstRun map[string]map[string]int
 	for run := 1; run <= 2; run++ {
@@ -78,14 +80,14 @@ func checkDeadLetters(t *testing.T, queue string, ds []amqp.Delivery) {
 		}
 		deaths, _ := d.Headers["x-death"].([]any)
 		last, _ := deaths[0].(amqp.Table)
-		if last["reason"] != reasonRejected {
+		if last["reason"] != dlq.ReasonRejected {
 			continue
 		}
-		if got := deathCount(d.Headers, qOrders, reasonRejected); got != 3 {
+		if got := deathCount(d.Headers, qOrders, dlq.ReasonRejected); got != 3 {
 			t.Errorf("%s: rejected order %s died %d times in orders, want 3", queue, d.MessageId, got)
 		}
 		for _, tier := range []string{qOrdersRetry, qOrdersRetry2} {
-			if deathCount(d.Headers, tier, reasonExpired) != 1 {
+			if deathCount(d.Headers, tier, dlq.ReasonExpired) != 1 {
 				t.Errorf("%s: rejected order %s has no expired entry for %s in x-death %v", queue, d.MessageId, tier, deaths)
 			}
 		}

@@ -59,6 +59,17 @@ func onChannel(conn *amqp.Connection, f func(context.Context, *amqp.Channel) err
 	}
 }
 
+// onConfirmChannel is onChannel with the channel in confirm mode, for
+// publishers that wait for the broker's confirms.
+func onConfirmChannel(conn *amqp.Connection, f func(context.Context, *amqp.Channel) error) func(context.Context) error {
+	return onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
+		if err := ch.Confirm(false); err != nil {
+			return fmt.Errorf("demo: confirm mode: %w", err)
+		}
+		return f(ctx, ch)
+	})
+}
+
 // publishAll publishes msgs on a confirm-mode channel and waits for every
 // confirm, so nothing is left in flight when it returns.
 func publishAll(ctx context.Context, ch *amqp.Channel, msgs []outgoing) error {

@@ -52,8 +52,10 @@ func Run(ctx context.Context, o Options, s *Scene) error {
 	service("shipping-worker", func(ctx context.Context, conn *amqp.Connection) error {
 		peers := newGroup(ctx)
 		for i := range shippingPeers {
+			// A slow peer holds a full prefetch window unacknowledged
+			// while shipping has messages.
 			peers.goFn(onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
-				return slowConsumer(ctx, ch, fmt.Sprintf("shipping-worker-%d", i+1))
+				return consumePaced(ctx, ch, qShipping, fmt.Sprintf("shipping-worker-%d", i+1), shippingPrefch, shippingAckGap)
 			}))
 		}
 		<-peers.ctx.Done()
@@ -78,36 +80,32 @@ func publish(ch *amqp.Channel, m outgoing) error {
 func ticking(every time.Duration, f func(*amqp.Channel) error) func(context.Context, *amqp.Connection) error {
 	return func(ctx context.Context, conn *amqp.Connection) error {
 		return onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-tick.C:
-					if err := f(ch); err != nil {
-						return err
-					}
-				}
-			}
+			return onTicks(ctx, every, func() error { return f(ch) })
 		})(ctx)
 	}
 }
 
-// paced acks one delivery per tick: a consumer with a fixed throughput.
+// onTicks calls f at every tick until ctx ends (nil) or f fails.
+func onTicks(ctx context.Context, every time.Duration, f func() error) error {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := f(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// paced runs consumePaced on a channel of its own.
 func paced(queue, tag string, every time.Duration) func(context.Context, *amqp.Connection) error {
 	return func(ctx context.Context, conn *amqp.Connection) error {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
 		return onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
-			return consume(ctx, ch, queue, tag, 5, func(ctx context.Context, d amqp.Delivery) error {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-tick.C:
-					return d.Ack(false)
-				}
-			})
+			return consumePaced(ctx, ch, queue, tag, 5, every)
 		})(ctx)
 	}
 }
@@ -115,19 +113,9 @@ func paced(queue, tag string, every time.Duration) func(context.Context, *amqp.C
 // orderGateway publishes orders in confirm mode, letting up to
 // gatewayWindow confirms run ahead instead of waiting for each one.
 func orderGateway(ctx context.Context, conn *amqp.Connection) error {
-	return onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
-		if err := ch.Confirm(false); err != nil {
-			return fmt.Errorf("demo: confirm mode: %w", err)
-		}
+	return onConfirmChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
 		var inFlight []*amqp.DeferredConfirmation
-		tick := time.NewTicker(gatewayEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-tick.C:
-			}
+		return onTicks(ctx, gatewayEvery, func() error {
 			for len(inFlight) > 0 && confirmed(inFlight[0]) {
 				inFlight = inFlight[1:]
 			}
@@ -143,7 +131,8 @@ func orderGateway(ctx context.Context, conn *amqp.Connection) error {
 				return fmt.Errorf("demo: publish order: %w", err)
 			}
 			inFlight = append(inFlight, dc)
-		}
+			return nil
+		})
 	})(ctx)
 }
 

@@ -83,30 +83,24 @@ func driveDeadLetters(ctx context.Context, conn *amqp.Connection, dead []outgoin
 }
 
 func publishAndWait(ctx context.Context, conn *amqp.Connection, dead []outgoing, dlqs []DLQ) error {
-	ch, err := conn.Channel()
-	if err != nil {
-		return fmt.Errorf("demo: open channel: %w", err)
-	}
-	defer ch.Close()
-	if err := ch.Confirm(false); err != nil {
-		return fmt.Errorf("demo: confirm mode: %w", err)
-	}
-	if err := publishAll(ctx, ch, dead); err != nil {
-		return err
-	}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		done, report, err := dlqsFilled(ch, dlqs)
-		if err != nil || done {
+	return onConfirmChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
+		if err := publishAll(ctx, ch, dead); err != nil {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("demo: dead letters did not arrive in time (%s): %w", report, context.Cause(ctx))
-		case <-tick.C:
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			done, report, err := dlqsFilled(ch, dlqs)
+			if err != nil || done {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("demo: dead letters did not arrive in time (%s): %w", report, context.Cause(ctx))
+			case <-tick.C:
+			}
 		}
-	}
+	})(ctx)
 }
 
 // dlqsFilled says whether every DLQ holds exactly its expected count, and
@@ -141,13 +135,7 @@ func seedBacklogs(ctx context.Context, conn *amqp.Connection, now time.Time) err
 		msgs = append(msgs, email(now.Add(-time.Duration(120-i)*3*time.Second)))
 	}
 	msgs = append(msgs, reindexBatch(now.Add(-10*time.Minute))...)
-	ch, err := conn.Channel()
-	if err != nil {
-		return fmt.Errorf("demo: open channel: %w", err)
-	}
-	defer ch.Close()
-	if err := ch.Confirm(false); err != nil {
-		return fmt.Errorf("demo: confirm mode: %w", err)
-	}
-	return publishAll(ctx, ch, msgs)
+	return onConfirmChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
+		return publishAll(ctx, ch, msgs)
+	})(ctx)
 }

@@ -9,41 +9,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// slowConsumer takes up to its prefetch of shipping's deliveries and acks
-// the oldest one per shippingAckGap, so it always holds a full window of
-// unacknowledged deliveries while the queue has messages.
-func slowConsumer(ctx context.Context, ch *amqp.Channel, tag string) error {
-	if err := ch.Qos(shippingPrefch, 0, false); err != nil {
-		return fmt.Errorf("demo: prefetch on %s: %w", qShipping, err)
-	}
-	deliveries, err := ch.Consume(qShipping, tag, false, false, false, false, nil)
-	if err != nil {
-		return fmt.Errorf("demo: consume %s: %w", qShipping, err)
-	}
-	tick := time.NewTicker(shippingAckGap)
-	defer tick.Stop()
-	var held []amqp.Delivery
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case d, ok := <-deliveries:
-			if !ok {
-				return fmt.Errorf("demo: consumer %s on %s: channel closed", tag, qShipping)
-			}
-			held = append(held, d)
-		case <-tick.C:
-			if len(held) == 0 {
-				continue
-			}
-			if err := held[0].Ack(false); err != nil {
-				return fmt.Errorf("demo: consumer %s on %s: %w", tag, qShipping, err)
-			}
-			held = held[1:]
-		}
-	}
-}
-
 // shippingFeeder tops shipping up to shippingReady ready messages every
 // second, so the slow consumers never run dry and the queue neither grows
 // nor drains.

@@ -73,9 +73,20 @@ func declareAll(conn *amqp.Connection, exchange string, qs []declaration) error 
 	return first
 }
 
-// waitDepth polls until queue holds want messages, every 5 ms, so a
-// timed wait overshoots by at most that.
+// waitDepth waits until queue holds want messages.
 func waitDepth(conn *amqp.Connection, queue string, want int, timeout time.Duration) error {
+	return pollQueue(conn, queue, timeout, func(q amqp.Queue) error {
+		if q.Messages == want {
+			return nil
+		}
+		return fmt.Errorf("queue %s holds %d messages after %s, want %d", queue, q.Messages, timeout, want)
+	})
+}
+
+// pollQueue reads queue's counts every 5 ms (so a timed wait overshoots
+// by at most that) until unmet returns nil; once timeout has passed it
+// returns unmet's last error.
+func pollQueue(conn *amqp.Connection, queue string, timeout time.Duration, unmet func(amqp.Queue) error) error {
 	ch, err := conn.Channel()
 	if err != nil {
 		return err
@@ -87,11 +98,9 @@ func waitDepth(conn *amqp.Connection, queue string, want int, timeout time.Durat
 		if err != nil {
 			return err
 		}
-		if q.Messages == want {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("queue %s holds %d messages after %s, want %d", queue, q.Messages, timeout, want)
+		err = unmet(q)
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

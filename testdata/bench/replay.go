@@ -214,25 +214,12 @@ func (b *bench) shovel(conn *amqp.Connection, vh, src, dest string, n int) (time
 // messages it holds unacknowledged would go back to the queue if it were
 // stopped.
 func waitDrained(conn *amqp.Connection, queue string, timeout time.Duration) error {
-	ch, err := conn.Channel()
-	if err != nil {
-		return err
-	}
-	defer ch.Close()
-	deadline := time.Now().Add(timeout)
-	for {
-		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
-		if err != nil {
-			return err
-		}
+	return pollQueue(conn, queue, timeout, func(q amqp.Queue) error {
 		if q.Messages == 0 && q.Consumers == 0 {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("queue %s still holds %d messages and %d consumers after %s", queue, q.Messages, q.Consumers, timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Errorf("queue %s still holds %d messages and %d consumers after %s", queue, q.Messages, q.Consumers, timeout)
+	})
 }
 
 // moved checks that the origin holds the n replayed messages and the DLQ
