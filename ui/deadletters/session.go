@@ -56,21 +56,22 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 	for _, n := range msg.page.Notes {
 		m.addNote(n)
 	}
-	m.letters = append(m.letters, msg.page.Letters...)
+	m.held.letters = append(m.held.letters, msg.page.Letters...)
+	inbox := m.held.inbox
 	var ids []string
 	for _, l := range msg.page.Letters {
-		if _, seen := m.inbox[l.LogicalID]; seen {
+		if _, seen := inbox[l.LogicalID]; seen {
 			continue
 		}
 		switch {
 		case l.BusinessID() == "":
-			m.inbox[l.LogicalID] = inboxStatus{state: "unknown", detail: "no logical ID (content hash): the inbox cannot know this message"}
+			inbox[l.LogicalID] = inboxStatus{state: "unknown", detail: "no logical ID (content hash): the inbox cannot know this message"}
 		default:
-			m.inbox[l.LogicalID] = inboxStatus{}
+			inbox[l.LogicalID] = inboxStatus{}
 			ids = append(ids, l.LogicalID)
 		}
 	}
-	m.refresh()
+	m.held.refresh()
 	if len(ids) == 0 {
 		return nil
 	}
@@ -90,15 +91,16 @@ func (m *Model) inboxAnswered(msg inboxMsg) {
 	if msg.sid != m.sid {
 		return
 	}
+	inbox := m.held.inbox
 	for _, id := range msg.asked {
 		switch {
 		case msg.err != nil:
-			m.inbox[id] = inboxStatus{state: "unknown", detail: msg.err.Error()}
+			inbox[id] = inboxStatus{state: "unknown", detail: msg.err.Error()}
 		default:
 			if at, ok := msg.applied[id]; ok {
-				m.inbox[id] = inboxStatus{state: "applied", at: at}
+				inbox[id] = inboxStatus{state: "applied", at: at}
 			} else {
-				m.inbox[id] = inboxStatus{state: "pending", detail: "no inbox row for this logical ID"}
+				inbox[id] = inboxStatus{state: "pending", detail: "no inbox row for this logical ID"}
 			}
 		}
 	}
@@ -106,7 +108,7 @@ func (m *Model) inboxAnswered(msg inboxMsg) {
 	if msg.err != nil {
 		m.inboxNote = "inbox unknown: " + msg.err.Error()
 	}
-	m.refresh()
+	m.held.refresh()
 }
 
 func (m *Model) sessionDone(msg sessionDoneMsg) tea.Cmd {
