@@ -17,6 +17,7 @@ import (
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/list"
+	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -244,8 +245,7 @@ func (m *Model) describe(o audit.OperationSummary) string {
 func row(widths []int, cells []string) string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
-		c = ansi.Truncate(c, widths[i], "…")
-		out[i] = c + strings.Repeat(" ", max(widths[i]-ansi.StringWidth(c), 0))
+		out[i] = table.Fit(c, widths[i], table.Left)
 	}
 	return strings.TrimRight(strings.Join(out, " "), " ")
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/ui/components/table"
 )
 
 // markerWidth holds the cursor (>) and selection (*) marks.
@@ -96,13 +98,7 @@ func fit(cols []column, body [][]string, width int) []int {
 func row(cols []column, widths []int, cells []string) string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		s := ansi.Truncate(cells[i], widths[i], "…")
-		gap := strings.Repeat(" ", max(widths[i]-ansi.StringWidth(s), 0))
-		if c.right {
-			out[i] = gap + s
-		} else {
-			out[i] = s + gap
-		}
+		out[i] = table.Fit(cells[i], widths[i], c.align)
 	}
 	return strings.Join(out, " ")
 }

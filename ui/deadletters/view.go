@@ -9,6 +9,7 @@ import (
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/components/histogram"
+	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -234,17 +235,17 @@ func (m *Model) panel(width int) ([]string, []string) {
 type column struct {
 	title string
 	min   int
-	right bool
+	align table.Align
 }
 
 func (m *Model) columns() []column {
 	cols := []column{
 		{title: "LOGICAL ID", min: 8}, {title: "MESSAGE ID", min: 6}, {title: "REASON", min: 6},
-		{title: "ORIGIN", min: 6}, {title: "ATT", min: 3, right: true}, {title: "AGE", min: 3, right: true},
-		{title: "SIZE", min: 4, right: true}, {title: "INBOX", min: 7}, {title: "FLAGS", min: 3},
+		{title: "ORIGIN", min: 6}, {title: "ATT", min: 3, align: table.Right}, {title: "AGE", min: 3, align: table.Right},
+		{title: "SIZE", min: 4, align: table.Right}, {title: "INBOX", min: 7}, {title: "FLAGS", min: 3},
 	}
 	if m.hasHeadroom() {
-		cols = append(cols, column{title: "HEADROOM", min: 4, right: true})
+		cols = append(cols, column{title: "HEADROOM", min: 4, align: table.Right})
 	}
 	return cols
 }

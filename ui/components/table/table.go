@@ -231,7 +231,7 @@ func (m Model) renderRow(i int, r Row) string {
 		if j < len(r.Cells) {
 			c = r.Cells[j]
 		}
-		b.WriteString(m.tone(c.Tone).Render(fit(c.Text, w, m.cols[j].Align)))
+		b.WriteString(m.tone(c.Tone).Render(Fit(c.Text, w, m.cols[j].Align)))
 	}
 	return b.String()
 }
@@ -261,7 +261,7 @@ func (m Model) line(cells []Cell) string {
 		if j < len(cells) {
 			text = cells[j].Text
 		}
-		b.WriteString(fit(text, w, m.cols[j].Align))
+		b.WriteString(Fit(text, w, m.cols[j].Align))
 	}
 	return b.String()
 }
@@ -280,8 +280,9 @@ func (m Model) tone(t Tone) lipgloss.Style {
 	return m.st.TableRow
 }
 
-// fit truncates s to w cells with an ellipsis, then pads it.
-func fit(s string, w int, a Align) string {
+// Fit truncates s to w cells with an ellipsis, then pads it to w: one
+// cell of any table, so every screen cuts and aligns alike.
+func Fit(s string, w int, a Align) string {
 	if w <= 0 {
 		return ""
 	}
