@@ -27,7 +27,7 @@ type listing struct {
 	letters []dlq.DeadLetter
 	inbox   map[string]inboxStatus
 	visible []int // indexes into letters
-	// list's rows are visible; a row is selected by its Position, so the
+	// list runs over visible and selects a row by its Position, so a
 	// selection outlives a filter.
 	list      list.Model[int]
 	filter    ops.Filter
@@ -43,6 +43,38 @@ type inboxStatus struct {
 	state  string // applied | pending | unknown
 	at     time.Time
 	detail string
+}
+
+func (s inboxStatus) label() string {
+	if s.state == "" {
+		return "unknown"
+	}
+	return s.state
+}
+
+func (s inboxStatus) describe() string {
+	switch {
+	case s.state == "":
+		return "inbox lookup still running"
+	case s.state == "applied" && !s.at.IsZero():
+		return "applied at " + s.at.UTC().Format(time.RFC3339)
+	case s.state == "applied":
+		return "inbox row present (no time column)"
+	}
+	return s.detail
+}
+
+// appliedPtr is the filter's view of the inbox: nil when unknown.
+func (s inboxStatus) appliedPtr() *bool {
+	switch s.state {
+	case "applied":
+		t := true
+		return &t
+	case "pending":
+		f := false
+		return &f
+	}
+	return nil
 }
 
 func newListing(e *env, rows func() int) *listing {
@@ -95,8 +127,8 @@ func (l *listing) Update(k tea.KeyMsg) (cmd tea.Cmd, handled bool) {
 	return nil, true
 }
 
-// navigate moves the cursor; the screen's parts that hold the keys
-// otherwise still let the operator look around.
+// navigate moves the cursor. It is the one thing the list still does
+// while an operation holds the keys, so the operator can look around.
 func (l *listing) navigate(k tea.KeyMsg) bool {
 	l.list.SetHeight(l.rows())
 	if !l.list.Move(k) {

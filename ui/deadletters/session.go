@@ -2,7 +2,6 @@ package deadletters
 
 import (
 	"fmt"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -123,36 +122,4 @@ func (m *Model) sessionDone(msg sessionDoneMsg) tea.Cmd {
 		why = msg.err.Error()
 	}
 	return tea.Batch(closeDead, common.ReportError(fmt.Errorf("browse session on %s ended (%s); its messages went back to the queue; press R to reopen", m.ref.Name, why)))
-}
-
-func (s inboxStatus) label() string {
-	if s.state == "" {
-		return "unknown"
-	}
-	return s.state
-}
-
-func (s inboxStatus) describe() string {
-	switch {
-	case s.state == "":
-		return "inbox lookup still running"
-	case s.state == "applied" && !s.at.IsZero():
-		return "applied at " + s.at.UTC().Format(time.RFC3339)
-	case s.state == "applied":
-		return "inbox row present (no time column)"
-	}
-	return s.detail
-}
-
-// appliedPtr is the filter's view of the inbox: nil when unknown.
-func (s inboxStatus) appliedPtr() *bool {
-	switch s.state {
-	case "applied":
-		t := true
-		return &t
-	case "pending":
-		f := false
-		return &f
-	}
-	return nil
 }

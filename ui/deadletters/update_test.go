@@ -73,6 +73,19 @@ func TestSelectAllMatchingTakesOnlyTheFilteredRows(t *testing.T) {
 	}
 }
 
+func TestSelectionOutlivesTheFilter(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, nil)
+	d.keys("down", "down", "space", "/")
+	d.typeText(`reason == "rejected"`)
+	d.keys("enter", "*", "*")
+	if got := strings.Join(selectedIDs(d.m), ","); got != "ev-3" {
+		t.Fatalf("selected %q, want the hidden ev-3 kept after selecting and clearing the matching rows", got)
+	}
+	if v := d.m.View(); !strings.Contains(v, "1 selected") {
+		t.Errorf("the header does not count the hidden selection:\n%s", v)
+	}
+}
+
 func TestFilterErrorsAreShown(t *testing.T) {
 	tests := []struct {
 		name        string
