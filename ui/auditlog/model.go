@@ -1,4 +1,4 @@
-// Package audit is the audit screen: recent operations with their
+// Package auditlog is the audit screen: recent operations with their
 // outcomes, and whether the hash chain is intact.
 package auditlog
 

@@ -1,7 +1,7 @@
-// Package dlq is the dead-letter queue screen: the held messages with why
-// they died and whether their effect was already applied, histograms of
-// attempts, reasons and origins, a filter, multi-select, and the replay
-// and quarantine actions behind the confirmation prompt.
+// Package deadletters is the dead-letter queue screen: the held messages
+// with why they died and whether their effect was already applied,
+// histograms of attempts, reasons and origins, a filter, multi-select,
+// and the replay and quarantine actions behind the confirmation prompt.
 package deadletters
 
 import (
