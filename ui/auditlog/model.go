@@ -1,4 +1,4 @@
-// Package audit is the audit screen: recent operations with their
+// Package auditlog is the audit screen: recent operations with their
 // outcomes, and whether the hash chain is intact.
 package auditlog
 
@@ -16,6 +16,8 @@ import (
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/list"
+	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
@@ -49,8 +51,9 @@ type Model struct {
 	verified bool
 	chain    audit.Result
 	chainErr error
-	cursor   int
-	offset   int
+	// list's rows are ops; its height depends on the detail of the row
+	// under the cursor, so it is set again after every move.
+	list list.Model[int]
 }
 
 // New returns the audit screen reading r.
@@ -62,7 +65,10 @@ func New(r Reader, opts Options) *Model {
 		opts.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Model{r: r, opts: opts, st: opts.Styles, keys: DefaultKeyMap(), ctx: ctx, cancel: cancel}
+	k := DefaultKeyMap()
+	l := list.New[int](k.Nav, nil)
+	l.SetOverlap(1)
+	return &Model{r: r, opts: opts, st: opts.Styles, keys: k, ctx: ctx, cancel: cancel, list: l}
 }
 
 // Init loads the operations and verifies the chain.
@@ -93,7 +99,7 @@ func (m *Model) Capturing() bool { return false }
 // SetSize sets the space the screen may draw in.
 func (m *Model) SetSize(w, h int) {
 	m.width, m.height = w, h
-	m.clamp()
+	m.fit()
 }
 
 // Update handles one message.
@@ -112,7 +118,8 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		for i := len(msg.ops) - 1; i >= 0; i-- {
 			m.ops = append(m.ops, msg.ops[i])
 		}
-		m.clamp()
+		m.list.SetLen(len(m.ops))
+		m.fit()
 	case verifiedMsg:
 		if msg.load != m.load {
 			return m, nil
@@ -127,11 +134,12 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	return m, nil
 }
 
+// key moves the cursor a page of the height around the row it leaves,
+// then scrolls by the height around the row it lands on.
 func (m *Model) key(k tea.KeyMsg) {
-	if c, ok := m.keys.Nav.Move(k, m.cursor, max(m.rows()-1, 1), len(m.ops)-1); ok {
-		m.cursor = c
-	}
-	m.clamp()
+	m.list.SetHeight(m.rows())
+	m.list.Move(k)
+	m.fit()
 }
 
 // rows is how many operations fit between the title, chain state and
@@ -140,16 +148,9 @@ func (m *Model) rows() int {
 	return max(m.height-lipgloss.Height(m.top())-lipgloss.Height(m.detail())-3, 1)
 }
 
-func (m *Model) clamp() {
-	m.cursor = max(min(m.cursor, len(m.ops)-1), 0)
-	rows := m.rows()
-	if m.cursor < m.offset {
-		m.offset = m.cursor
-	}
-	if m.cursor >= m.offset+rows {
-		m.offset = m.cursor - rows + 1
-	}
-	m.offset = max(min(m.offset, len(m.ops)-rows), 0)
+func (m *Model) fit() {
+	m.list.SetHeight(m.rows())
+	m.list.Reveal()
 }
 
 // View draws the screen.
@@ -198,8 +199,10 @@ func (m *Model) table() []string {
 	case len(m.ops) == 0:
 		return append(out, m.st.Muted.Render("no operations recorded yet"))
 	}
-	end := min(m.offset+m.rows(), len(m.ops))
-	for i := m.offset; i < end; i++ {
+	// The chain line may have changed the height since the last move.
+	shown := m.list
+	shown.SetHeight(m.rows())
+	return append(out, shown.View(func(i int) string {
 		o := m.ops[i]
 		c := o.Counts
 		state := "done"
@@ -214,23 +217,21 @@ func (m *Model) table() []string {
 		})
 		line = ansi.Truncate(line, max(m.width, 20), "…")
 		switch {
-		case i == m.cursor:
-			line = m.st.TableSelected.Render("> " + line)
+		case i == m.list.Cursor():
+			return m.st.TableSelected.Render("> " + line)
 		case o.Incomplete() || c[audit.OutcomeUnknown] > 0 || c[audit.OutcomeNacked] > 0:
-			line = m.st.Warn.Render("  " + line)
-		default:
-			line = m.st.TableRow.Render("  " + line)
+			return m.st.Warn.Render("  " + line)
 		}
-		out = append(out, line)
-	}
-	return out
+		return m.st.TableRow.Render("  " + line)
+	}))
 }
 
 func (m *Model) detail() string {
-	if m.cursor >= len(m.ops) {
+	c := m.list.Cursor()
+	if c < 0 {
 		return ""
 	}
-	return m.wrap(m.describe(m.ops[m.cursor]))
+	return m.wrap(m.describe(m.ops[c]))
 }
 
 func (m *Model) describe(o audit.OperationSummary) string {
@@ -245,8 +246,7 @@ func (m *Model) describe(o audit.OperationSummary) string {
 func row(widths []int, cells []string) string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
-		c = ansi.Truncate(c, widths[i], "…")
-		out[i] = c + strings.Repeat(" ", max(widths[i]-ansi.StringWidth(c), 0))
+		out[i] = table.Fit(c, widths[i], table.Left)
 	}
 	return strings.TrimRight(strings.Join(out, " "), " ")
 }

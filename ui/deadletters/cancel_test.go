@@ -41,7 +41,7 @@ func TestARunningOperationCanBeCancelled(t *testing.T) {
 		t.Fatalf("the cancel key is offered with nothing running: %s", h)
 	}
 	d.keys("*", "r")
-	d.until("the plan prompt", func() bool { return d.m.mode == prompting })
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
 	d.keys("y")
 	d.until("the operation to start", func() bool {
 		select {
@@ -62,10 +62,10 @@ func TestARunningOperationCanBeCancelled(t *testing.T) {
 	if v := d.m.View(); !strings.Contains(v, "Replay cancelling…") {
 		t.Fatalf("the progress does not say it is cancelling:\n%s", v)
 	}
-	d.until("the result", func() bool { return d.m.mode == normal })
+	d.until("the result", func() bool { return d.m.mode() == normal })
 	want := "Replay op-2 cancelled: 4 selected · 0 skipped (applied) · 1 confirmed · 0 returned · 0 nacked · 0 unknown · 3 not sent (still in the DLQ)"
-	if !strings.Contains(d.m.result, want) {
-		t.Fatalf("result = %q, want %q", d.m.result, want)
+	if !strings.Contains(d.m.op.result, want) {
+		t.Fatalf("result = %q, want %q", d.m.op.result, want)
 	}
 	// The notice is a message of its own, which may arrive after the
 	// result: wait for it (until fails the test if it never comes).
@@ -77,7 +77,7 @@ func TestARunningOperationCanBeCancelled(t *testing.T) {
 
 func TestPlanningOffersOnlyEsc(t *testing.T) {
 	d, _ := browsingDriver(t, Options{}, &fakeActions{})
-	d.m.mode = planning
+	d.m.op.mode = planning
 	if h := helpOf(d.m); h != "esc cancel, ↑/k up, ↓/j down" {
 		t.Fatalf("help while planning = %q", h)
 	}

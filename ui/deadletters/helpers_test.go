@@ -354,10 +354,10 @@ func (d *driver) infoText() string {
 func (d *driver) browsing(n int) {
 	d.t.Helper()
 	d.until(fmt.Sprintf("%d letters with inbox status", n), func() bool {
-		if len(d.m.letters) != n || d.m.loading {
+		if len(d.m.held.letters) != n || d.m.loading {
 			return false
 		}
-		for _, st := range d.m.inbox {
+		for _, st := range d.m.held.inbox {
 			if st.state == "" {
 				return false
 			}

@@ -39,7 +39,7 @@ func TestCloseWaitsForARunningOperationBeforeReturningTheMessages(t *testing.T) 
 	d, s := browsingDriver(t, Options{}, nil)
 	d.m.deps.Actions = acts
 	d.keys("r")
-	d.until("the prompt", func() bool { return d.m.mode == prompting })
+	d.until("the prompt", func() bool { return d.m.mode() == prompting })
 	d.keys("y")
 	d.until("the operation to start", func() bool {
 		select {

@@ -1,7 +1,7 @@
-// Package dlq is the dead-letter queue screen: the held messages with why
-// they died and whether their effect was already applied, histograms of
-// attempts, reasons and origins, a filter, multi-select, and the replay
-// and quarantine actions behind the confirmation prompt.
+// Package deadletters is the dead-letter queue screen: the held messages
+// with why they died and whether their effect was already applied,
+// histograms of attempts, reasons and origins, a filter, multi-select,
+// and the replay and quarantine actions behind the confirmation prompt.
 package deadletters
 
 import (
@@ -9,19 +9,17 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/components/progress"
 	"github.com/warrenops/warren/ui/components/prompt"
+	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -57,34 +55,26 @@ const (
 	running
 )
 
-type promptKind int
-
-const (
-	askReason promptKind = iota
-	confirmPlan
-	confirmOverride
-)
-
-// inboxStatus is one logical ID's inbox state; an empty state means the
-// lookup has not answered yet.
-type inboxStatus struct {
-	state  string // applied | pending | unknown
-	at     time.Time
-	detail string
+// env is what the screen's parts share: the queue, the services and
+// settings, the context and life of the screen's commands, and its width.
+type env struct {
+	ref   mgmt.QueueRef
+	deps  Deps
+	opts  Options
+	st    styles.Styles
+	keys  KeyMap
+	ctx   context.Context
+	life  *life
+	width int
 }
 
-// Model is the DLQ screen.
+// Model is the DLQ screen: the browse session and the held messages it
+// brings, and three parts that each take their own keys and messages —
+// the listing of the held messages, the operation on them, and the
+// whole-queue scan.
 type Model struct {
-	ref  mgmt.QueueRef
-	deps Deps
-	opts Options
-	st   styles.Styles
-	keys KeyMap
-
-	ctx    context.Context
+	*env
 	cancel context.CancelFunc
-	life   *life
-	width  int
 	height int
 
 	sid       int64
@@ -97,34 +87,11 @@ type Model struct {
 	end       bool
 	depth     int
 	notes     []string
-	letters   []dlq.DeadLetter
-	inbox     map[string]inboxStatus
 	inboxNote string
 
-	mode      mode
-	cursor    int
-	offset    int
-	selected  map[int]bool // by Position
-	filter    ops.Filter
-	filterSrc string
-	filterErr error
-	visible   []int // indexes into letters
-	input     textinput.Model
-
-	op         int64
-	prompt     prompt.Model
-	promptKind promptKind
-	reason     string
-	planAction ops.Action
-	plan       ops.Plan
-	progress   progress.Model
-	// stopOp cancels the running operation's context; stopping is set
-	// once the operator asked, until the result arrives.
-	stopOp   context.CancelFunc
-	stopping bool
-	result   string
-
-	scan scan
+	held *listing
+	op   *operation
+	scan *scan
 }
 
 // New returns the screen for the DLQ ref; Init opens the browse session.
@@ -135,18 +102,14 @@ func New(ref mgmt.QueueRef, deps Deps, opts Options) *Model {
 	if opts.ConfirmThreshold <= 0 {
 		opts.ConfirmThreshold = config.DefaultConfirmThreshold
 	}
-	in := textinput.New()
-	in.Prompt = "/"
-	in.Placeholder = `reason == "rejected" && attempts >= 3`
-	in.Cursor.SetMode(cursor.CursorStatic)
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Model{
+	e := &env{
 		ref: ref, deps: deps, opts: opts, st: opts.Styles,
-		keys: DefaultKeyMap(opts.ReadOnly),
-		ctx:  ctx, cancel: cancel, life: newLife(),
-		inbox: map[string]inboxStatus{}, selected: map[int]bool{},
-		input: in,
+		keys: DefaultKeyMap(opts.ReadOnly), ctx: ctx, life: newLife(),
 	}
+	m := &Model{env: e, cancel: cancel, op: newOperation(e), scan: &scan{env: e}}
+	m.held = newListing(e, m.tableRows)
+	return m
 }
 
 // Init opens the browse session.
@@ -158,10 +121,8 @@ func (m *Model) open(allowRisk bool) tea.Cmd {
 	m.session, m.state, m.stateErr, m.refusal = nil, opening, nil, nil
 	m.allowRisk = allowRisk
 	m.loading, m.end, m.notes, m.depth = false, false, nil, 0
-	m.letters, m.selected = nil, map[int]bool{}
-	m.inbox, m.inboxNote = map[string]inboxStatus{}, ""
-	m.cursor, m.offset, m.result = 0, 0, ""
-	m.refresh()
+	m.inboxNote, m.op.result = "", ""
+	m.held.reset(nil, true)
 	return tea.Batch(append(cmds, openCmd(m.ctx, m.life, m.deps.Browser, m.ref, allowRisk, m.sid))...)
 }
 
@@ -184,13 +145,21 @@ func (m *Model) Close() tea.Cmd {
 // Title names the screen; the root sanitises it.
 func (m *Model) Title() string { return "DLQ " + m.ref.Name }
 
+// mode is what holds the keys: the filter input, or the operation.
+func (m *Model) mode() mode {
+	if m.held.typing {
+		return filtering
+	}
+	return m.op.mode
+}
+
 // Keys returns the bindings that apply now.
 func (m *Model) Keys() help.KeyMap {
-	switch m.mode {
+	switch m.mode() {
 	case filtering:
 		return filterKeys{Apply: m.keys.Apply, Cancel: m.keys.Cancel}
 	case prompting:
-		return m.prompt.Keys()
+		return m.op.prompt.Keys()
 	case planning:
 		return busyKeys{nav: m.keys.Nav, stop: m.keys.Cancel}
 	case running:
@@ -209,18 +178,18 @@ func (m *Model) Keys() help.KeyMap {
 // Capturing is true while a filter or prompt takes keys, and while an
 // operation or a scan runs, so esc cannot pop the screen from under it
 // (esc cancels the scan).
-func (m *Model) Capturing() bool { return m.mode != normal || m.scan.running }
+func (m *Model) Capturing() bool { return m.mode() != normal || m.scan.running }
 
 // SetSize sets the space the screen may draw in.
 func (m *Model) SetSize(w, h int) {
 	m.width, m.height = w, h
-	m.input.Width = max(w-4, 10)
-	m.prompt.SetWidth(w)
-	m.progress.SetWidth(w)
-	m.clampCursor()
+	m.held.input.Width = max(w-4, 10)
+	m.op.setWidth(w)
+	m.held.fit()
 }
 
-// Update handles one message.
+// Update handles one message: the session's own, and the parts' by
+// delegation.
 func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
@@ -235,69 +204,56 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		return m, m.sessionDone(msg)
 	case lettersMsg:
 		if msg.sid == m.sid {
-			m.letters, m.selected = msg.letters, map[int]bool{}
-			m.refresh()
+			m.held.reset(msg.letters, false)
 		}
-	case planMsg:
-		return m, m.planned(msg)
-	case progressMsg:
-		return m, m.progressed(msg)
-	case resultMsg:
-		return m, m.finished(msg)
-	case scanProgressMsg:
-		return m, m.scanProgressed(msg)
-	case scanMsg:
-		return m, m.scanned(msg)
+	case planMsg, progressMsg, resultMsg:
+		return m, m.follow(m.op.Update(msg))
+	case scanProgressMsg, scanMsg:
+		cmd, shown := m.scan.Update(msg, m.held.letters)
+		if shown {
+			m.held.fit() // the panel's height changed
+		}
+		return m, cmd
 	}
 	return m, nil
 }
 
-func (m *Model) key(k tea.KeyMsg) tea.Cmd {
-	switch m.mode {
-	case filtering:
-		return m.filterKey(k)
-	case prompting:
-		return m.promptKey(k)
-	case planning, running:
-		if m.navigate(k) {
-			return nil
+// follow does what the operation's answer or result asks of the screen.
+func (m *Model) follow(cmd tea.Cmd, w wants) tea.Cmd {
+	switch w {
+	case planQuarantine:
+		return m.op.start(m.planRequest(ops.Quarantine, m.op.reason))
+	case reopenAnyway:
+		return m.open(true)
+	case reload:
+		if m.session != nil {
+			return tea.Batch(lettersCmd(m.session, m.sid), cmd)
 		}
-		if m.mode == planning && key.Matches(k, m.keys.Cancel) {
-			// The plan touches nothing: dropping its answer is enough.
-			m.mode, m.op = normal, nextID()
-			return common.Info("cancelled: nothing was changed")
-		}
-		if m.mode == running && key.Matches(k, m.keys.Stop) {
-			m.stop()
-			return nil
-		}
-		if m.mode == running {
-			return common.ReportError(fmt.Errorf("an operation on %s is in progress; wait for its result or press x to cancel it", m.ref.Name))
-		}
-		return common.ReportError(fmt.Errorf("an operation on %s is being planned; wait for the prompt or press esc", m.ref.Name))
 	}
-	if m.navigate(k) {
-		return nil
+	return cmd
+}
+
+func (m *Model) key(k tea.KeyMsg) tea.Cmd {
+	switch m.mode() {
+	case filtering:
+		cmd, _ := m.held.Update(k)
+		return cmd
+	case prompting:
+		return m.follow(m.op.Update(k))
+	case planning, running:
+		if m.held.navigate(k) {
+			return nil
+		}
+		return m.follow(m.op.Update(k))
+	}
+	if cmd, ok := m.held.Update(k); ok {
+		return cmd
 	}
 	switch {
 	case m.scan.running && key.Matches(k, m.keys.Cancel):
-		m.cancelScan()
+		m.scan.cancel()
 	case key.Matches(k, m.keys.Scan):
-		return m.toggleScan()
-	case key.Matches(k, m.keys.Select):
-		if l, ok := m.current(); ok {
-			m.selected[l.Position] = !m.selected[l.Position]
-			if !m.selected[l.Position] {
-				delete(m.selected, l.Position)
-			}
-		}
-	case key.Matches(k, m.keys.SelectAll):
-		return m.selectAllMatching()
-	case key.Matches(k, m.keys.Filter):
-		m.mode = filtering
-		m.input.SetValue(m.filterSrc)
-		m.input.CursorEnd()
-		return m.input.Focus()
+		return m.scan.toggle(m.loading)
 	case key.Matches(k, m.keys.Inspect):
 		return m.inspect()
 	case key.Matches(k, m.keys.Replay):
@@ -314,41 +270,55 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) navigate(k tea.KeyMsg) bool {
-	c, ok := m.keys.Nav.Move(k, m.cursor, max(m.tableRows()-1, 1), len(m.visible)-1)
-	if !ok {
-		return false
-	}
-	m.cursor = c
-	m.clampCursor()
-	return true
-}
-
-func (m *Model) clampCursor() {
-	m.cursor = max(min(m.cursor, len(m.visible)-1), 0)
-	rows := max(m.tableRows(), 1)
-	if m.cursor < m.offset {
-		m.offset = m.cursor
-	}
-	if m.cursor >= m.offset+rows {
-		m.offset = m.cursor - rows + 1
-	}
-	m.offset = max(min(m.offset, len(m.visible)-rows), 0)
-}
-
-func (m *Model) current() (dlq.DeadLetter, bool) {
-	if m.cursor < 0 || m.cursor >= len(m.visible) {
-		return dlq.DeadLetter{}, false
-	}
-	return m.letters[m.visible[m.cursor]], true
-}
-
 func (m *Model) inspect() tea.Cmd {
-	l, ok := m.current()
+	l, ok := m.held.current()
 	if !ok {
 		return nil
 	}
-	st := m.inbox[l.LogicalID]
+	st := m.held.inbox[l.LogicalID]
 	msg := common.OpenMessageMsg{Queue: m.ref, Letter: l, Inbox: st.label(), InboxDetail: st.describe()}
 	return func() tea.Msg { return msg }
+}
+
+// planRequest is what an action would act on now: the selection, or the
+// message under the cursor, held by this session.
+func (m *Model) planRequest(a ops.Action, reason string) ops.PlanRequest {
+	return ops.PlanRequest{Action: a, Queue: m.ref, Session: m.session, Letters: m.held.targets(), Reason: reason}
+}
+
+func (m *Model) startAction(a ops.Action) tea.Cmd {
+	name := sanitize.Text(m.ref.Name)
+	switch {
+	case m.opts.ReadOnly:
+		return common.ReportError(fmt.Errorf("read-only context: %s is disabled (read_only in the config or --read-only)", a))
+	case m.deps.Actions == nil:
+		return common.ReportError(fmt.Errorf("%s is not available in this session", a))
+	case m.state != browsing:
+		return common.ReportError(fmt.Errorf("no browse session on %s: press R to reopen before %s", name, verb(a)))
+	case len(m.held.targets()) == 0:
+		return common.ReportError(fmt.Errorf("nothing to %s: %s holds no messages", a, name))
+	}
+	if a == ops.Quarantine {
+		m.op.ask(askReason, prompt.Question{
+			Title: "Quarantine",
+			Text:  fmt.Sprintf("Quarantine %s from %s: why? The reason is stored in each message and the audit log.", format.Messages(len(m.held.targets())), name),
+			Ask:   "Reason",
+		})
+		return nil
+	}
+	return m.op.start(m.planRequest(ops.Replay, ""))
+}
+
+func (m *Model) askOverride() tea.Cmd {
+	if m.state != refused || m.refusal == nil {
+		return nil
+	}
+	name := sanitize.Text(m.ref.Name)
+	m.op.ask(confirmOverride, prompt.Question{
+		Title:         "Browse anyway",
+		Text:          fmt.Sprintf("Browse %s although warren refused: %s", name, sanitize.Text(m.refusal.Reason)),
+		Warning:       sanitize.Text(m.refusal.Risk),
+		TypeToConfirm: name,
+	})
+	return nil
 }

@@ -15,9 +15,10 @@ import (
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
-// scan is the state of the whole-queue statistics: a scan running, the
-// last figures, or why there are none.
+// scan is the whole-queue statistics: a scan running, the last figures,
+// or why there are none.
 type scan struct {
+	*env
 	id      int64
 	running bool
 	read    int // messages read so far
@@ -39,62 +40,74 @@ type scanMsg struct {
 	err   error
 }
 
-// toggleScan starts a scan, or goes back from the whole queue's figures
-// to the held messages'.
-func (m *Model) toggleScan() tea.Cmd {
+// Update handles the scan's messages; a figure of a scan that is no
+// longer running is dropped by its ID. shown is true when the panel
+// turned to the whole queue's figures, which the held messages join.
+func (s *scan) Update(msg tea.Msg, held []dlq.DeadLetter) (cmd tea.Cmd, shown bool) {
+	switch msg := msg.(type) {
+	case scanProgressMsg:
+		return s.progressed(msg), false
+	case scanMsg:
+		return s.scanned(msg, held)
+	}
+	return nil, false
+}
+
+// toggle starts a scan, or goes back from the whole queue's figures to
+// the held messages'.
+func (s *scan) toggle(pageLoading bool) tea.Cmd {
 	switch {
-	case m.scan.running:
+	case s.running:
 		return nil
-	case m.scan.show:
-		m.scan.show = false
+	case s.show:
+		s.show = false
 		return nil
-	case m.deps.Scanner == nil:
+	case s.deps.Scanner == nil:
 		return common.ReportError(errors.New("whole-queue statistics are not available in this session"))
-	case m.loading:
+	case pageLoading:
 		// A scan would take the messages the page is waiting for.
-		return common.ReportError(fmt.Errorf("a page of %s is loading; press S again once it is in", m.ref.Name))
+		return common.ReportError(fmt.Errorf("a page of %s is loading; press S again once it is in", s.ref.Name))
 	}
-	ctx, stop := context.WithCancel(m.ctx)
-	m.scan = scan{id: nextID(), running: true, stop: stop, whole: m.scan.whole}
+	ctx, stop := context.WithCancel(s.ctx)
+	*s = scan{env: s.env, id: nextID(), running: true, stop: stop, whole: s.whole}
 	ch := make(chan int, 16)
-	return tea.Batch(scanCmd(ctx, m.deps.Scanner, m.ref, m.scan.id, ch), waitScan(ch, m.scan.id))
+	return tea.Batch(scanCmd(ctx, s.deps.Scanner, s.ref, s.id, ch), waitScan(ch, s.id))
 }
 
-// cancelScan stops a running scan; its messages go back to the queue.
-func (m *Model) cancelScan() {
-	if m.scan.running {
-		m.scan.stop()
+// cancel stops a running scan; its messages go back to the queue.
+func (s *scan) cancel() {
+	if s.running {
+		s.stop()
 	}
 }
 
-func (m *Model) scanProgressed(msg scanProgressMsg) tea.Cmd {
-	if msg.id != m.scan.id || !m.scan.running {
+func (s *scan) progressed(msg scanProgressMsg) tea.Cmd {
+	if msg.id != s.id || !s.running {
 		return nil
 	}
-	m.scan.read = msg.read
+	s.read = msg.read
 	return waitScan(msg.ch, msg.id)
 }
 
-func (m *Model) scanned(msg scanMsg) tea.Cmd {
-	if msg.id != m.scan.id || !m.scan.running {
-		return nil
+func (s *scan) scanned(msg scanMsg, held []dlq.DeadLetter) (tea.Cmd, bool) {
+	if msg.id != s.id || !s.running {
+		return nil, false
 	}
-	m.scan.stop()
-	m.scan.running, m.scan.stop = false, nil
+	s.stop()
+	s.running, s.stop = false, nil
 	if r, ok := isRefused(msg.err); ok {
-		m.scan.refused = r.Reason
-		return nil
+		s.refused = r.Reason
+		return nil, false
 	}
 	switch {
 	case errors.Is(msg.err, context.Canceled):
-		return common.Info("whole-queue scan of " + m.ref.Name + " cancelled; its messages went back to the queue")
+		return common.Info("whole-queue scan of " + s.ref.Name + " cancelled; its messages went back to the queue"), false
 	case msg.err != nil:
-		return common.ReportError(fmt.Errorf("scanning %s for statistics failed: %w; press S to retry", m.ref.Name, msg.err))
+		return common.ReportError(fmt.Errorf("scanning %s for statistics failed: %w; press S to retry", s.ref.Name, msg.err)), false
 	}
-	m.scan.whole = merge(msg.stats, m.letters, m.opts.Now())
-	m.scan.show = true
-	m.clampCursor()
-	return nil
+	s.whole = merge(msg.stats, held, s.opts.Now())
+	s.show = true
+	return nil, true
 }
 
 // scanCmd runs the scan; progress goes to ch without ever blocking it.

@@ -6,7 +6,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/format"
 )
 
 func (m *Model) nextPage() tea.Cmd {
@@ -56,21 +55,22 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 	for _, n := range msg.page.Notes {
 		m.addNote(n)
 	}
-	m.letters = append(m.letters, msg.page.Letters...)
+	m.held.letters = append(m.held.letters, msg.page.Letters...)
+	inbox := m.held.inbox
 	var ids []string
 	for _, l := range msg.page.Letters {
-		if _, seen := m.inbox[l.LogicalID]; seen {
+		if _, seen := inbox[l.LogicalID]; seen {
 			continue
 		}
 		switch {
 		case l.BusinessID() == "":
-			m.inbox[l.LogicalID] = inboxStatus{state: "unknown", detail: "no logical ID (content hash): the inbox cannot know this message"}
+			inbox[l.LogicalID] = inboxStatus{state: "unknown", detail: "no logical ID (content hash): the inbox cannot know this message"}
 		default:
-			m.inbox[l.LogicalID] = inboxStatus{}
+			inbox[l.LogicalID] = inboxStatus{}
 			ids = append(ids, l.LogicalID)
 		}
 	}
-	m.refresh()
+	m.held.refresh()
 	if len(ids) == 0 {
 		return nil
 	}
@@ -90,15 +90,16 @@ func (m *Model) inboxAnswered(msg inboxMsg) {
 	if msg.sid != m.sid {
 		return
 	}
+	inbox := m.held.inbox
 	for _, id := range msg.asked {
 		switch {
 		case msg.err != nil:
-			m.inbox[id] = inboxStatus{state: "unknown", detail: msg.err.Error()}
+			inbox[id] = inboxStatus{state: "unknown", detail: msg.err.Error()}
 		default:
 			if at, ok := msg.applied[id]; ok {
-				m.inbox[id] = inboxStatus{state: "applied", at: at}
+				inbox[id] = inboxStatus{state: "applied", at: at}
 			} else {
-				m.inbox[id] = inboxStatus{state: "pending", detail: "no inbox row for this logical ID"}
+				inbox[id] = inboxStatus{state: "pending", detail: "no inbox row for this logical ID"}
 			}
 		}
 	}
@@ -106,7 +107,7 @@ func (m *Model) inboxAnswered(msg inboxMsg) {
 	if msg.err != nil {
 		m.inboxNote = "inbox unknown: " + msg.err.Error()
 	}
-	m.refresh()
+	m.held.refresh()
 }
 
 func (m *Model) sessionDone(msg sessionDoneMsg) tea.Cmd {
@@ -121,36 +122,4 @@ func (m *Model) sessionDone(msg sessionDoneMsg) tea.Cmd {
 		why = msg.err.Error()
 	}
 	return tea.Batch(closeDead, common.ReportError(fmt.Errorf("browse session on %s ended (%s); its messages went back to the queue; press R to reopen", m.ref.Name, why)))
-}
-
-func (s inboxStatus) label() string {
-	if s.state == "" {
-		return "unknown"
-	}
-	return s.state
-}
-
-func (s inboxStatus) describe() string {
-	switch {
-	case s.state == "":
-		return "inbox lookup still running"
-	case s.state == "applied" && !s.at.IsZero():
-		return "applied at " + format.Time(s.at)
-	case s.state == "applied":
-		return "inbox row present (no time column)"
-	}
-	return s.detail
-}
-
-// appliedPtr is the filter's view of the inbox: nil when unknown.
-func (s inboxStatus) appliedPtr() *bool {
-	switch s.state {
-	case "applied":
-		t := true
-		return &t
-	case "pending":
-		f := false
-		return &f
-	}
-	return nil
 }

@@ -4,18 +4,25 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/ui/components/table"
 )
 
 // markerWidth holds the cursor (>) and selection (*) marks.
 const markerWidth = 2
 
-// table draws the visible messages from the scroll offset, rows high.
+// table draws the visible messages on screen, rows high.
 func (m *Model) table(width, rows int) string {
+	held := m.held
+	// rows is the height now: the prompt or the filter line may have
+	// taken some since the cursor last moved.
+	shown := held.list
+	shown.SetHeight(rows)
+	start, end := shown.Window()
 	cols := m.columns()
-	end := min(m.offset+rows, len(m.visible))
-	body := make([][]string, 0, end-m.offset)
-	for _, i := range m.visible[m.offset:end] {
-		body = append(body, m.cells(m.letters[i]))
+	body := make([][]string, 0, end-start)
+	for i := start; i < end; i++ {
+		body = append(body, m.cells(held.letters[held.visible[i]]))
 	}
 	widths := fit(cols, body, width-markerWidth)
 	head := make([]string, len(cols))
@@ -23,26 +30,25 @@ func (m *Model) table(width, rows int) string {
 		head[i] = c.title
 	}
 	lines := []string{m.st.TableHeader.Render(pad(strings.Repeat(" ", markerWidth)+row(cols, widths, head), width))}
-	if len(m.visible) == 0 {
+	if len(held.visible) == 0 {
 		msg := "no messages held yet"
-		if len(m.letters) > 0 {
+		if len(held.letters) > 0 {
 			msg = "no held message matches the filter"
 		}
 		lines = append(lines, m.st.Muted.Render("  "+msg))
 	}
-	for n, cells := range body {
-		pos := m.offset + n
-		l := m.letters[m.visible[pos]]
+	for i := start; i < end; i++ {
+		l := held.letters[held.visible[i]]
 		mark := []byte("  ")
-		if pos == m.cursor {
+		if i == shown.Cursor() {
 			mark[0] = '>'
 		}
-		if m.selected[l.Position] {
+		if shown.IsSelected(l.Position) {
 			mark[1] = '*'
 		}
-		line := pad(string(mark)+row(cols, widths, cells), width)
+		line := pad(string(mark)+row(cols, widths, body[i-start]), width)
 		switch {
-		case pos == m.cursor:
+		case i == shown.Cursor():
 			line = m.st.TableSelected.Render(line)
 		case l.ReplayCount > 0:
 			line = m.st.Warn.Render(line)
@@ -90,13 +96,7 @@ func fit(cols []column, body [][]string, width int) []int {
 func row(cols []column, widths []int, cells []string) string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		s := ansi.Truncate(cells[i], widths[i], "…")
-		gap := strings.Repeat(" ", max(widths[i]-ansi.StringWidth(s), 0))
-		if c.right {
-			out[i] = gap + s
-		} else {
-			out[i] = s + gap
-		}
+		out[i] = table.Fit(cells[i], widths[i], c.align)
 	}
 	return strings.Join(out, " ")
 }

@@ -26,8 +26,8 @@ func browsingDriver(t *testing.T, opts Options, acts *fakeActions) (*driver, *fa
 
 func selectedIDs(m *Model) []string {
 	var ids []string
-	for _, l := range m.letters {
-		if m.selected[l.Position] {
+	for _, l := range m.held.letters {
+		if m.held.list.IsSelected(l.Position) {
 			ids = append(ids, l.LogicalID)
 		}
 	}
@@ -73,6 +73,19 @@ func TestSelectAllMatchingTakesOnlyTheFilteredRows(t *testing.T) {
 	}
 }
 
+func TestSelectionOutlivesTheFilter(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, nil)
+	d.keys("down", "down", "space", "/")
+	d.typeText(`reason == "rejected"`)
+	d.keys("enter", "*", "*")
+	if got := strings.Join(selectedIDs(d.m), ","); got != "ev-3" {
+		t.Fatalf("selected %q, want the hidden ev-3 kept after selecting and clearing the matching rows", got)
+	}
+	if v := d.m.View(); !strings.Contains(v, "1 selected") {
+		t.Errorf("the header does not count the hidden selection:\n%s", v)
+	}
+}
+
 func TestFilterErrorsAreShown(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -95,8 +108,8 @@ func TestFilterErrorsAreShown(t *testing.T) {
 			}
 			d.typeText(tt.expr)
 			d.keys("enter")
-			if d.m.mode != tt.wantMode || len(d.m.visible) != tt.wantVisible {
-				t.Fatalf("mode %v visible %d, want mode %v visible %d", d.m.mode, len(d.m.visible), tt.wantMode, tt.wantVisible)
+			if d.m.mode() != tt.wantMode || len(d.m.held.visible) != tt.wantVisible {
+				t.Fatalf("mode %v visible %d, want mode %v visible %d", d.m.mode(), len(d.m.held.visible), tt.wantMode, tt.wantVisible)
 			}
 			v := d.m.View()
 			if tt.wantErr != "" && !strings.Contains(v, tt.wantErr) {
@@ -118,8 +131,8 @@ func TestActionsAreRefusedInReadOnly(t *testing.T) {
 			if e := d.errorText(); !strings.Contains(e, "read-only context") {
 				t.Errorf("error = %q, want a read-only refusal", e)
 			}
-			if reqs, _ := acts.plans(); len(reqs) != 0 || d.m.mode != normal {
-				t.Errorf("read-only still planned %d actions (mode %v)", len(reqs), d.m.mode)
+			if reqs, _ := acts.plans(); len(reqs) != 0 || d.m.mode() != normal {
+				t.Errorf("read-only still planned %d actions (mode %v)", len(reqs), d.m.mode())
 			}
 			for _, b := range d.m.Keys().ShortHelp() {
 				if b.Help().Desc == "replay" || b.Help().Desc == "quarantine" {
@@ -152,13 +165,13 @@ func TestReplayPrompt(t *testing.T) {
 			acts := &fakeActions{}
 			d, _ := browsingDriver(t, tt.opts, acts)
 			d.keys("space", "down", "space", "r")
-			d.until("the plan prompt", func() bool { return d.m.mode == prompting })
+			d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
 			v := d.m.View()
 			if !strings.Contains(v, "replay 2 messages from orders.dlq to queue orders (default exchange)") {
 				t.Errorf("prompt does not state the plan:\n%s", v)
 			}
-			if tt.wantCapture != d.m.prompt.Capturing() || !d.m.Capturing() {
-				t.Errorf("prompt capturing = %v, want %v", d.m.prompt.Capturing(), tt.wantCapture)
+			if tt.wantCapture != d.m.op.prompt.Capturing() || !d.m.Capturing() {
+				t.Errorf("prompt capturing = %v, want %v", d.m.op.prompt.Capturing(), tt.wantCapture)
 			}
 			d.typeText(tt.typed)
 			d.keys(tt.answer...)
@@ -168,11 +181,11 @@ func TestReplayPrompt(t *testing.T) {
 				}
 				return
 			}
-			d.until("the result", func() bool { return d.m.mode == normal && d.m.result != "" })
+			d.until("the result", func() bool { return d.m.mode() == normal && d.m.op.result != "" })
 			if _, exec := acts.plans(); len(exec) != 1 || exec[0].Selected != 2 {
 				t.Fatalf("executed %v, want one plan of 2", exec)
 			}
-			d.until("the held letters to refresh", func() bool { return len(d.m.letters) == 2 })
+			d.until("the held letters to refresh", func() bool { return len(d.m.held.letters) == 2 })
 			if !strings.Contains(d.m.View(), "Replay op-1: 2 selected · 0 skipped (applied) · 2 confirmed") {
 				t.Errorf("no result summary:\n%s", d.m.View())
 			}
@@ -184,8 +197,8 @@ func TestQuarantineAsksForAReasonFirst(t *testing.T) {
 	acts := &fakeActions{}
 	d, _ := browsingDriver(t, Options{}, acts)
 	d.keys("Q")
-	if d.m.mode != prompting || d.m.promptKind != askReason {
-		t.Fatalf("Q did not ask for a reason (mode %v)", d.m.mode)
+	if d.m.mode() != prompting || d.m.op.kind != askReason {
+		t.Fatalf("Q did not ask for a reason (mode %v)", d.m.mode())
 	}
 	d.keys("enter")
 	if !strings.Contains(d.m.View(), "Reason cannot be empty") {
@@ -193,25 +206,25 @@ func TestQuarantineAsksForAReasonFirst(t *testing.T) {
 	}
 	d.typeText("poison payload")
 	d.keys("enter")
-	d.until("the plan prompt", func() bool { return d.m.mode == prompting && d.m.promptKind == confirmPlan })
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting && d.m.op.kind == confirmPlan })
 	reqs, _ := acts.plans()
 	if len(reqs) != 1 || reqs[0].Action != ops.Quarantine || reqs[0].Reason != "poison payload" || len(reqs[0].Letters) != 1 {
 		t.Fatalf("plan requests = %+v", reqs)
 	}
 	d.keys("y")
-	d.until("the result", func() bool { return d.m.result != "" })
+	d.until("the result", func() bool { return d.m.op.result != "" })
 }
 
 func TestEscWhilePlanningDropsThePlan(t *testing.T) {
 	d, _ := browsingDriver(t, Options{}, &fakeActions{})
 	d.keys("r")
-	op := d.m.op
+	op := d.m.op.id
 	d.keys("esc")
-	if d.m.mode != normal || !strings.Contains(d.infoText(), "cancelled") {
-		t.Fatalf("mode %v after esc while planning", d.m.mode)
+	if d.m.mode() != normal || !strings.Contains(d.infoText(), "cancelled") {
+		t.Fatalf("mode %v after esc while planning", d.m.mode())
 	}
 	d.m.Update(planMsg{op: op, plan: ops.Plan{Action: ops.Replay, Selected: 1, Publish: 1, Summary: "late"}})
-	if d.m.mode != normal {
+	if d.m.mode() != normal {
 		t.Errorf("a cancelled plan still opened the prompt")
 	}
 }
@@ -220,7 +233,7 @@ func TestPlanWithEverythingAppliedDoesNotPrompt(t *testing.T) {
 	acts := &fakeActions{skip: 10}
 	d, _ := browsingDriver(t, Options{}, acts)
 	d.keys("r")
-	d.until("the plan", func() bool { return d.m.mode == normal })
+	d.until("the plan", func() bool { return d.m.mode() == normal })
 	if !strings.Contains(d.infoText(), "replay 0 messages from orders.dlq") {
 		t.Errorf("info = %q", d.infoText())
 	}
@@ -228,9 +241,9 @@ func TestPlanWithEverythingAppliedDoesNotPrompt(t *testing.T) {
 
 func TestProgressUpdates(t *testing.T) {
 	d, _ := browsingDriver(t, Options{}, &fakeActions{})
-	d.m.plan = ops.Plan{Action: ops.Replay, Selected: 4, Publish: 4}
-	d.m.execute()
-	op := d.m.op
+	d.m.op.plan = ops.Plan{Action: ops.Replay, Selected: 4, Publish: 4}
+	d.m.op.execute()
+	op := d.m.op.id
 	ch := make(chan ops.Progress)
 	steps := []ops.Progress{
 		{Total: 4, Done: 1, Confirmed: 1, At: t0.Add(time.Second)},
@@ -272,17 +285,17 @@ func TestStaleResultsAreDropped(t *testing.T) {
 		{"inbox answers for the old session", inboxMsg{sid: oldSid, asked: []string{"ev-1"}, err: errors.New("late")}},
 		{"the old session's letters", lettersMsg{sid: oldSid, letters: sampleLetters()}},
 		{"the old session ending", sessionDoneMsg{sid: oldSid, err: errors.New("closed")}},
-		{"a plan nobody waits for", planMsg{op: d.m.op + 1000, plan: ops.Plan{Selected: 1, Summary: "stale"}}},
-		{"a result nobody waits for", resultMsg{op: d.m.op + 1000, res: ops.Result{Counts: ops.Counts{Operation: "stale"}}}},
+		{"a plan nobody waits for", planMsg{op: d.m.op.id + 1000, plan: ops.Plan{Selected: 1, Summary: "stale"}}},
+		{"a result nobody waits for", resultMsg{op: d.m.op.id + 1000, res: ops.Result{Counts: ops.Counts{Operation: "stale"}}}},
 	}
 	for _, s := range stale {
 		d.m.Update(s.msg)
-		if len(d.m.letters) != 1 || d.m.state != browsing || d.m.mode != normal || d.m.result != "" {
-			t.Fatalf("%s changed the screen: letters %d state %v mode %v", s.name, len(d.m.letters), d.m.state, d.m.mode)
+		if len(d.m.held.letters) != 1 || d.m.state != browsing || d.m.mode() != normal || d.m.op.result != "" {
+			t.Fatalf("%s changed the screen: letters %d state %v mode %v", s.name, len(d.m.held.letters), d.m.state, d.m.mode())
 		}
 	}
-	if d.m.inbox["ev-1"].state != "applied" {
-		t.Errorf("a stale inbox answer overwrote the status: %+v", d.m.inbox["ev-1"])
+	if d.m.held.inbox["ev-1"].state != "applied" {
+		t.Errorf("a stale inbox answer overwrote the status: %+v", d.m.held.inbox["ev-1"])
 	}
 
 	late := newSession()

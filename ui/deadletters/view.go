@@ -9,6 +9,7 @@ import (
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/components/histogram"
+	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
@@ -34,13 +35,13 @@ func (m *Model) View() string {
 // middle is the prompt, the planning line or the progress, between the
 // header and the table.
 func (m *Model) middle() string {
-	switch m.mode {
+	switch m.mode() {
 	case prompting:
-		return m.prompt.View()
+		return m.op.prompt.View()
 	case planning:
-		return m.st.Muted.Render("planning the " + string(m.planAction) + " of " + format.Messages(len(m.targets())) + "…")
+		return m.st.Muted.Render("planning the " + string(m.op.action) + " of " + format.Messages(len(m.held.targets())) + "…")
 	case running:
-		return m.progress.View()
+		return m.op.progress.View()
 	}
 	return ""
 }
@@ -55,7 +56,7 @@ func (m *Model) wrap(s string) string {
 
 func (m *Model) header() string {
 	name := sanitize.Text(m.ref.Name)
-	held := fmt.Sprintf("%d held", len(m.letters))
+	held := fmt.Sprintf("%d held", len(m.held.letters))
 	if m.depth > 0 {
 		held += fmt.Sprintf(" of %d when opened", m.depth)
 	}
@@ -68,7 +69,7 @@ func (m *Model) header() string {
 	case m.state == browsing:
 		status = append(status, "n: next page")
 	}
-	if n := len(m.selected); n > 0 {
+	if n := m.held.list.SelectedLen(); n > 0 {
 		status = append(status, fmt.Sprintf("%d selected", n))
 	}
 	if m.opts.ReadOnly {
@@ -116,14 +117,14 @@ func errText(err error) string {
 func (m *Model) filterLines() []string {
 	var out []string
 	switch {
-	case m.mode == filtering:
-		out = append(out, m.input.View())
-	case m.filter != nil:
-		out = append(out, m.st.Label.Render("filter: ")+m.st.Value.Render(sanitize.Text(m.filterSrc))+
-			m.st.Muted.Render(fmt.Sprintf("  (%d of %d match)", len(m.visible), len(m.letters))))
+	case m.held.typing:
+		out = append(out, m.held.input.View())
+	case m.held.filter != nil:
+		out = append(out, m.st.Label.Render("filter: ")+m.st.Value.Render(sanitize.Text(m.held.filterSrc))+
+			m.st.Muted.Render(fmt.Sprintf("  (%d of %d match)", len(m.held.visible), len(m.held.letters))))
 	}
-	if m.filterErr != nil {
-		out = append(out, m.st.Trouble.Render("filter error: "+sanitize.Text(m.filterErr.Error())))
+	if m.held.filterErr != nil {
+		out = append(out, m.st.Trouble.Render("filter error: "+sanitize.Text(m.held.filterErr.Error())))
 	}
 	return out
 }
@@ -133,15 +134,15 @@ func (m *Model) footer() string {
 	if loops := m.loops(); loops > 0 {
 		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", format.Messages(loops))))
 	}
-	if m.result != "" {
-		lines = append(lines, m.st.OK.Render(sanitize.Text(m.result)))
+	if m.op.result != "" {
+		lines = append(lines, m.st.OK.Render(sanitize.Text(m.op.result)))
 	}
 	return m.wrap(strings.Join(lines, "\n"))
 }
 
 func (m *Model) loops() int {
 	n := 0
-	for _, l := range m.letters {
+	for _, l := range m.held.letters {
 		if l.ReplayCount > 0 {
 			n++
 		}
@@ -218,13 +219,13 @@ func (m *Model) panel(width int) ([]string, []string) {
 		}
 	}
 	attempts, reasons, origins := map[int]int{}, map[string]int{}, map[string]int{}
-	for _, i := range m.visible {
-		l := m.letters[i]
+	for _, i := range m.held.visible {
+		l := m.held.letters[i]
 		attempts[l.Attempts]++
 		reasons[l.Reason]++
 		origins[l.OriginQueue]++
 	}
-	of := fmt.Sprintf(" (%d shown)", len(m.visible))
+	of := fmt.Sprintf(" (%d shown)", len(m.held.visible))
 	return nil, []string{
 		histogram.Render(m.st, "attempts"+of, histogram.ByKey(attempts), width, histogramRows),
 		histogram.Render(m.st, "reasons", histogram.ByCount(reasons), width, histogramRows),
@@ -235,23 +236,23 @@ func (m *Model) panel(width int) ([]string, []string) {
 type column struct {
 	title string
 	min   int
-	right bool
+	align table.Align
 }
 
 func (m *Model) columns() []column {
 	cols := []column{
 		{title: "LOGICAL ID", min: 8}, {title: "MESSAGE ID", min: 6}, {title: "REASON", min: 6},
-		{title: "ORIGIN", min: 6}, {title: "ATT", min: 3, right: true}, {title: "AGE", min: 3, right: true},
-		{title: "SIZE", min: 4, right: true}, {title: "INBOX", min: 7}, {title: "FLAGS", min: 3},
+		{title: "ORIGIN", min: 6}, {title: "ATT", min: 3, align: table.Right}, {title: "AGE", min: 3, align: table.Right},
+		{title: "SIZE", min: 4, align: table.Right}, {title: "INBOX", min: 7}, {title: "FLAGS", min: 3},
 	}
 	if m.hasHeadroom() {
-		cols = append(cols, column{title: "HEADROOM", min: 4, right: true})
+		cols = append(cols, column{title: "HEADROOM", min: 4, align: table.Right})
 	}
 	return cols
 }
 
 func (m *Model) hasHeadroom() bool {
-	for _, l := range m.letters {
+	for _, l := range m.held.letters {
 		if l.Headroom >= 0 {
 			return true
 		}
@@ -283,7 +284,7 @@ func (m *Model) cells(l dlq.DeadLetter) []string {
 }
 
 func (m *Model) inboxCell(l dlq.DeadLetter) string {
-	st, ok := m.inbox[l.LogicalID]
+	st, ok := m.held.inbox[l.LogicalID]
 	if ok && st.state == "" {
 		return "…"
 	}

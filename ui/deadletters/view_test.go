@@ -32,7 +32,7 @@ func TestInboxStatus(t *testing.T) {
 			d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{newSession(ops.Page{Letters: sampleLetters()})}}, Inbox: tt.inbox}, Options{})
 			d.browsing(4)
 			for id, want := range tt.want {
-				if got := d.m.inbox[id].label(); got != want {
+				if got := d.m.held.inbox[id].label(); got != want {
 					t.Errorf("%s: %s, want %s", id, got, want)
 				}
 			}
@@ -100,7 +100,7 @@ func TestTheViewFitsTheScreen(t *testing.T) {
 				d.browsing(60)
 				d.keys(keys...)
 				if len(keys) > 0 {
-					d.until("the prompt", func() bool { return d.m.mode == prompting })
+					d.until("the prompt", func() bool { return d.m.mode() == prompting })
 				}
 				v := d.m.View()
 				lines := strings.Split(v, "\n")

@@ -1,17 +1,17 @@
-// Package table is a list of rows with fixed columns that renders only the
-// rows on screen, so a table of 100 000 queues costs the same per frame as
-// one of 30. The caller keeps the data and hands the table a function that
-// builds row i on demand.
+// Package table draws a list in fixed columns, with a mark that makes a
+// row's tone visible without colors. Like the list under it, it builds
+// only the rows on screen: the caller keeps the data and hands the table
+// a function that builds row i on demand.
 package table
 
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/warrenops/warren/ui/components/list"
 	"github.com/warrenops/warren/ui/keys"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -64,23 +64,21 @@ type Row struct {
 // that makes a row's tone visible without colors (NO_COLOR, ASCII).
 const gutter = 2
 
-// Model is the table's state: its columns, size, cursor and scroll offset.
+// Model is a list drawn in columns: the list keeps the cursor and the
+// scroll window, the table the columns and their widths. Tables have no
+// selection.
 type Model struct {
+	list    list.Model[int]
 	cols    []Column
 	widths  []int
 	st      styles.Styles
-	nav     keys.Nav
-	n       int
-	cursor  int
-	offset  int
 	width   int
-	height  int
 	focused bool
 }
 
 // New returns a focused, empty table.
 func New(cols []Column, st styles.Styles) Model {
-	m := Model{cols: cols, st: st, nav: keys.DefaultNav(), focused: true}
+	m := Model{list: list.New[int](keys.DefaultNav(), nil), cols: cols, st: st, focused: true}
 	m.widths = m.layout()
 	return m
 }
@@ -97,41 +95,35 @@ func (m *Model) SetFocused(f bool) { m.focused = f }
 
 // SetSize sets the table's width and height, header line included.
 func (m *Model) SetSize(width, height int) {
-	m.width, m.height = width, height
+	m.width = width
 	m.widths = m.layout()
-	m.clamp()
+	m.list.SetHeight(height - 1)
+	m.list.Reveal()
 }
 
 // SetLen sets the number of rows, keeping the cursor in range.
 func (m *Model) SetLen(n int) {
-	m.n = n
-	m.clamp()
+	m.list.SetLen(n)
+	m.list.Reveal()
 }
 
 // Len is the number of rows.
-func (m Model) Len() int { return m.n }
+func (m Model) Len() int { return m.list.Len() }
 
 // Cursor is the selected row, or -1 when the table is empty.
-func (m Model) Cursor() int {
-	if m.n == 0 {
-		return -1
-	}
-	return m.cursor
-}
+func (m Model) Cursor() int { return m.list.Cursor() }
 
 // SetCursor selects row i and scrolls it into view.
 func (m *Model) SetCursor(i int) {
-	m.cursor = i
-	m.clamp()
+	m.list.SetCursor(i)
+	m.list.Reveal()
 }
 
 // Window is the range [start, end) of rows on screen.
-func (m Model) Window() (start, end int) {
-	return m.offset, min(m.offset+m.pageSize(), m.n)
-}
+func (m Model) Window() (start, end int) { return m.list.Window() }
 
 // Nav returns the movement bindings, for the help view.
-func (m Model) Nav() keys.Nav { return m.nav }
+func (m Model) Nav() keys.Nav { return m.list.Nav() }
 
 // Widths are the columns' widths at the current size; a hidden column's
 // is -1.
@@ -139,43 +131,9 @@ func (m Model) Widths() []int { return m.widths }
 
 // Update moves the cursor; handled is false for keys it does not use.
 func (m Model) Update(msg tea.Msg) (Model, bool) {
-	k, ok := msg.(tea.KeyMsg)
-	if !ok {
-		return m, false
-	}
-	page := max(m.pageSize(), 1)
-	switch {
-	case key.Matches(k, m.nav.Up):
-		m.cursor--
-	case key.Matches(k, m.nav.Down):
-		m.cursor++
-	case key.Matches(k, m.nav.PageUp):
-		m.cursor -= page
-	case key.Matches(k, m.nav.PageDown):
-		m.cursor += page
-	case key.Matches(k, m.nav.Top):
-		m.cursor = 0
-	case key.Matches(k, m.nav.Bottom):
-		m.cursor = m.n - 1
-	default:
-		return m, false
-	}
-	m.clamp()
-	return m, true
-}
-
-func (m Model) pageSize() int { return max(m.height-1, 0) }
-
-func (m *Model) clamp() {
-	m.cursor = max(min(m.cursor, m.n-1), 0)
-	page := m.pageSize()
-	if m.cursor < m.offset {
-		m.offset = m.cursor
-	}
-	if page > 0 && m.cursor >= m.offset+page {
-		m.offset = m.cursor - page + 1
-	}
-	m.offset = max(min(m.offset, m.n-page), 0)
+	var handled bool
+	m.list, handled = m.list.Update(msg)
+	return m, handled
 }
 
 // hidden marks a column dropped because the table is too narrow.
@@ -228,23 +186,20 @@ func (m Model) layout() []int {
 // View draws the header and the rows on screen; row is called only for
 // those rows.
 func (m Model) View(row func(i int) Row) string {
-	var b strings.Builder
 	hdr := make([]Cell, len(m.cols))
 	for i, c := range m.cols {
 		hdr[i] = Cell{Text: c.Title}
 	}
-	b.WriteString(strings.Repeat(" ", gutter))
-	b.WriteString(m.st.TableHeader.Render(m.line(hdr)))
-	start, end := m.Window()
-	for i := start; i < end; i++ {
-		b.WriteByte('\n')
-		b.WriteString(m.renderRow(i, row(i)))
+	out := strings.Repeat(" ", gutter) + m.st.TableHeader.Render(m.line(hdr))
+	body := m.list.View(func(i int) string { return m.renderRow(i, row(i)) })
+	if body == "" {
+		return out
 	}
-	return b.String()
+	return out + "\n" + body
 }
 
 func (m Model) renderRow(i int, r Row) string {
-	selected := m.focused && i == m.cursor
+	selected := m.focused && i == m.list.Cursor()
 	mark := [gutter]byte{' ', ' '}
 	if selected {
 		mark[0] = '>'
@@ -276,7 +231,7 @@ func (m Model) renderRow(i int, r Row) string {
 		if j < len(r.Cells) {
 			c = r.Cells[j]
 		}
-		b.WriteString(m.tone(c.Tone).Render(fit(c.Text, w, m.cols[j].Align)))
+		b.WriteString(m.tone(c.Tone).Render(Fit(c.Text, w, m.cols[j].Align)))
 	}
 	return b.String()
 }
@@ -306,7 +261,7 @@ func (m Model) line(cells []Cell) string {
 		if j < len(cells) {
 			text = cells[j].Text
 		}
-		b.WriteString(fit(text, w, m.cols[j].Align))
+		b.WriteString(Fit(text, w, m.cols[j].Align))
 	}
 	return b.String()
 }
@@ -325,8 +280,9 @@ func (m Model) tone(t Tone) lipgloss.Style {
 	return m.st.TableRow
 }
 
-// fit truncates s to w cells with an ellipsis, then pads it.
-func fit(s string, w int, a Align) string {
+// Fit truncates s to w cells with an ellipsis, then pads it to w: one
+// cell of any table, so every screen cuts and aligns alike.
+func Fit(s string, w int, a Align) string {
 	if w <= 0 {
 		return ""
 	}

@@ -1,0 +1,260 @@
+package deadletters
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/progress"
+	"github.com/warrenops/warren/ui/components/prompt"
+	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// operation is a replay or a quarantine from its first question to its
+// result: the prompt (a reason, then the plan to confirm), the plan being
+// made, the run with its progress and its cancel, and what it did. The
+// question whether to browse a refused DLQ anyway is asked the same way.
+type operation struct {
+	*env
+	mode   mode // normal, prompting, planning or running
+	id     int64
+	prompt prompt.Model
+	kind   promptKind
+	reason string
+	action ops.Action
+	plan   ops.Plan
+	// progress is shown while running; stop cancels the run's context,
+	// and stopping is set once the operator asked, until the result.
+	progress progress.Model
+	stop     context.CancelFunc
+	stopping bool
+	result   string
+}
+
+// promptKind is the question the prompt asks.
+type promptKind int
+
+const (
+	askReason promptKind = iota
+	confirmPlan
+	confirmOverride
+)
+
+// wants is what an answer or a result asks of the screen.
+type wants int
+
+const (
+	nothing        wants = iota
+	planQuarantine       // the reason is given: plan with it
+	reopenAnyway         // browse the refused DLQ, allowing the risk
+	reload               // the run ended: the held messages changed
+)
+
+func newOperation(e *env) *operation { return &operation{env: e} }
+
+// Update handles the keys while the operation holds them, and the
+// operation's messages; an answer nobody waits for is dropped by its ID.
+func (o *operation) Update(msg tea.Msg) (tea.Cmd, wants) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		if o.mode == prompting {
+			return o.answer(msg)
+		}
+		return o.busyKey(msg), nothing
+	case planMsg:
+		return o.planned(msg), nothing
+	case progressMsg:
+		return o.progressed(msg), nothing
+	case resultMsg:
+		return o.finished(msg)
+	}
+	return nil, nothing
+}
+
+// ask puts a question to the operator.
+func (o *operation) ask(kind promptKind, q prompt.Question) {
+	o.prompt = prompt.New(q, o.st)
+	o.prompt.SetWidth(o.width)
+	o.kind = kind
+	o.mode = prompting
+}
+
+// start asks the plan for req; its answer comes back as a planMsg.
+func (o *operation) start(req ops.PlanRequest) tea.Cmd {
+	o.id = nextID()
+	o.mode = planning
+	o.action = req.Action
+	return planCmd(o.ctx, o.deps.Actions, req, o.id)
+}
+
+func (o *operation) setWidth(w int) {
+	o.prompt.SetWidth(w)
+	o.progress.SetWidth(w)
+}
+
+func (o *operation) answer(k tea.KeyMsg) (tea.Cmd, wants) {
+	var d prompt.Decision
+	var cmd tea.Cmd
+	o.prompt, d, cmd = o.prompt.Update(k)
+	switch d {
+	case prompt.Cancelled:
+		o.mode = normal
+		return common.Info("cancelled: nothing was changed"), nothing
+	case prompt.Confirmed:
+		o.mode = normal
+		switch o.kind {
+		case askReason:
+			o.reason = o.prompt.Value()
+			return nil, planQuarantine
+		case confirmOverride:
+			return nil, reopenAnyway
+		case confirmPlan:
+			return o.execute(), nothing
+		}
+	}
+	return cmd, nothing
+}
+
+// busyKey answers a key the list did not take while a plan is made or
+// a run goes on.
+func (o *operation) busyKey(k tea.KeyMsg) tea.Cmd {
+	switch {
+	case o.mode == planning && key.Matches(k, o.keys.Cancel):
+		// The plan touches nothing: dropping its answer is enough.
+		o.mode, o.id = normal, nextID()
+		return common.Info("cancelled: nothing was changed")
+	case o.mode == running && key.Matches(k, o.keys.Stop):
+		o.cancel()
+		return nil
+	case o.mode == running:
+		return common.ReportError(fmt.Errorf("an operation on %s is in progress; wait for its result or press x to cancel it", o.ref.Name))
+	}
+	return common.ReportError(fmt.Errorf("an operation on %s is being planned; wait for the prompt or press esc", o.ref.Name))
+}
+
+func (o *operation) planned(msg planMsg) tea.Cmd {
+	if msg.op != o.id || o.mode != planning {
+		return nil
+	}
+	o.mode = normal
+	if msg.err != nil {
+		return common.ReportError(fmt.Errorf("planning the %s of %s failed: %w", msg.plan.Action, o.ref.Name, msg.err))
+	}
+	p := msg.plan
+	if p.Publish <= 0 {
+		return common.Info(p.Summary)
+	}
+	o.plan = p
+	o.ask(confirmPlan, o.planQuestion(p))
+	return nil
+}
+
+func (o *operation) planQuestion(p ops.Plan) prompt.Question {
+	q := prompt.Question{Title: title(p.Action), Text: sanitize.Text(p.Summary)}
+	for _, d := range p.Destinations {
+		q.Details = append(q.Details, fmt.Sprintf("→ %s: %s", sanitize.Text(d.Name), format.Messages(d.Count)))
+	}
+	if left := p.Selected - p.Publish; left > 0 {
+		q.Details = append(q.Details, fmt.Sprintf("stay in the DLQ: %d of %d selected (%d already applied)", left, p.Selected, p.SkippedApplied))
+	}
+	r := "unlimited"
+	if p.Rate > 0 {
+		r = format.Rate(p.Rate) + " msg/s"
+	}
+	q.Details = append(q.Details, "rate: "+r) // the size is in the summary
+	var warn []string
+	for _, w := range p.Warnings {
+		warn = append(warn, sanitize.Text(w))
+	}
+	if o.opts.Prod || p.Publish > o.opts.ConfirmThreshold {
+		why := fmt.Sprintf("more than %d messages", o.opts.ConfirmThreshold)
+		if o.opts.Prod {
+			why = "production context"
+		}
+		warn = append(warn, why+": type the queue name and the count to confirm")
+		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(o.ref.Name), p.Publish)
+	}
+	q.Warning = strings.Join(warn, "; ")
+	return q
+}
+
+func (o *operation) execute() tea.Cmd {
+	o.mode = running
+	o.id = nextID()
+	o.result = ""
+	o.progress = progress.New(title(o.plan.Action)+" in progress", o.plan.Publish, o.opts.Now(), o.st)
+	o.progress.SetWidth(o.width)
+	ctx, stop := context.WithCancel(o.ctx)
+	o.stop, o.stopping = stop, false
+	ch := make(chan ops.Progress, 64)
+	return tea.Batch(executeCmd(ctx, o.life, o.deps.Actions, o.plan, o.id, ch), waitProgress(ch, o.id))
+}
+
+// cancel stops the run: it stops sending, settles what is in flight,
+// and its result says what moved and what stayed.
+func (o *operation) cancel() {
+	if o.stopping || o.stop == nil {
+		return
+	}
+	o.stopping = true
+	o.stop()
+	o.progress.SetTitle(title(o.plan.Action) + " cancelling… no more messages are sent; settling those in flight")
+}
+
+func (o *operation) progressed(msg progressMsg) tea.Cmd {
+	if msg.op != o.id || o.mode != running {
+		return nil
+	}
+	p := msg.p
+	o.progress.Set(progress.Counts{Total: p.Total, Done: p.Done, Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown}, p.At)
+	return waitProgress(msg.ch, msg.op)
+}
+
+func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
+	if msg.op != o.id || o.mode != running {
+		return nil, nothing
+	}
+	o.mode = normal
+	if o.stop != nil {
+		o.stop() // releases the run's context
+	}
+	o.stop, o.stopping = nil, false
+	r := msg.res
+	outcome := ""
+	if r.Cancelled {
+		outcome = " cancelled"
+	}
+	o.result = fmt.Sprintf("%s %s%s: %d selected · %d skipped (applied) · %d confirmed · %d returned · %d nacked · %d unknown",
+		title(o.plan.Action), r.Operation, outcome, r.Selected, r.SkippedApplied, r.Confirmed, r.Returned, r.Nacked, r.Unknown)
+	if r.NotSent > 0 {
+		o.result += fmt.Sprintf(" · %d not sent (still in the DLQ)", r.NotSent)
+	}
+	for _, n := range r.Notes {
+		o.result += " · " + n
+	}
+	if msg.err != nil {
+		o.result += " — failed: " + msg.err.Error()
+		return common.ReportError(fmt.Errorf("%s of %s failed: %w; messages without a confirm stay in the DLQ, see the audit log (A)", o.plan.Action, o.ref.Name, msg.err)), reload
+	}
+	return common.Info(o.result), reload
+}
+
+func title(a ops.Action) string {
+	if a == "" {
+		return ""
+	}
+	return strings.ToUpper(string(a[:1])) + string(a[1:])
+}
+
+func verb(a ops.Action) string {
+	if a == ops.Replay {
+		return "replaying"
+	}
+	return "quarantining"
+}
