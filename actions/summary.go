@@ -3,6 +3,8 @@ package actions
 import (
 	"fmt"
 	"strings"
+
+	"github.com/warrenops/warren/sources/dlq"
 )
 
 // maxGroupsInSummary keeps the prompt one readable sentence.
@@ -22,7 +24,7 @@ func (p *Plan) Summary() string {
 		return s
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (%s) from %s to ", capitalise(p.verb()), plural(p.Selected(), "message"), byteSize(p.Bytes), p.Queue)
+	fmt.Fprintf(&b, "%s %s (%s) from %s to ", capitalise(p.verb()), plural(p.Selected(), "message"), dlq.Size(p.Bytes), p.Queue)
 	b.WriteString(p.destinationText())
 	if p.Action == ActionQuarantine {
 		fmt.Fprintf(&b, " with reason %q", p.Reason)
@@ -62,7 +64,7 @@ func (p *Plan) Notes() []string {
 func (p *Plan) Lines() []string {
 	lines := make([]string, 0, len(p.Groups))
 	for _, g := range p.Groups {
-		lines = append(lines, fmt.Sprintf("%s → %s (%s)", plural(g.Count, "message"), g.Dest, byteSize(g.Bytes)))
+		lines = append(lines, fmt.Sprintf("%s → %s (%s)", plural(g.Count, "message"), g.Dest, dlq.Size(g.Bytes)))
 	}
 	return lines
 }
@@ -104,17 +106,4 @@ func capitalise(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func byteSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -46,13 +46,7 @@ type actionFlags struct {
 }
 
 func newDlqReplayCmd(a *App) *cobra.Command {
-	cmd, f := newDlqActionCmd(a, actions.ActionReplay, "replay QUEUE",
-		"Republish dead letters to the queue they died in (or --to), after a prompt",
-		"Republish the dead letters of QUEUE to the queue each one died in, through the\n"+
-			"default exchange, so only the consumer that failed sees it again. Messages the\n"+
-			"inbox reports applied are skipped unless --include-applied; quarantined ones are\n"+
-			"left out unless QUEUE is their parking queue (a release). A source message is\n"+
-			"removed only once its copy was confirmed and routed; every other stays.")
+	cmd, f := newDlqActionCmd(a, actions.ActionReplay, "Republish dead letters to the queue they died in (or --to), after a prompt", replayLong)
 	fl := cmd.Flags()
 	fl.StringVar(&f.to, "to", "", "publish to EXCHANGE[/ROUTING_KEY] instead (no key: each message's original one)")
 	fl.Float64Var(&f.rate, "rate", 0, "at most N messages per second (0: unlimited)")
@@ -60,23 +54,29 @@ func newDlqReplayCmd(a *App) *cobra.Command {
 	return cmd
 }
 
+const replayLong = `Republish the dead letters of QUEUE to the queue each one died in, through the
+default exchange, so only the consumer that failed sees it again. Messages the
+inbox reports applied are skipped unless --include-applied; quarantined ones are
+left out unless QUEUE is their parking queue (a release). A source message is
+removed only once its copy was confirmed and routed; every other stays.`
+
 func newDlqQuarantineCmd(a *App) *cobra.Command {
-	cmd, f := newDlqActionCmd(a, actions.ActionQuarantine, "quarantine QUEUE",
-		"Move dead letters to the DLQ's parking queue with a reason, after a prompt",
-		"Move dead letters of QUEUE to its parking queue (config quarantine, default\n"+
-			"QUEUE.quarantine, declared durable if missing) with headers naming the reason,\n"+
-			"who and when. Quarantined messages stay out of bulk replays; replaying from the\n"+
-			"parking queue releases them.")
+	cmd, f := newDlqActionCmd(a, actions.ActionQuarantine, "Move dead letters to the DLQ's parking queue with a reason, after a prompt", quarantineLong)
 	cmd.Flags().StringVar(&f.reason, "reason", "", "why these messages are quarantined (required)")
 	return cmd
 }
 
+const quarantineLong = `Move dead letters of QUEUE to its parking queue (config quarantine, default
+QUEUE.quarantine, declared durable if missing) with headers naming the reason,
+who and when. Quarantined messages stay out of bulk replays; replaying from the
+parking queue releases them.`
+
 // newDlqActionCmd is what replay and quarantine share: one QUEUE, the
 // flags of every action, and the run.
-func newDlqActionCmd(a *App, action, use, short, long string) (*cobra.Command, *actionFlags) {
+func newDlqActionCmd(a *App, action, short, long string) (*cobra.Command, *actionFlags) {
 	f := &actionFlags{action: action}
 	cmd := &cobra.Command{
-		Use: use, Short: short, Long: long,
+		Use: action + " QUEUE", Short: short, Long: long,
 		Args: oneQueue,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runDlqAction(cmd.Context(), args[0], *f) },
 	}

@@ -5,6 +5,7 @@
 package dlq
 
 import (
+	"fmt"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -64,6 +65,23 @@ type DeadLetter struct {
 	Properties Properties
 	Headers    amqp.Table
 	Body       []byte // nil in statistics scans
+}
+
+// Size is a number of bytes, as a body's size or a selection's total.
+type Size int64
+
+// String words the size in binary multiples: 512 B, 1.5 KiB, 3.0 MiB.
+func (n Size) String() string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", int64(n))
+	}
+	div, exp := Size(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // BusinessID is the logical ID an inbox can know, or "" when there is

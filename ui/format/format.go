@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -112,19 +113,10 @@ func Time(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// Bytes is a size in binary multiples: 512 B, 1.5 KiB, 3.0 MiB.
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+// Bytes is a size in binary multiples: 512 B, 1.5 KiB, 3.0 MiB. The
+// plan's question (actions), which may not import ui, words sizes through
+// the same dlq.Size.
+func Bytes(n int64) string { return dlq.Size(n).String() }
 
 // QueueName names a queue for people: the name alone in the default vhost
 // "/", else with its vhost. The result is sanitised.
