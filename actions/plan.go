@@ -148,19 +148,8 @@ func (p *Plan) Selected() int { return len(p.Items) }
 
 // NewPlan computes what req would do, touching nothing.
 func NewPlan(req Request) (*Plan, error) {
-	if req.Action != ActionReplay && req.Action != ActionQuarantine {
-		return nil, fmt.Errorf("unknown action %q", req.Action)
-	}
-	if req.Action == ActionQuarantine {
-		if strings.TrimSpace(req.Reason) == "" {
-			return nil, errors.New("a quarantine needs a reason (--reason)")
-		}
-		if req.Parking == "" || req.Parking == req.Queue {
-			return nil, fmt.Errorf("quarantine of %s needs a parking queue other than itself", req.Queue)
-		}
-	}
-	if req.Rate < 0 {
-		return nil, fmt.Errorf("--rate must not be negative, got %g", req.Rate)
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
 	p := &Plan{
 		Action: req.Action, Vhost: req.Vhost, Queue: req.Queue, FilterText: req.FilterText,
@@ -169,33 +158,23 @@ func NewPlan(req Request) (*Plan, error) {
 	}
 	groups := map[Destination]*Group{}
 	for _, d := range req.Letters {
-		applied := appliedOf(req, d)
-		if req.Filter != nil {
-			// A message the filter cannot judge (a field it compares is
-			// unknown) is not selected: an action needs a yes.
-			ok, err := req.Filter.Match(d, applied, req.Now)
-			if err != nil {
-				p.FilterErrors++
-				if p.FilterError == nil {
-					p.FilterError = err
-				}
+		dest, skip, err := req.Decide(d, appliedOf(req, d))
+		switch skip {
+		case SkipFilterError:
+			p.FilterErrors++
+			if p.FilterError == nil {
+				p.FilterError = err
 			}
-			if err != nil || !ok {
-				continue
-			}
-		}
-		if d.Quarantined && req.Action == ActionReplay && !req.Release {
+			continue
+		case SkipFiltered:
+			continue
+		case SkipQuarantined:
 			p.SkippedQuarantined++
 			continue
-		}
-		// Only a replay can apply an effect twice; parking an applied
-		// message harms nothing.
-		if applied != nil && *applied && !req.IncludeApplied && req.Action == ActionReplay {
+		case SkipApplied:
 			p.SkippedApplied = append(p.SkippedApplied, d)
 			continue
-		}
-		dest, ok := destinationOf(req, d)
-		if !ok {
+		case SkipNoDestination:
 			p.NoDestination++
 			continue
 		}
@@ -221,6 +200,68 @@ func NewPlan(req Request) (*Plan, error) {
 		return a.Dest.Target() < b.Dest.Target()
 	})
 	return p, nil
+}
+
+// Validate checks what the request asks before any letter is decided.
+func (req Request) Validate() error {
+	if req.Action != ActionReplay && req.Action != ActionQuarantine {
+		return fmt.Errorf("unknown action %q", req.Action)
+	}
+	if req.Action == ActionQuarantine {
+		if strings.TrimSpace(req.Reason) == "" {
+			return errors.New("a quarantine needs a reason (--reason)")
+		}
+		if req.Parking == "" || req.Parking == req.Queue {
+			return fmt.Errorf("quarantine of %s needs a parking queue other than itself", req.Queue)
+		}
+	}
+	if req.Rate < 0 {
+		return fmt.Errorf("--rate must not be negative, got %g", req.Rate)
+	}
+	return nil
+}
+
+// Skip says why a letter is left where it is.
+type Skip int
+
+// Why a letter stays.
+const (
+	Selected          Skip = iota // not skipped: it moves
+	SkipFilterError               // the filter could not judge it
+	SkipFiltered                  // the filter said no
+	SkipQuarantined               // quarantined, and this is no release
+	SkipApplied                   // the inbox applied it, and this is a replay
+	SkipNoDestination             // no origin queue and no --to
+)
+
+// Decide is the request's word on one letter: where it goes, or why it
+// stays. applied is the inbox's word (nil when unknown). A plan and a
+// streamed operation decide every letter with it.
+func (req Request) Decide(d dlq.DeadLetter, applied *bool) (Destination, Skip, error) {
+	if req.Filter != nil {
+		// A message the filter cannot judge (a field it compares is
+		// unknown) is not selected: an action needs a yes.
+		ok, err := req.Filter.Match(d, applied, req.Now)
+		if err != nil {
+			return Destination{}, SkipFilterError, err
+		}
+		if !ok {
+			return Destination{}, SkipFiltered, nil
+		}
+	}
+	if d.Quarantined && req.Action == ActionReplay && !req.Release {
+		return Destination{}, SkipQuarantined, nil
+	}
+	// Only a replay can apply an effect twice; parking an applied message
+	// harms nothing.
+	if applied != nil && *applied && !req.IncludeApplied && req.Action == ActionReplay {
+		return Destination{}, SkipApplied, nil
+	}
+	dest, ok := destinationOf(req, d)
+	if !ok {
+		return Destination{}, SkipNoDestination, nil
+	}
+	return dest, Selected, nil
 }
 
 // appliedOf is the inbox's word on d: nil when unknown, which includes a
