@@ -58,30 +58,12 @@ func (l *auditLog) intent(ctx context.Context, window int, declareParking bool) 
 	for i, g := range p.Groups {
 		dests[i] = g.Dest.Target()
 	}
-	extra := map[string]string{
-		"window":              strconv.Itoa(window),
-		"skipped_quarantined": strconv.Itoa(p.SkippedQuarantined),
-		"no_destination":      strconv.Itoa(p.NoDestination),
-		"inbox":               "known",
-	}
+	extra := intentDetail(p, window, declareParking)
+	extra["skipped_quarantined"] = strconv.Itoa(p.SkippedQuarantined)
+	extra["no_destination"] = strconv.Itoa(p.NoDestination)
+	extra["inbox"] = "known"
 	if p.InboxUnknown {
 		extra["inbox"] = "unknown"
-	}
-	if p.FilterText != "" {
-		extra["filter"] = p.FilterText
-	}
-	if p.Rate > 0 {
-		extra["rate"] = strconv.FormatFloat(p.Rate, 'g', -1, 64)
-	}
-	if p.Action == ActionQuarantine {
-		extra["reason"] = p.Reason
-		extra["parking_queue"] = p.Parking
-		if declareParking {
-			extra["declare_parking_queue"] = "true"
-		}
-	}
-	if p.Release {
-		extra["release"] = "true"
 	}
 	if l.stream {
 		extra["source"] = "stream: nothing is removed; offsets are recorded"
@@ -106,6 +88,29 @@ func (l *auditLog) intent(ctx context.Context, window int, declareParking bool) 
 		}
 	}
 	return nil
+}
+
+// intentDetail is what every intent record says of the rule: the
+// window, filter, rate, quarantine reason and parking queue, release.
+func intentDetail(p *Plan, window int, declareParking bool) map[string]string {
+	extra := map[string]string{"window": strconv.Itoa(window)}
+	if p.FilterText != "" {
+		extra["filter"] = p.FilterText
+	}
+	if p.Rate > 0 {
+		extra["rate"] = strconv.FormatFloat(p.Rate, 'g', -1, 64)
+	}
+	if p.Action == ActionQuarantine {
+		extra["reason"] = p.Reason
+		extra["parking_queue"] = p.Parking
+		if declareParking {
+			extra["declare_parking_queue"] = "true"
+		}
+	}
+	if p.Release {
+		extra["release"] = "true"
+	}
+	return extra
 }
 
 // finish writes the outcome records and the final record. It runs after

@@ -10,24 +10,74 @@ import (
 // maxGroupsInSummary keeps the prompt one readable sentence.
 const maxGroupsInSummary = 3
 
+// question is what the question about an operation states; a plan and a
+// preview both give one.
+type question struct {
+	action, queue, reason string
+	release               bool
+	moving                int
+	bytes                 int64
+	groups                []Group
+	skippedApplied        int
+	skippedQuarantined    int
+	filterErrors          int
+	filterError           error
+	noDestination         int
+	inboxUnknown          bool
+	rate                  float64
+	// Streamed operations only: how many messages were read, and how
+	// many of the moving ones came back after an earlier replay.
+	read, loops int
+}
+
+func (p *Plan) question() question {
+	return question{action: p.Action, queue: p.Queue, reason: p.Reason, release: p.Release, moving: p.Selected(),
+		bytes: p.Bytes, groups: p.Groups, skippedApplied: len(p.SkippedApplied), skippedQuarantined: p.SkippedQuarantined,
+		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
+		inboxUnknown: p.InboxUnknown, rate: p.Rate}
+}
+
+func (p *Preview) question() question {
+	r := p.Request
+	return question{action: r.Action, queue: r.Queue, reason: r.Reason, release: r.Release, moving: p.Moving,
+		bytes: p.Bytes, groups: p.Groups, skippedApplied: p.SkippedApplied, skippedQuarantined: p.SkippedQuarantined,
+		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
+		inboxUnknown: p.InboxUnknown, rate: r.Rate, read: p.Read, loops: p.ReplayLoops}
+}
+
 // Summary is the plan as the one question a prompt asks, e.g. "Replay 37
 // messages (12.0 KiB) from orders.dlq to queue orders (default exchange)? 5
 // already applied will be skipped". Names in it come from the broker:
 // sanitise before display.
-func (p *Plan) Summary() string {
-	notes := p.Notes()
-	if p.Selected() == 0 {
-		s := fmt.Sprintf("Nothing to %s from %s", p.verb(), p.Queue)
+func (p *Plan) Summary() string { return p.question().summary() }
+
+// Notes are the plan's caveats: what is skipped and why, the rate limit.
+func (p *Plan) Notes() []string { return p.question().notes() }
+
+// Lines break the plan down for a dry run: one line per destination.
+func (p *Plan) Lines() []string { return p.question().lines() }
+
+// Summary is the preview as the prompt's question; it names how many
+// messages were read, so the operator sees the N the operation takes.
+func (p *Preview) Summary() string { return p.question().summary() }
+
+// Lines break the preview down: one line per destination.
+func (p *Preview) Lines() []string { return p.question().lines() }
+
+func (t question) summary() string {
+	notes := t.notes()
+	if t.moving == 0 {
+		s := fmt.Sprintf("Nothing to %s from %s", t.verb(), t.queue)
 		if len(notes) > 0 {
 			s += ": " + strings.Join(notes, "; ")
 		}
 		return s
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (%s) from %s to ", capitalise(p.verb()), plural(p.Selected(), "message"), dlq.Size(p.Bytes), p.Queue)
-	b.WriteString(p.destinationText())
-	if p.Action == ActionQuarantine {
-		fmt.Fprintf(&b, " with reason %q", p.Reason)
+	fmt.Fprintf(&b, "%s %s (%s) from %s to ", capitalise(t.verb()), plural(t.moving, "message"), dlq.Size(t.bytes), t.queue)
+	b.WriteString(t.destinationText())
+	if t.action == ActionQuarantine {
+		fmt.Fprintf(&b, " with reason %q", t.reason)
 	}
 	b.WriteString("?")
 	if len(notes) > 0 {
@@ -36,62 +86,66 @@ func (p *Plan) Summary() string {
 	return b.String()
 }
 
-// Notes are the plan's caveats: what is skipped and why, the rate limit.
-func (p *Plan) Notes() []string {
+func (t question) notes() []string {
 	var notes []string
-	if n := len(p.SkippedApplied); n > 0 {
+	if t.read > 0 {
+		notes = append(notes, fmt.Sprintf("read %s of the queue", plural(t.read, "message")))
+	}
+	if n := t.skippedApplied; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d already applied will be skipped", n))
 	}
-	if p.SkippedQuarantined > 0 {
-		notes = append(notes, fmt.Sprintf("%d quarantined left out (replay from the parking queue to release them)", p.SkippedQuarantined))
+	if t.skippedQuarantined > 0 {
+		notes = append(notes, fmt.Sprintf("%d quarantined left out (replay from the parking queue to release them)", t.skippedQuarantined))
 	}
-	if p.FilterErrors > 0 {
-		notes = append(notes, fmt.Sprintf("%d the filter could not judge stay (%v)", p.FilterErrors, p.FilterError))
+	if t.filterErrors > 0 {
+		notes = append(notes, fmt.Sprintf("%d the filter could not judge stay (%v)", t.filterErrors, t.filterError))
 	}
-	if p.NoDestination > 0 {
-		notes = append(notes, fmt.Sprintf("%d without an origin queue stay (use --to)", p.NoDestination))
+	if t.noDestination > 0 {
+		notes = append(notes, fmt.Sprintf("%d without an origin queue stay (use --to)", t.noDestination))
 	}
-	if p.InboxUnknown && p.Action == ActionReplay && p.Selected() > 0 {
+	if t.loops > 0 {
+		notes = append(notes, fmt.Sprintf("%d came back after an earlier replay: replaying them again without a fix only loops", t.loops))
+	}
+	if t.inboxUnknown && t.action == ActionReplay && t.moving > 0 {
 		notes = append(notes, "inbox unknown: applied messages cannot be skipped")
 	}
-	if p.Rate > 0 {
-		notes = append(notes, fmt.Sprintf("at most %g/s", p.Rate))
+	if t.rate > 0 {
+		notes = append(notes, fmt.Sprintf("at most %g/s", t.rate))
 	}
 	return notes
 }
 
-// Lines break the plan down for a dry run: one line per destination.
-func (p *Plan) Lines() []string {
-	lines := make([]string, 0, len(p.Groups))
-	for _, g := range p.Groups {
+func (t question) lines() []string {
+	lines := make([]string, 0, len(t.groups))
+	for _, g := range t.groups {
 		lines = append(lines, fmt.Sprintf("%s → %s (%s)", plural(g.Count, "message"), g.Dest, dlq.Size(g.Bytes)))
 	}
 	return lines
 }
 
-func (p *Plan) verb() string {
+func (t question) verb() string {
 	switch {
-	case p.Action == ActionQuarantine:
+	case t.action == ActionQuarantine:
 		return "quarantine"
-	case p.Release:
+	case t.release:
 		return "release"
 	}
 	return "replay"
 }
 
-func (p *Plan) destinationText() string {
-	if len(p.Groups) == 1 {
-		return p.Groups[0].Dest.String()
+func (t question) destinationText() string {
+	if len(t.groups) == 1 {
+		return t.groups[0].Dest.String()
 	}
 	parts := make([]string, 0, maxGroupsInSummary+1)
-	for i, g := range p.Groups {
+	for i, g := range t.groups {
 		if i == maxGroupsInSummary {
-			parts = append(parts, fmt.Sprintf("and %d more", len(p.Groups)-i))
+			parts = append(parts, fmt.Sprintf("and %d more", len(t.groups)-i))
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%s: %d", g.Dest, g.Count))
 	}
-	return fmt.Sprintf("%d destinations (%s)", len(p.Groups), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d destinations (%s)", len(t.groups), strings.Join(parts, ", "))
 }
 
 func plural(n int, word string) string {

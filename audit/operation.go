@@ -18,6 +18,10 @@ const (
 	OutcomeUnknown        = "unknown"
 	OutcomeSkippedApplied = "skipped_applied"
 	OutcomeFinal          = "final"
+	// OutcomePublishing names messages a streamed operation is about to
+	// publish, written before it does: after a crash, a message named
+	// here but not confirmed may have a copy at its destination.
+	OutcomePublishing = "publishing"
 )
 
 // MessageOutcomes lists the per-message outcomes in display order.
@@ -149,6 +153,8 @@ func Summaries(records []Record) []OperationSummary {
 		case OutcomeFinal:
 			t := r.Time
 			s.Finished = &t
+		case OutcomePublishing:
+			// Write-ahead: the message's outcome record counts it.
 		default:
 			s.Counts[r.Outcome] += max(len(r.MessageIDs), len(r.LogicalIDs), 1)
 		}

@@ -1,0 +1,204 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// Source is where a streamed operation reads its messages, in queue
+// order, at most a limit of them; *dlq.Feed is one. The caller closes it,
+// which returns whatever was neither acked nor moved.
+type Source interface {
+	// Next hands out up to n more letters, with bodies; end is set once
+	// nothing more will come.
+	Next(ctx context.Context, n int) (letters []dlq.DeadLetter, end bool, err error)
+	// Keep says n handed-out deliveries stay held until Close.
+	Keep(n int)
+	// Ack removes one delivery whose copy was confirmed.
+	Ack(tag uint64) error
+	// Sync proves the acks sent before it.
+	Sync() error
+}
+
+// Lookup asks the inbox which of ids were applied; an error means the
+// inbox cannot say, so nothing is skipped.
+type Lookup func(ctx context.Context, ids []string) (map[string]bool, error)
+
+// pageSize is how many letters a streamed operation decides at once: one
+// inbox query and one write-ahead record per page.
+const pageSize = 512
+
+// Preview is what a streamed operation would do, read from the queue
+// itself and touching nothing: every message is decided as the operation
+// will decide it, then all are returned. No body is kept.
+type Preview struct {
+	Request Request
+	// Read is how many messages were read: the queue's depth, at most.
+	Read   int
+	Moving int
+	Groups []Group // by count, largest first
+	Bytes  int64
+	// Why the others stay.
+	SkippedApplied     int
+	SkippedQuarantined int
+	NoDestination      int
+	Filtered           int
+	FilterErrors       int
+	FilterError        error
+	// ReplayLoops counts moving messages that came back after an earlier
+	// replay: replaying them again without a fix only loops.
+	ReplayLoops  int
+	InboxUnknown bool
+}
+
+// NewPreview reads src to its end and decides every message with req.
+func NewPreview(ctx context.Context, src Source, req Request, lookup Lookup) (*Preview, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Preview{Request: req}
+	groups := map[Destination]*Group{}
+	for {
+		letters, end, err := src.Next(ctx, pageSize)
+		if err != nil {
+			return nil, err
+		}
+		src.Keep(len(letters))
+		applied, known := lookupPage(ctx, lookup, letters)
+		p.InboxUnknown = p.InboxUnknown || !known
+		for _, d := range letters {
+			p.Read++
+			dest, skip, err := req.Decide(d, appliedIn(applied, known, d))
+			if !p.count(skip, err) {
+				continue
+			}
+			p.Moving++
+			p.Bytes += int64(d.Size)
+			if d.ReplayCount > 0 {
+				p.ReplayLoops++
+			}
+			g := groups[dest]
+			if g == nil {
+				g = &Group{Dest: dest}
+				groups[dest] = g
+			}
+			g.Count++
+			g.Bytes += int64(d.Size)
+		}
+		if end {
+			break
+		}
+	}
+	for _, g := range groups {
+		p.Groups = append(p.Groups, *g)
+	}
+	sortGroups(p.Groups)
+	return p, nil
+}
+
+// count tallies a skipped letter and reports whether the letter moves.
+func (p *Preview) count(skip Skip, err error) bool {
+	switch skip {
+	case SkipFilterError:
+		p.FilterErrors++
+		if p.FilterError == nil {
+			p.FilterError = err
+		}
+	case SkipFiltered:
+		p.Filtered++
+	case SkipQuarantined:
+		p.SkippedQuarantined++
+	case SkipApplied:
+		p.SkippedApplied++
+	case SkipNoDestination:
+		p.NoDestination++
+	default:
+		return true
+	}
+	return false
+}
+
+func sortGroups(gs []Group) {
+	sort.Slice(gs, func(i, j int) bool {
+		a, b := gs[i], gs[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Dest.Target() < b.Dest.Target()
+	})
+}
+
+// lookupPage asks the inbox about a page's business IDs in one query.
+// known is false when there is no inbox or it failed.
+func lookupPage(ctx context.Context, lookup Lookup, letters []dlq.DeadLetter) (map[string]bool, bool) {
+	if lookup == nil {
+		return nil, false
+	}
+	ids := make([]string, 0, len(letters))
+	for _, id := range dlq.BusinessIDs(letters) {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, true
+	}
+	applied, err := lookup(ctx, ids)
+	if err != nil {
+		return nil, false
+	}
+	return applied, true
+}
+
+// appliedIn is the inbox's word on d from a page's lookup: nil when
+// unknown, which includes a content-hash ID no inbox holds.
+func appliedIn(applied map[string]bool, known bool, d dlq.DeadLetter) *bool {
+	if !known || d.BusinessID() == "" {
+		return nil
+	}
+	v := applied[d.BusinessID()]
+	return &v
+}
+
+// CheckDestinations refuses an operation whose destination is knowably
+// missing, before anything is held: a queue the default exchange would
+// route to that does not exist, or an exchange that does not exist. A
+// quarantine's parking queue is declared by the operation itself.
+func CheckDestinations(conn *amqp.Connection, req Request, groups []Group) error {
+	if req.Action == ActionQuarantine {
+		return nil
+	}
+	vhost := req.Vhost
+	var missing []error
+	for _, g := range groups {
+		d := g.Dest
+		err := passive(conn, func(ch *amqp.Channel) error {
+			if d.Exchange == "" {
+				_, err := ch.QueueDeclarePassive(d.RoutingKey, false, false, false, false, nil)
+				return err
+			}
+			return ch.ExchangeDeclarePassive(d.Exchange, amqp.ExchangeDirect, false, false, false, false, nil)
+		})
+		var ae *amqp.Error
+		switch {
+		case errors.As(err, &ae) && ae.Code == amqp.NotFound:
+			missing = append(missing, fmt.Errorf("%s does not exist in vhost %s (%d messages would go there)", d, vhost, g.Count))
+		case err != nil:
+			return fmt.Errorf("check destination %s: %w", d, err)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %w", ErrNoDestination, errors.Join(missing...))
+	}
+	return nil
+}
+
+// ErrNoDestination means a destination of the operation does not exist:
+// nothing was held or moved.
+var ErrNoDestination = errors.New("destination missing, nothing was changed")

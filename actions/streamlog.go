@@ -1,0 +1,106 @@
+package actions
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// streamLog writes the records of one streamed operation. Nothing is
+// listed up front, since the selection is decided as the queue is read:
+// each page's moving messages are recorded before they are published
+// (outcome publishing), each batch of confirms before its acks, and the
+// other outcomes as they come.
+type streamLog struct {
+	store audit.Store
+	op    audit.Op
+}
+
+func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declareParking bool) error {
+	req := op.Request
+	p := &Plan{Action: req.Action, FilterText: req.FilterText, Parking: req.Parking, Reason: req.Reason,
+		Rate: req.Rate, Release: req.Release}
+	extra := intentDetail(p, window, declareParking)
+	extra["limit"] = strconv.Itoa(op.Limit)
+	extra["streamed"] = "true"
+	if req.IncludeApplied {
+		extra["include_applied"] = "true"
+	}
+	if req.To != nil {
+		extra["to"] = req.To.Exchange + "/" + req.To.RoutingKey
+	}
+	dests := make([]string, len(op.Groups))
+	var bytes int64
+	for i, g := range op.Groups {
+		dests[i] = g.Dest.Target()
+		bytes += g.Bytes
+	}
+	_, err := l.store.Append(ctx, l.op.Intent(audit.Plan{Selected: op.Expect, Destinations: dests, Bytes: bytes, Extra: extra}))
+	return err
+}
+
+// publishing records a page's moving messages before any is published,
+// so after a crash every copy that may exist is named.
+func (l *streamLog) publishing(ctx context.Context, items []Item) error {
+	letters := make([]dlq.DeadLetter, len(items))
+	digests, dests := make([]string, len(items)), make([]string, len(items))
+	for i, it := range items {
+		letters[i] = it.Letter
+		digests[i] = audit.BodyDigest(it.Letter.Body)
+		dests[i] = it.Dest.Target()
+	}
+	mids, lids := ids(letters)
+	rec := l.op.Outcome(audit.OutcomePublishing, mids, lids, map[string]string{
+		"body_sha256": jsonList(digests), "destinations": jsonList(dests),
+	})
+	if _, err := l.store.Append(context.WithoutCancel(ctx), rec); err != nil {
+		return fmt.Errorf("%w (%s): recording what is about to be published: %v", ErrAuditUnavailable, l.store.Describe(), err)
+	}
+	return nil
+}
+
+// outcome records a batch of settled messages; replies run parallel to
+// batch for returned ones.
+func (l *streamLog) outcome(ctx context.Context, outcome string, batch []flight, replies []string) error {
+	letters := make([]dlq.DeadLetter, len(batch))
+	digests, sizes, dests := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
+	for i, fl := range batch {
+		letters[i] = fl.letter
+		digests[i] = fl.digest
+		sizes[i] = strconv.Itoa(fl.letter.Size)
+		dests[i] = fl.dest.Target()
+	}
+	detail := map[string]string{"body_sha256": jsonList(digests), "body_size": jsonList(sizes), "destinations": jsonList(dests)}
+	if outcome == audit.OutcomeReturned {
+		detail["replies"] = jsonList(replies)
+	}
+	mids, lids := ids(letters)
+	_, err := l.store.Append(context.WithoutCancel(ctx), l.op.Outcome(outcome, mids, lids, detail))
+	return err
+}
+
+// final closes the operation with its counts; it is written after a
+// cancel too.
+func (l *streamLog) final(ctx context.Context, res *Result, runErr error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	final := l.op.Final(map[string]int{
+		audit.OutcomeConfirmed: res.Confirmed, audit.OutcomeReturned: res.Returned,
+		audit.OutcomeNacked: res.Nacked, audit.OutcomeUnknown: res.Unknown,
+		string(NotSent): res.NotSent, audit.OutcomeSkippedApplied: res.SkippedApplied,
+		"taken": res.Taken, "kept": res.Kept, "moved": res.Moved,
+		"source_ack_failed": res.AckFailed, "user_id_dropped": res.UserIDDropped,
+		"expiration_dropped": res.ExpirationDropped, "peak_in_flight": res.PeakInFlight,
+	})
+	if res.Cancelled {
+		final.Detail["cancelled"] = "true"
+	}
+	if runErr != nil {
+		final.Detail["error"] = runErr.Error()
+	}
+	_, err := l.store.Append(ctx, final)
+	return err
+}
