@@ -20,6 +20,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/debug"
 	"github.com/warrenops/warren/ui/keys"
 	"github.com/warrenops/warren/ui/overview"
@@ -40,7 +41,7 @@ type Options struct {
 	Describer queuedetail.QueueDescriber
 	// Effects reads the inbox figures of queues that have an inbox; nil
 	// leaves them out.
-	Effects overview.EffectReader
+	Effects effect.Reader
 
 	// Screens the root opens on request; a nil constructor makes the
 	// request an error on the footer.

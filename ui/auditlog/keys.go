@@ -16,7 +16,7 @@ type KeyMap struct {
 func DefaultKeyMap() KeyMap {
 	return KeyMap{
 		Nav:    keys.DefaultNav(),
-		Reload: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "reload and verify")),
+		Reload: keys.New("r", "reload and verify", "ctrl+r"),
 	}
 }
 

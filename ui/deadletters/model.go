@@ -19,6 +19,7 @@ import (
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/prompt"
 	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/ui/keys"
 	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -168,7 +169,7 @@ func (m *Model) Keys() help.KeyMap {
 	k := m.keys
 	switch {
 	case m.scan.running:
-		k.Scan = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel the scan"))
+		k.Scan = keys.New("esc", "cancel the scan")
 	case m.scan.show:
 		k.Scan.SetHelp("S", "stats of held messages")
 	}

@@ -1,12 +1,18 @@
-// Package keys holds the bindings every screen shares: the root's global
-// keys and the movement keys of lists and scrolled text. Each screen keeps
-// its own bindings in its own keys.go.
+// Package keys holds the bindings screens share: the root's global keys,
+// the movement keys of lists and scrolled text, and those of the screens
+// about queues. Each screen keeps its own bindings in its own keys.go.
 package keys
 
 import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
+
+// New returns a binding for k, and any more keys, that the help shows as
+// k with text.
+func New(k, text string, more ...string) key.Binding {
+	return key.NewBinding(key.WithKeys(append([]string{k}, more...)...), key.WithHelp(k, text))
+}
 
 // Global are the keys the root model handles whenever the current screen
 // is not capturing text.
@@ -21,11 +27,11 @@ type Global struct {
 // DefaultGlobal returns the root's bindings.
 func DefaultGlobal() Global {
 	return Global{
-		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
-		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
-		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		Audit:     key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "audit log")),
+		Quit:      New("q", "quit"),
+		ForceQuit: New("ctrl+c", "quit"),
+		Help:      New("?", "help"),
+		Back:      New("esc", "back"),
+		Audit:     New("A", "audit log"),
 	}
 }
 
@@ -35,6 +41,21 @@ func (g Global) ShortHelp() []key.Binding { return []key.Binding{g.Back, g.Help,
 // FullHelp implements help.KeyMap.
 func (g Global) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{g.Back, g.Audit, g.Help, g.Quit, g.ForceQuit}}
+}
+
+// Queue are the bindings of the screens about queues (the list and one
+// queue), which open a queue's DLQ and refresh alike.
+type Queue struct {
+	DLQ     key.Binding
+	Refresh key.Binding
+}
+
+// DefaultQueue returns the bindings the queue screens share.
+func DefaultQueue() Queue {
+	return Queue{
+		DLQ:     New("d", "open DLQ"),
+		Refresh: New("r", "refresh now"),
+	}
 }
 
 // Nav moves a cursor through a list or scrolls a text.

@@ -16,7 +16,7 @@ type KeyMap struct {
 func DefaultKeyMap() KeyMap {
 	return KeyMap{
 		Nav: keys.DefaultNav(),
-		Hex: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "body as hex / decoded")),
+		Hex: keys.New("x", "body as hex / decoded"),
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/components/table"
 )
 
@@ -65,9 +66,9 @@ func TestEffectsAreReadForVisibleRowsWithAnInboxOnly(t *testing.T) {
 	l := &lister{replies: []reply{{snap: snapshot(qs...)}}}
 	m := withEffects(l, f)
 	m, cmd := load(t, m, m.Init())
-	var got effectsMsg
+	var got effect.Msg
 	for _, c := range batchCmds(t, cmd) {
-		if e, ok := c().(effectsMsg); ok {
+		if e, ok := c().(effect.Msg); ok {
 			got = e
 		}
 	}
@@ -105,7 +106,7 @@ func TestEffectsUnknownWhenTheDatabaseIsDown(t *testing.T) {
 		t.Fatalf("before the answer the note says %q", note)
 	}
 	for _, c := range batchCmds(t, cmd) {
-		if e, ok := c().(effectsMsg); ok {
+		if e, ok := c().(effect.Msg); ok {
 			m, _ = update(t, m, e)
 		}
 	}
@@ -137,7 +138,8 @@ func TestEffectsOfAnotherOverviewAreIgnored(t *testing.T) {
 	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}}}
 	m := withEffects(l, f)
 	m, _ = load(t, m, m.Init())
-	m, _ = update(t, m, effectsMsg{ID: m.id + 1000, Refs: []mgmt.QueueRef{{Vhost: "/", Name: "a"}}, Effects: []effect{{}}})
+	other := effect.New(f)
+	m, _ = update(t, m, other.Fetch([]mgmt.QueueRef{{Vhost: "/", Name: "a"}})())
 	if len(m.effects) != 0 {
 		t.Fatal("another overview's answer was kept")
 	}
@@ -175,7 +177,7 @@ func hasEffects(cmd tea.Cmd) bool {
 		return false
 	}
 	switch msg := cmd().(type) {
-	case effectsMsg:
+	case effect.Msg:
 		return true
 	case tea.BatchMsg:
 		for _, c := range msg {

@@ -56,7 +56,7 @@ func (m *Model) applyFirstPage(msg firstPageMsg) {
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
-	m.rows = buildRows(snap, map[mgmt.QueueRef]*trend{}, m.hasInbox)
+	m.rows = buildRows(snap, map[mgmt.QueueRef]*trend{}, m.inbox.HasInbox)
 	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
 	selected, hadSelection := m.Selected()
 	m.arrange(selected.Ref(), hadSelection)

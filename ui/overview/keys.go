@@ -8,29 +8,27 @@ import (
 
 // KeyMap is the overview's bindings.
 type KeyMap struct {
-	Open    key.Binding
-	DLQ     key.Binding
-	Filter  key.Binding
-	Sort    key.Binding
-	Vhost   key.Binding
-	Refresh key.Binding
-	Clear   key.Binding
-	Apply   key.Binding
-	Nav     keys.Nav
+	keys.Queue
+	Open   key.Binding
+	Filter key.Binding
+	Sort   key.Binding
+	Vhost  key.Binding
+	Clear  key.Binding
+	Apply  key.Binding
+	Nav    keys.Nav
 }
 
 // DefaultKeyMap returns the overview's bindings.
 func DefaultKeyMap() KeyMap {
 	return KeyMap{
-		Open:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open queue")),
-		DLQ:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "open DLQ")),
-		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort: depth/age/DLQ/name")),
-		Vhost:   key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "next vhost")),
-		Refresh: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh now")),
-		Clear:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
-		Apply:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
-		Nav:     keys.DefaultNav(),
+		Queue:  keys.DefaultQueue(),
+		Open:   keys.New("enter", "open queue"),
+		Filter: keys.New("/", "filter"),
+		Sort:   keys.New("s", "sort: depth/age/DLQ/name"),
+		Vhost:  keys.New("v", "next vhost"),
+		Clear:  keys.New("esc", "clear filter"),
+		Apply:  keys.New("enter", "keep filter"),
+		Nav:    keys.DefaultNav(),
 	}
 }
 

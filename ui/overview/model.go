@@ -21,6 +21,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -38,7 +39,7 @@ type Options struct {
 	Vhost   string        // "" for every vhost
 	// Effects reads the inbox figures of queues that have one; nil
 	// leaves them out.
-	Effects EffectReader
+	Effects effect.Reader
 }
 
 // DefaultRefresh is used when Options.Refresh is not positive.
@@ -99,9 +100,8 @@ type Model struct {
 	cols    []col
 	colSpec spec
 
-	effectReader EffectReader
-	effects      map[mgmt.QueueRef]effect
-	effectsBusy  bool
+	inbox   effect.Fetcher
+	effects map[mgmt.QueueRef]effect.Answer
 
 	width, height int
 }
@@ -117,19 +117,19 @@ func New(o Options) *Model {
 	fi.CharLimit = 200
 	ids, cols := columnsFor(spec{})
 	m := &Model{
-		id:           int(lastID.Add(1)),
-		lister:       o.Lister,
-		refresh:      o.Refresh,
-		st:           o.Styles,
-		keys:         DefaultKeyMap(),
-		vhost:        o.Vhost,
-		vhosts:       map[string]struct{}{},
-		filter:       fi,
-		trends:       map[mgmt.QueueRef]*trend{},
-		tbl:          table.New(cols, o.Styles),
-		cols:         ids,
-		effectReader: o.Effects,
-		effects:      map[mgmt.QueueRef]effect{},
+		id:      int(lastID.Add(1)),
+		lister:  o.Lister,
+		refresh: o.Refresh,
+		st:      o.Styles,
+		keys:    DefaultKeyMap(),
+		vhost:   o.Vhost,
+		vhosts:  map[string]struct{}{},
+		filter:  fi,
+		trends:  map[mgmt.QueueRef]*trend{},
+		tbl:     table.New(cols, o.Styles),
+		cols:    ids,
+		inbox:   effect.New(o.Effects),
+		effects: map[mgmt.QueueRef]effect.Answer{},
 	}
 	if o.Vhost != "" {
 		m.vhosts[o.Vhost] = struct{}{}
@@ -185,10 +185,8 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	case firstPageMsg:
 		m.applyFirstPage(msg)
 		return m, nil
-	case effectsMsg:
-		if msg.ID == m.id {
-			m.applyEffects(msg)
-		}
+	case effect.Msg:
+		m.applyEffects(msg)
 		return m, nil
 	case tea.WindowSizeMsg:
 		// The root has resized the table already: rows may have come

@@ -60,7 +60,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	selected, hadSelection := m.Selected()
-	m.rows = buildRows(snap, m.trends, m.hasInbox)
+	m.rows = buildRows(snap, m.trends, m.inbox.HasInbox)
 	m.arrange(selected.Ref(), hadSelection)
 	m.forgetEffects()
 	m.lastAsked = msg.Opts
@@ -109,12 +109,6 @@ func (m *Model) missingRates(asked mgmt.SnapshotOptions) bool {
 		}
 	}
 	return false
-}
-
-// hasInbox asks the config, through the reader, whether a queue has an
-// inbox; without a reader none has.
-func (m *Model) hasInbox(ref mgmt.QueueRef) bool {
-	return m.effectReader != nil && m.effectReader.HasInbox(ref)
 }
 
 func (m *Model) visibleRefs() []mgmt.QueueRef {

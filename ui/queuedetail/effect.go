@@ -1,49 +1,24 @@
 package queuedetail
 
 import (
-	"context"
-	"time"
-
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
-
-// EffectReader reads the pace of a queue's inbox (docs/ARCHITECTURE.md §4.1: effect
-// rate and last effect age, from the inbox table's time column).
-type EffectReader interface {
-	// HasInbox reports, without I/O, whether the config gives the queue
-	// an inbox.
-	HasInbox(ref mgmt.QueueRef) bool
-	Effect(ctx context.Context, ref mgmt.QueueRef, window time.Duration) (inbox.Effect, error)
-}
-
-const (
-	effectWindow  = time.Minute
-	effectTimeout = 10 * time.Second
-)
-
-// effectMsg carries the inbox's answer back to the screen that asked.
-type effectMsg struct {
-	ID     int
-	Owner  mgmt.QueueRef
-	Effect inbox.Effect
-	Err    error
-}
 
 // inboxOwner is the queue whose inbox records the effects of this
 // queue's messages: the queue itself, or for a DLQ the queue it belongs
 // to.
 func (m *Model) inboxOwner() (mgmt.QueueRef, bool) {
-	if m.effects == nil || m.detail == nil {
+	if m.detail == nil {
 		return mgmt.QueueRef{}, false
 	}
 	q := m.detail.Queue
 	for _, ref := range append([]mgmt.QueueRef{q.Ref()}, q.DLQOf...) {
-		if m.effects.HasInbox(ref) {
+		if m.inbox.HasInbox(ref) {
 			return ref, true
 		}
 	}
@@ -54,23 +29,17 @@ func (m *Model) inboxOwner() (mgmt.QueueRef, bool) {
 // slow database delays its own line, not the queue's figures.
 func (m *Model) fetchEffect() tea.Cmd {
 	owner, ok := m.inboxOwner()
-	if !ok || m.effectBusy {
+	if !ok {
 		return nil
 	}
-	m.effectBusy = true
-	reader, id := m.effects, m.id
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), effectTimeout)
-		defer cancel()
-		e, err := reader.Effect(ctx, owner, effectWindow)
-		return effectMsg{ID: id, Owner: owner, Effect: e, Err: err}
-	}
+	return m.inbox.Fetch([]mgmt.QueueRef{owner})
 }
 
-func (m *Model) applyEffect(msg effectMsg) {
-	m.effectBusy = false
-	m.effect = &msg
-	m.render()
+func (m *Model) applyEffect(msg effect.Msg) {
+	if m.inbox.Done(msg) {
+		m.last = msg
+		m.render()
+	}
 }
 
 // effectLine is the inbox's pace, or why it is unknown; empty when the
@@ -85,9 +54,9 @@ func (m *Model) effectLine() string {
 		of = " (of " + format.QueueName(owner.Vhost, owner.Name) + ")"
 	}
 	label += of
-	e := m.effect
+	e, ok := m.last.Answer(owner)
 	switch {
-	case e == nil || e.Owner != owner:
+	case !ok:
 		return m.st.Muted.Render(label + ": reading…")
 	case e.Err != nil:
 		return label + ": " + m.st.Warn.Render("unknown ("+sanitize.Text(e.Err.Error())+")")

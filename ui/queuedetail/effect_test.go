@@ -11,6 +11,7 @@ import (
 
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -40,7 +41,7 @@ func effectOf(t *testing.T, m *Model, cmd tea.Cmd) *Model {
 		return m
 	}
 	switch msg := cmd().(type) {
-	case effectMsg:
+	case effect.Msg:
 		m, _ = step(t, m, msg)
 	case tea.BatchMsg:
 		for _, c := range msg {
@@ -110,8 +111,9 @@ func TestOneInboxReadAtATime(t *testing.T) {
 	if len(fx.asked) != 0 {
 		t.Fatalf("a second read started while the first was running: %v", fx.asked)
 	}
-	m, _ = step(t, m, effectMsg{ID: m.id + 1000, Owner: q.Ref(), Err: errors.New("other screen")})
-	if !m.effectBusy || strings.Contains(m.View(), "other screen") {
+	other := effect.New(&effects{inboxes: fx.inboxes, err: errors.New("other screen")})
+	m, _ = step(t, m, other.Fetch([]mgmt.QueueRef{q.Ref()})())
+	if m.fetchEffect() != nil || strings.Contains(m.View(), "other screen") {
 		t.Fatal("another screen's answer was applied")
 	}
 }

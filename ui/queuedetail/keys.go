@@ -8,18 +8,13 @@ import (
 
 // KeyMap is the queue screen's bindings.
 type KeyMap struct {
-	DLQ     key.Binding
-	Refresh key.Binding
-	Nav     keys.Nav
+	keys.Queue
+	Nav keys.Nav
 }
 
 // DefaultKeyMap returns the queue screen's bindings.
 func DefaultKeyMap() KeyMap {
-	return KeyMap{
-		DLQ:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "open DLQ")),
-		Refresh: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh now")),
-		Nav:     keys.DefaultNav(),
-	}
+	return KeyMap{Queue: keys.DefaultQueue(), Nav: keys.DefaultNav()}
 }
 
 // ShortHelp implements help.KeyMap.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 	Now func() time.Time
 	// Effects reads the inbox of the queue or of the queue a DLQ belongs
 	// to; nil leaves the inbox line out.
-	Effects EffectReader
+	Effects effect.Reader
 }
 
 const (
@@ -57,9 +58,8 @@ type Model struct {
 	detail *mgmt.QueueDetail
 	err    error
 
-	effects    EffectReader
-	effect     *effectMsg // the last answer
-	effectBusy bool
+	inbox effect.Fetcher
+	last  effect.Msg // the inbox's last answer
 
 	// gone is set when the queue was deleted; polling stops.
 	gone bool
@@ -85,7 +85,7 @@ func New(o Options) *Model {
 		st:        o.Styles,
 		keys:      DefaultKeyMap(),
 		vp:        viewport.New(0, 0),
-		effects:   o.Effects,
+		inbox:     effect.New(o.Effects),
 	}
 }
 
@@ -126,10 +126,8 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 			return m, nil
 		}
 		return m, m.apply(msg)
-	case effectMsg:
-		if msg.ID == m.id {
-			m.applyEffect(msg)
-		}
+	case effect.Msg:
+		m.applyEffect(msg)
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
 	}

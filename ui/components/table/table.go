@@ -190,7 +190,7 @@ func (m Model) View(row func(i int) Row) string {
 	for i, c := range m.cols {
 		hdr[i] = Cell{Text: c.Title}
 	}
-	out := strings.Repeat(" ", gutter) + m.st.TableHeader.Render(m.line(hdr))
+	out := strings.Repeat(" ", gutter) + m.st.TableHeader.Render(m.line(hdr, false))
 	body := m.list.View(func(i int) string { return m.renderRow(i, row(i)) })
 	if body == "" {
 		return out
@@ -211,29 +211,12 @@ func (m Model) renderRow(i int, r Row) string {
 		mark[1] = '~'
 	}
 	if selected {
-		return m.st.TableSelected.Render(string(mark[:]) + m.line(r.Cells))
+		return m.st.TableSelected.Render(string(mark[:]) + m.line(r.Cells, false))
 	}
 	if r.Tone != Normal || !hasTones(r.Cells) {
-		return m.tone(r.Tone).Render(string(mark[:]) + m.line(r.Cells))
+		return m.tone(r.Tone).Render(string(mark[:]) + m.line(r.Cells, false))
 	}
-	var b strings.Builder
-	b.Write(mark[:])
-	first := true
-	for j, w := range m.widths {
-		if w == hidden {
-			continue
-		}
-		if !first {
-			b.WriteByte(' ')
-		}
-		first = false
-		var c Cell
-		if j < len(r.Cells) {
-			c = r.Cells[j]
-		}
-		b.WriteString(m.tone(c.Tone).Render(Fit(c.Text, w, m.cols[j].Align)))
-	}
-	return b.String()
+	return string(mark[:]) + m.line(r.Cells, true)
 }
 
 func hasTones(cells []Cell) bool {
@@ -245,8 +228,9 @@ func hasTones(cells []Cell) bool {
 	return false
 }
 
-// line lays cells out in the columns, plain.
-func (m Model) line(cells []Cell) string {
+// line lays cells out in the columns, each in its own tone when toned,
+// else plain for the caller to style the whole line.
+func (m Model) line(cells []Cell, toned bool) string {
 	var b strings.Builder
 	first := true
 	for j, w := range m.widths {
@@ -257,11 +241,15 @@ func (m Model) line(cells []Cell) string {
 			b.WriteByte(' ')
 		}
 		first = false
-		var text string
+		var c Cell
 		if j < len(cells) {
-			text = cells[j].Text
+			c = cells[j]
 		}
-		b.WriteString(Fit(text, w, m.cols[j].Align))
+		text := Fit(c.Text, w, m.cols[j].Align)
+		if toned {
+			text = m.tone(c.Tone).Render(text)
+		}
+		b.WriteString(text)
 	}
 	return b.String()
 }
