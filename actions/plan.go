@@ -202,24 +202,28 @@ func NewPlan(req Request) (*Plan, error) {
 	return p, nil
 }
 
-// Validate checks what the request asks before any letter is decided.
+// Validate checks what the request asks before any letter is decided; a
+// refusal is a *RequestError.
 func (req Request) Validate() error {
-	if req.Action != ActionReplay && req.Action != ActionQuarantine {
-		return fmt.Errorf("unknown action %q", req.Action)
-	}
-	if req.Action == ActionQuarantine {
-		if strings.TrimSpace(req.Reason) == "" {
-			return errors.New("a quarantine needs a reason (--reason)")
-		}
-		if req.Parking == "" || req.Parking == req.Queue {
-			return fmt.Errorf("quarantine of %s needs a parking queue other than itself", req.Queue)
-		}
-	}
-	if req.Rate < 0 {
-		return fmt.Errorf("--rate must not be negative, got %g", req.Rate)
+	switch {
+	case req.Action != ActionReplay && req.Action != ActionQuarantine:
+		return &RequestError{fmt.Errorf("unknown action %q", req.Action)}
+	case req.Action == ActionQuarantine && strings.TrimSpace(req.Reason) == "":
+		return &RequestError{errors.New("a quarantine needs a reason (--reason)")}
+	case req.Action == ActionQuarantine && (req.Parking == "" || req.Parking == req.Queue):
+		return &RequestError{fmt.Errorf("quarantine of %s needs a parking queue other than itself", req.Queue)}
+	case req.Rate < 0:
+		return &RequestError{fmt.Errorf("--rate must not be negative, got %g", req.Rate)}
 	}
 	return nil
 }
+
+// RequestError is a request an operation refuses as it was asked: the
+// operator's to correct, not the broker's.
+type RequestError struct{ Err error }
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
 
 // Skip says why a letter is left where it is.
 type Skip int

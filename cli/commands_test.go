@@ -181,7 +181,7 @@ func TestDlqActionsRefuseBeforeTouchingTheBroker(t *testing.T) {
 	}{
 		{"a read-only context", "read_only = true\n", []string{"dlq", "replay", "orders.dlq", "--yes"}, ExitRefused, "read-only"},
 		{"no terminal and no --yes", "", []string{"dlq", "replay", "orders.dlq"}, ExitRefused, "--yes"},
-		{"a limit out of range", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--limit", "0"}, ExitUsage, "--limit 0"},
+		{"a negative limit", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--limit", "-1"}, ExitUsage, "--limit -1"},
 		{"a negative rate", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--rate", "-1"}, ExitUsage, "--rate"},
 		{"quarantine without a reason", "", []string{"dlq", "quarantine", "orders.dlq", "--yes"}, ExitUsage, "--reason"},
 		{"a filter that does not compile", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--filter", "attempts >"}, ExitUsage, "attempts"},

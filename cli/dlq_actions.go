@@ -20,9 +20,10 @@ import (
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
-// defaultActionLimit caps how many dead letters one command holds and
-// acts on; a bigger DLQ takes several runs, each with its own prompt.
-const defaultActionLimit = 10000
+// defaultStreamLimit is how many messages of a stream one command acts
+// on: a stream is acted on one held page at a time. Other queues have no
+// default cap.
+const defaultStreamLimit = 10000
 
 // maxActionLimit is the most deliveries one channel can hold: the largest
 // prefetch AMQP can express.
@@ -86,7 +87,7 @@ func newDlqActionCmd(a *App, action, short, long string) (*cobra.Command, *actio
 	fl.BoolVar(&f.yes, "yes", false, "do not ask; required without a terminal")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fl.StringVar(&f.vhost, "vhost", "", "vhost of QUEUE (default: the context's vhost, then /)")
-	fl.IntVar(&f.limit, "limit", defaultActionLimit, "act on at most N messages")
+	fl.IntVar(&f.limit, "limit", 0, "act on at most the first N messages (0: every message the queue holds when it starts; a stream: 10000)")
 	fl.BoolVar(&f.allowRisk, "allow-limit-risk", false, "act on a quorum DLQ whose delivery limit a browse counts against (see the refusal)")
 	return cmd, f
 }
@@ -137,45 +138,81 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 	if f.action == actions.ActionQuarantine && t.Knows.Release {
 		return Usage(fmt.Errorf("%s is a parking queue already; replay from it to release its messages", sanitize.Text(queue)))
 	}
-	t.Opts.Window = min(actionBrowseWindow, f.limit)
+	preq := ops.PlanRequest{
+		Action: ops.Action(f.action), Queue: t.Ref, Reason: f.reason,
+		Filter: req.filter, FilterText: f.filter, To: req.to, IncludeApplied: f.includeApplied, Rate: f.rate,
+	}
+	if t.Info.Type == dlq.TypeStream {
+		return a.runHeldAction(ctx, o, t, preq, f)
+	}
+	return a.runStreamedAction(ctx, o, t, preq, f)
+}
+
+// runHeldAction acts on a stream: nothing can be removed from it, so a
+// page of at most --limit messages is held, planned and acted on, and
+// the offsets are recorded.
+func (a *App) runHeldAction(ctx context.Context, o *ops.Ops, t *ops.Target, preq ops.PlanRequest, f actionFlags) error {
+	limit := f.limit
+	if limit == 0 {
+		limit = defaultStreamLimit
+	}
+	if limit > maxActionLimit {
+		return Usage(fmt.Errorf("--limit %d: a stream is acted on one page at a time, at most %d", limit, maxActionLimit))
+	}
+	t.Opts.Window = min(actionBrowseWindow, limit)
 	sess, closeBrowse, err := a.browse(ctx, o, t)
 	if err != nil {
 		return err
 	}
 	defer closeBrowse()
-	letters, notes, err := holdLetters(ctx, sess, f.limit)
+	letters, notes, err := holdLetters(ctx, sess, limit)
 	if err != nil {
 		return err
 	}
-	plan, err := o.Plan(ctx, ops.PlanRequest{
-		Action: ops.Action(f.action), Queue: t.Ref, Session: sess, Letters: letters, Reason: f.reason,
-		Filter: req.filter, FilterText: f.filter, To: req.to, IncludeApplied: f.includeApplied, Rate: f.rate,
-	})
+	preq.Session, preq.Letters = sess, letters
+	plan, err := o.Plan(ctx, preq)
 	if err != nil {
 		return Usage(err)
 	}
 	printNotes(a.Err, append(notes, plan.Warnings...))
 	if f.dryRun || plan.Publish == 0 {
-		return a.printPlan(plan, f)
+		return a.printPlan(plan.Summary, plan.Lines, plan.Publish, plan.SkippedApplied, f)
 	}
-	if !f.yes {
-		threshold := c.ConfirmThreshold
-		if threshold <= 0 {
-			threshold = config.DefaultConfirmThreshold
-		}
-		phrase := ""
-		if c.IsProd() || plan.Publish > threshold {
-			phrase = fmt.Sprintf("%s %d", queue, plan.Publish)
-		}
-		ok, err := confirmAction(a.In, a.Err, sanitize.Text(plan.Summary), sanitize.Text(phrase))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return Refused(errors.New("not confirmed; nothing was changed"))
-		}
+	if err := a.confirm(t.Ref.Name, plan.Summary, plan.Publish, f); err != nil {
+		return err
 	}
-	return a.executePlan(ctx, o, plan, queue, f)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := o.Execute(ctx, plan, a.progressPrinter(string(plan.Action)))
+	return a.report(plan.Action, t.Ref.Name, res, err, f)
+}
+
+// confirm asks the operator, unless --yes: "y", or in a prod context or
+// above the confirm threshold the queue's name and the count typed.
+func (a *App) confirm(queue, summary string, n int, f actionFlags) error {
+	if f.yes {
+		return nil
+	}
+	c, err := a.Config()
+	if err != nil {
+		return err
+	}
+	threshold := c.ConfirmThreshold
+	if threshold <= 0 {
+		threshold = config.DefaultConfirmThreshold
+	}
+	phrase := ""
+	if c.IsProd() || n > threshold {
+		phrase = fmt.Sprintf("%s %d", queue, n)
+	}
+	ok, err := confirmAction(a.In, a.Err, sanitize.Text(summary), sanitize.Text(phrase))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return Refused(errors.New("not confirmed; nothing was changed"))
+	}
+	return nil
 }
 
 func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest, error) {
@@ -183,8 +220,8 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 	switch {
 	case f.rate < 0:
 		return nil, fmt.Errorf("--rate %g: want 0 (unlimited) or more", f.rate)
-	case f.limit < 1 || f.limit > maxActionLimit:
-		return nil, fmt.Errorf("--limit %d: want 1 to %d", f.limit, maxActionLimit)
+	case f.limit < 0:
+		return nil, fmt.Errorf("--limit %d: want 0 (no limit) or more", f.limit)
 	case f.action == actions.ActionQuarantine && strings.TrimSpace(f.reason) == "":
 		return nil, errors.New("--reason is required: say why these messages are quarantined")
 	}
@@ -255,37 +292,23 @@ func confirmAction(r io.Reader, w io.Writer, question, phrase string) (bool, err
 	return strings.EqualFold(line, "y") || strings.EqualFold(line, "yes"), nil
 }
 
-func (a *App) printPlan(plan ops.Plan, f actionFlags) error {
+func (a *App) printPlan(summary string, lines []string, moving, skippedApplied int, f actionFlags) error {
 	if f.asJSON {
-		return writeJSON(a.Out, ops.Counts{Selected: plan.Publish, SkippedApplied: plan.SkippedApplied})
+		return writeJSON(a.Out, ops.Counts{Selected: moving, SkippedApplied: skippedApplied})
 	}
 	if f.dryRun {
 		fmt.Fprint(a.Out, "dry run: ")
 	}
-	fmt.Fprintln(a.Out, sanitize.Text(plan.Summary))
-	for _, l := range plan.Lines {
+	fmt.Fprintln(a.Out, sanitize.Text(summary))
+	for _, l := range lines {
 		fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
 	}
 	return nil
 }
 
-// executePlan runs plan on the browse session that holds its messages
-// and reports. Interrupting it stops the sending; what is in flight still
-// settles.
-func (a *App) executePlan(ctx context.Context, o *ops.Ops, plan ops.Plan, queue string, f actionFlags) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var progress func(ops.Progress)
-	if IsTerminal(a.Err) {
-		progress = func(p ops.Progress) {
-			fmt.Fprintf(a.Err, "\r%s: %d/%d published, %d confirmed, %d returned, %d nacked, %d unknown",
-				plan.Action, p.Published, p.Total, p.Confirmed, p.Returned, p.Nacked, p.Unknown)
-			if p.Finished {
-				fmt.Fprintln(a.Err)
-			}
-		}
-	}
-	res, err := o.Execute(ctx, plan, progress)
+// report prints how an operation ended and maps it to the exit code:
+// messages that were to move and did not make it exit 1.
+func (a *App) report(action ops.Action, queue string, res ops.Result, err error, f actionFlags) error {
 	if errors.Is(err, actions.ErrAuditUnavailable) {
 		return Refused(err)
 	}
@@ -295,7 +318,7 @@ func (a *App) executePlan(ctx context.Context, o *ops.Ops, plan ops.Plan, queue 
 				err = jerr
 			}
 		} else {
-			fmt.Fprintln(a.Out, resultLine(plan, res))
+			fmt.Fprintln(a.Out, resultLine(action, queue, res))
 		}
 		printNotes(a.Err, res.Notes)
 	}
@@ -304,16 +327,19 @@ func (a *App) executePlan(ctx context.Context, o *ops.Ops, plan ops.Plan, queue 
 	}
 	if left := res.Left(); left > 0 {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d messages were not moved and stay in %s (operation %s; see `warren audit tail`)",
-			left, res.Selected, sanitize.Text(queue), res.Operation)}
+			left, res.Selected+res.NotSent, sanitize.Text(queue), res.Operation)}
 	}
 	return nil
 }
 
-func resultLine(plan ops.Plan, res ops.Result) string {
+func resultLine(action ops.Action, queue string, res ops.Result) string {
 	s := fmt.Sprintf("%s %s: %d selected, %d skipped as applied, %d confirmed, %d returned, %d nacked, %d unknown",
-		plan.Action, res.Operation, res.Selected, res.SkippedApplied, res.Confirmed, res.Returned, res.Nacked, res.Unknown)
+		action, res.Operation, res.Selected, res.SkippedApplied, res.Confirmed, res.Returned, res.Nacked, res.Unknown)
 	if res.NotSent > 0 {
 		s += fmt.Sprintf(", %d not sent", res.NotSent)
+	}
+	if res.Taken > 0 {
+		s += fmt.Sprintf("; %d read, %d moved, %d kept in %s", res.Taken, res.Moved, res.Kept, sanitize.Text(queue))
 	}
 	if res.Cancelled {
 		s += " (cancelled)"

@@ -32,16 +32,24 @@ type actScene struct {
 
 func newActScene(t *testing.T, n int, extraConfig string) *actScene {
 	t.Helper()
+	s := newEmptyActScene(t, extraConfig)
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte("b")}
+	}
+	brokertest.DeadLetter(t, s.ch, "orders", "orders.dlq", msgs)
+	return s
+}
+
+// newEmptyActScene is the scene's queues and config, with no dead letter
+// yet: orders dead-letters into orders.dlq.
+func newEmptyActScene(t *testing.T, extraConfig string) *actScene {
+	t.Helper()
 	vhost := brokertest.Vhost(t, "warren-cli-actions")
 	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
 	s := &actScene{vhost: vhost, ch: ch}
 	s.declare(t, "orders.dlq", nil)
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
-	msgs := make([]amqp.Publishing, n)
-	for i := range msgs {
-		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte("b")}
-	}
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 	dir := t.TempDir()
 	s.audit = filepath.Join(dir, "audit.jsonl")
 	s.config = filepath.Join(dir, "warren.toml")
@@ -68,18 +76,21 @@ func (s *actScene) declare(t *testing.T, name string, args amqp.Table) {
 	}
 }
 
-// waitDepth polls the broker (no statistics lag) until name holds want.
 // runAction runs one action command the way main does and returns its
 // stdout, stderr and error.
 func runAction(t *testing.T, configPath string, newCmd func(*App) *cobra.Command, args ...string) (string, string, error) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	return runActionCtx(ctx, configPath, newCmd, args...)
+}
+
+func runActionCtx(ctx context.Context, configPath string, newCmd func(*App) *cobra.Command, args ...string) (string, string, error) {
 	var out, errOut bytes.Buffer
 	a := &App{ConfigPath: configPath, In: strings.NewReader(""), Out: &out, Err: &errOut}
 	cmd := newCmd(a)
 	cmd.SetArgs(args)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
 	err := cmd.ExecuteContext(ctx)
 	return out.String(), errOut.String(), err
 }
@@ -184,18 +195,33 @@ func TestDlqQuarantineMovesToTheConfiguredParkingQueue(t *testing.T) {
 	brokertest.WaitDepth(t, s.ch, "orders.parking", 4)
 }
 
-func TestDlqReplayLeavesUnmovedMessagesAndExitsNonZero(t *testing.T) {
+func TestDlqReplayIsRefusedWhenTheOriginQueueIsGone(t *testing.T) {
 	s := newActScene(t, 3, "")
 	if _, err := s.ch.QueueDelete("orders", false, false, false); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
-	if ExitCode(err) != ExitFailure {
-		t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, ExitFailure)
+	_, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
+	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), "queue orders (default exchange) does not exist") {
+		t.Fatalf("exit %d (%v), stderr %q: want %d naming the missing queue", ExitCode(err), err, errOut, ExitRefused)
 	}
-	var res struct{ Returned int }
-	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || res.Returned != 3 {
-		t.Fatalf("output %q (%v), want 3 returned", out, jerr)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
+}
+
+// A destination that exists but routes nowhere returns the first copy:
+// publishing stops there, rather than returning every copy, and every
+// message stays.
+func TestDlqReplayStopsAtTheFirstReturn(t *testing.T) {
+	s := newActScene(t, 3, "")
+	if err := s.ch.ExchangeDeclare("nowhere", "direct", false, true, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json", "--to", "nowhere/none")
+	if ExitCode(err) != ExitFailure || !strings.Contains(err.Error(), "exchange nowhere (routing key none) did not route") {
+		t.Fatalf("exit %d (%v), stderr %q: want 1 naming the destination", ExitCode(err), err, errOut)
+	}
+	var res struct{ Returned, Confirmed int }
+	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || res.Returned < 1 || res.Confirmed != 0 {
+		t.Fatalf("output %q (%v), want returns and no confirm", out, jerr)
 	}
 	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
 }

@@ -33,17 +33,13 @@ func (o *Ops) Plan(ctx context.Context, req PlanRequest) (Plan, error) {
 	if h == nil {
 		return Plan{}, errors.New("no browse session holds these messages")
 	}
-	k := o.knowledgeOf(req.Queue)
-	if req.Action == Quarantine && k.Release {
-		return Plan{}, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", req.Queue.Name)
+	r, err := o.request(req)
+	if err != nil {
+		return Plan{}, err
 	}
 	applied, known, note := o.Applied(ctx, req.Queue, req.Letters)
-	p, err := actions.NewPlan(actions.Request{
-		Action: string(req.Action), Vhost: req.Queue.Vhost, Queue: req.Queue.Name, Letters: req.Letters,
-		Filter: req.Filter, FilterText: req.FilterText, Applied: applied, InboxKnown: known,
-		IncludeApplied: req.IncludeApplied, Release: k.Release, To: req.To, Parking: k.Parking,
-		Reason: req.Reason, Rate: req.Rate, Now: o.c.Now(),
-	})
+	r.Letters, r.Applied, r.InboxKnown = req.Letters, applied, known
+	p, err := actions.NewPlan(r)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -59,6 +55,22 @@ func (o *Ops) Plan(ctx context.Context, req PlanRequest) (Plan, error) {
 		out.Destinations = append(out.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
 	}
 	return out, nil
+}
+
+// request is the operator's request with what the config and the broker
+// know of the queue: whether it is a parking queue (a release), and where
+// a quarantine parks.
+func (o *Ops) request(req PlanRequest) (actions.Request, error) {
+	k := o.knowledgeOf(req.Queue)
+	if req.Action == Quarantine && k.Release {
+		return actions.Request{}, &actions.RequestError{Err: fmt.Errorf("%s is a parking queue already; replay from it to release its messages", req.Queue.Name)}
+	}
+	return actions.Request{
+		Action: string(req.Action), Vhost: req.Queue.Vhost, Queue: req.Queue.Name,
+		Filter: req.Filter, FilterText: req.FilterText,
+		IncludeApplied: req.IncludeApplied, Release: k.Release, To: req.To, Parking: k.Parking,
+		Reason: req.Reason, Rate: req.Rate, Now: o.c.Now(),
+	}, nil
 }
 
 // Execute runs a confirmed plan on the session that holds its messages.
@@ -84,17 +96,7 @@ func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (
 		Conn: conn, Session: h.hold, Stream: h.hold.ReadOnly(), Audit: st,
 		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
 	}
-	var report func(actions.Progress)
-	if progress != nil {
-		report = func(p actions.Progress) {
-			progress(Progress{
-				Total: p.Total, Done: p.Confirmed + p.Returned + p.Nacked + p.Unknown, Published: p.Published,
-				Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown,
-				Finished: p.Done, At: o.c.Now(),
-			})
-		}
-	}
-	res, err := actions.Execute(ctx, h.plan, env, report)
+	res, err := actions.Execute(ctx, h.plan, env, o.report(progress))
 	if res == nil {
 		return Result{}, err
 	}

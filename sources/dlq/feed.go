@@ -180,8 +180,21 @@ func (f *Feed) Next(ctx context.Context, n int) (letters []DeadLetter, end bool,
 			f.count()
 			letters = append(letters, f.decode(d))
 		case <-timer.C:
-			// Other consumers, expiry or a purge took the rest.
-			return letters, true, f.finish()
+			// Nothing came: either the queue has nothing more (other
+			// consumers, expiry or a purge took the rest), or this
+			// consumer's window is full of deliveries the caller has not
+			// acked yet. Only an empty queue ends the feed.
+			ready, err := f.ready()
+			if err != nil {
+				return letters, true, err
+			}
+			if ready == 0 {
+				return letters, true, f.finish()
+			}
+			if len(letters) > 0 {
+				return letters, false, nil
+			}
+			timer.Reset(idle)
 		}
 	}
 	if f.taken >= f.limit {
@@ -292,29 +305,60 @@ func (f *Feed) Close() error {
 	return errors.Join(errs...)
 }
 
+// lost says why the consumer's deliveries stopped: the channel's close
+// notification, which can come a moment after the deliveries end.
 func (f *Feed) lost() error {
-	err := f.lostOr(nil)
-	if err == nil {
-		err = fmt.Errorf("the broker stopped the consumer reading %s", f.q.Name)
+	select {
+	case e := <-f.closes:
+		f.noteLoss(e)
+	case <-time.After(time.Second):
+		f.noteLoss(nil)
 	}
-	return err
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lostErr
 }
 
 // lostOr records why the channel died, if it did, and returns that cause;
 // otherwise it returns err.
 func (f *Feed) lostOr(err error) error {
 	select {
-	case e, ok := <-f.closes:
+	case e := <-f.closes:
+		f.noteLoss(e)
 		f.mu.Lock()
-		if ok && e != nil {
-			f.lostErr = fmt.Errorf("channel reading %s closed by the broker: %w; its held messages went back to the queue", f.q.Name, e)
-		} else if f.lostErr == nil {
-			f.lostErr = fmt.Errorf("channel reading %s closed; its held messages went back to the queue", f.q.Name)
-		}
-		lost := f.lostErr
-		f.mu.Unlock()
-		return lost
+		defer f.mu.Unlock()
+		return f.lostErr
 	default:
 	}
 	return err
+}
+
+func (f *Feed) noteLoss(e *amqp.Error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lostErr == nil {
+		f.lostErr = lossError("reading", f.q.Name, e)
+	}
+}
+
+// ready is how many messages the queue holds ready now.
+func (f *Feed) ready() (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q, err := f.ch.QueueDeclarePassive(f.q.Name, false, false, false, false, nil)
+	if err != nil {
+		return 0, f.lostOr(fmt.Errorf("read the depth of %s: %w", f.q.Name, err))
+	}
+	return q.Messages, nil
+}
+
+// Depth is how many messages q holds ready now: the N an operation that
+// starts now may take.
+func Depth(conn *amqp.Connection, q QueueInfo) (int, error) {
+	ch, depth, _, err := inspect(conn, q)
+	if err != nil {
+		return 0, err
+	}
+	_ = ch.Close()
+	return depth, nil
 }

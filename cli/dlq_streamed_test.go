@@ -1,0 +1,202 @@
+//go:build !unit
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/brokertest"
+)
+
+// expire has the broker dead-letter n messages from orders into
+// orders.dlq by expiry: each is published with an expiration of 0, so it
+// dies the moment it reaches the queue, with orders as its origin.
+// header(i) gives message i's headers.
+func (s *actScene) expire(t *testing.T, n int, header func(i int) amqp.Table) {
+	t.Helper()
+	before := brokertest.Depth(t, s.ch, "orders.dlq")
+	for i := range n {
+		var h amqp.Table
+		if header != nil {
+			h = header(i)
+		}
+		err := s.ch.Publish("", "orders", false, false, amqp.Publishing{
+			MessageId: fmt.Sprintf("m-%06d", i), Expiration: "0", Headers: h, Body: []byte(fmt.Sprintf(`{"n":%d}`, i)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", before+n)
+}
+
+type streamedJSON struct {
+	Operation      string `json:"operation"`
+	Selected       int    `json:"selected"`
+	SkippedApplied int    `json:"skipped_applied"`
+	Confirmed      int    `json:"confirmed"`
+	Returned       int    `json:"returned"`
+	Nacked         int    `json:"nacked"`
+	Unknown        int    `json:"unknown"`
+}
+
+func decodeStreamed(t *testing.T, out string) streamedJSON {
+	t.Helper()
+	var r streamedJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decode %q: %v", out, err)
+	}
+	return r
+}
+
+// messageIDs lists a queue's messages in order, through warren's own
+// listing, which returns them as it found them.
+func (s *actScene) messageIDs(t *testing.T, queue string, n int) []string {
+	t.Helper()
+	out, errOut, err := runAction(t, s.config, newDlqLsCmd, queue, "--json", "--limit", fmt.Sprint(max(n, 1)))
+	if err != nil {
+		t.Fatalf("dlq ls %s: %v\n%s", queue, err, errOut)
+	}
+	var ls struct {
+		Messages []struct {
+			MessageID string `json:"message_id"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(out), &ls); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(ls.Messages))
+	for i, m := range ls.Messages {
+		ids[i] = m.MessageID
+	}
+	return ids
+}
+
+func TestDlqReplayMovesTwoHundredThousandInOneCommand(t *testing.T) {
+	const n = 200_000
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, errOut, err := runActionCtx(ctx, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, errOut)
+	}
+	if r := decodeStreamed(t, out); r.Selected != n || r.Confirmed != n || r.Returned+r.Nacked+r.Unknown != 0 {
+		t.Fatalf("replay of %d: %+v", n, r)
+	}
+	brokertest.WaitDepth(t, s.ch, "orders", n)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
+}
+
+// Half the messages do not match the filter: they stay, in their order,
+// although there are more of them than one consumer's window can hold.
+func TestDlqReplayWithAFilterKeepsTheRestInOrder(t *testing.T) {
+	const n = 20_000
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, func(i int) amqp.Table {
+		return amqp.Table{"parity": []string{"even", "odd"}[i%2]}
+	})
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json", "--filter", `header("parity") == "odd"`)
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, errOut)
+	}
+	if r := decodeStreamed(t, out); r.Confirmed != n/2 {
+		t.Fatalf("replayed %+v, want %d confirmed", r, n/2)
+	}
+	brokertest.WaitDepth(t, s.ch, "orders", n/2)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", n/2)
+	var want []string
+	for i := 0; i < n; i += 2 {
+		want = append(want, fmt.Sprintf("m-%06d", i))
+	}
+	if got := s.messageIDs(t, "orders.dlq", n); !slices.Equal(got, want) {
+		t.Fatalf("the DLQ keeps %d messages, want the %d even ones in their order", len(got), len(want))
+	}
+}
+
+// A replayed message that fails again dies back into the DLQ during the
+// run; the operation takes only the messages the queue held when it
+// started, so none is replayed twice.
+func TestDlqReplayTakesNoMessageTwice(t *testing.T) {
+	const n = 3000
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	rejector := brokertest.Channel(t, brokertest.Dial(t, s.vhost))
+	deliveries, err := rejector.Consume("orders", "rejector", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rejected atomic.Int64
+	go func() {
+		for d := range deliveries {
+			_ = d.Reject(false)
+			rejected.Add(1)
+		}
+	}()
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, errOut)
+	}
+	if r := decodeStreamed(t, out); r.Confirmed != n {
+		t.Fatalf("replayed %+v, want %d confirmed", r, n)
+	}
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", n)
+	if got := rejected.Load(); got != n {
+		t.Errorf("the consumer saw %d copies, want each of the %d once", got, n)
+	}
+	s.checkReplayCounts(t, n, 1)
+}
+
+// checkReplayCounts asserts every message of orders.dlq was replayed
+// exactly times times.
+func (s *actScene) checkReplayCounts(t *testing.T, n, times int) {
+	t.Helper()
+	out, errOut, err := runAction(t, s.config, newDlqStatsCmd, "orders.dlq", "--json")
+	if err != nil {
+		t.Fatalf("stats: %v\n%s", err, errOut)
+	}
+	var st struct {
+		Total       int `json:"total"`
+		ReplayLoops int `json:"replay_loops"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != n || st.ReplayLoops != n {
+		t.Errorf("the DLQ holds %d messages, %d of them back from a replay; want %d, all replayed %d time(s)", st.Total, st.ReplayLoops, n, times)
+	}
+}
+
+// Cancelling stops publishing; what is in flight settles; nothing is
+// rolled back and nothing is lost.
+func TestDlqReplayCancelledHalfwayLosesNothing(t *testing.T) {
+	const n = 2000
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// At 400 msg/s the run takes five seconds; cancel after one.
+		time.Sleep(time.Second)
+		cancel()
+	}()
+	out, errOut, err := runActionCtx(ctx, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json", "--rate", "400")
+	r := decodeStreamed(t, out)
+	if r.Confirmed == 0 || r.Confirmed >= n {
+		t.Fatalf("cancelled run confirmed %d of %d (%v)\n%s", r.Confirmed, n, err, errOut)
+	}
+	if !strings.Contains(errOut, fmt.Sprintf("cancelled: %d moved", r.Confirmed)) {
+		t.Errorf("stderr %q does not say how many moved and how many stay", errOut)
+	}
+	brokertest.WaitDepth(t, s.ch, "orders", r.Confirmed)
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", n-r.Confirmed)
+}

@@ -1,0 +1,146 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// A whole-queue operation, as the command line runs it: a preview reads
+// the queue and decides every message (the prompt's question), then the
+// operation streams over the messages the queue holds when it starts.
+
+// Preview reads the DLQ t — all of it, or its first limit messages when
+// limit > 0 — and says what the operation req would do. Everything read
+// goes back, in order.
+func (o *Ops) Preview(ctx context.Context, t *Target, req PlanRequest, limit int) (*actions.Preview, error) {
+	r, err := o.request(req)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	feed, err := o.feed(conn, t, limit)
+	if err != nil {
+		return nil, err
+	}
+	p, err := actions.NewPreview(ctx, feed, r, o.lookup(t.InboxOf))
+	return p, errors.Join(err, feed.Close())
+}
+
+// CheckDestinations refuses the previewed operation where a destination
+// knowably does not exist; nothing is held.
+func (o *Ops) CheckDestinations(t *Target, p *actions.Preview) error {
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return actions.CheckDestinations(conn, p.Request, p.Groups)
+}
+
+// Stream runs the previewed operation over the first messages of the DLQ,
+// as many as the preview read (the N its question stated). Cancelling ctx stops publishing; what
+// is in flight settles, and everything not moved stays in the DLQ.
+// progress is called from the operation's goroutines.
+func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
+	st, err := o.AuditStore()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
+	}
+	src, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return Result{}, err
+	}
+	defer src.Close()
+	// N is what the preview read, the count the prompt stated: the queue
+	// may still be taking back what the preview returned, so its depth
+	// now could read lower.
+	feed, err := dlq.OpenFeed(src, t.Info, t.Opts, p.Read, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	// Publishing gets a connection of its own, so flow control on the
+	// copies never holds up the acks of the feed's channel.
+	pubConn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return Result{}, errors.Join(fmt.Errorf("connecting the publisher: %w; nothing was changed", err), feed.Close())
+	}
+	defer pubConn.Close()
+	c := o.c.Context
+	env := actions.Env{
+		Conn: pubConn, Audit: st,
+		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
+	}
+	op := actions.Streamed{Request: p.Request, Limit: feed.Limit(), Expect: min(p.Moving, feed.Limit()), Groups: p.Groups,
+		Lookup: o.lookup(t.InboxOf)}
+	res, err := actions.Stream(ctx, feed, op, env, o.report(progress))
+	// Close returns every delivery not moved, in one nack, after the
+	// acks of the moved ones.
+	if cerr := feed.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("returning what was not moved to %s: %w (the broker takes it back as the connection closes)", t.Ref.Name, cerr))
+	}
+	return result(res), err
+}
+
+// feed opens a feed on t over conn: at most limit messages, else as many
+// as the queue holds now.
+func (o *Ops) feed(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, error) {
+	depth, err := dlq.Depth(conn, t.Info)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 {
+		depth = min(depth, limit)
+	}
+	return dlq.OpenFeed(conn, t.Info, t.Opts, depth, 0)
+}
+
+// lookup asks the inbox of ref's messages, page by page; nil when the
+// queue has none, so statuses are unknown.
+func (o *Ops) lookup(ref mgmt.QueueRef) actions.Lookup {
+	if o.c.OpenInbox == nil {
+		return nil
+	}
+	return func(ctx context.Context, ids []string) (map[string]bool, error) {
+		c, err := o.inbox(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		if c == nil {
+			return nil, ErrNoInbox
+		}
+		found, err := c.Lookup(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		applied := make(map[string]bool, len(found))
+		for id := range found {
+			applied[id] = true
+		}
+		return applied, nil
+	}
+}
+
+// report turns the actions' progress into the layer's.
+func (o *Ops) report(progress func(Progress)) func(actions.Progress) {
+	if progress == nil {
+		return nil
+	}
+	return func(p actions.Progress) {
+		progress(Progress{
+			Total: p.Total, Done: p.Confirmed + p.Returned + p.Nacked + p.Unknown, Published: p.Published,
+			Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown,
+			Finished: p.Done, At: o.c.Now(),
+		})
+	}
+}
