@@ -8,7 +8,7 @@ PKGS      := ./...
 UNIT_PKGS = ./config/... ./ui/... ./cli/...
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run demo services test test-unit test-faults lint bench bench-quick fmt clean
+.PHONY: all build run demo services services-stop test test-unit test-faults lint bench bench-quick fmt clean
 
 all: build
 
@@ -22,9 +22,13 @@ run: build
 demo: services build
 	./$(BIN) demo
 
-## services: start (or install) RabbitMQ with the management plugin and PostgreSQL
+## services: start (or install) RabbitMQ 3.10 and 4.3 with the management plugin, and PostgreSQL
 services:
 	@bash .ci/services.sh
+
+## services-stop: stop the RabbitMQ 4.3 node that `make services` started
+services-stop:
+	@bash .ci/services.sh stop
 
 ## test: every test, integration tests against the real broker and database
 test: services
