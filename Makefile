@@ -6,9 +6,15 @@ PKGS      := ./...
 # talk to the real broker are built without the unit tag; the commands'
 # own logic is tested over fakes in the others.
 UNIT_PKGS = ./config/... ./ui/... ./cli/...
+# Packages whose integration tests take their broker from sources/brokertest
+# (WARREN_TEST_BROKER): they run once on each broker version.
+BROKER_PKGS = ./sources/dlq/... ./sources/mgmt/... ./actions/
 TEST_TIMEOUT ?= 15m
+# The brokers `make test` runs against; WARREN_TEST_BROKER=3.10 or 4.3
+# picks one for a quick run (4.3 then runs BROKER_PKGS only).
+TEST_BROKERS := $(or $(WARREN_TEST_BROKER),3.10 4.3)
 
-.PHONY: all build run demo services test test-unit test-faults lint bench bench-quick fmt clean
+.PHONY: all build run demo services services-stop test test-unit test-faults lint bench bench-quick fmt clean
 
 all: build
 
@@ -22,14 +28,25 @@ run: build
 demo: services build
 	./$(BIN) demo
 
-## services: start (or install) RabbitMQ with the management plugin and PostgreSQL
+## services: start (or install) RabbitMQ 3.10 and 4.3 with the management plugin, and PostgreSQL
 services:
 	@bash .ci/services.sh
 
-## test: every test, integration tests against the real broker and database
+## services-stop: stop the RabbitMQ 4.3 node that `make services` started
+services-stop:
+	@bash .ci/services.sh stop
+
+## test: every test, integration tests against the real brokers (3.10, then 4.3) and database
 test: services
 	$(GO) vet $(PKGS) ./testdata/bench
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(foreach b,$(TEST_BROKERS),$(call test-on,$(b)))
+
+# test-on runs the suite against one broker: everything on 3.10, the
+# packages that take their broker from brokertest on the others.
+define test-on
+	WARREN_TEST_BROKER=$(1) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(if $(filter 3.10,$(1)),$(PKGS),$(BROKER_PKGS))
+
+endef
 
 ## test-unit: the tests that need no service
 test-unit:

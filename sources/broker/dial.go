@@ -12,6 +12,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/config"
 )
 
 // Options say where and as whom to connect.
@@ -84,6 +86,9 @@ func Explain(err error, where, user, vhost, hint string) error {
 	var ae *amqp.Error
 	var ne net.Error
 	var oe *net.OpError
+	if msg, ok := config.TLSProblem(err); ok {
+		return fmt.Errorf("broker %s: TLS refused: %s", where, msg)
+	}
 	switch {
 	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
 		if strings.Contains(ae.Reason, "vhost") {

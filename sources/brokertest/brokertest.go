@@ -3,6 +3,11 @@
 // that is removed afterwards, management API calls and queue depths read
 // straight from the broker. A missing service fails the test, with what
 // to start; it never skips.
+//
+// Two brokers run beside each other (make services): the system's 3.10
+// and 4.3 from Debian testing. WARREN_TEST_BROKER (3.10, the default, or
+// 4.3) picks one; WARREN_TEST_AMQP_URL and WARREN_TEST_MGMT_URL override
+// its addresses.
 package brokertest
 
 import (
@@ -24,10 +29,21 @@ import (
 
 // The services the tests use; the environment may point elsewhere.
 var (
-	AMQPURL = env("WARREN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
-	MgmtURL = env("WARREN_TEST_MGMT_URL", "http://127.0.0.1:15672")
+	Broker  = env("WARREN_TEST_BROKER", "3.10")
+	AMQPURL = env("WARREN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:"+ports().amqp+"/")
+	MgmtURL = env("WARREN_TEST_MGMT_URL", "http://127.0.0.1:"+ports().mgmt)
 	PGDSN   = env("WARREN_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
 )
+
+// brokerPorts are where make services puts each broker.
+type brokerPorts struct{ amqp, mgmt string }
+
+func ports() brokerPorts {
+	if env("WARREN_TEST_BROKER", "3.10") == "4.3" {
+		return brokerPorts{"5673", "15673"}
+	}
+	return brokerPorts{"5672", "15672"}
+}
 
 func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -78,8 +94,10 @@ var unsafeName = regexp.MustCompile(`[^a-z0-9]+`)
 
 // Vhost creates a vhost for t alone, named after prefix and the test,
 // grants guest on it, and deletes it with everything in it when t ends.
+// It fails t when the broker is not the version WARREN_TEST_BROKER names.
 func Vhost(t testing.TB, prefix string) string {
 	t.Helper()
+	CheckVersion(t)
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	name := prefix + "-" + strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")

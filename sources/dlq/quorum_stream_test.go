@@ -2,12 +2,11 @@ package dlq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/warrenops/warren/sources/brokertest"
@@ -16,24 +15,13 @@ import (
 // brokerVersion asks the management API, as warren does.
 func brokerVersion(t testing.TB) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, brokertest.MgmtURL+"/api/overview", nil)
-	req.SetBasicAuth("guest", "guest")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("management API unreachable: %v", err)
-	}
-	defer resp.Body.Close()
-	var o struct {
-		Version string `json:"rabbitmq_version"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&o); err != nil || o.Version == "" {
-		t.Fatalf("overview: %v", err)
-	}
-	return o.Version
+	return brokertest.Version(t)
 }
 
-// returnEach gets every message of queue and returns it, times times, so
-// each message's delivery count grows by exactly that much.
+// returnEach gets every message of queue and returns it with
+// basic.reject, times times: a reject counts toward a quorum queue's
+// delivery limit on every version, so each message's delivery count grows
+// by exactly that much.
 func returnEach(t testing.TB, conn *amqp.Connection, queue string, n, times int) {
 	t.Helper()
 	ch := brokertest.Channel(t, conn)
@@ -49,7 +37,7 @@ func returnEach(t testing.TB, conn *amqp.Connection, queue string, n, times int)
 			}
 		}
 		for _, tag := range tags {
-			if err := ch.Nack(tag, false, true); err != nil {
+			if err := ch.Reject(tag, true); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -57,6 +45,11 @@ func returnEach(t testing.TB, conn *amqp.Connection, queue string, n, times int)
 	}
 }
 
+// Before 4.3 every return counts toward a quorum queue's delivery limit,
+// so a DLQ with messages near it is refused unless the operator allows
+// the risk, and the override's browse spends one delivery of each. From
+// 4.3 the browse returns with basic.nack, which is free: no refusal, and
+// the messages keep their count.
 func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 	vhost, conn := testVhost(t)
 	ch := brokertest.Channel(t, conn)
@@ -71,45 +64,125 @@ func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 	returnEach(t, conn, name, len(want), 2)
 
 	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeQuorum, DeliveryLimit: 3, BrokerVersion: brokerVersion(t)}
-	_, err := Open(context.Background(), conn, q, Options{})
-	var refused *RefusedError
-	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "delivery limit 3") || !strings.Contains(err.Error(), q.BrokerVersion) {
-		t.Fatalf("Open = %v, want a refusal naming the limit and the version", err)
-	}
-	if _, err := Scan(context.Background(), conn, q, Options{}, nil); !errors.As(err, &refused) {
-		t.Fatalf("Scan = %v, want the same refusal", err)
-	}
-	waitReady(t, conn, name, len(want))
-
-	// The operator's override shows each message's headroom: one more
-	// return each, which this browse spends.
-	s, err := Open(context.Background(), conn, q, Options{AllowLimitRisk: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Next(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Letters) != len(want) || len(p.Refused) != 0 {
-		t.Fatalf("page: %d letters, %d refused", len(p.Letters), len(p.Refused))
-	}
-	for _, l := range p.Letters {
-		if l.DeliveryCount != 2 || l.Headroom != 1 {
-			t.Errorf("%s: delivery count %d headroom %d, want 2 and 1", l.LogicalID, l.DeliveryCount, l.Headroom)
+	freeReturns := brokertest.AtLeast(t, 4, 3)
+	opts := Options{}
+	if !freeReturns {
+		_, err := Open(context.Background(), conn, q, Options{})
+		var refused *RefusedError
+		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "delivery limit 3") || !strings.Contains(err.Error(), q.BrokerVersion) {
+			t.Fatalf("Open = %v, want a refusal naming the limit and the version", err)
 		}
+		if _, err := Scan(context.Background(), conn, q, Options{}, nil); !errors.As(err, &refused) {
+			t.Fatalf("Scan = %v, want the same refusal", err)
+		}
+		waitReady(t, conn, name, len(want))
+		// The operator's override shows each message's headroom: one
+		// more return each, which this browse spends.
+		opts.AllowLimitRisk = true
 	}
-	if !strings.Contains(strings.Join(p.Notes, "\n"), "adds one delivery") {
-		t.Errorf("notes %q do not warn about the cost", p.Notes)
+
+	browse := func() []DeadLetter {
+		t.Helper()
+		s, err := Open(context.Background(), conn, q, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Letters) != len(want) || len(p.Refused) != 0 {
+			t.Fatalf("page: %d letters, %d refused", len(p.Letters), len(p.Refused))
+		}
+		for _, l := range p.Letters {
+			if l.DeliveryCount != 2 || l.Headroom != 1 {
+				t.Errorf("%s: delivery count %d headroom %d, want 2 and 1", l.LogicalID, l.DeliveryCount, l.Headroom)
+			}
+		}
+		notes := strings.Join(p.Notes, "\n")
+		if !freeReturns && !strings.Contains(notes, "adds one delivery") {
+			t.Errorf("notes %q do not warn about the cost", p.Notes)
+		}
+		if freeReturns && (!strings.Contains(notes, "does not count") || !strings.Contains(notes, "lost channel does")) {
+			t.Errorf("notes %q do not say the return is free and a lost channel is not", p.Notes)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		waitReady(t, conn, name, len(want))
+		return p.Letters
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	waitReady(t, conn, name, len(want))
-	got := logicalIDs(p.Letters)
+	got := logicalIDs(browse())
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("quorum DLQ holds %v, want %v", got, want)
+	}
+	if freeReturns {
+		// The first browse cost nothing: the second sees the same counts.
+		browse()
+	}
+}
+
+// TestQuorumReturnsCountAsEachVersionSays is the broker behaviour the
+// browse guard rests on (DESIGN.md §4.2): before 4.3 a basic.nack with
+// requeue counts toward the delivery limit; from 4.3 it does not, while
+// basic.reject and a channel closing with the message held do on both.
+func TestQuorumReturnsCountAsEachVersionSays(t *testing.T) {
+	_, conn := testVhost(t)
+	ch := brokertest.Channel(t, conn)
+	const name = "q"
+	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(10)})
+	publish(t, ch, "", name, amqp.Publishing{MessageId: "a"})
+	waitReady(t, conn, name, 1)
+	get := func(ch *amqp.Channel) amqp.Delivery {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			d, ok, err := ch.Get(name, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				return d
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("%s stayed empty", name)
+		return amqp.Delivery{}
+	}
+	count := func(d amqp.Delivery) int64 {
+		n, ok := integer(d.Headers[HeaderDeliveryCount])
+		if !ok {
+			return 0
+		}
+		return n
+	}
+	nackCounts := !brokertest.AtLeast(t, 4, 3)
+	// Each step takes the message on a channel of its own and returns it
+	// one way; the next delivery's count says whether that way counted.
+	want, after := int64(0), "the first delivery"
+	for _, step := range []struct {
+		name   string
+		counts bool
+		ret    func(*amqp.Channel, amqp.Delivery) error
+	}{
+		{"basic.nack with requeue", nackCounts, func(_ *amqp.Channel, d amqp.Delivery) error { return d.Nack(false, true) }},
+		{"basic.reject with requeue", true, func(_ *amqp.Channel, d amqp.Delivery) error { return d.Reject(true) }},
+		{"channel closed with the message held", true, func(c *amqp.Channel, _ amqp.Delivery) error { return c.Close() }},
+		{"", false, func(_ *amqp.Channel, d amqp.Delivery) error { return d.Ack(false) }},
+	} {
+		c := brokertest.Channel(t, conn)
+		d := get(c)
+		if got := count(d); got != want {
+			t.Errorf("RabbitMQ %s: after %s the delivery count is %d, want %d", brokerVersion(t), after, got, want)
+		}
+		if err := step.ret(c, d); err != nil {
+			t.Fatal(err)
+		}
+		if step.counts {
+			want++
+		}
+		after = step.name
 	}
 }
 

@@ -104,7 +104,9 @@ func buildScene(t testing.TB, conn *amqp.Connection) {
 	waitReady(t, conn, sceneDLQ, 4)
 
 	brokertest.Declare(t, ch, sceneBilling, toDLQ(amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2)}))
-	stop = consumeWith(t, conn, sceneBilling, func(d amqp.Delivery) { _ = d.Nack(false, true) })
+	// basic.reject: from 4.3 a nack with requeue no longer counts toward
+	// the limit, a reject does on every version.
+	stop = consumeWith(t, conn, sceneBilling, func(d amqp.Delivery) { _ = d.Reject(true) })
 	publish(t, ch, "", sceneBilling, event("E-limit"))
 	waitReady(t, conn, sceneDLQ, 5)
 	stop()

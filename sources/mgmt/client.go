@@ -15,6 +15,8 @@ import (
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+
+	"github.com/warrenops/warren/config"
 )
 
 // Options say where the management API is and as whom to call it.
@@ -169,9 +171,8 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		err = ue.Err
 	}
 	var (
-		to        interface{ Timeout() bool }
-		rec       tls.RecordHeaderError
-		untrusted *tls.CertificateVerificationError
+		to  interface{ Timeout() bool }
+		rec tls.RecordHeaderError
 	)
 	unreachable := func(format string, args ...any) error {
 		return &Error{Kind: ErrUnreachable, Where: c.where, Err: err, Msg: fmt.Sprintf(format, args...)}
@@ -182,8 +183,9 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	case errors.As(err, &rec), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		// net/http turns the TLS record error into that text, no sentinel.
 		return unreachable("management API at %s does not speak TLS; use an http:// management_url", c.where)
-	case errors.As(err, &untrusted):
-		return unreachable("management API at %s: its certificate is not trusted (%v); set tls.ca_file", c.where, untrusted.Err)
+	}
+	if msg, ok := config.TLSProblem(err); ok {
+		return unreachable("management API at %s: TLS refused: %s", c.where, msg)
 	}
 	return unreachable("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)
 }

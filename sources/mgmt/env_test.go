@@ -12,13 +12,15 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
-// The integration tests run against the broker the design names; a missing
-// broker fails them.
-const (
-	testAMQP = "amqp://guest:guest@127.0.0.1:5672/"
-	testMgmt = "http://127.0.0.1:15672"
+// The integration tests run against the broker brokertest names (3.10 or
+// 4.3, WARREN_TEST_BROKER); a missing broker fails them.
+var (
+	testAMQP = brokertest.AMQPURL
+	testMgmt = brokertest.MgmtURL
 )
 
 func testClient(t testing.TB) *Client {
@@ -40,6 +42,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	brokertest.CheckVersion(t)
 	c := testClient(t)
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -62,7 +65,7 @@ func newEnv(t testing.TB) *env {
 	res.Body.Close()
 	conn, err := amqp.Dial(testAMQP + url.PathEscape(vhost))
 	if err != nil {
-		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
+		t.Fatalf("RabbitMQ at %s unreachable: %v", testAMQP, err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	return &env{t: t, c: c, vhost: vhost, conn: conn}

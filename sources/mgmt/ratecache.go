@@ -14,13 +14,15 @@ type rowStats struct {
 	OldestUnknownReason  string
 	PublishRate          float64
 	AckRate              float64
+	Delayed, DLXHeld     *int64
 	// at is when the request that read them was sent.
 	at time.Time
 }
 
 func statsOf(q Queue, at time.Time) rowStats {
 	return rowStats{Consumers: q.Consumers, HeadMessageTimestamp: q.HeadMessageTimestamp,
-		OldestUnknownReason: q.OldestUnknownReason, PublishRate: q.PublishRate, AckRate: q.AckRate, at: at}
+		OldestUnknownReason: q.OldestUnknownReason, PublishRate: q.PublishRate, AckRate: q.AckRate,
+		Delayed: q.Delayed, DLXHeld: q.DLXHeld, at: at}
 }
 
 // withStats is the cheap view of a queue with its statistics figures;
@@ -29,6 +31,7 @@ func statsOf(q Queue, at time.Time) rowStats {
 func withStats(cheap Queue, s rowStats) Queue {
 	cheap.HasRates = true
 	cheap.Consumers, cheap.PublishRate, cheap.AckRate = s.Consumers, s.PublishRate, s.AckRate
+	cheap.Delayed, cheap.DLXHeld = s.Delayed, s.DLXHeld
 	cheap.HeadMessageTimestamp, cheap.OldestUnknownReason = s.HeadMessageTimestamp, s.OldestUnknownReason
 	switch {
 	case cheap.Ready == 0 && cheap.Type == "classic":

@@ -48,6 +48,15 @@ func (n *number) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// count is the figure as a count, nil when the broker did not report it.
+func (n number) count() *int64 {
+	if !n.Set {
+		return nil
+	}
+	v := int64(n.V)
+	return &v
+}
+
 type rawSample struct {
 	Sample    float64 `json:"sample"`
 	Timestamp int64   `json:"timestamp"` // ms
@@ -140,6 +149,8 @@ type rawQueue struct {
 	Unacked                int64         `json:"messages_unacknowledged"`
 	Consumers              int           `json:"consumers"`
 	HeadMessageTimestamp   number        `json:"head_message_timestamp"`
+	MessagesDelayed        number        `json:"messages_delayed"`
+	MessagesDLX            number        `json:"messages_dlx"`
 	MessageStats           *rawMsgStats  `json:"message_stats"`
 	MessagesDetails        rawRate       `json:"messages_details"`
 	MessagesReadyDetails   rawRate       `json:"messages_ready_details"`
@@ -176,6 +187,7 @@ func (r *rawQueue) queue(withStats bool) Queue {
 		q.HasRates = true
 		q.PublishRate = r.MessageStats.publishRate()
 		q.AckRate = r.MessageStats.drainRate()
+		q.Delayed, q.DLXHeld = r.MessagesDelayed.count(), r.MessagesDLX.count()
 	}
 	q.HeadMessageTimestamp, q.OldestUnknownReason = headTimestamp(q, r.HeadMessageTimestamp, withStats)
 	return q

@@ -157,6 +157,12 @@ type Queue struct {
 	DLQOf []QueueRef
 	// DLQMessages mirrors the paired DLQ's depth for the overview.
 	DLQMessages int64
+	// Delayed and DLXHeld are RabbitMQ 4.3's quorum figures (DESIGN.md
+	// §4.2): messages waiting out a delayed retry (not in Ready), and
+	// at-least-once dead letters the queue still holds. nil when the
+	// broker does not report them (before 4.3, other queue types, or
+	// without statistics): unknown, never 0.
+	Delayed, DLXHeld *int64
 	// Parking is set on a parking queue: it holds messages quarantined
 	// from a DLQ, kept out of replays until released (docs/ARCHITECTURE.md §4.4).
 	Parking bool

@@ -1,0 +1,52 @@
+package mgmt
+
+import (
+	"fmt"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/brokertest"
+)
+
+// 4.3 reports how many of a quorum queue's messages wait out a delayed
+// retry and how many at-least-once dead letters it still holds; earlier
+// brokers and classic queues report neither, which reads as unknown (nil),
+// never 0. The cheap list carries neither on any version.
+func TestQuorumDelayedAndDLXHeldAreReadWhereTheBrokerReportsThem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("work", nil)
+	e.queue("votes", amqp.Table{"x-queue-type": "quorum"})
+	e.publish("votes", 2, nil)
+	votesWithStats := "nil/nil"
+	if brokertest.AtLeast(t, 4, 3) {
+		votesWithStats = "0/0"
+	}
+	ready := map[string]int64{"work": 0, "votes": 2}
+	known := func(p *int64) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprint(*p)
+	}
+	for _, c := range []struct {
+		name string
+		o    SnapshotOptions
+		want map[string]string // queue → delayed/dlx held
+	}{
+		{"cheap list", SnapshotOptions{}, map[string]string{"work": "nil/nil", "votes": "nil/nil"}},
+		{"with statistics", SnapshotOptions{AllRates: true}, map[string]string{"work": "nil/nil", "votes": votesWithStats}},
+	} {
+		var got map[string]string
+		e.snapshot(c.o, func(s *Snapshot) bool {
+			got = map[string]string{}
+			for name := range c.want {
+				if q := s.Queue(QueueRef{Vhost: e.vhost, Name: name}); q != nil && q.Ready == ready[name] {
+					got[name] = known(q.Delayed) + "/" + known(q.DLXHeld)
+				}
+			}
+			return fmt.Sprint(got) == fmt.Sprint(c.want)
+		})
+	}
+}
