@@ -111,6 +111,11 @@ type Counts struct {
 	Taken int `json:"-"`
 	Kept  int `json:"-"`
 	Moved int `json:"-"`
+	// A resume also counts the DLQ twins of recorded confirms it removed,
+	// and the copies it published again that were published before
+	// without a recorded confirm: they may exist twice.
+	Deduplicated       int `json:"-"`
+	PossibleDuplicates int `json:"-"`
 }
 
 // Left is how many messages the operation did not move: they stay in

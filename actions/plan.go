@@ -53,6 +53,15 @@ type Override struct {
 	KeepKey    bool
 }
 
+// String is the override as the operator wrote it, which ParseOverride
+// reads back.
+func (o Override) String() string {
+	if o.KeepKey {
+		return o.Exchange
+	}
+	return o.Exchange + "/" + o.RoutingKey
+}
+
 // ParseOverride reads EXCHANGE[/ROUTING_KEY]. The first "/" splits, so an
 // exchange name cannot contain one but a routing key can; "/KEY" is the
 // default exchange, i.e. the queue named KEY.

@@ -26,6 +26,10 @@ type Streamed struct {
 	Expect int
 	Groups []Group
 	Lookup Lookup
+	// Resume, when set, finishes an interrupted operation under its own
+	// ID: twins of its recorded confirms are removed from the queue, and
+	// the rest is decided as the operation decided it.
+	Resume *Resumption
 }
 
 // recordEvery bounds how many settled messages wait for their record:
@@ -67,6 +71,9 @@ func Stream(ctx context.Context, src Source, op Streamed, env Env, progress func
 	}
 	s := &streamer{op: op, env: env, src: src, res: res, progress: progress}
 	s.log = &streamLog{store: env.Audit, op: operation(plan, env)}
+	if op.Resume != nil {
+		s.log.op.ID, s.log.op.Target = op.Resume.Op.ID, op.Resume.Op.Target
+	}
 	res.Operation = s.log.op.ID
 	if err := s.log.intent(ctx, op, env.Window, declareParking); err != nil {
 		return res, fmt.Errorf("%w (%s): %v; nothing was changed", ErrAuditUnavailable, env.Audit.Describe(), err)
@@ -170,7 +177,21 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 		s.res.Taken += len(letters)
 		applied, known := lookupPage(ctx, s.op.Lookup, letters)
 		var moving []Item
+		var twins []flight
 		for _, d := range letters {
+			if r := s.op.Resume; r != nil {
+				t := TwinOf(d)
+				if r.Confirmed[t] > 0 {
+					// Its copy was confirmed: this is the twin to remove.
+					r.Confirmed[t]--
+					twins = append(twins, flight{tag: d.DeliveryTag, letter: withoutBody(d), digest: t.BodySHA256})
+					continue
+				}
+				if r.Published[t] > 0 && operationOf(d) != s.res.Operation {
+					r.Published[t]--
+					s.res.PossibleDuplicates++
+				}
+			}
 			dest, skip, _ := req.Decide(d, appliedIn(applied, known, d))
 			switch {
 			case operationOf(d) == s.res.Operation:
@@ -184,7 +205,10 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 				moving = append(moving, Item{Letter: d, Dest: dest})
 			}
 		}
-		s.src.Keep(len(letters) - len(moving))
+		s.src.Keep(len(letters) - len(moving) - len(twins))
+		if err := s.dedupe(ctx, twins); err != nil {
+			return err
+		}
 		if len(moving) > 0 {
 			if err := s.log.publishing(ctx, moving); err != nil {
 				s.res.NotSent += len(moving)
@@ -202,8 +226,7 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 			cp := makeCopy(it.Letter, st)
 			fl := flight{tag: it.Letter.DeliveryTag, digest: audit.BodyDigest(it.Letter.Body), dest: it.Dest,
 				userIDDropped: cp.userIDDropped, expDropped: cp.expirationDropped}
-			fl.letter = it.Letter
-			fl.letter.Body = nil
+			fl.letter = withoutBody(it.Letter)
 			s.mu.Lock()
 			s.inFlight[ref] = fl
 			s.mu.Unlock()
@@ -227,6 +250,28 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 		}
 	}
 	return nil
+}
+
+// dedupe removes twins of recorded confirms: recorded first, then acked.
+func (s *streamer) dedupe(ctx context.Context, twins []flight) error {
+	if len(twins) == 0 {
+		return nil
+	}
+	if err := s.log.outcome(ctx, audit.OutcomeDeduplicated, twins, nil); err != nil {
+		return fmt.Errorf("%w (%s): recording removed twins: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err)
+	}
+	for _, fl := range twins {
+		if err := s.src.Ack(fl.tag); err != nil {
+			return fmt.Errorf("%w: %v", ErrSessionLost, err)
+		}
+		s.res.Deduplicated++
+	}
+	return nil
+}
+
+func withoutBody(d dlq.DeadLetter) dlq.DeadLetter {
+	d.Body = nil
+	return d
 }
 
 // settle takes every settlement as it comes: a confirm joins the batch

@@ -20,6 +20,13 @@ type streamLog struct {
 }
 
 func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declareParking bool) error {
+	if r := op.Resume; r != nil {
+		// The intent stands; this says the operation goes on.
+		_, err := l.store.Append(ctx, l.op.Outcome(audit.OutcomeResumed, nil, nil, map[string]string{
+			"limit": strconv.Itoa(op.Limit), "twins": strconv.Itoa(sum(r.Confirmed)), "unconfirmed": strconv.Itoa(sum(r.Published)),
+		}))
+		return err
+	}
 	req := op.Request
 	p := &Plan{Action: req.Action, FilterText: req.FilterText, Parking: req.Parking, Reason: req.Reason,
 		Rate: req.Rate, Release: req.Release}
@@ -30,7 +37,7 @@ func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declare
 		extra["include_applied"] = "true"
 	}
 	if req.To != nil {
-		extra["to"] = req.To.Exchange + "/" + req.To.RoutingKey
+		extra["to"] = req.To.String()
 	}
 	dests := make([]string, len(op.Groups))
 	var bytes int64
@@ -92,6 +99,7 @@ func (l *streamLog) final(ctx context.Context, res *Result, runErr error) error 
 		audit.OutcomeNacked: res.Nacked, audit.OutcomeUnknown: res.Unknown,
 		string(NotSent): res.NotSent, audit.OutcomeSkippedApplied: res.SkippedApplied,
 		"taken": res.Taken, "kept": res.Kept, "moved": res.Moved,
+		audit.OutcomeDeduplicated: res.Deduplicated, "possible_duplicates": res.PossibleDuplicates,
 		"source_ack_failed": res.AckFailed, "user_id_dropped": res.UserIDDropped,
 		"expiration_dropped": res.ExpirationDropped, "peak_in_flight": res.PeakInFlight,
 	})
@@ -103,4 +111,12 @@ func (l *streamLog) final(ctx context.Context, res *Result, runErr error) error 
 	}
 	_, err := l.store.Append(ctx, final)
 	return err
+}
+
+func sum(m map[Twin]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

@@ -22,11 +22,16 @@ const (
 	// publish, written before it does: after a crash, a message named
 	// here but not confirmed may have a copy at its destination.
 	OutcomePublishing = "publishing"
+	// OutcomeResumed marks where `dlq resume` took an interrupted
+	// operation up; OutcomeDeduplicated names the DLQ twins of recorded
+	// confirms that it removed.
+	OutcomeResumed      = "resumed"
+	OutcomeDeduplicated = "deduplicated"
 )
 
 // MessageOutcomes lists the per-message outcomes in display order.
 var MessageOutcomes = []string{
-	OutcomeConfirmed, OutcomeReturned, OutcomeNacked, OutcomeUnknown, OutcomeSkippedApplied,
+	OutcomeConfirmed, OutcomeReturned, OutcomeNacked, OutcomeUnknown, OutcomeSkippedApplied, OutcomeDeduplicated,
 }
 
 // NewOperationID returns a fresh operation ID that sorts by start time,
@@ -153,8 +158,9 @@ func Summaries(records []Record) []OperationSummary {
 		case OutcomeFinal:
 			t := r.Time
 			s.Finished = &t
-		case OutcomePublishing:
-			// Write-ahead: the message's outcome record counts it.
+		case OutcomePublishing, OutcomeResumed:
+			// Write-ahead, or a resume taking the operation up: the
+			// messages' outcome records count them.
 		default:
 			s.Counts[r.Outcome] += max(len(r.MessageIDs), len(r.LogicalIDs), 1)
 		}

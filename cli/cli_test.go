@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -52,3 +53,13 @@ func execCLIOn(t *testing.T, a *App, out, errOut *bytes.Buffer, args ...string) 
 // in one process: each command builds its own management client, and
 // their idle connections would otherwise pile up on the broker until it
 // runs out of file descriptors. A real command exits and closes them.
+
+// TestMain lets a test run this test binary as warren itself, with
+// WARREN_TEST_AS_WARREN=1 in its environment, so a test can kill a real
+// warren process mid-operation.
+func TestMain(m *testing.M) {
+	if os.Getenv("WARREN_TEST_AS_WARREN") == "1" {
+		os.Exit(Main())
+	}
+	os.Exit(m.Run())
+}

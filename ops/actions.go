@@ -111,6 +111,9 @@ func result(r *actions.Result) Result {
 	if r.UserIDDropped > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("user_id dropped from %d messages (not the connection's user)", r.UserIDDropped))
 	}
+	if r.PossibleDuplicates > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d published again after an earlier publish that has no recorded confirm: they may exist twice, and the inbox decides", r.PossibleDuplicates))
+	}
 	if r.ExpirationDropped > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("expiration dropped from %d messages", r.ExpirationDropped))
 	}

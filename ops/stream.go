@@ -8,6 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 )
@@ -49,10 +50,52 @@ func (o *Ops) CheckDestinations(t *Target, p *actions.Preview) error {
 }
 
 // Stream runs the previewed operation over the first messages of the DLQ,
-// as many as the preview read (the N its question stated). Cancelling ctx stops publishing; what
-// is in flight settles, and everything not moved stays in the DLQ.
-// progress is called from the operation's goroutines.
+// as many as the preview read (the N its question stated): the queue may
+// still be taking back what the preview returned, so its depth now could
+// read lower. Cancelling ctx stops publishing; what is in flight settles,
+// and everything not moved stays in the DLQ. progress is called from the
+// operation's goroutines.
 func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
+	op := actions.Streamed{Request: p.Request, Expect: p.Moving, Groups: p.Groups, Lookup: o.lookup(t.InboxOf)}
+	return o.stream(ctx, t, op, p.Read, progress)
+}
+
+// Resumable reads the audit log for the operation `dlq resume` would
+// finish on t: the one named id, else the latest incomplete one.
+func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Resumption, error) {
+	st, err := o.AuditStore()
+	if err != nil {
+		return nil, err
+	}
+	var records []audit.Record
+	if err := st.Scan(ctx, func(r audit.Record) error {
+		records = append(records, r)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
+	}
+	return actions.ReadResumption(records, t.Ref.Vhost, t.Ref.Name, id)
+}
+
+// Resume finishes r over every message the DLQ holds now: twins of its
+// recorded confirms are removed, the rest decided as the operation
+// decided it, and the final record written.
+func (o *Ops) Resume(ctx context.Context, t *Target, r *actions.Resumption, progress func(Progress)) (Result, error) {
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return Result{}, err
+	}
+	depth, err := dlq.Depth(conn, t.Info)
+	conn.Close()
+	if err != nil {
+		return Result{}, err
+	}
+	op := actions.Streamed{Request: r.Request, Lookup: o.lookup(t.InboxOf), Resume: r}
+	return o.stream(ctx, t, op, depth, progress)
+}
+
+// stream runs op over the first limit messages of t.
+func (o *Ops) stream(ctx context.Context, t *Target, op actions.Streamed, limit int, progress func(Progress)) (Result, error) {
 	st, err := o.AuditStore()
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
@@ -62,10 +105,7 @@ func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progres
 		return Result{}, err
 	}
 	defer src.Close()
-	// N is what the preview read, the count the prompt stated: the queue
-	// may still be taking back what the preview returned, so its depth
-	// now could read lower.
-	feed, err := dlq.OpenFeed(src, t.Info, t.Opts, p.Read, 0)
+	feed, err := dlq.OpenFeed(src, t.Info, t.Opts, limit, 0)
 	if err != nil {
 		return Result{}, err
 	}
@@ -81,8 +121,7 @@ func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progres
 		Conn: pubConn, Audit: st,
 		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
 	}
-	op := actions.Streamed{Request: p.Request, Limit: feed.Limit(), Expect: min(p.Moving, feed.Limit()), Groups: p.Groups,
-		Lookup: o.lookup(t.InboxOf)}
+	op.Limit = feed.Limit()
 	res, err := actions.Stream(ctx, feed, op, env, o.report(progress))
 	// Close returns every delivery not moved, in one nack, after the
 	// acks of the moved ones.

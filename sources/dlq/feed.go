@@ -16,6 +16,10 @@ import (
 // msg/s at 4096–8192, half that with prefetch equal to the window).
 const DefaultFeedWindow = 8192
 
+// pageLinger is how long Next waits for more deliveries once a page has
+// its first.
+const pageLinger = 5 * time.Millisecond
+
 // Feed takes at most a limit of a queue's messages, in order, for an
 // operation over the whole queue: the caller acks the deliveries it
 // moved, keeps the others held, and Close returns every held delivery
@@ -147,6 +151,7 @@ func (f *Feed) Next(ctx context.Context, n int) (letters []DeadLetter, end bool,
 	}
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
+	var linger *time.Timer
 	for len(letters) < n && f.taken < f.limit {
 		if len(f.early) > 0 {
 			letters = append(letters, f.decode(f.early[0]))
@@ -157,7 +162,12 @@ func (f *Feed) Next(ctx context.Context, n int) (letters []DeadLetter, end bool,
 			break
 		}
 		if len(letters) > 0 {
-			// Take what has arrived; wait only for the first.
+			// After the first, wait a moment for a fuller page: a page
+			// costs one inbox query and one record, whatever its size.
+			if linger == nil {
+				linger = time.NewTimer(pageLinger)
+				defer linger.Stop()
+			}
 			select {
 			case d, ok := <-f.deliveries:
 				if !ok {
@@ -166,7 +176,7 @@ func (f *Feed) Next(ctx context.Context, n int) (letters []DeadLetter, end bool,
 				f.count()
 				letters = append(letters, f.decode(d))
 				continue
-			default:
+			case <-linger.C:
 				return letters, false, nil
 			}
 		}

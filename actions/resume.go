@@ -1,0 +1,170 @@
+package actions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// Twin names a message by what the audit log records of it: a DLQ message
+// is the twin of a recorded copy when all three match, never by position.
+type Twin struct {
+	MessageID, LogicalID, BodySHA256 string
+}
+
+// TwinOf is d's name as the audit log records it.
+func TwinOf(d dlq.DeadLetter) Twin {
+	return Twin{MessageID: d.MessageID, LogicalID: d.LogicalID, BodySHA256: audit.BodyDigest(d.Body)}
+}
+
+// Resumption is what the audit log says of an operation that has an
+// intent and no final record: what it asked for, which copies were
+// confirmed (their sources may still be in the DLQ: twins) and which were
+// about to be published without a recorded confirm (possible duplicates).
+type Resumption struct {
+	Op      audit.Op
+	Request Request
+	Started string // time of the intent, for the prompt
+	// Confirmed counts the recorded confirms per twin, Published the
+	// messages recorded as publishing and never confirmed.
+	Confirmed map[Twin]int
+	Published map[Twin]int
+}
+
+// ErrNothingToResume means the audit log has no incomplete operation that
+// matches.
+var ErrNothingToResume = errors.New("nothing to resume")
+
+// ReadResumption finds the operation to finish among records: the one
+// named id, or, when id is empty, the latest incomplete streamed operation
+// on vhost/queue. An operation that is unknown, finished, on another
+// queue or not streamed is a *RequestError.
+func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumption, error) {
+	if id == "" {
+		for _, s := range audit.Summaries(records) {
+			if s.Incomplete() && s.Vhost == vhost && s.Queue == queue {
+				id = s.Operation
+			}
+		}
+		if id == "" {
+			return nil, &RequestError{fmt.Errorf("%w: no incomplete operation on %s in vhost %s", ErrNothingToResume, queue, vhost)}
+		}
+	}
+	r := &Resumption{Confirmed: map[Twin]int{}, Published: map[Twin]int{}}
+	removed := map[Twin]int{}
+	var intent, final *audit.Record
+	for i := range records {
+		rec := records[i]
+		if rec.Operation != id {
+			continue
+		}
+		switch rec.Outcome {
+		case audit.OutcomeIntent:
+			intent = &records[i]
+		case audit.OutcomeFinal:
+			final = &records[i]
+		case audit.OutcomeConfirmed:
+			for _, t := range twins(rec) {
+				r.Confirmed[t]++
+			}
+		case audit.OutcomeDeduplicated:
+			for _, t := range twins(rec) {
+				removed[t]++
+			}
+		case audit.OutcomePublishing:
+			for _, t := range twins(rec) {
+				r.Published[t]++
+			}
+		}
+	}
+	switch {
+	case intent == nil:
+		return nil, &RequestError{fmt.Errorf("no operation %s in the audit log", id)}
+	case intent.Vhost != vhost || intent.Queue != queue:
+		return nil, &RequestError{fmt.Errorf("operation %s was on %s in vhost %s, not %s", id, intent.Queue, intent.Vhost, queue)}
+	case final != nil:
+		return nil, &RequestError{fmt.Errorf("operation %s finished at %s: %w", id, final.Time.UTC().Format("2006-01-02T15:04:05Z"), ErrNothingToResume)}
+	case intent.Detail["streamed"] != "true":
+		return nil, &RequestError{fmt.Errorf("operation %s acted on a held page (a stream's offsets): there is nothing to resume; see `warren audit tail`", id)}
+	}
+	// A confirm was recorded after its publishing record: what is left
+	// in Published had no confirm.
+	for t, n := range r.Confirmed {
+		if r.Published[t] <= n {
+			delete(r.Published, t)
+		} else {
+			r.Published[t] -= n
+		}
+	}
+	// Twins an earlier resume removed are gone from the DLQ.
+	for t, n := range removed {
+		if r.Confirmed[t] <= n {
+			delete(r.Confirmed, t)
+		} else {
+			r.Confirmed[t] -= n
+		}
+	}
+	req, err := requestOf(*intent)
+	if err != nil {
+		return nil, err
+	}
+	r.Request = req
+	r.Started = intent.Time.UTC().Format("2006-01-02T15:04:05Z")
+	r.Op = audit.Op{ID: id, Action: intent.Action, Vhost: intent.Vhost, Queue: intent.Queue, Target: intent.Target}
+	return r, nil
+}
+
+// requestOf rebuilds the rule an intent record states.
+func requestOf(intent audit.Record) (Request, error) {
+	d := intent.Detail
+	req := Request{
+		Action: intent.Action, Vhost: intent.Vhost, Queue: intent.Queue,
+		FilterText: d["filter"], Parking: d["parking_queue"], Reason: d["reason"],
+		Release: d["release"] == "true", IncludeApplied: d["include_applied"] == "true",
+	}
+	if d["rate"] != "" {
+		rate, err := strconv.ParseFloat(d["rate"], 64)
+		if err != nil {
+			return Request{}, fmt.Errorf("intent of %s: rate %q: %w", intent.Operation, d["rate"], err)
+		}
+		req.Rate = rate
+	}
+	if req.FilterText != "" {
+		f, err := dlq.CompileFilter(req.FilterText)
+		if err != nil {
+			return Request{}, fmt.Errorf("intent of %s: filter: %w", intent.Operation, err)
+		}
+		req.Filter = f
+	}
+	if to := d["to"]; to != "" {
+		o, err := ParseOverride(to)
+		if err != nil {
+			return Request{}, fmt.Errorf("intent of %s: destination %q: %w", intent.Operation, to, err)
+		}
+		req.To = &o
+	}
+	return req, req.Validate()
+}
+
+// twins are the messages a record names, by the parallel lists of its
+// IDs and body digests.
+func twins(rec audit.Record) []Twin {
+	var digests []string
+	_ = json.Unmarshal([]byte(rec.Detail["body_sha256"]), &digests)
+	out := make([]Twin, 0, len(rec.MessageIDs))
+	for i, mid := range rec.MessageIDs {
+		t := Twin{MessageID: mid}
+		if i < len(rec.LogicalIDs) {
+			t.LogicalID = rec.LogicalIDs[i]
+		}
+		if i < len(digests) {
+			t.BodySHA256 = digests[i]
+		}
+		out = append(out, t)
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+//go:build !unit
+
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/warrenops/warren/sources/brokertest"
+)
+
+// countIDs takes every message off queue and counts each message ID.
+func (s *actScene) countIDs(t *testing.T, queue string) map[string]int {
+	t.Helper()
+	ch := brokertest.Channel(t, brokertest.Dial(t, s.vhost))
+	n := brokertest.Depth(t, ch, queue)
+	deliveries, err := ch.Consume(queue, "", true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	timeout := time.After(time.Minute)
+	for got := 0; got < n; got++ {
+		select {
+		case d := <-deliveries:
+			ids[d.MessageId]++
+		case <-timeout:
+			t.Fatalf("read %d of %d messages of %s", got, n, queue)
+		}
+	}
+	return ids
+}
+
+func TestDlqResumeAfterSIGKILLLosesNothingAndRemovesTheTwins(t *testing.T) {
+	const n = 20_000
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	cmd := exec.Command(os.Args[0], "--config", s.config, "dlq", "replay", "orders.dlq", "--yes", "--rate", "4000")
+	cmd.Env = append(os.Environ(), "WARREN_TEST_AS_WARREN=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(time.Minute)
+	for brokertest.Depth(t, s.ch, "orders") < n/4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replay never reached %d messages; stderr:\n%s", n/4, stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	// The broker takes back what the killed process held.
+	deadline = time.Now().Add(time.Minute)
+	for brokertest.Depth(t, s.ch, "orders")+brokertest.Depth(t, s.ch, "orders.dlq") < n {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed process's messages never came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	out, errOut, err := runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--yes", "--json")
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, errOut)
+	}
+	var res resumeJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("decode %q: %v", out, err)
+	}
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
+	ids := s.countIDs(t, "orders")
+	dups := 0
+	for _, c := range ids {
+		dups += c - 1
+	}
+	if len(ids) != n {
+		t.Fatalf("orders holds %d distinct messages after the resume, want all %d (resume: %+v)", len(ids), n, res)
+	}
+	// At most the copies in flight when the process died exist twice: a
+	// confirm window.
+	if dups > 2048 {
+		t.Errorf("%d duplicates after the resume, want at most one confirm window (2048); resume: %+v", dups, res)
+	}
+	t.Logf("killed at %d of %d; resume: %+v; duplicates %d", n/4, n, res, dups)
+
+	// Finished now: a second resume has nothing to do.
+	_, _, err = runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--yes")
+	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "no incomplete operation") {
+		t.Errorf("a second resume: %v, want exit 2 saying there is nothing to resume", err)
+	}
+}
+
+func TestDlqResumeRefusesWhatItCannotFinish(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	s.expire(t, 10, nil)
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, errOut)
+	}
+	finished := decodeStreamed(t, out).Operation
+	s.declare(t, "other.dlq", nil)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"an unknown operation", []string{"orders.dlq", "--operation", "20990101T000000Z-00000000", "--yes"}, ExitUsage, "no operation 20990101T000000Z-00000000"},
+		{"a finished operation", []string{"orders.dlq", "--operation", finished, "--yes"}, ExitUsage, "finished at"},
+		{"an operation on another queue", []string{"other.dlq", "--operation", finished, "--yes"}, ExitUsage, "was on orders.dlq"},
+		{"no incomplete operation", []string{"orders.dlq", "--yes"}, ExitUsage, "no incomplete operation on orders.dlq"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errOut, err := runAction(t, s.config, newDlqResumeCmd, c.args...)
+			if ExitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("exit %d (%v), stderr %q: want %d saying %q", ExitCode(err), err, errOut, c.code, c.want)
+			}
+		})
+	}
+	t.Run("an audit store that cannot be written", func(t *testing.T) {
+		cfg, _ := os.ReadFile(s.config)
+		dir := t.TempDir()
+		bad := filepath.Join(dir, "bad.toml")
+		broken := strings.Replace(string(cfg), "audit = \"file:"+s.audit+"\"", "audit = \"file:"+dir+"\"", 1)
+		if err := os.WriteFile(bad, []byte(broken), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := runAction(t, bad, newDlqResumeCmd, "orders.dlq", "--yes")
+		if ExitCode(err) != ExitRefused {
+			t.Errorf("exit %d (%v), want %d", ExitCode(err), err, ExitRefused)
+		}
+	})
+	brokertest.WaitDepth(t, s.ch, "orders", 10)
+}
