@@ -55,6 +55,13 @@ rabbit() {
     rabbitmq-server -detached >/dev/null 2>&1 || true
     wait_for 90 "RabbitMQ" rabbitmq-diagnostics -q ping
   fi
+  # The node can run with its application stopped (rabbitmqctl stop_app,
+  # as the fault suite does): start it.
+  if ! rabbitmq-diagnostics -q check_running >/dev/null 2>&1; then
+    say "starting the RabbitMQ application"
+    rabbitmqctl start_app >/dev/null 2>&1 || true
+    wait_for 60 "the RabbitMQ application" rabbitmq-diagnostics -q check_running
+  fi
   local enabled
   enabled=$(rabbitmq-plugins list -e -m 2>/dev/null || true)
   for p in $WANT_PLUGINS; do

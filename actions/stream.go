@@ -85,6 +85,11 @@ func Stream(ctx context.Context, src Source, op Streamed, env Env, progress func
 		}
 	}
 	runErr := s.run(ctx)
+	if errors.Is(runErr, ErrSessionLost) || errors.Is(runErr, ErrAuditUnavailable) {
+		// Acks may not have taken effect, or their records may be
+		// missing: the operation stays open, for `dlq resume`.
+		return res, fmt.Errorf("%w; the operation %s is left incomplete: `warren dlq resume %s` finishes it", runErr, res.Operation, req.Queue)
+	}
 	return res, errors.Join(runErr, s.log.final(ctx, res, runErr))
 }
 
@@ -146,6 +151,8 @@ func (s *streamer) run(ctx context.Context) error {
 		return settleErr
 	case errors.Is(cause, ErrSessionLost), errors.Is(cause, ErrAuditUnavailable), errors.Is(cause, errRefused):
 		return cause
+	case errors.Is(sendErr, ErrSessionLost):
+		return sendErr
 	case s.res.Cancelled:
 		return nil
 	case sendErr != nil:
@@ -172,7 +179,9 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			// The channel holding the deliveries is gone: acks sent since
+			// the last proof may not have taken effect.
+			return fmt.Errorf("%w: %v", ErrSessionLost, err)
 		}
 		s.res.Taken += len(letters)
 		applied, known := lookupPage(ctx, s.op.Lookup, letters)

@@ -47,6 +47,11 @@ type Feed struct {
 	keptByCons int
 	stopped    bool
 
+	// rpc serialises the channel's synchronous methods: the client
+	// matches a reply to whichever call waits, so two at once (a Sync
+	// from the settling goroutine, a Cancel from Next's) can swap replies.
+	rpc sync.Mutex
+
 	mu       sync.Mutex
 	received int // deliveries the channel got, handed out or not
 	acked    int
@@ -99,6 +104,8 @@ func (f *Feed) Limit() int { return f.limit }
 func (f *Feed) Taken() int { return f.taken }
 
 func (f *Feed) consume() error {
+	f.rpc.Lock()
+	defer f.rpc.Unlock()
 	if err := f.ch.Qos(f.window, 0, false); err != nil {
 		return fmt.Errorf("set prefetch to read %s: %w", f.q.Name, err)
 	}
@@ -118,15 +125,20 @@ func (f *Feed) stop() error {
 	if f.deliveries == nil {
 		return nil
 	}
+	f.rpc.Lock()
 	err := f.ch.Cancel(f.tag, false)
+	f.rpc.Unlock()
+	if err != nil {
+		// The consumer may still be registered: its deliveries are not
+		// drained, and go back with the channel.
+		f.deliveries = nil
+		return f.lostOr(fmt.Errorf("stop reading %s: %w", f.q.Name, err))
+	}
 	for d := range f.deliveries {
 		f.early = append(f.early, d)
 		f.count()
 	}
 	f.deliveries = nil
-	if err != nil {
-		return f.lostOr(fmt.Errorf("stop reading %s: %w", f.q.Name, err))
-	}
 	return nil
 }
 
@@ -262,11 +274,15 @@ func (f *Feed) Ack(tag uint64) error {
 // sent before it took effect.
 func (f *Feed) Sync() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.lostErr != nil {
-		return f.lostErr
+	lost := f.lostErr
+	f.mu.Unlock()
+	if lost != nil {
+		return lost
 	}
-	if _, err := f.ch.QueueDeclarePassive(f.q.Name, false, false, false, false, nil); err != nil {
+	f.rpc.Lock()
+	_, err := f.ch.QueueDeclarePassive(f.q.Name, false, false, false, false, nil)
+	f.rpc.Unlock()
+	if err != nil {
 		return f.lostOr(fmt.Errorf("channel reading %s: %w", f.q.Name, err))
 	}
 	return nil
@@ -294,11 +310,15 @@ func (f *Feed) Close() error {
 	}
 	var errs []error
 	if f.deliveries != nil {
-		if err := f.ch.Cancel(f.tag, false); err != nil {
+		f.rpc.Lock()
+		err := f.ch.Cancel(f.tag, false)
+		f.rpc.Unlock()
+		if err != nil {
 			errs = append(errs, err)
-		}
-		for range f.deliveries {
-			f.count()
+		} else {
+			for range f.deliveries {
+				f.count()
+			}
 		}
 	}
 	f.mu.Lock()
@@ -353,8 +373,8 @@ func (f *Feed) noteLoss(e *amqp.Error) {
 
 // ready is how many messages the queue holds ready now.
 func (f *Feed) ready() (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.rpc.Lock()
+	defer f.rpc.Unlock()
 	q, err := f.ch.QueueDeclarePassive(f.q.Name, false, false, false, false, nil)
 	if err != nil {
 		return 0, f.lostOr(fmt.Errorf("read the depth of %s: %w", f.q.Name, err))
