@@ -38,7 +38,11 @@ func readAudit(t *testing.T, c *config, after int64) auditView {
 	type opRecords struct {
 		intent   []string
 		outcomes map[string][]string
-		final    bool
+		// publishing counts, per logical ID, the copies a streamed
+		// operation recorded before publishing them; settled, the
+		// outcomes recorded for its copies.
+		publishing, settled map[string]int
+		final               bool
 	}
 	v := auditView{unknown: map[string]bool{}, ackFailed: map[string]bool{}, outcomes: map[string][]string{}, lastSeq: after}
 	byOp := map[string]*opRecords{}
@@ -53,7 +57,7 @@ func readAudit(t *testing.T, c *config, after int64) auditView {
 		}
 		op := byOp[r.Operation]
 		if op == nil {
-			op = &opRecords{outcomes: map[string][]string{}}
+			op = &opRecords{outcomes: map[string][]string{}, publishing: map[string]int{}, settled: map[string]int{}}
 			byOp[r.Operation] = op
 			order = append(order, r.Operation)
 		}
@@ -62,7 +66,17 @@ func readAudit(t *testing.T, c *config, after int64) auditView {
 			op.intent = r.LogicalIDs
 		case audit.OutcomeFinal:
 			op.final = true
+		case audit.OutcomePublishing:
+			for _, lid := range r.LogicalIDs {
+				op.publishing[lid]++
+			}
+		case audit.OutcomeResumed:
 		default:
+			if r.Outcome != audit.OutcomeSkippedApplied && r.Outcome != audit.OutcomeDeduplicated {
+				for _, lid := range r.LogicalIDs {
+					op.settled[lid]++
+				}
+			}
 			op.outcomes[r.Outcome] = append(op.outcomes[r.Outcome], r.LogicalIDs...)
 			for _, lid := range r.LogicalIDs {
 				v.outcomes[lid] = append(v.outcomes[lid], r.Outcome)
@@ -87,6 +101,14 @@ func readAudit(t *testing.T, c *config, after int64) auditView {
 		v.ops++
 		for _, lid := range op.outcomes[audit.OutcomeUnknown] {
 			v.unknown[lid] = true
+		}
+		// A copy recorded as publishing without an outcome of its own may
+		// have reached the destination: a resume that publishes it again
+		// reports it as a possible duplicate.
+		for lid, n := range op.publishing {
+			if n > op.settled[lid] {
+				v.unknown[lid] = true
+			}
 		}
 		if op.final {
 			continue
