@@ -106,6 +106,10 @@ type streamer struct {
 	inFlight  map[int]flight
 	published int
 	rep       reporter
+	// unrecorded holds a slot for each copy published whose outcome is
+	// not recorded yet: after a crash, at most a window of copies can
+	// exist without a record saying so.
+	unrecorded chan struct{}
 }
 
 // flight is what is kept of a published message until its confirm: its
@@ -125,6 +129,7 @@ func (s *streamer) run(ctx context.Context) error {
 		return err
 	}
 	s.inFlight = make(map[int]flight, s.env.Window)
+	s.unrecorded = make(chan struct{}, s.env.Window)
 	s.rep = reporter{fn: s.progress, p: Progress{Operation: s.res.Operation, Total: s.op.Expect}}
 	sendCtx, stopSending := context.WithCancelCause(ctx)
 	defer stopSending(nil)
@@ -231,6 +236,12 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 					return nil
 				}
 			}
+			select {
+			case s.unrecorded <- struct{}{}:
+			case <-ctx.Done():
+				s.res.NotSent += len(moving) - i
+				return nil
+			}
 			st.at = s.env.Now()
 			cp := makeCopy(it.Letter, st)
 			fl := flight{tag: it.Letter.DeliveryTag, digest: audit.BodyDigest(it.Letter.Body), dest: it.Dest,
@@ -301,6 +312,10 @@ func (s *streamer) settle(ctx context.Context, pub *Publisher, stop context.Canc
 			delete(s.inFlight, r.Ref)
 			s.rep.count(r.Outcome, s.published)
 			s.mu.Unlock()
+			if r.Outcome != Confirmed {
+				// Its source stays in the DLQ: no record can make it a twin.
+				<-s.unrecorded
+			}
 			switch r.Outcome {
 			case Confirmed:
 				b.confirmed = append(b.confirmed, fl)
@@ -380,6 +395,11 @@ func (b *batches) flushConfirmed() error {
 	batch := b.confirmed
 	b.confirmed = nil
 	s := b.s
+	defer func() {
+		for range batch {
+			<-s.unrecorded
+		}
+	}()
 	if err := s.log.outcome(b.ctx, audit.OutcomeConfirmed, batch, nil); err != nil {
 		s.res.Confirmed += len(batch)
 		s.res.AckFailed += len(batch)
