@@ -16,12 +16,12 @@ import (
 
 // replayPhases is a replay split into its phases, timed inside the
 // harness's process with the packages `warren dlq replay` calls, in the
-// same order: hold the whole DLQ on a browse session (pages of 4096),
-// plan, then execute (intent record, pipelined publish with confirms on
-// a connection of its own, one ack per confirmed delivery, outcome
-// records).
+// same order: the preview (a feed reads and decides every message, then
+// returns them all), then the stream (a feed of the same N, each page
+// decided, recorded, published with confirms on a connection of its own,
+// each confirm recorded before its source is acked).
 type replayPhases struct {
-	hold, plan, execute time.Duration
+	preview, stream time.Duration
 }
 
 func (b *bench) phases(ctx context.Context, conn *amqp.Connection, vh, queue string, n int) (*replayPhases, error) {
@@ -36,43 +36,40 @@ func (b *bench) phases(ctx context.Context, conn *amqp.Connection, vh, queue str
 	}
 	defer pubConn.Close()
 	var ph replayPhases
+	q := dlq.QueueInfo{Vhost: vh, Name: queue, Type: dlq.TypeClassic, DeliveryLimit: -1}
+	req := actions.Request{Action: actions.ActionReplay, Vhost: vh, Queue: queue, Now: time.Now()}
 
 	start := time.Now()
-	sess, err := dlq.Open(ctx, conn, dlq.QueueInfo{Vhost: vh, Name: queue, Type: dlq.TypeClassic, DeliveryLimit: -1}, dlq.Options{Window: 4096})
+	feed, err := dlq.OpenFeed(conn, q, dlq.Options{}, n, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer sess.Close()
-	for {
-		page, err := sess.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if page.End {
-			break
-		}
-	}
-	letters := sess.Letters()
-	ph.hold = time.Since(start)
-	if len(letters) != n {
-		return nil, fmt.Errorf("the browse session holds %d of %d", len(letters), n)
-	}
-
-	start = time.Now()
-	plan, err := actions.NewPlan(actions.Request{Action: actions.ActionReplay, Vhost: vh, Queue: queue, Letters: letters, Now: time.Now()})
+	pre, err := actions.NewPreview(ctx, feed, req, nil)
 	if err != nil {
 		return nil, err
 	}
-	ph.plan = time.Since(start)
+	if err := feed.Close(); err != nil {
+		return nil, err
+	}
+	ph.preview = time.Since(start)
+	if pre.Moving != n {
+		return nil, fmt.Errorf("the preview moves %d of %d", pre.Moving, n)
+	}
 
 	host, _ := os.Hostname()
-	env := actions.Env{Conn: pubConn, Session: sess, Audit: store, Operator: "bench", Host: host, Context: "bench", ConnUser: b.cfg.user}
+	env := actions.Env{Conn: pubConn, Audit: store, Operator: "bench", Host: host, Context: "bench", ConnUser: b.cfg.user}
 	start = time.Now()
-	res, err := actions.Execute(ctx, plan, env, nil)
+	if feed, err = dlq.OpenFeed(conn, q, dlq.Options{}, pre.Read, 0); err != nil {
+		return nil, err
+	}
+	res, err := actions.Stream(ctx, feed, actions.Streamed{Request: req, Limit: pre.Read, Expect: pre.Moving, Groups: pre.Groups}, env, nil)
+	if cerr := feed.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, err
 	}
-	ph.execute = time.Since(start)
+	ph.stream = time.Since(start)
 	if res.Confirmed != n {
 		return nil, fmt.Errorf("replayed %d of %d", res.Confirmed, n)
 	}
