@@ -132,21 +132,31 @@ func (l *auditLog) finish(ctx context.Context, res *Result, runErr error) error 
 			}
 		}
 	}
-	final := l.op.Final(map[string]int{
+	_, err := l.store.Append(ctx, finalRecord(l.op, res, runErr, nil))
+	return err
+}
+
+// finalRecord closes an operation with its count per outcome, more
+// counts, and whether it was cancelled or failed.
+func finalRecord(op audit.Op, res *Result, runErr error, more map[string]int) audit.Record {
+	counts := map[string]int{
 		audit.OutcomeConfirmed: res.Confirmed, audit.OutcomeReturned: res.Returned,
 		audit.OutcomeNacked: res.Nacked, audit.OutcomeUnknown: res.Unknown,
 		string(NotSent): res.NotSent, audit.OutcomeSkippedApplied: res.SkippedApplied,
 		"source_ack_failed": res.AckFailed, "user_id_dropped": res.UserIDDropped,
 		"expiration_dropped": res.ExpirationDropped, "peak_in_flight": res.PeakInFlight,
-	})
+	}
+	for k, n := range more {
+		counts[k] = n
+	}
+	final := op.Final(counts)
 	if res.Cancelled {
 		final.Detail["cancelled"] = "true"
 	}
 	if runErr != nil {
 		final.Detail["error"] = runErr.Error()
 	}
-	_, err := l.store.Append(ctx, final)
-	return err
+	return final
 }
 
 // outcomeRecord describes a batch of messages with one outcome; its

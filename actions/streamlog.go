@@ -94,22 +94,10 @@ func (l *streamLog) outcome(ctx context.Context, outcome string, batch []flight,
 func (l *streamLog) final(ctx context.Context, res *Result, runErr error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	final := l.op.Final(map[string]int{
-		audit.OutcomeConfirmed: res.Confirmed, audit.OutcomeReturned: res.Returned,
-		audit.OutcomeNacked: res.Nacked, audit.OutcomeUnknown: res.Unknown,
-		string(NotSent): res.NotSent, audit.OutcomeSkippedApplied: res.SkippedApplied,
+	_, err := l.store.Append(ctx, finalRecord(l.op, res, runErr, map[string]int{
 		"taken": res.Taken, "kept": res.Kept, "moved": res.Moved,
 		audit.OutcomeDeduplicated: res.Deduplicated, "possible_duplicates": res.PossibleDuplicates,
-		"source_ack_failed": res.AckFailed, "user_id_dropped": res.UserIDDropped,
-		"expiration_dropped": res.ExpirationDropped, "peak_in_flight": res.PeakInFlight,
-	})
-	if res.Cancelled {
-		final.Detail["cancelled"] = "true"
-	}
-	if runErr != nil {
-		final.Detail["error"] = runErr.Error()
-	}
-	_, err := l.store.Append(ctx, final)
+	}))
 	return err
 }
 

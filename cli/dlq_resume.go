@@ -32,13 +32,9 @@ reported as a possible duplicate. Then the final record is written.`
 
 func newDlqResumeCmd(a *App) *cobra.Command {
 	var f resumeFlags
-	cmd := &cobra.Command{
-		Use:   "resume QUEUE",
-		Short: "Finish an interrupted replay or quarantine from the audit log, after a prompt",
-		Long:  resumeLong,
-		Args:  oneQueue,
-		RunE:  func(cmd *cobra.Command, args []string) error { return a.runDlqResume(cmd.Context(), args[0], f) },
-	}
+	run := func(cmd *cobra.Command, args []string) error { return a.runDlqResume(cmd.Context(), args[0], f) }
+	cmd := &cobra.Command{Use: "resume QUEUE", Args: oneQueue, RunE: run, Long: resumeLong,
+		Short: "Finish an interrupted replay or quarantine from the audit log, after a prompt"}
 	fl := cmd.Flags()
 	fl.StringVar(&f.operation, "operation", "", "the operation to finish (default: the latest incomplete one on QUEUE)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "say what would be done and change nothing")

@@ -41,8 +41,8 @@ type Model struct {
 	keys   KeyMap
 	ctx    context.Context
 	cancel context.CancelFunc
-	width  int
-	height int
+	common.Frame
+	common.NoText
 
 	load     int64
 	loading  bool
@@ -93,12 +93,9 @@ func (m *Model) Title() string { return "audit log" }
 // Keys returns the bindings for the help view.
 func (m *Model) Keys() help.KeyMap { return m.keys }
 
-// Capturing is always false: the screen takes no text.
-func (m *Model) Capturing() bool { return false }
-
 // SetSize sets the space the screen may draw in.
 func (m *Model) SetSize(w, h int) {
-	m.width, m.height = w, h
+	m.Resize(w, h)
 	m.fit()
 }
 
@@ -145,7 +142,7 @@ func (m *Model) key(k tea.KeyMsg) {
 // rows is how many operations fit between the title, chain state and
 // table header above and the detail of the current operation below.
 func (m *Model) rows() int {
-	return max(m.height-lipgloss.Height(m.top())-lipgloss.Height(m.detail())-3, 1)
+	return max(m.Height-lipgloss.Height(m.top())-lipgloss.Height(m.detail())-3, 1)
 }
 
 func (m *Model) fit() {
@@ -167,10 +164,10 @@ func (m *Model) top() string {
 
 // wrap keeps long lines inside the screen.
 func (m *Model) wrap(s string) string {
-	if m.width <= 0 {
+	if m.Width <= 0 {
 		return s
 	}
-	return ansi.Wrap(s, m.width, "")
+	return ansi.Wrap(s, m.Width, "")
 }
 
 func (m *Model) chainLine() string {
@@ -215,7 +212,7 @@ func (m *Model) table() []string {
 			fmt.Sprint(o.Selected), fmt.Sprint(c[audit.OutcomeConfirmed]), fmt.Sprint(c[audit.OutcomeReturned]),
 			fmt.Sprint(c[audit.OutcomeNacked]), fmt.Sprint(c[audit.OutcomeUnknown]), fmt.Sprint(c[audit.OutcomeSkippedApplied]), state,
 		})
-		line = ansi.Truncate(line, max(m.width, 20), "…")
+		line = ansi.Truncate(line, max(m.Width, 20), "…")
 		switch {
 		case i == m.list.Cursor():
 			return m.st.TableSelected.Render("> " + line)

@@ -27,13 +27,13 @@ type Options struct {
 // Model is the inspector on one dead letter. It does no I/O: everything
 // it shows came with the request to open it.
 type Model struct {
-	msg    common.OpenMessageMsg
-	opts   Options
-	st     styles.Styles
-	keys   KeyMap
-	hex    bool
-	width  int
-	height int
+	msg  common.OpenMessageMsg
+	opts Options
+	st   styles.Styles
+	keys KeyMap
+	hex  bool
+	common.Frame
+	common.NoText
 	lines  []string
 	offset int
 }
@@ -43,7 +43,7 @@ func New(msg common.OpenMessageMsg, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	m := &Model{msg: msg, opts: opts, st: opts.Styles, keys: DefaultKeyMap(), width: 80}
+	m := &Model{msg: msg, opts: opts, st: opts.Styles, keys: DefaultKeyMap(), Frame: common.Frame{Width: 80}}
 	m.render()
 	return m
 }
@@ -63,12 +63,9 @@ func (m *Model) Title() string {
 // Keys returns the bindings for the help view.
 func (m *Model) Keys() help.KeyMap { return m.keys }
 
-// Capturing is always false: the inspector takes no text.
-func (m *Model) Capturing() bool { return false }
-
 // SetSize lays the content out again for the new width.
 func (m *Model) SetSize(w, h int) {
-	m.width, m.height = w, h
+	m.Resize(w, h)
 	m.render()
 }
 
@@ -92,10 +89,10 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 // rows is how many content lines fit: one line is kept for the scroll
 // position when the content is taller than the screen.
 func (m *Model) rows() int {
-	if m.height <= 0 || len(m.lines) <= m.height {
+	if m.Height <= 0 || len(m.lines) <= m.Height {
 		return len(m.lines)
 	}
-	return max(m.height-1, 1)
+	return max(m.Height-1, 1)
 }
 
 func (m *Model) clamp() {
@@ -119,7 +116,7 @@ func (m *Model) View() string {
 // render lays the content out for the width; long values wrap rather than
 // run off the screen.
 func (m *Model) render() {
-	w := max(m.width, 20)
+	w := max(m.Width, 20)
 	m.lines = strings.Split(ansi.Wrap(m.content(w), w, ""), "\n")
 	m.clamp()
 }

@@ -148,7 +148,7 @@ func (m *Model) channels(d *mgmt.QueueDetail) string {
 func (m *Model) staticTable(cols []table.Column, n int) table.Model {
 	t := table.New(cols, m.st)
 	t.SetFocused(false)
-	t.SetSize(m.width, n+1)
+	t.SetSize(m.Width, n+1)
 	t.SetLen(n)
 	return t
 }

@@ -64,8 +64,9 @@ type Model struct {
 	// gone is set when the queue was deleted; polling stops.
 	gone bool
 
-	vp            viewport.Model
-	width, height int
+	vp viewport.Model
+	common.Frame
+	common.NoText
 }
 
 // New returns the queue screen; Init starts polling.
@@ -108,7 +109,7 @@ func (m *Model) Capturing() bool { return false }
 
 // SetSize implements common.Screen.
 func (m *Model) SetSize(width, height int) {
-	m.width, m.height = width, height
+	m.Resize(width, height)
 	m.vp.Width, m.vp.Height = width, max(height, 0)
 	m.render()
 }

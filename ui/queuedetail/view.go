@@ -134,7 +134,7 @@ func (m *Model) history(d *mgmt.QueueDetail) string {
 		b.WriteString("\n  " + m.st.Muted.Render("the management API kept no samples for this queue"))
 		return b.String()
 	}
-	width := max(m.width-41, 10)
+	width := max(m.Width-41, 10)
 	series := []struct {
 		name    string
 		samples []mgmt.Sample
