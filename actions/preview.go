@@ -188,7 +188,7 @@ func CheckDestinations(conn *amqp.Connection, req Request, groups []Group) error
 		var ae *amqp.Error
 		switch {
 		case errors.As(err, &ae) && ae.Code == amqp.NotFound:
-			missing = append(missing, fmt.Errorf("%s does not exist in vhost %s (%d messages would go there)", d, vhost, g.Count))
+			missing = append(missing, fmt.Errorf("%s does not exist in vhost %s (%s would go there)", d, vhost, plural(g.Count, "message")))
 		case err != nil:
 			return fmt.Errorf("check destination %s: %w", d, err)
 		}

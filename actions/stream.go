@@ -110,6 +110,8 @@ type streamer struct {
 	// not recorded yet: after a crash, at most a window of copies can
 	// exist without a record saying so.
 	unrecorded chan struct{}
+	// checked are the destinations known to exist.
+	checked map[Destination]bool
 }
 
 // flight is what is kept of a published message until its confirm: its
@@ -130,6 +132,10 @@ func (s *streamer) run(ctx context.Context) error {
 	}
 	s.inFlight = make(map[int]flight, s.env.Window)
 	s.unrecorded = make(chan struct{}, s.env.Window)
+	s.checked = make(map[Destination]bool, len(s.op.Groups))
+	for _, g := range s.op.Groups {
+		s.checked[g.Dest] = true
+	}
 	s.rep = reporter{fn: s.progress, p: Progress{Operation: s.res.Operation, Total: s.op.Expect}}
 	sendCtx, stopSending := context.WithCancelCause(ctx)
 	defer stopSending(nil)
@@ -156,7 +162,7 @@ func (s *streamer) run(ctx context.Context) error {
 		return settleErr
 	case errors.Is(cause, ErrSessionLost), errors.Is(cause, ErrAuditUnavailable), errors.Is(cause, errRefused):
 		return cause
-	case errors.Is(sendErr, ErrSessionLost):
+	case errors.Is(sendErr, ErrSessionLost), errors.Is(sendErr, ErrNoDestination):
 		return sendErr
 	case s.res.Cancelled:
 		return nil
@@ -223,6 +229,10 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 		if err := s.dedupe(ctx, twins); err != nil {
 			return err
 		}
+		if err := s.checkDestinations(moving); err != nil {
+			s.res.NotSent += len(moving)
+			return err
+		}
 		if len(moving) > 0 {
 			if err := s.log.publishing(ctx, moving); err != nil {
 				s.res.NotSent += len(moving)
@@ -270,6 +280,23 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 		}
 	}
 	return nil
+}
+
+// checkDestinations refuses the page if a destination not seen before
+// knowably does not exist: nothing of the page is published. A preview
+// has checked the destinations it found; this catches the others.
+func (s *streamer) checkDestinations(moving []Item) error {
+	var fresh []Group
+	for _, it := range moving {
+		if !s.checked[it.Dest] {
+			s.checked[it.Dest] = true
+			fresh = append(fresh, Group{Dest: it.Dest, Count: 1})
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	return CheckDestinations(s.env.Conn, s.op.Request, fresh)
 }
 
 // dedupe removes twins of recorded confirms: recorded first, then acked.

@@ -23,28 +23,39 @@ import (
 // streams over the messages the queue holds when it starts, with memory
 // bounded by its windows.
 func (a *App) runStreamedAction(ctx context.Context, o *ops.Ops, t *ops.Target, preq ops.PlanRequest, f actionFlags) error {
+	if f.yes && !f.dryRun {
+		// No one is asked, so no preview: the run decides as it goes.
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := o.StreamNow(ctx, t, preq, f.limit, a.progressPrinter(f.action))
+		if rerr := refusal(err); rerr != nil && res.Operation == "" {
+			return rerr
+		}
+		if res.Cancelled {
+			printNotes(a.Err, []string{fmt.Sprintf("cancelled: %d moved, the other %d stay in %s", res.Moved, max(res.Taken-res.Moved, 0), t.Ref.Name)})
+		}
+		rerr := a.report(ops.Action(f.action), t.Ref.Name, res, err, f)
+		if errors.Is(err, actions.ErrNoDestination) {
+			return Refused(err)
+		}
+		return rerr
+	}
 	if IsTerminal(a.Err) {
 		fmt.Fprintf(a.Err, "reading %s to plan the %s…\n", sanitize.Text(t.Ref.Name), f.action)
 	}
 	pre, err := o.Preview(ctx, t, preq, f.limit)
-	var (
-		refused *dlq.RefusedError
-		bad     *actions.RequestError
-	)
-	switch {
-	case errors.As(err, &refused):
-		return Refused(err)
-	case errors.As(err, &bad):
-		return Usage(err)
-	case err != nil:
+	if err != nil {
+		if rerr := refusal(err); rerr != nil {
+			return rerr
+		}
 		return err
 	}
 	if f.dryRun || pre.Moving == 0 {
 		return a.printPlan(pre.Summary(), pre.Lines(), pre.Moving, pre.SkippedApplied, f)
 	}
 	if err := o.CheckDestinations(t, pre); err != nil {
-		if errors.Is(err, actions.ErrNoDestination) {
-			return Refused(err)
+		if rerr := refusal(err); rerr != nil {
+			return rerr
 		}
 		return err
 	}
@@ -58,6 +69,23 @@ func (a *App) runStreamedAction(ctx context.Context, o *ops.Ops, t *ops.Target, 
 		printNotes(a.Err, drift(pre, res))
 	}
 	return a.report(ops.Action(f.action), t.Ref.Name, res, err, f)
+}
+
+// refusal maps what an operation refuses before anything moves to its
+// exit code: bad usage (2), or a guard's refusal (3). Other errors, and
+// nil, give nil.
+func refusal(err error) error {
+	var (
+		refused *dlq.RefusedError
+		bad     *actions.RequestError
+	)
+	switch {
+	case errors.As(err, &refused), errors.Is(err, actions.ErrNoDestination):
+		return Refused(err)
+	case errors.As(err, &bad):
+		return Usage(err)
+	}
+	return nil
 }
 
 // drift says where the run differed from the plan the operator answered.

@@ -60,6 +60,33 @@ func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progres
 	return o.stream(ctx, t, op, p.Read, progress)
 }
 
+// StreamNow runs req over the DLQ as it is now, without a preview (no one
+// is asked): N is the queue's depth when it starts, at most limit when
+// limit > 0, and each destination is checked as it first comes up.
+func (o *Ops) StreamNow(ctx context.Context, t *Target, req PlanRequest, limit int, progress func(Progress)) (Result, error) {
+	r, err := o.request(req)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := r.Validate(); err != nil {
+		return Result{}, err
+	}
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return Result{}, err
+	}
+	depth, err := dlq.Depth(conn, t.Info)
+	conn.Close()
+	if err != nil {
+		return Result{}, err
+	}
+	if limit > 0 {
+		depth = min(depth, limit)
+	}
+	op := actions.Streamed{Request: r, Expect: depth, Lookup: o.lookup(t.InboxOf)}
+	return o.stream(ctx, t, op, depth, progress)
+}
+
 // Resumable reads the audit log for the operation `dlq resume` would
 // finish on t: the one named id, else the latest incomplete one.
 func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Resumption, error) {
