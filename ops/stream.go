@@ -71,17 +71,9 @@ func (o *Ops) StreamNow(ctx context.Context, t *Target, req PlanRequest, limit i
 	if err := r.Validate(); err != nil {
 		return Result{}, err
 	}
-	conn, err := o.c.Dial(t.Ref.Vhost)
+	depth, err := o.depth(t, limit)
 	if err != nil {
 		return Result{}, err
-	}
-	depth, err := dlq.Depth(conn, t.Info)
-	conn.Close()
-	if err != nil {
-		return Result{}, err
-	}
-	if limit > 0 {
-		depth = min(depth, limit)
 	}
 	op := actions.Streamed{Request: r, Expect: depth, Lookup: o.lookup(t.InboxOf)}
 	return o.stream(ctx, t, op, depth, progress)
@@ -108,17 +100,26 @@ func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Res
 // recorded confirms are removed, the rest decided as the operation
 // decided it, and the final record written.
 func (o *Ops) Resume(ctx context.Context, t *Target, r *actions.Resumption, progress func(Progress)) (Result, error) {
-	conn, err := o.c.Dial(t.Ref.Vhost)
-	if err != nil {
-		return Result{}, err
-	}
-	depth, err := dlq.Depth(conn, t.Info)
-	conn.Close()
+	depth, err := o.depth(t, 0)
 	if err != nil {
 		return Result{}, err
 	}
 	op := actions.Streamed{Request: r.Request, Lookup: o.lookup(t.InboxOf), Resume: r}
 	return o.stream(ctx, t, op, depth, progress)
+}
+
+// depth is how many messages t holds now, at most limit when limit > 0.
+func (o *Ops) depth(t *Target, limit int) (int, error) {
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	depth, err := dlq.Depth(conn, t.Info)
+	if limit > 0 {
+		depth = min(depth, limit)
+	}
+	return depth, err
 }
 
 // stream runs op over the first limit messages of t.

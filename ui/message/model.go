@@ -4,14 +4,11 @@
 package message
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
@@ -97,26 +94,4 @@ func (m *Model) rows() int {
 
 func (m *Model) clamp() {
 	m.offset = max(min(m.offset, len(m.lines)-m.rows()), 0)
-}
-
-// View draws the lines that fit from the scroll offset.
-func (m *Model) View() string {
-	end := min(m.offset+m.rows(), len(m.lines))
-	out := strings.Join(m.lines[m.offset:end], "\n")
-	if end-m.offset < len(m.lines) {
-		pos := fmt.Sprintf("lines %d–%d of %d", m.offset+1, end, len(m.lines))
-		if end < len(m.lines) {
-			pos += " · ↓/pgdn for more"
-		}
-		out += "\n" + m.st.Muted.Render(pos)
-	}
-	return out
-}
-
-// render lays the content out for the width; long values wrap rather than
-// run off the screen.
-func (m *Model) render() {
-	w := max(m.Width, 20)
-	m.lines = strings.Split(ansi.Wrap(m.content(w), w, ""), "\n")
-	m.clamp()
 }

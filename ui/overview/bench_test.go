@@ -1,6 +1,8 @@
 package overview
 
 import (
+	"github.com/warrenops/warren/ui/common"
+
 	"fmt"
 	"testing"
 
@@ -25,7 +27,7 @@ func loadedBig(b *testing.B) (*Model, *mgmt.Snapshot) {
 	l := &lister{replies: []reply{{snap: snap}}}
 	m := newModel(l)
 	m.SetSize(120, 35)
-	s, _ := m.Update(snapshotMsg{ID: m.id, Tag: m.tag, Snap: snap})
+	s, _ := m.Update(snapshotMsg{Stamp: common.Stamp{ID: m.id, Tag: m.tag}, Snap: snap})
 	return s.(*Model), snap
 }
 
@@ -44,7 +46,7 @@ func BenchmarkOverviewView10k(b *testing.B) {
 // (rows, trends, filter and sort), the work of every refresh.
 func BenchmarkOverviewUpdate10k(b *testing.B) {
 	m, snap := loadedBig(b)
-	msg := snapshotMsg{ID: m.id, Tag: m.tag, Snap: snap}
+	msg := snapshotMsg{Stamp: common.Stamp{ID: m.id, Tag: m.tag}, Snap: snap}
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Update(msg)

@@ -1,6 +1,8 @@
 package overview
 
 import (
+	"github.com/warrenops/warren/ui/common"
+
 	"context"
 	"errors"
 	"slices"
@@ -75,7 +77,7 @@ func TestEffectsAreReadForVisibleRowsWithAnInboxOnly(t *testing.T) {
 	if names := refNames(got.Refs); !slices.Equal(names, []string{"a", "c"}) {
 		t.Fatalf("read the inbox of %v, want the visible rows with one: [a c]", names)
 	}
-	if _, cmd := update(t, m, snapshotMsg{ID: m.id, Tag: m.tag, Opts: l.asked[0], Snap: snapshot(qs...)}); hasEffects(cmd) {
+	if _, cmd := update(t, m, snapshotMsg{Stamp: common.Stamp{ID: m.id, Tag: m.tag}, Opts: l.asked[0], Snap: snapshot(qs...)}); hasEffects(cmd) {
 		t.Fatal("a second round started while the first was still running")
 	}
 	m, _ = update(t, m, got)

@@ -1,6 +1,8 @@
 package overview
 
 import (
+	"github.com/warrenops/warren/ui/common"
+
 	"context"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -20,9 +22,9 @@ const firstPageSize = 100
 
 // firstPageMsg carries the partial first snapshot.
 type firstPageMsg struct {
-	ID, Tag int
-	Snap    *mgmt.Snapshot
-	Err     error
+	common.Stamp
+	Snap *mgmt.Snapshot
+	Err  error
 }
 
 // firstFetch is the fetch of the first snapshot, with the first page
@@ -39,7 +41,7 @@ func (m *Model) firstFetch() tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), minFetchTimeout)
 		defer cancel()
 		snap, err := fp.FirstPage(ctx, vhost, firstPageSize)
-		return firstPageMsg{ID: id, Tag: tag, Snap: snap, Err: err}
+		return firstPageMsg{Stamp: common.Stamp{ID: id, Tag: tag}, Snap: snap, Err: err}
 	}
 	return tea.Batch(page, m.fetch())
 }
@@ -48,7 +50,7 @@ func (m *Model) firstFetch() tea.Cmd {
 // Its failure is left to the full fetch to report. The page's depths
 // start no trend: the full snapshot follows within seconds.
 func (m *Model) applyFirstPage(msg firstPageMsg) {
-	if msg.ID != m.id || msg.Tag != m.tag || !m.awaitingFull || msg.Err != nil {
+	if !m.awaitingFull || msg.Err != nil {
 		return
 	}
 	snap := msg.Snap

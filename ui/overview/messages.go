@@ -1,19 +1,22 @@
 package overview
 
-import "github.com/warrenops/warren/sources/mgmt"
+import (
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+)
 
 // tickMsg asks the overview to fetch a snapshot. The overview's ID and
 // the Tag of the polling chain it belongs to let a tick left over from a
 // vhost switch or a manual refresh be recognised and dropped.
 type tickMsg struct {
-	ID, Tag int
+	common.Stamp
 }
 
 // snapshotMsg carries a fetched snapshot (or why it failed) back to the
 // overview that asked, with what it asked for.
 type snapshotMsg struct {
-	ID, Tag int
-	Opts    mgmt.SnapshotOptions
-	Snap    *mgmt.Snapshot
-	Err     error
+	common.Stamp
+	Opts mgmt.SnapshotOptions
+	Snap *mgmt.Snapshot
+	Err  error
 }

@@ -171,16 +171,13 @@ func (m *Model) Selected() (mgmt.Queue, bool) {
 
 // Update implements common.Screen.
 func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	if common.Stale(msg, common.Stamp{ID: m.id, Tag: m.tag}) {
+		return m, nil
+	}
 	switch msg := msg.(type) {
 	case tickMsg:
-		if msg.ID != m.id || msg.Tag != m.tag {
-			return m, nil
-		}
 		return m, m.fetch()
 	case snapshotMsg:
-		if msg.ID != m.id || msg.Tag != m.tag {
-			return m, nil
-		}
 		return m.applySnapshot(msg)
 	case firstPageMsg:
 		m.applyFirstPage(msg)

@@ -132,15 +132,15 @@ func TestStaleTickIsIgnored(t *testing.T) {
 	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}}}
 	m := newModel(l)
 	m, _ = load(t, m, m.Init())
-	old := tickMsg{ID: m.id, Tag: m.tag}
+	old := tickMsg{Stamp: common.Stamp{ID: m.id, Tag: m.tag}}
 	m, _ = update(t, m, press("r"))
 	if _, cmd := update(t, m, old); cmd != nil {
 		t.Fatal("a tick of the previous chain started a fetch")
 	}
-	if _, cmd := update(t, m, tickMsg{ID: m.id + 1000, Tag: m.tag}); cmd != nil {
+	if _, cmd := update(t, m, tickMsg{Stamp: common.Stamp{ID: m.id + 1000, Tag: m.tag}}); cmd != nil {
 		t.Fatal("another overview's tick started a fetch")
 	}
-	if _, cmd := update(t, m, tickMsg{ID: m.id, Tag: m.tag}); cmd == nil {
+	if _, cmd := update(t, m, tickMsg{Stamp: common.Stamp{ID: m.id, Tag: m.tag}}); cmd == nil {
 		t.Fatal("the current tick did not fetch")
 	}
 }
@@ -160,7 +160,7 @@ func TestDisconnectedBrokerIsRetriedAndRecovers(t *testing.T) {
 	if len(m.rows) != 1 {
 		t.Fatal("the last good figures must stay on screen")
 	}
-	m, _ = update(t, m, tickMsg{ID: m.id, Tag: m.tag})
+	m, _ = update(t, m, tickMsg{Stamp: common.Stamp{ID: m.id, Tag: m.tag}})
 	m, _ = load(t, m, m.fetch())
 	if st := m.Status(); st.Err != nil || m.rows[0].q.Messages != 2 {
 		t.Fatalf("did not recover: %+v", st)

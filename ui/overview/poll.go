@@ -28,13 +28,13 @@ func (m *Model) fetch() tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		snap, err := lister.Snapshot(ctx, opts)
-		return snapshotMsg{ID: id, Tag: tag, Opts: opts, Snap: snap, Err: err}
+		return snapshotMsg{Stamp: common.Stamp{ID: id, Tag: tag}, Opts: opts, Snap: snap, Err: err}
 	}
 }
 
 func (m *Model) tick(after time.Duration) tea.Cmd {
 	id, tag := m.id, m.tag
-	return tea.Tick(after, func(time.Time) tea.Msg { return tickMsg{ID: id, Tag: tag} })
+	return tea.Tick(after, func(time.Time) tea.Msg { return tickMsg{Stamp: common.Stamp{ID: id, Tag: tag}} })
 }
 
 func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {

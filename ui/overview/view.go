@@ -6,7 +6,6 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/format"
@@ -107,72 +106,4 @@ func (m *Model) note() string {
 		style = m.st.Warn
 	}
 	return style.Render(text) + m.st.Muted.Render(spark)
-}
-
-func oldestReason(q mgmt.Queue) string {
-	if q.OldestUnknownReason != "" {
-		return sanitize.Text(q.OldestUnknownReason)
-	}
-	if q.Messages == 0 {
-		return "the queue is empty"
-	}
-	return "the broker did not report a head message timestamp"
-}
-
-func ageCell(r row) table.Cell {
-	if !r.hasAge {
-		return table.Cell{Text: format.Unknown, Tone: table.Muted}
-	}
-	return table.Cell{Text: format.Duration(r.age)}
-}
-
-// consumersCell is the CONS cell: the cheap list carries no consumer
-// count, so a row without statistics does not know it.
-func consumersCell(q mgmt.Queue) table.Cell {
-	if !q.HasRates {
-		return table.Cell{Text: format.Unknown, Tone: table.Muted}
-	}
-	return table.Cell{Text: fmt.Sprint(q.Consumers)}
-}
-
-func rateCell(q mgmt.Queue, v float64) table.Cell {
-	if !q.HasRates {
-		return table.Cell{Text: format.Unknown, Tone: table.Muted}
-	}
-	return table.Cell{Text: format.Rate(v)}
-}
-
-func dlqCell(r row) table.Cell {
-	switch {
-	case r.q.IsDLQ():
-		return table.Cell{Text: "(dlq)", Tone: table.Muted}
-	case r.q.Parking:
-		return table.Cell{Text: "(parked)", Tone: table.Muted}
-	case r.q.DLQ == nil && r.retry != "":
-		return table.Cell{Text: "↻ " + r.retry, Tone: table.Muted}
-	case r.q.DLQ == nil:
-		return table.Cell{Text: format.Unknown, Tone: table.Muted}
-	case r.dlqDepth > 0:
-		return table.Cell{Text: format.Count(r.dlqDepth), Tone: table.Warn}
-	}
-	return table.Cell{Text: "0"}
-}
-
-// drainCell is the drain estimate of docs/ARCHITECTURE.md §4.1: backlog ÷
-// (μ − λ) when the queue drains, else how it is failing to.
-func drainCell(q mgmt.Queue) table.Cell {
-	d := q.Drain()
-	return table.Cell{Text: format.Drain(d), Tone: drainTone(d.Movement)}
-}
-
-// drainTone warns of a queue that fails to drain. A DLQ, a parking queue
-// and a retry queue are meant to hold their messages, so they stay quiet.
-func drainTone(m mgmt.Movement) table.Tone {
-	switch m {
-	case mgmt.Draining, mgmt.Steady:
-		return table.Normal
-	case mgmt.Growing, mgmt.NoConsumers, mgmt.Stalled:
-		return table.Warn
-	}
-	return table.Muted
 }

@@ -116,17 +116,14 @@ func (m *Model) SetSize(width, height int) {
 
 // Update implements common.Screen.
 func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	if common.Stale(msg, common.Stamp{ID: m.id, Tag: m.tag}) {
+		return m, nil
+	}
 	switch msg := msg.(type) {
-	case tickMsg:
-		if msg.ID != m.id || msg.Tag != m.tag {
-			return m, nil
-		}
-		return m, m.fetch()
 	case detailMsg:
-		if msg.ID != m.id || msg.Tag != m.tag {
-			return m, nil
-		}
 		return m, m.apply(msg)
+	case tickMsg:
+		return m, m.fetch()
 	case effect.Msg:
 		m.applyEffect(msg)
 	case tea.KeyMsg:
@@ -190,7 +187,7 @@ func (m *Model) fetch() tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		detail, err := d.Queue(ctx, ref.Vhost, ref.Name)
-		return detailMsg{ID: id, Tag: tag, Detail: detail, Err: err}
+		return detailMsg{Stamp: common.Stamp{ID: id, Tag: tag}, Detail: detail, Err: err}
 	}
 }
 
@@ -208,7 +205,7 @@ func (m *Model) apply(msg detailMsg) tea.Cmd {
 	}
 	id, tag := m.id, m.tag
 	return tea.Batch(
-		tea.Tick(m.refresh, func(time.Time) tea.Msg { return tickMsg{ID: id, Tag: tag} }),
+		tea.Tick(m.refresh, func(time.Time) tea.Msg { return tickMsg{Stamp: common.Stamp{ID: id, Tag: tag}} }),
 		m.fetchEffect(),
 	)
 }

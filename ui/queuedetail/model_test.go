@@ -84,7 +84,7 @@ func TestStaleResultsAreDropped(t *testing.T) {
 	if _, cmd := step(t, m, stale()); cmd != nil || m.detail.Queue.Messages != 1 {
 		t.Fatal("a result of the previous chain was applied")
 	}
-	if _, cmd := step(t, m, tickMsg{ID: m.id, Tag: m.tag - 1}); cmd != nil {
+	if _, cmd := step(t, m, tickMsg{Stamp: common.Stamp{ID: m.id, Tag: m.tag - 1}}); cmd != nil {
 		t.Fatal("a stale tick fetched")
 	}
 }
