@@ -73,13 +73,14 @@ func (b *bench) returns(n int) ([]row, error) {
 }
 
 // hold takes every message of queue unacknowledged on a channel of its
-// own and returns the channel holding them.
+// own, stops consuming, and returns the channel holding them.
 func hold(conn *amqp.Connection, queue string, n int) (*amqp.Channel, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, err
 	}
-	deliveries, err := ch.Consume(queue, "", false, false, false, false, nil)
+	const tag = "holder"
+	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
 	if err != nil {
 		ch.Close()
 		return nil, err
@@ -92,6 +93,11 @@ func hold(conn *amqp.Connection, queue string, n int) (*amqp.Channel, error) {
 			ch.Close()
 			return nil, fmt.Errorf("held %d of %d", got, n)
 		}
+	}
+	// Returned messages would go straight back to a live consumer.
+	if err := ch.Cancel(tag, false); err != nil {
+		ch.Close()
+		return nil, err
 	}
 	return ch, nil
 }
