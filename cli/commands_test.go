@@ -78,6 +78,7 @@ func unitSnapshot() *mgmt.Snapshot {
 	now := time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC)
 	head := now.Add(-90 * time.Second)
 	dlq := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	delayed, dlxHeld := int64(12), int64(0)
 	return &mgmt.Snapshot{
 		TakenAt:  now,
 		StatsAge: 2 * time.Second,
@@ -87,7 +88,8 @@ func unitSnapshot() *mgmt.Snapshot {
 			{Vhost: "/", Name: "orders", Type: "classic", Messages: 120, Ready: 100, Unacked: 20, Consumers: 2,
 				PublishRate: 5, AckRate: 3, HasRates: true, DLQ: &dlq, DLQMessages: 7, HeadMessageTimestamp: &head},
 			{Vhost: "/", Name: "shipping", Type: "quorum", Messages: 600, Ready: 600, Consumers: 1,
-				PublishRate: 2, AckRate: 12, HasRates: true, OldestUnknownReason: "quorum queues carry no head timestamp"},
+				PublishRate: 2, AckRate: 12, HasRates: true, OldestUnknownReason: "quorum queues carry no head timestamp",
+				Delayed: &delayed, DLXHeld: &dlxHeld},
 			{Vhost: "/", Name: "orders.dlq", Type: "classic", Messages: 7, Ready: 7, HasRates: true,
 				DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}},
 			{Vhost: "/", Name: "audit.\x1b[31mred", Type: "classic", Messages: 3, Ready: 3, HasRates: true},
@@ -160,6 +162,13 @@ func TestStatusJSONFromTheSnapshot(t *testing.T) {
 		t.Errorf("a quorum queue's oldest age is unknown, got %v", *shipping.OldestAgeSeconds)
 	case got.StatsAgeSeconds != 2:
 		t.Errorf("stats age = %v, want 2", got.StatsAgeSeconds)
+	case shipping.Delayed == nil || *shipping.Delayed != 12 || shipping.DLXHeld == nil || *shipping.DLXHeld != 0:
+		t.Errorf("shipping delayed %v, dlx_held %v: want 12 and a reported 0", shipping.Delayed, shipping.DLXHeld)
+	case orders.Delayed != nil || orders.DLXHeld != nil:
+		t.Errorf("a queue the broker reports no 4.3 figures for has delayed %v, dlx_held %v: want null, unknown", orders.Delayed, orders.DLXHeld)
+	}
+	if !strings.Contains(r.out, `"delayed": null`) || !strings.Contains(r.out, `"dlx_held": null`) {
+		t.Errorf("unknown 4.3 figures are not null in the JSON:\n%s", r.out)
 	}
 }
 

@@ -66,6 +66,10 @@ type statusQueue struct {
 	AckRate          float64    `json:"ack_rate"`
 	DrainETASeconds  *float64   `json:"drain_eta_seconds"`
 	DLQ              *statusDLQ `json:"dlq"`
+	// RabbitMQ 4.3's quorum figures; null where the broker does not
+	// report them (unknown, never 0).
+	Delayed *int64 `json:"delayed"`
+	DLXHeld *int64 `json:"dlx_held"`
 }
 
 type statusDLQ struct {
@@ -78,7 +82,8 @@ func statusOf(s *mgmt.Snapshot) statusJSON {
 	out := statusJSON{Queues: make([]statusQueue, 0, len(s.Queues)), StatsAgeSeconds: round(s.StatsAge.Seconds(), 1)}
 	for _, q := range s.Queues {
 		row := statusQueue{Vhost: q.Vhost, Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready,
-			Unacked: q.Unacked, Consumers: q.Consumers, PublishRate: round(q.PublishRate, 2), AckRate: round(q.AckRate, 2)}
+			Unacked: q.Unacked, Consumers: q.Consumers, PublishRate: round(q.PublishRate, 2), AckRate: round(q.AckRate, 2),
+			Delayed: q.Delayed, DLXHeld: q.DLXHeld}
 		if age, ok := q.OldestAge(s.TakenAt); ok {
 			v := round(age.Seconds(), 3)
 			row.OldestAgeSeconds = &v

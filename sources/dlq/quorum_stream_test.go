@@ -124,7 +124,7 @@ func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 }
 
 // TestQuorumReturnsCountAsEachVersionSays is the broker behaviour the
-// browse guard rests on (DESIGN.md §4.2): before 4.3 a basic.nack with
+// browse guard rests on (docs/ARCHITECTURE.md §4.2): before 4.3 a basic.nack with
 // requeue counts toward the delivery limit; from 4.3 it does not, while
 // basic.reject and a channel closing with the message held do on both.
 func TestQuorumReturnsCountAsEachVersionSays(t *testing.T) {

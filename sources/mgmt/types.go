@@ -157,7 +157,7 @@ type Queue struct {
 	DLQOf []QueueRef
 	// DLQMessages mirrors the paired DLQ's depth for the overview.
 	DLQMessages int64
-	// Delayed and DLXHeld are RabbitMQ 4.3's quorum figures (DESIGN.md
+	// Delayed and DLXHeld are RabbitMQ 4.3's quorum figures (docs/ARCHITECTURE.md
 	// §4.2): messages waiting out a delayed retry (not in Ready), and
 	// at-least-once dead letters the queue still holds. nil when the
 	// broker does not report them (before 4.3, other queue types, or
