@@ -100,9 +100,6 @@ func OpenFeed(conn *amqp.Connection, q QueueInfo, o Options, limit, window int) 
 // Limit is how many deliveries the feed takes at most.
 func (f *Feed) Limit() int { return f.limit }
 
-// Taken is how many deliveries the feed has handed out.
-func (f *Feed) Taken() int { return f.taken }
-
 func (f *Feed) consume() error {
 	f.rpc.Lock()
 	defer f.rpc.Unlock()
