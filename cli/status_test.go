@@ -186,7 +186,7 @@ func TestStatusJSONCarriesTheContractFields(t *testing.T) {
 	if keys := slices.Sorted(maps.Keys(top)); !slices.Equal(keys, []string{"queues", "stats_age_seconds"}) {
 		t.Fatalf("top-level keys %v", keys)
 	}
-	wantKeys := []string{"ack_rate", "consumers", "dlq", "drain_eta_seconds", "messages", "name", "oldest_age_seconds",
+	wantKeys := []string{"ack_rate", "consumers", "delayed", "dlq", "dlx_held", "drain_eta_seconds", "messages", "name", "oldest_age_seconds",
 		"publish_rate", "ready", "type", "unacked", "vhost"}
 	for _, q := range raw.Queues {
 		if keys := slices.Sorted(maps.Keys(q)); !slices.Equal(keys, wantKeys) {

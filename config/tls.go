@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"time"
 )
 
 // TLSConfig builds the client TLS settings for amqps:// and https://, or
@@ -30,6 +31,13 @@ func (c *Context) TLSConfig() (*tls.Config, error) {
 		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("context %s: tls.cert_file/key_file: %w", c.Name, err)
+		}
+		// An expired client certificate is refused by the broker with an
+		// alert that may not reach the client before the connection
+		// closes: say so here, where it is certain.
+		if leaf, err := x509.ParseCertificate(cert.Certificate[0]); err == nil && time.Now().After(leaf.NotAfter) {
+			return nil, fmt.Errorf("context %s: the client certificate (tls.cert_file) has expired (valid until %s); renew it",
+				c.Name, leaf.NotAfter.UTC().Format(time.RFC3339))
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}

@@ -5,7 +5,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 )
 
 // TLSProblem says which TLS setting of a context ([contexts.X.tls]) an
@@ -54,4 +57,21 @@ func remoteAlert(text string) string {
 		return strings.TrimRight(text[i+len("tls: "):], `"`)
 	}
 	return text
+}
+
+// MissingClientCert explains a TLS connection the broker closed while
+// warren had no client certificate to offer: the broker's "certificate
+// required" alert does not always reach the client before the connection
+// closes, so the close itself is the sign.
+func MissingClientCert(cfg *tls.Config, err error) (msg string, ok bool) {
+	if cfg == nil || len(cfg.Certificates) > 0 || err == nil {
+		return "", false
+	}
+	text := err.Error()
+	closed := errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
+		strings.Contains(text, "channel/connection is not open") || strings.Contains(text, "connection reset by peer")
+	if !closed {
+		return "", false
+	}
+	return "the broker closed the connection during the TLS handshake: it requires a client certificate; set tls.cert_file and tls.key_file", true
 }

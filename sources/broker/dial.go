@@ -71,6 +71,11 @@ func Dial(o Options) (*amqp.Connection, error) {
 		Dial:            amqp.DefaultDial(timeout),
 	}
 	conn, err := amqp.DialConfig(u.String(), cfg)
+	if msg, ok := config.MissingClientCert(o.TLS, err); ok {
+		if _, known := config.TLSProblem(err); !known {
+			return nil, fmt.Errorf("broker %s: TLS refused: %s (%v)", where, msg, err)
+		}
+	}
 	if err != nil {
 		return nil, Explain(err, where, o.Username, vhost, o.PasswordHint)
 	}

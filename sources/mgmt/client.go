@@ -187,6 +187,9 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	if msg, ok := config.TLSProblem(err); ok {
 		return unreachable("management API at %s: TLS refused: %s", c.where, msg)
 	}
+	if msg, ok := config.MissingClientCert(c.http.Transport.(*http.Transport).TLSClientConfig, err); ok {
+		return unreachable("management API at %s: TLS refused: %s (%v)", c.where, msg, err)
+	}
 	return unreachable("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)
 }
 
