@@ -32,7 +32,7 @@ func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
 		}()
 	}
 	close(start)
-	total := 0
+	total, started := 0, 0
 	for range 2 {
 		o := <-results
 		if o.err != nil {
@@ -43,6 +43,9 @@ func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
 		}
 		t.Logf("one replay confirmed %d", o.res.Confirmed)
 		total += o.res.Confirmed
+		if o.res.Selected > 0 {
+			started++
+		}
 	}
 	if total != n {
 		t.Fatalf("%d confirmed in total, want %d", total, n)
@@ -63,8 +66,10 @@ func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
 			finals++
 		}
 	}
-	if finals != 2 {
-		t.Fatalf("%d final records in the shared chain, want 2", finals)
+	// Either operator may hold every message before the other starts;
+	// a replay with nothing to move writes no record at all.
+	if finals != started {
+		t.Fatalf("%d final records in the shared chain, want one for each of the %d replays that moved messages", finals, started)
 	}
 }
 
