@@ -115,6 +115,10 @@ func (o *Ops) depth(t *Target, limit int) (int, error) {
 		return 0, err
 	}
 	defer conn.Close()
+	return depthOn(conn, t, limit)
+}
+
+func depthOn(conn *amqp.Connection, t *Target, limit int) (int, error) {
 	depth, err := dlq.Depth(conn, t.Info)
 	if limit > 0 {
 		depth = min(depth, limit)
@@ -162,12 +166,9 @@ func (o *Ops) stream(ctx context.Context, t *Target, op actions.Streamed, limit 
 // feed opens a feed on t over conn: at most limit messages, else as many
 // as the queue holds now.
 func (o *Ops) feed(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, error) {
-	depth, err := dlq.Depth(conn, t.Info)
+	depth, err := depthOn(conn, t, limit)
 	if err != nil {
 		return nil, err
-	}
-	if limit > 0 {
-		depth = min(depth, limit)
 	}
 	return dlq.OpenFeed(conn, t.Info, t.Opts, depth, 0)
 }
