@@ -168,13 +168,24 @@ type fakeActions struct {
 	executed []ops.Plan
 	skip     int
 	execErr  error
+	// whole is how many messages a whole-queue plan finds; watch is the
+	// browse session whose state each plan records in closedAtPlan.
+	whole        int
+	watch        *fakeSession
+	closedAtPlan []bool
 }
 
 func (a *fakeActions) Plan(_ context.Context, req ops.PlanRequest) (ops.Plan, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.requests = append(a.requests, req)
+	if a.watch != nil {
+		a.closedAtPlan = append(a.closedAtPlan, a.watch.isClosed())
+	}
 	n := len(req.Letters)
+	if req.Whole {
+		n = a.whole
+	}
 	dest := "queue orders (default exchange)"
 	if req.Action == ops.Quarantine {
 		dest = "queue orders.dlq.quarantine"

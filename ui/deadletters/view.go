@@ -39,6 +39,9 @@ func (m *Model) middle() string {
 	case prompting:
 		return m.op.prompt.View()
 	case planning:
+		if m.op.whole {
+			return m.st.Muted.Render("reading " + sanitize.Text(m.ref.Name) + " to plan the " + string(m.op.action) + " of " + sanitize.Text(m.wholeWords()) + "… (esc stops; every message goes back)")
+		}
 		return m.st.Muted.Render("planning the " + string(m.op.action) + " of " + format.Messages(len(m.held.targets())) + "…")
 	case running:
 		return m.op.progress.View()
@@ -100,6 +103,8 @@ func (m *Model) stateLines() []string {
 		}
 	case failed:
 		return []string{m.st.Trouble.Render("Browse failed: " + sanitize.Text(errText(m.stateErr)) + " — press R to retry")}
+	case lent:
+		return []string{m.st.Muted.Render("browse session closed: the " + string(m.op.action) + " works on the whole queue; browsing resumes when it ends")}
 	case died:
 		return []string{m.st.Trouble.Render("Browse session ended: " + sanitize.Text(errText(m.stateErr)) +
 			" — the held messages went back to the queue; rows below are stale; press R to reopen")}
