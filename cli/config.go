@@ -14,8 +14,8 @@ import (
 )
 
 func newConfigCmd(a *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "config", Short: "Inspect warren's configuration"}
-	cmd.AddCommand(&cobra.Command{
+	cmd := &cobra.Command{Use: "config", Short: "Write, inspect and check warren's configuration"}
+	cmd.AddCommand(newConfigInitCmd(a), &cobra.Command{
 		Use:   "check",
 		Short: "Validate the config and try each connection (AMQP, management API, inboxes, audit store)",
 		Args:  cobra.NoArgs,
