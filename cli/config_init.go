@@ -221,7 +221,7 @@ func askInit(in io.Reader, out io.Writer, ans initAnswers) (initAnswers, error) 
 				got = def
 			}
 			if err := q.check(got); err != nil {
-				fmt.Fprintf(out, "  %s %v\n", q.prompt, err)
+				fmt.Fprintf(out, "  the answer %v\n", err)
 				continue
 			}
 			*v = got

@@ -151,7 +151,7 @@ func TestConfigInitAsksOnATerminal(t *testing.T) {
 		t.Fatalf("answers %+v, want %+v", ans, want)
 	}
 	for _, prompt := range []string{"AMQP URL [amqp://localhost:5672/]: ", "Management API URL [http://rabbit-b:15672]: ",
-		"Environment (dev, staging, prod) [dev]: ", `must be dev, staging or prod, found "production"`} {
+		"Environment (dev, staging, prod) [dev]: ", `the answer must be dev, staging or prod, found "production"`} {
 		if !strings.Contains(out.String(), prompt) {
 			t.Fatalf("dialogue lacks %q:\n%s", prompt, out.String())
 		}

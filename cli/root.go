@@ -28,9 +28,9 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 	f.StringVar(&a.Operator, "operator", "", "operator name for the audit log (default: config, then $USER)")
 	f.StringVar(&a.Debug, "debug", "", "log every UI message to this file (secrets and bodies redacted)")
 	f.StringVar(&a.Target.AMQPURL, "amqp-url", "", "one-off target: the broker's AMQP URL, overriding the context "+
-		"(without a config file: "+config.LocalAMQPURL+"); alone, the management API is taken on the same host")
+		"(without a config file: "+config.LocalAMQPURL+"); given alone, the management API is taken on the same host's port 15672 (15671 for amqps)")
 	f.StringVar(&a.Target.ManagementURL, "management-url", "", "one-off target: the management API's URL, overriding the context "+
-		"(without a config file: "+config.LocalManagementURL+"); alone, AMQP is taken on the same host")
+		"(without a config file: "+config.LocalManagementURL+"); given alone, AMQP is taken on the same host's port 5672 (5671 for https)")
 	f.StringVar(&a.Target.Username, "username", "", "one-off target: the broker user, overriding the context "+
 		"(without a config file: guest; the password only ever comes from $"+config.LocalPasswordEnv+" or the config's password source)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
