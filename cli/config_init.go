@@ -85,7 +85,7 @@ func (a *App) configInit(ctx context.Context, path string, force, interactive bo
 	if interactive {
 		ans, err = askInit(a.In, a.Out, ans)
 	} else {
-		ans, err = defaultInit(ans)
+		ans, err = fillInit(ans)
 	}
 	if err != nil {
 		return err
@@ -126,8 +126,6 @@ func fillInit(ans initAnswers) (initAnswers, error) {
 	}
 	return ans, nil
 }
-
-func defaultInit(ans initAnswers) (initAnswers, error) { return fillInit(ans) }
 
 // initQuestion is one value `config init` asks for.
 type initQuestion struct {
