@@ -35,7 +35,8 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 	st := styles.Default()
 	screens := newScreens(o, st)
 	model := ui.New(ui.Options{
-		Context:     c.Name,
+		Context:     c.Where(),
+		NoConfig:    c.NoConfig(),
 		Environment: c.Environment,
 		ReadOnly:    c.ReadOnly,
 		InsecureTLS: c.TLS.InsecureSkipVerify,

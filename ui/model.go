@@ -30,7 +30,10 @@ import (
 
 // Options are what main.go wires into the UI.
 type Options struct {
+	// Context names the target: a context's name, or with NoConfig
+	// what stands in for the missing config file ("local broker").
 	Context     string
+	NoConfig    bool
 	Environment string // dev|staging|prod; prod gets a red banner
 	ReadOnly    bool
 	InsecureTLS bool

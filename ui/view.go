@@ -52,7 +52,11 @@ func fitLines(s string, n int) string {
 // brokerLine names where the operator is: context, environment, the
 // guardrails in force, and the broker.
 func (m Model) brokerLine() string {
-	left := []string{m.st.Title.Render("warren"), m.st.Header.Render(sanitize.Text(m.o.Context))}
+	where := m.st.Header.Render(sanitize.Text(m.o.Context))
+	if m.o.NoConfig {
+		where = m.st.Warn.Render("no config: " + sanitize.Text(m.o.Context))
+	}
+	left := []string{m.st.Title.Render("warren"), where}
 	switch env := strings.ToLower(m.o.Environment); env {
 	case "prod", "production":
 		left = append(left, m.st.Banner.Render("PRODUCTION"))
