@@ -236,8 +236,8 @@ func (m *Model) panel(width int) ([]string, []string) {
 	for _, i := range m.held.visible {
 		l := m.held.letters[i]
 		attempts[l.Attempts]++
-		reasons[l.Reason]++
-		origins[l.OriginQueue]++
+		reasons[reasonKey(l)]++
+		origins[orNone(l.OriginQueue)]++
 	}
 	of := fmt.Sprintf(" (%d shown)", len(m.held.visible))
 	return nil, []string{
@@ -245,6 +245,22 @@ func (m *Model) panel(width int) ([]string, []string) {
 		histogram.Render(m.st, "reasons", histogram.ByCount(reasons), width, histogramRows),
 		histogram.Render(m.st, "origins", histogram.ByCount(origins), width, histogramRows),
 	}
+}
+
+// reasonKey and orNone key the held messages' histograms as a scan keys
+// the whole queue's, and a message without x-death as its row says.
+func reasonKey(l dlq.DeadLetter) string {
+	if !format.DeadLettered(l) {
+		return format.NoDeath
+	}
+	return orNone(l.Reason)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return dlq.NoneKey
+	}
+	return s
 }
 
 type column struct {

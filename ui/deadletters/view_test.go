@@ -135,6 +135,9 @@ func TestAMessageWithoutXDeathIsMarkedAndExplained(t *testing.T) {
 	if !strings.Contains(row, "no x-death") || !strings.Contains(row, " — ") {
 		t.Errorf("the row does not say it has no x-death and no origin: %q", row)
 	}
+	if words := strings.Join(strings.Fields(v), " "); !strings.Contains(words, "no x-death 1 █") || !strings.Contains(words, "(none) 1 █") {
+		t.Errorf("the histograms do not count it as its row words it:\n%s", v)
+	}
 	if !strings.Contains(v, "not dead-lettered by the broker (no x-death): published straight into the queue") {
 		t.Errorf("no legend under the table:\n%s", v)
 	}
