@@ -81,9 +81,10 @@ func BodyText(body []byte, contentType, contentEncoding string, asBytes bool) Bo
 				text, kind = out.String(), KindJSON
 			}
 		case strings.Contains(contentType, "json"):
+			// Not valid, so decoding it names the first fault.
 			var v any
 			err := json.Unmarshal(body, &v)
-			return textBody(KindText, text, "not valid JSON ("+sanitize.Text(errText(err))+"), shown as text")
+			return textBody(KindText, text, "not valid JSON ("+sanitize.Text(err.Error())+"), shown as text")
 		}
 	}
 	return textBody(kind, text, "")
@@ -143,11 +144,4 @@ func looksJSON(body []byte, contentType string) bool {
 	}
 	t := bytes.TrimSpace(body)
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
-}
-
-func errText(err error) string {
-	if err == nil {
-		return "unexpected end"
-	}
-	return err.Error()
 }
