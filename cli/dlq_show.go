@@ -108,11 +108,27 @@ func writeShowText(w io.Writer, r listed) {
 	line := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	line("logical id", format.LogicalIDSource(r.DeadLetter))
 	line("message id", sanitize.Text(r.MessageID))
-	line("reason", sanitize.Text(r.Reason))
-	line("origin", fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),
-		quoted(r.OriginExchange), sanitize.Text(strings.Join(r.RoutingKeys, " "))))
+	origin := fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),
+		quoted(r.OriginExchange), sanitize.Text(strings.Join(r.RoutingKeys, " ")))
+	switch {
+	case !format.DeadLettered(r.DeadLetter):
+		line("reason", format.NotDeadLettered)
+		if r.OriginQueue != "" {
+			// Without x-death, only headers whoever published it set.
+			line("origin", origin+" (from x-*-death headers, not from the broker)")
+		}
+	default:
+		line("reason", sanitize.Text(r.Reason))
+		line("origin", origin)
+	}
 	line("attempts", strconv.Itoa(r.Attempts))
-	line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", format.Age(time.Now(), r.DeadLetteredAt), format.Time(r.DeadLetteredAt)))
+	switch {
+	case !format.DeadLettered(r.DeadLetter):
+	case r.DeadLetteredAt.IsZero():
+		line("dead-lettered", "at an unknown time: x-death carries no time")
+	default:
+		line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", format.Age(time.Now(), r.DeadLetteredAt), format.Time(r.DeadLetteredAt)))
+	}
 	inboxText := string(r.status)
 	if !r.applied.IsZero() {
 		inboxText += " at " + format.Time(r.applied)
@@ -145,10 +161,14 @@ func writeShowText(w io.Writer, r listed) {
 		}
 	}
 	_ = tw.Flush()
-	if utf8.Valid(r.Body) {
-		fmt.Fprintf(w, "body (%s):\n%s\n", format.Bytes(int64(r.Size)), sanitize.Block(string(r.Body)))
-	} else {
-		fmt.Fprintf(w, "body: %s of binary (--json gives it in base64)\n", format.Bytes(int64(r.Size)))
+	body := format.BodyText(r.Body, p.ContentType, p.ContentEncoding, false)
+	head := body.Kind + ", " + format.Bytes(int64(len(r.Body)))
+	if body.Note != "" {
+		head += "; " + body.Note
+	}
+	fmt.Fprintf(w, "body (%s):\n%s\n", head, strings.Join(body.Lines, "\n"))
+	if body.More != "" {
+		fmt.Fprintln(w, body.More)
 	}
 }
 

@@ -40,3 +40,40 @@ func LogicalIDSource(l dlq.DeadLetter) string {
 func MatchesLogicalID(l dlq.DeadLetter, s string) bool {
 	return s == l.LogicalID || (l.LogicalIDFrom == dlq.IDHash && s == HashMark+l.LogicalID)
 }
+
+// NotDeadLettered words a message that carries no x-death header: the
+// broker never dead-lettered it (it was published straight into the
+// queue, or a consumer republished it without its history), so it has no
+// reason, no origin from the broker and no time of death.
+const NotDeadLettered = "not dead-lettered by the broker (no x-death)"
+
+// NoDeath is NotDeadLettered in a list's REASON cell, where there is no
+// room for the sentence; NoDeathLegend explains it under the list.
+const (
+	NoDeath       = "no x-death"
+	NoDeathLegend = NotDeadLettered + ": published straight into the queue"
+)
+
+// DeadLettered reports whether the broker dead-lettered the message: it
+// carries x-death.
+func DeadLettered(l dlq.DeadLetter) bool { return len(l.Deaths) > 0 }
+
+// Reason is a dead letter's reason in a list: NoDeath when the broker
+// never dead-lettered it.
+func Reason(l dlq.DeadLetter) string {
+	if !DeadLettered(l) {
+		return NoDeath
+	}
+	return orUnknown(sanitize.Text(l.Reason))
+}
+
+// Origin is the queue a dead letter came from in a list; without x-death
+// only what the x-last-death-* or x-first-death-* headers name.
+func Origin(l dlq.DeadLetter) string { return orUnknown(sanitize.Text(l.OriginQueue)) }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return Unknown
+	}
+	return s
+}
