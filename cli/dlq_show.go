@@ -72,6 +72,7 @@ type showJSON struct {
 	InboxAppliedAt  *time.Time     `json:"inbox_applied_at,omitempty"`
 	ReplayCount     int            `json:"replay_count"`
 	DeliveryCount   *int64         `json:"delivery_count"`
+	AcquiredCount   *int64         `json:"acquired_count"`
 	Headroom        *int64         `json:"headroom"`
 	Deaths          []dlq.Death    `json:"deaths"`
 	Properties      dlq.Properties `json:"properties"`
@@ -91,6 +92,9 @@ func showJSONOf(r listed) showJSON {
 	}
 	if r.DeliveryCount >= 0 {
 		s.DeliveryCount = &r.DeliveryCount
+	}
+	if r.AcquiredCount >= 0 {
+		s.AcquiredCount = &r.AcquiredCount
 	}
 	if r.Headroom >= 0 {
 		s.Headroom = &r.Headroom
@@ -122,6 +126,9 @@ func writeShowText(w io.Writer, r listed) {
 		line("origin", origin)
 	}
 	line("attempts", strconv.Itoa(r.Attempts))
+	for _, c := range format.DeliveryCounts(r.DeadLetter) {
+		line(c.Name, c.Value)
+	}
 	switch {
 	case !format.DeadLettered(r.DeadLetter):
 	case r.DeadLetteredAt.IsZero():

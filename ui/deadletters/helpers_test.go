@@ -35,7 +35,7 @@ func letter(pos int, id, reason, origin string, attempts, minutes int) dlq.DeadL
 		Attempts: attempts, DeadLetteredAt: t0.Add(-time.Duration(minutes) * time.Minute),
 		Deaths: []dlq.Death{{Queue: origin, Reason: reason, Exchange: "orders", Count: 1,
 			Time: t0.Add(-time.Duration(minutes) * time.Minute)}},
-		Size: 100 + pos, DeliveryCount: -1, Headroom: -1,
+		Size: 100 + pos, DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
 		Properties: dlq.Properties{MessageID: "m-" + id, ContentType: "application/json"},
 		Body:       []byte(`{"id":"` + id + `"}`),
 	}

@@ -1,6 +1,8 @@
 package format
 
 import (
+	"fmt"
+
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
 )
@@ -76,4 +78,24 @@ func orUnknown(s string) string {
 		return Unknown
 	}
 	return s
+}
+
+// Counter is one of a message's delivery counters, worded with what it
+// counts.
+type Counter struct{ Name, Value string }
+
+// DeliveryCounts are the quorum counters the message carries, each with
+// its meaning: x-delivery-count counts the returns the broker holds
+// against the delivery limit (every return before 4.0; from 4.0 not
+// those of basic.nack), x-acquired-count every time a consumer took the
+// message (4.0+). Counters the message does not carry are left out.
+func DeliveryCounts(l dlq.DeadLetter) []Counter {
+	var out []Counter
+	if l.DeliveryCount >= 0 {
+		out = append(out, Counter{dlq.HeaderDeliveryCount, fmt.Sprintf("%d (returns counted toward the delivery limit; from RabbitMQ 4.0 basic.nack returns are not)", l.DeliveryCount)})
+	}
+	if l.AcquiredCount >= 0 {
+		out = append(out, Counter{dlq.HeaderAcquiredCount, fmt.Sprintf("%d (times a consumer took it, whatever it did next)", l.AcquiredCount)})
+	}
+	return out
 }

@@ -30,7 +30,7 @@ func sample() common.OpenMessageMsg {
 			Position: 2, DeliveryTag: 3, MessageID: "m-42", LogicalID: "ev-42", LogicalIDFrom: dlq.IDHeader,
 			Reason: "rejected", OriginQueue: "orders", OriginExchange: "orders", RoutingKeys: []string{"order.created"},
 			Attempts: 4, ReplayCount: 1, DeadLetteredAt: t0.Add(-5 * time.Minute), Size: 60,
-			DeliveryCount: -1, Headroom: -1, Redelivered: true,
+			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1, Redelivered: true,
 			Deaths: []dlq.Death{
 				{Queue: "orders", Reason: "rejected", Exchange: "orders", RoutingKeys: []string{"order.created"}, Count: 3, Time: first},
 				{Queue: "orders.retry", Reason: "expired", Exchange: "", RoutingKeys: []string{"orders"}, Count: 3, Time: first.Add(time.Second), OriginalExpiration: "10000"},

@@ -74,8 +74,8 @@ func (m *Model) content(width int) string {
 		m.field(&b, "dead-lettered at", m.when(l.DeadLetteredAt))
 	}
 	m.field(&b, "quarantined", yesNo(l.Quarantined))
-	if l.DeliveryCount >= 0 {
-		m.field(&b, "x-delivery-count", fmt.Sprint(l.DeliveryCount))
+	for _, c := range format.DeliveryCounts(l) {
+		m.field(&b, c.Name, c.Value)
 	}
 	if l.Headroom >= 0 {
 		m.field(&b, "headroom", fmt.Sprintf("%d more returns before the delivery limit", l.Headroom))
