@@ -34,11 +34,7 @@ const maxPublisherExchanges = 16
 // otherwise it returns no publishers and says why.
 func (c *Client) publishersOf(ctx context.Context, ref QueueRef, ratesMode string) ([]Publisher, string, error) {
 	if ratesMode != "detailed" {
-		note := NoPublisherLinks
-		if ratesMode != "" {
-			note += " (rates_mode is " + ratesMode + ")"
-		}
-		return nil, note, nil
+		return nil, NoPublisherLinks, nil
 	}
 	var binds []rawBinding
 	if err := c.get(ctx, "queues/"+esc(ref.Vhost)+"/"+esc(ref.Name)+"/bindings", nil, &binds); err != nil {

@@ -120,7 +120,7 @@ func TestPublishersNeedDetailedRates(t *testing.T) {
 	if err != nil || pubs != nil || len(*asked) != 0 {
 		t.Fatalf("basic rates: %v %v, asked %v; want nothing read", pubs, err, *asked)
 	}
-	if note != NoPublisherLinks+" (rates_mode is basic)" {
+	if note != NoPublisherLinks {
 		t.Errorf("note %q", note)
 	}
 }
