@@ -259,7 +259,11 @@ func (m *Model) summary() string {
 		title += " " + m.st.Muted.Render("in "+sanitize.Text(m.o.Vhost))
 	}
 	if m.err != nil {
-		return ansi.Truncate(title+"  "+m.st.Trouble.Render("refresh failed, retrying: "+sanitize.Text(m.err.Error())), m.Width, "…")
+		what := "refresh failed, retrying: "
+		if errors.Is(m.err, mgmt.ErrUnauthorized) {
+			what = "not polling (fix the credentials, then press r): "
+		}
+		return ansi.Truncate(title+"  "+m.st.Trouble.Render(what+sanitize.Text(m.err.Error())), m.Width, "…")
 	}
 	if m.list == nil {
 		return title
