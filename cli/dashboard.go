@@ -45,6 +45,7 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 		Lister:      m,
 		Describer:   m,
 		Effects:     o,
+		Channels:    m,
 		NewDLQ:      screens.NewDLQ,
 		NewMessage:  screens.NewMessage,
 		NewAudit:    screens.NewAudit,

@@ -34,6 +34,7 @@ func (m *Model) content() string {
 		m.consumers(d),
 		m.channels(d),
 		m.history(d),
+		m.publishers(d),
 	}
 	b.WriteString(strings.Join(sections, "\n\n"))
 	return b.String()
