@@ -219,6 +219,9 @@ type ResumePlan struct {
 	// Twins are the recorded confirms whose sources may still be in the
 	// DLQ; Unconfirmed the copies published without a recorded confirm.
 	Twins, Unconfirmed int
+	// Depth is how many messages the DLQ held when the plan was read:
+	// the resume goes over what it holds when it starts.
+	Depth int
 
 	target *Target
 	r      *actions.Resumption
@@ -248,7 +251,8 @@ func (a AuditReader) PlanResume(ctx context.Context, ref mgmt.QueueRef, id strin
 		return nil, err
 	}
 	twins, unconfirmed := resumeCount(r.Confirmed), resumeCount(r.Published)
-	return &ResumePlan{Operation: r.Op.ID, Queue: ref, Question: ResumeQuestion(r), Twins: twins, Unconfirmed: unconfirmed, target: t, r: r}, nil
+	return &ResumePlan{Operation: r.Op.ID, Queue: ref, Question: ResumeQuestion(r), Twins: twins, Unconfirmed: unconfirmed,
+		Depth: int(t.Info.Messages), target: t, r: r}, nil
 }
 
 // Resume finishes the planned operation, as `dlq resume` does; progress

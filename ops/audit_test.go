@@ -125,7 +125,7 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Operation != id || plan.Twins != outcomes[audit.OutcomeConfirmed] || plan.Unconfirmed != outcomes[audit.OutcomePublishing] ||
+	if plan.Operation != id || plan.Depth <= 0 || plan.Twins != outcomes[audit.OutcomeConfirmed] || plan.Unconfirmed != outcomes[audit.OutcomePublishing] ||
 		!strings.HasPrefix(plan.Question, "Resume replay "+id+" on orders.dlq") {
 		t.Fatalf("plan %+v; want %d twins and %d unconfirmed of %s", plan, outcomes[audit.OutcomeConfirmed], outcomes[audit.OutcomePublishing], id)
 	}

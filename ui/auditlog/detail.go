@@ -93,7 +93,7 @@ func (m *Detail) Keys() help.KeyMap {
 	case m.resume.state == prompting:
 		return m.resume.prompt.Keys()
 	case m.typing:
-		return busyKeys{stop: m.keys.Clear}
+		return filterKeys{apply: m.keys.Apply, clear: m.keys.Clear}
 	}
 	return detailKeys{m.keys}
 }

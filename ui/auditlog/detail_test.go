@@ -59,7 +59,7 @@ func (f *fakeResumer) PlanResume(_ context.Context, q mgmt.QueueRef, id string) 
 	if f.err != nil {
 		return nil, f.err
 	}
-	return &ops.ResumePlan{Operation: id, Queue: q, Twins: 2, Unconfirmed: 1,
+	return &ops.ResumePlan{Operation: id, Queue: q, Twins: 2, Unconfirmed: 1, Depth: 2,
 		Question: "Resume quarantine " + id + " on " + q.Name + " (started 2024-05-01T02:50:00Z): remove up to 2 twins of recorded confirms, then quarantine what the operation had not moved?"}, nil
 }
 
@@ -67,7 +67,7 @@ func (f *fakeResumer) Resume(ctx context.Context, p *ops.ResumePlan, progress fu
 	f.mu.Lock()
 	f.ran++
 	f.mu.Unlock()
-	progress(ops.Progress{Total: 2, Done: 1, Confirmed: 1, At: t0.Add(time.Second)})
+	progress(ops.Progress{Done: 1, Confirmed: 1, At: t0.Add(time.Second)}) // a resume does not know its total
 	select {
 	case <-f.release:
 	case <-ctx.Done():

@@ -49,12 +49,18 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 type detailKeys struct{ KeyMap }
 
 func (k detailKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Nav.Up, k.Nav.Down, k.Filter, k.Clear, k.Resume}
+	return []key.Binding{k.Nav.Up, k.Nav.Down, k.Filter, k.Resume}
 }
 
 func (k detailKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.Nav.Bindings(), {k.Filter, k.Apply, k.Clear, k.Resume, k.Stop}}
+	return [][]key.Binding{k.Nav.Bindings(), {k.Filter, k.Resume, k.Stop}}
 }
+
+// filterKeys are the bindings while the filter is typed.
+type filterKeys struct{ apply, clear key.Binding }
+
+func (k filterKeys) ShortHelp() []key.Binding  { return []key.Binding{k.apply, k.clear} }
+func (k filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // busyKeys are the bindings while a resume is planned or runs.
 type busyKeys struct{ stop key.Binding }

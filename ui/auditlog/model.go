@@ -249,7 +249,9 @@ func (m *Model) chainLine() string {
 var header = []string{"STARTED (UTC)", "ACTION", "QUEUE", "TARGET", "OPERATOR", "SEL", "CONF", "RET", "NACK", "UNK", "SKIP", "STATE"}
 
 func (m *Model) table() []string {
-	widths := []int{19, 10, 18, 18, 8, 4, 4, 3, 4, 3, 4, 10}
+	// Counts are exact up to 999 999 (format.Count), so an operation on a
+	// whole large DLQ fits its columns.
+	widths := []int{19, 10, 16, 14, 8, 6, 6, 4, 4, 4, 5, 10}
 	out := []string{m.st.TableHeader.Render("  " + row(widths, header))}
 	switch {
 	case m.loading && len(m.ops) == 0:
@@ -272,8 +274,8 @@ func (m *Model) table() []string {
 		line := row(widths, []string{
 			o.Started.UTC().Format("2006-01-02 15:04:05"), sanitize.Text(o.Action),
 			sanitize.Text(o.Queue), sanitize.Text(o.Target), sanitize.Text(o.Operator),
-			fmt.Sprint(o.Selected), fmt.Sprint(c[audit.OutcomeConfirmed]), fmt.Sprint(c[audit.OutcomeReturned]),
-			fmt.Sprint(c[audit.OutcomeNacked]), fmt.Sprint(c[audit.OutcomeUnknown]), fmt.Sprint(c[audit.OutcomeSkippedApplied]), state,
+			count(o.Selected), count(c[audit.OutcomeConfirmed]), count(c[audit.OutcomeReturned]),
+			count(c[audit.OutcomeNacked]), count(c[audit.OutcomeUnknown]), count(c[audit.OutcomeSkippedApplied]), state,
 		})
 		line = ansi.Truncate(line, max(m.Width, 20), "…")
 		switch {
@@ -302,6 +304,8 @@ func (m *Model) describe(o audit.OperationSummary) string {
 	}
 	return m.st.Muted.Render(s + " · finished " + format.Time(*o.Finished) + " · enter opens it")
 }
+
+func count(n int) string { return format.Count(int64(n)) }
 
 // plural counts things in a sentence: "1 record", "17 operations".
 func plural(n int, thing string) string {

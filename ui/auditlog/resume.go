@@ -97,6 +97,11 @@ func (r *resume) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		p := msg.p
+		if p.Total == 0 {
+			// A resume counts against the DLQ's depth, which it does
+			// not report; the plan read it.
+			p.Total = r.plan.Depth
+		}
 		r.progress.Set(progress.Counts{Total: p.Total, Done: p.Done, Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown}, p.At)
 		return waitResumeProgress(msg.ch, msg.id)
 	case resumeResultMsg:
@@ -172,7 +177,7 @@ func (r *resume) planned(msg resumePlanMsg) tea.Cmd {
 func (r *resume) run() tea.Cmd {
 	r.state = running
 	r.id = lastLoad.Add(1)
-	r.progress = progress.New("Resume of "+sanitize.Text(r.plan.Operation)+" in progress", 0, r.opts.Now(), r.st)
+	r.progress = progress.New("Resume of "+sanitize.Text(r.plan.Operation)+" in progress", r.plan.Depth, r.opts.Now(), r.st)
 	r.progress.SetWidth(r.width)
 	ctx, stop := context.WithCancel(r.ctx)
 	r.stop, r.stopping = stop, false
