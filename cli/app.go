@@ -65,6 +65,10 @@ type App struct {
 	ReadOnly    bool
 	Operator    string
 	Debug       string
+	// Target is a one-off target from --amqp-url, --management-url and
+	// --username; it overrides the context, or the local broker when
+	// there is no config file.
+	Target config.Target
 
 	// NewManagement, when set, replaces the context's management API
 	// client for every command but the dashboard, so a command's own
@@ -82,21 +86,19 @@ type App struct {
 // NewApp returns an App writing to the process's streams.
 func NewApp() *App { return &App{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
 
-// Config loads the config file and selects the context, once.
+// Config loads the config file and selects the context, once. With no
+// config file found (and no --config), the context is the local broker
+// as guest (config.Local); a one-off target from the flags then applies
+// to whichever context was chosen.
 func (a *App) Config() (*config.Context, error) {
 	if a.ctx != nil {
 		return a.ctx, nil
 	}
-	path, err := config.Find(a.ConfigPath)
+	f, c, err := a.loadContext()
 	if err != nil {
-		return nil, Usage(err)
+		return nil, err
 	}
-	f, err := config.Load(path)
-	if err != nil {
-		return nil, Usage(err)
-	}
-	c, err := f.Context(a.ContextName)
-	if err != nil {
+	if err := c.Apply(a.Target); err != nil {
 		return nil, Usage(err)
 	}
 	if a.ReadOnly {
@@ -106,7 +108,30 @@ func (a *App) Config() (*config.Context, error) {
 	return c, nil
 }
 
-// ConfigFile returns the loaded file (after Config).
+func (a *App) loadContext() (*config.File, *config.Context, error) {
+	path, err := config.Find(a.ConfigPath)
+	if errors.Is(err, config.ErrNotFound) {
+		if a.ContextName != "" {
+			return nil, nil, Usage(fmt.Errorf("--context %s: %w", a.ContextName, err))
+		}
+		return nil, config.Local(), nil
+	}
+	if err != nil {
+		return nil, nil, Usage(err)
+	}
+	f, err := config.Load(path)
+	if err != nil {
+		return nil, nil, Usage(err)
+	}
+	c, err := f.Context(a.ContextName)
+	if err != nil {
+		return nil, nil, Usage(err)
+	}
+	return f, c, nil
+}
+
+// ConfigFile returns the loaded file (after Config); nil when there is
+// none and the local broker stands in.
 func (a *App) ConfigFile() *config.File { return a.file }
 
 // OperatorName is who the audit log names: flag, config, then $USER.
@@ -229,6 +254,7 @@ func (a *App) Inbox(ctx context.Context, vhost, queue string) (*inbox.Client, er
 type Management interface {
 	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
 	Overview(ctx context.Context) (*mgmt.Overview, error)
+	Channels(ctx context.Context, vhost string) (*mgmt.ChannelList, error)
 }
 
 // management returns the context and the commands' management API

@@ -4,16 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
 func newConfigCmd(a *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "config", Short: "Inspect warren's configuration"}
-	cmd.AddCommand(&cobra.Command{
+	cmd := &cobra.Command{Use: "config", Short: "Write, inspect and check warren's configuration"}
+	cmd.AddCommand(newConfigInitCmd(a), &cobra.Command{
 		Use:   "check",
 		Short: "Validate the config and try each connection (AMQP, management API, inboxes, audit store)",
 		Args:  cobra.NoArgs,
@@ -36,7 +38,7 @@ func (a *App) configCheck(ctx context.Context) error {
 		fmt.Fprintf(a.Out, "%-22s FAIL  %v\n", "config", err)
 		return err
 	}
-	fmt.Fprintf(a.Out, "%-22s ok    %s (context %s)\n", "config", a.ConfigFile().Path, c.Name)
+	fmt.Fprintf(a.Out, "%-22s ok    %s\n", "config", sanitize.Text(a.describeConfig(c)))
 	checks := []check{
 		{"amqp", func(context.Context) (string, error) {
 			conn, err := a.DialAMQP(c.Vhost)
@@ -106,6 +108,23 @@ func (a *App) configCheck(ctx context.Context) error {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d checks failed", failed, len(checks)+1)}
 	}
 	return nil
+}
+
+// describeConfig says where the target came from: the file and context,
+// or that there is no file and the local broker (or a one-off target)
+// stands in.
+func (a *App) describeConfig(c *config.Context) string {
+	var text string
+	if f := a.ConfigFile(); f != nil {
+		text = fmt.Sprintf("%s (context %s)", f.Path, c.Name)
+	} else {
+		text = fmt.Sprintf("no config: %s as %s (looked at %s; `warren config init` writes one)",
+			c.Where(), c.Username, strings.Join(config.Candidates(), ", "))
+	}
+	if a.Target.IsSet() {
+		text += "; target overridden by --amqp-url, --management-url or --username"
+	}
+	return text
 }
 
 // redactURL drops any userinfo, so no credential reaches the output.

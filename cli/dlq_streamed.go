@@ -88,12 +88,10 @@ func refusal(err error) error {
 	return nil
 }
 
-// drift says where the run differed from the plan the operator answered.
+// drift says where the run stopped short of the plan the operator
+// answered; the run's own notes say what it skipped since the plan.
 func drift(pre *actions.Preview, res ops.Result) []string {
 	var notes []string
-	if n := res.SkippedApplied - pre.SkippedApplied; n > 0 {
-		notes = append(notes, fmt.Sprintf("%d applied since the plan, skipped", n))
-	}
 	if res.Cancelled {
 		notes = append(notes, fmt.Sprintf("cancelled: %d moved, the other %d stay in %s", res.Moved, max(pre.Read-res.Moved, 0), pre.Request.Queue))
 	}

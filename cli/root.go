@@ -1,6 +1,10 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/config"
+)
 
 // NewRoot is warren's command tree: the global flags bound to a, the
 // dashboard as the root command's action, and every subcommand.
@@ -17,14 +21,22 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 		RunE:          func(*cobra.Command, []string) error { return runTUI(a) },
 	}
 	f := root.PersistentFlags()
-	f.StringVar(&a.ConfigPath, "config", "", "config file (default: ./warren.toml, then $XDG_CONFIG_HOME/warren/config.toml)")
+	f.StringVar(&a.ConfigPath, "config", "", "config file (default: ./warren.toml, then $XDG_CONFIG_HOME/warren/config.toml; "+
+		"with neither, the local broker as guest)")
 	f.StringVar(&a.ContextName, "context", "", "context to use (default: current_context)")
 	f.BoolVar(&a.ReadOnly, "read-only", false, "refuse every change: no replay, no quarantine")
 	f.StringVar(&a.Operator, "operator", "", "operator name for the audit log (default: config, then $USER)")
 	f.StringVar(&a.Debug, "debug", "", "log every UI message to this file (secrets and bodies redacted)")
+	f.StringVar(&a.Target.AMQPURL, "amqp-url", "", "one-off target: the broker's AMQP URL, overriding the context "+
+		"(without a config file: "+config.LocalAMQPURL+"); given alone, the management API is taken on the same host's port 15672 (15671 for amqps)")
+	f.StringVar(&a.Target.ManagementURL, "management-url", "", "one-off target: the management API's URL, overriding the context "+
+		"(without a config file: "+config.LocalManagementURL+"); given alone, AMQP is taken on the same host's port 5672 (5671 for https)")
+	f.StringVar(&a.Target.Username, "username", "", "one-off target: the broker user, overriding the context "+
+		"(without a config file: guest; the password only ever comes from $"+config.LocalPasswordEnv+" or the config's password source)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
 	root.AddCommand(
 		newStatusCmd(a),
+		newChannelsCmd(a),
 		newLintCmd(a),
 		newDlqCmd(a),
 		newAuditCmd(a),

@@ -42,6 +42,8 @@ type Context struct {
 	ConfirmThreshold int     `toml:"confirm_threshold"`
 	TLS              TLS     `toml:"tls"`
 	Queues           []Queue `toml:"queues"`
+
+	noConfig bool // stands in for a missing config file (Local)
 }
 
 // TLS configures amqps:// and https:// connections.
@@ -79,7 +81,7 @@ type Duration struct{ time.Duration }
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("expected a duration such as \"2s\" or \"500ms\", got %q", string(b))
+		return fmt.Errorf("must be a duration such as \"2s\" or \"500ms\", found %q", string(b))
 	}
 	d.Duration = v
 	return nil
@@ -125,7 +127,7 @@ func Find(explicit string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w (looked at %s); copy config.example.toml to one of them or pass --config",
+	return "", fmt.Errorf("%w (looked at %s); `warren config init` writes one, or pass --config",
 		ErrNotFound, strings.Join(Candidates(), ", "))
 }
 
@@ -139,17 +141,25 @@ func Load(path string) (*File, error) {
 }
 
 // Parse decodes and validates config text; path is used in messages.
+// The text is first read without a schema, so a syntax error is told
+// apart from a value of the wrong type, and the wrong value can be
+// quoted back.
 func Parse(path string, data []byte) (*File, error) {
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return nil, syntaxError(path, data, err)
+	}
 	var f File
 	md, err := toml.Decode(string(data), &f)
 	if err != nil {
-		return nil, decodeError(path, data, err)
+		return nil, valueError(path, data, raw, err)
+	}
+	if err := shapeError(path, data, raw); err != nil {
+		return nil, err
 	}
 	f.Path = path
 	if und := md.Undecoded(); len(und) > 0 {
-		key := und[0].String()
-		return nil, &Error{Path: path, Line: locate(data, und[0]), Key: key,
-			Msg: "unknown key; see config.example.toml for the keys warren reads"}
+		return nil, unknownKey(path, data, und[0])
 	}
 	if err := f.validate(data); err != nil {
 		return nil, err

@@ -34,26 +34,68 @@ func TestExampleConfigParsesWithEveryKey(t *testing.T) {
 	}
 }
 
-func TestConfigErrorsNameFileLineAndKey(t *testing.T) {
+// Each config error is one sentence: file:line, the key, what was
+// expected and what was found.
+func TestConfigErrorsAreOneSentence(t *testing.T) {
 	cases := []struct {
 		name     string
 		text     string
 		wantLine int
 		wantKey  string
-		wantMsg  string
+		want     string
 	}{
-		{"malformed TOML", "current_context = \"a\"\n[contexts.a\namqp_url = 1\n", 2, "", "invalid TOML"},
-		{"unknown key", "[contexts.a]\namqp_url = \"amqp://h/\"\npasword_env = \"X\"\n", 3, "contexts.a.pasword_env", "unknown key"},
-		{"bad environment", "[contexts.a]\n\nenvironment = \"production\"\n", 3, "contexts.a.environment", "expected \"dev\", \"staging\" or \"prod\""},
-		{"bad refresh", "[contexts.a]\nrefresh = \"soon\"\n", 2, "contexts.a.refresh", "expected a duration"},
-		{"wrong type", "[contexts.a]\nread_only = \"yes\"\n", 2, "contexts.a.read_only", "read_only"},
-		{"password in URL", "[contexts.a]\namqp_url = \"amqp://u:secret@h/\"\n", 2, "contexts.a.amqp_url", "password_env"},
-		{"password in management URL", "[contexts.a]\nmanagement_url = \"http://u:hunter2@h:15672\"\n", 2, "contexts.a.management_url", "password_env"},
-		{"unknown current context", "current_context = \"b\"\n[contexts.a]\n", 1, "current_context", "not defined"},
-		{"bad logical id", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\nlogical_id = \"body\"\n", 4, "contexts.a.queues.logical_id", "header:NAME"},
-		{"bad audit", "[contexts.a]\naudit = \"s3\"\n", 2, "contexts.a.audit", "file:PATH"},
-		{"no contexts", "current_context = \"\"\n", 0, "contexts", "at least one"},
-		{"inbox table not an identifier", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\ninbox = { dsn_env = \"D\", table = \"x; drop\", id_column = \"id\" }\n", 4, "contexts.a.queues.inbox", "SQL identifiers"},
+		// Syntax: the parser's position, corrected to the faulty line.
+		{"malformed TOML", "current_context = \"a\"\n[contexts.a\namqp_url = 1\n", 2, "",
+			`warren.toml:2: not valid TOML: expected '.' or ']' to end table name, but got '\n' instead`},
+		{"duplicate key", "[contexts.a]\nusername = \"a\"\nusername = \"b\"\n", 3, "",
+			`warren.toml:3: not valid TOML: Key 'contexts.a.username' has already been defined.`},
+		// Types: what the key takes and the value that was written.
+		{"integer for a URL", "[contexts.x]\nusername = \"u\"\namqp_url = 5672\n", 3, "contexts.x.amqp_url",
+			`warren.toml:3: contexts.x.amqp_url must be a string (a URL such as amqp://host:5672/), found the integer 5672`},
+		{"string for a boolean", "[contexts.a]\nread_only = \"yes\"\n", 2, "contexts.a.read_only",
+			`warren.toml:2: contexts.a.read_only must be true or false, found the string "yes"`},
+		{"number for a duration", "[contexts.a]\nrefresh = 5\n", 2, "contexts.a.refresh",
+			`warren.toml:2: contexts.a.refresh must be a duration such as "2s" or "500ms", found the integer 5`},
+		{"unparsable duration", "[contexts.a]\nrefresh = \"soon\"\n", 2, "contexts.a.refresh",
+			`warren.toml:2: contexts.a.refresh must be a duration such as "2s" or "500ms", found "soon"`},
+		{"fraction for a count", "[contexts.a]\nconfirm_threshold = 1.5\n", 2, "contexts.a.confirm_threshold",
+			`warren.toml:2: contexts.a.confirm_threshold must be a whole number, found the number 1.5`},
+		{"wrong type in the second queue entry", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\n[[contexts.a.queues]]\nname = 7\n", 5, "contexts.a.queues.name",
+			`warren.toml:5: contexts.a.queues.name must be a string, found the integer 7`},
+		{"string for a table", "[contexts.a]\ntls = \"yes\"\n", 2, "contexts.a.tls",
+			`warren.toml:2: contexts.a.tls must be a table ([contexts.a.tls]), found the string "yes"`},
+		{"context that is not a table", "contexts.a = \"x\"\n", 1, "contexts.a",
+			`warren.toml:1: contexts.a must be a table ([contexts.a]), found the string "x"`},
+		{"contexts that is not a table", "contexts = 3\n", 1, "contexts",
+			`warren.toml:1: contexts must be a table ([contexts]), found the integer 3`},
+		{"inline table value", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\ninbox = { dsn_env = 1, table = \"t\", id_column = \"id\" }\n", 4, "contexts.a.queues.inbox.dsn_env",
+			`warren.toml:4: contexts.a.queues.inbox.dsn_env must be a string (the name of an environment variable), found the integer 1`},
+		// Unknown keys, with the likely one when it is a typo.
+		{"unknown key", "[contexts.a]\namqp_url = \"amqp://h/\"\npasword_env = \"X\"\n", 3, "contexts.a.pasword_env",
+			`warren.toml:3: contexts.a.pasword_env is not a key warren reads (did you mean password_env?); config.example.toml lists every key`},
+		{"unknown top-level key", "colour = 1\n[contexts.a]\n", 1, "colour",
+			`warren.toml:1: colour is not a key warren reads; config.example.toml lists every key`},
+		// Validation.
+		{"bad environment", "[contexts.a]\n\nenvironment = \"production\"\n", 3, "contexts.a.environment",
+			`warren.toml:3: contexts.a.environment must be "dev", "staging" or "prod", found "production"`},
+		{"refresh too fast", "[contexts.a]\nrefresh = \"100ms\"\n", 2, "contexts.a.refresh",
+			`warren.toml:2: contexts.a.refresh must be at least "200ms", found "100ms"`},
+		{"not an AMQP URL", "[contexts.a]\namqp_url = \"http://h:15672\"\n", 2, "contexts.a.amqp_url",
+			`warren.toml:2: contexts.a.amqp_url must be an amqp:// or amqps:// URL such as amqp://127.0.0.1:5672/, found "http://h:15672"`},
+		{"password in URL", "[contexts.a]\namqp_url = \"amqp://u:secret@h/\"\n", 2, "contexts.a.amqp_url",
+			`warren.toml:2: contexts.a.amqp_url must not contain a password, found one: keep it in the environment variable that password_env names`},
+		{"password in management URL", "[contexts.a]\nmanagement_url = \"http://u:hunter2@h:15672\"\n", 2, "contexts.a.management_url",
+			`warren.toml:2: contexts.a.management_url must not contain a password, found one: keep it in the environment variable that password_env names`},
+		{"unknown current context", "current_context = \"b\"\n[contexts.a]\n", 1, "current_context",
+			`warren.toml:1: current_context must name a context this file defines (a), found "b", which is not defined`},
+		{"bad logical id", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\nlogical_id = \"body\"\n", 4, "contexts.a.queues.logical_id",
+			`warren.toml:4: contexts.a.queues.logical_id of queue "q" must be message_id, header:NAME or json:PATH, found "body"`},
+		{"bad audit", "[contexts.a]\naudit = \"s3\"\n", 2, "contexts.a.audit",
+			`warren.toml:2: contexts.a.audit must be "file", "file:PATH", "postgres" or "postgres:TABLE", found "s3"`},
+		{"no contexts", "current_context = \"\"\n", 0, "contexts",
+			"warren.toml: contexts must hold at least one [contexts.NAME] table, found none (`warren config init` writes one)"},
+		{"inbox table not an identifier", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\ninbox = { dsn_env = \"D\", table = \"x; drop\", id_column = \"id\" }\n", 4, "contexts.a.queues.inbox",
+			`warren.toml:4: contexts.a.queues.inbox of queue "q" must have a table that is an SQL identifier (letters, digits, _ and an optional schema.), found "x; drop"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,10 +107,20 @@ func TestConfigErrorsNameFileLineAndKey(t *testing.T) {
 			if ce.Path != "warren.toml" || ce.Line != c.wantLine || ce.Key != c.wantKey {
 				t.Fatalf("got path=%s line=%d key=%q (%v); want line=%d key=%q", ce.Path, ce.Line, ce.Key, err, c.wantLine, c.wantKey)
 			}
-			if !strings.Contains(err.Error(), c.wantMsg) {
-				t.Fatalf("error %q does not say %q", err, c.wantMsg)
+			if err.Error() != c.want {
+				t.Fatalf("error\n got %s\nwant %s", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
 			}
 		})
+	}
+}
+
+func TestAPasswordInABadURLIsNotQuoted(t *testing.T) {
+	_, err := Parse("warren.toml", []byte("[contexts.a]\namqp_url = \"ftp://u:hunter2@h/\"\n"))
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "must be an amqp://") {
+		t.Fatalf("error %v", err)
 	}
 }
 

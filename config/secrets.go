@@ -10,6 +10,9 @@ import (
 // variable or file the context names. An unset source yields "" (the
 // broker then answers with bad credentials, which is reported as such).
 func (c *Context) Password() (string, error) {
+	if c.noConfig {
+		return localPasswordFor(c.PasswordEnv), nil
+	}
 	return secret(c.PasswordEnv, c.PasswordFile, "password")
 }
 
@@ -17,6 +20,12 @@ func (c *Context) Password() (string, error) {
 // credentials, naming where the password came from; an unset variable
 // is named as such, since an empty password is then sent.
 func (c *Context) PasswordHint() string {
+	if c.noConfig {
+		if _, ok := os.LookupEnv(c.PasswordEnv); ok {
+			return fmt.Sprintf("no config file: check the username and the password in %s", c.PasswordEnv)
+		}
+		return fmt.Sprintf("no config file, so warren tried guest's password: export the password in %s, or write a config with `warren config init`", c.PasswordEnv)
+	}
 	if c.PasswordEnv != "" {
 		if _, ok := os.LookupEnv(c.PasswordEnv); ok {
 			return fmt.Sprintf("check username and the password in %s (password_env)", c.PasswordEnv)

@@ -1,63 +1,12 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
-
-// Error is a config error that names the file, the line and the key.
-type Error struct {
-	Path string
-	Line int // 0 when unknown
-	Key  string
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Path)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, ": key %s", e.Key)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Msg)
-	return b.String()
-}
-
-func decodeError(path string, data []byte, err error) error {
-	var pe toml.ParseError
-	if errors.As(err, &pe) {
-		line := pe.Position.Line
-		// The parser counts a newline it stopped at as the next line;
-		// the byte offset says where the fault really is.
-		if off := pe.Position.Start; off > 0 && off <= len(data) {
-			line = 1 + strings.Count(string(data[:off]), "\n")
-		}
-		return &Error{Path: path, Line: line, Key: pe.LastKey, Msg: "invalid TOML: " + pe.Message}
-	}
-	// Type mismatches come back as plain errors that already name the
-	// key; find its line ourselves.
-	msg := err.Error()
-	key := ""
-	if i := strings.Index(msg, "(last key \""); i >= 0 {
-		rest := msg[i+len("(last key \""):]
-		if j := strings.Index(rest, "\""); j >= 0 {
-			key = rest[:j]
-		}
-	}
-	msg = strings.TrimPrefix(msg, "toml: ")
-	if key != "" {
-		return &Error{Path: path, Line: locate(data, toml.Key(strings.Split(key, "."))), Key: key, Msg: msg}
-	}
-	return &Error{Path: path, Msg: msg}
-}
 
 var environments = map[string]bool{"": true, "dev": true, "staging": true, "prod": true}
 
@@ -66,83 +15,93 @@ func (f *File) validate(data []byte) error {
 		return &Error{Path: f.Path, Line: locate(data, toml.Key(key)), Key: strings.Join(key, "."), Msg: fmt.Sprintf(format, a...)}
 	}
 	if len(f.Contexts) == 0 {
-		return &Error{Path: f.Path, Key: "contexts", Msg: "expected at least one [contexts.NAME] table"}
+		return &Error{Path: f.Path, Key: "contexts",
+			Msg: "must hold at least one [contexts.NAME] table, found none (`warren config init` writes one)"}
 	}
 	if f.CurrentContext != "" {
 		if _, ok := f.Contexts[f.CurrentContext]; !ok {
-			return fail([]string{"current_context"}, "names context %q, which is not defined; known: %s",
-				f.CurrentContext, strings.Join(f.ContextNames(), ", "))
+			return fail([]string{"current_context"}, "must name a context this file defines (%s), found %q, which is not defined",
+				strings.Join(f.ContextNames(), ", "), f.CurrentContext)
 		}
 	}
 	for _, name := range f.ContextNames() {
 		c := f.Contexts[name]
 		c.Name = name
 		k := func(rest ...string) []string { return append([]string{"contexts", name}, rest...) }
-		if c.Username == "" {
-			c.Username = "guest"
+		refresh := c.Refresh.Duration
+		c.applyDefaults()
+		if msg := checkURL(c.AMQPURL, "amqp", "amqps", "amqp://127.0.0.1:5672/"); msg != "" {
+			return fail(k("amqp_url"), "%s", msg)
 		}
-		if c.AMQPURL == "" {
-			c.AMQPURL = DefaultAMQPURL
-		}
-		if c.ManagementURL == "" {
-			c.ManagementURL = DefaultManagementURL
-		}
-		if u, err := url.Parse(c.AMQPURL); err != nil || (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Host == "" {
-			return fail(k("amqp_url"), "expected an amqp:// or amqps:// URL such as \"amqp://127.0.0.1:5672/\"")
-		} else if _, hasPw := u.User.Password(); hasPw {
-			return fail(k("amqp_url"), "contains a password; put it in the environment variable named by password_env instead")
-		}
-		if u, err := url.Parse(c.ManagementURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fail(k("management_url"), "expected an http:// or https:// URL such as \"http://127.0.0.1:15672\"")
-		} else if _, hasPw := u.User.Password(); hasPw {
-			return fail(k("management_url"), "contains a password; put it in the environment variable named by password_env instead")
+		if msg := checkURL(c.ManagementURL, "http", "https", "http://127.0.0.1:15672"); msg != "" {
+			return fail(k("management_url"), "%s", msg)
 		}
 		if !environments[c.Environment] {
-			return fail(k("environment"), "expected \"dev\", \"staging\" or \"prod\", got %q", c.Environment)
+			return fail(k("environment"), "must be \"dev\", \"staging\" or \"prod\", found %q", c.Environment)
 		}
-		if c.Refresh.Duration == 0 {
-			c.Refresh.Duration = DefaultRefresh
-		} else if c.Refresh.Duration < 200_000_000 {
-			return fail(k("refresh"), "expected at least \"200ms\", got %q", c.Refresh.String())
+		if refresh != 0 && refresh < 200*time.Millisecond {
+			return fail(k("refresh"), "must be at least \"200ms\", found %q", refresh.String())
 		}
-		if c.ConfirmThreshold == 0 {
-			c.ConfirmThreshold = DefaultConfirmThreshold
-		} else if c.ConfirmThreshold < 0 {
-			return fail(k("confirm_threshold"), "expected a positive count")
+		if c.ConfirmThreshold < 0 {
+			return fail(k("confirm_threshold"), "must be a positive count, found %d", c.ConfirmThreshold)
 		}
 		switch {
 		case c.Audit == "", c.Audit == "file", c.Audit == "postgres":
 		case strings.HasPrefix(c.Audit, "file:") && len(c.Audit) > len("file:"):
 		case strings.HasPrefix(c.Audit, "postgres:") && isIdent(strings.TrimPrefix(c.Audit, "postgres:")):
 		default:
-			return fail(k("audit"), "expected \"file\", \"file:PATH\", \"postgres\" or \"postgres:TABLE\", got %q", c.Audit)
+			return fail(k("audit"), "must be \"file\", \"file:PATH\", \"postgres\" or \"postgres:TABLE\", found %q", c.Audit)
 		}
 		if c.UsesPostgresAudit() && c.AuditDSNEnv == "" {
-			return fail(k("audit_dsn_env"), "audit = \"postgres\" needs audit_dsn_env, the environment variable holding the DSN")
+			return fail(k("audit_dsn_env"), "must name the environment variable holding the team store's DSN when audit = %q, found no audit_dsn_env", c.Audit)
 		}
 		if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
-			return fail(k("tls", "cert_file"), "cert_file and key_file go together; set both or neither")
+			return fail(k("tls", "cert_file"), "must come with key_file (set both or neither), found only one of them")
 		}
 		for i, q := range c.Queues {
 			qk := func(rest ...string) []string { return append(k("queues"), rest...) }
 			if q.Name == "" {
-				return fail(qk("name"), "queue entry %d has no name", i+1)
+				return fail(qk("name"), "must be set in every queue entry, found none in entry %d", i+1)
 			}
 			if err := ValidateLogicalID(q.LogicalID); err != nil {
-				return fail(qk("logical_id"), "queue %q: %v", q.Name, err)
+				return fail(qk("logical_id"), "of queue %q %v", q.Name, err)
 			}
 			if q.Inbox != nil {
 				in := q.Inbox
 				if in.DSNEnv == "" && in.DSNFile == "" {
-					return fail(qk("inbox"), "queue %q: inbox needs dsn_env or dsn_file", q.Name)
+					return fail(qk("inbox"), "of queue %q must have dsn_env or dsn_file, found neither", q.Name)
 				}
-				if !isIdent(in.Table) || !isIdent(in.IDColumn) || (in.TimeColumn != "" && !isIdent(in.TimeColumn)) {
-					return fail(qk("inbox"), "queue %q: inbox table, id_column and time_column must be SQL identifiers (letters, digits, _ and an optional schema.)", q.Name)
+				for _, col := range []struct{ key, val string }{{"table", in.Table}, {"id_column", in.IDColumn}, {"time_column", in.TimeColumn}} {
+					if col.key == "time_column" && col.val == "" {
+						continue
+					}
+					if !isIdent(col.val) {
+						return fail(qk("inbox"), "of queue %q must have a %s that is an SQL identifier (letters, digits, _ and an optional schema.), found %q", q.Name, col.key, col.val)
+					}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// applyDefaults fills the keys a context leaves out.
+func (c *Context) applyDefaults() {
+	if c.Username == "" {
+		c.Username = "guest"
+	}
+	if c.AMQPURL == "" {
+		c.AMQPURL = DefaultAMQPURL
+	}
+	if c.ManagementURL == "" {
+		c.ManagementURL = DefaultManagementURL
+	}
+	if c.Refresh.Duration == 0 {
+		c.Refresh.Duration = DefaultRefresh
+	}
+	if c.ConfirmThreshold == 0 {
+		c.ConfirmThreshold = DefaultConfirmThreshold
+	}
 }
 
 // ValidateLogicalID checks a logical ID source: "", message_id,
@@ -156,7 +115,7 @@ func ValidateLogicalID(s string) error {
 	case strings.HasPrefix(s, "json:") && len(s) > len("json:"):
 		return nil
 	}
-	return fmt.Errorf("expected message_id, header:NAME or json:PATH, got %q", s)
+	return fmt.Errorf("must be message_id, header:NAME or json:PATH, found %q", s)
 }
 
 func isIdent(s string) bool {

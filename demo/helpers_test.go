@@ -12,12 +12,15 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
-const (
-	testAMQPURL = "amqp://guest:guest@127.0.0.1:5672/"
-	testMgmtURL = "http://127.0.0.1:15672"
-	testPGDSN   = "postgres://postgres@127.0.0.1:5432/test?connect_timeout=5"
+// The services under test (WARREN_TEST_BROKER picks 3.10 or 4.3).
+var (
+	testAMQPURL = brokertest.AMQPURL
+	testMgmtURL = brokertest.MgmtURL
+	testPGDSN   = brokertest.PGDSN
 )
 
 // No keep-alive, so no idle connection goroutine survives a request and

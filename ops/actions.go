@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/sources/dlq"
 )
 
 // planHandle is what Execute needs back from Plan.
@@ -29,6 +30,9 @@ func holder(s any) *Browse {
 // inbox is asked afresh, so a message applied since its page was read is
 // still skipped; where it cannot answer, Warnings say so.
 func (o *Ops) Plan(ctx context.Context, req PlanRequest) (Plan, error) {
+	if req.Whole {
+		return o.planWhole(ctx, req)
+	}
 	h := holder(req.Session)
 	if h == nil {
 		return Plan{}, errors.New("no browse session holds these messages")
@@ -57,6 +61,50 @@ func (o *Ops) Plan(ctx context.Context, req PlanRequest) (Plan, error) {
 	return out, nil
 }
 
+// wholeHandle is what Execute needs back from a whole-queue plan.
+type wholeHandle struct {
+	target  *Target
+	preview *actions.Preview
+}
+
+// planWhole previews req over the whole queue: every message is read,
+// decided and given back in order, and a destination that knowably does
+// not exist refuses the operation before anything moves.
+func (o *Ops) planWhole(ctx context.Context, req PlanRequest) (Plan, error) {
+	t, err := o.Resolve(ctx, req.Queue)
+	if err != nil {
+		return Plan{}, err
+	}
+	pre, err := o.Preview(ctx, t, req, 0)
+	if err != nil {
+		return Plan{}, guardRefusal(err)
+	}
+	if pre.Moving > 0 {
+		if err := o.CheckDestinations(t, pre); err != nil {
+			return Plan{}, err
+		}
+	}
+	out := Plan{
+		Action: req.Action, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
+		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: req.Rate, Lines: pre.Lines(),
+		Handle: wholeHandle{target: t, preview: pre},
+	}
+	for _, g := range pre.Groups {
+		out.Destinations = append(out.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
+	}
+	return out, nil
+}
+
+// guardRefusal is the guard's refusal in this package's terms; other
+// errors pass unchanged.
+func guardRefusal(err error) error {
+	var refused *dlq.RefusedError
+	if errors.As(err, &refused) {
+		return &RefusedError{Reason: refused.Reason}
+	}
+	return err
+}
+
 // request is the operator's request with what the config and the broker
 // know of the queue: whether it is a parking queue (a release), and where
 // a quarantine parks.
@@ -78,6 +126,9 @@ func (o *Ops) request(req PlanRequest) (actions.Request, error) {
 // on them never holds up the acks of the browse channel. progress is
 // called from Execute's goroutine.
 func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (Result, error) {
+	if w, ok := plan.Handle.(wholeHandle); ok {
+		return o.Stream(ctx, w.target, w.preview, progress)
+	}
 	h, ok := plan.Handle.(planHandle)
 	if !ok {
 		return Result{}, errors.New("the plan was not made by this session")

@@ -16,7 +16,8 @@ import (
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
-const testAMQP = "amqp://127.0.0.1:5672/"
+// testAMQP is the broker under test (WARREN_TEST_BROKER picks 3.10 or 4.3).
+var testAMQP = brokertest.AMQPURL
 
 func dial(vhost string) (*amqp.Connection, error) {
 	return broker.Dial(broker.Options{URL: testAMQP, Username: "guest", Password: "guest", Vhost: vhost, Name: "warren ops test"})

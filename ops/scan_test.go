@@ -34,6 +34,13 @@ func TestScanRefusesAQuorumDLQWhoseLimitCountsReturns(t *testing.T) {
 	brokertest.Declare(t, brokertest.Channel(t, testConn(t, vhost)), "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
 	l := newOps(t, ordersContext())
 	_, err := l.Scan(testCtx(t), mgmt.QueueRef{Vhost: vhost, Name: "limited.dlq"}, nil)
+	if brokertest.AtLeast(t, 4, 3) {
+		// The scan returns with basic.nack, which 4.3 does not count.
+		if err != nil {
+			t.Fatalf("scan on RabbitMQ %s = %v, want the counts: returns are free there", brokertest.Version(t), err)
+		}
+		return
+	}
 	var refused *RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "delivery limit 5") {
 		t.Fatalf("scan = %v, want a refusal naming the limit", err)

@@ -57,7 +57,12 @@ func (o *Ops) CheckDestinations(t *Target, p *actions.Preview) error {
 // operation's goroutines.
 func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
 	op := actions.Streamed{Request: p.Request, Expect: p.Moving, Groups: p.Groups, Lookup: o.lookup(t.InboxOf)}
-	return o.stream(ctx, t, op, p.Read, progress)
+	res, err := o.stream(ctx, t, op, p.Read, progress)
+	if n := res.SkippedApplied - p.SkippedApplied; n > 0 && res.Operation != "" {
+		// The run asks the inbox again as it streams.
+		res.Notes = append(res.Notes, fmt.Sprintf("%d applied since the plan, skipped", n))
+	}
+	return res, err
 }
 
 // StreamNow runs req over the DLQ as it is now, without a preview (no one

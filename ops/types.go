@@ -71,6 +71,11 @@ type PlanRequest struct {
 	Session any
 	Letters []dlq.DeadLetter
 	Reason  string // quarantine reason
+	// Whole asks for every message the queue holds rather than the held
+	// letters: a preview reads the queue to plan, and the run streams
+	// over the messages it held when the preview read it. Session and
+	// Letters are then unused.
+	Whole bool
 
 	// What the command line adds: a filter over the letters, a
 	// destination override, applied messages included, a rate limit.

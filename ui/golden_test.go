@@ -46,6 +46,15 @@ func TestOverviewGolden(t *testing.T) {
 	golden.RequireEqual(t, finalView(t, tm))
 }
 
+func TestNoConfigOverviewGolden(t *testing.T) {
+	st := styles.New(true)
+	m := New(Options{Context: "local broker", NoConfig: true, Refresh: time.Hour,
+		Lister: &fakeBroker{}, Describer: &fakeBroker{}, Styles: &st, Now: fixedNow})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	waitFor(t, tm, "ETA")
+	golden.RequireEqual(t, finalView(t, tm))
+}
+
 func TestQueueScreenGolden(t *testing.T) {
 	tm := teatest.NewTestModel(t, goldenModel(&fakeBroker{}, time.Hour), teatest.WithInitialTermSize(120, 40))
 	waitFor(t, tm, "ETA")

@@ -251,6 +251,38 @@ func TestHeaderShowsGuardrailsAndBrokerHealth(t *testing.T) {
 	}
 }
 
+func TestHeaderSaysWhenThereIsNoConfig(t *testing.T) {
+	cases := []struct {
+		name string
+		o    Options
+		want string
+		not  []string
+	}{
+		{"local broker", Options{Context: "local broker", NoConfig: true}, "warren no config: local broker", nil},
+		{"one-off target", Options{Context: "rabbit-b:15672", NoConfig: true}, "warren no config: rabbit-b:15672", nil},
+		{"a configured context", Options{Context: "prod-eu", Environment: "prod"}, "warren prod-eu", []string{"no config"}},
+		{"a hostile target is sanitised", Options{Context: "h\x1b[2Jx:15672", NoConfig: true}, "no config: h\\x1b[2Jx:15672", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newRoot(tc.o)
+			m, _ = step(t, m, m.Init()())
+			head := strings.Split(m.View(), "\n")[0]
+			if !strings.Contains(head, tc.want) {
+				t.Fatalf("header lacks %q:\n%s", tc.want, head)
+			}
+			for _, not := range tc.not {
+				if strings.Contains(head, not) {
+					t.Fatalf("header has %q:\n%s", not, head)
+				}
+			}
+			if !strings.Contains(head, "RabbitMQ 3.13.7") {
+				t.Fatalf("header lost the broker's version:\n%s", head)
+			}
+		})
+	}
+}
+
 func TestHeaderShowsAlarms(t *testing.T) {
 	m := newRoot(Options{})
 	nodes := []mgmt.Node{{Name: "rabbit@a", Running: true, MemAlarm: true}, {Name: "rabbit@b"}}

@@ -52,7 +52,11 @@ func fitLines(s string, n int) string {
 // brokerLine names where the operator is: context, environment, the
 // guardrails in force, and the broker.
 func (m Model) brokerLine() string {
-	left := []string{m.st.Title.Render("warren"), m.st.Header.Render(sanitize.Text(m.o.Context))}
+	where := m.st.Header.Render(sanitize.Text(m.o.Context))
+	if m.o.NoConfig {
+		where = m.st.Warn.Render("no config: " + sanitize.Text(m.o.Context))
+	}
+	left := []string{m.st.Title.Render("warren"), where}
 	switch env := strings.ToLower(m.o.Environment); env {
 	case "prod", "production":
 		left = append(left, m.st.Banner.Render("PRODUCTION"))
@@ -75,7 +79,18 @@ func (m Model) brokerLine() string {
 			right += " · " + sanitize.Text(ov.ClusterName)
 		}
 	}
-	return m.spread(strings.Join(left, " "), m.st.Muted.Render(right))
+	l, r := strings.Join(left, " "), m.st.Muted.Render(right)
+	// Publishers waiting for confirms, where the line has room for them:
+	// the status line below is full at 120 columns.
+	if c := m.confirmsText(); c != "" {
+		if right != "" {
+			c += m.st.Muted.Render(" · ")
+		}
+		if lipgloss.Width(l)+lipgloss.Width(c+r)+1 <= m.width {
+			r = c + r
+		}
+	}
+	return m.spread(l, r)
 }
 
 // statusLine is the broker's health: nodes, alarms, totals, rates and the

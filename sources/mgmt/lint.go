@@ -30,6 +30,8 @@ const (
 	CheckDLQDeliveryLim  = "dlq-quorum-delivery-limit"
 	CheckDLQConsumers    = "dlq-has-consumers"
 	CheckNoDeliveryLimit = "quorum-no-delivery-limit"
+	CheckLimitNoDLX      = "quorum-limit-no-dlx"
+	CheckDLXBacklog      = "dlx-backlog"
 )
 
 // Checks describes every check, for help texts.
@@ -41,6 +43,8 @@ var Checks = []struct{ ID, Severity, Summary string }{
 	{CheckDLQDeliveryLim, SeverityWarning, "quorum DLQ with a delivery limit: browsing can drop messages"},
 	{CheckDLQConsumers, SeverityWarning, "DLQ with consumers: held messages are hidden from browsing"},
 	{CheckNoDeliveryLimit, SeverityWarning, "quorum queue with a DLX but no delivery-limit: poison messages loop"},
+	{CheckLimitNoDLX, SeverityError, "quorum queue with a delivery limit (20 by default from 4.0) and no DLX: poison messages are dropped"},
+	{CheckDLXBacklog, SeverityWarning, "quorum queue holding at-least-once dead letters its DLX has not taken (RabbitMQ 4.3 reports them)"},
 }
 
 // Lint runs the topology checks over a snapshot (its queues, their DLQ
@@ -57,6 +61,11 @@ func Lint(s *Snapshot) []Finding {
 		add := func(check, severity, format string, args ...any) {
 			out = append(out, Finding{Check: check, Severity: severity, Vhost: q.Vhost, Queue: q.Name,
 				Message: fmt.Sprintf(format, args...)})
+		}
+		if q.StatsPending && q.Policy == "" {
+			// Its policy is not known yet: a missing setting proves
+			// nothing.
+			continue
 		}
 		lintRoute(q, &s.Topology, func(r QueueRef) bool { return exists[r] }, add)
 		if q.Type == "quorum" && q.HasDLX && q.StringSetting("dead-letter-strategy") == "at-least-once" && q.Overflow() != "reject-publish" {
@@ -84,6 +93,19 @@ func Lint(s *Snapshot) []Finding {
 					"DLQ with %d consumer(s): messages they hold are invisible to browsing, and they may be consuming dead letters away", q.Consumers)
 			}
 		}
+		// A DLQ's own limit has its check above.
+		if lim := q.DeliveryLimit(version); q.Type == "quorum" && !q.HasDLX && lim >= 0 && !isDLQ(q) {
+			if _, set := q.LimitSetting("delivery-limit"); set {
+				add(CheckLimitNoDLX, SeverityError,
+					"delivery limit %d and no dead-letter exchange: a message returned %d times is dropped silently; set a dead-letter exchange", lim, lim)
+			} else {
+				add(CheckLimitNoDLX, SeverityError,
+					"no delivery-limit is set, so RabbitMQ %s applies its default of %d, and there is no dead-letter exchange: a message returned %d times is dropped silently; set a dead-letter exchange, or delivery-limit=-1 to keep redelivering", version, lim, lim)
+			}
+		}
+		if q.DLXHeld != nil && *q.DLXHeld > 0 {
+			add(CheckDLXBacklog, SeverityWarning, "%s", dlxBacklog(q, s))
+		}
 		if q.Type == "quorum" && q.HasDLX && q.DeliveryLimit(version) < 0 {
 			add(CheckNoDeliveryLimit, SeverityWarning,
 				"quorum queue with a dead-letter exchange but no delivery-limit: a poison message is redelivered forever and never dead-lettered; set the delivery-limit policy key or x-delivery-limit")
@@ -103,6 +125,39 @@ func Lint(s *Snapshot) []Finding {
 		return a.Check < b.Check
 	})
 	return out
+}
+
+// dlxBacklog says why a quorum queue still holds at-least-once dead
+// letters: its dead-letter exchange is missing or routes nowhere, or a
+// target is full and refuses them, or (none of those seen) the target
+// has not confirmed them yet.
+func dlxBacklog(q Queue, s *Snapshot) string {
+	held := fmt.Sprintf("%d dead letters are held by this queue until the dead-letter target confirms them", *q.DLXHeld)
+	byRef := map[QueueRef]*Queue{}
+	for i := range s.Queues {
+		byRef[s.Queues[i].Ref()] = &s.Queues[i]
+	}
+	r, ok := s.Topology.DeadLetterRoute(q, func(ref QueueRef) bool { return byRef[ref] != nil })
+	switch {
+	case !q.HasDLX:
+		return held + ", and the queue has no dead-letter exchange now"
+	case !ok:
+		return held + "; where they go depends on each message's routing key"
+	case r.Missing:
+		return fmt.Sprintf("%s: the dead-letter exchange %q does not exist", held, r.Exchange.Name)
+	case len(r.Targets) == 0:
+		return held + ": the dead-letter exchange routes them nowhere (no matching binding)"
+	}
+	for _, ref := range r.Targets {
+		t := byRef[ref]
+		if t == nil || t.Overflow() != "reject-publish" {
+			continue
+		}
+		if n, ok := t.LimitSetting("max-length"); ok && t.Messages >= n {
+			return fmt.Sprintf("%s: the target %s is full (%d of max-length %d, overflow=reject-publish) and refuses them", held, ref.Name, t.Messages, n)
+		}
+	}
+	return held + ": the target has not confirmed them yet (slow, blocked by an alarm, or refusing them)"
 }
 
 func lintRoute(q Queue, t *Topology, exists func(QueueRef) bool, add func(check, severity, format string, args ...any)) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,8 @@ func TestLintOnTheBrokerFiresOnEveryTrippedCheck(t *testing.T) {
 	}
 	e.policy("loop", `^loop$`, map[string]any{"dead-letter-exchange": "dlx", "dead-letter-routing-key": "dead"})
 	e.queue("loop", amqp.Table{"x-queue-type": "quorum"})
+	e.queue("dropper", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 4})
+	e.queue("plain.quorum", amqp.Table{"x-queue-type": "quorum"})
 
 	want := []string{
 		"dlq-has-consumers cdead",
@@ -64,12 +67,17 @@ func TestLintOnTheBrokerFiresOnEveryTrippedCheck(t *testing.T) {
 		"dlx-missing lost.missing",
 		"dlx-unroutable lost.unbound",
 		"overflow-drop-head capped",
+		"quorum-limit-no-dlx dropper",
 	}
 	// From 4.0 a quorum queue without a delivery limit has the default
-	// of 20, so a poison message cannot loop there.
-	if !brokertest.AtLeast(t, 4, 0) {
+	// of 20: a poison message cannot loop there, and without a DLX it is
+	// dropped after 20 returns.
+	if brokertest.AtLeast(t, 4, 0) {
+		want = append(want, "quorum-limit-no-dlx plain.quorum")
+	} else {
 		want = append(want, "quorum-no-delivery-limit loop")
 	}
+	sort.Strings(want)
 	// Consumer counts and policies reach the API asynchronously.
 	waitFor(t, 20*time.Second, func() (bool, string) {
 		got := lintVhost(t, e)
@@ -99,4 +107,40 @@ func TestLintOnTheBrokerIsSilentOnAHealthyTopology(t *testing.T) {
 	if got := lintVhost(t, e); len(got) != 0 {
 		t.Fatalf("healthy topology gave findings %v", got)
 	}
+}
+
+// An at-least-once quorum queue whose dead-letter target is full
+// (reject-publish at its limit) keeps its dead letters and reports them
+// as messages_dlx (3.10 does for at-least-once queues, 4.3 for every
+// quorum queue); lint says so and why.
+func TestLintExplainsADeadLetterBacklogHeldByAQuorumQueue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.queue("held.dlq", amqp.Table{"x-max-length": 1, "x-overflow": "reject-publish"})
+	e.queue("held", amqp.Table{"x-queue-type": "quorum", "x-dead-letter-strategy": "at-least-once",
+		"x-overflow": "reject-publish", "x-delivery-limit": 5,
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "held.dlq"})
+	e.publish("held", 3, nil)
+	ch := e.channel()
+	for range 3 {
+		d, ok, err := ch.Get("held", false)
+		if err != nil || !ok {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		if err := d.Reject(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		s, err := e.c.Snapshot(context.Background(), SnapshotOptions{Vhost: e.vhost, AllRates: true})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, f := range Lint(s) {
+			if f.Check == CheckDLXBacklog && f.Queue == "held" {
+				return strings.Contains(f.Message, "2 dead letters are held") && strings.Contains(f.Message, "the target held.dlq is full (1 of max-length 1"), f.Message
+			}
+		}
+		return false, "no dlx-backlog finding"
+	})
 }

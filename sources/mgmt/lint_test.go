@@ -81,6 +81,14 @@ func TestLintChecks(t *testing.T) {
 		{"4.0 default delivery limit satisfies the check", "4.0.1", []Queue{
 			queue(v, "q", "quorum", healthyDLX),
 			{Vhost: v, Name: "dead", Type: "classic"}}, nil},
+		{"quorum queue with the 4.0 default limit and no DLX drops", "4.3.6", []Queue{queue(v, "q", "quorum", nil)},
+			[]string{"quorum-limit-no-dlx q"}},
+		{"quorum queue with a limit and no DLX drops", "3.10.8", []Queue{queue(v, "q", "quorum", map[string]any{"x-delivery-limit": 5.0})},
+			[]string{"quorum-limit-no-dlx q"}},
+		{"quorum queue without limit or DLX before 4.0 is silent", "3.13.7", []Queue{queue(v, "q", "quorum", nil)}, nil},
+		{"quorum queue with the limit turned off is silent", "4.3.6", []Queue{queue(v, "q", "quorum", map[string]any{"x-delivery-limit": -1.0})}, nil},
+		{"a queue whose statistics are pending is not judged by a missing setting", "4.3.6",
+			[]Queue{{Vhost: v, Name: "q", Type: "quorum", StatsPending: true}}, nil},
 		{"retry loop queues are not DLQs", "3.10.8", []Queue{
 			consumed(queue(v, "work", "classic", dlx("", "wait")), 3),
 			queue(v, "wait", "classic", with(dlx("", "work"), map[string]any{"x-message-ttl": 5000.0}))}, nil},
@@ -120,9 +128,60 @@ func TestLintPutsErrorsFirstAndEveryCheckIsDescribed(t *testing.T) {
 	for _, c := range Checks {
 		ids[c.ID] = true
 	}
-	for _, id := range []string{CheckDLXMissing, CheckDLXUnroutable, CheckAtLeastOnce, CheckDropHead, CheckDLQDeliveryLim, CheckDLQConsumers, CheckNoDeliveryLimit} {
+	for _, id := range []string{CheckDLXMissing, CheckDLXUnroutable, CheckAtLeastOnce, CheckDropHead, CheckDLQDeliveryLim, CheckDLQConsumers, CheckNoDeliveryLimit, CheckLimitNoDLX, CheckDLXBacklog} {
 		if !ids[id] {
 			t.Errorf("check %s is not in Checks", id)
+		}
+	}
+}
+
+func TestLintSaysWhyAQuorumQueueHoldsDeadLetters(t *testing.T) {
+	const v = "v"
+	held := func(q Queue, n int64) Queue {
+		q.DLXHeld = &n
+		return q
+	}
+	alo := map[string]any{"x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish", "x-delivery-limit": 3.0}
+	topo := Topology{
+		Exchanges: map[ExchangeRef]string{{v, ""}: "direct", {v, "dlx"}: "direct", {v, "unbound"}: "fanout"},
+		Bindings:  map[ExchangeRef][]Binding{{v, "dlx"}: {{Source: "dlx", Destination: "dead", RoutingKey: "dead"}}},
+	}
+	full := queue(v, "dead", "classic", map[string]any{"x-max-length": 2.0, "x-overflow": "reject-publish"})
+	full.Messages = 2
+	tests := []struct {
+		name   string
+		queues []Queue
+		want   string
+	}{
+		{"target full", []Queue{held(queue(v, "q", "quorum", with(dlx("dlx", "dead"), alo)), 7), full},
+			"7 dead letters are held by this queue until the dead-letter target confirms them: the target dead is full (2 of max-length 2, overflow=reject-publish)"},
+		{"exchange missing", []Queue{held(queue(v, "q", "quorum", with(dlx("gone", "dead"), alo)), 3)},
+			`the dead-letter exchange "gone" does not exist`},
+		{"routes nowhere", []Queue{held(queue(v, "q", "quorum", with(dlx("unbound", ""), alo)), 3)},
+			"routes them nowhere"},
+		{"target not confirming", []Queue{held(queue(v, "q", "quorum", with(dlx("dlx", "dead"), alo)), 1), queue(v, "dead", "classic", nil)},
+			"the target has not confirmed them yet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Snapshot{Overview: Overview{RabbitMQVersion: "4.3.6"}, Queues: tt.queues, Topology: topo}
+			pairDLQs(s.Queues, &s.Topology, nil)
+			var msg []string
+			for _, f := range Lint(s) {
+				if f.Check == CheckDLXBacklog && f.Queue == "q" {
+					msg = append(msg, f.Message)
+				}
+			}
+			if len(msg) != 1 || !strings.Contains(msg[0], tt.want) {
+				t.Fatalf("dlx-backlog findings = %q, want one saying %q", msg, tt.want)
+			}
+		})
+	}
+	s := &Snapshot{Overview: Overview{RabbitMQVersion: "4.3.6"}, Queues: []Queue{held(queue(v, "q", "quorum", with(dlx("dlx", "dead"), alo)), 0), queue(v, "dead", "classic", nil)}, Topology: topo}
+	pairDLQs(s.Queues, &s.Topology, nil)
+	for _, f := range Lint(s) {
+		if f.Check == CheckDLXBacklog {
+			t.Errorf("an empty backlog gave %+v", f)
 		}
 	}
 }

@@ -128,12 +128,13 @@ func TestHeadTimestampSaysWhyItIsUnknown(t *testing.T) {
 		wantTime   bool
 		wantReason string
 	}{
-		{"classic with timestamp", `{"type":"classic","messages_ready":3,"head_message_timestamp":1700000000}`, true, true, ""},
-		{"classic without timestamp", `{"type":"classic","messages_ready":3,"head_message_timestamp":null}`, true, false, "no timestamp property"},
-		{"classic empty", `{"type":"classic","messages_ready":0}`, true, false, "no ready message"},
+		{"classic with timestamp", `{"type":"classic","consumers":0,"messages_ready":3,"head_message_timestamp":1700000000}`, true, true, ""},
+		{"classic without timestamp", `{"type":"classic","consumers":0,"messages_ready":3,"head_message_timestamp":null}`, true, false, "no timestamp property"},
+		{"classic empty", `{"type":"classic","consumers":0,"messages_ready":0}`, true, false, "no ready message"},
 		{"classic not fetched", `{"type":"classic","messages_ready":3}`, false, false, "not fetched"},
-		{"quorum", `{"type":"quorum","messages_ready":3}`, true, false, "quorum"},
-		{"stream", `{"type":"stream","messages_ready":3}`, true, false, "stream"},
+		{"classic whose statistics the broker has not emitted yet", `{"type":"classic","messages_ready":3}`, true, false, "not fetched"},
+		{"quorum", `{"type":"quorum","consumers":0,"messages_ready":3}`, true, false, "quorum"},
+		{"stream", `{"type":"stream","consumers":0,"messages_ready":3}`, true, false, "stream"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

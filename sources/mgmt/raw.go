@@ -147,7 +147,7 @@ type rawQueue struct {
 	Messages               int64         `json:"messages"`
 	Ready                  int64         `json:"messages_ready"`
 	Unacked                int64         `json:"messages_unacknowledged"`
-	Consumers              int           `json:"consumers"`
+	Consumers              *int          `json:"consumers"`
 	HeadMessageTimestamp   number        `json:"head_message_timestamp"`
 	MessagesDelayed        number        `json:"messages_delayed"`
 	MessagesDLX            number        `json:"messages_dlx"`
@@ -165,8 +165,11 @@ func (r *rawQueue) queue(withStats bool) Queue {
 	q := Queue{
 		Vhost: r.Vhost, Name: r.Name, Type: r.Type, Durable: r.Durable,
 		State:    r.State,
-		Messages: r.Messages, Ready: r.Ready, Unacked: r.Unacked, Consumers: r.Consumers,
+		Messages: r.Messages, Ready: r.Ready, Unacked: r.Unacked,
 		Arguments: map[string]any(r.Arguments), Node: r.Node, Members: r.Members,
+	}
+	if r.Consumers != nil {
+		q.Consumers = *r.Consumers
 	}
 	if r.Exclusive != nil {
 		q.Exclusive = *r.Exclusive
@@ -182,6 +185,13 @@ func (r *rawQueue) queue(withStats bool) Queue {
 	}
 	if r.EffectivePolicy != nil {
 		q.EffectiveDefinition = map[string]any(r.EffectivePolicy)
+	}
+	if withStats && r.Consumers == nil {
+		// RabbitMQ 4.x lists a queue whose statistics it has not
+		// emitted yet (its first seconds) with its record only: no
+		// policy, consumers or rates. Unknown, not none.
+		q.StatsPending = true
+		withStats = false
 	}
 	if withStats {
 		q.HasRates = true

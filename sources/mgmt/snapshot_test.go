@@ -247,10 +247,12 @@ func TestStatsListFallsBackWhenTheDetailedEndpointIsMissing(t *testing.T) {
 	e.c.mu.Lock()
 	e.c.version = "3.13.7"
 	e.c.mu.Unlock()
-	qs, err := e.c.listQueuesStats(context.Background(), e.vhost)
-	if err != nil || len(qs) != 1 || !qs[0].HasRates {
-		t.Fatalf("stats list: %v %+v", err, qs)
-	}
+	// A queue seconds old is listed without statistics until the broker
+	// emits them.
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		qs, err := e.c.listQueuesStats(context.Background(), e.vhost)
+		return err == nil && len(qs) == 1 && qs[0].HasRates && !qs[0].StatsPending, fmt.Sprintf("%v %+v", err, qs)
+	})
 	e.c.mu.Lock()
 	missing := e.c.detailedMissing
 	e.c.mu.Unlock()

@@ -84,9 +84,12 @@ type Overview struct {
 	ManagementVersion string
 	ErlangVersion     string
 	StatsInterval     time.Duration // collect_statistics_interval
-	Totals            Totals
-	PublishRate       float64
-	AckRate           float64
+	// RatesMode is the management plugin's rates_mode (none, basic,
+	// detailed); only detailed links publishing channels to exchanges.
+	RatesMode   string
+	Totals      Totals
+	PublishRate float64
+	AckRate     float64
 	// Node is the node that answered; object counts are cluster-wide.
 	Node                                       string
 	QueueCount, ConsumerCount, ConnectionCount int
@@ -163,6 +166,11 @@ type Queue struct {
 	// broker does not report them (before 4.3, other queue types, or
 	// without statistics): unknown, never 0.
 	Delayed, DLXHeld *int64
+	// StatsPending is set on a row read with statistics that the broker
+	// listed without them (RabbitMQ 4.x, a queue seconds old): its policy,
+	// consumers and rates are unknown, so checks that judge a missing
+	// setting leave it alone until the next read.
+	StatsPending bool
 	// Parking is set on a parking queue: it holds messages quarantined
 	// from a DLQ, kept out of replays until released (docs/ARCHITECTURE.md §4.4).
 	Parking bool

@@ -33,7 +33,9 @@ func letter(pos int, id, reason, origin string, attempts, minutes int) dlq.DeadL
 		Position: pos, DeliveryTag: uint64(pos + 1), MessageID: "m-" + id, LogicalID: id,
 		LogicalIDFrom: dlq.IDHeader, Reason: reason, OriginQueue: origin, OriginExchange: "orders",
 		Attempts: attempts, DeadLetteredAt: t0.Add(-time.Duration(minutes) * time.Minute),
-		Size: 100 + pos, DeliveryCount: -1, Headroom: -1,
+		Deaths: []dlq.Death{{Queue: origin, Reason: reason, Exchange: "orders", Count: 1,
+			Time: t0.Add(-time.Duration(minutes) * time.Minute)}},
+		Size: 100 + pos, DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
 		Properties: dlq.Properties{MessageID: "m-" + id, ContentType: "application/json"},
 		Body:       []byte(`{"id":"` + id + `"}`),
 	}
@@ -168,13 +170,24 @@ type fakeActions struct {
 	executed []ops.Plan
 	skip     int
 	execErr  error
+	// whole is how many messages a whole-queue plan finds; watch is the
+	// browse session whose state each plan records in closedAtPlan.
+	whole        int
+	watch        *fakeSession
+	closedAtPlan []bool
 }
 
 func (a *fakeActions) Plan(_ context.Context, req ops.PlanRequest) (ops.Plan, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.requests = append(a.requests, req)
+	if a.watch != nil {
+		a.closedAtPlan = append(a.closedAtPlan, a.watch.isClosed())
+	}
 	n := len(req.Letters)
+	if req.Whole {
+		n = a.whole
+	}
 	dest := "queue orders (default exchange)"
 	if req.Action == ops.Quarantine {
 		dest = "queue orders.dlq.quarantine"

@@ -15,13 +15,17 @@ type KeyMap struct {
 	Inspect    key.Binding
 	Replay     key.Binding
 	Quarantine key.Binding
-	NextPage   key.Binding
-	Reopen     key.Binding
-	Override   key.Binding
-	Scan       key.Binding // whole-queue statistics
-	Apply      key.Binding // ends filter input
-	Cancel     key.Binding // leaves filter input
-	Stop       key.Binding // cancels a running operation
+	// ReplayAll and QuarantineAll act on every message of the queue
+	// (those the filter matches), not the held ones.
+	ReplayAll     key.Binding
+	QuarantineAll key.Binding
+	NextPage      key.Binding
+	Reopen        key.Binding
+	Override      key.Binding
+	Scan          key.Binding // whole-queue statistics
+	Apply         key.Binding // ends filter input
+	Cancel        key.Binding // leaves filter input
+	Stop          key.Binding // cancels a running operation
 
 	readOnly bool
 }
@@ -34,21 +38,23 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 	// Space selects here, so it cannot also page down.
 	nav.PageDown = key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down"))
 	return KeyMap{
-		Nav:        nav,
-		Select:     key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "select")),
-		SelectAll:  keys.New("*", "select all matching"),
-		Filter:     keys.New("/", "filter"),
-		Inspect:    keys.New("enter", "inspect"),
-		Replay:     keys.New("r", "replay"),
-		Quarantine: keys.New("Q", "quarantine"),
-		NextPage:   keys.New("n", "next page"),
-		Reopen:     keys.New("R", "reopen session"),
-		Override:   keys.New("O", "browse anyway"),
-		Scan:       keys.New("S", "whole-queue stats"),
-		Apply:      keys.New("enter", "apply filter"),
-		Cancel:     keys.New("esc", "cancel"),
-		Stop:       keys.New("x", "cancel the operation"),
-		readOnly:   readOnly,
+		Nav:           nav,
+		Select:        key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "select")),
+		SelectAll:     keys.New("*", "select all matching"),
+		Filter:        keys.New("/", "filter"),
+		Inspect:       keys.New("enter", "inspect"),
+		Replay:        keys.New("r", "replay"),
+		Quarantine:    keys.New("Q", "quarantine"),
+		ReplayAll:     keys.New("ctrl+r", "replay whole queue"),
+		QuarantineAll: keys.New("ctrl+q", "quarantine whole queue"),
+		NextPage:      keys.New("n", "next page"),
+		Reopen:        keys.New("R", "reopen session"),
+		Override:      keys.New("O", "browse anyway"),
+		Scan:          keys.New("S", "whole-queue stats"),
+		Apply:         keys.New("enter", "apply filter"),
+		Cancel:        keys.New("esc", "cancel"),
+		Stop:          keys.New("x", "cancel the operation"),
+		readOnly:      readOnly,
 	}
 }
 
@@ -65,7 +71,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	act := []key.Binding{k.Inspect, k.NextPage, k.Scan, k.Reopen, k.Override}
 	if !k.readOnly {
-		act = append([]key.Binding{k.Replay, k.Quarantine}, act...)
+		act = append([]key.Binding{k.Replay, k.Quarantine, k.ReplayAll, k.QuarantineAll}, act...)
 	}
 	return [][]key.Binding{
 		k.Nav.Bindings(),

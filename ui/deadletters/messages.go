@@ -120,8 +120,14 @@ func inboxCmd(ctx context.Context, in InboxLookup, ref mgmt.QueueRef, ids []stri
 	}
 }
 
-func planCmd(ctx context.Context, a Actions, req ops.PlanRequest, op int64) tea.Cmd {
+// planCmd asks for the plan of req; s, when not nil, is a browse session
+// closed first, so what it held is back in the queue for a whole-queue
+// preview to read.
+func planCmd(ctx context.Context, a Actions, req ops.PlanRequest, s ops.Session, op int64) tea.Cmd {
 	return func() tea.Msg {
+		if s != nil {
+			_ = s.Close() // the deliveries return to the queue either way
+		}
 		p, err := a.Plan(ctx, req)
 		return planMsg{op: op, plan: p, err: err}
 	}

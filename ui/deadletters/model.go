@@ -44,6 +44,7 @@ const (
 	refused
 	failed
 	died
+	lent // closed while an operation reads the whole queue
 )
 
 type mode int
@@ -223,13 +224,21 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 func (m *Model) follow(cmd tea.Cmd, w wants) tea.Cmd {
 	switch w {
 	case planQuarantine:
-		return m.op.start(m.planRequest(ops.Quarantine, m.op.reason))
+		if m.op.askedWhole {
+			return m.startWhole(ops.Quarantine, m.op.reason)
+		}
+		return m.op.start(m.planRequest(ops.Quarantine, m.op.reason), nil)
 	case reopenAnyway:
 		return m.open(true)
 	case reload:
 		if m.session != nil {
 			return tea.Batch(lettersCmd(m.session, m.sid), cmd)
 		}
+	case reopen:
+		result := m.op.result // what the operation did stays in view
+		open := m.open(m.allowRisk)
+		m.op.result = result
+		return tea.Batch(cmd, open)
 	}
 	return cmd
 }
@@ -258,9 +267,13 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Inspect):
 		return m.inspect()
 	case key.Matches(k, m.keys.Replay):
-		return m.startAction(ops.Replay)
+		return m.startAction(ops.Replay, false)
 	case key.Matches(k, m.keys.Quarantine):
-		return m.startAction(ops.Quarantine)
+		return m.startAction(ops.Quarantine, false)
+	case key.Matches(k, m.keys.ReplayAll):
+		return m.startAction(ops.Replay, true)
+	case key.Matches(k, m.keys.QuarantineAll):
+		return m.startAction(ops.Quarantine, true)
 	case key.Matches(k, m.keys.NextPage):
 		return m.nextPage()
 	case key.Matches(k, m.keys.Reopen):
@@ -287,27 +300,67 @@ func (m *Model) planRequest(a ops.Action, reason string) ops.PlanRequest {
 	return ops.PlanRequest{Action: a, Queue: m.ref, Session: m.session, Letters: m.held.targets(), Reason: reason}
 }
 
-func (m *Model) startAction(a ops.Action) tea.Cmd {
+// startAction starts a replay or quarantine of the held targets, or with
+// whole of every message the queue holds (those the filter matches).
+func (m *Model) startAction(a ops.Action, whole bool) tea.Cmd {
 	name := sanitize.Text(m.ref.Name)
 	switch {
 	case m.opts.ReadOnly:
 		return common.ReportError(fmt.Errorf("read-only context: %s is disabled (read_only in the config or --read-only)", a))
 	case m.deps.Actions == nil:
 		return common.ReportError(fmt.Errorf("%s is not available in this session", a))
+	case whole && m.scan.running:
+		return common.ReportError(fmt.Errorf("a scan of %s is running: press esc to stop it before %s the whole queue", name, verb(a)))
+	case whole && m.held.filterErr != nil:
+		return common.ReportError(fmt.Errorf("the filter does not work (%v): fix or clear it before %s the whole queue", m.held.filterErr, verb(a)))
+	case whole && m.state == refused:
+		return common.ReportError(fmt.Errorf("warren refused to read %s: %s", name, m.refusal.Reason))
+	case whole:
 	case m.state != browsing:
 		return common.ReportError(fmt.Errorf("no browse session on %s: press R to reopen before %s", name, verb(a)))
 	case len(m.held.targets()) == 0:
 		return common.ReportError(fmt.Errorf("nothing to %s: %s holds no messages", a, name))
 	}
 	if a == ops.Quarantine {
+		what := format.Messages(len(m.held.targets()))
+		if whole {
+			what = m.wholeWords()
+		}
 		m.op.ask(askReason, prompt.Question{
 			Title: "Quarantine",
-			Text:  fmt.Sprintf("Quarantine %s from %s: why? The reason is stored in each message and the audit log.", format.Messages(len(m.held.targets())), name),
+			Text:  fmt.Sprintf("Quarantine %s from %s: why? The reason is stored in each message and the audit log.", what, name),
 			Ask:   "Reason",
 		})
+		m.op.askedWhole = whole
 		return nil
 	}
-	return m.op.start(m.planRequest(ops.Replay, ""))
+	if whole {
+		return m.startWhole(ops.Replay, "")
+	}
+	return m.op.start(m.planRequest(ops.Replay, ""), nil)
+}
+
+// wholeWords names what a whole-queue operation acts on.
+func (m *Model) wholeWords() string {
+	if m.held.filter != nil {
+		return "every message of the queue matching " + m.held.filterSrc
+	}
+	return "every message of the queue"
+}
+
+// startWhole closes the browse session, so what it held goes back to the
+// queue, and plans a across the whole queue with the screen's filter: a
+// preview reads every message, then the prompt states what would move.
+func (m *Model) startWhole(a ops.Action, reason string) tea.Cmd {
+	req := ops.PlanRequest{Action: a, Queue: m.ref, Whole: true, Reason: reason}
+	if m.held.filter != nil {
+		req.Filter, req.FilterText = m.held.filter, m.held.filterSrc
+	}
+	s := m.life.release(m.sid)
+	m.sid, m.session, m.state = nextID(), nil, lent
+	m.loading = false
+	m.held.reset(nil, true)
+	return m.op.start(req, s)
 }
 
 func (m *Model) askOverride() tea.Cmd {

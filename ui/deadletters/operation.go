@@ -29,6 +29,15 @@ type operation struct {
 	reason string
 	action ops.Action
 	plan   ops.Plan
+	// whole is set for an operation on the whole queue: the browse
+	// session was closed for it, and reopens when it ends.
+	whole bool
+	// askedWhole is set while the reason asked is for a whole-queue
+	// quarantine.
+	askedWhole bool
+	// planStop cancels the plan being made (a whole-queue plan reads the
+	// queue).
+	planStop context.CancelFunc
 	// progress is shown while running; stop cancels the run's context,
 	// and stopping is set once the operator asked, until the result.
 	progress progress.Model
@@ -54,6 +63,7 @@ const (
 	planQuarantine       // the reason is given: plan with it
 	reopenAnyway         // browse the refused DLQ, allowing the risk
 	reload               // the run ended: the held messages changed
+	reopen               // a whole-queue operation ended: browse again
 )
 
 func newOperation(e *env) *operation { return &operation{env: e} }
@@ -66,9 +76,9 @@ func (o *operation) Update(msg tea.Msg) (tea.Cmd, wants) {
 		if o.mode == prompting {
 			return o.answer(msg)
 		}
-		return o.busyKey(msg), nothing
+		return o.busyKey(msg)
 	case planMsg:
-		return o.planned(msg), nothing
+		return o.planned(msg)
 	case progressMsg:
 		return o.progressed(msg), nothing
 	case resultMsg:
@@ -79,18 +89,38 @@ func (o *operation) Update(msg tea.Msg) (tea.Cmd, wants) {
 
 // ask puts a question to the operator.
 func (o *operation) ask(kind promptKind, q prompt.Question) {
+	o.askedWhole = false
 	o.prompt = prompt.New(q, o.st)
 	o.prompt.SetWidth(o.width)
 	o.kind = kind
 	o.mode = prompting
 }
 
-// start asks the plan for req; its answer comes back as a planMsg.
-func (o *operation) start(req ops.PlanRequest) tea.Cmd {
+// start asks the plan for req; its answer comes back as a planMsg. A
+// whole-queue request first closes the browse session s, so every
+// message it held is back in the queue before the preview reads it.
+func (o *operation) start(req ops.PlanRequest, s ops.Session) tea.Cmd {
 	o.id = nextID()
 	o.mode = planning
 	o.action = req.Action
-	return planCmd(o.ctx, o.deps.Actions, req, o.id)
+	o.whole = req.Whole
+	ctx, stop := context.WithCancel(o.ctx)
+	o.planStop = stop
+	return planCmd(ctx, o.deps.Actions, req, s, o.id)
+}
+
+// ended is what the screen is asked once the operation is over without
+// a run, or after one: a whole-queue operation browses again.
+func (o *operation) ended(held wants) wants {
+	if o.planStop != nil {
+		o.planStop()
+		o.planStop = nil
+	}
+	if o.whole {
+		o.whole = false
+		return reopen
+	}
+	return held
 }
 
 func (o *operation) setWidth(w int) {
@@ -105,7 +135,7 @@ func (o *operation) answer(k tea.KeyMsg) (tea.Cmd, wants) {
 	switch d {
 	case prompt.Cancelled:
 		o.mode = normal
-		return common.Info("cancelled: nothing was changed"), nothing
+		return common.Info("cancelled: nothing was changed"), o.ended(nothing)
 	case prompt.Confirmed:
 		o.mode = normal
 		switch o.kind {
@@ -123,36 +153,37 @@ func (o *operation) answer(k tea.KeyMsg) (tea.Cmd, wants) {
 
 // busyKey answers a key the list did not take while a plan is made or
 // a run goes on.
-func (o *operation) busyKey(k tea.KeyMsg) tea.Cmd {
+func (o *operation) busyKey(k tea.KeyMsg) (tea.Cmd, wants) {
 	switch {
 	case o.mode == planning && key.Matches(k, o.keys.Cancel):
-		// The plan touches nothing: dropping its answer is enough.
+		// The plan touches nothing: stopping it and dropping its answer
+		// is enough (a preview gives back what it read).
 		o.mode, o.id = normal, nextID()
-		return common.Info("cancelled: nothing was changed")
+		return common.Info("cancelled: nothing was changed"), o.ended(nothing)
 	case o.mode == running && key.Matches(k, o.keys.Stop):
 		o.cancel()
-		return nil
+		return nil, nothing
 	case o.mode == running:
-		return common.ReportError(fmt.Errorf("an operation on %s is in progress; wait for its result or press x to cancel it", o.ref.Name))
+		return common.ReportError(fmt.Errorf("an operation on %s is in progress; wait for its result or press x to cancel it", o.ref.Name)), nothing
 	}
-	return common.ReportError(fmt.Errorf("an operation on %s is being planned; wait for the prompt or press esc", o.ref.Name))
+	return common.ReportError(fmt.Errorf("an operation on %s is being planned; wait for the prompt or press esc", o.ref.Name)), nothing
 }
 
-func (o *operation) planned(msg planMsg) tea.Cmd {
+func (o *operation) planned(msg planMsg) (tea.Cmd, wants) {
 	if msg.op != o.id || o.mode != planning {
-		return nil
+		return nil, nothing
 	}
 	o.mode = normal
 	if msg.err != nil {
-		return common.ReportError(fmt.Errorf("planning the %s of %s failed: %w", msg.plan.Action, o.ref.Name, msg.err))
+		return common.ReportError(fmt.Errorf("planning the %s of %s failed: %w", o.action, o.ref.Name, msg.err)), o.ended(nothing)
 	}
 	p := msg.plan
 	if p.Publish <= 0 {
-		return common.Info(p.Summary)
+		return common.Info(p.Summary), o.ended(nothing)
 	}
 	o.plan = p
 	o.ask(confirmPlan, o.planQuestion(p))
-	return nil
+	return nil, nothing
 }
 
 func (o *operation) planQuestion(p ops.Plan) prompt.Question {
@@ -240,9 +271,9 @@ func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
 	}
 	if msg.err != nil {
 		o.result += " — failed: " + msg.err.Error()
-		return common.ReportError(fmt.Errorf("%s of %s failed: %w; messages without a confirm stay in the DLQ, see the audit log (A)", o.plan.Action, o.ref.Name, msg.err)), reload
+		return common.ReportError(fmt.Errorf("%s of %s failed: %w; messages without a confirm stay in the DLQ, see the audit log (A)", o.plan.Action, o.ref.Name, msg.err)), o.ended(reload)
 	}
-	return common.Info(o.result), reload
+	return common.Info(o.result), o.ended(reload)
 }
 
 func title(a ops.Action) string {

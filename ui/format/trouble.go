@@ -11,7 +11,7 @@ import (
 // Mark says why a queue is marked in trouble, as the overview's note
 // says it: "DLQ orders.dlq growing (+12 in the last 1m)", "not draining:
 // no consumers". dlq names the work queue's paired DLQ; window is how far
-// the judgement looks (docs/ARCHITECTURE.md §4.8). A movement mark held
+// the judgement looks (docs/ARCHITECTURE.md §4.10). A movement mark held
 // while the latest samples no longer show it says how much of the window
 // did, so the note never contradicts the DRAIN column without a reason.
 func Mark(m trouble.Mark, dlq string, window time.Duration) string {

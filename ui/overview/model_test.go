@@ -508,3 +508,46 @@ func TestScrollingSoonAfterAFetchWaitsForTheTick(t *testing.T) {
 		t.Fatalf("the lister was asked %d more times", len(l.asked)-asked)
 	}
 }
+
+// Ages are never cut: a message 335 days old reads 335d in full at 120
+// columns, and an absurd head timestamp widens the column instead of
+// losing its digits.
+func TestTheOldestColumnFitsTheAgesShown(t *testing.T) {
+	ts := func(d time.Duration) *time.Time { x := taken.Add(-d); return &x }
+	tests := []struct {
+		name  string
+		age   time.Duration
+		want  string
+		width int
+	}{
+		{"under a day", 21*time.Hour + 4*time.Minute, "21h04m", 6},
+		{"a few days", 3*24*time.Hour + 4*time.Hour, "3d04h", 6},
+		{"most of a year", 335*24*time.Hour + 21*time.Hour, "335d", 6},
+		{"a timestamp from year 1", taken.Sub(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), "106751d", 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := queue("/", "orders", 5)
+			old.HeadMessageTimestamp = ts(tt.age)
+			fresh := queue("/", "billing", 50)
+			fresh.HeadMessageTimestamp = ts(12 * time.Second)
+			m := newModel(&lister{replies: []reply{{snap: snapshot(old, fresh)}}})
+			m, _ = load(t, m, m.Init())
+			if got := m.tbl.Widths()[slices.Index(m.cols, colOldest)]; got != tt.width {
+				t.Errorf("OLDEST is %d wide, want %d", got, tt.width)
+			}
+			var row string
+			for _, line := range strings.Split(m.View(), "\n") {
+				if strings.Contains(line, "orders") {
+					row = line
+				}
+				if w := ansi.StringWidth(line); w > 120 {
+					t.Errorf("line is %d cells wide at 120 columns: %q", w, line)
+				}
+			}
+			if !strings.Contains(row, " "+tt.want+" ") || strings.Contains(row, "…") {
+				t.Fatalf("row %q does not show the age %q whole", row, tt.want)
+			}
+		})
+	}
+}

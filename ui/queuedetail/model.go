@@ -62,7 +62,7 @@ type Model struct {
 	detail *mgmt.QueueDetail
 	err    error
 	// judge holds the queue's movement marks across refreshes, as the
-	// overview's do (docs/ARCHITECTURE.md §4.8).
+	// overview's do (docs/ARCHITECTURE.md §4.10).
 	judge *trouble.Tracker
 
 	inbox effect.Fetcher

@@ -12,6 +12,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -274,5 +275,26 @@ func TestAMovementMarkIsHeldAfterTheQueueDrainsAgainThenClears(t *testing.T) {
 	}
 	if view := m.View(); strings.Contains(view, held) {
 		t.Fatalf("two minutes after draining again the stall is still said:\n%s", view)
+	}
+}
+
+// An idle time is never cut, however long the channel has been idle.
+func TestIdleTimesFitTheirColumn(t *testing.T) {
+	for _, idle := range []time.Duration{29 * time.Second, 21*time.Hour + 4*time.Minute, 335 * 24 * time.Hour} {
+		since := now.Add(-idle)
+		d := detail(mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic"})
+		d.Consumers = []mgmt.Consumer{{Tag: "c1", Channel: "ch (1)", AckRequired: true, PrefetchCount: 10, Active: true}}
+		d.Channels = []mgmt.Channel{{Name: "ch (1)", User: "orders", PrefetchCount: 10, IdleSince: &since}}
+		m, _ := loaded(t, &describer{detail: d})
+		want := "idle " + format.Duration(idle)
+		var row string
+		for _, line := range strings.Split(m.View(), "\n") {
+			if strings.Contains(line, "ch (1)") && strings.Contains(line, "orders") {
+				row = line
+			}
+		}
+		if !strings.Contains(row, want) || strings.Contains(row, "…") {
+			t.Errorf("the channel row does not show %q whole: %q", want, row)
+		}
 	}
 }

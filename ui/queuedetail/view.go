@@ -35,6 +35,7 @@ func (m *Model) content() string {
 		m.consumers(d),
 		m.channels(d),
 		m.history(d),
+		m.publishers(d),
 	}
 	b.WriteString(strings.Join(sections, "\n\n"))
 	return b.String()
@@ -94,7 +95,7 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 
 // drain is the queue's movement in words, coloured by how much it
 // should worry the operator: the trouble tone only while the judgement
-// over the window holds a mark (docs/ARCHITECTURE.md §4.8), so the line
+// over the window holds a mark (docs/ARCHITECTURE.md §4.10), so the line
 // does not flicker with the rates. A mark still held after the latest
 // movement changed is said beside it.
 func (m *Model) drain(q mgmt.Queue) string {

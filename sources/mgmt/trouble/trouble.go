@@ -3,7 +3,7 @@
 // taking dead letters, a work queue without consumers, stalled or growing.
 // A mark is raised on what the window shows and held with hysteresis, so
 // a DLQ that takes a dead letter every few seconds stays marked between
-// them instead of flickering (docs/ARCHITECTURE.md §4.8).
+// them instead of flickering (docs/ARCHITECTURE.md §4.10).
 //
 // Time comes from the snapshots' own timestamps; nothing here reads the
 // clock.

@@ -1,0 +1,118 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestWithoutAConfigFileTheLocalBrokerIsUsedAsGuest(t *testing.T) {
+	c := Local()
+	if c.AMQPURL != "amqp://localhost:5672/" || c.ManagementURL != "http://localhost:15672" || c.Username != "guest" {
+		t.Fatalf("local target: %s %s %s", c.AMQPURL, c.ManagementURL, c.Username)
+	}
+	if !c.NoConfig() || c.Where() != "local broker" || c.Refresh.Duration != DefaultRefresh || c.ConfirmThreshold != DefaultConfirmThreshold {
+		t.Fatalf("local context: %+v", c)
+	}
+	if c.Audit != "" || c.Name != NoConfigName {
+		t.Fatalf("local context keeps the default audit file and is named %q: %+v", NoConfigName, c)
+	}
+}
+
+func TestWithoutAConfigFileThePasswordIsWarrenPasswordElseGuest(t *testing.T) {
+	t.Setenv(LocalPasswordEnv, "s3cret")
+	if pw, _ := Local().Password(); pw != "s3cret" {
+		t.Fatalf("password = %q, want WARREN_PASSWORD's", pw)
+	}
+	if h := Local().PasswordHint(); !strings.Contains(h, LocalPasswordEnv) {
+		t.Fatalf("hint %q does not name %s", h, LocalPasswordEnv)
+	}
+	t.Setenv(LocalPasswordEnv, "")
+	if pw, _ := Local().Password(); pw != "" {
+		t.Fatalf("an empty WARREN_PASSWORD is still the password, got %q", pw)
+	}
+	unsetEnv(t, LocalPasswordEnv)
+	if pw, _ := Local().Password(); pw != "guest" {
+		t.Fatalf("password = %q, want guest", pw)
+	}
+	if h := Local().PasswordHint(); !strings.Contains(h, "guest") || !strings.Contains(h, "config init") {
+		t.Fatalf("hint %q should say guest's password was tried and how to write a config", h)
+	}
+	// A context from a file never falls back to guest.
+	f, err := Parse("c.toml", []byte("[contexts.a]\npassword_env = \""+LocalPasswordEnv+"\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw, _ := f.Contexts["a"].Password(); pw != "" {
+		t.Fatalf("a configured context got password %q", pw)
+	}
+}
+
+func TestAOneOffTargetOverridesTheContext(t *testing.T) {
+	cases := []struct {
+		name             string
+		target           Target
+		wantAMQP, wantMg string
+		wantUser         string
+		wantWhere        string
+	}{
+		{"nothing given", Target{}, LocalAMQPURL, LocalManagementURL, "guest", "local broker"},
+		{"both URLs", Target{AMQPURL: "amqps://b:5671/v", ManagementURL: "https://b-mgmt:443"},
+			"amqps://b:5671/v", "https://b-mgmt:443", "guest", "b-mgmt:443"},
+		{"AMQP URL alone brings the management API to its host", Target{AMQPURL: "amqp://rabbit-b:5673/"},
+			"amqp://rabbit-b:5673/", "http://rabbit-b:15672", "guest", "rabbit-b:15672"},
+		{"AMQPS URL alone brings HTTPS", Target{AMQPURL: "amqps://[::1]:5671/"},
+			"amqps://[::1]:5671/", "https://[::1]:15671", "guest", "[::1]:15671"},
+		{"management URL alone brings AMQP to its host", Target{ManagementURL: "https://rabbit-c:15671"},
+			"amqps://rabbit-c:5671/", "https://rabbit-c:15671", "guest", "rabbit-c:15671"},
+		{"username", Target{Username: "oncall"}, LocalAMQPURL, LocalManagementURL, "oncall", "local broker"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Local()
+			if err := c.Apply(tc.target); err != nil {
+				t.Fatal(err)
+			}
+			if c.AMQPURL != tc.wantAMQP || c.ManagementURL != tc.wantMg || c.Username != tc.wantUser || c.Where() != tc.wantWhere {
+				t.Fatalf("got %s %s %s %q", c.AMQPURL, c.ManagementURL, c.Username, c.Where())
+			}
+		})
+	}
+	f, err := Parse("c.toml", []byte("[contexts.prod]\namqp_url = \"amqps://p:5671/\"\nmanagement_url = \"https://p:15671\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Contexts["prod"]
+	if err := c.Apply(Target{AMQPURL: "amqp://q:5672/"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.AMQPURL != "amqp://q:5672/" || c.ManagementURL != "http://q:15672" || c.Where() != "prod" {
+		t.Fatalf("override of a configured context: %s %s %q", c.AMQPURL, c.ManagementURL, c.Where())
+	}
+}
+
+func TestABadOneOffTargetNamesTheFlag(t *testing.T) {
+	cases := []struct {
+		target Target
+		want   string
+	}{
+		{Target{AMQPURL: "localhost:5672"}, `--amqp-url must be an amqp:// or amqps:// URL such as amqp://rabbit.example:5672/, found "localhost:5672"`},
+		{Target{ManagementURL: "amqp://h:5672/"}, `--management-url must be an http:// or https:// URL such as http://rabbit.example:15672, found "amqp://h:5672/"`},
+		{Target{AMQPURL: "amqp://u:hunter2@h/"}, "--amqp-url must not contain a password"},
+	}
+	for _, tc := range cases {
+		err := Local().Apply(tc.target)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Apply(%+v) = %v, want %s", tc.target, err, tc.want)
+		}
+	}
+}
+
+// unsetEnv unsets name for the test, restoring it afterwards.
+func unsetEnv(t *testing.T, name string) {
+	t.Helper()
+	t.Setenv(name, "")
+	if err := os.Unsetenv(name); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,122 @@
+package deadletters
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/ops"
+)
+
+// wholeDriver browses sampleLetters with a second session ready for the
+// reopen after a whole-queue operation.
+func wholeDriver(t *testing.T, opts Options, acts *fakeActions) (*driver, *fakeSession, *fakeBrowser) {
+	t.Helper()
+	first := newSession(ops.Page{Letters: sampleLetters()})
+	again := newSession(ops.Page{Letters: sampleLetters()[:1]})
+	b := &fakeBrowser{sessions: []*fakeSession{first, again}}
+	acts.watch = first
+	d := newDriver(t, Deps{Browser: b, Actions: acts, Inbox: fakeInbox{}}, opts)
+	d.browsing(4)
+	return d, first, b
+}
+
+func ctrl(k tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: k} }
+
+func TestWholeQueueReplayPlansTheQueueWithTheFilterAndBrowsesAgain(t *testing.T) {
+	acts := &fakeActions{whole: 7}
+	d, first, b := wholeDriver(t, Options{}, acts)
+	d.keys("/")
+	d.typeText(`reason == "rejected"`)
+	d.keys("enter")
+	d.send(ctrl(tea.KeyCtrlR))
+	if !strings.Contains(d.m.View(), `reading orders.dlq to plan the replay of every message of the queue matching reason == "rejected"`) {
+		t.Errorf("planning line does not say the whole queue is read:\n%s", d.m.View())
+	}
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+	reqs, _ := acts.plans()
+	if len(reqs) != 1 || !reqs[0].Whole || reqs[0].FilterText != `reason == "rejected"` || reqs[0].Filter == nil || len(reqs[0].Letters) != 0 {
+		t.Fatalf("plan request = %+v, want the whole queue with the screen's filter", reqs)
+	}
+	if !acts.closedAtPlan[0] || !first.isClosed() {
+		t.Error("the browse session was still holding messages when the whole queue was planned")
+	}
+	if !strings.Contains(d.m.View(), "replay 7 messages from orders.dlq") {
+		t.Errorf("prompt does not state the whole-queue plan:\n%s", d.m.View())
+	}
+	d.keys("y")
+	d.until("the result and a new session", func() bool {
+		return d.m.op.result != "" && d.m.state == browsing && len(d.m.held.letters) == 1
+	})
+	if _, exec := acts.plans(); len(exec) != 1 || exec[0].Publish != 7 {
+		t.Fatalf("executed %+v, want the whole-queue plan of 7", exec)
+	}
+	if len(b.allowRisk) != 2 {
+		t.Errorf("browse sessions opened: %d, want the first and one after the operation", len(b.allowRisk))
+	}
+}
+
+func TestWholeQueueOperationBrowsesAgainWhenDropped(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		drop func(d *driver)
+	}{
+		{"esc while the queue is read", func(d *driver) { d.keys("esc") }},
+		{"n at the prompt", func(d *driver) {
+			d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+			d.keys("n")
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			acts := &fakeActions{whole: 3}
+			d, _, _ := wholeDriver(t, Options{}, acts)
+			d.send(ctrl(tea.KeyCtrlR))
+			tt.drop(d)
+			if !strings.Contains(d.infoText(), "nothing was changed") {
+				t.Error("dropping the operation did not say nothing changed")
+			}
+			d.until("a new browse session", func() bool { return d.m.state == browsing && len(d.m.held.letters) == 1 })
+			if _, exec := acts.plans(); len(exec) != 0 {
+				t.Fatalf("executed %d plans", len(exec))
+			}
+		})
+	}
+}
+
+func TestWholeQueueQuarantineAsksTheReasonWhileStillBrowsing(t *testing.T) {
+	acts := &fakeActions{whole: 5}
+	d, first, _ := wholeDriver(t, Options{}, acts)
+	d.send(ctrl(tea.KeyCtrlQ))
+	if d.m.mode() != prompting || !strings.Contains(d.m.View(), "Quarantine every message of the queue from orders.dlq: why?") {
+		t.Fatalf("ctrl+q did not ask for the reason of a whole-queue quarantine:\n%s", d.m.View())
+	}
+	if first.isClosed() {
+		t.Error("the session closed before the reason was given")
+	}
+	d.typeText("bad schema")
+	d.keys("enter")
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting && d.m.op.kind == confirmPlan })
+	reqs, _ := acts.plans()
+	if len(reqs) != 1 || !reqs[0].Whole || reqs[0].Action != ops.Quarantine || reqs[0].Reason != "bad schema" {
+		t.Fatalf("plan request = %+v", reqs)
+	}
+}
+
+func TestWholeQueueOperationsAreRefusedInReadOnlyAndDuringAScan(t *testing.T) {
+	d, first, _ := wholeDriver(t, Options{ReadOnly: true}, &fakeActions{whole: 3})
+	d.send(ctrl(tea.KeyCtrlR))
+	if e := d.errorText(); !strings.Contains(e, "read-only context") {
+		t.Errorf("read-only whole replay: %q", e)
+	}
+	if first.isClosed() {
+		t.Error("a refused whole-queue replay closed the session")
+	}
+
+	d, _, _ = wholeDriver(t, Options{}, &fakeActions{whole: 3})
+	d.m.scan.running = true
+	d.send(ctrl(tea.KeyCtrlR))
+	if e := d.errorText(); !strings.Contains(e, "a scan of orders.dlq is running") {
+		t.Errorf("whole replay during a scan: %q", e)
+	}
+}
