@@ -236,35 +236,42 @@ func TestTroubleAndWarnings(t *testing.T) {
 	onAlarm.Node = "rabbit@b"
 	alarmNodes := []mgmt.Node{{Name: "rabbit@b", Running: true, MemAlarm: true}}
 	tests := []struct {
-		name   string
-		before mgmt.Queue
-		after  mgmt.Queue
-		nodes  []mgmt.Node
-		want   table.Tone
+		name    string
+		samples []mgmt.Queue
+		nodes   []mgmt.Node
+		want    table.Tone
 	}{
-		{name: "steady queue is normal", before: queue("/", "q", 5), after: queue("/", "q", 5), want: table.Normal},
-		{name: "paired DLQ holding letters is a warning", before: withDLQ(3), after: withDLQ(3), want: table.Warn},
-		{name: "paired DLQ growing is trouble", before: withDLQ(3), after: withDLQ(4), want: table.Trouble},
-		{name: "no consumers with ready messages is trouble", before: noConsumers, after: noConsumers, want: table.Trouble},
-		{name: "a row without statistics is not judged: its consumers are unknown", before: unread, after: unread, want: table.Normal},
-		{name: "publish above ack and depth rising is trouble", before: growing(100), after: growing(150), want: table.Trouble},
-		{name: "publish above ack but depth falling is not", before: growing(150), after: growing(100), want: table.Normal},
-		{name: "DLQ receiving letters is trouble", before: isDLQ(3), after: isDLQ(5), want: table.Trouble},
-		{name: "DLQ holding letters is a warning", before: isDLQ(5), after: isDLQ(5), want: table.Warn},
-		{name: "parking queue without consumers is a warning, not trouble", before: parked(14), after: parked(14), want: table.Warn},
-		{name: "parking queue taking a quarantine is a warning", before: parked(14), after: parked(20), want: table.Warn},
-		{name: "queue on a node in alarm is trouble", before: onAlarm, after: onAlarm, nodes: alarmNodes, want: table.Trouble},
+		{name: "steady queue is normal", samples: []mgmt.Queue{queue("/", "q", 5), queue("/", "q", 5)}, want: table.Normal},
+		{name: "paired DLQ holding letters is a warning", samples: []mgmt.Queue{withDLQ(3), withDLQ(3)}, want: table.Warn},
+		{name: "paired DLQ growing is trouble", samples: []mgmt.Queue{withDLQ(3), withDLQ(4)}, want: table.Trouble},
+		{name: "no consumers with ready messages is trouble", samples: []mgmt.Queue{noConsumers, noConsumers}, want: table.Trouble},
+		{name: "a row without statistics is not judged: its consumers are unknown", samples: []mgmt.Queue{unread, unread}, want: table.Normal},
+		{name: "publish above ack and depth rising once is not yet: one step is no trend", samples: []mgmt.Queue{growing(100), growing(150)}, want: table.Normal},
+		{name: "publish above ack and depth rising over three samples is trouble", samples: []mgmt.Queue{growing(100), growing(150), growing(200)}, want: table.Trouble},
+		{name: "publish above ack but depth falling is not", samples: []mgmt.Queue{growing(150), growing(100)}, want: table.Normal},
+		{name: "DLQ receiving letters is trouble", samples: []mgmt.Queue{isDLQ(3), isDLQ(5)}, want: table.Trouble},
+		{name: "DLQ holding letters is a warning", samples: []mgmt.Queue{isDLQ(5), isDLQ(5)}, want: table.Warn},
+		{name: "parking queue without consumers is a warning, not trouble", samples: []mgmt.Queue{parked(14), parked(14)}, want: table.Warn},
+		{name: "parking queue taking a quarantine is a warning", samples: []mgmt.Queue{parked(14), parked(20)}, want: table.Warn},
+		{name: "queue on a node in alarm is trouble", samples: []mgmt.Queue{onAlarm, onAlarm}, nodes: alarmNodes, want: table.Trouble},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			second := snapshot(tt.after)
-			if tt.nodes != nil {
-				second.Nodes = tt.nodes
+			var replies []reply
+			for i, q := range tt.samples {
+				snap := snapshot(q)
+				snap.TakenAt = taken.Add(time.Duration(i) * 2 * time.Second)
+				if tt.nodes != nil {
+					snap.Nodes = tt.nodes
+				}
+				replies = append(replies, reply{snap: snap})
 			}
-			l := &lister{replies: []reply{{snap: snapshot(tt.before)}, {snap: second}}}
+			l := &lister{replies: replies}
 			m := newModel(l)
 			m, _ = load(t, m, m.Init())
-			m, _ = load(t, m, m.fetch())
+			for range tt.samples[1:] {
+				m, _ = load(t, m, m.fetch())
+			}
 			if got := m.rows[0].tone; got != tt.want {
 				t.Fatalf("tone = %v, want %v (reasons %v)", got, tt.want, m.rows[0].reasons)
 			}
