@@ -122,7 +122,7 @@ func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]Queue, er
 	if detailed {
 		queues, err := c.listQueues(ctx, inVhost("queues/detailed", vhost), q, true)
 		if err == nil {
-			return queues, nil
+			return c.settlePending(ctx, vhost, queues)
 		}
 		if !errors.Is(err, ErrNotFound) {
 			return nil, err
@@ -133,7 +133,45 @@ func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]Queue, er
 		c.detailedMissing = true
 		c.mu.Unlock()
 	}
-	return c.listQueues(ctx, inVhost("queues", vhost), q, true)
+	queues, err := c.listQueues(ctx, inVhost("queues", vhost), q, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.settlePending(ctx, vhost, queues)
+}
+
+// settlePending gives the rows the broker listed without their
+// statistics (StatsPending: a queue seconds old) the policy the cheap
+// list names, so what the queue is configured to do is known even while
+// its figures are not.
+func (c *Client) settlePending(ctx context.Context, vhost string, queues []Queue) ([]Queue, error) {
+	pending := 0
+	for _, q := range queues {
+		if q.StatsPending {
+			pending++
+		}
+	}
+	if pending == 0 {
+		return queues, nil
+	}
+	cheap, err := c.listQueuesCheap(ctx, vhost)
+	if err != nil {
+		return nil, err
+	}
+	byRef := make(map[QueueRef]*Queue, len(cheap))
+	for i := range cheap {
+		byRef[cheap[i].Ref()] = &cheap[i]
+	}
+	for i := range queues {
+		q := &queues[i]
+		if p := byRef[q.Ref()]; q.StatsPending && p != nil {
+			q.Policy = p.Policy
+			if len(q.EffectiveDefinition) == 0 {
+				q.EffectiveDefinition = p.EffectiveDefinition
+			}
+		}
+	}
+	return queues, nil
 }
 
 func convert(raw []rawQueue, withStats bool) []Queue {

@@ -167,9 +167,8 @@ type Queue struct {
 	// without statistics): unknown, never 0.
 	Delayed, DLXHeld *int64
 	// StatsPending is set on a row read with statistics that the broker
-	// listed without them (RabbitMQ 4.x, a queue seconds old): its policy,
-	// consumers and rates are unknown, so checks that judge a missing
-	// setting leave it alone until the next read.
+	// listed without them (a queue seconds old): its consumers and rates
+	// are unknown; its policy comes from the cheap list.
 	StatsPending bool
 	// Parking is set on a parking queue: it holds messages quarantined
 	// from a DLQ, kept out of replays until released (docs/ARCHITECTURE.md §4.4).
