@@ -72,6 +72,10 @@ func newScreens(o *ops.Ops, st styles.Styles) screens {
 		deps.Actions = o
 	}
 	now := o.Now
+	msgOpts := message.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold}
+	if !c.ReadOnly {
+		msgOpts.Editor = o
+	}
 	return screens{
 		NewDLQ: func(ref mgmt.QueueRef) common.Screen {
 			return deadletters.New(ref, deps, deadletters.Options{
@@ -80,7 +84,7 @@ func newScreens(o *ops.Ops, st styles.Styles) screens {
 			})
 		},
 		NewMessage: func(msg common.OpenMessageMsg) common.Screen {
-			return message.New(msg, message.Options{Now: now, Styles: st})
+			return message.New(msg, msgOpts)
 		},
 		NewAudit: func() common.Screen {
 			return auditlog.New(o.Audit(), auditlog.Options{Now: now, Styles: st})
