@@ -113,13 +113,14 @@ func (o *Ops) FinishEdit(d *EditDraft, editorErr error) (Plan, error) {
 	dest := p.Groups[0].Dest
 	id := d.Letter.LogicalID
 	return Plan{
-		Action: Edit,
-		Summary: fmt.Sprintf("Resubmit the edited message %s from %s to %s; the original is removed once the copy is confirmed",
-			id, d.Queue.Name, dest),
+		Action:   Edit,
+		Summary:  fmt.Sprintf("Resubmit the edited message %s from %s to %s?", id, d.Queue.Name, dest),
 		Selected: 1, Publish: 1, Bytes: p.Bytes,
 		Destinations: []Destination{{Name: dest.String(), Count: 1}},
-		Lines: []string{fmt.Sprintf("%s: %d bytes, header %s=%s", dest, len(edited.Body),
-			actions.HeaderEditedFrom, actions.Sha256Hex(d.Letter.Body))},
+		Lines: []string{
+			fmt.Sprintf("%s: %d bytes, header %s=%s", dest, len(edited.Body), actions.HeaderEditedFrom, actions.Sha256Hex(d.Letter.Body)),
+			fmt.Sprintf("the original leaves %s only once the broker confirms the copy", d.Queue.Name),
+		},
 		Diff:   edited.Diff(d.Letter),
 		Handle: planHandle{plan: p, hold: holder(d.session)},
 	}, nil

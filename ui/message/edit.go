@@ -157,7 +157,7 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 // question is the prompt for an edit: the sentence, the destination and
 // the diff, under the replay's rules for typing to confirm.
 func (m *Model) question(p ops.Plan) prompt.Question {
-	q := prompt.Question{Title: "Edit and resubmit", Text: sanitize.Text(p.Summary) + "?"}
+	q := prompt.Question{Title: "Edit and resubmit", Text: sanitize.Text(p.Summary)}
 	for _, l := range p.Lines {
 		q.Details = append(q.Details, "→ "+sanitize.Text(l))
 	}

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
@@ -33,7 +35,8 @@ func (f *fakeEditor) FinishEdit(d *ops.EditDraft, editorErr error) (ops.Plan, er
 	}
 	return ops.Plan{
 		Action: ops.Edit, Publish: 1, Selected: 1,
-		Summary: "Resubmit the edited message ev-42 from orders.dlq to queue orders (default exchange); the original is removed once the copy is confirmed",
+		Summary: "Resubmit the edited message ev-42 from orders.dlq to queue orders (default exchange)?",
+		Lines:   []string{"the original leaves orders.dlq only once the broker confirms the copy"},
 		Diff:    "--- body (original)\n+++ body (edited)\n@@ -1 +1 @@\n-\"total\": \"19.90\"\n+\"total\": \"19.95\x1b[31m\"\n",
 	}, nil
 }
@@ -176,4 +179,19 @@ func TestEditIsRefusedInAReadOnlyContext(t *testing.T) {
 	if len(ran) != 0 {
 		t.Error("an editor ran in a read-only context")
 	}
+}
+
+func TestGoldenEditPrompt(t *testing.T) {
+	var ran []*exec.Cmd
+	m := editingModel(&fakeEditor{}, &ran)
+	tm := teatest.NewTestModel(t, program{s: m}, teatest.WithInitialTermSize(120, 40))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Dead-lettering")) },
+		teatest.WithDuration(5*time.Second))
+	tm.Send(press("e"))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Proceed?")) },
+		teatest.WithDuration(5*time.Second))
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	teatest.RequireEqualOutput(t, []byte(tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View()))
 }
