@@ -21,7 +21,7 @@ import (
 )
 
 // ActionEdit resubmits one dead letter as the operator edited it
-// (docs/ARCHITECTURE.md §4.8).
+// (docs/ARCHITECTURE.md §4.11).
 const ActionEdit = "edit"
 
 // HeaderEditedFrom marks an edited copy with the hex sha256 of the body it
