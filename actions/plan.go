@@ -144,6 +144,9 @@ type Plan struct {
 	Items  []Item
 	Groups []Group // by count, largest first
 	Bytes  int64
+	// LogicalIDs is how many distinct logical IDs the items carry; fewer
+	// than the items when some share one, and the prompt says so.
+	LogicalIDs int
 	// Skipped letters stay where they are.
 	SkippedApplied     []dlq.DeadLetter
 	SkippedQuarantined int
@@ -169,6 +172,7 @@ func NewPlan(req Request) (*Plan, error) {
 		InboxUnknown: !req.InboxKnown,
 	}
 	groups := map[Destination]*Group{}
+	ids := map[string]struct{}{}
 	for _, d := range req.Letters {
 		dest, skip, err := req.Decide(d, appliedOf(req, d))
 		switch skip {
@@ -191,6 +195,7 @@ func NewPlan(req Request) (*Plan, error) {
 			continue
 		}
 		p.Items = append(p.Items, Item{Letter: d, Dest: dest})
+		ids[d.LogicalID] = struct{}{}
 		size := int64(len(d.Body))
 		p.Bytes += size
 		g := groups[dest]
@@ -201,6 +206,7 @@ func NewPlan(req Request) (*Plan, error) {
 		g.Count++
 		g.Bytes += size
 	}
+	p.LogicalIDs = len(ids)
 	for _, g := range groups {
 		p.Groups = append(p.Groups, *g)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sort"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -55,7 +56,15 @@ type Preview struct {
 	// replay: replaying them again without a fix only loops.
 	ReplayLoops  int
 	InboxUnknown bool
+	// LogicalIDs is how many distinct logical IDs the moving messages
+	// carry, counted up to maxCountedIDs of them; 0 past that, so the
+	// prompt leaves the figure out rather than guess.
+	LogicalIDs int
 }
+
+// maxCountedIDs bounds the logical IDs a preview remembers (8 bytes of
+// hash each, a few MiB at most), whatever the queue's size.
+const maxCountedIDs = 500_000
 
 // NewPreview reads src to its end and decides every message with req.
 func NewPreview(ctx context.Context, src Source, req Request, lookup Lookup) (*Preview, error) {
@@ -64,6 +73,7 @@ func NewPreview(ctx context.Context, src Source, req Request, lookup Lookup) (*P
 	}
 	p := &Preview{Request: req}
 	groups := map[Destination]*Group{}
+	ids := newIDSet()
 	for {
 		letters, end, err := src.Next(ctx, pageSize)
 		if err != nil {
@@ -80,6 +90,7 @@ func NewPreview(ctx context.Context, src Source, req Request, lookup Lookup) (*P
 			}
 			p.Moving++
 			p.Bytes += int64(d.Size)
+			ids.add(d.LogicalID)
 			if d.ReplayCount > 0 {
 				p.ReplayLoops++
 			}
@@ -95,11 +106,47 @@ func NewPreview(ctx context.Context, src Source, req Request, lookup Lookup) (*P
 			break
 		}
 	}
+	p.LogicalIDs = ids.count()
 	for _, g := range groups {
 		p.Groups = append(p.Groups, *g)
 	}
 	sortGroups(p.Groups)
 	return p, nil
+}
+
+// idSet counts distinct logical IDs by a 64-bit hash of each, up to
+// maxCountedIDs: two IDs that share a hash are one chance in 2^64 per
+// pair, far below anything a prompt's figure could show.
+type idSet struct {
+	seed maphash.Seed
+	seen map[uint64]struct{}
+	over bool
+}
+
+func newIDSet() *idSet { return &idSet{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}} }
+
+func (s *idSet) add(id string) {
+	if s.over {
+		return
+	}
+	h := maphash.String(s.seed, id)
+	if _, ok := s.seen[h]; ok {
+		return
+	}
+	if len(s.seen) == maxCountedIDs {
+		s.over, s.seen = true, nil
+		return
+	}
+	s.seen[h] = struct{}{}
+}
+
+// count is how many distinct IDs were added; 0 once there were too many
+// to count.
+func (s *idSet) count() int {
+	if s.over {
+		return 0
+	}
+	return len(s.seen)
 }
 
 // count tallies a skipped letter and reports whether the letter moves.

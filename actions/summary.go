@@ -16,15 +16,18 @@ type question struct {
 	action, queue, reason string
 	release               bool
 	moving                int
-	bytes                 int64
-	groups                []Group
-	skippedApplied        int
-	skippedQuarantined    int
-	filterErrors          int
-	filterError           error
-	noDestination         int
-	inboxUnknown          bool
-	rate                  float64
+	// logicalIDs is how many distinct logical IDs the moving messages
+	// carry; 0 when they were not counted.
+	logicalIDs         int
+	bytes              int64
+	groups             []Group
+	skippedApplied     int
+	skippedQuarantined int
+	filterErrors       int
+	filterError        error
+	noDestination      int
+	inboxUnknown       bool
+	rate               float64
 	// Streamed operations only: how many messages were read, and how
 	// many of the moving ones came back after an earlier replay.
 	read, loops int
@@ -32,7 +35,7 @@ type question struct {
 
 func (p *Plan) question() question {
 	return question{action: p.Action, queue: p.Queue, reason: p.Reason, release: p.Release, moving: p.Selected(),
-		bytes: p.Bytes, groups: p.Groups, skippedApplied: len(p.SkippedApplied), skippedQuarantined: p.SkippedQuarantined,
+		logicalIDs: p.LogicalIDs, bytes: p.Bytes, groups: p.Groups, skippedApplied: len(p.SkippedApplied), skippedQuarantined: p.SkippedQuarantined,
 		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
 		inboxUnknown: p.InboxUnknown, rate: p.Rate}
 }
@@ -40,7 +43,7 @@ func (p *Plan) question() question {
 func (p *Preview) question() question {
 	r := p.Request
 	return question{action: r.Action, queue: r.Queue, reason: r.Reason, release: r.Release, moving: p.Moving,
-		bytes: p.Bytes, groups: p.Groups, skippedApplied: p.SkippedApplied, skippedQuarantined: p.SkippedQuarantined,
+		logicalIDs: p.LogicalIDs, bytes: p.Bytes, groups: p.Groups, skippedApplied: p.SkippedApplied, skippedQuarantined: p.SkippedQuarantined,
 		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
 		inboxUnknown: p.InboxUnknown, rate: r.Rate, read: p.Read, loops: p.ReplayLoops}
 }
@@ -74,7 +77,7 @@ func (t question) summary() string {
 		return s
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (%s) from %s to ", capitalise(t.verb()), plural(t.moving, "message"), dlq.Size(t.bytes), t.queue)
+	fmt.Fprintf(&b, "%s %s (%s) from %s to ", capitalise(t.verb()), MessagesAndIDs(t.moving, t.logicalIDs), dlq.Size(t.bytes), t.queue)
 	b.WriteString(t.destinationText())
 	if t.action == ActionQuarantine {
 		fmt.Fprintf(&b, " with reason %q", t.reason)
@@ -146,6 +149,19 @@ func (t question) destinationText() string {
 		parts = append(parts, fmt.Sprintf("%s: %d", g.Dest, g.Count))
 	}
 	return fmt.Sprintf("%d destinations (%s)", len(t.groups), strings.Join(parts, ", "))
+}
+
+// MessagesAndIDs words how many messages an operation moves and, when
+// some of them share a logical ID, how many logical IDs they carry: "25
+// messages, 24 logical IDs: 1 duplicated". When every ID is distinct (or
+// they were not counted, ids 0) it is "25 messages": the count alone says
+// it. Both front ends word it through Summary.
+func MessagesAndIDs(n, ids int) string {
+	s := plural(n, "message")
+	if ids > 0 && ids < n {
+		s += fmt.Sprintf(", %s: %d duplicated", plural(ids, "logical ID"), n-ids)
+	}
+	return s
 }
 
 func plural(n int, word string) string {

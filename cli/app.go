@@ -254,6 +254,7 @@ func (a *App) Inbox(ctx context.Context, vhost, queue string) (*inbox.Client, er
 type Management interface {
 	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
 	Overview(ctx context.Context) (*mgmt.Overview, error)
+	Channels(ctx context.Context, vhost string) (*mgmt.ChannelList, error)
 }
 
 // management returns the context and the commands' management API

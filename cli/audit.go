@@ -25,13 +25,15 @@ func newAuditCmd(a *App) *cobra.Command {
 }
 
 func newAuditExportCmd(a *App) *cobra.Command {
-	var format, since, until string
+	var format, since, until, operation string
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write the audit records to stdout as CSV or JSONL",
 		Long: "Write the audit records to stdout, one per line (JSONL) or row (CSV, with\n" +
 			"list and detail cells as JSON). --since and --until take an RFC 3339 time,\n" +
-			"a date (2024-05-01, UTC) or a duration meaning that long ago (24h).",
+			"a date (2024-05-01, UTC) or a duration meaning that long ago (24h).\n" +
+			"--operation ID writes that operation's records only; each still carries its\n" +
+			"hash and prev_hash, so it can be checked against the chain.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != audit.FormatCSV && format != audit.FormatJSONL {
@@ -46,6 +48,10 @@ func newAuditExportCmd(a *App) *cobra.Command {
 			if err != nil {
 				return Usage(fmt.Errorf("--until: %w", err))
 			}
+			operation = strings.TrimSpace(operation)
+			if cmd.Flags().Changed("operation") && operation == "" {
+				return Usage(errors.New("--operation is empty: give an operation ID, as `warren audit tail` lists them"))
+			}
 			st, err := a.AuditStore()
 			if err != nil {
 				return err
@@ -59,7 +65,12 @@ func newAuditExportCmd(a *App) *cobra.Command {
 				defer tw.Flush()
 				out = tw
 			}
-			n, err := audit.Export(cmd.Context(), st, out, format, from, to)
+			sel := audit.Selection{Since: from, Until: to, Operation: operation}
+			n, err := audit.ExportSelected(cmd.Context(), st, out, format, sel)
+			var unknown *audit.UnknownOperationError
+			if errors.As(err, &unknown) {
+				return Usage(errors.New(sanitize.Text(err.Error())))
+			}
 			if err != nil {
 				return err
 			}
@@ -71,6 +82,7 @@ func newAuditExportCmd(a *App) *cobra.Command {
 	f.StringVar(&format, "format", audit.FormatJSONL, "csv or jsonl")
 	f.StringVar(&since, "since", "", "only records at or after T (RFC 3339, date, or a duration ago such as 24h)")
 	f.StringVar(&until, "until", "", "only records before T (same forms as --since)")
+	f.StringVar(&operation, "operation", "", "only the records of operation ID (as `warren audit tail` lists it)")
 	return cmd
 }
 

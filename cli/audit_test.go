@@ -120,6 +120,68 @@ func TestAuditExportWritesTheChosenFormatAndWindow(t *testing.T) {
 	}
 }
 
+func TestAuditExportOfOneOperationWritesOnlyItsRecordsAndTheyVerify(t *testing.T) {
+	a, out, errOut, path := auditApp(t)
+	writeOperation(t, path, "op-1", "orders.dlq", true)
+	writeOperation(t, path, "op-2", "pay.dlq", false)
+	writeOperation(t, path, "op-3", "orders.dlq", true)
+	for _, format := range []string{audit.FormatJSONL, audit.FormatCSV} {
+		t.Run(format, func(t *testing.T) {
+			out.Reset()
+			errOut.Reset()
+			if err := runAudit(context.Background(), a, "export", "--operation", "op-2", "--format", format); err != nil {
+				t.Fatal(err)
+			}
+			var seqs []int64
+			if err := audit.ReadExport(strings.NewReader(out.String()), format, func(r audit.Record) error {
+				if r.Operation != "op-2" {
+					t.Errorf("seq %d of operation %q was exported", r.Seq, r.Operation)
+				}
+				seqs = append(seqs, r.Seq)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(seqs) != "[5 6 7]" {
+				t.Fatalf("exported seqs %v, want op-2's [5 6 7]", seqs)
+			}
+			res, err := audit.VerifyExport(strings.NewReader(out.String()), format)
+			if err != nil || !res.OK || res.Records != 3 {
+				t.Fatalf("the export does not verify: %+v, %v", res, err)
+			}
+			if !strings.Contains(errOut.String(), "exported 3 records") {
+				t.Errorf("stderr %q should count the records", errOut.String())
+			}
+		})
+	}
+}
+
+func TestAuditExportOfAnUnknownOperationIsBadUsageAndWritesNothing(t *testing.T) {
+	a, out, _, path := auditApp(t)
+	writeOperation(t, path, "op-1", "orders.dlq", true)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"an ID the log does not hold", []string{"--operation", "op-9", "--format", "csv"}, "no operation op-9 in the audit log (file "},
+		{"an ID outside the window", []string{"--operation", "op-1", "--until", "2001-01-01"}, "no operation op-1 in the audit log (file " + path + ") between the times given"},
+		{"an empty ID", []string{"--operation", " "}, "--operation is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out.Reset()
+			err := runAudit(context.Background(), a, append([]string{"export"}, tt.args...)...)
+			if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("exit %d (%v), want %d saying %q", ExitCode(err), err, ExitUsage, tt.want)
+			}
+			if out.Len() != 0 {
+				t.Fatalf("wrote %q for an operation it does not have", out.String())
+			}
+		})
+	}
+}
+
 func TestAuditCommandsRejectBadUsage(t *testing.T) {
 	a, _, _, _ := auditApp(t)
 	for _, args := range [][]string{

@@ -21,9 +21,11 @@ import (
 
 // fakeManagement answers every snapshot with snap, and counts the calls.
 type fakeManagement struct {
-	snap  *mgmt.Snapshot
-	err   error
-	asked []mgmt.SnapshotOptions
+	snap     *mgmt.Snapshot
+	channels *mgmt.ChannelList
+	err      error
+	asked    []mgmt.SnapshotOptions
+	vhosts   []string // the vhosts Channels was asked for
 }
 
 func (f *fakeManagement) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
@@ -39,6 +41,14 @@ func (f *fakeManagement) Overview(context.Context) (*mgmt.Overview, error) {
 		return nil, f.err
 	}
 	return &f.snap.Overview, nil
+}
+
+func (f *fakeManagement) Channels(_ context.Context, vhost string) (*mgmt.ChannelList, error) {
+	f.vhosts = append(f.vhosts, vhost)
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.channels, nil
 }
 
 // unitConfig writes a config whose broker addresses answer nothing, so a

@@ -45,6 +45,7 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 		Lister:      m,
 		Describer:   m,
 		Effects:     o,
+		Channels:    m,
 		NewDLQ:      screens.NewDLQ,
 		NewMessage:  screens.NewMessage,
 		NewAudit:    screens.NewAudit,
@@ -63,8 +64,8 @@ type screens struct {
 
 // newScreens wires the dead-letter, message and audit screens to the
 // operations layer, with the context's guardrails. In a read-only
-// context the DLQ screen gets no actions at all, so nothing can change
-// even if a key slipped through.
+// context the DLQ screen gets no actions and the audit screen no
+// resume, so nothing can change even if a key slipped through.
 func newScreens(o *ops.Ops, st styles.Styles) screens {
 	c := o.Context()
 	deps := deadletters.Deps{Browser: o, Inbox: o, CompileFilter: ops.CompileFilter, Scanner: o}
@@ -75,6 +76,12 @@ func newScreens(o *ops.Ops, st styles.Styles) screens {
 	msgOpts := message.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold}
 	if !c.ReadOnly {
 		msgOpts.Editor = o
+	}
+	// The audit screen resumes an incomplete operation, except in a
+	// read-only context.
+	auditOpts := auditlog.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold}
+	if !c.ReadOnly {
+		auditOpts.Resumer = o.Audit()
 	}
 	return screens{
 		NewDLQ: func(ref mgmt.QueueRef) common.Screen {
@@ -87,7 +94,7 @@ func newScreens(o *ops.Ops, st styles.Styles) screens {
 			return message.New(msg, msgOpts)
 		},
 		NewAudit: func() common.Screen {
-			return auditlog.New(o.Audit(), auditlog.Options{Now: now, Styles: st})
+			return auditlog.New(o.Audit(), auditOpts)
 		},
 	}
 }

@@ -158,12 +158,13 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tLOGICAL ID\tREASON\tORIGIN\tATTEMPTS\tAGE\tSIZE\tINBOX\tFLAGS")
 	h := dlq.NewHistogram()
-	hashed := false
+	hashed, undead := false, false
 	for _, r := range rows {
 		h.Add(r.DeadLetter)
 		hashed = hashed || r.LogicalIDFrom == dlq.IDHash
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Position, format.LogicalID(r.DeadLetter), sanitize.Text(r.Reason),
-			sanitize.Text(r.OriginQueue), r.Attempts, format.Age(now, r.DeadLetteredAt), format.Bytes(int64(r.Size)), r.status, flagsText(r.DeadLetter))
+		undead = undead || !format.DeadLettered(r.DeadLetter)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Position, format.LogicalID(r.DeadLetter), format.Reason(r.DeadLetter),
+			format.Origin(r.DeadLetter), r.Attempts, format.Age(now, r.DeadLetteredAt), format.Bytes(int64(r.Size)), r.status, flagsText(r.DeadLetter))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -172,6 +173,9 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	if hashed {
 		// The mark means nothing without its legend, as on the DLQ screen.
 		fmt.Fprintln(w, format.HashLegend)
+	}
+	if undead {
+		fmt.Fprintln(w, format.NoDeathLegend)
 	}
 	writeHistText(w, h.Attempts, h.Reasons, h.Origins)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
 )
@@ -114,8 +115,7 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 				err = jerr
 			}
 		} else {
-			fmt.Fprintf(a.Out, "resumed %s: %d twins removed, %d published again (%d possible duplicates), %d confirmed, %d returned, %d nacked, %d unknown, %d skipped as applied\n",
-				res.Operation, res.Deduplicated, res.Selected, res.PossibleDuplicates, res.Confirmed, res.Returned, res.Nacked, res.Unknown, res.SkippedApplied)
+			fmt.Fprintln(a.Out, ops.ResumedText(res))
 		}
 		printNotes(a.Err, res.Notes)
 	}
@@ -137,20 +137,6 @@ func twinCount(r *actions.Resumption) int {
 	return n
 }
 
-// resumeSummary is the prompt's question.
-func resumeSummary(r *actions.Resumption) string {
-	twins, unconfirmed := twinCount(r), 0
-	for _, n := range r.Published {
-		unconfirmed += n
-	}
-	s := fmt.Sprintf("Resume %s %s on %s (started %s): remove up to %d twins of recorded confirms, then %s what the operation had not moved",
-		r.Op.Action, r.Op.ID, r.Op.Queue, r.Started, twins, r.Op.Action)
-	if r.Request.FilterText != "" {
-		s += fmt.Sprintf(" (filter %s)", r.Request.FilterText)
-	}
-	s += "?"
-	if unconfirmed > 0 {
-		s += fmt.Sprintf(" %d were published without a recorded confirm: they go again unless the inbox says applied, as possible duplicates", unconfirmed)
-	}
-	return s
-}
+// resumeSummary is the prompt's question, worded as the audit screen
+// words it.
+func resumeSummary(r *actions.Resumption) string { return ops.ResumeQuestion(r) }

@@ -72,6 +72,7 @@ type showJSON struct {
 	InboxAppliedAt  *time.Time     `json:"inbox_applied_at,omitempty"`
 	ReplayCount     int            `json:"replay_count"`
 	DeliveryCount   *int64         `json:"delivery_count"`
+	AcquiredCount   *int64         `json:"acquired_count"`
 	Headroom        *int64         `json:"headroom"`
 	Deaths          []dlq.Death    `json:"deaths"`
 	Properties      dlq.Properties `json:"properties"`
@@ -92,6 +93,9 @@ func showJSONOf(r listed) showJSON {
 	if r.DeliveryCount >= 0 {
 		s.DeliveryCount = &r.DeliveryCount
 	}
+	if r.AcquiredCount >= 0 {
+		s.AcquiredCount = &r.AcquiredCount
+	}
 	if r.Headroom >= 0 {
 		s.Headroom = &r.Headroom
 	}
@@ -108,11 +112,30 @@ func writeShowText(w io.Writer, r listed) {
 	line := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	line("logical id", format.LogicalIDSource(r.DeadLetter))
 	line("message id", sanitize.Text(r.MessageID))
-	line("reason", sanitize.Text(r.Reason))
-	line("origin", fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),
-		quoted(r.OriginExchange), sanitize.Text(strings.Join(r.RoutingKeys, " "))))
+	origin := fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),
+		quoted(r.OriginExchange), sanitize.Text(strings.Join(r.RoutingKeys, " ")))
+	switch {
+	case !format.DeadLettered(r.DeadLetter):
+		line("reason", format.NotDeadLettered)
+		if r.OriginQueue != "" {
+			// Without x-death, only headers whoever published it set.
+			line("origin", origin+" (from x-*-death headers, not from the broker)")
+		}
+	default:
+		line("reason", sanitize.Text(r.Reason))
+		line("origin", origin)
+	}
 	line("attempts", strconv.Itoa(r.Attempts))
-	line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", format.Age(time.Now(), r.DeadLetteredAt), format.Time(r.DeadLetteredAt)))
+	for _, c := range format.DeliveryCounts(r.DeadLetter) {
+		line(c.Name, c.Value)
+	}
+	switch {
+	case !format.DeadLettered(r.DeadLetter):
+	case r.DeadLetteredAt.IsZero():
+		line("dead-lettered", "at an unknown time: x-death carries no time")
+	default:
+		line("dead-lettered", fmt.Sprintf("%s ago (no later than %s)", format.Age(time.Now(), r.DeadLetteredAt), format.Time(r.DeadLetteredAt)))
+	}
 	inboxText := string(r.status)
 	if !r.applied.IsZero() {
 		inboxText += " at " + format.Time(r.applied)
@@ -145,10 +168,14 @@ func writeShowText(w io.Writer, r listed) {
 		}
 	}
 	_ = tw.Flush()
-	if utf8.Valid(r.Body) {
-		fmt.Fprintf(w, "body (%s):\n%s\n", format.Bytes(int64(r.Size)), sanitize.Block(string(r.Body)))
-	} else {
-		fmt.Fprintf(w, "body: %s of binary (--json gives it in base64)\n", format.Bytes(int64(r.Size)))
+	body := format.BodyText(r.Body, p.ContentType, p.ContentEncoding, false)
+	head := body.Kind + ", " + format.Bytes(int64(len(r.Body)))
+	if body.Note != "" {
+		head += "; " + body.Note
+	}
+	fmt.Fprintf(w, "body (%s):\n%s\n", head, strings.Join(body.Lines, "\n"))
+	if body.More != "" {
+		fmt.Fprintln(w, body.More)
 	}
 }
 

@@ -117,7 +117,7 @@ func TestAOneOffTargetIsWhatWarrenReads(t *testing.T) {
 	s.declare(t, "nocfg-override", nil)
 	dead := writeStatusConfig(t, "http://127.0.0.1:1", s.vhost)
 	r = runWarren(t, home, []string{statusPasswordEnv + "=guest"}, "--config", dead,
-		"--amqp-url", "amqp://127.0.0.1:5672/", "--management-url", "http://127.0.0.1:15672", "status", "--json")
+		"--amqp-url", testAMQP, "--management-url", testMgmt, "status", "--json")
 	if r.code != 0 || !strings.Contains(r.stdout, `"nocfg-override"`) {
 		t.Fatalf("flags over a config: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
@@ -128,7 +128,7 @@ func TestAOneOffTargetIsWhatWarrenReads(t *testing.T) {
 // the management API; it is deleted when t ends.
 func brokerUser(t *testing.T, vhost string) (name, password string) {
 	t.Helper()
-	m, err := mgmt.New(mgmt.Options{URL: "http://127.0.0.1:15672", Username: "guest", Password: "guest"})
+	m, err := mgmt.New(mgmt.Options{URL: testMgmt, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,9 +161,9 @@ func TestConfigInitThenConfigCheckPassWithNoSecretInTheFile(t *testing.T) {
 	home := t.TempDir()
 	path := filepath.Join(home, "etc", "warren.toml")
 	env := []string{"WARREN_NOCFG_TEST_PW=" + password}
-	amqpURL := "amqp://127.0.0.1:5672/" + url.PathEscape(s.vhost)
+	amqpURL := testAMQP + url.PathEscape(s.vhost)
 	r := runWarren(t, home, env, "config", "init", "--context", "lab", "--amqp-url", amqpURL,
-		"--management-url", "http://127.0.0.1:15672", "--username", user,
+		"--management-url", testMgmt, "--username", user,
 		"--password-env", "WARREN_NOCFG_TEST_PW", "--path", path)
 	if r.code != 0 {
 		t.Fatalf("config init: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)

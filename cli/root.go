@@ -36,6 +36,7 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
 	root.AddCommand(
 		newStatusCmd(a),
+		newChannelsCmd(a),
 		newLintCmd(a),
 		newDlqCmd(a),
 		newAuditCmd(a),

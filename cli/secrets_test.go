@@ -183,7 +183,7 @@ func (s *secretScene) runEverything(t *testing.T, cfg string, su secretSetup) {
 
 func TestSecretsNeverAppearInOutputErrorsDebugOrAudit(t *testing.T) {
 	s := newSecretScene(t)
-	const amqpOK, mgmtOK = "amqp://127.0.0.1:5672/", "http://127.0.0.1:15672"
+	amqpOK, mgmtOK := testAMQP, testMgmt
 	const down = "127.0.0.1:1"
 	setups := []secretSetup{
 		{name: "working, file audit", amqpURL: amqpOK, mgmtURL: mgmtOK, password: s.password, inboxDSN: s.dsn("127.0.0.1:5432"), succeeds: true},
@@ -197,7 +197,7 @@ func TestSecretsNeverAppearInOutputErrorsDebugOrAudit(t *testing.T) {
 		{name: "inbox DSN malformed", amqpURL: amqpOK, mgmtURL: mgmtOK, password: s.password, inboxDSN: s.dsn("127.0.0.1:notaport")},
 		{name: "team audit unreachable", amqpURL: amqpOK, mgmtURL: mgmtOK, password: s.password, auditDSN: s.dsn(down)},
 		{name: "team audit DSN malformed", amqpURL: amqpOK, mgmtURL: mgmtOK, password: s.password, auditDSN: s.dsn("127.0.0.1:notaport")},
-		{name: "password inline in amqp_url", amqpURL: "amqp://" + s.user + ":" + s.password + "@127.0.0.1:5672/", mgmtURL: mgmtOK, password: s.password},
+		{name: "password inline in amqp_url", amqpURL: "amqp://" + s.user + ":" + s.password + "@" + testAMQPHost + "/", mgmtURL: mgmtOK, password: s.password},
 	}
 	for i, su := range setups {
 		s.runEverything(t, s.config(t, i, su), su)
@@ -237,8 +237,8 @@ func (s *secretScene) auditRows(t *testing.T) string {
 
 func TestConfigCheckNeverPrintsCredentialsInTheManagementURL(t *testing.T) {
 	s := newSecretScene(t)
-	su := secretSetup{name: "password inline in management_url", amqpURL: "amqp://127.0.0.1:5672/",
-		mgmtURL: "http://" + s.user + ":" + s.password + "@127.0.0.1:15672", password: s.password}
+	su := secretSetup{name: "password inline in management_url", amqpURL: testAMQP,
+		mgmtURL: "http://" + s.user + ":" + s.password + "@" + testMgmtHost, password: s.password}
 	s.runEverything(t, s.config(t, 0, su), su)
 }
 
@@ -246,7 +246,7 @@ func TestConfigCheckNeverPrintsCredentialsInTheManagementURL(t *testing.T) {
 // to one team's vhost; config check must try the context's vhost.
 func TestConfigCheckConnectsToTheContextsVhost(t *testing.T) {
 	s := newSecretScene(t)
-	su := secretSetup{name: "scoped user", amqpURL: "amqp://127.0.0.1:5672/", mgmtURL: "http://127.0.0.1:15672", password: s.password}
+	su := secretSetup{name: "scoped user", amqpURL: testAMQP, mgmtURL: testMgmt, password: s.password}
 	r := execCLI(t, "--config", s.config(t, 0, su), "config", "check")
 	if r.err != nil {
 		t.Errorf("config check of a context whose user may use only vhost %s: %v\n%s", s.vhost, r.err, r.out)
@@ -286,9 +286,9 @@ func (d *debugLog) waitLogged(t *testing.T, name string) {
 func TestSecretsNeverReachTheDashboardOrItsDebugLog(t *testing.T) {
 	s := newSecretScene(t)
 	setups := []secretSetup{
-		{name: "working broker, unreachable inbox and team audit", amqpURL: "amqp://127.0.0.1:5672/", mgmtURL: "http://127.0.0.1:15672",
+		{name: "working broker, unreachable inbox and team audit", amqpURL: testAMQP, mgmtURL: testMgmt,
 			password: s.password, inboxDSN: s.dsn("127.0.0.1:1"), auditDSN: s.dsn("127.0.0.1:1")},
-		{name: "wrong password", amqpURL: "amqp://127.0.0.1:5672/", mgmtURL: "http://127.0.0.1:15672", password: s.wrong,
+		{name: "wrong password", amqpURL: testAMQP, mgmtURL: testMgmt, password: s.wrong,
 			inboxDSN: s.dsn("127.0.0.1:5432"), auditDSN: s.dsn("127.0.0.1:5432")},
 	}
 	for i, su := range setups {

@@ -23,6 +23,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
@@ -37,7 +38,7 @@ type statusScene struct {
 
 func newStatusScene(t *testing.T) *statusScene {
 	t.Helper()
-	m, err := mgmt.New(mgmt.Options{URL: "http://127.0.0.1:15672", Username: "guest", Password: "guest"})
+	m, err := mgmt.New(mgmt.Options{URL: testMgmt, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func newStatusScene(t *testing.T) *statusScene {
 	admin := m.Admin()
 	res, err := admin.PutVhost(vhost, rabbithole.VhostSettings{})
 	if err != nil {
-		t.Fatalf("create vhost: %v (RabbitMQ with the management plugin must run at 127.0.0.1:15672)", err)
+		t.Fatalf("create vhost: %v (RabbitMQ with the management plugin must run at %s)", err, testMgmt)
 	}
 	res.Body.Close()
 	t.Cleanup(func() {
@@ -60,9 +61,9 @@ func newStatusScene(t *testing.T) *statusScene {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	conn, err := amqp.Dial("amqp://guest:guest@127.0.0.1:5672/" + url.PathEscape(vhost))
+	conn, err := amqp.Dial(brokertest.AMQPURL + url.PathEscape(vhost))
 	if err != nil {
-		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable: %v", err)
+		t.Fatalf("RabbitMQ at %s unreachable: %v", testAMQPHost, err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	ch, err := conn.Channel()
@@ -70,7 +71,7 @@ func newStatusScene(t *testing.T) *statusScene {
 		t.Fatal(err)
 	}
 	s := &statusScene{vhost: vhost, ch: ch}
-	s.config = writeStatusConfig(t, "http://127.0.0.1:15672", vhost)
+	s.config = writeStatusConfig(t, testMgmt, vhost)
 	t.Setenv(statusPasswordEnv, "guest")
 	return s
 }
@@ -80,7 +81,7 @@ func writeStatusConfig(t *testing.T, mgmtURL, vhost string) string {
 	path := filepath.Join(t.TempDir(), "warren.toml")
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
-amqp_url = "amqp://127.0.0.1:5672/"
+amqp_url = "` + testAMQP + `"
 management_url = %q
 username = "guest"
 password_env = %q
@@ -248,7 +249,7 @@ func TestStatusFailsWithOneClearLine(t *testing.T) {
 	}{
 		{"broker down or management plugin off", closed, "guest",
 			[]string{"unreachable", "is the management plugin enabled?", "rabbitmq-plugins enable rabbitmq_management"}},
-		{"wrong password", "http://127.0.0.1:15672", "Wrong-Password-7", []string{`bad credentials for user "guest"`}},
+		{"wrong password", testMgmt, "Wrong-Password-7", []string{`bad credentials for user "guest"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -284,7 +285,7 @@ func TestStatusNamesAnUnsetPasswordVariable(t *testing.T) {
 	if err := os.Unsetenv(statusPasswordEnv); err != nil {
 		t.Fatal(err)
 	}
-	_, err := runCmd(t, writeStatusConfig(t, "http://127.0.0.1:15672", ""), newStatusCmd, "--json")
+	_, err := runCmd(t, writeStatusConfig(t, testMgmt, ""), newStatusCmd, "--json")
 	if ExitCode(err) != ExitFailure {
 		t.Fatalf("exit %d: %v", ExitCode(err), err)
 	}

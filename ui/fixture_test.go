@@ -126,6 +126,7 @@ func detailOf(q mgmt.Queue) *mgmt.QueueDetail {
 		UnackedUsed:    q.Unacked,
 		UnackedAllowed: 60,
 		DeliveryLimit:  -1,
+		PublishersNote: mgmt.NoPublisherLinks,
 		Findings: []mgmt.Finding{
 			{Check: "quorum-no-delivery-limit", Severity: mgmt.SeverityWarning, Vhost: q.Vhost, Queue: q.Name,
 				Message: "quorum queue with a DLX has no delivery-limit: poison messages loop forever"},

@@ -19,6 +19,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/channels"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/debug"
@@ -45,6 +46,9 @@ type Options struct {
 	// Effects reads the inbox figures of queues that have an inbox; nil
 	// leaves them out.
 	Effects effect.Reader
+	// Channels lists the broker's channels, for the header's count of
+	// unconfirmed publishes and the channels screen; nil leaves both out.
+	Channels channels.Lister
 
 	// Screens the root opens on request; a nil constructor makes the
 	// request an error on the footer.
@@ -71,6 +75,7 @@ type Model struct {
 
 	overview *overview.Model
 	stack    []common.Screen // screens above the overview, top last
+	confirms confirms
 
 	width, height int
 	footer        footer
@@ -112,8 +117,9 @@ func New(o Options) Model {
 	}
 }
 
-// Init starts the overview's polling.
-func (m Model) Init() tea.Cmd { return m.overview.Init() }
+// Init starts the overview's polling and the header's count of
+// unconfirmed publishes.
+func (m Model) Init() tea.Cmd { return tea.Batch(m.overview.Init(), m.pollConfirms()) }
 
 // top is the screen that receives keys.
 func (m Model) top() common.Screen {
@@ -167,6 +173,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m.fail(errors.New("the audit screen is not available in this build"))
 		}
 		return m.push(m.o.NewAudit())
+	case confirmsTick:
+		return m, m.pollConfirms()
+	case confirmsMsg:
+		m.confirms = msg.confirms
+		return m, tea.Tick(m.confirmsEvery(), func(time.Time) tea.Msg { return confirmsTick{} })
 	case common.ErrorMsg:
 		return m.fail(msg.Err)
 	case common.InfoMsg:
@@ -204,6 +215,8 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		case key.Matches(msg, m.keys.Audit):
 			return m, func() tea.Msg { return common.OpenAuditMsg{} }
+		case key.Matches(msg, m.keys.Channels) && len(m.stack) == 0:
+			return m.openChannels()
 		case key.Matches(msg, m.keys.Back) && len(m.stack) > 0:
 			return m.pop()
 		}

@@ -79,7 +79,18 @@ func (m Model) brokerLine() string {
 			right += " · " + sanitize.Text(ov.ClusterName)
 		}
 	}
-	return m.spread(strings.Join(left, " "), m.st.Muted.Render(right))
+	l, r := strings.Join(left, " "), m.st.Muted.Render(right)
+	// Publishers waiting for confirms, where the line has room for them:
+	// the status line below is full at 120 columns.
+	if c := m.confirmsText(); c != "" {
+		if right != "" {
+			c += m.st.Muted.Render(" · ")
+		}
+		if lipgloss.Width(l)+lipgloss.Width(c+r)+1 <= m.width {
+			r = c + r
+		}
+	}
+	return m.spread(l, r)
 }
 
 // statusLine is the broker's health: nodes, alarms, totals, rates and the

@@ -17,6 +17,7 @@ const (
 	HeaderLastDeathReason    = "x-last-death-reason"
 	HeaderLastDeathExchange  = "x-last-death-exchange"
 	HeaderDeliveryCount      = "x-delivery-count"
+	HeaderAcquiredCount      = "x-acquired-count"
 	HeaderStreamOffset       = "x-stream-offset"
 	HeaderReplayCount        = "x-warren-replay-count"
 	HeaderQuarantineReason   = "x-warren-quarantine-reason"

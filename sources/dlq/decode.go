@@ -68,6 +68,7 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 		Size:           len(d.Body),
 		Quarantined:    d.Headers[HeaderQuarantineReason] != nil,
 		DeliveryCount:  -1,
+		AcquiredCount:  -1,
 		Headroom:       -1,
 		Properties:     properties(d),
 		Headers:        d.Headers,
@@ -75,6 +76,9 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 	dl.Attempts = attempts(deaths, org, d.Headers, o)
 	if n, ok := integer(d.Headers[HeaderDeliveryCount]); ok && n >= 0 {
 		dl.DeliveryCount = n
+	}
+	if n, ok := integer(d.Headers[HeaderAcquiredCount]); ok && n >= 0 {
+		dl.AcquiredCount = n
 	}
 	if n, ok := integer(d.Headers[HeaderStreamOffset]); ok {
 		dl.Offset = n

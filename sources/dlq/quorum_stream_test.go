@@ -283,3 +283,54 @@ func TestStreamDLQIsReadByOffsetAndUnchanged(t *testing.T) {
 		t.Errorf("stream changed by browsing: %v", got)
 	}
 }
+
+// A browsed letter carries the counters each version defines: 4.3 counts
+// basic.reject toward x-delivery-count and every acquisition in
+// x-acquired-count; before 4.0 every return counts in x-delivery-count
+// and there is no x-acquired-count.
+func TestABrowsedLetterCarriesEachVersionsDeliveryCounters(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := brokertest.Channel(t, conn)
+	const name = "dlq.counted"
+	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum"})
+	publish(t, ch, "", name, amqp.Publishing{MessageId: "a"})
+	waitReady(t, conn, name, 1)
+	for _, reject := range []bool{false, false, true} {
+		var d amqp.Delivery
+		for ok := false; !ok; {
+			var err error
+			if d, ok, err = ch.Get(name, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var err error
+		if reject {
+			err = d.Reject(true)
+		} else {
+			err = d.Nack(false, true)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitReady(t, conn, name, 1)
+	}
+	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
+	s, err := Open(context.Background(), conn, q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p, err := s.Next(context.Background())
+	if err != nil || len(p.Letters) != 1 {
+		t.Fatalf("page: %v, %d letters", err, len(p.Letters))
+	}
+	l := p.Letters[0]
+	wantDelivery, wantAcquired := int64(3), int64(-1)
+	if brokertest.AtLeast(t, 4, 3) {
+		wantDelivery, wantAcquired = 1, 3
+	}
+	if l.DeliveryCount != wantDelivery || l.AcquiredCount != wantAcquired {
+		t.Errorf("RabbitMQ %s: x-delivery-count %d, x-acquired-count %d; want %d and %d (-1: absent)",
+			brokerVersion(t), l.DeliveryCount, l.AcquiredCount, wantDelivery, wantAcquired)
+	}
+}

@@ -56,8 +56,14 @@ type DeadLetter struct {
 	Deaths         []Death
 	Size           int
 	Quarantined    bool
-	// DeliveryCount is x-delivery-count (quorum), -1 when absent.
+	// DeliveryCount is x-delivery-count (quorum), -1 when absent: the
+	// returns the broker counts toward the delivery limit (every return
+	// before 4.0; from 4.0 not those of basic.nack).
 	DeliveryCount int64
+	// AcquiredCount is x-acquired-count (quorum, 4.0+), -1 when absent:
+	// how many times a consumer acquired the message, whatever it did
+	// next.
+	AcquiredCount int64
 	// Headroom is how many more returns a quorum message survives before
 	// its delivery limit; -1 when there is no limit.
 	Headroom int64

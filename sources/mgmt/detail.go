@@ -23,6 +23,11 @@ type QueueDetail struct {
 	// they are missing when the broker does not report them.
 	Channels     []Channel
 	ChannelsNote string
+	// Publishers are the channels publishing to the exchanges that route
+	// to the queue, where the broker's rates mode links them;
+	// PublishersNote says why they are not known otherwise.
+	Publishers     []Publisher
+	PublishersNote string
 	// UnackedUsed is the queue's unacknowledged deliveries; UnackedAllowed
 	// the sum of its consumers' prefetch limits (3 consumers × 20 = 60).
 	// UnackedUnlimited is set when some consumer has no limit, so the
@@ -98,6 +103,10 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 		d.Consumers = append(d.Consumers, rc.consumer(ref))
 	}
 	d.Channels, d.ChannelsNote, err = c.channelsOf(ctx, d.Consumers)
+	if err != nil {
+		return nil, err
+	}
+	d.Publishers, d.PublishersNote, err = c.publishersOf(ctx, ref, s.Overview.RatesMode)
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ func (c *Client) Overview(ctx context.Context) (*Overview, error) {
 		ProductVersion    string       `json:"product_version"`
 		ManagementVersion string       `json:"management_version"`
 		ErlangVersion     string       `json:"erlang_version"`
+		RatesMode         string       `json:"rates_mode"`
 		Node              string       `json:"node"`
 		MessageStats      *rawMsgStats `json:"message_stats"`
 		QueueTotals       struct {
@@ -64,7 +65,7 @@ func (c *Client) Overview(ctx context.Context) (*Overview, error) {
 	c.mu.Unlock()
 	return &Overview{
 		ClusterName: r.ClusterName, RabbitMQVersion: v, ManagementVersion: r.ManagementVersion,
-		ErlangVersion: r.ErlangVersion, StatsInterval: DefaultStatsInterval,
+		ErlangVersion: r.ErlangVersion, StatsInterval: DefaultStatsInterval, RatesMode: r.RatesMode,
 		Totals:      Totals{Messages: r.QueueTotals.Messages, Ready: r.QueueTotals.Ready, Unacked: r.QueueTotals.Unacked},
 		PublishRate: r.MessageStats.publishRate(), AckRate: r.MessageStats.drainRate(),
 		Node: r.Node, QueueCount: r.ObjectTotals.Queues, ConsumerCount: r.ObjectTotals.Consumers,

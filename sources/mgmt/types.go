@@ -84,9 +84,12 @@ type Overview struct {
 	ManagementVersion string
 	ErlangVersion     string
 	StatsInterval     time.Duration // collect_statistics_interval
-	Totals            Totals
-	PublishRate       float64
-	AckRate           float64
+	// RatesMode is the management plugin's rates_mode (none, basic,
+	// detailed); only detailed links publishing channels to exchanges.
+	RatesMode   string
+	Totals      Totals
+	PublishRate float64
+	AckRate     float64
 	// Node is the node that answered; object counts are cluster-wide.
 	Node                                       string
 	QueueCount, ConsumerCount, ConnectionCount int

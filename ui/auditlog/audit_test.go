@@ -15,6 +15,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -24,11 +25,12 @@ var t0 = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
 func init() { lipgloss.SetColorProfile(termenv.Ascii) }
 
 type fakeReader struct {
-	mu     sync.Mutex
-	ops    []audit.OperationSummary
-	res    audit.Result
-	err    error
-	limits []int
+	mu      sync.Mutex
+	ops     []audit.OperationSummary
+	res     ops.Chain
+	err     error
+	limits  []int
+	details map[string]*ops.OperationDetail
 }
 
 func (f *fakeReader) Operations(_ context.Context, limit int) ([]audit.OperationSummary, error) {
@@ -38,7 +40,16 @@ func (f *fakeReader) Operations(_ context.Context, limit int) ([]audit.Operation
 	return f.ops, f.err
 }
 
-func (f *fakeReader) Verify(context.Context) (audit.Result, error) { return f.res, nil }
+func (f *fakeReader) Verify(context.Context) (ops.Chain, error) { return f.res, nil }
+
+func (f *fakeReader) Operation(_ context.Context, id string) (*ops.OperationDetail, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d, ok := f.details[id]; ok {
+		return d, nil
+	}
+	return nil, errors.New("no operation " + id + " in the audit log")
+}
 
 func (f *fakeReader) Describe() string { return "file /var/lib/warren/audit.jsonl" }
 
@@ -92,10 +103,10 @@ func settle(t *testing.T, m *Model, cmd tea.Cmd) []tea.Msg {
 func TestGoldenAuditScreen(t *testing.T) {
 	tests := []struct {
 		name string
-		res  audit.Result
+		res  ops.Chain
 	}{
-		{name: "intact", res: audit.Result{OK: true, Records: 8, LastSeq: 8}},
-		{name: "broken", res: audit.Result{Records: 5, LastSeq: 5, BrokenSeq: 6, Reason: "hash mismatch: the record was altered after it was written"}},
+		{name: "intact", res: ops.Chain{Result: audit.Result{OK: true, Records: 8, LastSeq: 8}, Operations: 2}},
+		{name: "broken", res: ops.Chain{Result: audit.Result{Records: 5, LastSeq: 5, BrokenSeq: 6, Reason: "hash mismatch: the record was altered after it was written"}, Operations: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,14 +139,14 @@ func (p program) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (p program) View() string { return p.s.View() }
 
 func TestOperationsAreShownNewestFirstWithOutcomes(t *testing.T) {
-	m := newModel(&fakeReader{ops: sampleOps(), res: audit.Result{OK: true, Records: 8, LastSeq: 8}})
+	m := newModel(&fakeReader{ops: sampleOps(), res: ops.Chain{Result: audit.Result{OK: true, Records: 8, LastSeq: 8}, Operations: 2}})
 	settle(t, m, m.Init())
 	v := m.View()
 	first, second := strings.Index(v, "payments.dlq"), strings.Index(v, "orders.dlq")
 	if first < 0 || second < 0 || first > second {
 		t.Fatalf("newest operation is not first:\n%s", v)
 	}
-	for _, want := range []string{"chain intact: 8 records, last seq 8", "INCOMPLETE", "no final record"} {
+	for _, want := range []string{"chain verified: 8 records, 2 operations, last seq 8", "INCOMPLETE", "no final record"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
@@ -158,13 +169,13 @@ func TestReadErrorsAreReported(t *testing.T) {
 }
 
 func TestStaleLoadsAreDropped(t *testing.T) {
-	r := &fakeReader{ops: sampleOps(), res: audit.Result{OK: true, Records: 8, LastSeq: 8}}
+	r := &fakeReader{ops: sampleOps(), res: ops.Chain{Result: audit.Result{OK: true, Records: 8, LastSeq: 8}}}
 	m := newModel(r)
 	m.Init()
 	old := m.load
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
 	m.Update(operationsMsg{load: old, ops: nil, err: errors.New("late")})
-	m.Update(verifiedMsg{load: old, res: audit.Result{BrokenSeq: 3}})
+	m.Update(verifiedMsg{load: old, chain: ops.Chain{Result: audit.Result{BrokenSeq: 3}}})
 	if m.opsErr != nil || m.verified {
 		t.Fatalf("a superseded load changed the screen: err %v verified %v", m.opsErr, m.verified)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // Reader is what the audit screen needs from the audit store.
@@ -11,8 +13,21 @@ type Reader interface {
 	// Operations returns the most recent operations, oldest first, at
 	// most limit of them.
 	Operations(ctx context.Context, limit int) ([]audit.OperationSummary, error)
-	// Verify walks the whole chain.
-	Verify(ctx context.Context) (audit.Result, error)
+	// Verify walks the whole chain and counts the operations it holds.
+	Verify(ctx context.Context) (ops.Chain, error)
+	// Operation reads every record of one operation.
+	Operation(ctx context.Context, id string) (*ops.OperationDetail, error)
 	// Describe names the store, without secrets.
 	Describe() string
+}
+
+// Resumer finishes an operation the audit log holds as incomplete, as
+// `warren dlq resume` does. A read-only context has none.
+type Resumer interface {
+	// PlanResume reads what resuming operation id on queue would do,
+	// holding nothing; it refuses what `dlq resume` refuses.
+	PlanResume(ctx context.Context, queue mgmt.QueueRef, id string) (*ops.ResumePlan, error)
+	// Resume carries the plan out; progress is called from its
+	// goroutines.
+	Resume(ctx context.Context, p *ops.ResumePlan, progress func(ops.Progress)) (ops.Result, error)
 }

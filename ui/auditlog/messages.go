@@ -7,10 +7,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/mgmt"
 )
 
-// lastLoad numbers loads across audit screens, so an answer for a load
-// that was superseded (or a screen that was closed) is dropped.
+// lastLoad numbers loads and resumes across audit screens, so an answer
+// for one that was superseded (or a screen that was closed) is dropped.
 var lastLoad atomic.Int64
 
 type operationsMsg struct {
@@ -20,10 +22,42 @@ type operationsMsg struct {
 }
 
 type verifiedMsg struct {
+	load  int64
+	chain ops.Chain
+	err   error
+}
+
+// detailMsg answers the reading of one operation's records.
+type detailMsg struct {
 	load int64
-	res  audit.Result
+	d    *ops.OperationDetail
+	// search is each message's text the filter looks in, lower-cased,
+	// made in the command so filtering a large operation stays cheap.
+	search []string
+	err    error
+}
+
+type resumePlanMsg struct {
+	id   int64
+	plan *ops.ResumePlan
 	err  error
 }
+
+type resumeProgressMsg struct {
+	id int64
+	p  ops.Progress
+	ch <-chan ops.Progress
+}
+
+type resumeResultMsg struct {
+	id  int64
+	res ops.Result
+	err error
+}
+
+// resumedMsg tells every audit screen that a resume ended, so the list
+// and the operation show what the log says now.
+type resumedMsg struct{ operation string }
 
 func operationsCmd(ctx context.Context, r Reader, limit int, load int64) tea.Cmd {
 	return func() tea.Msg {
@@ -34,7 +68,51 @@ func operationsCmd(ctx context.Context, r Reader, limit int, load int64) tea.Cmd
 
 func verifyCmd(ctx context.Context, r Reader, load int64) tea.Cmd {
 	return func() tea.Msg {
-		res, err := r.Verify(ctx)
-		return verifiedMsg{load: load, res: res, err: err}
+		c, err := r.Verify(ctx)
+		return verifiedMsg{load: load, chain: c, err: err}
+	}
+}
+
+func detailCmd(ctx context.Context, r Reader, id string, load int64) tea.Cmd {
+	return func() tea.Msg {
+		d, err := r.Operation(ctx, id)
+		if err != nil {
+			return detailMsg{load: load, err: err}
+		}
+		return detailMsg{load: load, d: d, search: searchTexts(d.Messages)}
+	}
+}
+
+func planResumeCmd(ctx context.Context, r Resumer, ref mgmt.QueueRef, id string, n int64) tea.Cmd {
+	return func() tea.Msg {
+		p, err := r.PlanResume(ctx, ref, id)
+		return resumePlanMsg{id: n, plan: p, err: err}
+	}
+}
+
+// resumeCmd runs the resume; progress goes to ch without ever blocking
+// it (a slow screen misses intermediate figures, not the result).
+func resumeCmd(ctx context.Context, r Resumer, p *ops.ResumePlan, n int64, ch chan ops.Progress) tea.Cmd {
+	return func() tea.Msg {
+		defer close(ch)
+		res, err := r.Resume(ctx, p, func(pr ops.Progress) {
+			select {
+			case ch <- pr:
+			default:
+			}
+		})
+		return resumeResultMsg{id: n, res: res, err: err}
+	}
+}
+
+// waitResumeProgress delivers the next figure and is re-armed for as
+// long as the channel is open.
+func waitResumeProgress(ch <-chan ops.Progress, n int64) tea.Cmd {
+	return func() tea.Msg {
+		p, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return resumeProgressMsg{id: n, p: p, ch: ch}
 	}
 }

@@ -1,5 +1,6 @@
 // Package auditlog is the audit screen: recent operations with their
-// outcomes, and whether the hash chain is intact.
+// outcomes, whether the hash chain is intact, one operation opened with
+// each of its messages, and the resume of an operation left incomplete.
 package auditlog
 
 import (
@@ -15,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/list"
 	"github.com/warrenops/warren/ui/components/table"
@@ -31,6 +33,24 @@ type Options struct {
 	Limit  int
 	Now    func() time.Time
 	Styles styles.Styles
+	// Resumer finishes incomplete operations; nil (and ReadOnly) in a
+	// read-only context, where R only says why it does nothing.
+	Resumer  Resumer
+	ReadOnly bool
+	// Prod and ConfirmThreshold decide, as for every operation, when the
+	// prompt asks for the queue name and the count to be typed.
+	Prod             bool
+	ConfirmThreshold int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Limit <= 0 {
+		o.Limit = DefaultLimit
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
 }
 
 // Model is the audit screen.
@@ -42,15 +62,15 @@ type Model struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	common.Frame
-	common.NoText
 
 	load     int64
 	loading  bool
 	ops      []audit.OperationSummary // newest first
 	opsErr   error
 	verified bool
-	chain    audit.Result
+	chain    ops.Chain
 	chainErr error
+	resume   *resume
 	// list's rows are ops; its height depends on the detail of the row
 	// under the cursor, so it is set again after every move.
 	list list.Model[int]
@@ -58,17 +78,12 @@ type Model struct {
 
 // New returns the audit screen reading r.
 func New(r Reader, opts Options) *Model {
-	if opts.Limit <= 0 {
-		opts.Limit = DefaultLimit
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	k := DefaultKeyMap()
 	l := list.New[int](k.Nav, nil)
 	l.SetOverlap(1)
-	return &Model{r: r, opts: opts, st: opts.Styles, keys: k, ctx: ctx, cancel: cancel, list: l}
+	return &Model{r: r, opts: opts, st: opts.Styles, keys: k, ctx: ctx, cancel: cancel, list: l, resume: newResume(ctx, opts, k)}
 }
 
 // Init loads the operations and verifies the chain.
@@ -80,7 +95,7 @@ func (m *Model) reload() tea.Cmd {
 	return tea.Batch(operationsCmd(m.ctx, m.r, m.opts.Limit, m.load), verifyCmd(m.ctx, m.r, m.load))
 }
 
-// Close stops a load in flight.
+// Close stops a load or a resume in flight.
 func (m *Model) Close() tea.Cmd {
 	m.load = 0
 	m.cancel()
@@ -91,11 +106,24 @@ func (m *Model) Close() tea.Cmd {
 func (m *Model) Title() string { return "audit log" }
 
 // Keys returns the bindings for the help view.
-func (m *Model) Keys() help.KeyMap { return m.keys }
+func (m *Model) Keys() help.KeyMap {
+	switch m.resume.state {
+	case running:
+		return busyKeys{stop: m.keys.Stop}
+	case prompting:
+		return m.resume.prompt.Keys()
+	}
+	return m.keys
+}
+
+// Capturing is true while a resume's prompt takes text or its run goes
+// on.
+func (m *Model) Capturing() bool { return m.resume.Capturing() }
 
 // SetSize sets the space the screen may draw in.
 func (m *Model) SetSize(w, h int) {
 	m.Resize(w, h)
+	m.resume.setWidth(w)
 	m.fit()
 }
 
@@ -121,14 +149,40 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		if msg.load != m.load {
 			return m, nil
 		}
-		m.verified, m.chain, m.chainErr = true, msg.res, msg.err
+		m.verified, m.chain, m.chainErr = true, msg.chain, msg.err
+		m.fit()
+	case resumedMsg:
+		return m, m.reload()
+	case resumePlanMsg, resumeProgressMsg, resumeResultMsg:
+		cmd := m.resume.Update(msg)
+		m.fit()
+		return m, cmd
 	case tea.KeyMsg:
-		m.key(msg)
-		if key.Matches(msg, m.keys.Reload) {
-			return m, m.reload()
-		}
+		return m, m.keyCmd(msg)
 	}
 	return m, nil
+}
+
+func (m *Model) keyCmd(k tea.KeyMsg) tea.Cmd {
+	if m.resume.Busy() {
+		cmd := m.resume.Update(k)
+		m.fit()
+		return cmd
+	}
+	c := m.list.Cursor()
+	switch {
+	case key.Matches(k, m.keys.Reload):
+		return m.reload()
+	case key.Matches(k, m.keys.Open) && c >= 0:
+		d := NewDetail(m.r, m.ops[c], m.opts)
+		return func() tea.Msg { return common.PushMsg{Screen: d} }
+	case key.Matches(k, m.keys.Resume) && c >= 0:
+		cmd := m.resume.Start(m.ops[c])
+		m.fit()
+		return cmd
+	}
+	m.key(k)
+	return nil
 }
 
 // key moves the cursor a page of the height around the row it leaves,
@@ -140,9 +194,18 @@ func (m *Model) key(k tea.KeyMsg) {
 }
 
 // rows is how many operations fit between the title, chain state and
-// table header above and the detail of the current operation below.
+// table header above and the detail of the current operation (or a
+// resume's prompt or progress) below.
 func (m *Model) rows() int {
-	return max(m.Height-lipgloss.Height(m.top())-lipgloss.Height(m.detail())-3, 1)
+	return max(m.Height-lipgloss.Height(m.top())-lipgloss.Height(m.below())-3, 1)
+}
+
+// below is what the screen draws under the table.
+func (m *Model) below() string {
+	if v := m.resume.View(); v != "" {
+		return v
+	}
+	return m.detail()
 }
 
 func (m *Model) fit() {
@@ -154,7 +217,7 @@ func (m *Model) fit() {
 func (m *Model) View() string {
 	lines := []string{m.top(), ""}
 	lines = append(lines, m.table()...)
-	lines = append(lines, "", m.detail())
+	lines = append(lines, "", m.below())
 	return strings.Join(lines, "\n")
 }
 
@@ -178,15 +241,17 @@ func (m *Model) chainLine() string {
 		return m.st.Trouble.Render("chain not verified: " + sanitize.Text(m.chainErr.Error()))
 	case !m.chain.OK:
 		return m.st.Trouble.Render(fmt.Sprintf("chain BROKEN at seq %d: %s", m.chain.BrokenSeq, sanitize.Text(m.chain.Reason))) +
-			m.st.Warn.Render(fmt.Sprintf(" — records up to seq %d are intact; do not trust anything after", m.chain.LastSeq))
+			m.st.Warn.Render(fmt.Sprintf(" — records up to seq %d are intact; do not trust anything after. Keep the log as evidence, compare it with your last `warren audit export`, and move a file store aside to start a new chain", m.chain.LastSeq))
 	}
-	return m.st.OK.Render(fmt.Sprintf("chain intact: %d records, last seq %d", m.chain.Records, m.chain.LastSeq))
+	return m.st.OK.Render(fmt.Sprintf("chain verified: %s, %s, last seq %d", plural(m.chain.Records, "record"), plural(m.chain.Operations, "operation"), m.chain.LastSeq))
 }
 
 var header = []string{"STARTED (UTC)", "ACTION", "QUEUE", "TARGET", "OPERATOR", "SEL", "CONF", "RET", "NACK", "UNK", "SKIP", "STATE"}
 
 func (m *Model) table() []string {
-	widths := []int{19, 10, 18, 18, 8, 4, 4, 3, 4, 3, 4, 10}
+	// Counts are exact up to 999 999 (format.Count), so an operation on a
+	// whole large DLQ fits its columns.
+	widths := []int{19, 10, 16, 14, 8, 6, 6, 4, 4, 4, 5, 10}
 	out := []string{m.st.TableHeader.Render("  " + row(widths, header))}
 	switch {
 	case m.loading && len(m.ops) == 0:
@@ -209,8 +274,8 @@ func (m *Model) table() []string {
 		line := row(widths, []string{
 			o.Started.UTC().Format("2006-01-02 15:04:05"), sanitize.Text(o.Action),
 			sanitize.Text(o.Queue), sanitize.Text(o.Target), sanitize.Text(o.Operator),
-			fmt.Sprint(o.Selected), fmt.Sprint(c[audit.OutcomeConfirmed]), fmt.Sprint(c[audit.OutcomeReturned]),
-			fmt.Sprint(c[audit.OutcomeNacked]), fmt.Sprint(c[audit.OutcomeUnknown]), fmt.Sprint(c[audit.OutcomeSkippedApplied]), state,
+			count(o.Selected), count(c[audit.OutcomeConfirmed]), count(c[audit.OutcomeReturned]),
+			count(c[audit.OutcomeNacked]), count(c[audit.OutcomeUnknown]), count(c[audit.OutcomeSkippedApplied]), state,
 		})
 		line = ansi.Truncate(line, max(m.Width, 20), "…")
 		switch {
@@ -235,9 +300,19 @@ func (m *Model) describe(o audit.OperationSummary) string {
 	s := fmt.Sprintf("operation %s · vhost %s · seq %d–%d\nstarted %s",
 		sanitize.Text(o.Operation), sanitize.Text(o.Vhost), o.FirstSeq, o.LastSeq, format.Ago(m.opts.Now().Sub(o.Started)))
 	if o.Incomplete() {
-		return m.st.Muted.Render(s) + "\n" + m.st.Warn.Render("no final record: still running, or interrupted — unconfirmed messages stayed in the DLQ; those listed unknown may exist twice")
+		return m.st.Muted.Render(s) + "\n" + m.st.Warn.Render("no final record: still running, or interrupted — unconfirmed messages stayed in the DLQ; those listed unknown may exist twice. R resumes it, enter opens it")
 	}
-	return m.st.Muted.Render(s + " · finished " + format.Time(*o.Finished))
+	return m.st.Muted.Render(s + " · finished " + format.Time(*o.Finished) + " · enter opens it")
+}
+
+func count(n int) string { return format.Count(int64(n)) }
+
+// plural counts things in a sentence: "1 record", "17 operations".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func row(widths []int, cells []string) string {

@@ -33,7 +33,9 @@ func letter(pos int, id, reason, origin string, attempts, minutes int) dlq.DeadL
 		Position: pos, DeliveryTag: uint64(pos + 1), MessageID: "m-" + id, LogicalID: id,
 		LogicalIDFrom: dlq.IDHeader, Reason: reason, OriginQueue: origin, OriginExchange: "orders",
 		Attempts: attempts, DeadLetteredAt: t0.Add(-time.Duration(minutes) * time.Minute),
-		Size: 100 + pos, DeliveryCount: -1, Headroom: -1,
+		Deaths: []dlq.Death{{Queue: origin, Reason: reason, Exchange: "orders", Count: 1,
+			Time: t0.Add(-time.Duration(minutes) * time.Minute)}},
+		Size: 100 + pos, DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
 		Properties: dlq.Properties{MessageID: "m-" + id, ContentType: "application/json"},
 		Body:       []byte(`{"id":"` + id + `"}`),
 	}

@@ -62,13 +62,19 @@ func (m *Model) table(width, rows int) string {
 
 // fit gives each column its natural width (header or widest cell) and,
 // while the total is too wide, takes one cell at a time from the widest
-// column that is above its minimum.
+// column that is above its minimum. A whole column keeps its natural
+// width: a figure cut short reads as another figure.
 func fit(cols []column, body [][]string, width int) []int {
 	w := make([]int, len(cols))
+	least := make([]int, len(cols))
 	for i, c := range cols {
 		w[i] = max(ansi.StringWidth(c.title), c.min)
 		for _, r := range body {
 			w[i] = max(w[i], ansi.StringWidth(r[i]))
+		}
+		least[i] = c.min
+		if c.whole {
+			least[i] = w[i]
 		}
 	}
 	total := func() int {
@@ -81,7 +87,7 @@ func fit(cols []column, body [][]string, width int) []int {
 	for total() > width {
 		widest := -1
 		for i := range w {
-			if w[i] > cols[i].min && (widest < 0 || w[i] > w[widest]) {
+			if w[i] > least[i] && (widest < 0 || w[i] > w[widest]) {
 				widest = i
 			}
 		}

@@ -136,6 +136,9 @@ func (m *Model) filterLines() []string {
 
 func (m *Model) footer() string {
 	lines := []string{m.st.Muted.Render("* selected · " + format.HashLegend + " · Q quarantined · ↻n replayed n times before")}
+	if m.undead() {
+		lines = append(lines, m.st.Muted.Render(format.NoDeathLegend))
+	}
 	if loops := m.loops(); loops > 0 {
 		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("↻ %s came back after a replay: find the cause before replaying again", format.Messages(loops))))
 	}
@@ -143,6 +146,17 @@ func (m *Model) footer() string {
 		lines = append(lines, m.st.OK.Render(sanitize.Text(m.op.result)))
 	}
 	return m.wrap(strings.Join(lines, "\n"))
+}
+
+// undead reports whether a held message was never dead-lettered by the
+// broker, so its REASON cell needs the legend.
+func (m *Model) undead() bool {
+	for _, l := range m.held.letters {
+		if !format.DeadLettered(l) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Model) loops() int {
@@ -227,8 +241,8 @@ func (m *Model) panel(width int) ([]string, []string) {
 	for _, i := range m.held.visible {
 		l := m.held.letters[i]
 		attempts[l.Attempts]++
-		reasons[l.Reason]++
-		origins[l.OriginQueue]++
+		reasons[reasonKey(l)]++
+		origins[orNone(l.OriginQueue)]++
 	}
 	of := fmt.Sprintf(" (%d shown)", len(m.held.visible))
 	return nil, []string{
@@ -238,17 +252,35 @@ func (m *Model) panel(width int) ([]string, []string) {
 	}
 }
 
+// reasonKey and orNone key the held messages' histograms as a scan keys
+// the whole queue's, and a message without x-death as its row says.
+func reasonKey(l dlq.DeadLetter) string {
+	if !format.DeadLettered(l) {
+		return format.NoDeath
+	}
+	return orNone(l.Reason)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return dlq.NoneKey
+	}
+	return s
+}
+
 type column struct {
 	title string
 	min   int
 	align table.Align
+	// whole columns are never cut: their figures fit, whatever the width.
+	whole bool
 }
 
 func (m *Model) columns() []column {
 	cols := []column{
 		{title: "LOGICAL ID", min: 8}, {title: "MESSAGE ID", min: 6}, {title: "REASON", min: 6},
-		{title: "ORIGIN", min: 6}, {title: "ATT", min: 3, align: table.Right}, {title: "AGE", min: 3, align: table.Right},
-		{title: "SIZE", min: 4, align: table.Right}, {title: "INBOX", min: 7}, {title: "FLAGS", min: 3},
+		{title: "ORIGIN", min: 6}, {title: "ATT", min: 3, align: table.Right, whole: true},
+		{title: "AGE", min: 3, align: table.Right, whole: true}, {title: "SIZE", min: 4, align: table.Right, whole: true}, {title: "INBOX", min: 7}, {title: "FLAGS", min: 3},
 	}
 	if m.hasHeadroom() {
 		cols = append(cols, column{title: "HEADROOM", min: 4, align: table.Right})
@@ -274,7 +306,7 @@ func (m *Model) cells(l dlq.DeadLetter) []string {
 		flags = append(flags, fmt.Sprintf("↻%d", l.ReplayCount))
 	}
 	out := []string{
-		format.LogicalID(l), sanitize.Text(l.MessageID), sanitize.Text(l.Reason), sanitize.Text(l.OriginQueue),
+		format.LogicalID(l), sanitize.Text(l.MessageID), format.Reason(l), format.Origin(l),
 		fmt.Sprint(l.Attempts), format.Age(m.opts.Now(), l.DeadLetteredAt),
 		format.Bytes(int64(l.Size)), m.inboxCell(l), strings.Join(flags, " "),
 	}

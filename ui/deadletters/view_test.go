@@ -116,3 +116,34 @@ func TestTheViewFitsTheScreen(t *testing.T) {
 		}
 	}
 }
+
+func TestAMessageWithoutXDeathIsMarkedAndExplained(t *testing.T) {
+	ls := sampleLetters()
+	straight := letter(4, "ev-5", "", "", 0, 0)
+	straight.Deaths, straight.DeadLetteredAt = nil, time.Time{}
+	s := newSession(ops.Page{Letters: append(ls, straight)})
+	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}}, Options{})
+	d.m.SetSize(120, 40)
+	d.browsing(5)
+	v := d.m.View()
+	var row string
+	for _, line := range strings.Split(v, "\n") {
+		if strings.Contains(line, "ev-5") {
+			row = line
+		}
+	}
+	if !strings.Contains(row, "no x-death") || !strings.Contains(row, " — ") {
+		t.Errorf("the row does not say it has no x-death and no origin: %q", row)
+	}
+	if words := strings.Join(strings.Fields(v), " "); !strings.Contains(words, "no x-death 1 █") || !strings.Contains(words, "(none) 1 █") {
+		t.Errorf("the histograms do not count it as its row words it:\n%s", v)
+	}
+	if !strings.Contains(v, "not dead-lettered by the broker (no x-death): published straight into the queue") {
+		t.Errorf("no legend under the table:\n%s", v)
+	}
+	d2 := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{newSession(ops.Page{Letters: sampleLetters()})}}}, Options{})
+	d2.browsing(4)
+	if strings.Contains(d2.m.View(), "no x-death") {
+		t.Errorf("the legend shows though every message carries x-death")
+	}
+}

@@ -58,8 +58,10 @@ func Rate(r float64) string {
 // PerSecond is a rate with its unit, for running text.
 func PerSecond(r float64) string { return Rate(r) + "/s" }
 
-// Duration is a span in at most six cells, with its two largest units:
-// 45s, 10m05s, 1h05m, 3d04h. A negative span (clock skew) is 0s.
+// Duration is a span in at most six cells for anything under 2 700
+// years: 12s, 4m05s, 21h04m, 3d04h, and whole days from ten days on
+// (335d), where the hours no longer matter to anyone. A negative span
+// (clock skew) is 0s.
 func Duration(d time.Duration) string {
 	if d < 0 {
 		d = 0
@@ -75,9 +77,23 @@ func Duration(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", s/60, s%60)
 	case s < 86400:
 		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	case s < 10*86400:
+		return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
 	}
-	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
+	return fmt.Sprintf("%dd", s/86400)
 }
+
+// DurationWidth is how many cells a column needs to show every Duration
+// up to longest without cutting one. Words for shorter spans can be wider
+// than for longer ones (9d23h against 335d), but none under 100 000 days
+// takes more than six cells, and from there on the width only grows, so
+// the longest span shown is all a column needs to know.
+func DurationWidth(longest time.Duration) int {
+	return max(durationCells, len(Duration(longest)))
+}
+
+// durationCells is the widest Duration of a span under 100 000 days.
+const durationCells = 6
 
 // Period is a configured span (a TTL) like Duration, except that a span
 // under a second keeps its milliseconds: a TTL of 250 ms is not 0s.

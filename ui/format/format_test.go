@@ -1,6 +1,7 @@
 package format
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -42,13 +43,42 @@ func TestDurationsKeepTheirTwoLargestUnits(t *testing.T) {
 		{"whole minutes", Duration(10 * time.Minute), "10m"},
 		{"minutes and seconds", Duration(10*time.Minute + 5*time.Second), "10m05s"},
 		{"hours", Duration(65 * time.Minute), "1h05m"},
-		{"days", Duration(76 * time.Hour), "3d04h"},
+		{"hours and minutes", Duration(21*time.Hour + 4*time.Minute + 30*time.Second), "21h04m"},
+		{"minutes keep their seconds", Duration(4*time.Minute + 5*time.Second), "4m05s"},
+		{"days keep their hours under ten days", Duration(76 * time.Hour), "3d04h"},
+		{"just under ten days", Duration(10*24*time.Hour - time.Hour), "9d23h"},
+		{"ten days and more are whole days", Duration(10 * 24 * time.Hour), "10d"},
+		{"a year is whole days, never cut", Duration(335*24*time.Hour + 21*time.Hour), "335d"},
 		{"negative is zero", Duration(-time.Second), "0s"},
 		{"rounds to the second", Duration(1500 * time.Millisecond), "2s"},
 		{"a period under a second keeps its milliseconds", Period(250 * time.Millisecond), "250ms"},
 		{"a longer period is a duration", Period(90 * time.Second), "1m30s"},
 		{"work done keeps its milliseconds", Elapsed(1234567 * time.Microsecond), "1.235s"},
 	})
+}
+
+// A column sized by DurationWidth for the longest span shown never cuts
+// the words for a shorter one.
+func TestDurationWidthFitsEveryShorterSpan(t *testing.T) {
+	day := 24 * time.Hour
+	spans := []time.Duration{0, 9 * time.Second, 59*time.Minute + 59*time.Second, 23*time.Hour + 59*time.Minute,
+		10*day - time.Hour, 10 * day, 335*day + 21*time.Hour, 99_999 * day, 100_000 * day, time.Duration(math.MaxInt64)}
+	for i, longest := range spans {
+		w := DurationWidth(longest)
+		for _, d := range spans[:i+1] {
+			if got := len(Duration(d)); got > w {
+				t.Errorf("DurationWidth(%v) = %d, but %v is worded %q (%d cells)", longest, w, d, Duration(d), got)
+			}
+		}
+	}
+	if got := DurationWidth(335*day + 21*time.Hour); got != 6 {
+		t.Errorf("a 335-day age needs a column of %d cells, want the usual 6", got)
+	}
+	// A head message timestamp of year 1 makes an age as long as a
+	// time.Duration gets.
+	if got := DurationWidth(time.Duration(math.MaxInt64)); got != len("106751d") {
+		t.Errorf("the longest span needs %d cells, want %d", got, len("106751d"))
+	}
 }
 
 func TestAgesAreDurationsBeforeNow(t *testing.T) {

@@ -1,6 +1,8 @@
 package format
 
 import (
+	"fmt"
+
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
 )
@@ -39,4 +41,61 @@ func LogicalIDSource(l dlq.DeadLetter) string {
 // as typed or as a list shows it, so an ID copied from a list works.
 func MatchesLogicalID(l dlq.DeadLetter, s string) bool {
 	return s == l.LogicalID || (l.LogicalIDFrom == dlq.IDHash && s == HashMark+l.LogicalID)
+}
+
+// NotDeadLettered words a message that carries no x-death header: the
+// broker never dead-lettered it (it was published straight into the
+// queue, or a consumer republished it without its history), so it has no
+// reason, no origin from the broker and no time of death.
+const NotDeadLettered = "not dead-lettered by the broker (no x-death)"
+
+// NoDeath is NotDeadLettered in a list's REASON cell, where there is no
+// room for the sentence; NoDeathLegend explains it under the list.
+const (
+	NoDeath       = "no x-death"
+	NoDeathLegend = NotDeadLettered + ": published straight into the queue"
+)
+
+// DeadLettered reports whether the broker dead-lettered the message: it
+// carries x-death.
+func DeadLettered(l dlq.DeadLetter) bool { return len(l.Deaths) > 0 }
+
+// Reason is a dead letter's reason in a list: NoDeath when the broker
+// never dead-lettered it.
+func Reason(l dlq.DeadLetter) string {
+	if !DeadLettered(l) {
+		return NoDeath
+	}
+	return orUnknown(sanitize.Text(l.Reason))
+}
+
+// Origin is the queue a dead letter came from in a list; without x-death
+// only what the x-last-death-* or x-first-death-* headers name.
+func Origin(l dlq.DeadLetter) string { return orUnknown(sanitize.Text(l.OriginQueue)) }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return Unknown
+	}
+	return s
+}
+
+// Counter is one of a message's delivery counters, worded with what it
+// counts.
+type Counter struct{ Name, Value string }
+
+// DeliveryCounts are the quorum counters the message carries, each with
+// its meaning: x-delivery-count counts the returns the broker holds
+// against the delivery limit (every return before 4.0; from 4.0 not
+// those of basic.nack), x-acquired-count every time a consumer took the
+// message (4.0+). Counters the message does not carry are left out.
+func DeliveryCounts(l dlq.DeadLetter) []Counter {
+	var out []Counter
+	if l.DeliveryCount >= 0 {
+		out = append(out, Counter{dlq.HeaderDeliveryCount, fmt.Sprintf("%d (returns counted toward the delivery limit; from RabbitMQ 4.0 basic.nack returns are not)", l.DeliveryCount)})
+	}
+	if l.AcquiredCount >= 0 {
+		out = append(out, Counter{dlq.HeaderAcquiredCount, fmt.Sprintf("%d (times a consumer took it, whatever it did next)", l.AcquiredCount)})
+	}
+	return out
 }

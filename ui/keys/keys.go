@@ -22,6 +22,8 @@ type Global struct {
 	Help      key.Binding
 	Back      key.Binding
 	Audit     key.Binding
+	// Channels opens the channels screen from the overview.
+	Channels key.Binding
 }
 
 // DefaultGlobal returns the root's bindings.
@@ -32,6 +34,7 @@ func DefaultGlobal() Global {
 		Help:      New("?", "help"),
 		Back:      New("esc", "back"),
 		Audit:     New("A", "audit log"),
+		Channels:  New("c", "channels"),
 	}
 }
 
@@ -40,7 +43,7 @@ func (g Global) ShortHelp() []key.Binding { return []key.Binding{g.Back, g.Help,
 
 // FullHelp implements help.KeyMap.
 func (g Global) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{g.Back, g.Audit, g.Help, g.Quit, g.ForceQuit}}
+	return [][]key.Binding{{g.Back, g.Audit, g.Channels, g.Help, g.Quit, g.ForceQuit}}
 }
 
 // Queue are the bindings of the screens about queues (the list and one

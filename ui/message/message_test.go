@@ -14,6 +14,7 @@ import (
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -29,7 +30,7 @@ func sample() common.OpenMessageMsg {
 			Position: 2, DeliveryTag: 3, MessageID: "m-42", LogicalID: "ev-42", LogicalIDFrom: dlq.IDHeader,
 			Reason: "rejected", OriginQueue: "orders", OriginExchange: "orders", RoutingKeys: []string{"order.created"},
 			Attempts: 4, ReplayCount: 1, DeadLetteredAt: t0.Add(-5 * time.Minute), Size: 60,
-			DeliveryCount: -1, Headroom: -1, Redelivered: true,
+			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1, Redelivered: true,
 			Deaths: []dlq.Death{
 				{Queue: "orders", Reason: "rejected", Exchange: "orders", RoutingKeys: []string{"order.created"}, Count: 3, Time: first},
 				{Queue: "orders.retry", Reason: "expired", Exchange: "", RoutingKeys: []string{"orders"}, Count: 3, Time: first.Add(time.Second), OriginalExpiration: "10000"},
@@ -98,43 +99,34 @@ func TestGoldenInspector(t *testing.T) {
 	}
 }
 
-func TestBodyDecoding(t *testing.T) {
-	big := strings.Repeat("a", textLimit+100)
+// The inspector shows a body as format.BodyText words it; the cases of
+// that wording are tested there, these that the screen draws it whole.
+func TestTheBodyIsShownAsTheFormatterWordsIt(t *testing.T) {
 	tests := []struct {
-		name    string
-		body    []byte
-		props   dlq.Properties
-		hex     bool
-		kind    string
-		want    []string
-		notWant []string
+		name  string
+		body  []byte
+		props dlq.Properties
+		want  []string
 	}{
-		{name: "json is indented", body: []byte(`{"a":1}`), props: dlq.Properties{ContentType: "application/json"}, kind: "json", want: []string{"{\n  \"a\": 1\n}"}},
-		{name: "json without a content type is recognised", body: []byte(`[1,2]`), kind: "json", want: []string{"[\n  1,\n  2\n]"}},
-		{name: "invalid json says so and shows text", body: []byte(`{"a":`), props: dlq.Properties{ContentType: "application/json"}, kind: "text", want: []string{`{"a":`, "not valid JSON"}},
-		{name: "text is shown as text", body: []byte("hello\nworld"), props: dlq.Properties{ContentType: "text/plain"}, kind: "text", want: []string{"hello\nworld"}},
-		{name: "escapes in text are made visible", body: []byte("a\x1b[2Jb"), kind: "text", want: []string{`a\x1b[2Jb`}},
-		{name: "invalid utf-8 is a hex dump", body: []byte{0xff, 0xfe, 'A'}, kind: "hex", want: []string{"00000000  ff fe 41"}},
-		{name: "a compressed body is shown as bytes", body: []byte("xyz"), props: dlq.Properties{ContentEncoding: "gzip"}, kind: "hex", want: []string{"content encoding gzip, shown as bytes"}},
-		{name: "hex on request", body: []byte("hi"), hex: true, kind: "hex", want: []string{"68 69"}},
-		{name: "large text is cut and says how much is shown", body: []byte(big), kind: "text", want: []string{"first 64.0 KiB shown"}, notWant: []string{big}},
-		{name: "large binary is cut too", body: bytes.Repeat([]byte{0}, hexLimit*2), kind: "hex", want: []string{"first 4.0 KiB shown"}},
+		{name: "json is indented", body: []byte(`{"a":1}`), props: dlq.Properties{ContentType: "application/json"},
+			want: []string{"json · 7 B", "  {\n    \"a\": 1\n  }"}},
+		{name: "text with two bad bytes is a hex dump with an ASCII column", body: []byte("{\"id\": 4\xff\xfe}\n"),
+			want: []string{"bytes · 12 B", `00000000  7b 22 69 64 22 3a 20 34  ff fe 7d 0a              |{"id": 4..}.|`}},
+		{name: "a compressed body says why it is bytes", body: []byte("xyz"), props: dlq.Properties{ContentEncoding: "gzip"},
+			want: []string{"bytes · 3 B · content encoding gzip, shown as bytes", "78 79 7a"}},
+		{name: "a large binary body says how much more there is", body: bytes.Repeat([]byte{0}, 2*format.HexLimit),
+			want: []string{"bytes · 8.0 KiB", "00000ff0  00", "… 4096 more bytes not shown (warren dlq show --json gives the whole body)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kind, text, note := decode(tt.body, tt.props, tt.hex)
-			if kind != tt.kind {
-				t.Errorf("kind = %s, want %s", kind, tt.kind)
-			}
-			all := text + "\n" + note
+			msg := sample()
+			msg.Letter.Body, msg.Letter.Properties = tt.body, tt.props
+			m := newModel(msg)
+			m.SetSize(120, 40)
+			all := strings.Join(m.lines, "\n")
 			for _, w := range tt.want {
 				if !strings.Contains(all, w) {
-					t.Errorf("lacks %q in %q", w, all)
-				}
-			}
-			for _, w := range tt.notWant {
-				if strings.Contains(all, w) {
-					t.Errorf("should not contain the whole body")
+					t.Errorf("lacks %q in:\n%s", w, all[strings.Index(all, "Body"):])
 				}
 			}
 		})
@@ -149,8 +141,8 @@ func TestTheRealSizeIsShown(t *testing.T) {
 	m.SetSize(120, 40)
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("G")})
 	full := strings.Join(m.lines, "\n")
-	if !strings.Contains(full, "text · 195.3 KiB · first 64.0 KiB shown") {
-		t.Errorf("the body header does not state the real size")
+	if !strings.Contains(full, "text · 195.3 KiB") || !strings.Contains(full, "… 134464 more bytes not shown") {
+		t.Errorf("the body header does not state the real size, or the end what was left out")
 	}
 }
 
@@ -178,7 +170,7 @@ func TestScrollingAndHexToggle(t *testing.T) {
 		}
 	}
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
-	if !strings.Contains(strings.Join(m.lines, "\n"), "hex · 60 B") {
+	if !strings.Contains(strings.Join(m.lines, "\n"), "bytes · 60 B") {
 		t.Error("x did not switch the body to hex")
 	}
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
@@ -211,5 +203,30 @@ func TestHostileContentNeverReachesTheTerminal(t *testing.T) {
 		if v := m.View(); strings.ContainsAny(v, "\x1b\x07\u009b") {
 			t.Fatalf("raw control bytes in the view (hex=%v): %q", hex, v)
 		}
+	}
+}
+
+func TestAMessageWithoutXDeathSaysTheBrokerNeverDeadLetteredIt(t *testing.T) {
+	msg := sample()
+	l := &msg.Letter
+	l.Deaths, l.Reason, l.OriginQueue, l.OriginExchange, l.RoutingKeys, l.DeadLetteredAt = nil, "", "", "", nil, time.Time{}
+	delete(l.Headers, "x-death")
+	for _, h := range []string{"x-first-death-queue", "x-first-death-exchange", "x-first-death-reason"} {
+		delete(l.Headers, h)
+	}
+	m := newModel(msg)
+	m.SetSize(120, 200)
+	v := m.View()
+	dead := v[strings.Index(v, "Dead-lettering"):strings.Index(v, "Inbox")]
+	if !strings.Contains(dead, "not dead-lettered by the broker (no x-death)") {
+		t.Errorf("the dead-lettering section does not say so:\n%s", dead)
+	}
+	for _, blank := range []string{"reason", "origin queue", "dead-lettered at"} {
+		if strings.Contains(dead, blank) {
+			t.Errorf("the section still has a blank %q field:\n%s", blank, dead)
+		}
+	}
+	if !strings.Contains(v, "none: not dead-lettered by the broker (no x-death)") {
+		t.Errorf("the x-death section does not say so")
 	}
 }

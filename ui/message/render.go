@@ -1,14 +1,11 @@
 package message
 
 import (
-	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -39,13 +36,9 @@ func (m *Model) render() {
 	m.clamp()
 }
 
-// Body display limits: the body is never shown whole when large, and the
-// real size is always stated.
+// Layout of the fields.
 const (
-	textLimit   = 64 << 10 // bytes of text or JSON shown
-	hexLimit    = 4 << 10  // bytes shown as a hex dump
-	prettyLimit = 1 << 20  // larger JSON is shown as text, not re-indented
-	labelWidth  = 18
+	labelWidth = 18
 	// headerNameWidth caps the header name column; longer names are cut.
 	headerNameWidth = 36
 )
@@ -58,18 +51,31 @@ func (m *Model) content(width int) string {
 	m.field(&b, "logical ID", format.LogicalIDSource(l))
 
 	m.section(&b, "Dead-lettering")
-	m.field(&b, "reason", sanitize.Text(l.Reason))
-	m.field(&b, "origin queue", sanitize.Text(l.OriginQueue))
-	m.field(&b, "origin exchange", exchange(l.OriginExchange, l.OriginQueue != ""))
-	m.field(&b, "routing keys", orNone(sanitize.Text(strings.Join(l.RoutingKeys, ", "))))
+	undead := !format.DeadLettered(l)
+	if undead {
+		b.WriteString("  " + m.st.Warn.Render(format.NotDeadLettered) + "\n")
+	}
+	if !undead || l.OriginQueue != "" {
+		reason := sanitize.Text(l.Reason)
+		if undead {
+			// Without x-death, only headers whoever published it set.
+			reason += m.st.Muted.Render(" (from x-*-death headers, not from the broker)")
+		}
+		m.field(&b, "reason", reason)
+		m.field(&b, "origin queue", sanitize.Text(l.OriginQueue))
+		m.field(&b, "origin exchange", exchange(l.OriginExchange, l.OriginQueue != ""))
+		m.field(&b, "routing keys", orNone(sanitize.Text(strings.Join(l.RoutingKeys, ", "))))
+	}
 	m.field(&b, "attempts", fmt.Sprint(l.Attempts))
 	if l.ReplayCount > 0 {
 		m.field(&b, "replayed", m.st.Warn.Render(times(l.ReplayCount)+" by warren: it came back, so replaying again without a fix loops"))
 	}
-	m.field(&b, "dead-lettered at", m.when(l.DeadLetteredAt))
+	if !undead {
+		m.field(&b, "dead-lettered at", m.when(l.DeadLetteredAt))
+	}
 	m.field(&b, "quarantined", yesNo(l.Quarantined))
-	if l.DeliveryCount >= 0 {
-		m.field(&b, "x-delivery-count", fmt.Sprint(l.DeliveryCount))
+	for _, c := range format.DeliveryCounts(l) {
+		m.field(&b, c.Name, c.Value)
 	}
 	if l.Headroom >= 0 {
 		m.field(&b, "headroom", fmt.Sprintf("%d more returns before the delivery limit", l.Headroom))
@@ -145,7 +151,7 @@ func (m *Model) properties(b *strings.Builder, p dlq.Properties) {
 
 func (m *Model) deaths(b *strings.Builder, deaths []dlq.Death) {
 	if len(deaths) == 0 {
-		b.WriteString("  " + m.st.Muted.Render("none: the message carries no x-death header") + "\n")
+		b.WriteString("  " + m.st.Muted.Render("none: "+format.NotDeadLettered) + "\n")
 		return
 	}
 	rows := [][]string{{"QUEUE", "REASON", "COUNT", "FIRST DEATH", "EXCHANGE", "ROUTING KEYS", "ORIG. EXPIRATION"}}
@@ -238,72 +244,18 @@ func (m *Model) body(b *strings.Builder, l dlq.DeadLetter, width int) {
 		b.WriteString("  " + m.st.Muted.Render("not held: this view came from a statistics scan") + "\n")
 		return
 	}
-	size := len(l.Body)
-	kind, text, note := decode(l.Body, l.Properties, m.hex)
-	head := fmt.Sprintf("%s · %s", kind, format.Bytes(int64(size)))
-	if note != "" {
-		head += " · " + note
+	body := format.BodyText(l.Body, l.Properties.ContentType, l.Properties.ContentEncoding, m.hex)
+	head := body.Kind + " · " + format.Bytes(int64(len(l.Body)))
+	if body.Note != "" {
+		head += " · " + body.Note
 	}
 	b.WriteString("  " + m.st.Muted.Render(head) + "\n")
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range body.Lines {
 		b.WriteString("  " + ansi.Hardwrap(line, max(width-2, 10), true) + "\n")
 	}
-}
-
-// decode picks the body's presentation: pretty JSON, text, or a hex dump,
-// each cut to its limit with a note saying what was left out.
-func decode(body []byte, p dlq.Properties, forceHex bool) (kind, text, note string) {
-	binary := p.ContentEncoding != "" && p.ContentEncoding != "identity" && p.ContentEncoding != "utf-8"
-	if forceHex || binary || !utf8.Valid(body) || hasNUL(body) {
-		kind = "hex"
-		if binary {
-			note = "content encoding " + sanitize.Text(p.ContentEncoding) + ", shown as bytes"
-		}
-		shown := body[:min(len(body), hexLimit)]
-		if len(shown) < len(body) {
-			note = join(note, fmt.Sprintf("first %s shown", format.Bytes(int64(len(shown)))))
-		}
-		return kind, strings.TrimRight(hex.Dump(shown), "\n"), note
+	if body.More != "" {
+		b.WriteString("  " + m.st.Muted.Render(body.More) + "\n")
 	}
-	if looksJSON(body, p.ContentType) && len(body) <= prettyLimit {
-		var out bytes.Buffer
-		if err := json.Indent(&out, body, "", "  "); err == nil {
-			return "json", cut(out.String(), &note), note
-		} else if strings.Contains(p.ContentType, "json") {
-			note = "not valid JSON (" + sanitize.Text(err.Error()) + "), shown as text"
-		}
-	}
-	return "text", cut(string(body), &note), note
-}
-
-// cut limits text to textLimit bytes on a rune boundary and sanitises it.
-func cut(s string, note *string) string {
-	if len(s) > textLimit {
-		n := textLimit
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		*note = join(*note, fmt.Sprintf("first %s shown", format.Bytes(int64(n))))
-		s = s[:n]
-	}
-	return sanitize.Block(strings.TrimRight(s, "\n"))
-}
-
-func looksJSON(body []byte, contentType string) bool {
-	if strings.Contains(contentType, "json") {
-		return true
-	}
-	t := bytes.TrimSpace(body)
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
-}
-
-func hasNUL(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
-
-func join(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + " · " + b
 }
 
 func times(n int) string {

@@ -1,6 +1,8 @@
 package overview
 
 import (
+	"time"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/ui/components/sparkline"
@@ -41,6 +43,9 @@ type spec struct {
 	vhostWidth int
 	effects    bool // some row shown has an inbox
 	dlqWidth   int  // wide enough for the retry targets shown
+	// oldestWidth and lastWidth fit the longest ages shown, so an age is
+	// never cut.
+	oldestWidth, lastWidth int
 }
 
 // vhostMaxWidth bounds the VHOST column; longer names are cut with "…".
@@ -69,12 +74,12 @@ func columnsFor(s spec) ([]col, []table.Column) {
 		{colReady, table.Column{Title: "READY", Width: 6, Align: table.Right}, true},
 		{colUnack, table.Column{Title: "UNACK", Width: 6, Align: table.Right, Drop: 2}, true},
 		{colTotal, table.Column{Title: "TOTAL", Width: 6, Align: table.Right}, true},
-		{colOldest, table.Column{Title: "OLDEST", Width: 6, Align: table.Right}, true},
+		{colOldest, table.Column{Title: "OLDEST", Width: max(s.oldestWidth, len("OLDEST")), Align: table.Right}, true},
 		{colCons, table.Column{Title: "CONS", Width: 4, Align: table.Right, Drop: 1}, true},
 		{colPub, table.Column{Title: "PUB/s", Width: 6, Align: table.Right}, true},
 		{colAck, table.Column{Title: "ACK/s", Width: 6, Align: table.Right}, true},
 		{colEffect, table.Column{Title: "EFF/s", Width: 6, Align: table.Right, Drop: 3}, s.effects},
-		{colLast, table.Column{Title: "LAST", Width: 6, Align: table.Right, Drop: 6}, s.effects},
+		{colLast, table.Column{Title: "LAST", Width: max(s.lastWidth, len("LAST")), Align: table.Right, Drop: 6}, s.effects},
 		{colDrain, table.Column{Title: "DRAIN", Width: 15}, true},
 		{colDLQ, table.Column{Title: "DLQ", Width: max(s.dlqWidth, dlqMinWidth), Align: table.Right}, true},
 		{colTrend, table.Column{Title: "TREND", Width: trendWidth, Drop: 7}, true},
@@ -96,8 +101,19 @@ func (m *Model) spec() spec {
 	if m.vhost == "" {
 		s.vhostWidth = len("VHOST")
 	}
+	var oldest, last time.Duration
 	for _, i := range m.view {
 		r := &m.rows[i]
+		if r.hasAge {
+			oldest = max(oldest, r.age)
+		}
+		if r.hasInbox {
+			if e, ok := m.effects[r.q.Ref()]; ok && e.Err == nil {
+				if age, ok := e.Effect.LastAge(); ok {
+					last = max(last, age)
+				}
+			}
+		}
 		if m.vhost == "" {
 			s.vhostWidth = max(s.vhostWidth, min(r.vhostWidth, vhostMaxWidth))
 		}
@@ -106,6 +122,7 @@ func (m *Model) spec() spec {
 			s.dlqWidth = max(s.dlqWidth, min(ansi.StringWidth(r.retry)+2, dlqMaxWidth))
 		}
 	}
+	s.oldestWidth, s.lastWidth = format.DurationWidth(oldest), format.DurationWidth(last)
 	return s
 }
 

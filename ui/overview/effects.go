@@ -29,6 +29,8 @@ func (m *Model) applyEffects(msg effect.Msg) {
 	for i, ref := range msg.Refs {
 		m.effects[ref] = msg.Answers[i]
 	}
+	// The LAST column fits the ages these answers brought.
+	m.fitColumns()
 }
 
 // forgetEffects drops the answers about queues no longer listed, so the

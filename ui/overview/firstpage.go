@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/sources/mgmt/trouble"
 )
 
 // FirstPager is what a lister offers when it can read the deepest queues
@@ -48,7 +49,8 @@ func (m *Model) firstFetch() tea.Cmd {
 
 // applyFirstPage draws a first page that came before any full snapshot.
 // Its failure is left to the full fetch to report. The page's depths
-// start no trend: the full snapshot follows within seconds.
+// start no trend and no judgement: the full snapshot follows within
+// seconds.
 func (m *Model) applyFirstPage(msg firstPageMsg) {
 	if !m.awaitingFull || msg.Err != nil {
 		return
@@ -58,7 +60,7 @@ func (m *Model) applyFirstPage(msg firstPageMsg) {
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
-	m.rows = buildRows(snap, map[mgmt.QueueRef]*trend{}, m.inbox.HasInbox)
+	m.rows = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox)
 	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
 	selected, hadSelection := m.Selected()
 	m.arrange(selected.Ref(), hadSelection)

@@ -20,6 +20,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/sources/mgmt/trouble"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/components/table"
@@ -40,6 +41,9 @@ type Options struct {
 	// Effects reads the inbox figures of queues that have one; nil
 	// leaves them out.
 	Effects effect.Reader
+	// Window is how far back the trouble marks look
+	// (trouble.DefaultWindow when not positive).
+	Window time.Duration
 }
 
 // DefaultRefresh is used when Options.Refresh is not positive.
@@ -95,6 +99,7 @@ type Model struct {
 	rows   []row
 	view   []int
 	trends map[mgmt.QueueRef]*trend
+	judge  *trouble.Tracker
 	tbl    table.Model
 	// cols are the table's columns now, chosen by colSpec.
 	cols    []col
@@ -126,6 +131,7 @@ func New(o Options) *Model {
 		vhosts:  map[string]struct{}{},
 		filter:  fi,
 		trends:  map[mgmt.QueueRef]*trend{},
+		judge:   trouble.New(o.Window),
 		tbl:     table.New(cols, o.Styles),
 		cols:    ids,
 		inbox:   effect.New(o.Effects),

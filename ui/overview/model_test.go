@@ -236,35 +236,42 @@ func TestTroubleAndWarnings(t *testing.T) {
 	onAlarm.Node = "rabbit@b"
 	alarmNodes := []mgmt.Node{{Name: "rabbit@b", Running: true, MemAlarm: true}}
 	tests := []struct {
-		name   string
-		before mgmt.Queue
-		after  mgmt.Queue
-		nodes  []mgmt.Node
-		want   table.Tone
+		name    string
+		samples []mgmt.Queue
+		nodes   []mgmt.Node
+		want    table.Tone
 	}{
-		{name: "steady queue is normal", before: queue("/", "q", 5), after: queue("/", "q", 5), want: table.Normal},
-		{name: "paired DLQ holding letters is a warning", before: withDLQ(3), after: withDLQ(3), want: table.Warn},
-		{name: "paired DLQ growing is trouble", before: withDLQ(3), after: withDLQ(4), want: table.Trouble},
-		{name: "no consumers with ready messages is trouble", before: noConsumers, after: noConsumers, want: table.Trouble},
-		{name: "a row without statistics is not judged: its consumers are unknown", before: unread, after: unread, want: table.Normal},
-		{name: "publish above ack and depth rising is trouble", before: growing(100), after: growing(150), want: table.Trouble},
-		{name: "publish above ack but depth falling is not", before: growing(150), after: growing(100), want: table.Normal},
-		{name: "DLQ receiving letters is trouble", before: isDLQ(3), after: isDLQ(5), want: table.Trouble},
-		{name: "DLQ holding letters is a warning", before: isDLQ(5), after: isDLQ(5), want: table.Warn},
-		{name: "parking queue without consumers is a warning, not trouble", before: parked(14), after: parked(14), want: table.Warn},
-		{name: "parking queue taking a quarantine is a warning", before: parked(14), after: parked(20), want: table.Warn},
-		{name: "queue on a node in alarm is trouble", before: onAlarm, after: onAlarm, nodes: alarmNodes, want: table.Trouble},
+		{name: "steady queue is normal", samples: []mgmt.Queue{queue("/", "q", 5), queue("/", "q", 5)}, want: table.Normal},
+		{name: "paired DLQ holding letters is a warning", samples: []mgmt.Queue{withDLQ(3), withDLQ(3)}, want: table.Warn},
+		{name: "paired DLQ growing is trouble", samples: []mgmt.Queue{withDLQ(3), withDLQ(4)}, want: table.Trouble},
+		{name: "no consumers with ready messages is trouble", samples: []mgmt.Queue{noConsumers, noConsumers}, want: table.Trouble},
+		{name: "a row without statistics is not judged: its consumers are unknown", samples: []mgmt.Queue{unread, unread}, want: table.Normal},
+		{name: "publish above ack and depth rising once is not yet: one step is no trend", samples: []mgmt.Queue{growing(100), growing(150)}, want: table.Normal},
+		{name: "publish above ack and depth rising over three samples is trouble", samples: []mgmt.Queue{growing(100), growing(150), growing(200)}, want: table.Trouble},
+		{name: "publish above ack but depth falling is not", samples: []mgmt.Queue{growing(150), growing(100)}, want: table.Normal},
+		{name: "DLQ receiving letters is trouble", samples: []mgmt.Queue{isDLQ(3), isDLQ(5)}, want: table.Trouble},
+		{name: "DLQ holding letters is a warning", samples: []mgmt.Queue{isDLQ(5), isDLQ(5)}, want: table.Warn},
+		{name: "parking queue without consumers is a warning, not trouble", samples: []mgmt.Queue{parked(14), parked(14)}, want: table.Warn},
+		{name: "parking queue taking a quarantine is a warning", samples: []mgmt.Queue{parked(14), parked(20)}, want: table.Warn},
+		{name: "queue on a node in alarm is trouble", samples: []mgmt.Queue{onAlarm, onAlarm}, nodes: alarmNodes, want: table.Trouble},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			second := snapshot(tt.after)
-			if tt.nodes != nil {
-				second.Nodes = tt.nodes
+			var replies []reply
+			for i, q := range tt.samples {
+				snap := snapshot(q)
+				snap.TakenAt = taken.Add(time.Duration(i) * 2 * time.Second)
+				if tt.nodes != nil {
+					snap.Nodes = tt.nodes
+				}
+				replies = append(replies, reply{snap: snap})
 			}
-			l := &lister{replies: []reply{{snap: snapshot(tt.before)}, {snap: second}}}
+			l := &lister{replies: replies}
 			m := newModel(l)
 			m, _ = load(t, m, m.Init())
-			m, _ = load(t, m, m.fetch())
+			for range tt.samples[1:] {
+				m, _ = load(t, m, m.fetch())
+			}
 			if got := m.rows[0].tone; got != tt.want {
 				t.Fatalf("tone = %v, want %v (reasons %v)", got, tt.want, m.rows[0].reasons)
 			}
@@ -499,5 +506,48 @@ func TestScrollingSoonAfterAFetchWaitsForTheTick(t *testing.T) {
 	}
 	if len(l.asked) != asked {
 		t.Fatalf("the lister was asked %d more times", len(l.asked)-asked)
+	}
+}
+
+// Ages are never cut: a message 335 days old reads 335d in full at 120
+// columns, and an absurd head timestamp widens the column instead of
+// losing its digits.
+func TestTheOldestColumnFitsTheAgesShown(t *testing.T) {
+	ts := func(d time.Duration) *time.Time { x := taken.Add(-d); return &x }
+	tests := []struct {
+		name  string
+		age   time.Duration
+		want  string
+		width int
+	}{
+		{"under a day", 21*time.Hour + 4*time.Minute, "21h04m", 6},
+		{"a few days", 3*24*time.Hour + 4*time.Hour, "3d04h", 6},
+		{"most of a year", 335*24*time.Hour + 21*time.Hour, "335d", 6},
+		{"a timestamp from year 1", taken.Sub(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), "106751d", 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := queue("/", "orders", 5)
+			old.HeadMessageTimestamp = ts(tt.age)
+			fresh := queue("/", "billing", 50)
+			fresh.HeadMessageTimestamp = ts(12 * time.Second)
+			m := newModel(&lister{replies: []reply{{snap: snapshot(old, fresh)}}})
+			m, _ = load(t, m, m.Init())
+			if got := m.tbl.Widths()[slices.Index(m.cols, colOldest)]; got != tt.width {
+				t.Errorf("OLDEST is %d wide, want %d", got, tt.width)
+			}
+			var row string
+			for _, line := range strings.Split(m.View(), "\n") {
+				if strings.Contains(line, "orders") {
+					row = line
+				}
+				if w := ansi.StringWidth(line); w > 120 {
+					t.Errorf("line is %d cells wide at 120 columns: %q", w, line)
+				}
+			}
+			if !strings.Contains(row, " "+tt.want+" ") || strings.Contains(row, "…") {
+				t.Fatalf("row %q does not show the age %q whole", row, tt.want)
+			}
+		})
 	}
 }

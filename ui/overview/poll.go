@@ -60,7 +60,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	selected, hadSelection := m.Selected()
-	m.rows = buildRows(snap, m.trends, m.inbox.HasInbox)
+	m.rows = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox)
 	m.arrange(selected.Ref(), hadSelection)
 	m.forgetEffects()
 	m.lastAsked = msg.Opts

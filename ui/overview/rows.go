@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/sources/mgmt/trouble"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
 	"github.com/warrenops/warren/ui/format"
@@ -36,11 +37,9 @@ func (s SortBy) String() string {
 	return [...]string{"depth", "age", "DLQ", "name"}[s]
 }
 
-// trend is what the overview remembers about a queue across snapshots.
+// trend is the depth history the overview draws for a queue.
 type trend struct {
-	depth   *sparkline.History[int64]
-	prevDLQ int64
-	hasDLQ  bool
+	depth *sparkline.History[int64]
 }
 
 // row is one queue ready to show: display strings are sanitised once per
@@ -66,10 +65,13 @@ type row struct {
 	retry string
 }
 
-// buildRows turns a snapshot into rows and updates the per-queue trends.
-// Trends of queues that disappeared are dropped so memory stays bounded.
-func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, hasInbox func(mgmt.QueueRef) bool) []row {
+// buildRows turns a snapshot into rows, updates the per-queue trends and
+// hands the snapshot to the judge, whose marks decide each row's tone.
+// Trends of queues that disappeared are dropped so memory stays bounded;
+// the judge forgets them itself.
+func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool) []row {
 	alarms := nodeAlarms(snap.Nodes)
+	judge.Observe(snap.TakenAt, snap.Queues)
 	rows := make([]row, len(snap.Queues))
 	seen := make(map[mgmt.QueueRef]struct{}, len(snap.Queues))
 	for i, q := range snap.Queues {
@@ -102,9 +104,8 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, hasInbox fu
 		case q.IsDLQ():
 			r.dlqDepth = q.Messages
 		}
-		r.tone, r.reasons = assess(q, t, alarms[q.Node])
+		r.tone, r.reasons = assess(q, judge.Marks(ref), judge.Window(), alarms[q.Node])
 		t.depth.Push(q.Messages)
-		t.prevDLQ, t.hasDLQ = q.DLQMessages, q.DLQ != nil
 		rows[i] = r
 	}
 	for ref := range trends {
@@ -116,21 +117,20 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, hasInbox fu
 }
 
 // assess decides whether a queue is in trouble (act now) or worth a look,
-// and says why. It runs before the new sample is pushed, so the trend
-// still holds the previous snapshot's figures.
-func assess(q mgmt.Queue, t *trend, alarm string) (table.Tone, []string) {
+// and says why. What a queue's movement means is judged over a window of
+// snapshots (marks, from sources/mgmt/trouble); a node alarm and what a
+// queue holds are facts of this snapshot.
+func assess(q mgmt.Queue, marks []trouble.Mark, window time.Duration, alarm string) (table.Tone, []string) {
 	var trouble, warn []string
 	if alarm != "" {
 		trouble = append(trouble, alarm)
 	}
-	if q.DLQ != nil && t.hasDLQ && q.DLQMessages > t.prevDLQ {
-		trouble = append(trouble, fmt.Sprintf("DLQ %s growing (+%d)", sanitize.Text(q.DLQ.Name), q.DLQMessages-t.prevDLQ))
-	}
-	if prev, ok := t.depth.Last(0); ok && q.IsDLQ() && q.Messages > prev {
-		trouble = append(trouble, fmt.Sprintf("dead letters arriving (+%d)", q.Messages-prev))
-	}
-	if why := notDraining(q, t); why != "" {
-		trouble = append(trouble, why)
+	for _, m := range marks {
+		var dlq string
+		if q.DLQ != nil {
+			dlq = q.DLQ.Name
+		}
+		trouble = append(trouble, format.Mark(m, dlq, window))
 	}
 	if q.DLQ != nil && q.DLQMessages > 0 {
 		warn = append(warn, fmt.Sprintf("%d dead letters in %s", q.DLQMessages, sanitize.Text(q.DLQ.Name)))
@@ -148,33 +148,6 @@ func assess(q mgmt.Queue, t *trend, alarm string) (table.Tone, []string) {
 		return table.Warn, warn
 	}
 	return table.Normal, nil
-}
-
-// notDraining says why a queue with ready messages is not going down,
-// from the movement every view shares (mgmt.Queue.Drain). A DLQ, a
-// parking queue and a retry queue are meant to hold messages; a DLQ is
-// judged by its growth instead. A row whose statistics were not read
-// (off screen) is not judged: the cheap list carries no consumer count.
-// Growth needs both the rates and the depth to agree, so that a busy
-// queue whose rates jitter around each other does not flicker.
-func notDraining(q mgmt.Queue, t *trend) string {
-	if q.IsDLQ() || q.Parking || q.RetryTarget != nil || q.Ready == 0 {
-		return ""
-	}
-	d := q.Drain()
-	switch {
-	case d.Movement == mgmt.NoRates:
-		return ""
-	case q.Consumers == 0:
-		return format.DrainNote(mgmt.Drain{Movement: mgmt.NoConsumers})
-	case d.Movement == mgmt.Stalled:
-		return format.DrainNote(d)
-	case d.Movement == mgmt.Growing:
-		if prev, ok := t.depth.Last(0); ok && q.Messages > prev {
-			return format.DrainNote(d)
-		}
-	}
-	return ""
 }
 
 // nodeAlarms maps a node to the alarm it raises, if any.

@@ -3,6 +3,7 @@ package queuedetail
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -108,6 +109,13 @@ func (m *Model) channels(d *mgmt.QueueDetail) string {
 	if len(d.Channels) == 0 {
 		return b.String()
 	}
+	// The STATE column fits every idle time shown, never cut.
+	stateWidth := 10
+	for _, ch := range d.Channels {
+		if ch.IdleSince != nil {
+			stateWidth = max(stateWidth, len(idleText(d.TakenAt.Sub(*ch.IdleSince))))
+		}
+	}
 	t := m.staticTable([]table.Column{
 		{Title: "CHANNEL", Width: 16, Flex: true},
 		{Title: "USER", Width: 10},
@@ -116,7 +124,7 @@ func (m *Model) channels(d *mgmt.QueueDetail) string {
 		{Title: "CONFIRM", Width: 7},
 		{Title: "UNCONF", Width: 6, Align: table.Right},
 		{Title: "ACK/s", Width: 6, Align: table.Right},
-		{Title: "STATE", Width: 10},
+		{Title: "STATE", Width: stateWidth},
 	}, len(d.Channels))
 	b.WriteString("\n")
 	b.WriteString(t.View(func(i int) table.Row {
@@ -134,7 +142,7 @@ func (m *Model) channels(d *mgmt.QueueDetail) string {
 		}
 		state := table.Cell{Text: "busy"}
 		if ch.IdleSince != nil {
-			state = table.Cell{Text: "idle " + format.Duration(d.TakenAt.Sub(*ch.IdleSince)), Tone: table.Muted}
+			state = table.Cell{Text: idleText(d.TakenAt.Sub(*ch.IdleSince)), Tone: table.Muted}
 		}
 		return table.Row{Cells: []table.Cell{
 			{Text: sanitize.Text(ch.Name)}, {Text: sanitize.Text(ch.User)}, {Text: prefetch},
@@ -152,3 +160,5 @@ func (m *Model) staticTable(cols []table.Column, n int) table.Model {
 	t.SetLen(n)
 	return t
 }
+
+func idleText(d time.Duration) string { return "idle " + format.Duration(d) }

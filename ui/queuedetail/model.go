@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/sources/mgmt/trouble"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/styles"
@@ -36,6 +37,9 @@ type Options struct {
 	// Effects reads the inbox of the queue or of the queue a DLQ belongs
 	// to; nil leaves the inbox line out.
 	Effects effect.Reader
+	// Window is how far back the judgement of the queue's movement looks
+	// (trouble.DefaultWindow when not positive).
+	Window time.Duration
 }
 
 const (
@@ -57,6 +61,9 @@ type Model struct {
 
 	detail *mgmt.QueueDetail
 	err    error
+	// judge holds the queue's movement marks across refreshes, as the
+	// overview's do (docs/ARCHITECTURE.md §4.10).
+	judge *trouble.Tracker
 
 	inbox effect.Fetcher
 	last  effect.Msg // the inbox's last answer
@@ -87,6 +94,7 @@ func New(o Options) *Model {
 		keys:      DefaultKeyMap(),
 		vp:        viewport.New(0, 0),
 		inbox:     effect.New(o.Effects),
+		judge:     trouble.New(o.Window),
 	}
 }
 
@@ -196,6 +204,7 @@ func (m *Model) apply(msg detailMsg) tea.Cmd {
 	switch {
 	case msg.Err == nil:
 		m.detail = msg.Detail
+		m.judge.Observe(msg.Detail.TakenAt, []mgmt.Queue{msg.Detail.Queue})
 	case errors.Is(msg.Err, mgmt.ErrNotFound):
 		m.gone = true
 	}

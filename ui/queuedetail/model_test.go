@@ -12,6 +12,7 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -240,5 +241,60 @@ func TestHeaderSaysHowTheBacklogMoves(t *testing.T) {
 				t.Fatalf("view lacks %q:\n%s", tt.want, view)
 			}
 		})
+	}
+}
+
+func TestAMovementMarkIsHeldAfterTheQueueDrainsAgainThenClears(t *testing.T) {
+	stalled := mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic", Messages: 10, Ready: 10, Consumers: 2, HasRates: true}
+	draining := stalled
+	draining.AckRate = 5
+	d := &describer{}
+	m := newScreen(d)
+	held := "not draining: consumers are not acknowledging"
+	refresh := func(q mgmt.Queue, at time.Duration) string {
+		t.Helper()
+		d.detail = detail(q)
+		d.detail.TakenAt = now.Add(at)
+		m, _ = step(t, m, m.fetch()())
+		return m.View()
+	}
+	var at time.Duration
+	for ; at < time.Minute; at += 2 * time.Second {
+		if view := refresh(stalled, at); !strings.Contains(view, held) {
+			t.Fatalf("at %v: stalled queue's view lacks %q:\n%s", at, held, view)
+		}
+	}
+	for ; at < time.Minute+20*time.Second; at += 2 * time.Second {
+		view := refresh(draining, at)
+		if !strings.Contains(view, "drains in 2s · "+held+" (") {
+			t.Fatalf("at %v: draining again, the view does not hold the stall beside the movement:\n%s", at, view)
+		}
+	}
+	for ; at < 3*time.Minute; at += 2 * time.Second {
+		refresh(draining, at)
+	}
+	if view := m.View(); strings.Contains(view, held) {
+		t.Fatalf("two minutes after draining again the stall is still said:\n%s", view)
+	}
+}
+
+// An idle time is never cut, however long the channel has been idle.
+func TestIdleTimesFitTheirColumn(t *testing.T) {
+	for _, idle := range []time.Duration{29 * time.Second, 21*time.Hour + 4*time.Minute, 335 * 24 * time.Hour} {
+		since := now.Add(-idle)
+		d := detail(mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic"})
+		d.Consumers = []mgmt.Consumer{{Tag: "c1", Channel: "ch (1)", AckRequired: true, PrefetchCount: 10, Active: true}}
+		d.Channels = []mgmt.Channel{{Name: "ch (1)", User: "orders", PrefetchCount: 10, IdleSince: &since}}
+		m, _ := loaded(t, &describer{detail: d})
+		want := "idle " + format.Duration(idle)
+		var row string
+		for _, line := range strings.Split(m.View(), "\n") {
+			if strings.Contains(line, "ch (1)") && strings.Contains(line, "orders") {
+				row = line
+			}
+		}
+		if !strings.Contains(row, want) || strings.Contains(row, "…") {
+			t.Errorf("the channel row does not show %q whole: %q", want, row)
+		}
 	}
 }

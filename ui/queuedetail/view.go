@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/sources/mgmt/trouble"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
@@ -34,6 +35,7 @@ func (m *Model) content() string {
 		m.consumers(d),
 		m.channels(d),
 		m.history(d),
+		m.publishers(d),
 	}
 	b.WriteString(strings.Join(sections, "\n\n"))
 	return b.String()
@@ -92,19 +94,40 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 }
 
 // drain is the queue's movement in words, coloured by how much it
-// should worry the operator.
+// should worry the operator: the trouble tone only while the judgement
+// over the window holds a mark (docs/ARCHITECTURE.md §4.10), so the line
+// does not flicker with the rates. A mark still held after the latest
+// movement changed is said beside it.
 func (m *Model) drain(q mgmt.Queue) string {
 	d := q.Drain()
 	text := format.DrainNote(d)
+	marks := m.judge.Marks(q.Ref())
+	var held []string
+	marked := false
+	for _, mk := range marks {
+		if mk.Kind < trouble.NoConsumers {
+			continue
+		}
+		if mk.Drain.Movement == d.Movement && (d.Movement != mgmt.Growing || mk.Kind == trouble.Growing) {
+			marked = true
+			continue
+		}
+		held = append(held, m.st.Trouble.Render(format.Mark(mk, "", m.judge.Window())))
+	}
 	switch d.Movement {
 	case mgmt.Empty, mgmt.Draining:
-		return text
 	case mgmt.Growing, mgmt.NoConsumers, mgmt.Stalled:
-		return m.st.Trouble.Render(text)
+		if marked {
+			text = m.st.Trouble.Render(text)
+		} else {
+			text = m.st.Warn.Render(text)
+		}
 	case mgmt.Steady:
-		return m.st.Warn.Render(text)
+		text = m.st.Warn.Render(text)
+	default:
+		text = m.st.Muted.Render(text)
 	}
-	return m.st.Muted.Render(text)
+	return strings.Join(append([]string{text}, held...), " · ")
 }
 
 // findings are the topology checks of docs/ARCHITECTURE.md §4.7 about this queue.

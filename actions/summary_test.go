@@ -1,0 +1,45 @@
+package actions
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestTheQuestionCountsLogicalIDsOnlyWhenSomeAreShared(t *testing.T) {
+	for _, tt := range []struct {
+		n, ids int
+		want   string
+	}{
+		{25, 24, "25 messages, 24 logical IDs: 1 duplicated"},
+		{3, 1, "3 messages, 1 logical ID: 2 duplicated"},
+		{25, 25, "25 messages"},
+		{1, 1, "1 message"},
+		{25, 0, "25 messages"}, // not counted
+	} {
+		if got := MessagesAndIDs(tt.n, tt.ids); got != tt.want {
+			t.Errorf("MessagesAndIDs(%d, %d) = %q, want %q", tt.n, tt.ids, got, tt.want)
+		}
+	}
+}
+
+func TestTheIDSetCountsDistinctIDsUpToItsBound(t *testing.T) {
+	s := newIDSet()
+	for _, id := range []string{"a", "b", "a", "c", "b"} {
+		s.add(id)
+	}
+	if got := s.count(); got != 3 {
+		t.Fatalf("count = %d, want 3", got)
+	}
+	s = newIDSet()
+	for i := range maxCountedIDs {
+		s.add(fmt.Sprint(i))
+	}
+	s.add("0") // seen already: still counted
+	if got := s.count(); got != maxCountedIDs {
+		t.Fatalf("count = %d at the bound, want %d", got, maxCountedIDs)
+	}
+	s.add("one more")
+	if got := s.count(); got != 0 {
+		t.Errorf("count past the bound = %d, want 0 (not counted)", got)
+	}
+}

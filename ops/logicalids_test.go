@@ -1,0 +1,51 @@
+package ops
+
+import (
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// The dashboard's question, planned over held messages, counts the
+// logical IDs as the command line's does: three rejected messages of
+// which two carry ev-a.
+func TestThePlansQuestionSaysWhenHeldMessagesShareALogicalID(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops-ids")
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.Declare(t, ch, "orders.dlq", nil)
+	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	events := orderEvents(3)
+	events[1].Headers = amqp.Table{"event_id": "ev-a"}
+	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", events)
+
+	l := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	s, err := l.Open(ctx, ref, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	page, err := s.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := l.Plan(ctx, PlanRequest{Action: Replay, Queue: ref, Session: s, Letters: page.Letters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(plan.Summary, "Replay 3 messages, 2 logical IDs: 1 duplicated (") {
+		t.Errorf("summary = %q", plan.Summary)
+	}
+	plan, err = l.Plan(ctx, PlanRequest{Action: Quarantine, Queue: ref, Session: s, Letters: page.Letters[1:], Reason: "poison"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(plan.Summary, "Quarantine 2 messages (") {
+		t.Errorf("two distinct logical IDs: summary = %q", plan.Summary)
+	}
+}

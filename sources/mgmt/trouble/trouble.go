@@ -1,0 +1,271 @@
+// Package trouble decides which queues are in trouble because of how they
+// move, over a window of snapshots rather than from the last two: a DLQ
+// taking dead letters, a work queue without consumers, stalled or growing.
+// A mark is raised on what the window shows and held with hysteresis, so
+// a DLQ that takes a dead letter every few seconds stays marked between
+// them instead of flickering (docs/ARCHITECTURE.md §4.10).
+//
+// Time comes from the snapshots' own timestamps; nothing here reads the
+// clock.
+package trouble
+
+import (
+	"time"
+
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// DefaultWindow is how far back a judgement looks: a minute, thirty
+// samples at the default refresh.
+const DefaultWindow = time.Minute
+
+// Kind is one judgement.
+type Kind uint8
+
+// The judgements, in the order a queue's marks are listed.
+const (
+	// DLQGrowing: the work queue's paired DLQ rose.
+	DLQGrowing Kind = iota
+	// Arriving: a DLQ's own depth rose: dead letters arriving.
+	Arriving
+	// NoConsumers: ready messages and nobody consuming.
+	NoConsumers
+	// Stalled: consumers attached and nothing acknowledged.
+	Stalled
+	// Growing: published faster than acknowledged while the depth rises.
+	Growing
+	kinds
+)
+
+// minGrowthSamples is how many judged samples a window needs before it
+// can say a queue grows: two are one step, which a steady queue takes
+// upward half the time.
+const minGrowthSamples = 3
+
+// arrivals are the kinds judged from the depth alone; the others from a
+// queue's movement, which needs its rates.
+const arrivals = 2
+
+// Mark is a judgement raised on a queue.
+type Mark struct {
+	Kind Kind
+	// Added is how much the depth rose within the window (DLQGrowing,
+	// Arriving).
+	Added int64
+	// Drain is the movement of the latest sample that showed the
+	// judgement (NoConsumers, Stalled, Growing).
+	Drain mgmt.Drain
+	// Shown of Judged samples within the window showed the judgement
+	// (NoConsumers, Stalled, Growing).
+	Shown, Judged int
+}
+
+// Tracker keeps, per queue, what the window needs and which marks are
+// raised. Its memory is a few fields per queue plus the rises and
+// movement verdicts within the window, and movement is judged only for
+// rows read with statistics, so a broker of 100 000 queues costs little
+// more than the queues on screen.
+type Tracker struct {
+	window time.Duration
+	queues map[mgmt.QueueRef]*series
+}
+
+// series is one queue's state across snapshots.
+type series struct {
+	seen         bool // a previous sample exists
+	prevMessages int64
+	prevDLQ      int64
+	prevHasDLQ   bool
+	rises        [arrivals][]rise
+	verdicts     []verdict
+	raised       [kinds]bool
+	drain        [kinds]mgmt.Drain
+	marks        []Mark
+}
+
+// rise is a depth increase between two samples, at the later one.
+type rise struct {
+	at int64
+	n  int64
+}
+
+// verdict is one judged sample: its depth and the movement it showed, or
+// kinds when it showed none.
+type verdict struct {
+	at       int64
+	messages int64
+	shows    Kind
+}
+
+// New returns a tracker judging over window (DefaultWindow when not
+// positive).
+func New(window time.Duration) *Tracker {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	return &Tracker{window: window, queues: map[mgmt.QueueRef]*series{}}
+}
+
+// Window is how far back the tracker looks.
+func (t *Tracker) Window() time.Duration { return t.window }
+
+// Observe records the queues of one snapshot taken at `at` and forgets
+// the queues it does not list, so memory follows the broker.
+func (t *Tracker) Observe(at time.Time, qs []mgmt.Queue) {
+	now := at.UnixNano()
+	seen := make(map[mgmt.QueueRef]struct{}, len(qs))
+	for _, q := range qs {
+		ref := q.Ref()
+		seen[ref] = struct{}{}
+		s := t.queues[ref]
+		if s == nil {
+			s = &series{}
+			t.queues[ref] = s
+		}
+		s.observe(now, int64(t.window), q)
+	}
+	if len(seen) == len(t.queues) {
+		return
+	}
+	for ref := range t.queues {
+		if _, ok := seen[ref]; !ok {
+			delete(t.queues, ref)
+		}
+	}
+}
+
+// Marks are the marks raised on a queue after the latest snapshot, in
+// Kind order; nil when none is.
+func (t *Tracker) Marks(ref mgmt.QueueRef) []Mark {
+	if s := t.queues[ref]; s != nil {
+		return s.marks
+	}
+	return nil
+}
+
+func (s *series) observe(now, window int64, q mgmt.Queue) {
+	since := now - window
+	for k := range s.rises {
+		s.rises[k] = prune(s.rises[k], since, func(r rise) int64 { return r.at })
+	}
+	s.verdicts = prune(s.verdicts, since, func(v verdict) int64 { return v.at })
+	hasDLQ := q.DLQ != nil
+	if s.seen {
+		if hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ {
+			s.rises[DLQGrowing] = append(s.rises[DLQGrowing], rise{now, q.DLQMessages - s.prevDLQ})
+		}
+		if q.IsDLQ() && q.Messages > s.prevMessages {
+			s.rises[Arriving] = append(s.rises[Arriving], rise{now, q.Messages - s.prevMessages})
+		}
+	}
+	if v, d, ok := s.movement(q); ok {
+		s.verdicts = append(s.verdicts, verdict{at: now, messages: q.Messages, shows: v})
+		if v < kinds {
+			s.drain[v] = d
+		}
+	}
+	s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, hasDLQ
+	s.judge()
+}
+
+// movement judges one sample of a work queue with ready messages: no
+// consumers, stalled, growing, or none of them. A DLQ, a parking queue
+// and a retry queue are meant to hold messages, and a row whose
+// statistics were not read carries no consumer count or rates: neither
+// is judged.
+func (s *series) movement(q mgmt.Queue) (Kind, mgmt.Drain, bool) {
+	if q.IsDLQ() || q.Parking || q.RetryTarget != nil || !q.HasRates {
+		return kinds, mgmt.Drain{}, false
+	}
+	if q.Ready == 0 {
+		return kinds, mgmt.Drain{}, true
+	}
+	d := q.Drain()
+	switch {
+	case q.Consumers == 0:
+		return NoConsumers, mgmt.Drain{Movement: mgmt.NoConsumers}, true
+	case d.Movement == mgmt.Stalled:
+		return Stalled, d, true
+	case d.Movement == mgmt.Growing && s.rose(q.Messages):
+		return Growing, d, true
+	}
+	return kinds, d, true
+}
+
+// rose says whether the depth, over the window's judged samples and this
+// one, mostly went up: the net rise is at least half of all the movement
+// up and down. A queue that grows passes at once; a steady queue whose
+// depth wanders around a level passes rarely, however busy it is, since
+// its steps cancel out.
+func (s *series) rose(now int64) bool {
+	if len(s.verdicts) == 0 {
+		return false
+	}
+	prev, moved := s.verdicts[0].messages, int64(0)
+	for _, v := range s.verdicts[1:] {
+		moved += abs(v.messages - prev)
+		prev = v.messages
+	}
+	moved += abs(now - prev)
+	net := now - s.verdicts[0].messages
+	return net > 0 && 2*net >= moved
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// judge raises and clears the marks from what the window holds. An
+// arrival is news: a rise within the window raises its mark, which holds
+// until a whole window has passed without one. A movement is raised when
+// it shows in at least half of the window's judged samples and cleared
+// when it shows in under a quarter of them, so a queue whose rates jitter
+// around the line neither flickers nor stays marked for good.
+func (s *series) judge() {
+	var marks []Mark
+	for k := range Kind(arrivals) {
+		var added int64
+		for _, r := range s.rises[k] {
+			added += r.n
+		}
+		s.raised[k] = added > 0
+		if s.raised[k] {
+			marks = append(marks, Mark{Kind: k, Added: added})
+		}
+	}
+	var shown [kinds]int
+	for _, v := range s.verdicts {
+		if v.shows < kinds {
+			shown[v.shows]++
+		}
+	}
+	judged := len(s.verdicts)
+	for k := Kind(arrivals); k < kinds; k++ {
+		n := shown[k]
+		switch {
+		case !s.raised[k] && n > 0 && 2*n >= judged && (k != Growing || judged >= minGrowthSamples):
+			s.raised[k] = true
+		case s.raised[k] && 4*n < judged, judged == 0:
+			s.raised[k] = false
+		}
+		if s.raised[k] {
+			marks = append(marks, Mark{Kind: k, Drain: s.drain[k], Shown: n, Judged: judged})
+		}
+	}
+	s.marks = marks
+}
+
+// prune drops the entries at or before since; entries are oldest first.
+func prune[T any](xs []T, since int64, at func(T) int64) []T {
+	i := 0
+	for i < len(xs) && at(xs[i]) <= since {
+		i++
+	}
+	if i == 0 {
+		return xs
+	}
+	return append(xs[:0], xs[i:]...)
+}

@@ -1,0 +1,240 @@
+package trouble
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+var (
+	t0      = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
+	refresh = 2 * time.Second
+	dlqRef  = mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+)
+
+// scene gives the queues a snapshot holds at each moment.
+type scene func(at time.Duration) []mgmt.Queue
+
+// step is what one refresh saw of one queue.
+type step struct {
+	at     time.Duration
+	marked bool
+	marks  []Mark
+}
+
+// watch samples the scene every refresh for d, as the overview does, and
+// returns what each refresh decided about ref.
+func watch(tr *Tracker, s scene, d time.Duration, ref mgmt.QueueRef, kind Kind) []step {
+	var steps []step
+	for at := time.Duration(0); at <= d; at += refresh {
+		tr.Observe(t0.Add(at), s(at))
+		st := step{at: at, marks: tr.Marks(ref)}
+		for _, m := range st.marks {
+			st.marked = st.marked || m.Kind == kind
+		}
+		steps = append(steps, st)
+	}
+	return steps
+}
+
+// dlqScene is a work queue whose DLQ takes one dead letter every 5 s until
+// stop, and the DLQ itself.
+func dlqScene(stop time.Duration) scene {
+	return func(at time.Duration) []mgmt.Queue {
+		n := int64(min(at, stop) / (5 * time.Second))
+		work := mgmt.Queue{Vhost: "/", Name: "orders", Messages: 10, Ready: 10, HasRates: true, Consumers: 1, PublishRate: 4, AckRate: 4, DLQ: &dlqRef, DLQMessages: 3 + n}
+		dlq := mgmt.Queue{Vhost: "/", Name: "orders.dlq", Messages: 3 + n, Ready: 3 + n, DLQOf: []mgmt.QueueRef{work.Ref()}}
+		return []mgmt.Queue{work, dlq}
+	}
+}
+
+// lastRise is when the refresh sampling every 2 s last saw the DLQ rise
+// in dlqScene(stop): the first sample at or after the last dead letter.
+func lastRise(stop time.Duration) time.Duration {
+	last := stop / (5 * time.Second) * 5 * time.Second
+	return (last + refresh - 1) / refresh * refresh
+}
+
+func TestADLQGrowingEveryFewSecondsStaysMarkedAndClearsAWindowAfterItStops(t *testing.T) {
+	stop := 4 * time.Minute
+	for _, tt := range []struct {
+		name string
+		ref  mgmt.QueueRef
+		kind Kind
+	}{
+		{"the work queue's DLQ growing", mgmt.QueueRef{Vhost: "/", Name: "orders"}, DLQGrowing},
+		{"dead letters arriving in the DLQ", dlqRef, Arriving},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := New(time.Minute)
+			clearAt := lastRise(stop) + tr.Window()
+			for _, st := range watch(tr, dlqScene(stop), stop+3*time.Minute, tt.ref, tt.kind) {
+				// The first dead letter comes at 5 s and is seen at 6 s.
+				want := st.at >= 6*time.Second && st.at < clearAt
+				if st.marked != want {
+					t.Fatalf("at %v: marked = %v, want %v (marks %+v)", st.at, st.marked, want, st.marks)
+				}
+				if st.marked && st.at > time.Minute && st.at <= stop {
+					if got := st.marks[0].Added; got < 11 || got > 12 {
+						t.Fatalf("at %v: %d added over the window, want the 11 or 12 a minute brings", st.at, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestOneDeadLetterMarksTheDLQForOneWindow(t *testing.T) {
+	tr := New(time.Minute)
+	s := func(at time.Duration) []mgmt.Queue {
+		n := int64(3)
+		if at >= 10*time.Second {
+			n = 4
+		}
+		return []mgmt.Queue{{Vhost: "/", Name: "orders.dlq", Messages: n, DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}}}
+	}
+	for _, st := range watch(tr, s, 3*time.Minute, dlqRef, Arriving) {
+		want := st.at >= 10*time.Second && st.at < 70*time.Second
+		if st.marked != want {
+			t.Fatalf("at %v: marked = %v, want %v", st.at, st.marked, want)
+		}
+	}
+}
+
+// workScene is a work queue that moves as bad says until stop, then
+// drains with one consumer acknowledging faster than publishes come in.
+func workScene(stop time.Duration, bad func(q *mgmt.Queue, at time.Duration)) scene {
+	return func(at time.Duration) []mgmt.Queue {
+		q := mgmt.Queue{Vhost: "/", Name: "email", Messages: 500, Ready: 500, HasRates: true, Consumers: 1, PublishRate: 4, AckRate: 9}
+		if at < stop {
+			bad(&q, at)
+		}
+		return []mgmt.Queue{q}
+	}
+}
+
+func TestNotDrainingStaysMarkedAndClearsWithinAWindowOfDraining(t *testing.T) {
+	stop := 4 * time.Minute
+	for _, tt := range []struct {
+		name string
+		kind Kind
+		bad  func(q *mgmt.Queue, at time.Duration)
+	}{
+		{"no consumers", NoConsumers, func(q *mgmt.Queue, _ time.Duration) { q.Consumers, q.AckRate = 0, 0 }},
+		{"stalled", Stalled, func(q *mgmt.Queue, _ time.Duration) { q.AckRate = 0; q.PublishRate = 0 }},
+		{"growing", Growing, func(q *mgmt.Queue, at time.Duration) {
+			// 2.7 messages a second more in than out, seen in steps.
+			q.PublishRate, q.AckRate = 6.7, 4
+			q.Messages = 500 + int64(at.Seconds()*2.7)
+			q.Ready = q.Messages
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := New(time.Minute)
+			ref := mgmt.QueueRef{Vhost: "/", Name: "email"}
+			// Growth is said from three samples: first at 4 s.
+			first := time.Duration(0)
+			if tt.kind == Growing {
+				first = 2 * refresh
+			}
+			var cleared time.Duration
+			for _, st := range watch(tr, workScene(stop, tt.bad), stop+3*time.Minute, ref, tt.kind) {
+				switch {
+				case st.at >= first && st.at < stop && !st.marked:
+					t.Fatalf("at %v: not marked while %s", st.at, tt.name)
+				case st.at >= stop && st.at < stop+tr.Window()/2 && !st.marked:
+					t.Fatalf("at %v: cleared %v after it began to drain, want the mark held for at least half a window", st.at, st.at-stop)
+				case st.at >= stop && !st.marked && cleared == 0:
+					cleared = st.at
+				case cleared != 0 && st.marked:
+					t.Fatalf("at %v: marked again after clearing at %v", st.at, cleared)
+				}
+			}
+			if cleared == 0 || cleared > stop+tr.Window() {
+				t.Fatalf("cleared at %v, want within a window of %v", cleared, stop)
+			}
+		})
+	}
+}
+
+func TestAQueueWhoseRatesJitterAroundEachOtherIsNotMarkedGrowing(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	depth := int64(200)
+	s := func(time.Duration) []mgmt.Queue {
+		depth += int64(r.IntN(11) - 5)
+		pub := 20 + r.Float64()*2 - 1
+		ack := 20 + r.Float64()*2 - 1
+		return []mgmt.Queue{{Vhost: "/", Name: "busy", Messages: depth, Ready: depth, HasRates: true, Consumers: 4, PublishRate: pub, AckRate: ack}}
+	}
+	tr := New(time.Minute)
+	marked := 0
+	for _, st := range watch(tr, s, 30*time.Minute, mgmt.QueueRef{Vhost: "/", Name: "busy"}, Growing) {
+		if st.marked && st.at >= tr.Window() {
+			marked++
+		}
+	}
+	if marked > 0 {
+		t.Fatalf("a steady queue was marked growing on %d refreshes after the first window", marked)
+	}
+}
+
+func TestRowsWithoutStatisticsAreNotJudgedAndAnUnheldMarkClears(t *testing.T) {
+	tr := New(time.Minute)
+	ref := mgmt.QueueRef{Vhost: "/", Name: "idle"}
+	idle := mgmt.Queue{Vhost: "/", Name: "idle", Messages: 5, Ready: 5, HasRates: true}
+	tr.Observe(t0, []mgmt.Queue{idle})
+	if m := tr.Marks(ref); len(m) != 1 || m[0].Kind != NoConsumers {
+		t.Fatalf("marks %+v, want no consumers", m)
+	}
+	// Scrolled off screen: the cheap list carries no consumer count.
+	unread := idle
+	unread.HasRates = false
+	for at := refresh; at < time.Minute; at += refresh {
+		tr.Observe(t0.Add(at), []mgmt.Queue{unread})
+		if len(tr.Marks(ref)) != 1 {
+			t.Fatalf("at %v: a row without statistics lost its mark within the window", at)
+		}
+	}
+	tr.Observe(t0.Add(time.Minute), []mgmt.Queue{unread})
+	if m := tr.Marks(ref); m != nil {
+		t.Fatalf("marks %+v after a window with nothing to hold them", m)
+	}
+	never := New(time.Minute)
+	never.Observe(t0, []mgmt.Queue{unread})
+	if m := never.Marks(ref); m != nil {
+		t.Fatalf("a row never read with statistics is marked %+v", m)
+	}
+}
+
+func TestQueuesMeantToHoldMessagesAreNotJudgedNotDraining(t *testing.T) {
+	for _, q := range []mgmt.Queue{
+		{Name: "orders.dlq", DLQOf: []mgmt.QueueRef{{Name: "orders"}}},
+		{Name: "orders.dlq.quarantine", Parking: true},
+		{Name: "orders.retry", RetryTarget: &mgmt.QueueRef{Name: "orders"}},
+	} {
+		q.Messages, q.Ready, q.HasRates = 5, 5, true
+		tr := New(time.Minute)
+		tr.Observe(t0, []mgmt.Queue{q})
+		tr.Observe(t0.Add(refresh), []mgmt.Queue{q})
+		if m := tr.Marks(q.Ref()); m != nil {
+			t.Errorf("%s marked %+v", q.Name, m)
+		}
+	}
+}
+
+func TestDeletedQueuesAreForgotten(t *testing.T) {
+	tr := New(time.Minute)
+	a := mgmt.Queue{Vhost: "/", Name: "a", Messages: 5, Ready: 5, HasRates: true}
+	b := a
+	b.Name = "b"
+	tr.Observe(t0, []mgmt.Queue{a, b})
+	tr.Observe(t0.Add(refresh), []mgmt.Queue{a})
+	if _, ok := tr.queues[b.Ref()]; ok || tr.Marks(b.Ref()) != nil {
+		t.Fatal("a deleted queue is still tracked")
+	}
+	if len(tr.Marks(a.Ref())) != 1 {
+		t.Fatal("the remaining queue lost its mark")
+	}
+}

@@ -1,0 +1,364 @@
+package auditlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// incompleteDetail is the quarantine of sampleOps as its records tell it:
+// two confirmed, one published without a confirm, one never moved, and a
+// logical ID that tries to clear the screen.
+func incompleteDetail() *ops.OperationDetail {
+	s := sampleOps()[1]
+	return &ops.OperationDetail{
+		OperationSummary: s, Host: "ops-1", Context: "prod", Reason: "schema v3 rejected",
+		Parking: "payments.dlq.quarantine", Streamed: true, Destinations: []string{"queue payments.dlq.quarantine"}, Bytes: 4096,
+		Messages: []ops.MessageEntry{
+			{Seq: 8, LogicalID: "pay-1", MessageID: "m-1", Outcome: audit.OutcomeConfirmed},
+			{Seq: 8, LogicalID: "pay-2", MessageID: "m-2", Outcome: audit.OutcomeConfirmed},
+			{Seq: 7, LogicalID: "pay-3\x1b[2J", MessageID: "m-3", Outcome: audit.OutcomePublishing},
+			{Seq: 7, LogicalID: "pay-4", MessageID: "m-4", Outcome: audit.OutcomePublishing},
+		},
+	}
+}
+
+func detailReader() *fakeReader {
+	return &fakeReader{ops: sampleOps(), res: ops.Chain{Result: audit.Result{OK: true, Records: 8, LastSeq: 8}, Operations: 2},
+		details: map[string]*ops.OperationDetail{"20240501T025000Z-0badc0de": incompleteDetail()}}
+}
+
+// fakeResumer plans and runs resumes; a run reports two figures and waits
+// for release (or its cancel) before it ends.
+type fakeResumer struct {
+	mu      sync.Mutex
+	planned []string
+	err     error
+	release chan struct{}
+	ran     int
+}
+
+func (f *fakeResumer) PlanResume(_ context.Context, q mgmt.QueueRef, id string) (*ops.ResumePlan, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.planned = append(f.planned, q.Vhost+" "+q.Name+" "+id)
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &ops.ResumePlan{Operation: id, Queue: q, Twins: 2, Unconfirmed: 1, Depth: 2,
+		Question: "Resume quarantine " + id + " on " + q.Name + " (started 2024-05-01T02:50:00Z): remove up to 2 twins of recorded confirms, then quarantine what the operation had not moved?"}, nil
+}
+
+func (f *fakeResumer) Resume(ctx context.Context, p *ops.ResumePlan, progress func(ops.Progress)) (ops.Result, error) {
+	f.mu.Lock()
+	f.ran++
+	f.mu.Unlock()
+	progress(ops.Progress{Done: 1, Confirmed: 1, At: t0.Add(time.Second)}) // a resume does not know its total
+	select {
+	case <-f.release:
+	case <-ctx.Done():
+		return ops.Result{Counts: ops.Counts{Operation: p.Operation, Selected: 1, Confirmed: 1, NotSent: 1, Cancelled: true}}, nil
+	}
+	progress(ops.Progress{Total: 2, Done: 2, Confirmed: 2, Finished: true, At: t0.Add(2 * time.Second)})
+	return ops.Result{Counts: ops.Counts{Operation: p.Operation, Selected: 2, Confirmed: 2, Deduplicated: 2, PossibleDuplicates: 1}}, nil
+}
+
+func detailModel(r Reader, opts Options) *Detail {
+	opts.Now = func() time.Time { return t0 }
+	opts.Styles = styles.New(true)
+	d := NewDetail(r, sampleOps()[1], opts)
+	d.SetSize(120, 40)
+	return d
+}
+
+func press(s string) tea.KeyMsg {
+	switch s {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+func TestGoldenOperationDetail(t *testing.T) {
+	d := NewDetail(detailReader(), sampleOps()[1], Options{Now: func() time.Time { return t0 }, Styles: styles.New(true)})
+	tm := teatest.NewTestModel(t, program{s: d}, teatest.WithInitialTermSize(120, 40))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("pay-4")) }, teatest.WithDuration(5*time.Second))
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	teatest.RequireEqualOutput(t, []byte(tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View()))
+}
+
+func TestEnterOpensTheOperationUnderTheCursor(t *testing.T) {
+	m := newModel(detailReader())
+	settle(t, m, m.Init())
+	_, cmd := m.Update(press("enter"))
+	push, ok := cmd().(common.PushMsg)
+	if !ok {
+		t.Fatal("enter did not open a screen")
+	}
+	d := push.Screen.(*Detail)
+	d.SetSize(120, 40)
+	cmd = d.Init()
+	if v := d.View(); !strings.Contains(v, "reading the operation's records") {
+		t.Fatalf("before its records are read:\n%s", v)
+	}
+	runDetail(t, d, cmd)
+	v := d.View()
+	for _, want := range []string{
+		"Operation 20240501T025000Z-0badc0de  quarantine · INCOMPLETE",
+		"bob on ops-1 · context prod",
+		"payments.dlq in vhost / · target queue payments.dlq.quarantine",
+		"no filter · selected 4 · 4.0 KiB · reason schema v3 rejected · streamed",
+		"confirmed 2 · published, no confirm 2",
+		"no final record: interrupted, or still running — R resumes it",
+		`pay-3\x1b[2J`, "published, no confirm",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the detail lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "\x1b[2J") {
+		t.Error("an escape sequence from a logical ID reached the screen")
+	}
+}
+
+// runDetail runs d's commands and feeds their answers back.
+func runDetail(t *testing.T, d *Detail, cmd tea.Cmd) []tea.Msg {
+	t.Helper()
+	var out []tea.Msg
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		switch msg := c().(type) {
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+		case common.ErrorMsg, common.InfoMsg:
+			out = append(out, msg)
+		case nil:
+		default:
+			_, next := d.Update(msg)
+			queue = append(queue, next)
+		}
+	}
+	return out
+}
+
+func TestALargeOperationFiltersAndDrawsOnlyTheRowsOnScreen(t *testing.T) {
+	const n = 100_000
+	big := incompleteDetail()
+	big.Messages = make([]ops.MessageEntry, n)
+	for i := range big.Messages {
+		big.Messages[i] = ops.MessageEntry{Seq: int64(10 + i/500), LogicalID: fmt.Sprintf("ev-%06d", i), MessageID: fmt.Sprintf("m-%06d", i), Outcome: audit.OutcomeConfirmed}
+	}
+	big.Messages[77_777].Outcome = audit.OutcomeUnknown
+	r := detailReader()
+	r.details["20240501T025000Z-0badc0de"] = big
+	d := detailModel(r, Options{})
+	runDetail(t, d, d.Init())
+	if lines := strings.Count(d.View(), "\n") + 1; lines > 40 {
+		t.Fatalf("the view is %d lines for a 40-line screen", lines)
+	}
+	if v := d.View(); !strings.Contains(v, "100000 messages · rows 1–") || !strings.Contains(v, "ev-000000") || strings.Contains(v, "ev-099999") {
+		t.Fatalf("the first page:\n%s", v)
+	}
+	d.Update(press("G"))
+	if v := d.View(); !strings.Contains(v, "> ev-099999") {
+		t.Fatalf("G did not reach the last message:\n%s", v)
+	}
+	d.Update(press("/"))
+	if !d.Capturing() {
+		t.Fatal("typing a filter does not capture the keys")
+	}
+	for _, r := range "UNKNOWN" {
+		d.Update(press(string(r)))
+	}
+	d.Update(press("enter"))
+	v := d.View()
+	if !strings.Contains(v, `1 of 100000 messages match "UNKNOWN"`) || !strings.Contains(v, "> ev-077777") {
+		t.Fatalf("filtering by outcome, case-blind:\n%s", v)
+	}
+	if d.Capturing() {
+		t.Fatal("enter did not keep the filter and give the keys back")
+	}
+	d.Update(press("/"))
+	d.Update(press("esc"))
+	if v := d.View(); !strings.Contains(v, "100000 messages") || strings.Contains(v, "match") {
+		t.Fatalf("esc did not clear the filter:\n%s", v)
+	}
+}
+
+func TestAnUnreadableOperationIsReported(t *testing.T) {
+	r := detailReader()
+	delete(r.details, "20240501T025000Z-0badc0de")
+	d := detailModel(r, Options{})
+	out := runDetail(t, d, d.Init())
+	if len(out) != 1 || !strings.Contains(out[0].(common.ErrorMsg).Err.Error(), "reading operation 20240501T025000Z-0badc0de from the audit log (file /var/lib/warren/audit.jsonl) failed") {
+		t.Fatalf("reported %v", out)
+	}
+}
+
+func TestResumeAsksThenRunsWithProgressAndReloads(t *testing.T) {
+	r := detailReader()
+	res := &fakeResumer{release: make(chan struct{})}
+	m := New(r, Options{Now: func() time.Time { return t0 }, Styles: styles.New(true), Resumer: res})
+	m.SetSize(120, 40)
+	settle(t, m, m.Init())
+	loads := len(r.limits)
+
+	_, cmd := m.Update(press("R"))
+	if v := m.View(); !strings.Contains(v, "reading what the resume would do") {
+		t.Fatalf("while planning:\n%s", v)
+	}
+	m.Update(cmd())
+	v := m.View()
+	if !strings.Contains(v, "Resume quarantine 20240501T025000Z-0badc0de on payments.dlq") || !strings.Contains(v, "Proceed? [y/N]") ||
+		!strings.Contains(v, "twins of recorded confirms: up to 2 · published without a recorded confirm: 1") {
+		t.Fatalf("the prompt:\n%s", v)
+	}
+	if got := fmt.Sprint(res.planned); got != "[/ payments.dlq 20240501T025000Z-0badc0de]" {
+		t.Fatalf("planned %s", got)
+	}
+	_, cmd = m.Update(press("y"))
+	if !m.Capturing() {
+		t.Fatal("a running resume lets esc leave the screen")
+	}
+	// Run the batch by hand: the progress first, then the result.
+	batch := cmd().(tea.BatchMsg)
+	done := make(chan tea.Msg, 1)
+	go func() { done <- batch[0]() }()
+	_, next := m.Update(batch[1]())
+	if v := m.View(); !strings.Contains(v, "Resume of 20240501T025000Z-0badc0de in progress") || !strings.Contains(v, "1/2") {
+		t.Fatalf("the progress:\n%s", v)
+	}
+	_, cmd = m.Update(press("j"))
+	if out := cmd(); !strings.Contains(out.(common.ErrorMsg).Err.Error(), "press x to cancel it") {
+		t.Fatalf("a key during the run: %v", out)
+	}
+	close(res.release)
+	_ = next
+	_, cmd = m.Update(<-done)
+	var info string
+	for _, c := range cmd().(tea.BatchMsg) {
+		switch msg := c().(type) {
+		case common.InfoMsg:
+			info = msg.Text
+		case resumedMsg:
+			settle(t, m, func() tea.Msg { return msg })
+		}
+	}
+	if !strings.HasPrefix(info, "resumed 20240501T025000Z-0badc0de: 2 twins removed, 2 published again (1 possible duplicates), 2 confirmed") {
+		t.Fatalf("the result: %q", info)
+	}
+	if len(r.limits) != loads+1 || m.Capturing() {
+		t.Fatalf("the list was not reloaded after the resume (%d loads, capturing %v)", len(r.limits)-loads, m.Capturing())
+	}
+}
+
+func TestXCancelsARunningResume(t *testing.T) {
+	res := &fakeResumer{release: make(chan struct{})}
+	d := detailModel(detailReader(), Options{Resumer: res})
+	runDetail(t, d, d.Init())
+	_, cmd := d.Update(press("R"))
+	d.Update(cmd())
+	_, cmd = d.Update(press("y"))
+	batch := cmd().(tea.BatchMsg)
+	done := make(chan tea.Msg, 1)
+	go func() { done <- batch[0]() }()
+	d.Update(press("x"))
+	if v := d.View(); !strings.Contains(v, "Resume cancelling") {
+		t.Fatalf("after x:\n%s", v)
+	}
+	_, cmd = d.Update(<-done)
+	var info string
+	for _, c := range cmd().(tea.BatchMsg) {
+		if msg, ok := c().(common.InfoMsg); ok {
+			info = msg.Text
+		}
+	}
+	if !strings.Contains(info, "· cancelled · 1 not sent (still in the DLQ)") {
+		t.Fatalf("the result of a cancelled resume: %q", info)
+	}
+}
+
+func TestResumeSaysWhyItDoesNothing(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   Options
+		cursor int // 0 is the incomplete quarantine, 1 the finished replay
+		res    *fakeResumer
+		want   string
+	}{
+		{name: "a finished operation", cursor: 1, res: &fakeResumer{}, want: "operation 20240501T020000Z-9f86d081 finished at 2024-05-01T02:10:00Z: there is nothing to resume"},
+		{name: "a read-only context", opts: Options{ReadOnly: true}, want: "this context is read-only"},
+		{name: "a refusal from the plan", res: &fakeResumer{err: errors.New("operation X acted on a held page")}, want: "cannot resume: operation X acted on a held page"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			opts.Now, opts.Styles = func() time.Time { return t0 }, styles.New(true)
+			if tt.res != nil {
+				opts.Resumer = tt.res
+			}
+			m := New(detailReader(), opts)
+			m.SetSize(120, 40)
+			settle(t, m, m.Init())
+			for range tt.cursor {
+				m.Update(press("j"))
+			}
+			_, cmd := m.Update(press("R"))
+			msg := cmd()
+			if p, ok := msg.(resumePlanMsg); ok {
+				_, cmd = m.Update(p)
+				msg = cmd()
+			}
+			var text string
+			switch msg := msg.(type) {
+			case common.InfoMsg:
+				text = msg.Text
+			case common.ErrorMsg:
+				text = msg.Err.Error()
+			}
+			if !strings.Contains(text, tt.want) {
+				t.Fatalf("R said %q, want %q", text, tt.want)
+			}
+			if m.resume.Busy() {
+				t.Fatal("the screen still waits on a resume")
+			}
+		})
+	}
+}
+
+func TestAProductionResumeAsksForTheQueueAndTheCount(t *testing.T) {
+	d := detailModel(detailReader(), Options{Resumer: &fakeResumer{}, Prod: true})
+	runDetail(t, d, d.Init())
+	_, cmd := d.Update(press("R"))
+	d.Update(cmd())
+	if v := d.View(); !strings.Contains(v, `type "payments.dlq 2"`) || !d.Capturing() {
+		t.Fatalf("the production prompt:\n%s", v)
+	}
+	_, cmd = d.Update(press("esc"))
+	if msg, ok := cmd().(common.InfoMsg); !ok || !strings.Contains(msg.Text, "nothing was changed") || d.resume.Busy() {
+		t.Fatalf("esc at the prompt: %v", msg)
+	}
+}
