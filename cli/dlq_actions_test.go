@@ -56,8 +56,8 @@ func newEmptyActScene(t *testing.T, extraConfig string) *actScene {
 	t.Setenv("WARREN_ACTIONS_TEST_PASSWORD", "guest")
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
-amqp_url = "` + testAMQP + `"
-management_url = "` + testMgmt + `"
+amqp_url = "`+testAMQP+`"
+management_url = "`+testMgmt+`"
 username = "guest"
 password_env = "WARREN_ACTIONS_TEST_PASSWORD"
 vhost = %q
