@@ -75,8 +75,8 @@ func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
 	t.Setenv("WARREN_DLQ_TEST_INBOX", inboxDSN)
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
-amqp_url = "` + testAMQP + `"
-management_url = "` + testMgmt + `"
+amqp_url = "`+testAMQP+`"
+management_url = "`+testMgmt+`"
 username = "guest"
 password_env = "WARREN_DLQ_TEST_PASSWORD"
 vhost = %q
@@ -322,7 +322,7 @@ func TestDlqCommandHasEverySubcommand(t *testing.T) {
 		names = append(names, c.Name())
 	}
 	sort.Strings(names)
-	if want := []string{"ls", "quarantine", "replay", "resume", "show", "stats"}; !slices.Equal(names, want) {
+	if want := []string{"edit", "ls", "quarantine", "replay", "resume", "show", "stats"}; !slices.Equal(names, want) {
 		t.Errorf("dlq subcommands %v, want %v", names, want)
 	}
 }

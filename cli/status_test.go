@@ -88,7 +88,7 @@ func writeStatusConfig(t *testing.T, mgmtURL, vhost string) string {
 	path := filepath.Join(t.TempDir(), "warren.toml")
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
-amqp_url = "` + testAMQP + `"
+amqp_url = "`+testAMQP+`"
 management_url = %q
 username = "guest"
 password_env = %q
