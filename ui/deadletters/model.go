@@ -362,7 +362,7 @@ func (m *Model) startWhole(a ops.Action, reason string) tea.Cmd {
 	}
 	s := m.life.release(m.sid)
 	m.sid, m.session, m.state = nextID(), nil, lent
-	m.loading = false
+	m.loading, m.end = false, false
 	m.held.reset(nil, true)
 	return m.op.start(req, s)
 }
