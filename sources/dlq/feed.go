@@ -57,9 +57,9 @@ type Feed struct {
 	acked    int
 	// floor is the lowest delivery tag not known to be acked: every tag
 	// below it is. above holds the tags acked one by one above floor.
-	floor uint64
-	above map[uint64]bool
-	runs  int // multiple acks sent
+	floor    uint64
+	above    map[uint64]bool
+	runs     int // multiple acks sent
 	closed   bool
 	lostErr  error
 	consumed int // consumers started
