@@ -166,6 +166,20 @@ type Queue struct {
 	// broker does not report them (before 4.3, other queue types, or
 	// without statistics): unknown, never 0.
 	Delayed, DLXHeld *int64
+	// DLXHeldBytes is message_bytes_dlx, the size of DLXHeld; nil when
+	// unknown.
+	DLXHeldBytes *int64
+	// ReadyReturned is messages_ready_returned (4.3 quorum): how many of
+	// the ready messages were returned at least once; nil when unknown.
+	ReadyReturned *int64
+	// ByPriority is messages_by_priority (4.3 quorum): messages per
+	// priority, nil when unknown.
+	ByPriority map[int]int64
+	// DelayedRetry is the delayed-retry setting as a 4.3 broker words it
+	// (delayed_retry: "all (min: 2000ms, max: 10000ms)", "disabled");
+	// "" when it does not say. DelayedRetrySetting reads the arguments
+	// and policy keys too.
+	DelayedRetry string
 	// StatsPending is set on a row read with statistics that the broker
 	// listed without them (RabbitMQ 4.x, a queue seconds old): its policy,
 	// consumers and rates are unknown, so checks that judge a missing
