@@ -22,7 +22,7 @@ func Mark(m trouble.Mark, dlq string, window time.Duration) string {
 	case trouble.Arriving:
 		return fmt.Sprintf("dead letters arriving (+%d %s)", m.Added, over)
 	case trouble.DLXGrowing:
-		return fmt.Sprintf("DLX backlog growing (+%d %s): the dead-letter target does not take them", m.Added, over)
+		return fmt.Sprintf("DLX backlog growing (+%d %s)", m.Added, over)
 	}
 	text := DrainNote(m.Drain)
 	if m.Shown < m.Judged {

@@ -132,14 +132,14 @@ func assess(q mgmt.Queue, marks []trouble.Mark, window time.Duration, alarm stri
 		}
 		trouble = append(trouble, format.Mark(m, dlq, window))
 	}
+	if held := format.DLXHeldNote(q); held != "" {
+		warn = append(warn, held)
+	}
 	if q.DLQ != nil && q.DLQMessages > 0 {
 		warn = append(warn, fmt.Sprintf("%d dead letters in %s", q.DLQMessages, sanitize.Text(q.DLQ.Name)))
 	}
 	if q.IsDLQ() && q.Messages > 0 {
 		warn = append(warn, fmt.Sprintf("holds %d dead letters", q.Messages))
-	}
-	if held := format.DLXHeldNote(q); held != "" {
-		warn = append(warn, held+": the queue screen says why")
 	}
 	if q.Parking && q.Messages > 0 {
 		warn = append(warn, fmt.Sprintf("parking queue: %d quarantined messages, out of replays until released (d, then r)", q.Messages))

@@ -79,7 +79,7 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 	if !q.HasRates {
 		consumers = "consumers " + format.Unknown
 	}
-	figures := fmt.Sprintf("depth %s (%s) · oldest %s · %s", format.Count(q.Messages), depthParts(q), oldest, consumers)
+	figures := fmt.Sprintf("depth %s (%s) · %s · oldest %s", format.Count(q.Messages), depthParts(q), consumers, oldest)
 	rates := m.st.Muted.Render("rates not reported")
 	switch {
 	case q.HasRates:
@@ -106,21 +106,17 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 }
 
 // depthParts splits the depth: ready, delayed (RabbitMQ 4.3 quorum
-// queues: waiting out a delayed retry, in the depth but not ready),
-// unacked, and the dead letters an at-least-once queue holds for its DLX
-// (in the depth too). A figure the broker does not report is shown as
-// unknown where the queue's settings say it matters, and left out
-// elsewhere, so an older broker's screen reads as before.
+// queues: waiting out a delayed retry, in the depth but not ready) and
+// unacked. An unreported delayed figure is shown as unknown where the
+// queue's settings ask for a delayed retry and left out elsewhere, so an
+// older broker's screen reads as before. The dead letters held for the
+// DLX, in the depth too, have their own line.
 func depthParts(q mgmt.Queue) string {
 	parts := []string{"ready " + format.Count(q.Ready)}
 	if q.Delayed != nil || q.DelayedRetrySetting().Set() {
 		parts = append(parts, "delayed "+format.CountOf(q.Delayed))
 	}
-	parts = append(parts, "unacked "+format.Count(q.Unacked))
-	if (q.DLXHeld != nil && *q.DLXHeld > 0) || q.StringSetting("dead-letter-strategy") == "at-least-once" {
-		parts = append(parts, "held for the DLX "+format.CountOf(q.DLXHeld))
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(append(parts, "unacked "+format.Count(q.Unacked)), ", ")
 }
 
 // retryLine is a quorum queue's delayed retry and what it holds back;
@@ -132,10 +128,10 @@ func (m *Model) retryLine(q mgmt.Queue) string {
 	}
 	text := "delayed retry " + words
 	if n := q.Delayed; n != nil && *n > 0 {
-		text += fmt.Sprintf(" · %s messages wait out their delay, then are ready again", format.Count(*n))
+		text += fmt.Sprintf(" · %s waiting out their delay", format.Count(*n))
 	}
 	if n := q.ReadyReturned; n != nil && *n > 0 {
-		text += fmt.Sprintf(" · %s of the ready messages were returned before", format.Count(*n))
+		text += fmt.Sprintf(" · %s ready after a return", format.Count(*n))
 	}
 	return text
 }
