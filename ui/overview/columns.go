@@ -46,8 +46,8 @@ type spec struct {
 	// delayed is set when some row shown reports how many messages wait
 	// out a delayed retry (RabbitMQ 4.3 quorum queues read with
 	// statistics), so an older broker's overview keeps its columns.
-	delayed bool
-	dlqWidth   int  // wide enough for the retry targets shown
+	delayed  bool
+	dlqWidth int // wide enough for the retry targets shown
 	// oldestWidth and lastWidth fit the longest ages shown, so an age is
 	// never cut.
 	oldestWidth, lastWidth int
