@@ -160,11 +160,12 @@ type Queue struct {
 	DLQOf []QueueRef
 	// DLQMessages mirrors the paired DLQ's depth for the overview.
 	DLQMessages int64
-	// Delayed and DLXHeld are RabbitMQ 4.3's quorum figures (docs/ARCHITECTURE.md
-	// §4.2): messages waiting out a delayed retry (not in Ready), and
-	// at-least-once dead letters the queue still holds. nil when the
-	// broker does not report them (before 4.3, other queue types, or
-	// without statistics): unknown, never 0.
+	// Delayed and DLXHeld are quorum figures (docs/ARCHITECTURE.md §4.1):
+	// messages waiting out a delayed retry (RabbitMQ 4.3; not in Ready),
+	// and at-least-once dead letters the queue still holds (reported for
+	// such queues from 3.10, for every quorum queue on 4.3); both are in
+	// Messages. nil when the broker does not report them (older brokers,
+	// other queue types, or without statistics): unknown, never 0.
 	Delayed, DLXHeld *int64
 	// DLXHeldBytes is message_bytes_dlx, the size of DLXHeld; nil when
 	// unknown.

@@ -30,8 +30,8 @@ const (
 	// Arriving: a DLQ's own depth rose: dead letters arriving.
 	Arriving
 	// DLXGrowing: an at-least-once quorum queue holds more dead letters
-	// for its DLX than before (RabbitMQ 4.3's messages_dlx): the target
-	// does not take them.
+	// for its DLX than before (messages_dlx): the target does not take
+	// them.
 	DLXGrowing
 	// NoConsumers: ready messages and nobody consuming.
 	NoConsumers
