@@ -24,7 +24,7 @@ func TestTheDepthSplitsDelayedFromReadyWhereTheBrokerSaysAndNowhereElse(t *testi
 			[]string{"depth 5 (ready 2, delayed 3, unacked 0)", "delayed retry all (min: 2000ms, max: 10000ms) · 3 waiting out their delay · 2 ready after a return"},
 			nil, true},
 		{"4.3 without one", mgmt.Queue{Type: "quorum", Messages: 5, Ready: 5, Delayed: n(0), HasRates: true, DelayedRetry: "disabled"},
-			[]string{"depth 5 (ready 5, delayed 0, unacked 0)", "delayed retry disabled"}, nil, true},
+			[]string{"depth 5 (ready 5, delayed 0, unacked 0)"}, []string{"delayed retry"}, false},
 		{"a policy asks for one, figure not read", mgmt.Queue{Type: "quorum", Messages: 5, Ready: 5, HasRates: true,
 			EffectiveDefinition: map[string]any{"delayed-retry-type": "failed", "delayed-retry-min": float64(1000)}},
 			[]string{"depth 5 (ready 5, delayed —, unacked 0)", "delayed retry failed (min: 1s)"}, nil, true},

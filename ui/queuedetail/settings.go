@@ -73,14 +73,15 @@ func (m *Model) settings(d *mgmt.QueueDetail) string {
 }
 
 // showsDelayedRetry says whether the delayed-retry keys belong on the
-// screen: a quorum queue whose broker reports the setting (4.3) or that
-// sets one of them.
+// screen: a quorum queue whose broker says its delayed retry is on (4.3)
+// or that sets one of them. A queue without one is not burdened with
+// three lines of defaults.
 func showsDelayedRetry(q mgmt.Queue) bool {
 	if q.Type != "quorum" {
 		return false
 	}
 	d := q.DelayedRetrySetting()
-	return d.Broker != "" || d.Type != "" || d.Min >= 0 || d.Max >= 0
+	return d.Set() || d.Type != "" || d.Min >= 0 || d.Max >= 0
 }
 
 func (m *Model) settingValue(q mgmt.Queue, s setting) (value, source string) {

@@ -120,10 +120,11 @@ func depthParts(q mgmt.Queue) string {
 }
 
 // retryLine is a quorum queue's delayed retry and what it holds back;
-// "" when the queue has none that anything reports.
+// "" when it has none, unless messages are delayed all the same.
 func (m *Model) retryLine(q mgmt.Queue) string {
-	words := format.DelayedRetry(q.DelayedRetrySetting())
-	if words == "" {
+	d := q.DelayedRetrySetting()
+	words := format.DelayedRetry(d)
+	if words == "" || !d.Set() && (q.Delayed == nil || *q.Delayed == 0) {
 		return ""
 	}
 	text := "delayed retry " + words
