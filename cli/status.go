@@ -99,6 +99,7 @@ func statusOf(s *mgmt.Snapshot) statusJSON {
 	for _, n := range s.Nodes {
 		out.Nodes = append(out.Nodes, statusNode{Name: n.Name, Running: n.Running})
 	}
+	_, nodesDown := mgmt.NodesRunning(s.Nodes)
 	for _, q := range s.Queues {
 		row := statusQueue{Vhost: q.Vhost, Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready,
 			Unacked: q.Unacked, Consumers: q.Consumers, PublishRate: round(q.PublishRate, 2), AckRate: round(q.AckRate, 2),
@@ -119,7 +120,7 @@ func statusOf(s *mgmt.Snapshot) statusJSON {
 				leader := q.Node
 				row.Leader = &leader
 			}
-			row.Members, row.Online, row.MembersDown = q.Members, q.Online, q.MembersDown()
+			row.Members, row.Online, row.MembersDown = q.Members, q.Online, q.MembersDown(nodesDown...)
 		}
 		out.Queues = append(out.Queues, row)
 	}
@@ -190,7 +191,7 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if err := writeReplicas(w, rows); err != nil {
+	if err := writeReplicas(w, rows, s.Nodes); err != nil {
 		return err
 	}
 	reasons := make([]string, 0, len(unknown))
@@ -206,7 +207,8 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 
 // writeReplicas lists each quorum queue's leader and members, with the
 // members that are down, where some quorum queue is replicated.
-func writeReplicas(w io.Writer, rows []mgmt.Queue) error {
+func writeReplicas(w io.Writer, rows []mgmt.Queue, nodes []mgmt.Node) error {
+	_, nodesDown := mgmt.NodesRunning(nodes)
 	var quorum []mgmt.Queue
 	replicated := false
 	for _, q := range rows {
@@ -227,7 +229,7 @@ func writeReplicas(w io.Writer, rows []mgmt.Queue) error {
 			leader = sanitize.Text(q.Node)
 		}
 		down := format.Unknown
-		switch d := q.MembersDown(); {
+		switch d := q.MembersDown(nodesDown...); {
 		case d == nil:
 		case len(d) == 0:
 			down = "none"

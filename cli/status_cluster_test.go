@@ -10,9 +10,10 @@ import (
 	"github.com/warrenops/warren/ui/format"
 )
 
-// clusterSnapshot is a three-node cluster with one node down: a quorum
-// queue that lost a member, one the broker reports all online, one it
-// says nothing about, and a classic queue.
+// clusterSnapshot is a three-node cluster with n2 down: a quorum queue
+// that lost its member there, one whose statistics still say it online
+// (they lag the node list), one it says nothing about, one with no member
+// on n2, and a classic queue.
 func clusterSnapshot() *mgmt.Snapshot {
 	s := unitSnapshot()
 	s.Nodes = []mgmt.Node{{Name: "rabbit@n1", Running: true}, {Name: "rabbit@n2"}, {Name: "rabbit@n3", Running: true}}
@@ -24,6 +25,8 @@ func clusterSnapshot() *mgmt.Snapshot {
 			Node: "rabbit@n1", Members: all, Online: all},
 		{Vhost: "/", Name: "ledger", Type: "quorum", Messages: 2, Ready: 2, HasRates: true,
 			Node: "rabbit@n1", Members: all},
+		{Vhost: "/", Name: "invoices", Type: "quorum", Messages: 3, Ready: 3, HasRates: true,
+			Node: "rabbit@n1", Members: []string{"rabbit@n1", "rabbit@n3"}, Online: []string{"rabbit@n1", "rabbit@n3"}},
 		{Vhost: "/", Name: "orders", Type: "classic", Messages: 1, Ready: 1, HasRates: true, Node: "rabbit@n1"},
 	}
 	return s
@@ -49,7 +52,8 @@ func TestStatusShowsTheNodeDownAndEachQuorumQueuesMembers(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"payments": "rabbit@n3 rabbit@n1, rabbit@n2, rabbit@n3 rabbit@n2",
-		"refunds":  "rabbit@n1 rabbit@n1, rabbit@n2, rabbit@n3 none",
+		"refunds":  "rabbit@n1 rabbit@n1, rabbit@n2, rabbit@n3 rabbit@n2",
+		"invoices": "rabbit@n1 rabbit@n1, rabbit@n3 none",
 		"ledger":   "rabbit@n1 rabbit@n1, rabbit@n2, rabbit@n3 " + format.Unknown,
 	} {
 		if got := strings.Join(replica(name), " "); got != want {
@@ -89,8 +93,11 @@ func TestStatusJSONGivesNodesAndQuorumReplicas(t *testing.T) {
 		!slices.Equal(p.Online, []string{"rabbit@n1", "rabbit@n3"}) || !slices.Equal(p.MembersDown, []string{"rabbit@n2"}) {
 		t.Errorf("payments: leader %v members %v online %v down %v", p.Leader, p.Members, p.Online, p.MembersDown)
 	}
-	if d := by["refunds"].MembersDown; d == nil || len(d) != 0 {
-		t.Errorf("refunds: every member online, members_down %v, want []", d)
+	if d := by["refunds"].MembersDown; !slices.Equal(d, []string{"rabbit@n2"}) {
+		t.Errorf("refunds: online by its lagging statistics, on a node down, members_down %v, want [rabbit@n2]", d)
+	}
+	if d := by["invoices"].MembersDown; d == nil || len(d) != 0 {
+		t.Errorf("invoices: no member on the node down, members_down %v, want []", d)
 	}
 	if l := by["ledger"]; l.Online != nil || l.MembersDown != nil {
 		t.Errorf("ledger: the broker said nothing of online members, got online %v down %v, want null", l.Online, l.MembersDown)

@@ -138,9 +138,9 @@ func status(t *testing.T, c *config) clusterStatus {
 }
 
 // checkStatus asserts that status names down (or no node) as the only
-// node not running, at once, and as work's only member down once the
-// queue's statistics say so: a quorum queue's online members come with
-// its statistics, which lag by the statistics interval (5 s).
+// node not running, at once, and as work's only member down, allowing
+// for the statistics interval (5 s) a returning member's online state
+// lags by.
 func checkStatus(t *testing.T, b *broker, c *config, down string) {
 	t.Helper()
 	st := status(t, c)

@@ -28,6 +28,9 @@ func TestQuorumMembersDownFromOnline(t *testing.T) {
 	if down := q2.MembersDown(); !slices.Equal(down, []string{"n1", "n2", "n3"}) {
 		t.Errorf("q2 reports none online: members down %v, want all three", down)
 	}
+	if down := q1.MembersDown("n1"); !slices.Equal(down, []string{"n1", "n3"}) {
+		t.Errorf("q1 with node n1 down: members down %v, want [n1 n3]", down)
+	}
 	if down := q3.MembersDown(); down != nil {
 		t.Errorf("q3 has no online field: members down %v, want unknown (nil)", down)
 	}

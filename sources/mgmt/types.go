@@ -236,14 +236,16 @@ func (s *Snapshot) OriginDeliveryLimits(ref QueueRef) map[string]int64 {
 }
 
 // MembersDown are the quorum members the broker does not report online,
-// in the order of Members; nil when it does not say which are online.
-func (q Queue) MembersDown() []string {
+// or that sit on one of nodesDown (the node list is read live, a queue's
+// online members come with its statistics and lag), in the order of
+// Members; nil when the broker does not say which are online.
+func (q Queue) MembersDown(nodesDown ...string) []string {
 	if q.Online == nil {
 		return nil
 	}
 	down := []string{}
 	for _, m := range q.Members {
-		if !slices.Contains(q.Online, m) {
+		if !slices.Contains(q.Online, m) || slices.Contains(nodesDown, m) {
 			down = append(down, m)
 		}
 	}
