@@ -8,7 +8,7 @@ PKGS      := ./...
 UNIT_PKGS = ./config/... ./ui/... ./cli/...
 # Packages whose integration tests take their broker from sources/brokertest
 # (WARREN_TEST_BROKER): they run once on each broker version.
-BROKER_PKGS = ./sources/dlq/... ./sources/mgmt/... ./actions/ ./ops/ ./demo/
+BROKER_PKGS = ./sources/dlq/... ./sources/mgmt/... ./sources/broker/... ./actions/ ./ops/ ./demo/ ./cli/
 TEST_TIMEOUT ?= 15m
 # The brokers `make test` runs against; WARREN_TEST_BROKER=3.10 or 4.3
 # picks one for a quick run (4.3 then runs BROKER_PKGS only).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -110,6 +112,14 @@ func intentDetail(p *Plan, window int, declareParking bool) map[string]string {
 	if p.Release {
 		extra["release"] = "true"
 	}
+	if p.Action == ActionEdit && len(p.Items) == 1 {
+		// The hashes of both bodies, never the bodies.
+		it := p.Items[0]
+		extra["body_sha256"] = audit.BodyDigest(it.Letter.Body)
+		extra["edited_body_sha256"] = audit.BodyDigest(it.Edit.Body)
+		extra["edited_body_size"] = strconv.Itoa(len(it.Edit.Body))
+		extra["edited_headers"] = jsonList(slices.Sorted(maps.Keys(it.Edit.Headers)))
+	}
 	return extra
 }
 
@@ -165,6 +175,7 @@ func (l *auditLog) outcomeRecord(outcome Outcome, batch []MessageOutcome) audit.
 	letters := make([]dlq.DeadLetter, len(batch))
 	var (
 		digests, sizes, dests, replies, offsets, users, ackFailed []string
+		edited                                                    []string
 		expDropped                                                int
 		firstErr                                                  string
 	)
@@ -175,6 +186,9 @@ func (l *auditLog) outcomeRecord(outcome Outcome, batch []MessageOutcome) audit.
 		letters[i] = d
 		digests = append(digests, audit.BodyDigest(d.Body))
 		sizes = append(sizes, strconv.Itoa(len(d.Body)))
+		if it.Edit != nil {
+			edited = append(edited, audit.BodyDigest(it.Edit.Body))
+		}
 		dests = append(dests, it.Dest.Target())
 		replies = append(replies, o.Reply)
 		offsets = append(offsets, strconv.FormatInt(d.Offset, 10))
@@ -191,6 +205,9 @@ func (l *auditLog) outcomeRecord(outcome Outcome, batch []MessageOutcome) audit.
 		}
 	}
 	detail := map[string]string{"body_sha256": jsonList(digests), "body_size": jsonList(sizes)}
+	if len(edited) > 0 {
+		detail["edited_body_sha256"] = jsonList(edited)
+	}
 	if len(l.plan.Groups) > 1 {
 		detail["destinations"] = jsonList(dests)
 	}

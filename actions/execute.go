@@ -271,7 +271,7 @@ func run(ctx context.Context, plan *Plan, env Env, log *auditLog, res *Result, p
 			}
 		}
 		st.at = env.Now()
-		cp := makeCopy(it.Letter, st)
+		cp := makeCopy(it.source(), st)
 		outcomes[i].UserIDDropped, outcomes[i].ExpDropped = cp.userIDDropped, cp.expirationDropped
 		sendErr = pub.Publish(sendCtx, Outgoing{Ref: i, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg})
 		if sendErr != nil {

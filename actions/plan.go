@@ -118,6 +118,9 @@ type Request struct {
 type Item struct {
 	Letter dlq.DeadLetter
 	Dest   Destination
+	// Edit, for an edit, is what the copy carries instead of the
+	// letter's body and application headers.
+	Edit *Edited
 }
 
 // Group counts the items bound for one destination.

@@ -23,6 +23,9 @@ type Source interface {
 	Keep(n int)
 	// Ack removes one delivery whose copy was confirmed.
 	Ack(tag uint64) error
+	// AckAll removes deliveries whose copies were confirmed, with one
+	// multiple ack where they continue the run of acked tags.
+	AckAll(tags []uint64) error
 	// Sync proves the acks sent before it.
 	Sync() error
 }

@@ -434,12 +434,18 @@ func (b *batches) flushConfirmed() error {
 		return b.failed
 	}
 	s.res.Confirmed += len(batch)
+	tags := make([]uint64, len(batch))
 	for i, fl := range batch {
-		if err := s.src.Ack(fl.tag); err != nil {
-			s.res.AckFailed += len(batch) - i
-			b.failed = fmt.Errorf("%w: %v", ErrSessionLost, err)
-			return b.failed
-		}
+		tags[i] = fl.tag
+	}
+	if err := s.src.AckAll(tags); err != nil {
+		// Some acks may have gone out before the failure: none is
+		// counted as moved, and resume tells twins by the records.
+		s.res.AckFailed += len(batch)
+		b.failed = fmt.Errorf("%w: %v", ErrSessionLost, err)
+		return b.failed
+	}
+	for _, fl := range batch {
 		s.res.Moved++
 		b.unproven++
 		countDrops(s.res, fl)

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"strings"
+
+	"github.com/warrenops/warren/config"
 )
 
 // renderConfig is the config `config init` writes: one context, shaped
@@ -20,20 +22,20 @@ func renderConfig(ans initAnswers) string {
 	w("# config.example.toml documents every key.")
 	w("")
 	w("# The context used when --context is not given.")
-	w("current_context = %s", tomlString(name))
+	w("current_context = %s", config.Quote(name))
 	w("")
 	w("[contexts.%s]", name)
 	w("# AMQP endpoint (amqp:// or amqps://). No password here: see password_env.")
-	w("amqp_url = %s", tomlString(ans.AMQPURL))
+	w("amqp_url = %s", config.Quote(ans.AMQPURL))
 	w("# Management HTTP API (http:// or https://). Enable it on the broker with")
 	w("# `rabbitmq-plugins enable rabbitmq_management`.")
-	w("management_url = %s", tomlString(ans.ManagementURL))
-	w("username = %s", tomlString(ans.Username))
+	w("management_url = %s", config.Quote(ans.ManagementURL))
+	w("username = %s", config.Quote(ans.Username))
 	w("# The environment variable holding the password: export it before running warren.")
-	w("password_env = %s", tomlString(ans.PasswordEnv))
+	w("password_env = %s", config.Quote(ans.PasswordEnv))
 	w("# password_file = \"/run/secrets/rabbitmq\"  # alternative to password_env")
 	w("# dev | staging | prod: prod shows a red banner and asks to type queue name and count")
-	w("environment = %s", tomlString(ans.Environment))
+	w("environment = %s", config.Quote(ans.Environment))
 	w("read_only = false               # true removes the action keys and refuses changing commands")
 	w("refresh = \"2s\"                  # how often the views refresh (at least 200ms)")
 	w("# vhost = \"/\"                   # start the overview on one vhost (default: all)")
@@ -58,24 +60,5 @@ func renderConfig(ans initAnswers) string {
 	w("# The consumer's inbox (idempotency) table: read-only lookups tell which")
 	w("# dead letters were already applied.")
 	w("# inbox = { dsn_env = \"ORDERS_DB\", table = \"inbox\", id_column = \"event_id\", time_column = \"processed_at\" }")
-	return b.String()
-}
-
-// tomlString quotes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
 	return b.String()
 }

@@ -73,6 +73,10 @@ func newScreens(o *ops.Ops, st styles.Styles) screens {
 		deps.Actions = o
 	}
 	now := o.Now
+	msgOpts := message.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold}
+	if !c.ReadOnly {
+		msgOpts.Editor = o
+	}
 	// The audit screen resumes an incomplete operation, except in a
 	// read-only context.
 	auditOpts := auditlog.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold}
@@ -87,7 +91,7 @@ func newScreens(o *ops.Ops, st styles.Styles) screens {
 			})
 		},
 		NewMessage: func(msg common.OpenMessageMsg) common.Screen {
-			return message.New(msg, message.Options{Now: now, Styles: st})
+			return message.New(msg, msgOpts)
 		},
 		NewAudit: func() common.Screen {
 			return auditlog.New(o.Audit(), auditOpts)

@@ -56,8 +56,8 @@ func newEmptyActScene(t *testing.T, extraConfig string) *actScene {
 	t.Setenv("WARREN_ACTIONS_TEST_PASSWORD", "guest")
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
-amqp_url = "` + testAMQP + `"
-management_url = "` + testMgmt + `"
+amqp_url = "`+testAMQP+`"
+management_url = "`+testMgmt+`"
 username = "guest"
 password_env = "WARREN_ACTIONS_TEST_PASSWORD"
 vhost = %q
@@ -122,6 +122,9 @@ func TestDlqActionsRefuseBadUsageAndUnsafeRuns(t *testing.T) {
 		{"a filter that does not compile", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--filter", "attempts >>> 3"}, ExitUsage},
 		{"a --to without a queue", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--to", "/"}, ExitUsage},
 		{"no queue named", plain, newDlqReplayCmd, []string{"--yes"}, ExitUsage},
+		{"a read-only context refuses edit", readOnly, newDlqEditCmd, []string{"orders.dlq", "--id", "E-1", "--yes"}, ExitRefused},
+		{"edit without --id", plain, newDlqEditCmd, []string{"orders.dlq", "--yes"}, ExitUsage},
+		{"edit with no terminal and no --yes", plain, newDlqEditCmd, []string{"orders.dlq", "--id", "E-1"}, ExitRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -75,8 +75,8 @@ func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
 	t.Setenv("WARREN_DLQ_TEST_INBOX", inboxDSN)
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
-amqp_url = "` + testAMQP + `"
-management_url = "` + testMgmt + `"
+amqp_url = "`+testAMQP+`"
+management_url = "`+testMgmt+`"
 username = "guest"
 password_env = "WARREN_DLQ_TEST_PASSWORD"
 vhost = %q
@@ -301,9 +301,15 @@ func TestDlqReadingAQuorumDLQNearItsLimitIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	brokertest.WaitDepth(t, s.ch, "limited.dlq", 1)
+	// From 4.3 a browse returns with basic.nack, which does not count
+	// toward the limit: reading is safe there, and the message stays.
+	free := brokertest.AtLeast(t, 4, 3)
 	for _, cmd := range []string{"ls", "stats"} {
 		_, _, err := runDlq(t, s.config, cmd, "limited.dlq")
-		if ExitCode(err) != ExitRefused || !strings.Contains(fmt.Sprint(err), "delivery limit 1") {
+		switch {
+		case free && err != nil:
+			t.Errorf("%s on RabbitMQ %s: %v; want the message read, as returns are free there", cmd, brokertest.Version(t), err)
+		case !free && (ExitCode(err) != ExitRefused || !strings.Contains(fmt.Sprint(err), "delivery limit 1")):
 			t.Errorf("%s: exit %d, %v; want a refusal (exit 3) naming the limit", cmd, ExitCode(err), err)
 		}
 	}
@@ -316,7 +322,7 @@ func TestDlqCommandHasEverySubcommand(t *testing.T) {
 		names = append(names, c.Name())
 	}
 	sort.Strings(names)
-	if want := []string{"ls", "quarantine", "replay", "resume", "show", "stats"}; !slices.Equal(names, want) {
+	if want := []string{"edit", "ls", "quarantine", "replay", "resume", "show", "stats"}; !slices.Equal(names, want) {
 		t.Errorf("dlq subcommands %v, want %v", names, want)
 	}
 }

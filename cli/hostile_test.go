@@ -152,7 +152,7 @@ func newHostileScene(t *testing.T) *hostileScene {
 	s.audit = filepath.Join(dir, "audit.jsonl")
 	s.config = filepath.Join(dir, "warren.toml")
 	t.Setenv("WARREN_HOSTILE_TEST_PASSWORD", "guest")
-	text := fmt.Sprintf("current_context = \"t\"\n[contexts.t]\nusername = \"guest\"\npassword_env = \"WARREN_HOSTILE_TEST_PASSWORD\"\nvhost = %q\naudit = \"file:%s\"\n", s.vhost, s.audit)
+	text := fmt.Sprintf("current_context = \"t\"\n[contexts.t]\namqp_url = %q\nmanagement_url = %q\nusername = \"guest\"\npassword_env = \"WARREN_HOSTILE_TEST_PASSWORD\"\nvhost = %q\naudit = \"file:%s\"\n", testAMQP, testMgmt, s.vhost, s.audit)
 	if err := os.WriteFile(s.config, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

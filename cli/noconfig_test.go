@@ -17,12 +17,17 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
+	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // These run this test binary as warren (TestMain) in an empty HOME and
 // an empty working directory, so no config file is found: the local
-// RabbitMQ 3.10 at its default ports is the broker warren must find.
+// RabbitMQ at its default ports is the broker warren must find, whichever
+// broker WARREN_TEST_BROKER picks for the other tests.
+
+// The broker at the default ports, with guest's credentials.
+const defaultPortsAMQP, defaultPortsMgmt = "amqp://guest:guest@localhost:5672/", "http://localhost:15672"
 
 type warrenRun struct {
 	stdout, stderr string
@@ -59,7 +64,7 @@ func runWarren(t *testing.T, home string, env []string, args ...string) warrenRu
 }
 
 func TestStatusJSONWithoutAConfigListsTheLocalBrokersQueues(t *testing.T) {
-	s := newStatusScene(t)
+	s := newStatusSceneOn(t, defaultPortsMgmt, defaultPortsAMQP)
 	s.declare(t, "nocfg-orders", nil)
 	s.publish(t, "nocfg-orders", 3, time.Now())
 	home := t.TempDir()
@@ -168,7 +173,7 @@ func TestConfigInitThenConfigCheckPassWithNoSecretInTheFile(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("config init: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"wrote " + path + " (context lab)", "amqp                   ok", "management api         ok", "RabbitMQ 3.10"} {
+	for _, want := range []string{"wrote " + path + " (context lab)", "amqp                   ok", "management api         ok", "RabbitMQ " + brokertest.Version(t)} {
 		if !strings.Contains(r.stdout, want) {
 			t.Fatalf("config init's check lacks %q:\n%s", want, r.stdout)
 		}

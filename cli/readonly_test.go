@@ -124,11 +124,13 @@ func (s *roScene) config(t *testing.T, extra string) string {
 	path := filepath.Join(s.dir, fmt.Sprintf("warren-%d.toml", len(extra)))
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
+amqp_url = %q
+management_url = %q
 username = "guest"
 password_env = "WARREN_RO_TEST_PASSWORD"
 vhost = %q
 audit = "file:%s"
-%s`, s.vhost, s.audit, extra)
+%s`, testAMQP, testMgmt, s.vhost, s.audit, extra)
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

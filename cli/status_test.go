@@ -38,7 +38,14 @@ type statusScene struct {
 
 func newStatusScene(t *testing.T) *statusScene {
 	t.Helper()
-	m, err := mgmt.New(mgmt.Options{URL: testMgmt, Username: "guest", Password: "guest"})
+	return newStatusSceneOn(t, testMgmt, brokertest.AMQPURL)
+}
+
+// newStatusSceneOn makes the scene on the broker at mgmtURL and amqpURL
+// (with guest's credentials in it).
+func newStatusSceneOn(t *testing.T, mgmtURL, amqpURL string) *statusScene {
+	t.Helper()
+	m, err := mgmt.New(mgmt.Options{URL: mgmtURL, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +55,7 @@ func newStatusScene(t *testing.T) *statusScene {
 	admin := m.Admin()
 	res, err := admin.PutVhost(vhost, rabbithole.VhostSettings{})
 	if err != nil {
-		t.Fatalf("create vhost: %v (RabbitMQ with the management plugin must run at %s)", err, testMgmt)
+		t.Fatalf("create vhost: %v (RabbitMQ with the management plugin must run at %s)", err, mgmtURL)
 	}
 	res.Body.Close()
 	t.Cleanup(func() {
@@ -61,9 +68,9 @@ func newStatusScene(t *testing.T) *statusScene {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	conn, err := amqp.Dial(brokertest.AMQPURL + url.PathEscape(vhost))
+	conn, err := amqp.Dial(amqpURL + url.PathEscape(vhost))
 	if err != nil {
-		t.Fatalf("RabbitMQ at %s unreachable: %v", testAMQPHost, err)
+		t.Fatalf("RabbitMQ at %s unreachable: %v", hostOf(amqpURL), err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	ch, err := conn.Channel()
@@ -71,7 +78,7 @@ func newStatusScene(t *testing.T) *statusScene {
 		t.Fatal(err)
 	}
 	s := &statusScene{vhost: vhost, ch: ch}
-	s.config = writeStatusConfig(t, testMgmt, vhost)
+	s.config = writeStatusConfig(t, mgmtURL, vhost)
 	t.Setenv(statusPasswordEnv, "guest")
 	return s
 }
@@ -81,7 +88,7 @@ func writeStatusConfig(t *testing.T, mgmtURL, vhost string) string {
 	path := filepath.Join(t.TempDir(), "warren.toml")
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
-amqp_url = "` + testAMQP + `"
+amqp_url = "`+testAMQP+`"
 management_url = %q
 username = "guest"
 password_env = %q

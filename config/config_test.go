@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/BurntSushi/toml"
 )
 
 func TestExampleConfigParsesWithEveryKey(t *testing.T) {
@@ -263,5 +265,14 @@ logical_id = "json:id"
 				t.Fatalf("Knowledge(%s) = entry %q parking %q release %v; want %q %q %v", tc.queue, got, k.Parking, k.Release, tc.wantEntry, tc.wantParking, tc.wantRelease)
 			}
 		})
+	}
+}
+
+func TestQuoteWritesTOMLThatReadsBack(t *testing.T) {
+	for _, s := range []string{"plain", `with "quotes" and \ backslash`, "tab\tnew\nline\x1b[2J", "ünïcødé"} {
+		var v struct{ K string }
+		if _, err := toml.Decode("K = "+Quote(s), &v); err != nil || v.K != s {
+			t.Errorf("Quote(%q) = %s reads back as %q, %v", s, Quote(s), v.K, err)
+		}
 	}
 }

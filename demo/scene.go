@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/config"
 )
 
 // Scene describes what Seed built, in terms warren's config understands.
@@ -137,7 +139,7 @@ func withoutUserinfo(raw string) string {
 // WARREN_DEMO_DSN.
 func (s *Scene) ConfigTOML() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# warren demo scene in vhost %s.\n", tomlString(s.Vhost))
+	fmt.Fprintf(&b, "# warren demo scene in vhost %s.\n", config.Quote(s.Vhost))
 	fmt.Fprintf(&b, "# Secrets are read from the environment: %s", PasswordEnv)
 	if s.Inbox != nil {
 		fmt.Fprintf(&b, " and %s (inbox DSN)", s.Inbox.DSNEnv)
@@ -170,31 +172,12 @@ func (s *Scene) ConfigTOML() string {
 		}
 		if q.HasInbox && s.Inbox != nil {
 			fmt.Fprintf(&b, "inbox = { dsn_env = %s, table = %s, id_column = %s, time_column = %s }\n",
-				tomlString(s.Inbox.DSNEnv), tomlString(s.Inbox.Table), tomlString(s.Inbox.IDColumn), tomlString(s.Inbox.TimeColumn))
+				config.Quote(s.Inbox.DSNEnv), config.Quote(s.Inbox.Table), config.Quote(s.Inbox.IDColumn), config.Quote(s.Inbox.TimeColumn))
 		}
 	}
 	return b.String()
 }
 
 func kv(b *strings.Builder, key, value string) {
-	fmt.Fprintf(b, "%s = %s\n", key, tomlString(value))
-}
-
-// tomlString quotes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	fmt.Fprintf(b, "%s = %s\n", key, config.Quote(value))
 }

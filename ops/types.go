@@ -103,6 +103,9 @@ type Plan struct {
 	Warnings       []string
 	// Lines detail the plan, one line per destination and skip.
 	Lines []string
+	// Diff is an edit's unified diff of headers and body (untrusted:
+	// sanitise before showing it).
+	Diff string
 	// Handle is the implementation's own plan, passed back to Execute.
 	Handle any
 }

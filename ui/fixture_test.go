@@ -65,6 +65,16 @@ type fakeBroker struct {
 	mu    sync.Mutex
 	down  error
 	calls []mgmt.SnapshotOptions
+	// scene is the broker after n snapshots were asked for; nil is the
+	// 3 a.m. scene above.
+	scene func(n int) *mgmt.Snapshot
+}
+
+func (f *fakeBroker) now() *mgmt.Snapshot {
+	if f.scene == nil {
+		return scene()
+	}
+	return f.scene(len(f.calls))
 }
 
 func (f *fakeBroker) setDown(err error) {
@@ -80,7 +90,7 @@ func (f *fakeBroker) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.
 	if f.down != nil {
 		return nil, f.down
 	}
-	s := scene()
+	s := f.now()
 	asked := map[mgmt.QueueRef]bool{}
 	for _, r := range o.RatesFor {
 		asked[r] = true
@@ -93,6 +103,7 @@ func (f *fakeBroker) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.
 		q.HasRates = o.AllRates || asked[q.Ref()]
 		if !q.HasRates {
 			q.PublishRate, q.AckRate = 0, 0
+			q.Delayed, q.DLXHeld, q.DLXHeldBytes, q.ReadyReturned, q.DelayedRetry = nil, nil, nil, nil, ""
 		}
 		kept = append(kept, q)
 	}
@@ -106,7 +117,7 @@ func (f *fakeBroker) Queue(_ context.Context, vhost, name string) (*mgmt.QueueDe
 	if f.down != nil {
 		return nil, f.down
 	}
-	for _, q := range scene().Queues {
+	for _, q := range f.now().Queues {
 		if q.Vhost == vhost && q.Name == name {
 			q.HasRates = true
 			return detailOf(q), nil

@@ -153,16 +153,24 @@ func Depth(t testing.TB, ch *amqp.Channel, name string) int {
 	return q.Messages
 }
 
-// WaitDepth polls until name holds want ready messages, for at most 10 s.
+// WaitDepth polls until name holds want ready messages, for as long as
+// the depth keeps moving.
 func WaitDepth(t testing.TB, ch *amqp.Channel, name string, want int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// The broker may take minutes over a large queue (dead-lettering
+	// 200 000 expired messages): wait while the depth moves, and fail
+	// once it has stood still for 10 s, or after 5 minutes in all.
+	start, last := time.Now(), -1
+	var still time.Time
 	for {
 		got := Depth(t, ch, name)
 		if got == want {
 			return
 		}
-		if time.Now().After(deadline) {
+		if got != last {
+			last, still = got, time.Now()
+		}
+		if time.Since(still) > 10*time.Second || time.Since(start) > 5*time.Minute {
 			t.Fatalf("queue %s holds %d messages, want %d", name, got, want)
 		}
 		time.Sleep(20 * time.Millisecond)

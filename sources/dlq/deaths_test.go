@@ -165,7 +165,7 @@ func TestDecodeFillsTheDeadLetter(t *testing.T) {
 		DeliveryTag: 7, Offset: 42, Redelivered: true, MessageID: "m-1", LogicalID: "E-9", LogicalIDFrom: IDJSON,
 		Reason: "rejected", OriginQueue: "orders", OriginExchange: "ex", RoutingKeys: []string{"order.created"},
 		Attempts: 4, ReplayCount: 1, DeadLetteredAt: t0.Add(time.Hour), Deaths: ParseDeaths(d.Headers),
-		Size: len(d.Body), Quarantined: true, DeliveryCount: 1, Headroom: -1,
+		Size: len(d.Body), Quarantined: true, DeliveryCount: 1, AcquiredCount: -1, Headroom: -1,
 		Properties: Properties{ContentType: "application/json", MessageID: "m-1", Timestamp: t0},
 		Headers:    d.Headers,
 	}

@@ -55,6 +55,11 @@ type Feed struct {
 	mu       sync.Mutex
 	received int // deliveries the channel got, handed out or not
 	acked    int
+	// floor is the lowest delivery tag not known to be acked: every tag
+	// below it is. above holds the tags acked one by one above floor.
+	floor    uint64
+	above    map[uint64]bool
+	runs     int // multiple acks sent
 	closed   bool
 	lostErr  error
 	consumed int // consumers started
@@ -264,7 +269,90 @@ func (f *Feed) Ack(tag uint64) error {
 		return fmt.Errorf("ack delivery %d on %s: %w", tag, f.q.Name, err)
 	}
 	f.acked++
+	f.markAcked(tag)
 	return nil
+}
+
+// AckAll removes deliveries whose copies were confirmed. Where they
+// continue the run of acked tags from the lowest one not yet acked, one
+// basic.ack(multiple) covers the run: it names the highest tag of the
+// run that is still unacked, and every tag below it is either in tags or
+// acked already, so it never reaches a delivery that is kept, in flight
+// or past the limit (the source documents' warning about multiple). The
+// others are acked one by one. Safe to call from another goroutine than
+// Next's.
+func (f *Feed) AckAll(tags []uint64) error {
+	if len(tags) == 0 {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lostErr != nil {
+		return f.lostErr
+	}
+	if f.closed {
+		return ErrClosed
+	}
+	if f.floor == 0 {
+		f.floor = 1 // delivery tags start at 1 on a channel
+	}
+	want := make(map[uint64]bool, len(tags))
+	for _, t := range tags {
+		want[t] = true
+	}
+	// The run: from floor up over tags wanted now or acked before.
+	var top uint64 // the run's highest wanted tag
+	t := f.floor
+	for ; want[t] || f.above[t]; t++ {
+		if want[t] {
+			top = t
+		}
+	}
+	if top > 0 {
+		if err := f.ch.Ack(top, true); err != nil {
+			return fmt.Errorf("ack deliveries up to %d on %s: %w", top, f.q.Name, err)
+		}
+		f.runs++
+		for u := f.floor; u < t; u++ {
+			if want[u] {
+				f.acked++
+				delete(want, u)
+			}
+			delete(f.above, u)
+		}
+		f.floor = t
+	}
+	for _, tag := range tags {
+		if !want[tag] {
+			continue // in the run
+		}
+		if err := f.ch.Ack(tag, false); err != nil {
+			return fmt.Errorf("ack delivery %d on %s: %w", tag, f.q.Name, err)
+		}
+		f.acked++
+		f.markAcked(tag)
+	}
+	return nil
+}
+
+// markAcked notes a tag acked on its own, moving floor over it when it
+// is the lowest one not yet acked.
+func (f *Feed) markAcked(tag uint64) {
+	if f.floor == 0 {
+		f.floor = 1
+	}
+	if tag != f.floor {
+		if f.above == nil {
+			f.above = map[uint64]bool{}
+		}
+		f.above[tag] = true
+		return
+	}
+	f.floor++
+	for f.above[f.floor] {
+		delete(f.above, f.floor)
+		f.floor++
+	}
 }
 
 // Sync makes one round trip on the feed's channel: nil proves every ack

@@ -117,3 +117,71 @@ func TestAFeedRefusesAStreamAndARiskyQuorumQueue(t *testing.T) {
 		t.Errorf("quorum with a limit on 3.10: %v, want the guard's refusal", err)
 	}
 }
+
+// AckAll acks a run continuing the acked tags with one multiple ack, and
+// never reaches a kept delivery or one not yet settled: acks arriving out
+// of order, around kept messages, leave exactly the kept ones and those
+// never acked, in order.
+func TestAFeedAcksContiguousRunsWithoutReachingAKeptDelivery(t *testing.T) {
+	q, conn, ids := feedScene(t, 40)
+	f, err := OpenFeed(conn, q, Options{}, len(ids), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var letters []DeadLetter
+	for len(letters) < len(ids) {
+		page, _, err := f.Next(context.Background(), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		letters = append(letters, page...)
+	}
+	tag := func(i int) uint64 { return letters[i].DeliveryTag }
+	kept := map[int]bool{10: true, 25: true}
+	f.Keep(len(kept))
+	steps := [][]int{
+		{0, 1, 2, 3},     // a run from the first tag: one multiple ack
+		{6, 5},           // above a gap: one by one
+		{4, 7, 8, 9},     // closes the gap: the run reaches 9
+		{11, 12, 13},     // above the kept 10: one by one
+		{20, 19, 14, 15}, // some above a gap
+		{30, 31, 32, 33, 34, 35, 36, 37, 38},
+	}
+	for _, step := range steps {
+		tags := make([]uint64, len(step))
+		for i, n := range step {
+			tags[i] = tag(n)
+		}
+		if err := f.AckAll(tags); err != nil {
+			t.Fatalf("ack %v: %v", step, err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatalf("the channel did not survive the acks: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[int]bool{}
+	for _, step := range steps {
+		for _, n := range step {
+			acked[n] = true
+		}
+	}
+	var want []string
+	for i, id := range ids {
+		if !acked[i] {
+			want = append(want, id)
+		}
+	}
+	waitReady(t, conn, sceneDLQ, len(want))
+	if got := logicalIDs(browseAll(t, conn, q, Options{})); !slices.Equal(got, want) {
+		t.Errorf("after the acks the queue holds %v, want %v", got, want)
+	}
+	if f.runs != 2 {
+		t.Errorf("%d multiple acks, want 2 (the first run, and the one closing the gap)", f.runs)
+	}
+	if f.floor != tag(10) {
+		t.Errorf("the acked run ends below tag %d, want it stopped at the kept delivery's tag %d", f.floor, tag(10))
+	}
+}

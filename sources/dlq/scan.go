@@ -103,7 +103,13 @@ type scanner struct {
 	deaths   []Death // reused for every message
 	lastTag  uint64
 	closed   chan *amqp.Error
+	waits    int // idle waits extended while messages were still ready
 }
+
+// maxIdleWaits bounds how long a scan waits on messages the broker
+// reports ready but does not deliver (a single active consumer elsewhere
+// holds the queue, say): then it ends and says how many it read.
+const maxIdleWaits = 30
 
 func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error {
 	// Every message is held until the end, so a classic or quorum scan
@@ -170,10 +176,28 @@ func (sc *scanner) read(ctx context.Context, ch *amqp.Channel, deliveries <-chan
 			}
 			timer.Reset(sc.o.Idle)
 		case <-timer.C:
+			if sc.waits < maxIdleWaits && sc.stillReady(ch) {
+				// A busy broker pauses; it has not run dry.
+				sc.waits++
+				timer.Reset(sc.o.Idle)
+				continue
+			}
 			return nil
 		}
 	}
 	return nil
+}
+
+// stillReady reports whether the queue still has ready messages for the
+// scan after an idle wait: every message read is held, so any ready one
+// has yet to come. A stream (read to its idle tail) and a queue that
+// cannot be asked end the wait.
+func (sc *scanner) stillReady(ch *amqp.Channel) bool {
+	if sc.stream {
+		return false
+	}
+	q, err := ch.QueueDeclarePassive(sc.st.Queue.Name, false, false, false, false, nil)
+	return err == nil && q.Messages > 0
 }
 
 // add counts one message, decoding only the headers the figures need.

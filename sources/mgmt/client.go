@@ -60,8 +60,9 @@ type Client struct {
 	mu      sync.Mutex
 	version string
 	// detailedMissing is set when a 3.13+ broker answered 404 to
-	// /api/queues/detailed (the feature flag is not enabled yet).
-	detailedMissing bool
+	// /api/queues/detailed (the feature flag is not enabled yet), [0],
+	// or to its per-vhost form /api/queues/detailed/VHOST, [1].
+	detailedMissing [2]bool
 	topo            topoCache
 	// rowStats are the visible rows' statistics, reused for one
 	// statistics interval (see ratesFor).

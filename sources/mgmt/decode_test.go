@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecodeQueuesKeepsOrderAcrossBlocks(t *testing.T) {
@@ -81,5 +82,84 @@ func TestDecodeQueuesRejectsWhatIsNotAList(t *testing.T) {
 		if _, err := decodeQueues(strings.NewReader(in), false); err == nil {
 			t.Errorf("%s: %q decoded without an error", name, in)
 		}
+	}
+}
+
+// What RabbitMQ 4.3's /api/queues/detailed gives for a delayed-retry
+// quorum queue waiting out its delay, an at-least-once source holding
+// dead letters its full DLQ refuses, a classic queue (none of the quorum
+// figures), and a queue seconds old (its record only).
+const queues43 = `[
+{"arguments":{"x-delayed-retry-max":10000,"x-delayed-retry-min":2000,"x-delayed-retry-type":"all","x-queue-type":"quorum"},
+ "consumers":0,"delayed_retry":"all (min: 2000ms, max: 10000ms)","delivery_limit":20,"durable":true,"effective_policy_definition":{},
+ "leader":"rabbit43@localhost","members":["rabbit43@localhost"],"message_bytes_dlx":0,
+ "message_stats":{"ack":0,"ack_details":{"rate":0.0},"publish":3,"publish_details":{"rate":0.0}},
+ "messages":3,"messages_by_priority":{"4":3},"messages_delayed":3,"messages_dlx":0,"messages_ready":0,"messages_ready_returned":0,
+ "messages_unacknowledged":0,"name":"delayed","node":"rabbit43@localhost","policy":null,"state":"running","type":"quorum","vhost":"v"},
+{"arguments":{"x-dead-letter-exchange":"dlx","x-dead-letter-strategy":"at-least-once","x-overflow":"reject-publish","x-queue-type":"quorum"},
+ "consumers":0,"delayed_retry":"disabled","durable":true,"effective_policy_definition":{},"message_bytes_dlx":9,
+ "messages":3,"messages_by_priority":{},"messages_delayed":0,"messages_dlx":3,"messages_ready":0,"messages_ready_returned":0,
+ "messages_unacknowledged":0,"name":"src","policy":null,"state":"running","type":"quorum","vhost":"v"},
+{"arguments":{},"consumers":1,"durable":true,"messages":2,"messages_ready":2,"messages_unacknowledged":0,"name":"classic","type":"classic","vhost":"v"},
+{"arguments":{"x-queue-type":"quorum"},"durable":true,"exclusive":false,"leader":"rabbit43@localhost","members":["rabbit43@localhost"],
+ "name":"fresh","node":"rabbit43@localhost","state":"running","type":"quorum","vhost":"v"}
+]`
+
+func TestDecode43QueueFiguresAndLeavesWhatIsMissingUnknown(t *testing.T) {
+	queues, err := decodeQueues(strings.NewReader(queues43), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Queue{}
+	for _, q := range queues {
+		byName[q.Name] = q
+	}
+	show := func(p *int64) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprint(*p)
+	}
+	for _, tt := range []struct {
+		name                                    string
+		delayed, dlx, dlxBytes, returned, retry string
+		priorities                              string
+		hasRates, pending                       bool
+	}{
+		{"delayed", "3", "0", "0", "0", "all (min: 2000ms, max: 10000ms)", "map[4:3]", true, false},
+		{"src", "0", "3", "9", "0", "disabled", "map[]", true, false},
+		{"classic", "nil", "nil", "nil", "nil", "", "map[]", true, false},
+		{"fresh", "nil", "nil", "nil", "nil", "", "map[]", false, true},
+	} {
+		q := byName[tt.name]
+		got := fmt.Sprintf("%s/%s/%s/%s %q %v %v %v", show(q.Delayed), show(q.DLXHeld), show(q.DLXHeldBytes), show(q.ReadyReturned),
+			q.DelayedRetry, q.ByPriority, q.HasRates, q.StatsPending)
+		want := fmt.Sprintf("%s/%s/%s/%s %q %v %v %v", tt.delayed, tt.dlx, tt.dlxBytes, tt.returned, tt.retry, tt.priorities, tt.hasRates, tt.pending)
+		if got != want {
+			t.Errorf("%s: got %s, want %s", tt.name, got, want)
+		}
+	}
+	if q := byName["classic"]; q.ByPriority != nil {
+		t.Errorf("classic: messages_by_priority absent, decoded as %v instead of unknown", q.ByPriority)
+	}
+	if q := byName["fresh"]; q.Consumers != 0 || q.HasRates || q.Messages != 0 {
+		t.Errorf("fresh: %+v", q)
+	}
+	// A queue seconds old, with the depth the cheap list gives, is not
+	// judged on rates it does not have, and its visible row stays so.
+	fresh := byName["fresh"]
+	fresh.Messages, fresh.Ready = 2, 2
+	if d := fresh.Drain(); d.Movement != NoRates {
+		t.Errorf("fresh: drain %+v, want rates unknown", d)
+	}
+	cheap := Queue{Vhost: "v", Name: "fresh", Type: "quorum", Messages: 2, Ready: 2}
+	if row := withStats(cheap, statsOf(byName["fresh"], time.Now())); row.HasRates || !row.StatsPending || row.Consumers != 0 {
+		t.Errorf("fresh row with its pending statistics: %+v, want rates and consumers unknown", row)
+	}
+	if row := withStats(cheap, statsOf(byName["delayed"], time.Now())); !row.HasRates || row.Delayed == nil || *row.Delayed != 3 || row.DelayedRetry == "" {
+		t.Errorf("row with statistics: %+v", row)
+	}
+	if d := byName["delayed"].Drain(); d.Movement != Delayed {
+		t.Errorf("delayed: drain %+v, want delayed (not empty)", d)
 	}
 }

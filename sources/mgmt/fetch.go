@@ -20,7 +20,8 @@ const DefaultStatsInterval = 5 * time.Second
 // for columns also makes a 3.13+ broker compute the detailed figures.
 const statsColumns = "name,vhost,type,durable,exclusive,state,arguments,policy,effective_policy_definition," +
 	"node,leader,members,online,messages,messages_ready,messages_unacknowledged,consumers," +
-	"head_message_timestamp,message_stats,messages_delayed,messages_dlx"
+	"head_message_timestamp,message_stats,messages_delayed,messages_dlx,message_bytes_dlx," +
+	"messages_ready_returned,messages_by_priority,delayed_retry"
 
 func inVhost(collection, vhost string) string {
 	if vhost == "" {
@@ -113,27 +114,72 @@ func (c *Client) listQueues(ctx context.Context, path string, q url.Values, with
 }
 
 // listQueuesStats reads every queue with rates and head timestamps, from
-// /api/queues/detailed on 3.13+ (where /api/queues is slimmed).
+// /api/queues/detailed on 3.13+ (where /api/queues is slimmed), else
+// /api/queues with the columns named, which makes the broker compute
+// the same figures. The detailed endpoint sits behind a feature flag and
+// has no per-vhost form on every version (4.3 answers
+// /api/queues/detailed/VHOST with 404 and serves /api/queues/detailed),
+// so a 404 disables only the form that gave it.
 func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]Queue, error) {
 	q := url.Values{"columns": {statsColumns}}
+	form := 0
+	if vhost != "" {
+		form = 1
+	}
 	c.mu.Lock()
-	detailed := AtLeast(c.version, 3, 13) && !c.detailedMissing
+	detailed := AtLeast(c.version, 3, 13) && !c.detailedMissing[form]
 	c.mu.Unlock()
 	if detailed {
 		queues, err := c.listQueues(ctx, inVhost("queues/detailed", vhost), q, true)
 		if err == nil {
-			return queues, nil
+			return c.settlePending(ctx, vhost, queues)
 		}
 		if !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
-		// The detailed endpoint sits behind a feature flag; the classic
-		// one computes detailed figures when columns are given.
 		c.mu.Lock()
-		c.detailedMissing = true
+		c.detailedMissing[form] = true
 		c.mu.Unlock()
 	}
-	return c.listQueues(ctx, inVhost("queues", vhost), q, true)
+	queues, err := c.listQueues(ctx, inVhost("queues", vhost), q, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.settlePending(ctx, vhost, queues)
+}
+
+// settlePending gives the rows the broker listed without their
+// statistics (StatsPending: a queue seconds old) the policy the cheap
+// list names, so what the queue is configured to do is known even while
+// its figures are not.
+func (c *Client) settlePending(ctx context.Context, vhost string, queues []Queue) ([]Queue, error) {
+	pending := 0
+	for _, q := range queues {
+		if q.StatsPending {
+			pending++
+		}
+	}
+	if pending == 0 {
+		return queues, nil
+	}
+	cheap, err := c.listQueuesCheap(ctx, vhost)
+	if err != nil {
+		return nil, err
+	}
+	byRef := make(map[QueueRef]*Queue, len(cheap))
+	for i := range cheap {
+		byRef[cheap[i].Ref()] = &cheap[i]
+	}
+	for i := range queues {
+		q := &queues[i]
+		if p := byRef[q.Ref()]; q.StatsPending && p != nil {
+			q.Policy = p.Policy
+			if len(q.EffectiveDefinition) == 0 {
+				q.EffectiveDefinition = p.EffectiveDefinition
+			}
+		}
+	}
+	return queues, nil
 }
 
 func convert(raw []rawQueue, withStats bool) []Queue {
@@ -212,7 +258,12 @@ func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef, 
 			r.Vhost = want[i].Vhost
 		}
 		s := statsOf(r.queue(true), now)
-		fresh[want[i]] = s
+		if !s.Pending {
+			// A queue listed without its statistics is asked again
+			// at the next refresh: the broker emits them within an
+			// interval.
+			fresh[want[i]] = s
+		}
 		j := index[want[i]]
 		queues[j] = withStats(queues[j], s)
 	}

@@ -62,11 +62,6 @@ func Lint(s *Snapshot) []Finding {
 			out = append(out, Finding{Check: check, Severity: severity, Vhost: q.Vhost, Queue: q.Name,
 				Message: fmt.Sprintf(format, args...)})
 		}
-		if q.StatsPending && q.Policy == "" {
-			// Its policy is not known yet: a missing setting proves
-			// nothing.
-			continue
-		}
 		lintRoute(q, &s.Topology, func(r QueueRef) bool { return exists[r] }, add)
 		if q.Type == "quorum" && q.HasDLX && q.StringSetting("dead-letter-strategy") == "at-least-once" && q.Overflow() != "reject-publish" {
 			add(CheckAtLeastOnce, SeverityError,

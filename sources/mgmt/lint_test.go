@@ -87,8 +87,6 @@ func TestLintChecks(t *testing.T) {
 			[]string{"quorum-limit-no-dlx q"}},
 		{"quorum queue without limit or DLX before 4.0 is silent", "3.13.7", []Queue{queue(v, "q", "quorum", nil)}, nil},
 		{"quorum queue with the limit turned off is silent", "4.3.6", []Queue{queue(v, "q", "quorum", map[string]any{"x-delivery-limit": -1.0})}, nil},
-		{"a queue whose statistics are pending is not judged by a missing setting", "4.3.6",
-			[]Queue{{Vhost: v, Name: "q", Type: "quorum", StatsPending: true}}, nil},
 		{"retry loop queues are not DLQs", "3.10.8", []Queue{
 			consumed(queue(v, "work", "classic", dlx("", "wait")), 3),
 			queue(v, "wait", "classic", with(dlx("", "work"), map[string]any{"x-message-ttl": 5000.0}))}, nil},

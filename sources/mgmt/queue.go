@@ -116,13 +116,28 @@ func DrainETA(backlog int64, lambda, mu float64) (eta time.Duration, draining bo
 	return time.Duration(secs * float64(time.Second)), true
 }
 
-// DrainETA applies DrainETA to the queue's depth and rates; draining is
-// false when rates were not fetched.
+// Backlog is what consumers can drain: the queue's total messages, which
+// count the ready, the unacknowledged and the delayed ones (a delayed
+// message is ready again after its delay), less the dead letters an
+// at-least-once quorum queue holds for its DLX: RabbitMQ 4.3 counts them
+// in messages, but no consumer ever gets them (docs/ARCHITECTURE.md §4.1).
+// The depth comes from the cheap list and DLXHeld from the statistics,
+// which lag; the backlog is never below 0.
+func (q Queue) Backlog() int64 {
+	n := q.Messages
+	if q.DLXHeld != nil {
+		n -= *q.DLXHeld
+	}
+	return max(n, 0)
+}
+
+// DrainETA applies DrainETA to the queue's backlog and rates; draining
+// is false when rates were not fetched.
 func (q Queue) DrainETA() (time.Duration, bool) {
 	if !q.HasRates {
 		return 0, false
 	}
-	return DrainETA(q.Messages, q.PublishRate, q.AckRate)
+	return DrainETA(q.Backlog(), q.PublishRate, q.AckRate)
 }
 
 // Movement is how a queue's backlog moves (docs/ARCHITECTURE.md §4.1), the one
@@ -138,6 +153,14 @@ const (
 	Draining
 	// Growing: λ > μ; Drain.Growth is λ − μ per second.
 	Growing
+	// Delayed: nothing is ready or unacknowledged, and messages wait out
+	// a quorum queue's delayed retry (RabbitMQ 4.3): they are ready
+	// again after their delay.
+	Delayed
+	// DLXBacklog: the only messages are dead letters an at-least-once
+	// quorum queue holds until its dead-letter target takes them; no
+	// consumer drains them.
+	DLXBacklog
 	// NoConsumers: messages wait and nobody consumes them.
 	NoConsumers
 	// Held: a DLQ or a parking queue without consumers keeps its
@@ -161,19 +184,25 @@ type Drain struct {
 }
 
 // Drain judges the queue's movement from its depth, rates and consumers.
+// A queue holding only delayed messages, or only dead letters for its
+// DLX, is not empty.
 func (q Queue) Drain() Drain {
 	switch {
 	case q.Messages == 0: // the depth is known without rates
 		return Drain{Movement: Empty}
 	case !q.HasRates:
 		return Drain{Movement: NoRates}
+	case q.Backlog() == 0:
+		return Drain{Movement: DLXBacklog}
 	}
-	if eta, ok := DrainETA(q.Messages, q.PublishRate, q.AckRate); ok {
+	if eta, ok := DrainETA(q.Backlog(), q.PublishRate, q.AckRate); ok {
 		return Drain{Movement: Draining, ETA: eta}
 	}
 	switch {
 	case q.PublishRate > q.AckRate:
 		return Drain{Movement: Growing, Growth: q.PublishRate - q.AckRate}
+	case q.Ready == 0 && q.Unacked == 0 && q.Delayed != nil && *q.Delayed > 0:
+		return Drain{Movement: Delayed}
 	case q.Consumers == 0 && (q.IsDLQ() || q.Parking):
 		return Drain{Movement: Held}
 	case q.Consumers == 0 && q.RetryTarget != nil:
@@ -184,4 +213,40 @@ func (q Queue) Drain() Drain {
 		return Drain{Movement: Stalled}
 	}
 	return Drain{Movement: Steady}
+}
+
+// DelayedRetry is a quorum queue's delayed retry (RabbitMQ 4.3): returned
+// messages wait between Min and Max before they are ready again.
+type DelayedRetry struct {
+	// Broker is the setting in the broker's words (delayed_retry); ""
+	// when it does not say (before 4.3, or without statistics).
+	Broker string
+	// Type, Min and Max (milliseconds) come from the x-delayed-retry-*
+	// arguments, else the delayed-retry-* policy keys; "" and -1 when
+	// neither sets them.
+	Type     string
+	Min, Max int64
+}
+
+// Set reports whether the queue's delayed retry is known to be on: the
+// broker says so, or an argument or policy key asks for it.
+func (d DelayedRetry) Set() bool {
+	if d.Broker != "" {
+		return d.Broker != "disabled"
+	}
+	return d.Type != "" && d.Type != "disabled"
+}
+
+// DelayedRetrySetting reads the queue's delayed-retry setting from what
+// the broker reports and from its arguments and policy.
+func (q Queue) DelayedRetrySetting() DelayedRetry {
+	d := DelayedRetry{Broker: q.DelayedRetry, Type: q.StringSetting("delayed-retry-type"), Min: -1, Max: -1}
+	for key, into := range map[string]*int64{"delayed-retry-min": &d.Min, "delayed-retry-max": &d.Max} {
+		if v, ok := q.Setting(key); ok {
+			if f, ok := toFloat(v); ok {
+				*into = int64(f)
+			}
+		}
+	}
+	return d
 }

@@ -51,6 +51,14 @@ func TestQueueDrainSaysWhetherItDrainsOrGrows(t *testing.T) {
 		{"steady: in = out", Queue{Messages: 10, PublishRate: 5, AckRate: 5, Consumers: 1, HasRates: true}, Drain{Movement: Steady}},
 		{"no rates", Queue{Messages: 10, Consumers: 1}, Drain{Movement: NoRates}},
 		{"empty, with or without rates", Queue{Messages: 0}, Drain{Movement: Empty}},
+		// RabbitMQ 4.3: messages counts the delayed and the DLX-held ones.
+		{"only delayed messages: not empty", Queue{Messages: 3, Delayed: n(3), Consumers: 1, HasRates: true}, Drain{Movement: Delayed}},
+		{"only delayed, no consumers: delayed", Queue{Messages: 3, Delayed: n(3), HasRates: true}, Drain{Movement: Delayed}},
+		{"delayed messages count in the drain ETA", Queue{Messages: 100, Ready: 40, Delayed: n(60), Consumers: 1, AckRate: 10, HasRates: true}, Drain{Movement: Draining, ETA: 10 * time.Second}},
+		{"some ready beside delayed ones: stalled", Queue{Messages: 5, Ready: 2, Delayed: n(3), Consumers: 1, HasRates: true}, Drain{Movement: Stalled}},
+		{"only DLX-held dead letters: a DLX backlog", Queue{Messages: 3, DLXHeld: n(3), Consumers: 1, AckRate: 5, HasRates: true}, Drain{Movement: DLXBacklog}},
+		{"DLX-held dead letters are not in the drain ETA", Queue{Messages: 103, Ready: 100, DLXHeld: n(3), Consumers: 1, AckRate: 10, HasRates: true}, Drain{Movement: Draining, ETA: 10 * time.Second}},
+		{"a stale DLX figure above the depth leaves no backlog", Queue{Messages: 2, DLXHeld: n(5), HasRates: true}, Drain{Movement: DLXBacklog}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,6 +209,34 @@ func TestUnackedAllowedSumsPerConsumerPrefetch(t *testing.T) {
 			allowed, unlimited := unackedAllowed(tt.cons, chans)
 			if allowed != tt.wantAllowed || unlimited != tt.wantUnlimited {
 				t.Fatalf("got %d, %v; want %d, %v", allowed, unlimited, tt.wantAllowed, tt.wantUnlimited)
+			}
+		})
+	}
+}
+
+func n(v int64) *int64 { return &v }
+
+func TestDelayedRetryFromTheBrokerArgumentsOrPolicy(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		q    Queue
+		want DelayedRetry
+		set  bool
+	}{
+		{"the broker's words", Queue{DelayedRetry: "all (min: 2000ms, max: 10000ms)",
+			Arguments: map[string]any{"x-delayed-retry-type": "all", "x-delayed-retry-min": float64(2000), "x-delayed-retry-max": float64(10000)}},
+			DelayedRetry{Broker: "all (min: 2000ms, max: 10000ms)", Type: "all", Min: 2000, Max: 10000}, true},
+		{"disabled by the broker", Queue{DelayedRetry: "disabled"}, DelayedRetry{Broker: "disabled", Min: -1, Max: -1}, false},
+		{"policy keys without statistics", Queue{EffectiveDefinition: map[string]any{"delayed-retry-type": "failed", "delayed-retry-min": float64(1000)}},
+			DelayedRetry{Type: "failed", Min: 1000, Max: -1}, true},
+		{"the argument wins over the policy", Queue{Arguments: map[string]any{"x-delayed-retry-type": "returned"},
+			EffectiveDefinition: map[string]any{"delayed-retry-type": "all"}}, DelayedRetry{Type: "returned", Min: -1, Max: -1}, true},
+		{"nothing said", Queue{}, DelayedRetry{Min: -1, Max: -1}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.q.DelayedRetrySetting()
+			if got != tt.want || got.Set() != tt.set {
+				t.Fatalf("got %+v (set %v), want %+v (set %v)", got, got.Set(), tt.want, tt.set)
 			}
 		})
 	}

@@ -15,6 +15,13 @@ type rowStats struct {
 	PublishRate          float64
 	AckRate              float64
 	Delayed, DLXHeld     *int64
+	DLXHeldBytes         *int64
+	ReadyReturned        *int64
+	ByPriority           map[int]int64
+	DelayedRetry         string
+	// Pending is set when the broker listed the queue without its
+	// statistics (StatsPending): the figures above are unknown.
+	Pending bool
 	// at is when the request that read them was sent.
 	at time.Time
 }
@@ -22,16 +29,25 @@ type rowStats struct {
 func statsOf(q Queue, at time.Time) rowStats {
 	return rowStats{Consumers: q.Consumers, HeadMessageTimestamp: q.HeadMessageTimestamp,
 		OldestUnknownReason: q.OldestUnknownReason, PublishRate: q.PublishRate, AckRate: q.AckRate,
-		Delayed: q.Delayed, DLXHeld: q.DLXHeld, at: at}
+		Delayed: q.Delayed, DLXHeld: q.DLXHeld, DLXHeldBytes: q.DLXHeldBytes, ReadyReturned: q.ReadyReturned,
+		ByPriority: q.ByPriority, DelayedRetry: q.DelayedRetry, Pending: q.StatsPending, at: at}
 }
 
 // withStats is the cheap view of a queue with its statistics figures;
 // the head timestamp's reason is worked out again against the cheap
-// view's fresher depth, as withDepth does.
+// view's fresher depth, as withDepth does. A queue the broker listed
+// without its statistics stays without rates: its consumers and rates
+// are unknown, not 0.
 func withStats(cheap Queue, s rowStats) Queue {
+	if s.Pending {
+		cheap.StatsPending = true
+		cheap.HeadMessageTimestamp, cheap.OldestUnknownReason = s.HeadMessageTimestamp, s.OldestUnknownReason
+		return cheap
+	}
 	cheap.HasRates = true
 	cheap.Consumers, cheap.PublishRate, cheap.AckRate = s.Consumers, s.PublishRate, s.AckRate
-	cheap.Delayed, cheap.DLXHeld = s.Delayed, s.DLXHeld
+	cheap.Delayed, cheap.DLXHeld, cheap.DLXHeldBytes = s.Delayed, s.DLXHeld, s.DLXHeldBytes
+	cheap.ReadyReturned, cheap.ByPriority, cheap.DelayedRetry = s.ReadyReturned, s.ByPriority, s.DelayedRetry
 	cheap.HeadMessageTimestamp, cheap.OldestUnknownReason = s.HeadMessageTimestamp, s.OldestUnknownReason
 	switch {
 	case cheap.Ready == 0 && cheap.Type == "classic":

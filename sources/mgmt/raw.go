@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -152,6 +153,10 @@ type rawQueue struct {
 	HeadMessageTimestamp   number        `json:"head_message_timestamp"`
 	MessagesDelayed        number        `json:"messages_delayed"`
 	MessagesDLX            number        `json:"messages_dlx"`
+	MessageBytesDLX        number        `json:"message_bytes_dlx"`
+	MessagesReadyReturned  number        `json:"messages_ready_returned"`
+	MessagesByPriority     object        `json:"messages_by_priority"`
+	DelayedRetry           *string       `json:"delayed_retry"`
 	MessageStats           *rawMsgStats  `json:"message_stats"`
 	MessagesDetails        rawRate       `json:"messages_details"`
 	MessagesReadyDetails   rawRate       `json:"messages_ready_details"`
@@ -199,9 +204,32 @@ func (r *rawQueue) queue(withStats bool) Queue {
 		q.PublishRate = r.MessageStats.publishRate()
 		q.AckRate = r.MessageStats.drainRate()
 		q.Delayed, q.DLXHeld = r.MessagesDelayed.count(), r.MessagesDLX.count()
+		q.DLXHeldBytes, q.ReadyReturned = r.MessageBytesDLX.count(), r.MessagesReadyReturned.count()
+		q.ByPriority = byPriority(r.MessagesByPriority)
+		if r.DelayedRetry != nil {
+			q.DelayedRetry = *r.DelayedRetry
+		}
 	}
 	q.HeadMessageTimestamp, q.OldestUnknownReason = headTimestamp(q, r.HeadMessageTimestamp, withStats)
 	return q
+}
+
+// byPriority reads messages_by_priority, {"4": 12, "0": 3}: nil when the
+// broker sent none, empty when it sent {}. A key that is no priority is
+// left out.
+func byPriority(o object) map[int]int64 {
+	if o == nil {
+		return nil
+	}
+	out := make(map[int]int64, len(o))
+	for k, v := range o {
+		p, err := strconv.Atoi(k)
+		n, ok := toFloat(v)
+		if err == nil && ok {
+			out[p] = int64(n)
+		}
+	}
+	return out
 }
 
 // headTimestamp turns head_message_timestamp (seconds) into a time, or

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/brokertest"
 )
 
 func TestSnapshotDepthsEqualTheBrokers(t *testing.T) {
@@ -239,7 +241,10 @@ func TestOddNamesAndTheDefaultVhostAreEscaped(t *testing.T) {
 
 // On a 3.10 broker /api/queues/detailed is a 404 (it reads as vhost
 // "detailed"), as on a 3.13 cluster whose feature flag is still off: the
-// client falls back to /api/queues with columns and remembers it.
+// client falls back to /api/queues with columns and remembers it. 4.3
+// serves /api/queues/detailed but answers its per-vhost form with 404:
+// the fallback for one vhost must not stop the listing of all vhosts
+// from using the detailed endpoint.
 func TestStatsListFallsBackWhenTheDetailedEndpointIsMissing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -256,7 +261,27 @@ func TestStatsListFallsBackWhenTheDetailedEndpointIsMissing(t *testing.T) {
 	e.c.mu.Lock()
 	missing := e.c.detailedMissing
 	e.c.mu.Unlock()
-	if !missing {
-		t.Fatal("the missing detailed endpoint was not remembered")
+	if !missing[1] {
+		t.Fatal("the missing per-vhost detailed endpoint was not remembered")
+	}
+	if missing[0] {
+		t.Fatal("a 404 on the per-vhost form disabled /api/queues/detailed too")
+	}
+	all, err := e.c.listQueuesStats(context.Background(), "")
+	if err != nil {
+		t.Fatalf("all vhosts: %v", err)
+	}
+	found := false
+	for _, q := range all {
+		found = found || q.Vhost == e.vhost && q.Name == "work" && q.HasRates
+	}
+	if !found {
+		t.Fatal("the listing of every vhost lacks the test's queue with its statistics")
+	}
+	e.c.mu.Lock()
+	missing = e.c.detailedMissing
+	e.c.mu.Unlock()
+	if got, want := missing[0], !brokertest.AtLeast(t, 3, 13); got != want {
+		t.Fatalf("RabbitMQ %s: /api/queues/detailed remembered missing = %v, want %v", brokertest.Version(t), got, want)
 	}
 }

@@ -164,16 +164,30 @@ type Queue struct {
 	DLQOf []QueueRef
 	// DLQMessages mirrors the paired DLQ's depth for the overview.
 	DLQMessages int64
-	// Delayed and DLXHeld are RabbitMQ 4.3's quorum figures (docs/ARCHITECTURE.md
-	// §4.2): messages waiting out a delayed retry (not in Ready), and
-	// at-least-once dead letters the queue still holds. nil when the
-	// broker does not report them (before 4.3, other queue types, or
-	// without statistics): unknown, never 0.
+	// Delayed and DLXHeld are quorum figures (docs/ARCHITECTURE.md §4.1):
+	// messages waiting out a delayed retry (RabbitMQ 4.3; not in Ready),
+	// and at-least-once dead letters the queue still holds (reported for
+	// such queues from 3.10, for every quorum queue on 4.3); both are in
+	// Messages. nil when the broker does not report them (older brokers,
+	// other queue types, or without statistics): unknown, never 0.
 	Delayed, DLXHeld *int64
+	// DLXHeldBytes is message_bytes_dlx, the size of DLXHeld; nil when
+	// unknown.
+	DLXHeldBytes *int64
+	// ReadyReturned is messages_ready_returned (4.3 quorum): how many of
+	// the ready messages were returned at least once; nil when unknown.
+	ReadyReturned *int64
+	// ByPriority is messages_by_priority (4.3 quorum): messages per
+	// priority, nil when unknown.
+	ByPriority map[int]int64
+	// DelayedRetry is the delayed-retry setting as a 4.3 broker words it
+	// (delayed_retry: "all (min: 2000ms, max: 10000ms)", "disabled");
+	// "" when it does not say. DelayedRetrySetting reads the arguments
+	// and policy keys too.
+	DelayedRetry string
 	// StatsPending is set on a row read with statistics that the broker
-	// listed without them (RabbitMQ 4.x, a queue seconds old): its policy,
-	// consumers and rates are unknown, so checks that judge a missing
-	// setting leave it alone until the next read.
+	// listed without them (a queue seconds old): its consumers and rates
+	// are unknown; its policy comes from the cheap list.
 	StatsPending bool
 	// Parking is set on a parking queue: it holds messages quarantined
 	// from a DLQ, kept out of replays until released (docs/ARCHITECTURE.md §4.4).

@@ -54,7 +54,15 @@ type OpenMessageMsg struct {
 	// InboxDetail the row or the reason, as the DLQ screen knows them.
 	Inbox       string
 	InboxDetail string
+	// Session is the DLQ screen's browse session that holds Letter; an
+	// edit resubmits it and removes it through that session.
+	Session any
 }
+
+// HeldChangedMsg tells the DLQ screen of Queue that a screen above it
+// settled a message its session held (an edit), so it reads its held
+// letters again.
+type HeldChangedMsg struct{ Queue mgmt.QueueRef }
 
 // OpenAuditMsg asks the root to open the audit screen.
 type OpenAuditMsg struct{}

@@ -208,6 +208,10 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		if msg.sid == m.sid {
 			m.held.reset(msg.letters, false)
 		}
+	case common.HeldChangedMsg:
+		if msg.Queue == m.ref && m.session != nil {
+			return m, lettersCmd(m.session, m.sid)
+		}
 	case planMsg, progressMsg, resultMsg:
 		return m, m.follow(m.op.Update(msg))
 	case scanProgressMsg, scanMsg:
@@ -290,7 +294,7 @@ func (m *Model) inspect() tea.Cmd {
 		return nil
 	}
 	st := m.held.inbox[l.LogicalID]
-	msg := common.OpenMessageMsg{Queue: m.ref, Letter: l, Inbox: st.label(), InboxDetail: st.describe()}
+	msg := common.OpenMessageMsg{Queue: m.ref, Letter: l, Inbox: st.label(), InboxDetail: st.describe(), Session: m.session}
 	return func() tea.Msg { return msg }
 }
 
@@ -358,7 +362,7 @@ func (m *Model) startWhole(a ops.Action, reason string) tea.Cmd {
 	}
 	s := m.life.release(m.sid)
 	m.sid, m.session, m.state = nextID(), nil, lent
-	m.loading = false
+	m.loading, m.end = false, false
 	m.held.reset(nil, true)
 	return m.op.start(req, s)
 }

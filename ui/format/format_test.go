@@ -8,6 +8,7 @@ import (
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/sources/mgmt/trouble"
 )
 
 var now = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -127,6 +128,8 @@ func TestEveryMovementHasWords(t *testing.T) {
 		{"no consumers", mgmt.Drain{Movement: mgmt.NoConsumers}, "no consumers", "not draining: no consumers"},
 		{"stalled", mgmt.Drain{Movement: mgmt.Stalled}, "stalled", "not draining: consumers are not acknowledging"},
 		{"steady", mgmt.Drain{Movement: mgmt.Steady}, "steady", "not draining: in = out, the backlog stays"},
+		{"delayed", mgmt.Drain{Movement: mgmt.Delayed}, "delayed", "not ready yet: every message waits out its delayed retry"},
+		{"DLX backlog", mgmt.Drain{Movement: mgmt.DLXBacklog}, "DLX backlog", "nothing to consume: every message is a dead letter held for the DLX"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,4 +188,24 @@ func TestLogicalIDSaysWhenItIsAHash(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDelayedRetryAndTheFiguresOf43(t *testing.T) {
+	three, zero, bytes := int64(3), int64(0), int64(2048)
+	check(t, []struct{ name, got, want string }{
+		{"the broker's words", DelayedRetry(mgmt.DelayedRetry{Broker: "all (min: 2000ms, max: 10000ms)", Type: "all", Min: 2000, Max: 10000}), "all (min: 2000ms, max: 10000ms)"},
+		{"from a policy", DelayedRetry(mgmt.DelayedRetry{Type: "failed", Min: 500, Max: 90000}), "failed (min: 500ms, max: 1m30s)"},
+		{"type only", DelayedRetry(mgmt.DelayedRetry{Type: "returned", Min: -1, Max: -1}), "returned"},
+		{"nothing said", DelayedRetry(mgmt.DelayedRetry{Min: -1, Max: -1}), ""},
+		{"hostile words", DelayedRetry(mgmt.DelayedRetry{Broker: "all\x1b[2J"}), "all\\x1b[2J"},
+		{"delayed messages", DelayedNote(mgmt.Queue{Delayed: &three, DelayedRetry: "all (min: 2000ms, max: 10000ms)"}),
+			"3 delayed (delayed retry all (min: 2000ms, max: 10000ms)), ready again after the delay"},
+		{"none delayed", DelayedNote(mgmt.Queue{Delayed: &zero}), ""},
+		{"delayed unknown", DelayedNote(mgmt.Queue{}), ""},
+		{"DLX held with bytes", DLXHeldNote(mgmt.Queue{DLXHeld: &three, DLXHeldBytes: &bytes}), "3 dead letters held for the DLX (2.0 KiB)"},
+		{"DLX held without bytes", DLXHeldNote(mgmt.Queue{DLXHeld: &three}), "3 dead letters held for the DLX"},
+		{"DLX held unknown", DLXHeldNote(mgmt.Queue{}), ""},
+		{"DLX mark", Mark(trouble.Mark{Kind: trouble.DLXGrowing, Added: 4}, "", time.Minute),
+			"DLX backlog growing (+4 in the last 1m)"},
+	})
 }

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"strings"
 	"time"
 
 	"github.com/warrenops/warren/sources/inbox"
@@ -18,6 +19,8 @@ var movementWords = map[mgmt.Movement]struct{ cell, note string }{
 	mgmt.NoConsumers: {"no consumers", "not draining: no consumers"},
 	mgmt.Stalled:     {"stalled", "not draining: consumers are not acknowledging"},
 	mgmt.Steady:      {"steady", "not draining: in = out, the backlog stays"},
+	mgmt.Delayed:     {"delayed", "not ready yet: every message waits out its delayed retry"},
+	mgmt.DLXBacklog:  {"DLX backlog", "nothing to consume: every message is a dead letter held for the DLX"},
 }
 
 // Drain is a queue's movement in a table cell: the overview's DRAIN
@@ -49,6 +52,60 @@ func DrainNote(d mgmt.Drain) string {
 		return w.note
 	}
 	return movementWords[mgmt.NoRates].note
+}
+
+// DelayedRetry words a quorum queue's delayed-retry setting (RabbitMQ
+// 4.3): the broker's own words when it reports them ("all (min: 2000ms,
+// max: 10000ms)", "disabled"), else what the arguments or policy ask for
+// ("failed (min: 1s)"); "" when nothing says.
+func DelayedRetry(d mgmt.DelayedRetry) string {
+	if d.Broker != "" {
+		return sanitize.Text(d.Broker)
+	}
+	if d.Type == "" {
+		return ""
+	}
+	var bounds []string
+	if d.Min >= 0 {
+		bounds = append(bounds, "min: "+Period(time.Duration(d.Min)*time.Millisecond))
+	}
+	if d.Max >= 0 {
+		bounds = append(bounds, "max: "+Period(time.Duration(d.Max)*time.Millisecond))
+	}
+	text := sanitize.Text(d.Type)
+	if len(bounds) > 0 {
+		text += " (" + strings.Join(bounds, ", ") + ")"
+	}
+	return text
+}
+
+// DelayedNote says how many of a queue's messages wait out a delayed
+// retry, and under which setting: "3 delayed (retry all (min: 2000ms,
+// max: 10000ms)), ready again after the delay"; "" when none is known
+// to wait.
+func DelayedNote(q mgmt.Queue) string {
+	if q.Delayed == nil || *q.Delayed == 0 {
+		return ""
+	}
+	text := Count(*q.Delayed) + " delayed"
+	if r := DelayedRetry(q.DelayedRetrySetting()); r != "" {
+		text += " (delayed retry " + r + ")"
+	}
+	return text + ", ready again after the delay"
+}
+
+// DLXHeldNote says how many dead letters an at-least-once quorum queue
+// holds for its DLX: "7 dead letters held for the DLX (21 B)"; "" when
+// none is known to be held.
+func DLXHeldNote(q mgmt.Queue) string {
+	if q.DLXHeld == nil || *q.DLXHeld == 0 {
+		return ""
+	}
+	text := Count(*q.DLXHeld) + " dead letters held for the DLX"
+	if q.DLXHeldBytes != nil {
+		text += " (" + Bytes(*q.DLXHeldBytes) + ")"
+	}
+	return text
 }
 
 // RetryNote says where a retry queue's messages go and when; empty for

@@ -21,6 +21,8 @@ func Mark(m trouble.Mark, dlq string, window time.Duration) string {
 		return fmt.Sprintf("DLQ %s growing (+%d %s)", sanitize.Text(dlq), m.Added, over)
 	case trouble.Arriving:
 		return fmt.Sprintf("dead letters arriving (+%d %s)", m.Added, over)
+	case trouble.DLXGrowing:
+		return fmt.Sprintf("DLX backlog growing (+%d %s)", m.Added, over)
 	}
 	text := DrainNote(m.Drain)
 	if m.Shown < m.Judged {

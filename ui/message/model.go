@@ -4,6 +4,7 @@
 package message
 
 import (
+	"os/exec"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -19,6 +20,17 @@ type Options struct {
 	// Now is the clock for ages; views read time only through it.
 	Now    func() time.Time
 	Styles styles.Styles
+	// Editor edits and resubmits the letter (e); nil, or ReadOnly, when
+	// the context may not change anything.
+	Editor   Editor
+	ReadOnly bool
+	// Prod and ConfirmThreshold decide, as for a replay, when the prompt
+	// asks for the queue name and the count typed.
+	Prod             bool
+	ConfirmThreshold int
+	// Exec runs the editor with the terminal released; tea.ExecProcess
+	// unless a test replaces it.
+	Exec func(*exec.Cmd, tea.ExecCallback) tea.Cmd
 }
 
 // Model is the inspector on one dead letter. It does no I/O: everything
@@ -33,12 +45,16 @@ type Model struct {
 	common.NoText
 	lines  []string
 	offset int
+	edit   *edit
 }
 
 // New returns the inspector for the letter msg carries.
 func New(msg common.OpenMessageMsg, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Exec == nil {
+		opts.Exec = execProcess
 	}
 	m := &Model{msg: msg, opts: opts, st: opts.Styles, keys: DefaultKeyMap(), Frame: common.Frame{Width: 80}}
 	m.render()
@@ -66,11 +82,18 @@ func (m *Model) SetSize(w, h int) {
 	m.render()
 }
 
-// Update scrolls and switches the body between decoded and hex.
+// Update scrolls, switches the body between decoded and hex, and edits.
 func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
-		return m, nil
+		cmd, _ := m.updateEdit(msg)
+		return m, cmd
+	}
+	if m.Capturing() {
+		return m, m.promptKey(k)
+	}
+	if key.Matches(k, m.keys.Edit) {
+		return m, m.startEdit()
 	}
 	if o, ok := m.keys.Nav.Move(k, m.offset, max(m.rows()-1, 1), len(m.lines)); ok {
 		m.offset = o

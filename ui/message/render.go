@@ -25,7 +25,7 @@ func (m *Model) View() string {
 		}
 		out += "\n" + m.st.Muted.Render(pos)
 	}
-	return out
+	return m.editView(out)
 }
 
 // render lays the content out for the width; long values wrap rather than

@@ -12,9 +12,6 @@ import (
 // The cells of an overview row, each worded by ui/format and toned for
 // how much it asks for attention.
 
-// The cells of an overview row, each worded by ui/format and toned for
-// how much it asks for attention.
-
 func oldestReason(q mgmt.Queue) string {
 	if q.OldestUnknownReason != "" {
 		return sanitize.Text(q.OldestUnknownReason)
@@ -81,4 +78,15 @@ func drainTone(m mgmt.Movement) table.Tone {
 		return table.Warn
 	}
 	return table.Muted
+}
+
+// delayedCell is the DELAYED cell: messages waiting out a quorum queue's
+// delayed retry, counted in TOTAL but not in READY. Unknown where the
+// broker does not report it (other queue types, rows without
+// statistics).
+func delayedCell(q mgmt.Queue) table.Cell {
+	if q.Delayed == nil {
+		return table.Cell{Text: format.Unknown, Tone: table.Muted}
+	}
+	return table.Cell{Text: format.Count(*q.Delayed)}
 }

@@ -20,6 +20,7 @@ const (
 	colName
 	colType
 	colReady
+	colDelayed
 	colUnack
 	colTotal
 	colOldest
@@ -42,7 +43,11 @@ type spec struct {
 	// the overview shows one vhost.
 	vhostWidth int
 	effects    bool // some row shown has an inbox
-	dlqWidth   int  // wide enough for the retry targets shown
+	// delayed is set when some row shown reports how many messages wait
+	// out a delayed retry (RabbitMQ 4.3 quorum queues read with
+	// statistics), so an older broker's overview keeps its columns.
+	delayed  bool
+	dlqWidth int // wide enough for the retry targets shown
 	// oldestWidth and lastWidth fit the longest ages shown, so an age is
 	// never cut.
 	oldestWidth, lastWidth int
@@ -61,7 +66,10 @@ const (
 // columnsFor fits 120 cells with a name column of 21; the name takes
 // whatever a wider terminal gives, and a narrower one hides the least
 // needed columns first (highest Drop), down to 80 cells. The effect
-// rate outlives the queue's type: it says whether work gets done.
+// rate outlives the queue's type: it says whether work gets done. The
+// DELAYED column, when some row has the figure, takes the TREND
+// column's place at 120 cells with every vhost shown; the selected
+// row's note still draws its depth history.
 func columnsFor(s spec) ([]col, []table.Column) {
 	all := []struct {
 		id  col
@@ -72,6 +80,7 @@ func columnsFor(s spec) ([]col, []table.Column) {
 		{colName, table.Column{Title: "NAME", Width: 16, Flex: true}, true},
 		{colType, table.Column{Title: "TYPE", Width: 7, Drop: 4}, true},
 		{colReady, table.Column{Title: "READY", Width: 6, Align: table.Right}, true},
+		{colDelayed, table.Column{Title: "DELAYED", Width: 7, Align: table.Right, Drop: 2}, s.delayed},
 		{colUnack, table.Column{Title: "UNACK", Width: 6, Align: table.Right, Drop: 2}, true},
 		{colTotal, table.Column{Title: "TOTAL", Width: 6, Align: table.Right}, true},
 		{colOldest, table.Column{Title: "OLDEST", Width: max(s.oldestWidth, len("OLDEST")), Align: table.Right}, true},
@@ -118,6 +127,7 @@ func (m *Model) spec() spec {
 			s.vhostWidth = max(s.vhostWidth, min(r.vhostWidth, vhostMaxWidth))
 		}
 		s.effects = s.effects || r.hasInbox
+		s.delayed = s.delayed || r.q.Delayed != nil
 		if r.retry != "" && r.q.DLQ == nil {
 			s.dlqWidth = max(s.dlqWidth, min(ansi.StringWidth(r.retry)+2, dlqMaxWidth))
 		}
@@ -153,6 +163,8 @@ func (m *Model) renderRow(i int) table.Row {
 			cells[j] = table.Cell{Text: sanitize.Text(q.Type)}
 		case colReady:
 			cells[j] = table.Cell{Text: format.Count(q.Ready)}
+		case colDelayed:
+			cells[j] = delayedCell(q)
 		case colUnack:
 			cells[j] = table.Cell{Text: format.Count(q.Unacked)}
 		case colTotal:

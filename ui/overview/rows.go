@@ -132,6 +132,9 @@ func assess(q mgmt.Queue, marks []trouble.Mark, window time.Duration, alarm stri
 		}
 		trouble = append(trouble, format.Mark(m, dlq, window))
 	}
+	if held := format.DLXHeldNote(q); held != "" {
+		warn = append(warn, held)
+	}
 	if q.DLQ != nil && q.DLQMessages > 0 {
 		warn = append(warn, fmt.Sprintf("%d dead letters in %s", q.DLQMessages, sanitize.Text(q.DLQ.Name)))
 	}

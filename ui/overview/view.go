@@ -85,6 +85,9 @@ func (m *Model) note() string {
 	if rt := format.RetryNote(r.q); rt != "" {
 		parts = append(parts, rt)
 	}
+	if d := format.DelayedNote(r.q); d != "" {
+		parts = append(parts, d)
+	}
 	if fx := m.effectNote(r); fx != "" {
 		parts = append(parts, fx)
 	}

@@ -19,6 +19,10 @@ type setting struct {
 	def     string // what applies when neither argument nor policy sets it
 	millis  bool   // value is a duration in milliseconds
 	numeric bool   // a limit: with both set, the smaller applies
+	// delayedRetry marks RabbitMQ 4.3's delayed-retry keys: shown only
+	// for a quorum queue whose broker reports the setting or whose
+	// arguments or policy set it.
+	delayedRetry bool
 }
 
 // settingKeys are the settings that decide where messages go when they
@@ -33,6 +37,9 @@ var settingKeys = []setting{
 	{key: "max-length-bytes", def: "none", numeric: true},
 	{key: "overflow", def: "drop-head"},
 	{key: "delivery-limit", def: "none", numeric: true},
+	{key: "delayed-retry-type", def: "disabled", delayedRetry: true},
+	{key: "delayed-retry-min", def: "broker default", millis: true, delayedRetry: true},
+	{key: "delayed-retry-max", def: "broker default", millis: true, delayedRetry: true},
 }
 
 // settings shows the arguments and the policy side by side with the value
@@ -52,6 +59,9 @@ func (m *Model) settings(d *mgmt.QueueDetail) string {
 		if s.key == "delivery-limit" && q.Type != "quorum" {
 			continue
 		}
+		if s.delayedRetry && !showsDelayedRetry(q) {
+			continue
+		}
 		value, source := m.settingValue(q, s)
 		if s.key == "delivery-limit" {
 			value, source = deliveryLimit(q, d.DeliveryLimit, value, source)
@@ -60,6 +70,18 @@ func (m *Model) settings(d *mgmt.QueueDetail) string {
 	}
 	b.WriteString("\n  " + m.st.Label.Render(pad("paired DLQ", 24)) + " " + m.pairedDLQ(q))
 	return b.String()
+}
+
+// showsDelayedRetry says whether the delayed-retry keys belong on the
+// screen: a quorum queue whose broker says its delayed retry is on (4.3)
+// or that sets one of them. A queue without one is not burdened with
+// three lines of defaults.
+func showsDelayedRetry(q mgmt.Queue) bool {
+	if q.Type != "quorum" {
+		return false
+	}
+	d := q.DelayedRetrySetting()
+	return d.Set() || d.Type != "" || d.Min >= 0 || d.Max >= 0
 }
 
 func (m *Model) settingValue(q mgmt.Queue, s setting) (value, source string) {

@@ -75,11 +75,17 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 	if age, ok := q.OldestAge(d.TakenAt); ok {
 		oldest = format.Duration(age)
 	}
-	figures := fmt.Sprintf("depth %s (ready %s, unacked %s) · oldest %s · %d consumers",
-		format.Count(q.Messages), format.Count(q.Ready), format.Count(q.Unacked), oldest, q.Consumers)
+	consumers := fmt.Sprintf("%d consumers", q.Consumers)
+	if !q.HasRates {
+		consumers = "consumers " + format.Unknown
+	}
+	figures := fmt.Sprintf("depth %s (%s) · %s · oldest %s", format.Count(q.Messages), depthParts(q), consumers, oldest)
 	rates := m.st.Muted.Render("rates not reported")
-	if q.HasRates {
+	switch {
+	case q.HasRates:
 		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", format.Rate(q.PublishRate), format.Rate(q.AckRate), m.drain(q))
+	case q.StatsPending:
+		rates = m.st.Muted.Render("consumers and rates unknown: the broker has not emitted this queue's statistics yet")
 	}
 	age := m.st.Muted.Render("stats " + format.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
 	lines := []string{strings.Join(ident, " · ")}
@@ -87,10 +93,65 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 		lines = append(lines, rt)
 	}
 	lines = append(lines, figures, rates+" · "+age)
+	if r := m.retryLine(q); r != "" {
+		lines = append(lines, r)
+	}
+	if dlx := m.dlxLine(q); dlx != "" {
+		lines = append(lines, dlx)
+	}
 	if fx := m.effectLine(); fx != "" {
 		lines = append(lines, fx)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// depthParts splits the depth: ready, delayed (RabbitMQ 4.3 quorum
+// queues: waiting out a delayed retry, in the depth but not ready) and
+// unacked. An unreported delayed figure is shown as unknown where the
+// queue's settings ask for a delayed retry and left out elsewhere, so an
+// older broker's screen reads as before. The dead letters held for the
+// DLX, in the depth too, have their own line.
+func depthParts(q mgmt.Queue) string {
+	parts := []string{"ready " + format.Count(q.Ready)}
+	if q.Delayed != nil || q.DelayedRetrySetting().Set() {
+		parts = append(parts, "delayed "+format.CountOf(q.Delayed))
+	}
+	return strings.Join(append(parts, "unacked "+format.Count(q.Unacked)), ", ")
+}
+
+// retryLine is a quorum queue's delayed retry and what it holds back;
+// "" when it has none, unless messages are delayed all the same.
+func (m *Model) retryLine(q mgmt.Queue) string {
+	d := q.DelayedRetrySetting()
+	words := format.DelayedRetry(d)
+	if words == "" || !d.Set() && (q.Delayed == nil || *q.Delayed == 0) {
+		return ""
+	}
+	text := "delayed retry " + words
+	if n := q.Delayed; n != nil && *n > 0 {
+		text += fmt.Sprintf(" · %s waiting out their delay", format.Count(*n))
+	}
+	if n := q.ReadyReturned; n != nil && *n > 0 {
+		text += fmt.Sprintf(" · %s ready after a return", format.Count(*n))
+	}
+	return text
+}
+
+// dlxLine is the backlog of dead letters an at-least-once quorum queue
+// holds for its DLX: in the trouble tone while it grows (the judgement
+// over the window, docs/ARCHITECTURE.md §4.10), else in the warning tone
+// while any is held; the findings say why the target does not take them.
+func (m *Model) dlxLine(q mgmt.Queue) string {
+	held := format.DLXHeldNote(q)
+	if held == "" {
+		return ""
+	}
+	for _, mk := range m.judge.Marks(q.Ref()) {
+		if mk.Kind == trouble.DLXGrowing {
+			return m.st.Trouble.Render("DLX backlog: " + held + " · " + format.Mark(mk, "", m.judge.Window()) + "; see the findings below")
+		}
+	}
+	return m.st.Warn.Render("DLX backlog: " + held + "; see the findings below")
 }
 
 // drain is the queue's movement in words, coloured by how much it

@@ -1,6 +1,7 @@
 // Package trouble decides which queues are in trouble because of how they
 // move, over a window of snapshots rather than from the last two: a DLQ
-// taking dead letters, a work queue without consumers, stalled or growing.
+// taking dead letters, a quorum queue whose backlog of dead letters for
+// its DLX grows, a work queue without consumers, stalled or growing.
 // A mark is raised on what the window shows and held with hysteresis, so
 // a DLQ that takes a dead letter every few seconds stays marked between
 // them instead of flickering (docs/ARCHITECTURE.md §4.10).
@@ -28,6 +29,10 @@ const (
 	DLQGrowing Kind = iota
 	// Arriving: a DLQ's own depth rose: dead letters arriving.
 	Arriving
+	// DLXGrowing: an at-least-once quorum queue holds more dead letters
+	// for its DLX than before (messages_dlx): the target does not take
+	// them.
+	DLXGrowing
 	// NoConsumers: ready messages and nobody consuming.
 	NoConsumers
 	// Stalled: consumers attached and nothing acknowledged.
@@ -42,15 +47,16 @@ const (
 // upward half the time.
 const minGrowthSamples = 3
 
-// arrivals are the kinds judged from the depth alone; the others from a
-// queue's movement, which needs its rates.
-const arrivals = 2
+// arrivals are the kinds judged from a rise of one figure (a depth, the
+// DLX backlog); the others from a queue's movement, which needs its
+// rates.
+const arrivals = 3
 
 // Mark is a judgement raised on a queue.
 type Mark struct {
 	Kind Kind
-	// Added is how much the depth rose within the window (DLQGrowing,
-	// Arriving).
+	// Added is how much the figure rose within the window (DLQGrowing,
+	// Arriving, DLXGrowing).
 	Added int64
 	// Drain is the movement of the latest sample that showed the
 	// judgement (NoConsumers, Stalled, Growing).
@@ -76,11 +82,16 @@ type series struct {
 	prevMessages int64
 	prevDLQ      int64
 	prevHasDLQ   bool
-	rises        [arrivals][]rise
-	verdicts     []verdict
-	raised       [kinds]bool
-	drain        [kinds]mgmt.Drain
-	marks        []Mark
+	// The DLX backlog is known only for rows read with statistics: the
+	// last known figure and when it was read.
+	prevDLX    int64
+	prevDLXAt  int64
+	prevHasDLX bool
+	rises      [arrivals][]rise
+	verdicts   []verdict
+	raised     [kinds]bool
+	drain      [kinds]mgmt.Drain
+	marks      []Mark
 }
 
 // rise is a depth increase between two samples, at the later one.
@@ -158,6 +169,7 @@ func (s *series) observe(now, window int64, q mgmt.Queue) {
 			s.rises[Arriving] = append(s.rises[Arriving], rise{now, q.Messages - s.prevMessages})
 		}
 	}
+	s.observeDLX(now, window, q.DLXHeld)
 	if v, d, ok := s.movement(q); ok {
 		s.verdicts = append(s.verdicts, verdict{at: now, messages: q.Messages, shows: v})
 		if v < kinds {
@@ -166,6 +178,21 @@ func (s *series) observe(now, window int64, q mgmt.Queue) {
 	}
 	s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, hasDLQ
 	s.judge()
+}
+
+// observeDLX records a rise of the DLX backlog. A sample without the
+// figure (a row off screen, a broker before 4.3) neither rises nor
+// forgets the last known one; a rise is counted only from a figure read
+// within the window, since a rise over a longer gap says nothing about
+// now.
+func (s *series) observeDLX(now, window int64, held *int64) {
+	if held == nil {
+		return
+	}
+	if s.prevHasDLX && *held > s.prevDLX && now-s.prevDLXAt <= window {
+		s.rises[DLXGrowing] = append(s.rises[DLXGrowing], rise{now, *held - s.prevDLX})
+	}
+	s.prevDLX, s.prevDLXAt, s.prevHasDLX = *held, now, true
 }
 
 // movement judges one sample of a work queue with ready messages: no

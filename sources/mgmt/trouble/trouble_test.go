@@ -238,3 +238,97 @@ func TestDeletedQueuesAreForgotten(t *testing.T) {
 		t.Fatal("the remaining queue lost its mark")
 	}
 }
+
+// srcScene is an at-least-once quorum queue whose DLQ is full: from 10 s
+// the broker holds one more dead letter for the DLX every 5 s until stop,
+// then the backlog stays where it is.
+func srcScene(stop time.Duration) scene {
+	return func(at time.Duration) []mgmt.Queue {
+		held := int64(2)
+		if at >= 10*time.Second {
+			held += int64((min(at, stop)-10*time.Second)/(5*time.Second)) + 1
+		}
+		return []mgmt.Queue{{Vhost: "/", Name: "src", Type: "quorum", Messages: held, DLXHeld: &held, HasRates: true}}
+	}
+}
+
+func TestAGrowingDLXBacklogIsMarkedAndClearsAWindowAfterItStopsGrowing(t *testing.T) {
+	stop := 3 * time.Minute
+	tr := New(time.Minute)
+	ref := mgmt.QueueRef{Vhost: "/", Name: "src"}
+	// The last rise is at the last multiple of 5 s from 10 s up to stop,
+	// seen by the refresh at or after it.
+	clearAt := lastRise(stop) + tr.Window()
+	for _, st := range watch(tr, srcScene(stop), stop+2*time.Minute, ref, DLXGrowing) {
+		// A backlog of 2 from the start is a fact, not growth: the first
+		// rise is seen at 10 s.
+		want := st.at >= 10*time.Second && st.at < clearAt
+		if st.marked != want {
+			t.Fatalf("at %v: marked = %v, want %v (marks %+v)", st.at, st.marked, want, st.marks)
+		}
+		if st.marked && st.at > 80*time.Second && st.at <= stop {
+			if got := st.marks[0].Added; got < 11 || got > 13 {
+				t.Fatalf("at %v: %d added over the window, want the 12 a minute brings", st.at, got)
+			}
+		}
+	}
+}
+
+func TestTheDLXBacklogIsJudgedOnlyFromSamplesThatCarryIt(t *testing.T) {
+	ref := mgmt.QueueRef{Vhost: "/", Name: "src"}
+	sample := func(held *int64) []mgmt.Queue {
+		return []mgmt.Queue{{Vhost: "/", Name: "src", Type: "quorum", Messages: 9, DLXHeld: held}}
+	}
+	marked := func(tr *Tracker) bool {
+		for _, m := range tr.Marks(ref) {
+			if m.Kind == DLXGrowing {
+				return true
+			}
+		}
+		return false
+	}
+	three, five := int64(3), int64(5)
+
+	// Off screen for a while (no figure), back within the window with a
+	// larger backlog: it grew meanwhile.
+	tr := New(time.Minute)
+	tr.Observe(t0, sample(&three))
+	tr.Observe(t0.Add(20*time.Second), sample(nil))
+	if marked(tr) {
+		t.Fatal("a sample without the figure raised the mark")
+	}
+	tr.Observe(t0.Add(40*time.Second), sample(&five))
+	if !marked(tr) || tr.Marks(ref)[0].Added != 2 {
+		t.Fatalf("a rise from a figure read within the window: marks %+v", tr.Marks(ref))
+	}
+	// Samples without the figure keep the mark for its window, then it
+	// clears.
+	tr.Observe(t0.Add(90*time.Second), sample(nil))
+	if !marked(tr) {
+		t.Fatal("a sample without the figure cleared the mark within its window")
+	}
+	tr.Observe(t0.Add(101*time.Second), sample(nil))
+	if marked(tr) {
+		t.Fatal("the mark outlived its window")
+	}
+
+	// Back after longer than a window: the rise says nothing about now.
+	tr = New(time.Minute)
+	tr.Observe(t0, sample(&three))
+	tr.Observe(t0.Add(2*time.Minute), sample(&five))
+	if marked(tr) {
+		t.Fatal("a rise across a gap longer than the window raised the mark")
+	}
+
+	// A backlog that stays or shrinks is not growing; before 4.3 there is
+	// no figure at all.
+	for name, seq := range map[string][]*int64{"steady": {&five, &five, &five}, "shrinking": {&five, &three, &three}, "unknown": {nil, nil, nil}} {
+		tr := New(time.Minute)
+		for i, h := range seq {
+			tr.Observe(t0.Add(time.Duration(i)*refresh), sample(h))
+		}
+		if marked(tr) {
+			t.Errorf("%s backlog marked growing", name)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// Edit is the action that resubmits one dead letter as the operator
+// edited it.
+const Edit Action = actions.ActionEdit
+
+// Why an edit publishes nothing. Each error's text is one line that says
+// the message stays.
+var (
+	ErrEditUnchanged = errors.New("the edit changed nothing")
+	ErrEditorFailed  = errors.New("the editor failed")
+	ErrNotHeld       = errors.New("the message is no longer held")
+	ErrReadOnly      = errors.New("read-only context")
+)
+
+// EditDraft is one dead letter opened for editing: the file the editor
+// changes, and the session that holds the letter meanwhile.
+type EditDraft struct {
+	Queue  mgmt.QueueRef
+	Letter dlq.DeadLetter
+	// Path is the edit document (mode 0600), removed by FinishEdit.
+	Path    string
+	session any
+}
+
+// StartEdit writes the edit document of d, held by session (the
+// dashboard's Session or the command line's *Browse), to a file of its
+// own that only the operator can read.
+func (o *Ops) StartEdit(queue mgmt.QueueRef, session any, d dlq.DeadLetter) (*EditDraft, error) {
+	if o.c.Context.ReadOnly {
+		return nil, fmt.Errorf("%w %q: edit refused", ErrReadOnly, o.c.Context.Name)
+	}
+	h := holder(session)
+	if h == nil {
+		return nil, errors.New("no browse session holds this message")
+	}
+	if h.ReadOnly() {
+		return nil, fmt.Errorf("%s is a stream: nothing can be removed from it, so its messages cannot be edited and resubmitted", queue.Name)
+	}
+	doc, err := actions.EditDocument(d)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp("", "warren-edit-*.json") // mode 0600
+	if err != nil {
+		return nil, fmt.Errorf("edit file: %w", err)
+	}
+	_, werr := f.Write(doc)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		_ = os.Remove(f.Name())
+		return nil, fmt.Errorf("edit file %s: %w", f.Name(), err)
+	}
+	return &EditDraft{Queue: queue, Letter: d, Path: f.Name(), session: session}, nil
+}
+
+// Command is the operator's editor on the draft: $EDITOR, run by the
+// shell so it may carry arguments ("code --wait"), else vi.
+func (d *EditDraft) Command() *exec.Cmd {
+	editor := strings.TrimSpace(os.Getenv("EDITOR"))
+	if editor == "" {
+		return exec.Command("vi", d.Path)
+	}
+	return exec.Command("sh", "-c", editor+` "$1"`, "sh", d.Path)
+}
+
+// Discard removes the draft's file.
+func (d *EditDraft) Discard() { _ = os.Remove(d.Path) }
+
+// stays is the end of every line that says an edit published nothing.
+func (d *EditDraft) stays() string {
+	return "nothing was published; the message stays in " + d.Queue.Name
+}
+
+// FinishEdit reads the draft once the editor has exited (editorErr is
+// how it exited) and plans the resubmission: the diff, the destination
+// a replay would use, and the prompt's sentence. The file is removed.
+// Nothing is published, and the message stays, when the editor failed,
+// the file cannot be read, or the edit changed nothing.
+func (o *Ops) FinishEdit(d *EditDraft, editorErr error) (Plan, error) {
+	defer d.Discard()
+	if editorErr != nil {
+		return Plan{}, fmt.Errorf("%w (%v): %s", ErrEditorFailed, editorErr, d.stays())
+	}
+	text, err := os.ReadFile(d.Path)
+	if err != nil {
+		return Plan{}, fmt.Errorf("reading the edited file: %v: %s", err, d.stays())
+	}
+	edited, err := actions.ParseEdit(d.Letter, text)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%w: %s", err, d.stays())
+	}
+	if !edited.Changed(d.Letter) {
+		return Plan{}, fmt.Errorf("%w: %s", ErrEditUnchanged, d.stays())
+	}
+	p, err := actions.NewEditPlan(d.Queue.Vhost, d.Queue.Name, d.Letter, edited)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%w: %s", err, d.stays())
+	}
+	dest := p.Groups[0].Dest
+	id := d.Letter.LogicalID
+	return Plan{
+		Action:   Edit,
+		Summary:  fmt.Sprintf("Resubmit the edited message %s from %s to %s?", id, d.Queue.Name, dest),
+		Selected: 1, Publish: 1, Bytes: p.Bytes,
+		Destinations: []Destination{{Name: dest.String(), Count: 1}},
+		Lines: []string{
+			fmt.Sprintf("%s: %d bytes, header %s=%s", dest, len(edited.Body), actions.HeaderEditedFrom, actions.Sha256Hex(d.Letter.Body)),
+			fmt.Sprintf("the original leaves %s only once the broker confirms the copy", d.Queue.Name),
+		},
+		Diff:   edited.Diff(d.Letter),
+		Handle: planHandle{plan: p, hold: holder(d.session)},
+	}, nil
+}
+
+// Edit publishes a confirmed edit plan (FinishEdit's) with the replay
+// protocol: an audit record first, the copy under the same logical ID
+// with confirms and mandatory, the original acked only after the confirm.
+// A message the session no longer holds is refused before anything is
+// written.
+func (o *Ops) Edit(ctx context.Context, plan Plan) (Result, error) {
+	h, ok := plan.Handle.(planHandle)
+	if !ok || plan.Action != Edit || len(h.plan.Items) != 1 {
+		return Result{}, errors.New("not an edit plan made by FinishEdit")
+	}
+	d := h.plan.Items[0].Letter
+	same := func(l dlq.DeadLetter) bool { return l.DeliveryTag == d.DeliveryTag }
+	held := slices.ContainsFunc(h.hold.Letters(), same) ||
+		slices.ContainsFunc(h.hold.Refused(), func(r dlq.Refusal) bool { return same(r.Letter) })
+	// A round trip proves the session's channel is alive: had it died,
+	// the broker would have the original back already.
+	if !held || h.hold.Sync() != nil {
+		return Result{}, fmt.Errorf("%w in %s (its browse session ended, or it was acted on): nothing was published", ErrNotHeld, h.plan.Queue)
+	}
+	return o.Execute(ctx, plan, nil)
+}

@@ -1,0 +1,195 @@
+package message
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/prompt"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// Editor edits and resubmits one dead letter; *ops.Ops implements it.
+type Editor interface {
+	StartEdit(queue mgmt.QueueRef, session any, d dlq.DeadLetter) (*ops.EditDraft, error)
+	FinishEdit(d *ops.EditDraft, editorErr error) (ops.Plan, error)
+	Edit(ctx context.Context, plan ops.Plan) (ops.Result, error)
+}
+
+// The edit's steps come back as these; each carries its draft, so an
+// answer for an edit the screen has given up on is dropped.
+type (
+	draftMsg struct {
+		draft *ops.EditDraft
+		err   error
+	}
+	// EditedMsg says the editor exited (Err is how).
+	EditedMsg struct {
+		draft *ops.EditDraft
+		Err   error
+	}
+	editPlanMsg struct {
+		draft *ops.EditDraft
+		plan  ops.Plan
+		err   error
+	}
+	editResultMsg struct {
+		draft *ops.EditDraft
+		res   ops.Result
+		err   error
+	}
+)
+
+// edit is the inspector's edit in progress.
+type edit struct {
+	draft  *ops.EditDraft
+	plan   ops.Plan
+	prompt *prompt.Model
+}
+
+// startEdit writes the draft in a command; the editor runs once it is
+// there.
+func (m *Model) startEdit() tea.Cmd {
+	switch {
+	case m.opts.ReadOnly || m.opts.Editor == nil:
+		return common.ReportError(errors.New("read-only context: edit is disabled (read_only in the config or --read-only)"))
+	case m.msg.Session == nil:
+		return common.ReportError(errors.New("no browse session holds this message: open it from the DLQ screen to edit it"))
+	case m.edit != nil:
+		return nil
+	}
+	ed, q, s, d := m.opts.Editor, m.msg.Queue, m.msg.Session, m.msg.Letter
+	m.edit = &edit{}
+	return func() tea.Msg {
+		draft, err := ed.StartEdit(q, s, d)
+		return draftMsg{draft: draft, err: err}
+	}
+}
+
+// updateEdit handles the edit's answers; ok is false for other messages.
+func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case draftMsg:
+		if m.edit == nil || m.edit.draft != nil {
+			return nil, true
+		}
+		if msg.err != nil {
+			m.edit = nil
+			return common.ReportError(msg.err), true
+		}
+		m.edit.draft = msg.draft
+		draft := msg.draft
+		// The program releases the terminal to the editor and takes it
+		// back when the editor exits.
+		return m.opts.Exec(draft.Command(), func(err error) tea.Msg { return EditedMsg{draft: draft, Err: err} }), true
+	case EditedMsg:
+		if !m.current(msg.draft) {
+			msg.draft.Discard()
+			return nil, true
+		}
+		ed := m.opts.Editor
+		return func() tea.Msg {
+			plan, err := ed.FinishEdit(msg.draft, msg.Err)
+			return editPlanMsg{draft: msg.draft, plan: plan, err: err}
+		}, true
+	case editPlanMsg:
+		if !m.current(msg.draft) {
+			return nil, true
+		}
+		if msg.err != nil {
+			m.edit = nil
+			return common.ReportError(msg.err), true
+		}
+		m.edit.plan = msg.plan
+		p := prompt.New(m.question(msg.plan), m.st)
+		p.SetWidth(m.Width)
+		m.edit.prompt = &p
+		return nil, true
+	case editResultMsg:
+		if !m.current(msg.draft) {
+			return nil, true
+		}
+		m.edit = nil
+		changed := func() tea.Msg { return common.HeldChangedMsg{Queue: m.msg.Queue} }
+		if msg.err != nil {
+			return tea.Batch(common.ReportError(msg.err), changed), true
+		}
+		r := msg.res
+		if r.Confirmed != 1 {
+			return tea.Batch(common.ReportError(fmt.Errorf("edit %s: %d confirmed, %d returned, %d nacked, %d unknown: the original stays in %s",
+				r.Operation, r.Confirmed, r.Returned, r.Nacked, r.Unknown, sanitize.Text(m.msg.Queue.Name))), changed), true
+		}
+		return tea.Batch(common.Info(fmt.Sprintf("edit %s: the edited copy was confirmed and the original left %s",
+			r.Operation, sanitize.Text(m.msg.Queue.Name))), changed), true
+	}
+	return nil, false
+}
+
+func (m *Model) current(d *ops.EditDraft) bool { return m.edit != nil && m.edit.draft == d }
+
+// promptKey gives a key to the open prompt.
+func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
+	p, decision, cmd := m.edit.prompt.Update(k)
+	m.edit.prompt = &p
+	switch decision {
+	case prompt.Cancelled:
+		m.edit = nil
+		return common.Info("not confirmed: nothing was published; the message stays in " + sanitize.Text(m.msg.Queue.Name))
+	case prompt.Confirmed:
+		m.edit.prompt = nil
+		ed, plan, draft := m.opts.Editor, m.edit.plan, m.edit.draft
+		return func() tea.Msg {
+			res, err := ed.Edit(context.Background(), plan)
+			return editResultMsg{draft: draft, res: res, err: err}
+		}
+	}
+	return cmd
+}
+
+// question is the prompt for an edit: the sentence, the destination and
+// the diff, under the replay's rules for typing to confirm.
+func (m *Model) question(p ops.Plan) prompt.Question {
+	q := prompt.Question{Title: "Edit and resubmit", Text: sanitize.Text(p.Summary)}
+	for _, l := range p.Lines {
+		q.Details = append(q.Details, "→ "+sanitize.Text(l))
+	}
+	diff := strings.Split(strings.TrimRight(p.Diff, "\n"), "\n")
+	room := max(m.Height-12, 4)
+	if len(diff) > room {
+		diff = append(diff[:room], fmt.Sprintf("… %d more lines of diff", len(diff)-room))
+	}
+	for _, l := range diff {
+		q.Details = append(q.Details, sanitize.Text(l))
+	}
+	threshold := m.opts.ConfirmThreshold
+	if threshold <= 0 {
+		threshold = 100
+	}
+	if m.opts.Prod || p.Publish > threshold {
+		q.Warning = "production context: type the queue name and the count to confirm"
+		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(m.msg.Queue.Name), p.Publish)
+	}
+	return q
+}
+
+// editView is the prompt while one is open, else the inspector's view.
+func (m *Model) editView(view string) string {
+	if m.edit != nil && m.edit.prompt != nil {
+		return m.edit.prompt.View()
+	}
+	return view
+}
+
+// Capturing reports an open prompt, whose keys the root must not take.
+func (m *Model) Capturing() bool { return m.edit != nil && m.edit.prompt != nil }
+
+// execProcess runs an editor with the terminal released.
+func execProcess(c *exec.Cmd, fn tea.ExecCallback) tea.Cmd { return tea.ExecProcess(c, fn) }

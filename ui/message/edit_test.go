@@ -1,0 +1,197 @@
+package message
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+type fakeEditor struct {
+	finishErr error
+	edited    []ops.Plan
+}
+
+func (f *fakeEditor) StartEdit(q mgmt.QueueRef, _ any, d dlq.DeadLetter) (*ops.EditDraft, error) {
+	return &ops.EditDraft{Queue: q, Letter: d, Path: "/tmp/warren-edit-test.json"}, nil
+}
+
+func (f *fakeEditor) FinishEdit(d *ops.EditDraft, editorErr error) (ops.Plan, error) {
+	if f.finishErr != nil {
+		return ops.Plan{}, f.finishErr
+	}
+	return ops.Plan{
+		Action: ops.Edit, Publish: 1, Selected: 1,
+		Summary: "Resubmit the edited message ev-42 from orders.dlq to queue orders (default exchange)?",
+		Lines:   []string{"the original leaves orders.dlq only once the broker confirms the copy"},
+		Diff:    "--- body (original)\n+++ body (edited)\n@@ -1 +1 @@\n-\"total\": \"19.90\"\n+\"total\": \"19.95\x1b[31m\"\n",
+	}, nil
+}
+
+func (f *fakeEditor) Edit(_ context.Context, p ops.Plan) (ops.Result, error) {
+	f.edited = append(f.edited, p)
+	return ops.Result{Counts: ops.Counts{Operation: "20240501T030000Z-abc", Selected: 1, Confirmed: 1}}, nil
+}
+
+// run runs cmd and every command a batch holds, returning the messages.
+func run(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range b {
+			out = append(out, run(c)...)
+		}
+		return out
+	}
+	return []tea.Msg{msg}
+}
+
+// one feeds msg to m and expects exactly one message back.
+func one(t *testing.T, m *Model, msg tea.Msg) tea.Msg {
+	t.Helper()
+	_, cmd := m.Update(msg)
+	got := run(cmd)
+	if len(got) != 1 {
+		t.Fatalf("%T gave %d messages (%v), want 1", msg, len(got), got)
+	}
+	return got[0]
+}
+
+func editingModel(ed *fakeEditor, ran *[]*exec.Cmd) *Model {
+	msg := sample()
+	msg.Session = struct{}{} // the DLQ screen's session
+	return New(msg, Options{Now: func() time.Time { return t0 }, Styles: styles.New(true), Editor: ed,
+		Exec: func(c *exec.Cmd, fn tea.ExecCallback) tea.Cmd {
+			*ran = append(*ran, c)
+			return func() tea.Msg { return fn(nil) }
+		}})
+}
+
+func press(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+
+func TestEditRunsTheEditorThenPromptsWithTheDiffAndReportsTheResult(t *testing.T) {
+	t.Setenv("EDITOR", "nano")
+	ed := &fakeEditor{}
+	var ran []*exec.Cmd
+	m := editingModel(ed, &ran)
+	m.SetSize(120, 40)
+
+	draft := one(t, m, press("e"))
+	edited := one(t, m, draft)
+	if len(ran) != 1 || !slices.Contains(ran[0].Args, "/tmp/warren-edit-test.json") || !strings.Contains(strings.Join(ran[0].Args, " "), "nano") {
+		t.Fatalf("editor commands run: %v, want $EDITOR on the draft", ran)
+	}
+	if e, ok := edited.(EditedMsg); !ok || e.Err != nil {
+		t.Fatalf("after the editor: %#v, want EditedMsg without error", edited)
+	}
+	if _, cmd := m.Update(one(t, m, edited)); cmd != nil {
+		t.Fatalf("the plan should open a prompt, not run anything")
+	}
+	view := m.View()
+	for _, want := range []string{"Edit and resubmit", "Resubmit the edited message ev-42", `-"total": "19.90"`, `+"total": "19.95`, "Proceed? [y/N]"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, "\x1b[31m") {
+		t.Errorf("the diff reached the screen unsanitised:\n%q", view)
+	}
+	if !m.Capturing() {
+		t.Error("an open prompt must capture keys")
+	}
+
+	res := one(t, m, press("y"))
+	_, cmd := m.Update(res)
+	msgs := run(cmd)
+	if len(ed.edited) != 1 {
+		t.Fatalf("Edit called %d times, want once after the yes", len(ed.edited))
+	}
+	var info string
+	var changed bool
+	for _, msg := range msgs {
+		switch msg := msg.(type) {
+		case common.InfoMsg:
+			info = msg.Text
+		case common.HeldChangedMsg:
+			changed = msg.Queue.Name == "orders.dlq"
+		}
+	}
+	if !strings.Contains(info, "edit 20240501T030000Z-abc: the edited copy was confirmed and the original left orders.dlq") || !changed {
+		t.Errorf("after the edit: %#v, want the result line and the DLQ screen told", msgs)
+	}
+	if m.Capturing() || strings.Contains(m.View(), "Proceed?") {
+		t.Error("the prompt is still open after the edit")
+	}
+}
+
+func TestEditThatCannotGoSaysSoAndPublishesNothing(t *testing.T) {
+	ed := &fakeEditor{finishErr: errors.New("the edit changed nothing: nothing was published; the message stays in orders.dlq")}
+	var ran []*exec.Cmd
+	m := editingModel(ed, &ran)
+	edited := one(t, m, one(t, m, press("e")))
+	got := one(t, m, one(t, m, edited))
+	if e, ok := got.(common.ErrorMsg); !ok || !strings.Contains(e.Err.Error(), "changed nothing") {
+		t.Fatalf("got %#v, want the one-line error", got)
+	}
+	if len(ed.edited) != 0 || m.Capturing() {
+		t.Errorf("published %d, prompt open %v; want nothing", len(ed.edited), m.Capturing())
+	}
+}
+
+func TestEditDeclinedPublishesNothing(t *testing.T) {
+	ed := &fakeEditor{}
+	var ran []*exec.Cmd
+	m := editingModel(ed, &ran)
+	m.Update(one(t, m, one(t, m, one(t, m, press("e")))))
+	got := one(t, m, press("n"))
+	if i, ok := got.(common.InfoMsg); !ok || !strings.Contains(i.Text, "not confirmed: nothing was published") {
+		t.Fatalf("got %#v", got)
+	}
+	if len(ed.edited) != 0 {
+		t.Error("a declined edit was published")
+	}
+}
+
+func TestEditIsRefusedInAReadOnlyContext(t *testing.T) {
+	var ran []*exec.Cmd
+	m := editingModel(nil, &ran)
+	m.opts.Editor, m.opts.ReadOnly = nil, true
+	got := one(t, m, press("e"))
+	if e, ok := got.(common.ErrorMsg); !ok || !strings.Contains(e.Err.Error(), "read-only context") {
+		t.Fatalf("got %#v, want the read-only refusal", got)
+	}
+	if len(ran) != 0 {
+		t.Error("an editor ran in a read-only context")
+	}
+}
+
+func TestGoldenEditPrompt(t *testing.T) {
+	var ran []*exec.Cmd
+	m := editingModel(&fakeEditor{}, &ran)
+	tm := teatest.NewTestModel(t, program{s: m}, teatest.WithInitialTermSize(120, 40))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Dead-lettering")) },
+		teatest.WithDuration(5*time.Second))
+	tm.Send(press("e"))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Proceed?")) },
+		teatest.WithDuration(5*time.Second))
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	teatest.RequireEqualOutput(t, []byte(tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View()))
+}
