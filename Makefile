@@ -14,7 +14,7 @@ TEST_TIMEOUT ?= 15m
 # picks one for a quick run (4.3 then runs BROKER_PKGS only).
 TEST_BROKERS := $(or $(WARREN_TEST_BROKER),3.10 4.3)
 
-.PHONY: all build run demo services services-stop test test-unit test-faults lint bench bench-quick fmt clean
+.PHONY: all build run demo services services-cluster services-stop test test-unit test-faults lint bench bench-quick fmt clean
 
 all: build
 
@@ -32,7 +32,11 @@ demo: services build
 services:
 	@bash .ci/services.sh
 
-## services-stop: stop the RabbitMQ 4.3 node that `make services` started
+## services-cluster: start (or build) the three-node RabbitMQ 4.3 cluster the fault suite uses (AMQP 5681-5683, management 15681-15683)
+services-cluster:
+	@bash .ci/services.sh cluster
+
+## services-stop: stop the RabbitMQ 4.3 nodes that `make services` and `make services-cluster` started
 services-stop:
 	@bash .ci/services.sh stop
 
@@ -52,8 +56,8 @@ endef
 test-unit:
 	$(GO) test -tags unit -count=1 $(UNIT_PKGS)
 
-## test-faults: stops and restarts services; runs alone, serially
-test-faults: services build
+## test-faults: stops and restarts services; runs alone, serially, on 3.10, 4.3 and the cluster (WARREN_FAULTS_BROKERS picks some)
+test-faults: services services-cluster build
 	$(GO) test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault ./actions/faults/
 
 lint:

@@ -6,11 +6,13 @@
 # missing with apt-get when permitted (root on Debian); otherwise says
 # exactly what is missing. Idempotent, and fast when everything is up.
 #
-#   services.sh [all|rabbitmq|rabbitmq43|postgres|stop]
+#   services.sh [all|rabbitmq|rabbitmq43|cluster|cluster-stop|postgres|stop]
+#   services.sh ctl NODE ARGS...   rabbitmqctl for NODE (43, c1, c2 or c3)
 #
 # WARREN_TEST_BROKER=3.10 leaves 4.3 alone (and =4.3 the system's broker);
-# `stop` stops the 4.3 node this script started; the system's RabbitMQ and
-# PostgreSQL are shared and left running.
+# `cluster` brings up three more 4.3 nodes from the same root, joined into
+# one cluster, for the fault suite; `stop` stops the 4.3 nodes this script
+# started; the system's RabbitMQ and PostgreSQL are shared and left running.
 set -euo pipefail
 
 MGMT_URL=${WARREN_TEST_MGMT_URL:-http://127.0.0.1:15672}
@@ -136,8 +138,10 @@ umount_under() {
   done
 }
 
+r43_root_ok() { [ -x "$R43_ROOT/usr/lib/rabbitmq/bin/rabbitmq-server" ] && [ -f "$R43_DIR/root.ok" ]; }
+
 r43_build_root() {
-  [ -x "$R43_ROOT/usr/lib/rabbitmq/bin/rabbitmq-server" ] && [ -f "$R43_DIR/root.ok" ] && return 0
+  r43_root_ok && return 0
   [ "$(id -u)" = 0 ] || die "RabbitMQ $R43_VERSION needs root to build and run its chroot in $R43_ROOT; run make services as root, or set WARREN_TEST_BROKER=3.10"
   if ! command -v debootstrap >/dev/null 2>&1 && [ ! -x /usr/sbin/debootstrap ]; then
     install_pkgs "debootstrap" debootstrap
@@ -243,7 +247,7 @@ rabbit43() {
     mountpoint -q "$R43_ROOT/proc" || mount -t proc proc "$R43_ROOT/proc"
     if ! in43 rabbitmq-diagnostics -q ping >/dev/null 2>&1; then
       say "starting RabbitMQ $R43_VERSION ($R43_NODE, AMQP $R43_AMQP, AMQPS $R43_AMQPS, management $R43_HTTP, HTTPS $R43_HTTPS)"
-      in43 rabbitmq-server -detached >/dev/null 2>&1 || true
+      in43 rabbitmq-server -detached >/dev/null 2>&1 9>&- || true
     fi
     wait_for 120 "RabbitMQ $R43_VERSION (its log: $R43_ROOT/var/log/rabbitmq/)" r43_up
   ) 9>"$(mkdir -p "$R43_DIR" && echo "$R43_DIR/lock")"
@@ -259,6 +263,151 @@ stop43() {
     in43 epmd -kill >/dev/null 2>&1 || true
   fi
   umount_under "$R43_ROOT"
+}
+
+# ---- A three-node RabbitMQ 4.3 cluster from the same root -------------------
+# Three nodes, rabbitc1..3@localhost, share the root (and so its Erlang
+# cookie) and an epmd of their own; each has its own distribution port,
+# data and log directories, rabbitmq.conf and enabled_plugins, named by a
+# rabbitmq-env.conf of its own. c2 and c3 join c1 once; the cluster
+# remembers it, so a warm start is three nodes booting side by side.
+RC_EPMD=4381
+RC_NODES="c1 c2 c3"
+rc_index() { echo "${1#c}"; }
+rc_amqp() { echo $((5680 + $(rc_index "$1"))); }
+rc_http() { echo $((15680 + $(rc_index "$1"))); }
+rc_dist() { echo $((25680 + $(rc_index "$1"))); }
+rc_name() { echo "rabbit$1@localhost"; }
+
+# inc NODE runs a command inside the root as in43 does, for a cluster node.
+inc() {
+  local n=$1; shift
+  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+    ERL_EPMD_PORT=$RC_EPMD ERL_EPMD_ADDRESS=127.0.0.1 RABBITMQ_NODENAME="$(rc_name "$n")" \
+    RABBITMQ_CONF_ENV_FILE=/etc/rabbitmq/cluster/$n/rabbitmq-env.conf \
+    ERL_FLAGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+    chroot "$R43_ROOT" "$@"
+}
+
+# rc_node_up NODE: the node's management API answers for 4.3 and its
+# AMQP listener is open.
+rc_node_up() {
+  curl -fsS -m 5 -u guest:guest "http://127.0.0.1:$(rc_http "$1")/api/overview" 2>/dev/null |
+    grep -q "\"rabbitmq_version\":\"$R43_VERSION\." && port_open "$(rc_amqp "$1")"
+}
+
+# rc_running: c1's API lists the three nodes, each running.
+rc_running() {
+  local nodes n
+  nodes=$(curl -fsS -m 5 -u guest:guest "http://127.0.0.1:$(rc_http c1)/api/nodes?columns=name,running" 2>/dev/null) || return 1
+  for n in $RC_NODES; do
+    grep -Eq "\"name\":\"$(rc_name "$n")\",\"running\":true|\"running\":true,\"name\":\"$(rc_name "$n")\"" <<<"$nodes" || return 1
+  done
+}
+
+cluster_up() {
+  local n
+  for n in $RC_NODES; do rc_node_up "$n" || return 1; done
+  rc_running
+}
+
+rc_configure() {
+  local n=$1 etc=$R43_ROOT/etc/rabbitmq/cluster/$1 data=/var/lib/rabbitmq/cluster/$1
+  cp /etc/hosts "$R43_ROOT/etc/hosts"
+  mkdir -p "$etc" "$R43_ROOT$data/mnesia" "$R43_ROOT$data/log"
+  in43 chown -R rabbitmq:rabbitmq "$data"
+  cat >"$etc/rabbitmq-env.conf" <<EOF
+# Written by warren's .ci/services.sh: cluster node $n.
+NODENAME=$(rc_name "$n")
+DIST_PORT=$(rc_dist "$n")
+ERL_EPMD_PORT=$RC_EPMD
+ERL_EPMD_ADDRESS=127.0.0.1
+CONFIG_FILE=/etc/rabbitmq/cluster/$n/rabbitmq.conf
+ENABLED_PLUGINS_FILE=/etc/rabbitmq/cluster/$n/enabled_plugins
+MNESIA_BASE=$data/mnesia
+LOG_BASE=$data/log
+export ERL_FLAGS="-kernel inet_dist_use_interface {127,0,0,1}"
+EOF
+  cat >"$etc/rabbitmq.conf" <<EOF
+# Written by warren's .ci/services.sh.
+loopback_users = none
+listeners.tcp.default = 127.0.0.1:$(rc_amqp "$n")
+management.tcp.ip = 127.0.0.1
+management.tcp.port = $(rc_http "$n")
+EOF
+  echo "[rabbitmq_management]." >"$etc/enabled_plugins"
+}
+
+# rc_member NODE: NODE runs and counts c1 among its cluster's members.
+rc_member() {
+  inc "$1" rabbitmqctl -q cluster_status --formatter json 2>/dev/null | grep -q "\"$(rc_name c1)\""
+}
+
+cluster() {
+  if cluster_up; then return 0; fi
+  (
+    flock 9
+    if cluster_up; then exit 0; fi
+    # The root's own lock only while the root is built: a node started
+    # under it before file descriptors were closed may still hold it.
+    r43_root_ok || (flock -w 600 8 && r43_build_root) 8>"$R43_DIR/lock"
+    local n started=""
+    for n in $RC_NODES; do rc_configure "$n"; done
+    mountpoint -q "$R43_ROOT/proc" || mount -t proc proc "$R43_ROOT/proc"
+    # Start the three at once: a node that was in the cluster waits for
+    # the others' metadata store before it finishes booting. A node whose
+    # VM answers on its distribution port but whose API does not was left
+    # with its application stopped (the fault suite does that): start it.
+    for n in $RC_NODES; do
+      if ! port_open "$(rc_dist "$n")"; then
+        started="$started $n"
+        inc "$n" rabbitmq-server -detached >/dev/null 2>&1 9>&- || true
+      elif ! rc_node_up "$n"; then
+        say "starting the RabbitMQ application on $(rc_name "$n")"
+        inc "$n" rabbitmqctl -q start_app >/dev/null 2>&1 || true
+      fi
+    done
+    [ -z "$started" ] || say "starting RabbitMQ $R43_VERSION cluster nodes:$started (AMQP 5681-5683, management 15681-15683)"
+    for n in $RC_NODES; do
+      wait_for 120 "cluster node $(rc_name "$n") (its log: $R43_ROOT/var/lib/rabbitmq/cluster/$n/log/)" rc_node_up "$n"
+    done
+    rc_running && exit 0
+    for n in c2 c3; do
+      rc_member "$n" && continue
+      say "joining $(rc_name "$n") to $(rc_name c1)"
+      inc "$n" rabbitmqctl -q stop_app >/dev/null
+      inc "$n" rabbitmqctl -q join_cluster "$(rc_name c1)" >"$R43_DIR/join-$n.log" 2>&1 ||
+        die "$(rc_name "$n") could not join $(rc_name c1): $(cat "$R43_DIR/join-$n.log")"
+      inc "$n" rabbitmqctl -q start_app >/dev/null
+    done
+    wait_for 120 "the RabbitMQ $R43_VERSION cluster (three nodes running, management on 15681-15683)" cluster_up
+  ) 9>"$(mkdir -p "$R43_DIR" && echo "$R43_DIR/cluster.lock")"
+}
+
+stop_cluster() {
+  { [ -d "$R43_ROOT/etc/rabbitmq/cluster" ] && mountpoint -q "$R43_ROOT/proc"; } || return 0
+  local n p pids=""
+  for n in $RC_NODES; do
+    if inc "$n" rabbitmq-diagnostics -q ping >/dev/null 2>&1; then
+      say "stopping cluster node $(rc_name "$n")"
+      inc "$n" rabbitmqctl -q stop >/dev/null 2>&1 &
+      pids="$pids $!"
+    fi
+  done
+  for p in $pids; do wait "$p" || true; done
+  inc c1 epmd -kill >/dev/null 2>&1 || true
+}
+
+# ctl NODE ARGS... runs rabbitmqctl for one of this script's 4.3 nodes:
+# the fault suite stops and starts them with it.
+ctl() {
+  local n=${1:-}
+  shift || true
+  case "$n" in
+    43) in43 rabbitmqctl "$@" ;;
+    c1|c2|c3) inc "$n" rabbitmqctl "$@" ;;
+    *) die "ctl: expected a node (43, c1, c2 or c3), got '$n'" ;;
+  esac
 }
 
 postgres() {
@@ -294,8 +443,14 @@ case "${1:-all}" in
   rabbitmq) rabbit ;;
   rabbitmq43) rabbit43 ;;
   postgres) postgres ;;
-  stop) stop43; exit 0 ;;
+  cluster)
+    cluster
+    say "ready: RabbitMQ $R43_VERSION cluster $(rc_name c1), $(rc_name c2), $(rc_name c3) (AMQP 5681-5683, management 15681-15683)"
+    exit 0 ;;
+  ctl) shift; ctl "$@"; exit ;;
+  cluster-stop) stop_cluster; exit 0 ;;
+  stop) stop_cluster; stop43; exit 0 ;;
   all) brokers; postgres ;;
-  *) die "usage: $0 [all|rabbitmq|rabbitmq43|postgres|stop]" ;;
+  *) die "usage: $0 [all|rabbitmq|rabbitmq43|cluster|cluster-stop|postgres|stop] | ctl NODE ARGS..." ;;
 esac
 say "ready: RabbitMQ ${WARREN_TEST_BROKER:-3.10 and 4.3} and PostgreSQL ($PG_HOST)"

@@ -49,8 +49,15 @@ func newStatusCmd(a *App) *cobra.Command {
 
 // statusJSON is the stable `status --json` shape of docs/ARCHITECTURE.md §5.
 type statusJSON struct {
+	Nodes           []statusNode  `json:"nodes"`
 	Queues          []statusQueue `json:"queues"`
 	StatsAgeSeconds float64       `json:"stats_age_seconds"`
+}
+
+// statusNode is one cluster member as the management API lists it.
+type statusNode struct {
+	Name    string `json:"name"`
+	Running bool   `json:"running"`
 }
 
 type statusQueue struct {
@@ -70,6 +77,14 @@ type statusQueue struct {
 	// report them (unknown, never 0).
 	Delayed *int64 `json:"delayed"`
 	DLXHeld *int64 `json:"dlx_held"`
+	// A quorum queue's replicas: its leader, its members, those the
+	// broker reports online and the members that are not; null for
+	// other queue types, online and members_down null where the broker
+	// does not say.
+	Leader      *string  `json:"leader"`
+	Members     []string `json:"members"`
+	Online      []string `json:"online"`
+	MembersDown []string `json:"members_down"`
 }
 
 type statusDLQ struct {
@@ -79,7 +94,12 @@ type statusDLQ struct {
 }
 
 func statusOf(s *mgmt.Snapshot) statusJSON {
-	out := statusJSON{Queues: make([]statusQueue, 0, len(s.Queues)), StatsAgeSeconds: round(s.StatsAge.Seconds(), 1)}
+	out := statusJSON{Nodes: make([]statusNode, 0, len(s.Nodes)), Queues: make([]statusQueue, 0, len(s.Queues)),
+		StatsAgeSeconds: round(s.StatsAge.Seconds(), 1)}
+	for _, n := range s.Nodes {
+		out.Nodes = append(out.Nodes, statusNode{Name: n.Name, Running: n.Running})
+	}
+	_, nodesDown := mgmt.NodesRunning(s.Nodes)
 	for _, q := range s.Queues {
 		row := statusQueue{Vhost: q.Vhost, Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready,
 			Unacked: q.Unacked, Consumers: q.Consumers, PublishRate: round(q.PublishRate, 2), AckRate: round(q.AckRate, 2),
@@ -94,6 +114,13 @@ func statusOf(s *mgmt.Snapshot) statusJSON {
 		}
 		if q.DLQ != nil {
 			row.DLQ = &statusDLQ{Vhost: q.DLQ.Vhost, Name: q.DLQ.Name, Messages: q.DLQMessages}
+		}
+		if q.Type == "quorum" {
+			if q.Node != "" {
+				leader := q.Node
+				row.Leader = &leader
+			}
+			row.Members, row.Online, row.MembersDown = q.Members, q.Online, q.MembersDown(nodesDown...)
 		}
 		out.Queues = append(out.Queues, row)
 	}
@@ -113,6 +140,11 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 	ov := s.Overview
 	fmt.Fprintf(w, "RabbitMQ %s, cluster %s; stats at most %s old\n",
 		sanitize.Text(ov.RabbitMQVersion), sanitize.Text(ov.ClusterName), format.Duration(s.StatsAge))
+	if running, down := mgmt.NodesRunning(s.Nodes); len(down) > 0 {
+		fmt.Fprintf(w, "nodes %d/%d running; down: %s\n", running, len(s.Nodes), sanitizeAll(down))
+	} else {
+		fmt.Fprintf(w, "nodes %d/%d running\n", running, len(s.Nodes))
+	}
 	for _, n := range s.Nodes {
 		switch {
 		case !n.Running:
@@ -159,6 +191,9 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeReplicas(w, rows, s.Nodes); err != nil {
+		return err
+	}
 	reasons := make([]string, 0, len(unknown))
 	for r := range unknown {
 		reasons = append(reasons, r)
@@ -168,6 +203,51 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 		fmt.Fprintf(w, "oldest %s on %d queue(s) with messages: %s\n", format.Unknown, unknown[r], sanitize.Text(r))
 	}
 	return nil
+}
+
+// writeReplicas lists each quorum queue's leader and members, with the
+// members that are down, where some quorum queue is replicated.
+func writeReplicas(w io.Writer, rows []mgmt.Queue, nodes []mgmt.Node) error {
+	_, nodesDown := mgmt.NodesRunning(nodes)
+	var quorum []mgmt.Queue
+	replicated := false
+	for _, q := range rows {
+		if q.Type == "quorum" {
+			quorum = append(quorum, q)
+			replicated = replicated || len(q.Members) > 1
+		}
+	}
+	if !replicated {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VHOST\tQUORUM QUEUE\tLEADER\tMEMBERS\tDOWN")
+	for _, q := range quorum {
+		leader := format.Unknown
+		if q.Node != "" {
+			leader = sanitize.Text(q.Node)
+		}
+		down := format.Unknown
+		switch d := q.MembersDown(nodesDown...); {
+		case d == nil:
+		case len(d) == 0:
+			down = "none"
+		default:
+			down = sanitizeAll(d)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sanitize.Text(q.Vhost), sanitize.Text(q.Name), leader, sanitizeAll(q.Members), down)
+	}
+	return tw.Flush()
+}
+
+// sanitizeAll joins names from the broker, each made safe to print.
+func sanitizeAll(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = sanitize.Text(n)
+	}
+	return strings.Join(out, ", ")
 }
 
 // fullSnapshot reads every queue of vhost (the --vhost flag, else the

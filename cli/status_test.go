@@ -191,11 +191,11 @@ func TestStatusJSONCarriesTheContractFields(t *testing.T) {
 	if json.Unmarshal([]byte(out), &raw) != nil || json.Unmarshal([]byte(out), &top) != nil {
 		t.Fatal("bad JSON")
 	}
-	if keys := slices.Sorted(maps.Keys(top)); !slices.Equal(keys, []string{"queues", "stats_age_seconds"}) {
+	if keys := slices.Sorted(maps.Keys(top)); !slices.Equal(keys, []string{"nodes", "queues", "stats_age_seconds"}) {
 		t.Fatalf("top-level keys %v", keys)
 	}
-	wantKeys := []string{"ack_rate", "consumers", "delayed", "dlq", "dlx_held", "drain_eta_seconds", "messages", "name", "oldest_age_seconds",
-		"publish_rate", "ready", "type", "unacked", "vhost"}
+	wantKeys := []string{"ack_rate", "consumers", "delayed", "dlq", "dlx_held", "drain_eta_seconds", "leader", "members", "members_down",
+		"messages", "name", "oldest_age_seconds", "online", "publish_rate", "ready", "type", "unacked", "vhost"}
 	for _, q := range raw.Queues {
 		if keys := slices.Sorted(maps.Keys(q)); !slices.Equal(keys, wantKeys) {
 			t.Fatalf("queue keys %v, want %v", keys, wantKeys)

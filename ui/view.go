@@ -136,13 +136,10 @@ func (m Model) statsAge(st overview.Status) time.Duration {
 	return st.StatsAge + m.now().Sub(st.TakenAt)
 }
 
+// nodes says how many nodes run, names those down, and lists alarms.
 func (m Model) nodes(nodes []mgmt.Node) string {
-	running := 0
 	var alarms []string
 	for _, n := range nodes {
-		if n.Running {
-			running++
-		}
 		name := sanitize.Text(n.Name)
 		if n.MemAlarm {
 			alarms = append(alarms, "memory on "+name)
@@ -154,9 +151,13 @@ func (m Model) nodes(nodes []mgmt.Node) string {
 			alarms = append(alarms, "partition on "+name)
 		}
 	}
+	running, down := mgmt.NodesRunning(nodes)
 	up := fmt.Sprintf("nodes %d/%d running", running, len(nodes))
-	if running < len(nodes) {
-		up = m.st.Trouble.Render(up)
+	if len(down) > 0 {
+		for i, n := range down {
+			down[i] = sanitize.Text(n)
+		}
+		up = m.st.Trouble.Render(up + " (down: " + strings.Join(down, ", ") + ")")
 	}
 	if len(alarms) == 0 {
 		return up + " · " + m.st.OK.Render("no alarms")

@@ -65,7 +65,7 @@ func writeConfig(t *testing.T, s *scene, su setup) *config {
 	fmt.Fprintf(&b, `current_context = "faults"
 
 [contexts.faults]
-amqp_url = "amqp://127.0.0.1:5672/"
+amqp_url = %q
 management_url = %q
 username = "guest"
 password_env = %q
@@ -78,7 +78,7 @@ audit_dsn_env = %q
 name = %q
 dlq = %q
 logical_id = "header:%s"
-`, mgmtURL, passwordEnv, s.vhost, c.auditSpec, auditDSNEnv, workQueue, dlqQueue, idHeader)
+`, fmt.Sprintf("amqp://127.0.0.1:%d/", s.b.amqpPort), s.b.mgmtURL(), passwordEnv, s.vhost, c.auditSpec, auditDSNEnv, workQueue, dlqQueue, idHeader)
 	if su.inboxTable != "" {
 		fmt.Fprintf(&b, "inbox = { dsn_env = %q, table = %q, id_column = \"event_id\", time_column = \"processed_at\" }\n", inboxDSNEnv, su.inboxTable)
 	}

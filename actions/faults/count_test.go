@@ -20,10 +20,10 @@ type runner struct {
 	runs    int
 }
 
-func newRunner(t *testing.T, fault, vhostName string, su setup) *runner {
+func newRunner(t *testing.T, b *broker, fault, vhostName string, su setup) *runner {
 	t.Helper()
-	s := newScene(t, vhostName)
-	r := &runner{s: s, c: writeConfig(t, s, su), row: &row{fault: fault}}
+	s := newScene(t, b, vhostName)
+	r := &runner{s: s, c: writeConfig(t, s, su), row: &row{broker: b.name, fault: fault}}
 	table = append(table, r.row)
 	return r
 }

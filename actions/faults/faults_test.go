@@ -9,12 +9,23 @@ import (
 	"time"
 )
 
-// TestFaultKilledProcessLosesNothing kills warren with SIGKILL at ten
-// random points of a replay (every third run a quarantine, so the parking
-// queue is counted too).
+// singleNodes are the brokers of the faults that strike one broker.
+var singleNodes = []string{"3.10", "4.3"}
+
+// TestFaultKilledProcessLosesNothing kills warren with SIGKILL at random
+// points of a replay (every third run a quarantine, so the parking queue
+// is counted too): ten on 3.10, four on 4.3 and on the cluster.
 func TestFaultKilledProcessLosesNothing(t *testing.T) {
-	r := newRunner(t, "warren killed (SIGKILL)", "kill", setup{})
-	for i := range 10 {
+	onBrokers(t, allBrokers, testKilledProcess)
+}
+
+func testKilledProcess(t *testing.T, b *broker) {
+	r := newRunner(t, b, "warren killed (SIGKILL)", "kill", setup{})
+	runs := 10
+	if b.name != "3.10" {
+		runs = 4
+	}
+	for i := range runs {
 		r.s.fill(t)
 		args, dest, verb := replayArgs(), workQueue, "replay"
 		if i%3 == 2 {
@@ -35,16 +46,20 @@ func TestFaultKilledProcessLosesNothing(t *testing.T) {
 // TestFaultBrokerRestartLosesNothing stops and starts the RabbitMQ
 // application mid-replay.
 func TestFaultBrokerRestartLosesNothing(t *testing.T) {
-	r := newRunner(t, "broker stop_app/start_app", "restart", setup{})
+	onBrokers(t, singleNodes, testBrokerRestart)
+}
+
+func testBrokerRestart(t *testing.T, b *broker) {
+	r := newRunner(t, b, "broker stop_app/start_app", "restart", setup{})
 	// Rates low enough that the replay outlasts the injection: rabbitmqctl
 	// itself takes 0.7–2 s to act on a busy 2-core machine.
 	for _, rate := range []string{"1000", "500"} {
 		r.s.fill(t)
 		k := point(0.05, 0.3)
 		ch := start(t, r.c, replayArgs("--rate", rate)...)
-		hit := injectAt(t, r.s, ch, workQueue, k, func() { stopBroker(t) })
+		hit := injectAt(t, r.s, ch, workQueue, k, func() { b.stopBroker(t) })
 		ch.wait(t, 2*time.Minute)
-		startBroker(t)
+		b.startBroker(t)
 		if !hit || ch.code() == 0 {
 			t.Errorf("the broker was stopped after the replay ended (exit %d)", ch.code())
 		}
@@ -56,12 +71,16 @@ func TestFaultBrokerRestartLosesNothing(t *testing.T) {
 // TestFaultConnectionsClosedLosesNothing closes every connection of the
 // vhost from the broker's side mid-replay.
 func TestFaultConnectionsClosedLosesNothing(t *testing.T) {
-	r := newRunner(t, "close_all_connections", "closed", setup{})
+	onBrokers(t, singleNodes, testConnectionsClosed)
+}
+
+func testConnectionsClosed(t *testing.T, b *broker) {
+	r := newRunner(t, b, "close_all_connections", "closed", setup{})
 	for _, rate := range []string{"1000", "600", "300"} { // low, as for the broker restart
 		r.s.fill(t)
 		k := point(0.05, 0.25)
 		ch := start(t, r.c, replayArgs("--rate", rate)...)
-		hit := injectAt(t, r.s, ch, workQueue, k, func() { closeConnections(t, r.s.vhost) })
+		hit := injectAt(t, r.s, ch, workQueue, k, func() { b.closeConnections(t, r.s.vhost) })
 		ch.wait(t, 2*time.Minute)
 		if !hit || ch.code() == 0 {
 			t.Errorf("the connections were closed after the replay ended (exit %d)", ch.code())
@@ -74,7 +93,11 @@ func TestFaultConnectionsClosedLosesNothing(t *testing.T) {
 // TestFaultDestinationUnboundLosesNothing removes the binding a --to
 // replay routes through, mid-replay: the rest come back as returns.
 func TestFaultDestinationUnboundLosesNothing(t *testing.T) {
-	r := newRunner(t, "destination unbound", "unbound", setup{})
+	onBrokers(t, singleNodes, testDestinationUnbound)
+}
+
+func testDestinationUnbound(t *testing.T, b *broker) {
+	r := newRunner(t, b, "destination unbound", "unbound", setup{})
 	for range 2 {
 		r.s.fill(t)
 		k := point(0.05, 0.6)
@@ -97,11 +120,15 @@ func TestFaultDestinationUnboundLosesNothing(t *testing.T) {
 // overflow=reject-publish, so it fills mid-replay and the broker nacks
 // the rest.
 func TestFaultDestinationFullLosesNothing(t *testing.T) {
-	r := newRunner(t, "destination full (reject-publish)", "full", setup{})
+	onBrokers(t, singleNodes, testDestinationFull)
+}
+
+func testDestinationFull(t *testing.T, b *broker) {
+	r := newRunner(t, b, "destination full (reject-publish)", "full", setup{})
 	for range 2 {
 		r.s.fill(t)
 		limit := point(0.1, 0.9)
-		setPolicy(t, r.s.vhost, fmt.Sprintf(`{"max-length":%d,"overflow":"reject-publish"}`, limit))
+		r.s.setPolicy(t, fmt.Sprintf(`{"max-length":%d,"overflow":"reject-publish"}`, limit))
 		r.s.waitPolicy(t)
 		ch := run(t, r.c, replayArgs()...)
 		if ch.code() == 0 {
@@ -111,17 +138,22 @@ func TestFaultDestinationFullLosesNothing(t *testing.T) {
 		if o.moved != limit {
 			t.Errorf("the destination took %d messages, want its max-length %d", o.moved, limit)
 		}
-		clearPolicy(t, r.s.vhost)
+		r.s.clearPolicy(t)
 	}
 	r.recover(t, 0)
 }
 
 // TestFaultPostgresStoppedUnderTheInboxLosesNothing stops PostgreSQL,
 // which holds work's inbox, while a replay browses and while it publishes.
+// It strikes PostgreSQL, not the broker: it runs on the first broker only.
 func TestFaultPostgresStoppedUnderTheInboxLosesNothing(t *testing.T) {
+	onFirstBroker(t, testPostgresStoppedUnderTheInbox)
+}
+
+func testPostgresStoppedUnderTheInbox(t *testing.T, b *broker) {
 	table := fmt.Sprintf("faults_inbox_%d", rand.Uint32())
 	inboxTable(t, table)
-	r := newRunner(t, "PostgreSQL stopped (inbox)", "inbox", setup{inboxTable: table})
+	r := newRunner(t, b, "PostgreSQL stopped (inbox)", "inbox", setup{inboxTable: table})
 	for i := range 2 {
 		r.s.fill(t)
 		// pg_ctlcluster takes up to a second or two to stop the cluster:
@@ -149,11 +181,15 @@ func TestFaultPostgresStoppedUnderTheInboxLosesNothing(t *testing.T) {
 
 // TestFaultPostgresStoppedUnderTheTeamAuditLosesNothing stops PostgreSQL,
 // which holds the team audit store, mid-replay: the operation cannot
-// record its outcomes, and the chain must still verify.
+// record its outcomes, and the chain must still verify. First broker only.
 func TestFaultPostgresStoppedUnderTheTeamAuditLosesNothing(t *testing.T) {
+	onFirstBroker(t, testPostgresStoppedUnderTheTeamAudit)
+}
+
+func testPostgresStoppedUnderTheTeamAudit(t *testing.T, b *broker) {
 	table := fmt.Sprintf("faults_audit_%d", rand.Uint32())
 	dropAuditTable(t, table)
-	r := newRunner(t, "PostgreSQL stopped (team audit)", "pgaudit", setup{audit: "postgres:" + table})
+	r := newRunner(t, b, "PostgreSQL stopped (team audit)", "pgaudit", setup{audit: "postgres:" + table})
 	for i := range 2 {
 		r.s.fill(t)
 		k := point(0.05, 0.5)
@@ -171,9 +207,13 @@ func TestFaultPostgresStoppedUnderTheTeamAuditLosesNothing(t *testing.T) {
 
 // TestFaultAuditFileUnwritableLosesNothing makes the audit file
 // unwritable mid-replay; once it is writable again, the chain verifies
-// and takes the next operation.
+// and takes the next operation. First broker only.
 func TestFaultAuditFileUnwritableLosesNothing(t *testing.T) {
-	r := newRunner(t, "audit file unwritable", "auditfile", setup{})
+	onFirstBroker(t, testAuditFileUnwritable)
+}
+
+func testAuditFileUnwritable(t *testing.T, b *broker) {
+	r := newRunner(t, b, "audit file unwritable", "auditfile", setup{})
 	for i := range 2 {
 		r.s.fill(t)
 		k := point(0.05, 0.5)

@@ -18,7 +18,7 @@ import (
 
 // row is one fault's line of the summary table.
 type row struct {
-	fault                               string
+	broker, fault                       string
 	runs, messages, lost, dup, unknowns int
 	resumed                             int // runs a dlq resume finished
 	maxDup                              int // most duplicates of one run
@@ -51,9 +51,9 @@ func printTable() {
 	}
 	fmt.Println()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "fault\truns\tresumed\tmessages\tlost\tduplicated\tmost in a run\tunknown\t")
+	fmt.Fprintln(tw, "broker\tfault\truns\tresumed\tmessages\tlost\tduplicated\tmost in a run\tunknown\t")
 	for _, r := range table {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.fault, r.runs, r.resumed, r.messages, r.lost, r.dup, r.maxDup, r.unknowns)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.broker, r.fault, r.runs, r.resumed, r.messages, r.lost, r.dup, r.maxDup, r.unknowns)
 	}
 	tw.Flush()
 	fmt.Println("counted after `dlq resume` finished what each fault left open; lost must be 0;")

@@ -19,9 +19,6 @@ import (
 )
 
 const (
-	amqpURL = "amqp://guest:guest@127.0.0.1:5672/"
-	mgmtURL = "http://127.0.0.1:15672"
-
 	// messages is the size of the DLQ every run replays.
 	messages = 5000
 	// The scene's queues: the consumer queue the dead letters came from
@@ -36,20 +33,27 @@ const (
 	harnessName = "faults harness"
 )
 
-// scene is a vhost of its own holding the queues above.
+// scene is a vhost of its own on broker b holding the queues above.
 type scene struct {
+	b     *broker
 	vhost string
 }
 
-func newScene(t *testing.T, name string) *scene {
+func newScene(t *testing.T, b *broker, name string) *scene {
 	t.Helper()
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
-	s := &scene{vhost: "warren-faults-" + name + "-" + hex.EncodeToString(rnd[:])}
-	mgmtCall(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(s.vhost), "")
-	t.Cleanup(func() { mgmtCall(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(s.vhost), "") })
-	mgmtCall(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/guest", `{"configure":".*","write":".*","read":".*"}`)
-	conn := s.dial(t)
+	s := &scene{b: b, vhost: "warren-faults-" + name + "-" + hex.EncodeToString(rnd[:])}
+	b.mgmt(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(s.vhost), "")
+	t.Cleanup(func() { b.mgmt(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(s.vhost), "") })
+	b.mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/guest", `{"configure":".*","write":".*","read":".*"}`)
+	// On the cluster the queues are declared through the second node:
+	// a quorum queue's leader is placed on the declaring node, so the
+	// leaders are away from the node warren talks to.
+	conn := s.dialPort(t, b.amqpPort)
+	if b.quorum {
+		conn = s.dialPort(t, b.nodes[1].amqpPort)
+	}
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
@@ -61,10 +65,13 @@ func newScene(t *testing.T, name string) *scene {
 		name string
 		args amqp.Table
 	}{
-		{dlqQueue, nil},
-		{parkingQueue, nil},
+		{dlqQueue, amqp.Table{}},
+		{parkingQueue, amqp.Table{}},
 		{workQueue, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlqQueue}},
 	} {
+		if b.quorum {
+			q.args["x-queue-type"] = "quorum"
+		}
 		if _, err := ch.QueueDeclare(q.name, true, false, false, false, q.args); err != nil {
 			t.Fatalf("declare %s: %v", q.name, err)
 		}
@@ -78,9 +85,15 @@ func newScene(t *testing.T, name string) *scene {
 
 func (s *scene) dial(t *testing.T) *amqp.Connection {
 	t.Helper()
-	conn, err := amqp.DialConfig(amqpURL, amqp.Config{Vhost: s.vhost, Properties: amqp.Table{"connection_name": harnessName}})
+	return s.dialPort(t, s.b.amqpPort)
+}
+
+func (s *scene) dialPort(t *testing.T, port int) *amqp.Connection {
+	t.Helper()
+	addr := fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", port)
+	conn, err := amqp.DialConfig(addr, amqp.Config{Vhost: s.vhost, Properties: amqp.Table{"connection_name": harnessName}})
 	if err != nil {
-		t.Fatalf("RabbitMQ at 127.0.0.1:5672 unreachable (vhost %s): %v", s.vhost, err)
+		t.Fatalf("RabbitMQ %s at 127.0.0.1:%d unreachable (vhost %s; make services services-cluster): %v", s.b.name, port, s.vhost, err)
 	}
 	return conn
 }
@@ -241,7 +254,7 @@ func (s *scene) warrenConnected(t *testing.T) bool {
 	var conns []struct {
 		ClientProperties map[string]any `json:"client_properties"`
 	}
-	body := mgmtCall(t, http.MethodGet, "/api/vhosts/"+url.PathEscape(s.vhost)+"/connections?columns=client_properties", "")
+	body := s.b.mgmt(t, http.MethodGet, "/api/vhosts/"+url.PathEscape(s.vhost)+"/connections?columns=client_properties", "")
 	if err := json.Unmarshal([]byte(body), &conns); err != nil {
 		t.Fatalf("connections of %s: %v", s.vhost, err)
 	}
@@ -289,9 +302,9 @@ func (s *scene) drain(t *testing.T, queue string) []string {
 	return ids
 }
 
-func mgmtCall(t *testing.T, method, path, body string) string {
+func (b *broker) mgmt(t *testing.T, method, path, body string) string {
 	t.Helper()
-	req, err := http.NewRequest(method, mgmtURL+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, b.mgmtURL()+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,12 +312,12 @@ func mgmtCall(t *testing.T, method, path, body string) string {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("management API unreachable (RabbitMQ with the management plugin must run): %v", err)
+		t.Fatalf("management API of RabbitMQ %s at %s unreachable (make services services-cluster): %v", b.name, b.mgmtURL(), err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	out, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode >= 300 && !(method == http.MethodDelete && resp.StatusCode == http.StatusNotFound) {
-		t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
+		t.Fatalf("%s %s: %s %s", method, path, resp.Status, out)
 	}
-	return string(b)
+	return string(out)
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // command runs an administration command and fails the test when it fails.
@@ -28,66 +27,16 @@ func command(t *testing.T, name string, args ...string) {
 	}
 }
 
-// stopBroker stops the RabbitMQ application; the test's cleanup starts it
-// again even when the test fails before startBroker.
-func stopBroker(t *testing.T) {
-	t.Helper()
-	t.Cleanup(func() { startBroker(t) })
-	command(t, "rabbitmqctl", "stop_app")
-}
-
-// startBroker starts the application and waits until AMQP and the
-// management API answer again, the API with a full overview (it answers
-// 500 while the broker's memory monitor is down). Starting a running
-// broker does nothing.
-func startBroker(t *testing.T) {
-	t.Helper()
-	command(t, "rabbitmqctl", "start_app")
-	deadline := time.Now().Add(2 * time.Minute)
-	for !brokerUp() {
-		if time.Now().After(deadline) {
-			t.Fatal("RabbitMQ did not come back within two minutes")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-func brokerUp() bool {
-	conn, err := amqp.Dial(amqpURL)
-	if err != nil {
-		return false
-	}
-	conn.Close()
-	req, err := http.NewRequest(http.MethodGet, mgmtURL+"/api/overview", nil)
-	if err != nil {
-		return false
-	}
-	req.SetBasicAuth("guest", "guest")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-// closeConnections closes every connection of the vhost from the broker's
-// side.
-func closeConnections(t *testing.T, vhost string) {
-	t.Helper()
-	command(t, "rabbitmqctl", "close_all_connections", "-p", vhost, "fault injection")
-}
-
 // setPolicy applies a policy to the work queue.
-func setPolicy(t *testing.T, vhost, definition string) {
+func (s *scene) setPolicy(t *testing.T, definition string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"pattern":"^%s$","apply-to":"queues","priority":10,"definition":%s}`, workQueue, definition)
-	mgmtCall(t, http.MethodPut, "/api/policies/"+url.PathEscape(vhost)+"/faults", body)
+	s.b.mgmt(t, http.MethodPut, "/api/policies/"+url.PathEscape(s.vhost)+"/faults", body)
 }
 
-func clearPolicy(t *testing.T, vhost string) {
+func (s *scene) clearPolicy(t *testing.T) {
 	t.Helper()
-	mgmtCall(t, http.MethodDelete, "/api/policies/"+url.PathEscape(vhost)+"/faults", "")
+	s.b.mgmt(t, http.MethodDelete, "/api/policies/"+url.PathEscape(s.vhost)+"/faults", "")
 }
 
 // pgCluster is the local PostgreSQL cluster's version directory.
@@ -202,7 +151,7 @@ func (s *scene) waitPolicy(t *testing.T) {
 		var q struct {
 			Policy string `json:"policy"`
 		}
-		body := mgmtCall(t, http.MethodGet, "/api/queues/"+url.PathEscape(s.vhost)+"/"+workQueue, "")
+		body := s.b.mgmt(t, http.MethodGet, "/api/queues/"+url.PathEscape(s.vhost)+"/"+workQueue, "")
 		if err := json.Unmarshal([]byte(body), &q); err != nil {
 			t.Fatal(err)
 		}

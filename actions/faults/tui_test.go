@@ -15,7 +15,11 @@ import (
 // The dashboard against the real broker: it shows the outage while the
 // broker is down, and comes back by itself when the broker returns.
 func TestFaultDashboardShowsTheOutageAndRecovers(t *testing.T) {
-	s := newScene(t, "tui")
+	onBrokers(t, singleNodes, testDashboardOutage)
+}
+
+func testDashboardOutage(t *testing.T, b *broker) {
+	s := newScene(t, b, "tui")
 	conn := s.dial(t)
 	ch := s.channel(t, conn)
 	if _, err := ch.QueueDeclare("tui.visible", true, false, false, false, nil); err != nil {
@@ -40,8 +44,8 @@ func TestFaultDashboardShowsTheOutageAndRecovers(t *testing.T) {
 		t.Logf("dashboard shows %s", what)
 	}
 	screen("the queue", "tui.visible")
-	stopBroker(t)
+	b.stopBroker(t)
 	screen("the outage", "disconnected, retrying")
-	startBroker(t)
+	b.startBroker(t)
 	screen("the broker again", "running")
 }

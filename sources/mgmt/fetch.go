@@ -19,7 +19,7 @@ const DefaultStatsInterval = 5 * time.Second
 // statsColumns are the queue fields read when rates are wanted. Asking
 // for columns also makes a 3.13+ broker compute the detailed figures.
 const statsColumns = "name,vhost,type,durable,exclusive,state,arguments,policy,effective_policy_definition," +
-	"node,leader,members,messages,messages_ready,messages_unacknowledged,consumers," +
+	"node,leader,members,online,messages,messages_ready,messages_unacknowledged,consumers," +
 	"head_message_timestamp,message_stats,messages_delayed,messages_dlx,message_bytes_dlx," +
 	"messages_ready_returned,messages_by_priority,delayed_retry"
 

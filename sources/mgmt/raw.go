@@ -145,6 +145,7 @@ type rawQueue struct {
 	Node                   string        `json:"node"`
 	Leader                 string        `json:"leader"`
 	Members                []string      `json:"members"`
+	Online                 []string      `json:"online"`
 	Messages               int64         `json:"messages"`
 	Ready                  int64         `json:"messages_ready"`
 	Unacked                int64         `json:"messages_unacknowledged"`
@@ -171,7 +172,7 @@ func (r *rawQueue) queue(withStats bool) Queue {
 		Vhost: r.Vhost, Name: r.Name, Type: r.Type, Durable: r.Durable,
 		State:    r.State,
 		Messages: r.Messages, Ready: r.Ready, Unacked: r.Unacked,
-		Arguments: map[string]any(r.Arguments), Node: r.Node, Members: r.Members,
+		Arguments: map[string]any(r.Arguments), Node: r.Node, Members: r.Members, Online: r.Online,
 	}
 	if r.Consumers != nil {
 		q.Consumers = *r.Consumers

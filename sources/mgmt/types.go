@@ -4,6 +4,7 @@
 package mgmt
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -147,6 +148,9 @@ type Queue struct {
 	EffectiveDefinition map[string]any // policy definition applied
 	Node                string         // leader (quorum) or home node
 	Members             []string       // quorum members
+	// Online are the members the broker reports running (quorum queues,
+	// in the API's "online"); nil when it does not say.
+	Online []string
 	// DLX settings resolved from arguments, then policy.
 	DeadLetterExchange   string
 	DeadLetterRoutingKey string
@@ -243,4 +247,33 @@ func (s *Snapshot) OriginDeliveryLimits(ref QueueRef) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// MembersDown are the quorum members the broker does not report online,
+// or that sit on one of nodesDown (the node list is read live, a queue's
+// online members come with its statistics and lag), in the order of
+// Members; nil when the broker does not say which are online.
+func (q Queue) MembersDown(nodesDown ...string) []string {
+	if q.Online == nil {
+		return nil
+	}
+	down := []string{}
+	for _, m := range q.Members {
+		if !slices.Contains(q.Online, m) || slices.Contains(nodesDown, m) {
+			down = append(down, m)
+		}
+	}
+	return down
+}
+
+// NodesRunning counts the nodes that run, and names those that do not.
+func NodesRunning(nodes []Node) (running int, down []string) {
+	for _, n := range nodes {
+		if n.Running {
+			running++
+		} else {
+			down = append(down, n.Name)
+		}
+	}
+	return running, down
 }
