@@ -132,6 +132,9 @@ type Result struct {
 	ExpirationDropped int              `json:"-"`
 	PeakInFlight      int              `json:"-"`
 	Outcomes          []MessageOutcome `json:"-"`
+	// SweepNote says what the sweep for twins found, or why it could
+	// not look.
+	SweepNote string `json:"-"`
 }
 
 // MessageOutcome is what happened to one selected message.

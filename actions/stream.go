@@ -30,6 +30,13 @@ type Streamed struct {
 	// ID: twins of its recorded confirms are removed from the queue, and
 	// the rest is decided as the operation decided it.
 	Resume *Resumption
+	// Close, when set, closes the source once everything is settled
+	// (its deliveries not acked go back), before the final record; and
+	// Sweep, when set too, then opens the queue again to remove the twins
+	// of confirmed copies whose acks the broker lost (a quorum queue
+	// whose leader changed during the run).
+	Close func() error
+	Sweep func() (SweepSource, error)
 }
 
 // recordEvery bounds how many settled messages wait for their record:
@@ -85,12 +92,43 @@ func Stream(ctx context.Context, src Source, op Streamed, env Env, progress func
 		}
 	}
 	runErr := s.run(ctx)
+	if runErr == nil || !(errors.Is(runErr, ErrSessionLost) || errors.Is(runErr, ErrAuditUnavailable)) {
+		runErr = errors.Join(runErr, s.closeAndSweep(ctx))
+	}
 	if errors.Is(runErr, ErrSessionLost) || errors.Is(runErr, ErrAuditUnavailable) {
 		// Acks may not have taken effect, or their records may be
 		// missing: the operation stays open, for `dlq resume`.
 		return res, fmt.Errorf("%w; the operation %s is left incomplete: `warren dlq resume %s` finishes it", runErr, res.Operation, req.Queue)
 	}
 	return res, errors.Join(runErr, s.log.final(ctx, res, runErr))
+}
+
+// closeAndSweep closes the source, then, where the operation asks for it
+// and copies were confirmed, sweeps the queue for their twins.
+func (s *streamer) closeAndSweep(ctx context.Context) error {
+	if s.op.Close == nil {
+		return nil
+	}
+	if err := s.op.Close(); err != nil {
+		return fmt.Errorf("returning what was not moved: %w", err)
+	}
+	if s.op.Sweep == nil || len(s.twins) == 0 {
+		return nil
+	}
+	src, err := s.op.Sweep()
+	if err != nil {
+		s.res.SweepNote = fmt.Sprintf("the DLQ could not be checked for twins of confirmed copies (%v): `warren dlq stats` counts what it holds", err)
+		return nil
+	}
+	n, err := s.sweep(context.WithoutCancel(ctx), src)
+	s.res.Deduplicated += n
+	if n > 0 {
+		s.res.SweepNote = fmt.Sprintf("%d confirmed copies came back to the DLQ after the broker lost their acks (a quorum leader change): removed as twins", n)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: removing twins of confirmed copies: %v", ErrSessionLost, err)
+	}
+	return nil
 }
 
 // streamer is one streamed operation in progress.
@@ -112,6 +150,9 @@ type streamer struct {
 	unrecorded chan struct{}
 	// checked are the destinations known to exist.
 	checked map[Destination]bool
+	// twins are the confirmed copies, kept only when the operation
+	// sweeps for twins.
+	twins confirmedTwins
 }
 
 // flight is what is kept of a published message until its confirm: its
@@ -131,6 +172,9 @@ func (s *streamer) run(ctx context.Context) error {
 		return err
 	}
 	s.inFlight = make(map[int]flight, s.env.Window)
+	if s.op.Sweep != nil {
+		s.twins = confirmedTwins{}
+	}
 	s.unrecorded = make(chan struct{}, s.env.Window)
 	s.checked = make(map[Destination]bool, len(s.op.Groups))
 	for _, g := range s.op.Groups {
@@ -449,6 +493,9 @@ func (b *batches) flushConfirmed() error {
 		s.res.Moved++
 		b.unproven++
 		countDrops(s.res, fl)
+		if s.twins != nil {
+			s.twins.add(fl)
+		}
 	}
 	if b.unproven >= syncEvery {
 		return b.prove()

@@ -165,6 +165,9 @@ func result(r *actions.Result) Result {
 	if r.PossibleDuplicates > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d published again after an earlier publish that has no recorded confirm: they may exist twice, and the inbox decides", r.PossibleDuplicates))
 	}
+	if r.SweepNote != "" {
+		out.Notes = append(out.Notes, r.SweepNote)
+	}
 	if r.ExpirationDropped > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("expiration dropped from %d messages", r.ExpirationDropped))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -159,6 +160,18 @@ func (o *Ops) stream(ctx context.Context, t *Target, op actions.Streamed, limit 
 		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
 	}
 	op.Limit = feed.Limit()
+	op.Close = feed.Close
+	if t.Info.Type == dlq.TypeQuorum {
+		// A quorum queue may lose acks across a change of leader: the
+		// run then sweeps the queue for twins of its confirmed copies.
+		op.Sweep = func() (actions.SweepSource, error) {
+			depth, err := settledDepth(src, t)
+			if err != nil || depth == 0 {
+				return emptySource{}, err
+			}
+			return dlq.OpenFeed(src, t.Info, t.Opts, depth, 0)
+		}
+	}
 	res, err := actions.Stream(ctx, feed, op, env, o.report(progress))
 	// Close returns every delivery not moved, in one nack, after the
 	// acks of the moved ones.
@@ -217,3 +230,31 @@ func (o *Ops) report(progress func(Progress)) func(actions.Progress) {
 		})
 	}
 }
+
+// settledDepth is the queue's depth once it stands still: deliveries a
+// closed channel handed back reach a quorum queue a moment later.
+func settledDepth(conn *amqp.Connection, t *Target) (int, error) {
+	last := -1
+	for range 20 {
+		depth, err := dlq.Depth(conn, t.Info)
+		if err != nil {
+			return 0, err
+		}
+		if depth == last {
+			return depth, nil
+		}
+		last = depth
+		time.Sleep(100 * time.Millisecond)
+	}
+	return last, nil
+}
+
+// emptySource is a queue with nothing to sweep.
+type emptySource struct{}
+
+func (emptySource) Next(context.Context, int) ([]dlq.DeadLetter, bool, error) { return nil, true, nil }
+func (emptySource) Keep(int)                                                  {}
+func (emptySource) Ack(uint64) error                                          { return nil }
+func (emptySource) AckAll([]uint64) error                                     { return nil }
+func (emptySource) Sync() error                                               { return nil }
+func (emptySource) Close() error                                              { return nil }

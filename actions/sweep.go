@@ -1,0 +1,95 @@
+package actions
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// A quorum queue can lose acks that cross a change of its leader (a node
+// stopped or back): the broker hands the deliveries back when the
+// channel closes, and a copy recorded as confirmed has its source in the
+// DLQ again. The sweep looks for those twins once the feed is closed and
+// removes them, recorded first as deduplicated, before the final record
+// (docs/ARCHITECTURE.md §4.4).
+
+// twinKey is a Twin in 16 bytes, so a sweep over a million confirmed
+// copies keeps tens of megabytes, not the IDs themselves.
+type twinKey [16]byte
+
+func keyOf(t Twin) twinKey {
+	h := sha256.New()
+	for _, s := range []string{t.MessageID, t.LogicalID, t.BodySHA256} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	var k twinKey
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// confirmedTwins counts the copies the run confirmed, by twin.
+type confirmedTwins map[twinKey]int32
+
+func (c confirmedTwins) add(fl flight) {
+	c[keyOf(Twin{MessageID: fl.letter.MessageID, LogicalID: fl.letter.LogicalID, BodySHA256: fl.digest})]++
+}
+
+// take reports whether d is the twin of a confirmed copy not yet matched.
+func (c confirmedTwins) take(d dlq.DeadLetter) bool {
+	k := keyOf(TwinOf(d))
+	if c[k] <= 0 {
+		return false
+	}
+	c[k]--
+	return true
+}
+
+// sweep reads the queue once over src and removes the twins of the run's
+// confirmed copies; everything else stays, returned by src's Close.
+func (s *streamer) sweep(ctx context.Context, src SweepSource) (int, error) {
+	defer src.Close()
+	removed := 0
+	for {
+		letters, end, err := src.Next(ctx, pageSize)
+		if err != nil {
+			return removed, err
+		}
+		var twins []flight
+		for _, d := range letters {
+			if s.twins.take(d) {
+				twins = append(twins, flight{tag: d.DeliveryTag, letter: withoutBody(d), digest: audit.BodyDigest(d.Body)})
+			} else {
+				src.Keep(1)
+			}
+		}
+		if len(twins) > 0 {
+			if err := s.log.outcome(ctx, audit.OutcomeDeduplicated, twins, nil); err != nil {
+				return removed, fmt.Errorf("%w (%s): recording removed twins: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err)
+			}
+			tags := make([]uint64, len(twins))
+			for i, fl := range twins {
+				tags[i] = fl.tag
+			}
+			if err := src.AckAll(tags); err != nil {
+				return removed, err
+			}
+			removed += len(twins)
+		}
+		if end {
+			if removed > 0 {
+				return removed, src.Sync()
+			}
+			return removed, nil
+		}
+	}
+}
+
+// SweepSource is a Source the sweep closes itself.
+type SweepSource interface {
+	Source
+	Close() error
+}

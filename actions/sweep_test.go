@@ -1,0 +1,109 @@
+package actions
+
+import (
+	"slices"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// When the broker hands back deliveries whose acks it lost (a quorum
+// leader change), their sources are in the DLQ again beside confirmed
+// copies. The test plays the broker's part: as the feed closes, the
+// sources of two confirmed copies are put back into the DLQ. The sweep
+// finds exactly those twins, records them as deduplicated before the
+// final record, and leaves every other message where it was.
+func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
+	s := newScene(t, 6, plain)
+	q := dlq.QueueInfo{Vhost: s.vhost, Name: s.dlq, Type: dlq.TypeClassic, DeliveryLimit: -1}
+	// The two to come back, in their exact form.
+	var back []amqp.Publishing
+	for _, d := range drainKeep(t, s, 6) {
+		if d.MessageId == "m-00001" || d.MessageId == "m-00003" {
+			back = append(back, amqp.Publishing{MessageId: d.MessageId, Headers: d.Headers, DeliveryMode: d.DeliveryMode, Body: d.Body})
+		}
+	}
+	feed, err := dlq.OpenFeed(s.conn, q, dlq.Options{}, 6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := dlq.CompileFilter(`message_id in ["m-00000", "m-00001", "m-00002", "m-00003"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	op := Streamed{
+		Request: Request{Action: ActionReplay, Vhost: s.vhost, Queue: s.dlq, Filter: f, FilterText: "four of six"},
+		Limit:   6,
+		Close: func() error {
+			if err := feed.Close(); err != nil {
+				return err
+			}
+			// The broker's part: two confirmed sources come back.
+			for _, p := range back {
+				if err := s.ch.Publish("", s.dlq, false, false, p); err != nil {
+					return err
+				}
+			}
+			brokertest.WaitDepth(t, s.ch, s.dlq, 2+len(back))
+			return nil
+		},
+		Sweep: func() (SweepSource, error) { return dlq.OpenFeed(s.conn, q, dlq.Options{}, 2+len(back), 0) },
+	}
+	res, err := Stream(testCtx(t), feed, op, s.env(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confirmed != 4 || res.Deduplicated != 2 || res.SweepNote == "" {
+		t.Fatalf("result: confirmed %d, deduplicated %d, note %q; want 4, 2 and a note", res.Confirmed, res.Deduplicated, res.SweepNote)
+	}
+	for _, d := range drain(t, s.ch, s.dlq) {
+		kept = append(kept, d.MessageId)
+	}
+	if !slices.Equal(kept, []string{"m-00004", "m-00005"}) {
+		t.Errorf("the DLQ holds %v, want the two the filter left, and no twin", kept)
+	}
+	recs := s.records(t)
+	var dedup []string
+	final := -1
+	for i, r := range recs {
+		switch r.Outcome {
+		case audit.OutcomeDeduplicated:
+			dedup = append(dedup, r.MessageIDs...)
+		case audit.OutcomeFinal:
+			final = i
+		}
+	}
+	slices.Sort(dedup)
+	if !slices.Equal(dedup, []string{"m-00001", "m-00003"}) || final != len(recs)-1 {
+		t.Errorf("deduplicated records name %v (final record at %d of %d); want the two twins, before the final record", dedup, final, len(recs))
+	}
+}
+
+// drainKeep reads n messages of the DLQ and gives them back in order.
+func drainKeep(t *testing.T, s *scene, n int) []amqp.Delivery {
+	t.Helper()
+	ch := brokertest.Channel(t, s.conn)
+	var out []amqp.Delivery
+	for len(out) < n {
+		d, ok, err := ch.Get(s.dlq, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			out = append(out, d)
+		}
+	}
+	if err := ch.Nack(0, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Close(); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, s.ch, s.dlq, n)
+	return out
+}
