@@ -40,17 +40,10 @@ services-cluster:
 services-stop:
 	@bash .ci/services.sh stop
 
-## test: every test, integration tests against the real brokers (3.10, then 4.3) and database
+## test: every test, integration tests against the real brokers (3.10 and 4.3 at once) and database
 test: services
 	$(GO) vet $(PKGS) ./testdata/bench
-	$(foreach b,$(TEST_BROKERS),$(call test-on,$(b)))
-
-# test-on runs the suite against one broker: everything on 3.10, the
-# packages that take their broker from brokertest on the others.
-define test-on
-	WARREN_TEST_BROKER=$(1) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(if $(filter 3.10,$(1)),$(PKGS),$(BROKER_PKGS))
-
-endef
+	@GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) PKGS='$(PKGS)' BROKER_PKGS='$(BROKER_PKGS)' bash .ci/test-brokers.sh $(TEST_BROKERS)
 
 ## test-unit: the tests that need no service
 test-unit:

@@ -20,6 +20,10 @@ const DefaultFeedWindow = 8192
 // its first.
 const pageLinger = 5 * time.Millisecond
 
+// dryChecks is how many idle periods in a row the queue must have nothing
+// ready before a feed ends short of its limit.
+const dryChecks = 3
+
 // Feed takes at most a limit of a queue's messages, in order, for an
 // operation over the whole queue: the caller acks the deliveries it
 // moved, keeps the others held, and Close returns every held delivery
@@ -45,6 +49,7 @@ type Feed struct {
 	early      []amqp.Delivery // drained from a cancelled consumer
 	taken      int
 	keptByCons int
+	dry        int // idle checks in a row that found nothing ready
 	stopped    bool
 
 	// rpc serialises the channel's synchronous methods: the client
@@ -202,6 +207,7 @@ func (f *Feed) Next(ctx context.Context, n int) (letters []DeadLetter, end bool,
 				return letters, true, f.lost()
 			}
 			f.count()
+			f.dry = 0
 			letters = append(letters, f.decode(d))
 		case <-timer.C:
 			// Nothing came: either the queue has nothing more (other
@@ -213,7 +219,15 @@ func (f *Feed) Next(ctx context.Context, n int) (letters []DeadLetter, end bool,
 				return letters, true, err
 			}
 			if ready == 0 {
-				return letters, true, f.finish()
+				// Deliveries the broker sent may still be on their way
+				// (a busy machine): the queue must stay dry for a few
+				// idle periods before the feed ends short of its limit.
+				f.dry++
+				if f.dry >= dryChecks {
+					return letters, true, f.finish()
+				}
+			} else {
+				f.dry = 0
 			}
 			if len(letters) > 0 {
 				return letters, false, nil
