@@ -44,6 +44,7 @@ func main() {
 	flag.BoolVar(&cfg.keep, "keep", false, "leave the workloads' vhosts on the broker for inspection")
 	flag.StringVar(&cfg.pgDSN, "pg", "postgres://postgres@127.0.0.1:5432/test", "PostgreSQL database for the inbox table")
 	overview := flag.String("queues", "", "overview sizes, e.g. 1000,10000 (default per -quick)")
+	flag.IntVar(&cfg.vhosts, "vhosts", 1, "spread each overview size over this many vhosts; above 1 the dashboard shows every vhost")
 	scan := flag.String("scan", "", "scan sizes in dead letters (default per -quick)")
 	replay := flag.String("replay", "", "replay sizes in dead letters (default per -quick)")
 	inboxRows := flag.Int("inbox-rows", 0, "rows of the inbox table (default per -quick)")
