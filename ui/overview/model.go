@@ -88,6 +88,8 @@ type Model struct {
 	// the last applied snapshot asked for (see fillRates).
 	inflight     bool
 	fetchStarted time.Time
+	// lastTook is how long the last snapshot took to come (fetchTimeout).
+	lastTook time.Duration
 	lastAsked    mgmt.SnapshotOptions
 	// awaitingFull is set while no full snapshot has come after a first
 	// page was asked for; partialOf is the broker's queue count while
@@ -97,7 +99,11 @@ type Model struct {
 
 	status Status
 	rows   []row
-	view   []int
+	// order is every row in the order sortBy (orderBy) gives, kept until
+	// the rows or the order change; view is order filtered.
+	order   []int
+	orderBy SortBy
+	view    []int
 	trends map[mgmt.QueueRef]*trend
 	judge  *trouble.Tracker
 	tbl    table.Model
@@ -230,7 +236,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		return m, m.fillRates(false)
 	case key.Matches(msg, m.keys.Vhost):
 		m.vhost = m.nextVhost()
-		m.rows, m.view, m.loading = nil, nil, true
+		m.rows, m.order, m.view, m.loading = nil, nil, nil, true
 		m.tbl.SetLen(0)
 		m.fitColumns()
 		m.tag++
@@ -317,7 +323,10 @@ func (m *Model) rearrange() {
 }
 
 func (m *Model) arrange(keep mgmt.QueueRef, ok bool) {
-	m.view = arrange(m.rows, m.filter.Value(), m.sortBy)
+	if m.order == nil || m.orderBy != m.sortBy {
+		m.order, m.orderBy = sortedOrder(m.rows, m.sortBy), m.sortBy
+	}
+	m.view = filtered(m.rows, m.order, m.filter.Value())
 	m.tbl.SetLen(len(m.view))
 	m.fitColumns()
 	if !ok {

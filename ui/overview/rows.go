@@ -3,8 +3,8 @@ package overview
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
@@ -40,7 +40,12 @@ func (s SortBy) String() string {
 // trend is the depth history the overview draws for a queue.
 type trend struct {
 	depth *sparkline.History[int64]
+	// seen is the snapshot that last listed the queue (buildRows).
+	seen uint64
 }
+
+// snapshotSeq numbers the snapshots buildRows has turned into rows.
+var snapshotSeq atomic.Uint64
 
 // row is one queue ready to show: display strings are sanitised once per
 // snapshot, not once per frame.
@@ -73,10 +78,9 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 	alarms := nodeAlarms(snap.Nodes)
 	judge.Observe(snap.TakenAt, snap.Queues)
 	rows := make([]row, len(snap.Queues))
-	seen := make(map[mgmt.QueueRef]struct{}, len(snap.Queues))
+	seq := snapshotSeq.Add(1)
 	for i, q := range snap.Queues {
 		ref := q.Ref()
-		seen[ref] = struct{}{}
 		t := trends[ref]
 		if t == nil {
 			t = &trend{depth: sparkline.NewHistory[int64](historySize)}
@@ -106,10 +110,11 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 		}
 		r.tone, r.reasons = assess(q, judge.Marks(ref), judge.Window(), alarms[q.Node])
 		t.depth.Push(q.Messages)
+		t.seen = seq
 		rows[i] = r
 	}
-	for ref := range trends {
-		if _, ok := seen[ref]; !ok {
+	for ref, t := range trends {
+		if t.seen != seq {
 			delete(trends, ref)
 		}
 	}
@@ -169,36 +174,6 @@ func nodeAlarms(nodes []mgmt.Node) map[string]string {
 		}
 	}
 	return alarms
-}
-
-// arrange filters the rows and sorts what remains, returning indices into
-// rows. Ties break on vhost and name so the order is stable between
-// snapshots.
-func arrange(rows []row, filter string, by SortBy) []int {
-	filter = strings.ToLower(filter)
-	idx := make([]int, 0, len(rows))
-	for i := range rows {
-		if filter == "" || strings.Contains(rows[i].search, filter) {
-			idx = append(idx, i)
-		}
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		x, y := &rows[a], &rows[b]
-		var c int
-		switch by {
-		case ByDepth:
-			c = cmp.Compare(y.q.Messages, x.q.Messages)
-		case ByAge:
-			c = compareAge(x, y)
-		case ByDLQ:
-			c = cmp.Compare(y.dlqDepth, x.dlqDepth)
-		}
-		if c != 0 {
-			return c
-		}
-		return cmp.Or(cmp.Compare(x.q.Vhost, y.q.Vhost), cmp.Compare(x.q.Name, y.q.Name))
-	})
-	return idx
 }
 
 // compareAge puts the oldest messages first and unknown ages last.
