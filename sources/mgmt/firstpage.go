@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -73,42 +74,53 @@ func (c *Client) deepestPage(ctx context.Context, vhost string, size int) ([]Que
 }
 
 // deepestOfAll is deepestPage over every vhost, reading as few vhosts'
-// pages as the vhosts' message counts allow. Those counts come from the
-// statistics, up to an interval old: a vhost that filled since may be
-// skipped, and the full snapshot that follows shows it.
+// pages as the vhosts' message counts allow.
 func (c *Client) deepestOfAll(ctx context.Context, size int) ([]Queue, int, error) {
-	var vs []struct {
-		Name     string `json:"name"`
-		Messages *int64 `json:"messages"`
-	}
+	var vs []vhostHeld
 	if err := c.get(ctx, "vhosts", url.Values{"columns": {"name,messages"}}, &vs); err != nil {
 		return nil, 0, err
 	}
 	if len(vs) < 2 {
 		return c.deepestPage(ctx, "", size)
 	}
-	// A vhost whose count is unknown (no statistics yet) may hold
-	// anything: it is read first.
-	held := func(i int) int64 {
-		if vs[i].Messages == nil {
+	return deepestAcross(ctx, vs, size, c.deepestPage)
+}
+
+// vhostHeld is a vhost and the messages its queues hold, nil when the
+// broker has no statistics for it yet.
+type vhostHeld struct {
+	Name     string `json:"name"`
+	Messages *int64 `json:"messages"`
+}
+
+// deepestAcross merges the pages of the size deepest queues of each vhost
+// into the size deepest of all, reading the vhosts that hold the most
+// messages first and stopping at the first vhost that holds no more
+// messages than the shallowest queue kept: none of its queues, nor any
+// later vhost's, can be deeper. A vhost whose count is unknown may hold
+// anything and is read first. The counts come from the statistics, up to
+// an interval old: a vhost that filled since may be skipped, and the full
+// snapshot that follows shows it. It returns the queues and how many
+// queues the vhosts read hold.
+func deepestAcross(ctx context.Context, vs []vhostHeld, size int,
+	page func(ctx context.Context, vhost string, size int) ([]Queue, int, error)) ([]Queue, int, error) {
+	held := func(v vhostHeld) int64 {
+		if v.Messages == nil {
 			return math.MaxInt64
 		}
-		return *vs[i].Messages
+		return *v.Messages
 	}
-	order := make([]int, len(vs))
-	for i := range order {
-		order[i] = i
-	}
+	order := slices.Clone(vs)
 	sort.SliceStable(order, func(a, b int) bool { return held(order[a]) > held(order[b]) })
 	var (
 		kept  []Queue
 		total int
 	)
-	for _, i := range order {
-		if len(kept) == size && held(i) <= kept[len(kept)-1].Messages {
+	for _, v := range order {
+		if len(kept) == size && held(v) <= kept[len(kept)-1].Messages {
 			break
 		}
-		page, n, err := c.deepestPage(ctx, vs[i].Name, size)
+		got, n, err := page(ctx, v.Name, size)
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted since it was listed
 		}
@@ -116,7 +128,7 @@ func (c *Client) deepestOfAll(ctx context.Context, size int) ([]Queue, int, erro
 			return nil, 0, err
 		}
 		total += n
-		kept = append(kept, page...)
+		kept = append(kept, got...)
 		sort.SliceStable(kept, func(a, b int) bool { return kept[a].Messages > kept[b].Messages })
 		kept = kept[:min(len(kept), size)]
 	}

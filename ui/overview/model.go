@@ -89,8 +89,8 @@ type Model struct {
 	inflight     bool
 	fetchStarted time.Time
 	// lastTook is how long the last snapshot took to come (fetchTimeout).
-	lastTook time.Duration
-	lastAsked    mgmt.SnapshotOptions
+	lastTook  time.Duration
+	lastAsked mgmt.SnapshotOptions
 	// awaitingFull is set while no full snapshot has come after a first
 	// page was asked for; partialOf is the broker's queue count while
 	// only that page is shown, 0 otherwise.
@@ -104,9 +104,9 @@ type Model struct {
 	order   []int
 	orderBy SortBy
 	view    []int
-	trends map[mgmt.QueueRef]*trend
-	judge  *trouble.Tracker
-	tbl    table.Model
+	trends  map[mgmt.QueueRef]*trend
+	judge   *trouble.Tracker
+	tbl     table.Model
 	// cols are the table's columns now, chosen by colSpec.
 	cols    []col
 	colSpec spec
