@@ -172,7 +172,8 @@ func (b *bench) refresh(vh string, anchors []string) (*refreshResult, error) {
 
 	b.proxy.rec.take()
 	start := time.Now()
-	cmd, err := step(&m, m.Init(), "snapshotMsg")
+	// The first page comes first, then the full snapshot it asks for.
+	cmd, err := stepUntil(&m, m.Init(), "snapshotMsg", 3)
 	if err != nil {
 		return nil, err
 	}
@@ -292,6 +293,25 @@ func step(m *tea.Model, cmd tea.Cmd, want string) (tea.Cmd, error) {
 		return nil, fmt.Errorf("the overview did not answer with a %s", want)
 	}
 	return next, nil
+}
+
+// stepUntil is step for a message that comes after others: it runs the
+// commands the model answers with, rounds times at most, until want
+// comes.
+func stepUntil(m *tea.Model, cmd tea.Cmd, want string, rounds int) (tea.Cmd, error) {
+	for range rounds {
+		var next []tea.Cmd
+		for _, msg := range run(cmd) {
+			var c tea.Cmd
+			*m, c = (*m).Update(msg)
+			if typeName(msg) == want {
+				return c, nil
+			}
+			next = append(next, c)
+		}
+		cmd = tea.Batch(next...)
+	}
+	return nil, fmt.Errorf("the overview did not answer with a %s", want)
 }
 
 // run executes cmd and returns its messages, batches flattened.

@@ -149,8 +149,8 @@ func New(o Options) *Model {
 	return m
 }
 
-// Init fetches the first snapshot, and the first page beside it when the
-// lister can read one.
+// Init fetches the first snapshot, after the first page when the lister
+// can read one.
 func (m *Model) Init() tea.Cmd { return m.firstFetch() }
 
 // Title implements common.Screen.
@@ -192,8 +192,7 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	case snapshotMsg:
 		return m.applySnapshot(msg)
 	case firstPageMsg:
-		m.applyFirstPage(msg)
-		return m, nil
+		return m, m.applyFirstPage(msg)
 	case effect.Msg:
 		m.applyEffects(msg)
 		return m, nil
