@@ -68,7 +68,7 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
-	m.rows, m.order = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox), nil
+	m.rows, m.order = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, nil), nil
 	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
 	selected, hadSelection := m.Selected()
 	m.arrange(selected.Ref(), hadSelection)

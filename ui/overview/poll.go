@@ -77,7 +77,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	selected, hadSelection := m.Selected()
-	m.rows, m.order = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox), nil
+	m.rows, m.order = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox, m.rows), nil
 	m.arrange(selected.Ref(), hadSelection)
 	m.forgetEffects()
 	m.lastAsked = msg.Opts

@@ -42,6 +42,11 @@ type trend struct {
 	depth *sparkline.History[int64]
 	// seen is the snapshot that last listed the queue (buildRows).
 	seen uint64
+	// The queue's display strings, made once: a queue's name never
+	// changes, and 100 000 rows would otherwise make them anew each
+	// refresh.
+	vhost, name, search string
+	vhostWidth          int
 }
 
 // snapshotSeq numbers the snapshots buildRows has turned into rows.
@@ -74,25 +79,34 @@ type row struct {
 // hands the snapshot to the judge, whose marks decide each row's tone.
 // Trends of queues that disappeared are dropped so memory stays bounded;
 // the judge forgets them itself.
-func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool) []row {
+//
+// The rows are written into reuse when it is large enough: the previous
+// snapshot's rows, which nothing reads any more.
+func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool, reuse []row) []row {
 	alarms := nodeAlarms(snap.Nodes)
 	judge.Observe(snap.TakenAt, snap.Queues)
-	rows := make([]row, len(snap.Queues))
+	rows := reuse[:0]
+	if cap(rows) < len(snap.Queues) {
+		rows = make([]row, len(snap.Queues))
+	}
+	rows = rows[:len(snap.Queues)]
 	seq := snapshotSeq.Add(1)
 	for i, q := range snap.Queues {
 		ref := q.Ref()
 		t := trends[ref]
 		if t == nil {
-			t = &trend{depth: sparkline.NewHistory[int64](historySize)}
+			vhost := sanitize.Text(q.Vhost)
+			t = &trend{depth: sparkline.NewHistory[int64](historySize),
+				vhost: vhost, vhostWidth: ansi.StringWidth(vhost), name: sanitize.Text(q.Name),
+				search: strings.ToLower(q.Vhost + "/" + q.Name)}
 			trends[ref] = t
 		}
-		vhost := sanitize.Text(q.Vhost)
 		r := row{
 			q:          q,
-			vhost:      vhost,
-			vhostWidth: ansi.StringWidth(vhost),
-			name:       sanitize.Text(q.Name),
-			search:     strings.ToLower(q.Vhost + "/" + q.Name),
+			vhost:      t.vhost,
+			vhostWidth: t.vhostWidth,
+			name:       t.name,
+			search:     t.search,
 			trend:      t,
 			hasInbox:   hasInbox(ref),
 		}
