@@ -65,6 +65,11 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	}
 	snap := msg.Snap
 	m.lastTook = time.Since(m.fetchStarted)
+	// A first page's rows have trends of their own: not reused.
+	reuse := m.rows
+	if m.partialOf > 0 {
+		reuse = nil
+	}
 	m.loading, m.awaitingFull, m.partialOf = false, false, 0
 	m.status = Status{
 		Loaded:   true,
@@ -77,7 +82,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	selected, hadSelection := m.Selected()
-	m.rows, m.order = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox, m.rows), nil
+	m.rows, m.order = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox, reuse), nil
 	m.arrange(selected.Ref(), hadSelection)
 	m.forgetEffects()
 	m.lastAsked = msg.Opts

@@ -81,19 +81,29 @@ type row struct {
 // the judge forgets them itself.
 //
 // The rows are written into reuse when it is large enough: the previous
-// snapshot's rows, which nothing reads any more.
+// snapshot's rows, built with the same trends, which nothing reads any
+// more.
 func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool, reuse []row) []row {
 	alarms := nodeAlarms(snap.Nodes)
 	judge.Observe(snap.TakenAt, snap.Queues)
+	prev := len(reuse)
 	rows := reuse[:0]
 	if cap(rows) < len(snap.Queues) {
-		rows = make([]row, len(snap.Queues))
+		rows, prev = make([]row, len(snap.Queues)), 0
 	}
 	rows = rows[:len(snap.Queues)]
 	seq := snapshotSeq.Add(1)
 	for i, q := range snap.Queues {
 		ref := q.Ref()
-		t := trends[ref]
+		var t *trend
+		// The broker lists its queues in the same order each time: the
+		// row at this place last time is most often the same queue,
+		// found without a lookup in a map of every queue.
+		if i < prev && rows[i].q.Name == q.Name && rows[i].q.Vhost == q.Vhost {
+			t = rows[i].trend
+		} else {
+			t = trends[ref]
+		}
 		if t == nil {
 			vhost := sanitize.Text(q.Vhost)
 			t = &trend{depth: sparkline.NewHistory[int64](historySize),
@@ -122,7 +132,7 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 		case q.IsDLQ():
 			r.dlqDepth = q.Messages
 		}
-		r.tone, r.reasons = assess(q, judge.Marks(ref), judge.Window(), alarms[q.Node])
+		r.tone, r.reasons = assess(q, judge.MarksAt(i), judge.Window(), alarms[q.Node])
 		t.depth.Push(q.Messages)
 		t.seen = seq
 		rows[i] = r
