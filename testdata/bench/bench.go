@@ -30,7 +30,8 @@ type config struct {
 	password string
 	pgDSN    string
 	keep     bool
-	vhosts   int // vhosts an overview size is spread over
+	vhosts   int      // vhosts an overview size is spread over
+	reuse    []string // vhosts of an earlier run to measure the overview on
 }
 
 // bench holds what every workload shares.

@@ -38,7 +38,25 @@ func (b *bench) overview(n int) ([]row, error) {
 			b.deleteVhost(vh)
 		}
 	}()
+	if len(b.cfg.reuse) > 0 {
+		// Vhosts left by an earlier run (-keep): measured as they are,
+		// and left in place.
+		k = len(b.cfg.reuse)
+		vhosts = nil
+		n = 0
+		for _, vh := range b.cfg.reuse {
+			var qs []struct{}
+			if _, err := b.mgmt(http.MethodGet, "/api/queues/"+url.PathEscape(vh)+"?disable_stats=true&columns=name", nil, &qs); err != nil {
+				return nil, err
+			}
+			n += len(qs)
+		}
+		b.logf("measuring %d queues in %d vhosts left by an earlier run", n, k)
+	}
 	for i := range k {
+		if len(b.cfg.reuse) > 0 {
+			break
+		}
 		per := n / k
 		if i < n%k {
 			per++
@@ -60,8 +78,12 @@ func (b *bench) overview(n int) ([]row, error) {
 			return nil, err
 		}
 	}
+	measured := vhosts
+	if len(b.cfg.reuse) > 0 {
+		measured = b.cfg.reuse
+	}
 	label := thousands(n) + " queues"
-	shown := vhosts[0]
+	shown := measured[0]
 	if k > 1 {
 		label += fmt.Sprintf(" in %d vhosts", k)
 		shown = ""
@@ -72,7 +94,7 @@ func (b *bench) overview(n int) ([]row, error) {
 	}
 
 	b.logf("refreshing the overview through the recording proxy")
-	r, err := b.refresh(shown, vhosts)
+	r, err := b.refresh(shown, measured)
 	if err != nil {
 		return nil, err
 	}
@@ -376,6 +398,13 @@ func (b *bench) waitStats(vh string, n int) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			// A broker busy with 100 000 new queues has been seen to
+			// leave a few without statistics for minutes: up to 1 % is
+			// let through, and said.
+			if len(qs) == n && ready >= n-n/100 {
+				b.logf("statistics of %d of %d queues after 2 minutes: measuring anyway", ready, n)
+				return nil
+			}
 			return fmt.Errorf("statistics of %d of %d queues after 2 minutes", ready, n)
 		}
 		time.Sleep(500 * time.Millisecond)
