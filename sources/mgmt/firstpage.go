@@ -33,7 +33,7 @@ func (c *Client) FirstPage(ctx context.Context, vhost string, size int) (*Snapsh
 		total  int
 	)
 	err := parallel(ctx,
-		func(ctx context.Context) (err error) { ov, err = c.Overview(ctx); return err },
+		func(ctx context.Context) (err error) { ov, _, err = c.recentOverview(ctx, start); return err },
 		func(ctx context.Context) (err error) { nodes, err = c.Nodes(ctx); return err },
 		func(ctx context.Context) (err error) {
 			if vhost != "" {
