@@ -129,6 +129,7 @@ func (b *bench) overview(n int) ([]row, error) {
 	rows = append(rows,
 		info("  the broker's cheapest list of any queue (40-row page), "+label, fmtMs(ms(page)), ""),
 		absolute("first frame with data, "+label, ms(d.firstFrame), fmtMs, "pty start "+fmtMs(ms(d.ptyStart)), cmp{"<", firstTarget}),
+		info("  every queue on screen, "+label, fmtMs(ms(d.fullList)), ""),
 		absolute("dashboard resident memory, "+label, d.rssMiB, fmtMiB, "", cmp{"<", memTarget}),
 	)
 	return rows, nil
