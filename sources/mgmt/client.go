@@ -67,6 +67,8 @@ type Client struct {
 	// rowStats are the visible rows' statistics, reused for one
 	// statistics interval (see ratesFor).
 	rowStats map[QueueRef]rowStats
+	// lastSnapshot is how long the last snapshot took (topologyReuse).
+	lastSnapshot time.Duration
 	// overview is the last /api/overview, reused for one statistics
 	// interval by Snapshot; overviewAt is when it was asked for.
 	overview   *Overview

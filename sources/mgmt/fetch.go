@@ -92,12 +92,82 @@ func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
 	return out, nil
 }
 
+// cheapColumns are the fields of the cheap list: what a queue's row,
+// its DLQ pairing and its policy need. A 4.x broker builds and encodes
+// less for fewer columns (10 000 queues: about 1.0 s instead of 1.3-2.5 s
+// on the same broker).
+const cheapColumns = "name,vhost,type,durable,exclusive,state,arguments,policy,effective_policy_definition," +
+	"node,leader,members,messages,messages_ready,messages_unacknowledged"
+
 // listQueuesCheap reads every queue's depth, arguments and policy name
 // without statistics: the 0.8 s call where the full list takes 4 s on
-// 10 000 queues.
+// 10 000 queues. Every vhost ("") is read one vhost at a time: on a
+// broker of 100 000 queues in ten vhosts the lists of each add up to
+// about two thirds of the one list of all, which also runs into the
+// broker's request timeout sooner. One at a time, since each keeps a
+// broker core busy and two at once took twice as long each on two cores.
 func (c *Client) listQueuesCheap(ctx context.Context, vhost string) ([]Queue, error) {
 	q := url.Values{"disable_stats": {"true"}, "enable_queue_totals": {"true"}}
-	return c.listQueues(ctx, inVhost("queues", vhost), q, false)
+	if c.slimColumns() {
+		q.Set("columns", cheapColumns)
+	}
+	if vhost != "" {
+		return c.listQueues(ctx, inVhost("queues", vhost), q, false)
+	}
+	names, err := c.vhostNames(ctx)
+	if err != nil || len(names) < 2 {
+		// One vhost or none: the list of all is the same request.
+		return c.listQueues(ctx, "queues", q, false)
+	}
+	lists := make([][]Queue, len(names))
+	err = forEach(ctx, len(names), vhostParallel, func(ctx context.Context, i int) (err error) {
+		lists[i], err = c.listQueues(ctx, inVhost("queues", names[i]), q, false)
+		if errors.Is(err, ErrNotFound) {
+			// Deleted since it was listed: it has no queues now.
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	out := make([]Queue, 0, n)
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out, nil
+}
+
+// slimColumns reports whether the broker is known to be 4.0 or later,
+// where asking for columns makes the cheap list cheaper; on 3.x it does
+// not (measured on 3.10), so the list is asked for whole there.
+func (c *Client) slimColumns() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return AtLeast(c.version, 4, 0)
+}
+
+// vhostParallel is how many vhosts' lists are read at once.
+const vhostParallel = 1
+
+// vhostNames lists the vhosts the user can see, sorted.
+func (c *Client) vhostNames(ctx context.Context) ([]string, error) {
+	var vs []struct {
+		Name string `json:"name"`
+	}
+	if err := c.get(ctx, "vhosts", url.Values{"columns": {"name"}}, &vs); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.Name
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // listQueues reads a list of queues at path, decoding it as it streams in.

@@ -2,6 +2,10 @@ package mgmt
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,4 +32,90 @@ func TestFirstPageIsTheDeepestQueuesWithTheTotal(t *testing.T) {
 	if s.Overview.RabbitMQVersion == "" || len(s.Nodes) == 0 || s.Queues[0].HasRates || s.StatsAge < DefaultStatsInterval {
 		t.Fatalf("overview %+v nodes %+v first %+v age %v", s.Overview, s.Nodes, s.Queues[0], s.StatsAge)
 	}
+}
+
+func TestDeepestAcrossReadsOnlyTheVhostsThatCanHoldADeeperQueue(t *testing.T) {
+	t.Parallel()
+	n := func(v int64) *int64 { return &v }
+	pages := map[string][]Queue{
+		"busy":   {{Vhost: "busy", Name: "b1", Messages: 40}, {Vhost: "busy", Name: "b2", Messages: 9}, {Vhost: "busy", Name: "b3", Messages: 1}},
+		"some":   {{Vhost: "some", Name: "s1", Messages: 12}, {Vhost: "some", Name: "s2", Messages: 3}},
+		"fresh":  {{Vhost: "fresh", Name: "f1", Messages: 2}},
+		"little": {{Vhost: "little", Name: "l1", Messages: 8}},
+		"empty":  {{Vhost: "empty", Name: "e1"}},
+	}
+	vs := []vhostHeld{{"empty", n(0)}, {"little", n(8)}, {"busy", n(50)}, {"fresh", nil}, {"some", n(15)}}
+	var read []string
+	page := func(_ context.Context, vhost string, size int) ([]Queue, int, error) {
+		read = append(read, vhost)
+		p := pages[vhost]
+		return p[:min(size, len(p))], len(p), nil
+	}
+	got, total, err := deepestAcross(context.Background(), vs, 3, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, q := range got {
+		names = append(names, q.Name)
+	}
+	// fresh has no count yet and is read first; after busy and some the
+	// shallowest kept is 9 deep, so little (8) and empty cannot hold a
+	// deeper queue and are not read.
+	if strings.Join(read, ",") != "fresh,busy,some" || strings.Join(names, ",") != "b1,s1,b2" || total != 6 {
+		t.Fatalf("read %v, kept %v of %d", read, names, total)
+	}
+
+	// With room for every queue, every vhost is read.
+	read = nil
+	got, total, err = deepestAcross(context.Background(), vs, 100, page)
+	if err != nil || len(read) != 5 || len(got) != 8 || total != 8 || got[0].Name != "b1" || got[7].Messages != 0 {
+		t.Fatalf("read %v, kept %d of %d: %v", read, len(got), total, err)
+	}
+}
+
+func TestEveryVhostIsListedWithItsDepths(t *testing.T) {
+	t.Parallel()
+	a, b := newEnv(t), newEnv(t)
+	a.queue("a-work", nil)
+	a.publish("a-work", 4, nil)
+	b.queue("b-work", nil)
+	b.publish("b-work", 2, nil)
+	b.queue("b-idle", nil)
+	want := map[QueueRef]int64{
+		{Vhost: a.vhost, Name: "a-work"}: 4,
+		{Vhost: b.vhost, Name: "b-work"}: 2,
+		{Vhost: b.vhost, Name: "b-idle"}: 0,
+	}
+	c := testClient(t)
+	check := func(what string, qs []Queue, want map[QueueRef]int64) (bool, string) {
+		got := map[QueueRef]int64{}
+		for _, q := range qs {
+			if _, ok := want[q.Ref()]; ok {
+				got[q.Ref()] = q.Messages
+			}
+		}
+		return maps.Equal(got, want), fmt.Sprintf("%s: %v", what, got)
+	}
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		s, err := c.Snapshot(context.Background(), SnapshotOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return check("snapshot of every vhost", s.Queues, want)
+	})
+	// The page holds the deepest 500 of the broker (the API's largest
+	// page): the two queues holding messages are among them, unless the
+	// shared broker holds 500 deeper ones.
+	delete(want, QueueRef{Vhost: b.vhost, Name: "b-idle"})
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		s, err := c.FirstPage(context.Background(), "", 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Partial || s.QueueTotal < len(s.Queues) || !slices.IsSortedFunc(s.Queues, func(x, y Queue) int { return int(y.Messages - x.Messages) }) {
+			t.Fatalf("first page of every vhost: partial %v, %d of %d, not deepest first: %s", s.Partial, len(s.Queues), s.QueueTotal, describe(s))
+		}
+		return check("first page of every vhost", s.Queues, want)
+	})
 }

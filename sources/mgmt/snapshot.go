@@ -68,6 +68,9 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 	markParking(queues, c.parking)
 	s.Queues, s.Topology = queues, topo
 	s.TakenAt = time.Now()
+	c.mu.Lock()
+	c.lastSnapshot = s.TakenAt.Sub(start)
+	c.mu.Unlock()
 	// The API's figures were at most one collection interval old when it
 	// answered; StatsAge is that bound as of TakenAt, counted from the
 	// oldest request whose figures a row reuses.

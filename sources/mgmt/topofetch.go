@@ -8,10 +8,22 @@ import (
 )
 
 // topologyTTL is how long exchanges, policies and dead-letter bindings are
-// reused. They change rarely, and re-reading them every 2 s refresh would
-// cost a request per dead-letter exchange; a fix made by the operator
-// shows within this delay.
+// reused at least. They change rarely, and re-reading them every 2 s
+// refresh would cost a request per dead-letter exchange; a fix made by
+// the operator shows within this delay. On a broker where a snapshot
+// takes longer than a few seconds they are reused for four snapshots'
+// time (topologyReuse).
 const topologyTTL = 15 * time.Second
+
+// topologyReuse is how long the topology is reused: topologyTTL, or four
+// times what the last snapshot took when that is longer (100 000 queues
+// in ten vhosts: a snapshot of about 19 s, whose every refresh re-read
+// ten vhosts' bindings, 10-20 s of the broker's time, until this).
+func (c *Client) topologyReuse() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return max(topologyTTL, 4*c.lastSnapshot)
+}
 
 // bulkBindings is the number of dead-letter exchanges in one vhost above
 // which all of its bindings are read in one request instead of one
@@ -39,9 +51,10 @@ type topoCache struct {
 // scope returns exchanges and policies for vhost ("" = all), cached.
 func (c *Client) scope(ctx context.Context, vhost string) (*scopeEntry, error) {
 	now := time.Now()
+	ttl := c.topologyReuse()
 	c.mu.Lock()
 	for _, key := range []string{vhost, ""} {
-		if e := c.topo.scopes[key]; e != nil && now.Sub(e.at) < topologyTTL {
+		if e := c.topo.scopes[key]; e != nil && now.Sub(e.at) < ttl {
 			c.mu.Unlock()
 			return e, nil
 		}
@@ -131,11 +144,12 @@ func (c *Client) deadLetterTopology(ctx context.Context, sc *scopeEntry, queues 
 // fresh.
 func (c *Client) bindingsOf(ctx context.Context, xs []ExchangeRef) (map[ExchangeRef][]Binding, error) {
 	now := time.Now()
+	ttl := c.topologyReuse()
 	out := make(map[ExchangeRef][]Binding, len(xs))
 	missing := map[string][]ExchangeRef{}
 	c.mu.Lock()
 	for _, x := range xs {
-		if e, ok := c.topo.bindings[x]; ok && now.Sub(e.at) < topologyTTL {
+		if e, ok := c.topo.bindings[x]; ok && now.Sub(e.at) < ttl {
 			out[x] = e.list
 			continue
 		}

@@ -30,6 +30,8 @@ type config struct {
 	password string
 	pgDSN    string
 	keep     bool
+	vhosts   int      // vhosts an overview size is spread over
+	reuse    []string // vhosts of an earlier run to measure the overview on
 }
 
 // bench holds what every workload shares.
@@ -195,9 +197,17 @@ func (b *bench) interrupted() {
 	b.close()
 }
 
+// fileName names a vhost's scratch files; "" is every vhost.
+func fileName(vhost string) string {
+	if vhost == "" {
+		return "all-vhosts"
+	}
+	return vhost
+}
+
 // writeConfig writes a warren config for one vhost and returns its path.
 func (b *bench) writeConfig(vhost, extra string) (string, error) {
-	path := filepath.Join(b.dir, vhost+".toml")
+	path := filepath.Join(b.dir, fileName(vhost)+".toml")
 	text := fmt.Sprintf(`current_context = "bench"
 
 [contexts.bench]
@@ -209,7 +219,7 @@ vhost = %q
 refresh = "2s"
 audit = %q
 %s`, b.cfg.amqpAddr, b.cfg.mgmtURL, b.cfg.user, passwordEnv, vhost,
-		"file:"+filepath.Join(b.dir, vhost+"-audit.jsonl"), extra)
+		"file:"+filepath.Join(b.dir, fileName(vhost)+"-audit.jsonl"), extra)
 	return path, os.WriteFile(path, []byte(text), 0o600)
 }
 

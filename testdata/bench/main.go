@@ -44,6 +44,8 @@ func main() {
 	flag.BoolVar(&cfg.keep, "keep", false, "leave the workloads' vhosts on the broker for inspection")
 	flag.StringVar(&cfg.pgDSN, "pg", "postgres://postgres@127.0.0.1:5432/test", "PostgreSQL database for the inbox table")
 	overview := flag.String("queues", "", "overview sizes, e.g. 1000,10000 (default per -quick)")
+	reuse := flag.String("reuse-vhosts", "", "comma-separated vhosts left by an earlier run (-keep) to measure the overview on, as they are, instead of declaring queues")
+	flag.IntVar(&cfg.vhosts, "vhosts", 1, "spread each overview size over this many vhosts; above 1 the dashboard shows every vhost")
 	scan := flag.String("scan", "", "scan sizes in dead letters (default per -quick)")
 	replay := flag.String("replay", "", "replay sizes in dead letters (default per -quick)")
 	inboxRows := flag.Int("inbox-rows", 0, "rows of the inbox table (default per -quick)")
@@ -66,6 +68,14 @@ func main() {
 			os.Exit(2)
 		}
 		*o.into = got
+	}
+	for _, v := range strings.Split(*reuse, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			cfg.reuse = append(cfg.reuse, v)
+		}
+	}
+	if len(cfg.reuse) > 0 {
+		sz.overview = sz.overview[:1] // one measurement of what is there
 	}
 	if *inboxRows > 0 {
 		sz.inbox = *inboxRows

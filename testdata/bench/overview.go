@@ -26,52 +26,111 @@ const (
 // refreshes is how many steady refreshes are timed; the median is kept.
 const refreshes = 5
 
-// overview measures the dashboard on a vhost of n queues, half of them
-// dead-lettering into the other half through one exchange.
+// overview measures the dashboard on n queues, half of them
+// dead-lettering into the other half through one exchange: in one vhost,
+// or spread over -vhosts of them, in which case the dashboard shows every
+// vhost and the anchor is the plain list of each vhost, added up.
 func (b *bench) overview(n int) ([]row, error) {
-	vh, err := b.newVhost(fmt.Sprintf("overview-%d", n))
-	if err != nil {
-		return nil, err
+	k := max(b.cfg.vhosts, 1)
+	var vhosts []string
+	defer func() {
+		for _, vh := range vhosts {
+			b.deleteVhost(vh)
+		}
+	}()
+	if len(b.cfg.reuse) > 0 {
+		// Vhosts left by an earlier run (-keep): measured as they are,
+		// and left in place.
+		k = len(b.cfg.reuse)
+		vhosts = nil
+		n = 0
+		for _, vh := range b.cfg.reuse {
+			var qs []struct{}
+			if _, err := b.mgmt(http.MethodGet, "/api/queues/"+url.PathEscape(vh)+"?disable_stats=true&columns=name", nil, &qs); err != nil {
+				return nil, err
+			}
+			n += len(qs)
+		}
+		b.logf("measuring %d queues in %d vhosts left by an earlier run", n, k)
 	}
-	defer b.deleteVhost(vh)
-	b.logf("declaring %d queues in %s", n, vh)
-	if err := b.declareOverview(vh, n); err != nil {
-		return nil, err
+	for i := range k {
+		if len(b.cfg.reuse) > 0 {
+			break
+		}
+		per := n / k
+		if i < n%k {
+			per++
+		}
+		vh, err := b.newVhost(fmt.Sprintf("overview-%d", n))
+		if err != nil {
+			return nil, err
+		}
+		vhosts = append(vhosts, vh)
+		b.logf("declaring %d queues in %s", per, vh)
+		start := time.Now()
+		if err := b.declareOverview(vh, per); err != nil {
+			return nil, err
+		}
+		b.logf("declared %d queues in %s", per, time.Since(start).Round(time.Millisecond))
+		// Until the broker has emitted every queue's statistics once, the
+		// plain list is cheaper than it will be on a live broker.
+		if err := b.waitStats(vh, per); err != nil {
+			return nil, err
+		}
 	}
-	// Until the broker has emitted every queue's statistics once, the
-	// plain list is cheaper than it will be on a live broker.
-	if err := b.waitStats(vh, n); err != nil {
-		return nil, err
+	measured := vhosts
+	if len(b.cfg.reuse) > 0 {
+		measured = b.cfg.reuse
 	}
 	label := thousands(n) + " queues"
+	shown := measured[0]
+	if k > 1 {
+		label += fmt.Sprintf(" in %d vhosts", k)
+		shown = ""
+	}
+	memTarget := 80.0
+	if n > 20000 {
+		memTarget = 200
+	}
 
 	b.logf("refreshing the overview through the recording proxy")
-	r, err := b.refresh(vh)
+	r, err := b.refresh(shown, measured)
 	if err != nil {
 		return nil, err
+	}
+	anchor := "plain call"
+	if k > 1 {
+		anchor = "plain calls"
 	}
 	rows := []row{
 		versus("refresh broker time, "+label, ms(r.warm.took), ms(r.plain.took), fmtMs, &cmp{"<=", 0.25}),
 		versus("refresh bytes, "+label, float64(r.warm.bytes), float64(r.plain.bytes), fmtBytes, nil),
 		info("  refresh wall time, "+label, fmtMs(ms(r.warm.wall)), fmt.Sprintf("%d requests", r.warm.requests)),
+		versus("  mean refresh over the cycle, "+label, ms(r.mean), ms(r.plain.took), fmtMs, nil),
+		info("  "+anchor+" wall time, "+label, fmtMs(ms(r.plain.wall)), fmt.Sprintf("%d requests", r.plain.requests)),
 		versus("  first refresh (topology read), "+label, ms(r.cold.took), ms(r.plain.took), fmtMs, nil),
 		info("  applying a snapshot (Update), "+label, fmtMs(ms(r.apply)), ""),
 		absolute("frame render, "+label, ms(r.frame), fmtMs, "", cmp{"<", 5}),
 	}
 
 	b.logf("starting the dashboard in a pseudo-terminal")
-	d, err := b.dashboard(vh)
+	d, err := b.dashboard(shown)
 	if err != nil {
 		return rows, err
 	}
-	page, err := b.cheapestPage(vh)
+	page, err := b.cheapestPage(shown)
 	if err != nil {
 		return rows, err
+	}
+	firstTarget := 300.0
+	if n > 20000 {
+		firstTarget = 1500
 	}
 	rows = append(rows,
 		info("  the broker's cheapest list of any queue (40-row page), "+label, fmtMs(ms(page)), ""),
-		absolute("first frame with data, "+label, ms(d.firstFrame), fmtMs, "pty start "+fmtMs(ms(d.ptyStart)), cmp{"<", 300}),
-		absolute("dashboard resident memory, "+label, d.rssMiB, fmtMiB, "", cmp{"<", 80}),
+		absolute("first frame with data, "+label, ms(d.firstFrame), fmtMs, "pty start "+fmtMs(ms(d.ptyStart)), cmp{"<", firstTarget}),
+		info("  every queue on screen, "+label, fmtMs(ms(d.fullList)), ""),
+		absolute("dashboard resident memory, "+label, d.rssMiB, fmtMiB, "", cmp{"<", memTarget}),
 	)
 	return rows, nil
 }
@@ -112,7 +171,10 @@ type refreshCost struct {
 
 type refreshResult struct {
 	cold, warm, plain refreshCost
-	apply, frame      time.Duration
+	// mean is the mean broker time of the steady refreshes: a refresh
+	// that re-reads more now and then counts in it.
+	mean         time.Duration
+	apply, frame time.Duration
 }
 
 // refresh drives the real root model with a management client pointed at
@@ -121,7 +183,7 @@ type refreshResult struct {
 // and of the visible rows' rates. The anchor is one plain
 // GET /api/queues/VHOST through the same proxy, with the same client
 // defaults (gzip accepted).
-func (b *bench) refresh(vh string) (*refreshResult, error) {
+func (b *bench) refresh(vh string, anchors []string) (*refreshResult, error) {
 	client, err := mgmt.New(mgmt.Options{URL: b.proxy.URL, Username: b.cfg.user, Password: b.cfg.password})
 	if err != nil {
 		return nil, err
@@ -133,7 +195,8 @@ func (b *bench) refresh(vh string) (*refreshResult, error) {
 
 	b.proxy.rec.take()
 	start := time.Now()
-	cmd, err := step(&m, m.Init(), "snapshotMsg")
+	// The first page comes first, then the full snapshot it asks for.
+	cmd, err := stepUntil(&m, m.Init(), "snapshotMsg", 3)
 	if err != nil {
 		return nil, err
 	}
@@ -167,13 +230,16 @@ func (b *bench) refresh(vh string) (*refreshResult, error) {
 		t := time.Now()
 		m, cmd = m.Update(msgs[0])
 		applies = append(applies, time.Since(t))
-		c, err := b.plainList(vh)
+		c, err := b.plainLists(anchors)
 		if err != nil {
 			return nil, err
 		}
 		plain = append(plain, c)
 	}
 	res.warm = medianCost(warm)
+	for _, w := range warm {
+		res.mean += w.took / time.Duration(len(warm))
+	}
 	res.apply = median(applies)
 
 	var frames []time.Duration
@@ -186,6 +252,23 @@ func (b *bench) refresh(vh string) (*refreshResult, error) {
 
 	res.plain = medianCost(plain)
 	return res, nil
+}
+
+// plainLists is one GET /api/queues/VHOST through the proxy per vhost,
+// one after the other, added up.
+func (b *bench) plainLists(vhosts []string) (refreshCost, error) {
+	var sum refreshCost
+	for _, vh := range vhosts {
+		c, err := b.plainList(vh)
+		if err != nil {
+			return refreshCost{}, err
+		}
+		sum.took += c.took
+		sum.bytes += c.bytes
+		sum.wall += c.wall
+		sum.requests += c.requests
+	}
+	return sum, nil
 }
 
 // plainList is one GET /api/queues/VHOST through the proxy.
@@ -233,6 +316,25 @@ func step(m *tea.Model, cmd tea.Cmd, want string) (tea.Cmd, error) {
 		return nil, fmt.Errorf("the overview did not answer with a %s", want)
 	}
 	return next, nil
+}
+
+// stepUntil is step for a message that comes after others: it runs the
+// commands the model answers with, rounds times at most, until want
+// comes.
+func stepUntil(m *tea.Model, cmd tea.Cmd, want string, rounds int) (tea.Cmd, error) {
+	for range rounds {
+		var next []tea.Cmd
+		for _, msg := range run(cmd) {
+			var c tea.Cmd
+			*m, c = (*m).Update(msg)
+			if typeName(msg) == want {
+				return c, nil
+			}
+			next = append(next, c)
+		}
+		cmd = tea.Batch(next...)
+	}
+	return nil, fmt.Errorf("the overview did not answer with a %s", want)
 }
 
 // run executes cmd and returns its messages, batches flattened.
@@ -297,6 +399,13 @@ func (b *bench) waitStats(vh string, n int) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			// A broker busy with 100 000 new queues has been seen to
+			// leave a few without statistics for minutes: up to 1 % is
+			// let through, and said.
+			if len(qs) == n && ready >= n-n/100 {
+				b.logf("statistics of %d of %d queues after 2 minutes: measuring anyway", ready, n)
+				return nil
+			}
 			return fmt.Errorf("statistics of %d of %d queues after 2 minutes", ready, n)
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -344,7 +453,10 @@ func (b *bench) cheapestPage(vh string) (time.Duration, error) {
 		var page struct {
 			Items []json.RawMessage `json:"items"`
 		}
-		path := "/api/queues/" + url.PathEscape(vh) + "?disable_stats=true&page=1&page_size=40"
+		path := "/api/queues?disable_stats=true&page=1&page_size=40"
+		if vh != "" {
+			path = "/api/queues/" + url.PathEscape(vh) + "?disable_stats=true&page=1&page_size=40"
+		}
 		if _, err := b.mgmt(http.MethodGet, path, nil, &page); err != nil {
 			return 0, err
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,12 +19,14 @@ import (
 // dashboardRun is what starting the real binary in a terminal showed.
 type dashboardRun struct {
 	firstFrame time.Duration // from exec to the first row of data on the terminal
+	fullList   time.Duration // from exec to every queue in the footer's count
 	ptyStart   time.Duration // the same wrapper printing a word: its own share
 	rssMiB     float64       // peak resident set after several refreshes
 }
 
 // afterFirstFrame is how long the dashboard keeps refreshing (every 2 s)
-// before its peak resident memory is read.
+// after its full list is on screen before its peak resident memory is
+// read.
 const afterFirstFrame = 7 * time.Second
 
 // dashboard starts `warren` in a pseudo-terminal of 120×40 made by
@@ -30,6 +34,10 @@ const afterFirstFrame = 7 * time.Second
 // the time to the first frame with data, as the operator sees it. It then
 // lets the dashboard refresh a few times and reads its VmHWM.
 func (b *bench) dashboard(vh string) (*dashboardRun, error) {
+	total, err := b.queueCount(vh)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := b.writeConfig(vh, "")
 	if err != nil {
 		return nil, err
@@ -58,15 +66,26 @@ func (b *bench) dashboard(vh string) (*dashboardRun, error) {
 		return nil, fmt.Errorf("script(1) from util-linux is needed for the pseudo-terminal: %w", err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	seen := watch(out, "svc-", stdin)
+	// The full list is on screen when the footer counts every queue
+	// (before, a first page says "N deepest shown, loading all M").
+	seen := watchAll(out, []string{"svc-", fmt.Sprintf(" of %d queues", total)}, stdin)
 	select {
-	case err := <-seen:
+	case err := <-seen[0]:
 		if err != nil {
 			return nil, fmt.Errorf("the dashboard showed no queue: %w", err)
 		}
 		res.firstFrame = time.Since(start)
 	case <-time.After(time.Minute):
 		return nil, errors.New("the dashboard showed no queue within a minute")
+	}
+	select {
+	case err := <-seen[1]:
+		if err != nil {
+			return nil, fmt.Errorf("the dashboard never showed all %d queues: %w", total, err)
+		}
+		res.fullList = time.Since(start)
+	case <-time.After(5 * time.Minute):
+		return nil, fmt.Errorf("the dashboard showed no full list of %d queues within 5 minutes", total)
 	}
 	time.Sleep(afterFirstFrame)
 	pid, err := childOf(cmd.Process.Pid)
@@ -114,12 +133,23 @@ var answers = []struct{ query, reply string }{
 // answering terminal queries on term when it is not nil; it keeps
 // draining r afterwards so the writer never blocks.
 func watch(r io.Reader, needle string, term io.Writer) <-chan error {
-	found := make(chan error, 1)
+	return watchAll(r, []string{needle}, term)[0]
+}
+
+// watchAll is watch for several needles, one channel each.
+func watchAll(r io.Reader, needles []string, term io.Writer) []<-chan error {
+	found := make([]chan error, len(needles))
+	out := make([]<-chan error, len(needles))
+	keep := 32 // longer than any query
+	for i, n := range needles {
+		found[i] = make(chan error, 1)
+		out[i] = found[i]
+		keep = max(keep, len(n))
+	}
 	go func() {
-		const keep = 32 // longer than the needle and any query
 		var win []byte
 		buf := make([]byte, 32<<10)
-		sent := false
+		sent := make([]bool, len(needles))
 		for {
 			n, err := r.Read(buf)
 			if n > 0 {
@@ -128,23 +158,27 @@ func watch(r io.Reader, needle string, term io.Writer) <-chan error {
 				if term != nil {
 					answer(term, win, prev)
 				}
-				if !sent && bytes.Contains(win, []byte(needle)) {
-					found <- nil
-					sent = true
+				for i, needle := range needles {
+					if !sent[i] && bytes.Contains(win, []byte(needle)) {
+						found[i] <- nil
+						sent[i] = true
+					}
 				}
 				if len(win) > keep {
 					win = append(win[:0], win[len(win)-keep:]...)
 				}
 			}
 			if err != nil {
-				if !sent {
-					found <- fmt.Errorf("output ended before %q: %w", needle, err)
+				for i, needle := range needles {
+					if !sent[i] {
+						found[i] <- fmt.Errorf("output ended before %q: %w", needle, err)
+					}
 				}
 				return
 			}
 		}
 	}()
-	return found
+	return out
 }
 
 // answer replies to every query in win that ends past prev (the part
@@ -201,4 +235,21 @@ func shellJoin(args []string) string {
 		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(q, " ")
+}
+
+// queueCount is how many queues the dashboard of vh ("" for every vhost)
+// lists.
+func (b *bench) queueCount(vh string) (int, error) {
+	if vh != "" {
+		var qs []struct{}
+		_, err := b.mgmt(http.MethodGet, "/api/queues/"+url.PathEscape(vh)+"?disable_stats=true&columns=name", nil, &qs)
+		return len(qs), err
+	}
+	var ov struct {
+		Totals struct {
+			Queues int `json:"queues"`
+		} `json:"object_totals"`
+	}
+	_, err := b.mgmt(http.MethodGet, "/api/overview", nil, &ov)
+	return ov.Totals.Queues, err
 }

@@ -28,9 +28,11 @@ type firstPageMsg struct {
 	Err  error
 }
 
-// firstFetch is the fetch of the first snapshot, with the first page
-// beside it when the lister has one and the screen sorts by depth, as
-// the page is sorted.
+// firstFetch is the fetch of the first snapshot, preceded by the first
+// page when the lister has one and the screen sorts by depth, as the page
+// is sorted. The full fetch starts once the page is in (or failed): on a
+// large broker both keep its cores busy, and side by side the page came
+// as late as the list.
 func (m *Model) firstFetch() tea.Cmd {
 	fp, ok := m.lister.(FirstPager)
 	if !ok || m.sortBy != ByDepth {
@@ -38,30 +40,37 @@ func (m *Model) firstFetch() tea.Cmd {
 	}
 	m.awaitingFull = true
 	id, tag, vhost := m.id, m.tag, m.vhost
-	page := func() tea.Msg {
+	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), minFetchTimeout)
 		defer cancel()
 		snap, err := fp.FirstPage(ctx, vhost, firstPageSize)
 		return firstPageMsg{Stamp: common.Stamp{ID: id, Tag: tag}, Snap: snap, Err: err}
 	}
-	return tea.Batch(page, m.fetch())
 }
 
-// applyFirstPage draws a first page that came before any full snapshot.
-// Its failure is left to the full fetch to report. The page's depths
-// start no trend and no judgement: the full snapshot follows within
-// seconds.
-func (m *Model) applyFirstPage(msg firstPageMsg) {
-	if !m.awaitingFull || msg.Err != nil {
-		return
+// applyFirstPage draws a first page that came before any full snapshot
+// and starts the full fetch. Its failure is left to the full fetch to
+// report. The page's depths start no trend and no judgement: the full
+// snapshot follows within seconds.
+func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
+	if !m.awaitingFull {
+		return nil
+	}
+	var full tea.Cmd
+	if !m.inflight {
+		full = m.fetch()
+	}
+	if msg.Err != nil {
+		return full
 	}
 	snap := msg.Snap
 	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt, StatsAge: snap.StatsAge}
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
-	m.rows = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox)
+	m.rows, m.order = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, nil), nil
 	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
 	selected, hadSelection := m.Selected()
 	m.arrange(selected.Ref(), hadSelection)
+	return full
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
@@ -23,20 +21,27 @@ func (p *pager) FirstPage(_ context.Context, _ string, size int) (*mgmt.Snapshot
 	return p.page, p.err
 }
 
-// firstMessages runs Init's batch and returns its first page and its
-// full snapshot.
-func firstMessages(t *testing.T, m *Model) (firstPageMsg, snapshotMsg) {
+// firstPage runs Init and returns its first page: Init asks for the page
+// alone, the full snapshot comes after it.
+func firstPage(t *testing.T, m *Model) firstPageMsg {
 	t.Helper()
-	batch, ok := run(t, m.Init()).(tea.BatchMsg)
-	if !ok || len(batch) != 2 {
-		t.Fatalf("Init did not ask for a first page beside the snapshot")
+	page, ok := run(t, m.Init()).(firstPageMsg)
+	if !ok {
+		t.Fatalf("Init did not ask for a first page first")
 	}
-	page, ok1 := batch[0]().(firstPageMsg)
-	full, ok2 := batch[1]().(snapshotMsg)
-	if !ok1 || !ok2 {
-		t.Fatalf("Init's commands gave %T and %T", page, full)
+	return page
+}
+
+// fullAfter applies the first page and returns the full snapshot its
+// command fetches.
+func fullAfter(t *testing.T, m *Model, page firstPageMsg) (*Model, snapshotMsg) {
+	t.Helper()
+	m, cmd := update(t, m, page)
+	full, ok := run(t, cmd).(snapshotMsg)
+	if !ok {
+		t.Fatalf("the first page did not start the full fetch")
 	}
-	return page, full
+	return m, full
 }
 
 func TestFirstPageIsDrawnUntilTheFullSnapshotReplacesIt(t *testing.T) {
@@ -46,14 +51,17 @@ func TestFirstPageIsDrawnUntilTheFullSnapshotReplacesIt(t *testing.T) {
 	p := &pager{lister: &lister{replies: []reply{{snap: full}}}, page: page}
 	m := newModel(p.lister)
 	m.lister = p
-	pageMsg, fullMsg := firstMessages(t, m)
+	pageMsg := firstPage(t, m)
 	if len(p.sizes) != 1 || p.sizes[0] < 30 {
 		t.Fatalf("first page sizes asked %v, want one page covering the table", p.sizes)
 	}
+	if len(p.asked) != 0 {
+		t.Fatalf("the full snapshot was asked for before the first page came")
+	}
 
-	m, cmd := update(t, m, pageMsg)
-	if cmd != nil || !m.Status().Loaded || len(shown(m)) != 2 || shown(m)[0] != "deep" {
-		t.Fatalf("after the first page: shown %v, loaded %v, command %v", shown(m), m.Status().Loaded, cmd != nil)
+	m, fullMsg := fullAfter(t, m, pageMsg)
+	if !m.Status().Loaded || len(shown(m)) != 2 || shown(m)[0] != "deep" {
+		t.Fatalf("after the first page: shown %v, loaded %v", shown(m), m.Status().Loaded)
 	}
 	if !contains(m.View(), "2 deepest shown, loading all 4 queues…") {
 		t.Fatalf("the partial state is not marked:\n%s", m.View())
@@ -83,9 +91,12 @@ func TestFirstPageAfterTheFullSnapshotIsIgnored(t *testing.T) {
 			p := &pager{lister: &lister{replies: []reply{{snap: full}}}, page: c.page, err: c.err}
 			m := newModel(p.lister)
 			m.lister = p
-			pageMsg, fullMsg := firstMessages(t, m)
-			m, _ = update(t, m, fullMsg)
-			m, cmd := update(t, m, pageMsg)
+			pageMsg := firstPage(t, m)
+			// The page is overtaken by a refresh the operator asked for.
+			m, cmd := update(t, m, press("r"))
+			m, _ = update(t, m, run(t, cmd))
+			pageMsg.Tag = m.tag
+			m, cmd = update(t, m, pageMsg)
 			if got := shown(m); cmd != nil || len(got) != 2 || got[0] != "b" || contains(m.View(), "loading all") || m.Status().Err != nil {
 				t.Fatalf("shown %v, err %v\n%s", got, m.Status().Err, m.View())
 			}
@@ -97,9 +108,12 @@ func TestAFailedFirstPageLeavesTheScreenWaiting(t *testing.T) {
 	p := &pager{lister: &lister{replies: []reply{{snap: snapshot()}}}, err: errors.New("boom")}
 	m := newModel(p.lister)
 	m.lister = p
-	pageMsg, _ := firstMessages(t, m)
-	m, _ = update(t, m, pageMsg)
+	pageMsg := firstPage(t, m)
+	m, cmd := update(t, m, pageMsg)
 	if m.Status().Loaded || m.Status().Err != nil || !contains(m.View(), "waiting for the broker") {
 		t.Fatalf("status %+v\n%s", m.Status(), m.View())
+	}
+	if _, ok := run(t, cmd).(snapshotMsg); !ok {
+		t.Fatalf("a failed first page did not start the full fetch")
 	}
 }

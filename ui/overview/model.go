@@ -88,7 +88,9 @@ type Model struct {
 	// the last applied snapshot asked for (see fillRates).
 	inflight     bool
 	fetchStarted time.Time
-	lastAsked    mgmt.SnapshotOptions
+	// lastTook is how long the last snapshot took to come (fetchTimeout).
+	lastTook  time.Duration
+	lastAsked mgmt.SnapshotOptions
 	// awaitingFull is set while no full snapshot has come after a first
 	// page was asked for; partialOf is the broker's queue count while
 	// only that page is shown, 0 otherwise.
@@ -97,10 +99,14 @@ type Model struct {
 
 	status Status
 	rows   []row
-	view   []int
-	trends map[mgmt.QueueRef]*trend
-	judge  *trouble.Tracker
-	tbl    table.Model
+	// order is every row in the order sortBy (orderBy) gives, kept until
+	// the rows or the order change; view is order filtered.
+	order   []int
+	orderBy SortBy
+	view    []int
+	trends  map[mgmt.QueueRef]*trend
+	judge   *trouble.Tracker
+	tbl     table.Model
 	// cols are the table's columns now, chosen by colSpec.
 	cols    []col
 	colSpec spec
@@ -143,8 +149,8 @@ func New(o Options) *Model {
 	return m
 }
 
-// Init fetches the first snapshot, and the first page beside it when the
-// lister can read one.
+// Init fetches the first snapshot, after the first page when the lister
+// can read one.
 func (m *Model) Init() tea.Cmd { return m.firstFetch() }
 
 // Title implements common.Screen.
@@ -186,8 +192,7 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 	case snapshotMsg:
 		return m.applySnapshot(msg)
 	case firstPageMsg:
-		m.applyFirstPage(msg)
-		return m, nil
+		return m, m.applyFirstPage(msg)
 	case effect.Msg:
 		m.applyEffects(msg)
 		return m, nil
@@ -230,7 +235,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		return m, m.fillRates(false)
 	case key.Matches(msg, m.keys.Vhost):
 		m.vhost = m.nextVhost()
-		m.rows, m.view, m.loading = nil, nil, true
+		m.rows, m.order, m.view, m.loading = nil, nil, nil, true
 		m.tbl.SetLen(0)
 		m.fitColumns()
 		m.tag++
@@ -317,7 +322,10 @@ func (m *Model) rearrange() {
 }
 
 func (m *Model) arrange(keep mgmt.QueueRef, ok bool) {
-	m.view = arrange(m.rows, m.filter.Value(), m.sortBy)
+	if m.order == nil || m.orderBy != m.sortBy {
+		m.order, m.orderBy = sortedOrder(m.rows, m.sortBy), m.sortBy
+	}
+	m.view = filtered(m.rows, m.order, m.filter.Value())
 	m.tbl.SetLen(len(m.view))
 	m.fitColumns()
 	if !ok {

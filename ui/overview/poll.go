@@ -22,7 +22,7 @@ func (m *Model) fetch() tea.Cmd {
 	if m.sortBy == ByAge {
 		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true}
 	}
-	timeout := max(5*m.refresh, minFetchTimeout)
+	timeout := m.fetchTimeout()
 	m.inflight, m.fetchStarted = true, time.Now()
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -31,6 +31,22 @@ func (m *Model) fetch() tea.Cmd {
 		return snapshotMsg{Stamp: common.Stamp{ID: id, Tag: tag}, Opts: opts, Snap: snap, Err: err}
 	}
 }
+
+// fetchTimeout bounds a fetch: five refreshes, at least minFetchTimeout,
+// and at least three times what the last snapshot took, so a broker that
+// needs 10 s to list its queues is not cut off at 15 s. Until a snapshot
+// has come, how long one takes is unknown: the first gets
+// firstFetchTimeout.
+func (m *Model) fetchTimeout() time.Duration {
+	if m.lastTook == 0 {
+		return max(5*m.refresh, firstFetchTimeout)
+	}
+	return max(5*m.refresh, minFetchTimeout, 3*m.lastTook)
+}
+
+// firstFetchTimeout bounds the first fetch, whose cost is not known yet:
+// on 100 000 queues it takes several seconds.
+const firstFetchTimeout = time.Minute
 
 func (m *Model) tick(after time.Duration) tea.Cmd {
 	id, tag := m.id, m.tag
@@ -48,6 +64,12 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		return m, m.tick(m.refresh)
 	}
 	snap := msg.Snap
+	m.lastTook = time.Since(m.fetchStarted)
+	// A first page's rows have trends of their own: not reused.
+	reuse := m.rows
+	if m.partialOf > 0 {
+		reuse = nil
+	}
 	m.loading, m.awaitingFull, m.partialOf = false, false, 0
 	m.status = Status{
 		Loaded:   true,
@@ -60,7 +82,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	selected, hadSelection := m.Selected()
-	m.rows = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox)
+	m.rows, m.order = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox, reuse), nil
 	m.arrange(selected.Ref(), hadSelection)
 	m.forgetEffects()
 	m.lastAsked = msg.Opts

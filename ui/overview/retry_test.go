@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -63,5 +64,21 @@ func TestTheDLQColumnWidensForLongRetryTargets(t *testing.T) {
 				t.Fatalf("DLQ column is %d wide, want %d", got, tt.width)
 			}
 		})
+	}
+}
+
+func TestAFetchMayTakeThreeTimesWhatTheLastOneTook(t *testing.T) {
+	m := New(Options{Lister: &lister{}, Refresh: 2 * time.Second})
+	if got := m.fetchTimeout(); got != firstFetchTimeout {
+		t.Fatalf("first fetch: %v, want %v", got, firstFetchTimeout)
+	}
+	for _, c := range []struct{ took, want time.Duration }{
+		{100 * time.Millisecond, minFetchTimeout},
+		{20 * time.Second, time.Minute},
+	} {
+		m.lastTook = c.took
+		if got := m.fetchTimeout(); got != c.want {
+			t.Fatalf("after a snapshot of %v: %v, want %v", c.took, got, c.want)
+		}
 	}
 }

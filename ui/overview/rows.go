@@ -3,8 +3,8 @@ package overview
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
@@ -40,7 +40,17 @@ func (s SortBy) String() string {
 // trend is the depth history the overview draws for a queue.
 type trend struct {
 	depth *sparkline.History[int64]
+	// seen is the snapshot that last listed the queue (buildRows).
+	seen uint64
+	// The queue's display strings, made once: a queue's name never
+	// changes, and 100 000 rows would otherwise make them anew each
+	// refresh.
+	vhost, name, search string
+	vhostWidth          int
 }
+
+// snapshotSeq numbers the snapshots buildRows has turned into rows.
+var snapshotSeq atomic.Uint64
 
 // row is one queue ready to show: display strings are sanitised once per
 // snapshot, not once per frame.
@@ -69,26 +79,44 @@ type row struct {
 // hands the snapshot to the judge, whose marks decide each row's tone.
 // Trends of queues that disappeared are dropped so memory stays bounded;
 // the judge forgets them itself.
-func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool) []row {
+//
+// The rows are written into reuse when it is large enough: the previous
+// snapshot's rows, built with the same trends, which nothing reads any
+// more.
+func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool, reuse []row) []row {
 	alarms := nodeAlarms(snap.Nodes)
 	judge.Observe(snap.TakenAt, snap.Queues)
-	rows := make([]row, len(snap.Queues))
-	seen := make(map[mgmt.QueueRef]struct{}, len(snap.Queues))
+	prev := len(reuse)
+	rows := reuse[:0]
+	if cap(rows) < len(snap.Queues) {
+		rows, prev = make([]row, len(snap.Queues)), 0
+	}
+	rows = rows[:len(snap.Queues)]
+	seq := snapshotSeq.Add(1)
 	for i, q := range snap.Queues {
 		ref := q.Ref()
-		seen[ref] = struct{}{}
-		t := trends[ref]
+		var t *trend
+		// The broker lists its queues in the same order each time: the
+		// row at this place last time is most often the same queue,
+		// found without a lookup in a map of every queue.
+		if i < prev && rows[i].q.Name == q.Name && rows[i].q.Vhost == q.Vhost {
+			t = rows[i].trend
+		} else {
+			t = trends[ref]
+		}
 		if t == nil {
-			t = &trend{depth: sparkline.NewHistory[int64](historySize)}
+			vhost := sanitize.Text(q.Vhost)
+			t = &trend{depth: sparkline.NewHistory[int64](historySize),
+				vhost: vhost, vhostWidth: ansi.StringWidth(vhost), name: sanitize.Text(q.Name),
+				search: strings.ToLower(q.Vhost + "/" + q.Name)}
 			trends[ref] = t
 		}
-		vhost := sanitize.Text(q.Vhost)
 		r := row{
 			q:          q,
-			vhost:      vhost,
-			vhostWidth: ansi.StringWidth(vhost),
-			name:       sanitize.Text(q.Name),
-			search:     strings.ToLower(q.Vhost + "/" + q.Name),
+			vhost:      t.vhost,
+			vhostWidth: t.vhostWidth,
+			name:       t.name,
+			search:     t.search,
 			trend:      t,
 			hasInbox:   hasInbox(ref),
 		}
@@ -104,12 +132,13 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 		case q.IsDLQ():
 			r.dlqDepth = q.Messages
 		}
-		r.tone, r.reasons = assess(q, judge.Marks(ref), judge.Window(), alarms[q.Node])
+		r.tone, r.reasons = assess(q, judge.MarksAt(i), judge.Window(), alarms[q.Node])
 		t.depth.Push(q.Messages)
+		t.seen = seq
 		rows[i] = r
 	}
-	for ref := range trends {
-		if _, ok := seen[ref]; !ok {
+	for ref, t := range trends {
+		if t.seen != seq {
 			delete(trends, ref)
 		}
 	}
@@ -172,36 +201,6 @@ func nodeAlarms(nodes []mgmt.Node) map[string]string {
 		}
 	}
 	return alarms
-}
-
-// arrange filters the rows and sorts what remains, returning indices into
-// rows. Ties break on vhost and name so the order is stable between
-// snapshots.
-func arrange(rows []row, filter string, by SortBy) []int {
-	filter = strings.ToLower(filter)
-	idx := make([]int, 0, len(rows))
-	for i := range rows {
-		if filter == "" || strings.Contains(rows[i].search, filter) {
-			idx = append(idx, i)
-		}
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		x, y := &rows[a], &rows[b]
-		var c int
-		switch by {
-		case ByDepth:
-			c = cmp.Compare(y.q.Messages, x.q.Messages)
-		case ByAge:
-			c = compareAge(x, y)
-		case ByDLQ:
-			c = cmp.Compare(y.dlqDepth, x.dlqDepth)
-		}
-		if c != 0 {
-			return c
-		}
-		return cmp.Or(cmp.Compare(x.q.Vhost, y.q.Vhost), cmp.Compare(x.q.Name, y.q.Name))
-	})
-	return idx
 }
 
 // compareAge puts the oldest messages first and unknown ages last.

@@ -74,11 +74,17 @@ type Mark struct {
 type Tracker struct {
 	window time.Duration
 	queues map[mgmt.QueueRef]*series
+	// last holds the series of the last Observe's queues, in its order;
+	// gen numbers the Observe calls.
+	last []*series
+	gen  uint64
 }
 
 // series is one queue's state across snapshots.
 type series struct {
-	seen         bool // a previous sample exists
+	ref          mgmt.QueueRef
+	gen          uint64 // the Observe that last listed the queue
+	seen         bool   // a previous sample exists
 	prevMessages int64
 	prevDLQ      int64
 	prevHasDLQ   bool
@@ -124,22 +130,35 @@ func (t *Tracker) Window() time.Duration { return t.window }
 // the queues it does not list, so memory follows the broker.
 func (t *Tracker) Observe(at time.Time, qs []mgmt.Queue) {
 	now := at.UnixNano()
-	seen := make(map[mgmt.QueueRef]struct{}, len(qs))
-	for _, q := range qs {
-		ref := q.Ref()
-		seen[ref] = struct{}{}
-		s := t.queues[ref]
-		if s == nil {
-			s = &series{}
-			t.queues[ref] = s
+	t.gen++
+	prev := t.last
+	if cap(t.last) < len(qs) {
+		t.last = make([]*series, len(qs))
+	}
+	t.last = t.last[:len(qs)]
+	for i, q := range qs {
+		var s *series
+		// The broker lists its queues in the same order each time: the
+		// queue at this place last time is most often this one, found
+		// without a lookup in a map of every queue.
+		if i < len(prev) && prev[i] != nil && prev[i].ref.Name == q.Name && prev[i].ref.Vhost == q.Vhost {
+			s = prev[i]
+		} else {
+			ref := q.Ref()
+			if s = t.queues[ref]; s == nil {
+				s = &series{ref: ref}
+				t.queues[ref] = s
+			}
 		}
+		s.gen = t.gen
+		t.last[i] = s
 		s.observe(now, int64(t.window), q)
 	}
-	if len(seen) == len(t.queues) {
+	if len(qs) == len(t.queues) {
 		return
 	}
-	for ref := range t.queues {
-		if _, ok := seen[ref]; !ok {
+	for ref, s := range t.queues {
+		if s.gen != t.gen {
 			delete(t.queues, ref)
 		}
 	}
@@ -152,6 +171,15 @@ func (t *Tracker) Marks(ref mgmt.QueueRef) []Mark {
 		return s.marks
 	}
 	return nil
+}
+
+// MarksAt is Marks of the i-th queue of the latest snapshot, without a
+// lookup by name.
+func (t *Tracker) MarksAt(i int) []Mark {
+	if i < 0 || i >= len(t.last) {
+		return nil
+	}
+	return t.last[i].marks
 }
 
 func (s *series) observe(now, window int64, q mgmt.Queue) {

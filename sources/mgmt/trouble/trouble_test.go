@@ -332,3 +332,27 @@ func TestTheDLXBacklogIsJudgedOnlyFromSamplesThatCarryIt(t *testing.T) {
 		}
 	}
 }
+
+func TestAQueueKeepsItsSeriesWhenTheListShiftsAroundIt(t *testing.T) {
+	tr := New(time.Minute)
+	idle := mgmt.Queue{Vhost: "/", Name: "idle", Messages: 5, Ready: 5, HasRates: true}
+	busy := mgmt.Queue{Vhost: "/", Name: "busy", Messages: 5, Ready: 5, HasRates: true, Consumers: 2, PublishRate: 1, AckRate: 1}
+	other := mgmt.Queue{Vhost: "other", Name: "idle", Messages: 1, Ready: 1, HasRates: true, Consumers: 1, PublishRate: 1, AckRate: 1}
+	tr.Observe(t0, []mgmt.Queue{idle, busy})
+	if m := tr.MarksAt(0); len(m) != 1 || m[0].Kind != NoConsumers || tr.MarksAt(1) != nil {
+		t.Fatalf("marks at 0: %+v, at 1: %+v", tr.MarksAt(0), tr.MarksAt(1))
+	}
+	// A queue of the same name in another vhost takes idle's place, and
+	// idle moves down: each keeps its own series.
+	tr.Observe(t0.Add(refresh), []mgmt.Queue{other, idle, busy})
+	if tr.MarksAt(0) != nil || len(tr.MarksAt(1)) != 1 || tr.MarksAt(2) != nil || tr.MarksAt(3) != nil {
+		t.Fatalf("marks %+v, %+v, %+v", tr.MarksAt(0), tr.MarksAt(1), tr.MarksAt(2))
+	}
+	if len(tr.Marks(idle.Ref())) != 1 || tr.Marks(other.Ref()) != nil || len(tr.queues) != 3 {
+		t.Fatalf("by name: idle %+v, other %+v, %d tracked", tr.Marks(idle.Ref()), tr.Marks(other.Ref()), len(tr.queues))
+	}
+	tr.Observe(t0.Add(2*refresh), []mgmt.Queue{busy})
+	if len(tr.queues) != 1 || tr.MarksAt(0) != nil || tr.Marks(idle.Ref()) != nil {
+		t.Fatalf("after two queues went: %d tracked", len(tr.queues))
+	}
+}

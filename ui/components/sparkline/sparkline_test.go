@@ -39,6 +39,10 @@ func TestHistoryKeepsTheNewestSamplesInOrder(t *testing.T) {
 		{name: "empty", size: 3, pushes: nil, want: []int64{}},
 		{name: "partly filled", size: 3, pushes: []int64{1, 2}, want: []int64{1, 2}},
 		{name: "wrapped drops the oldest", size: 3, pushes: []int64{1, 2, 3, 4, 5}, want: []int64{3, 4, 5}},
+		{name: "flat", size: 3, pushes: []int64{7, 7, 7, 7}, want: []int64{7, 7, 7}},
+		{name: "flat then a change", size: 4, pushes: []int64{7, 7, 9}, want: []int64{7, 7, 9}},
+		{name: "flat and full then a change", size: 3, pushes: []int64{7, 7, 7, 7, 9, 0}, want: []int64{7, 9, 0}},
+		{name: "flat zero", size: 2, pushes: []int64{0, 0, 0}, want: []int64{0, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
