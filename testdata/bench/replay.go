@@ -131,7 +131,7 @@ func (b *bench) replay(n int) ([]row, error) {
 	label := thousands(n) + " dead letters"
 	return []row{
 		versus("replay rate vs shovel move, "+label, rate(n, warren), rate(n, shovel), fmtRate, &cmp{">=", 1.0}),
-		versus("replay rate vs plain client move (consume, publish, ack on confirm), "+label, rate(n, warren), rate(n, client), fmtRate, &cmp{">=", 0.9}),
+		versus("replay rate vs minimal loop (consume, publish, multiple ack at the confirmed boundary), "+label, rate(n, warren), rate(n, client), fmtRate, &cmp{">=", 0.9}),
 		absolute("replay resident memory, "+label, rss, fmtMiB, "", cmp{"<", 150}),
 		versus("  replay rate vs plain confirm pipeline, "+label, rate(n, warren), rate(n, ceiling), fmtRate, nil),
 		versus("  plain client move vs shovel move, "+label, rate(n, client), rate(n, shovel), fmtRate, nil),
