@@ -51,8 +51,17 @@ func testClusterNodeStopped(t *testing.T, b *broker) {
 		if !hit {
 			t.Errorf("warren finished before %s held %d messages; the stop missed", workQueue, k)
 		}
-		if q := r.s.replicas(t, workQueue); !slices.Contains(q.down(), victim.node.name) {
-			t.Errorf("%s stopped, yet %s reports online %v", victim.node.name, workQueue, q.Online)
+		// The queue's online list comes with its statistics, up to an
+		// interval late: wait for it rather than read it once.
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			q := r.s.replicas(t, workQueue)
+			if slices.Contains(q.down(), victim.node.name) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s stopped, yet %s reports online %v", victim.node.name, workQueue, q.Online)
+				break
+			}
 		}
 		r.faultRun(t, ch, fmt.Sprintf("%s %s stopped at %s depth %d, --rate 1000", victim.role, victim.node.name, workQueue, k))
 		b.startNode(t, victim.node)
