@@ -106,7 +106,10 @@ func TestDlqReplayWithAFilterKeepsTheRestInOrder(t *testing.T) {
 	s.expire(t, n, func(i int) amqp.Table {
 		return amqp.Table{"parity": []string{"even", "odd"}[i%2]}
 	})
-	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json", "--filter", `header("parity") == "odd"`)
+	// Not a timed test: on a busy machine the run may take minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, errOut, err := runActionCtx(ctx, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json", "--filter", `header("parity") == "odd"`)
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, errOut)
 	}
