@@ -43,8 +43,8 @@ type Streamed struct {
 // confirms are recorded write-ahead, one record (and one sync of the
 // store) per batch, before their source deliveries are acked.
 const (
-	recordEvery = 256
-	recordAfter = 50 * time.Millisecond
+	recordEvery = 128
+	recordAfter = 20 * time.Millisecond
 )
 
 // Stream carries out op over src (docs/ARCHITECTURE.md §4.4): an intent
@@ -153,13 +153,18 @@ type streamer struct {
 	// twins are the confirmed copies, kept only when the operation
 	// sweeps for twins.
 	twins confirmedTwins
+	// stop stops publishing, with the reason.
+	stop context.CancelCauseFunc
 }
 
-// flight is what is kept of a published message until its confirm: its
-// delivery tag and what the audit log names it by, never its body.
+// flight is what is kept of a published message until its outcome is
+// recorded: its delivery tag and what the audit log names it by, never
+// its body or headers (a window of them would be most of the heap).
 type flight struct {
 	tag           uint64
-	letter        dlq.DeadLetter // Body is nil
+	messageID     string
+	logicalID     string
+	size          int
 	digest        string
 	dest          Destination
 	userIDDropped string
@@ -181,6 +186,11 @@ func (s *streamer) run(ctx context.Context) error {
 		s.checked[g.Dest] = true
 	}
 	s.rep = reporter{fn: s.progress, p: Progress{Operation: s.res.Operation, Total: s.op.Expect}}
+	s.log.j = newJournal(ctx, s.env.Audit)
+	defer func() {
+		s.log.j.close()
+		s.log.j = nil
+	}()
 	sendCtx, stopSending := context.WithCancelCause(ctx)
 	defer stopSending(nil)
 	settled := make(chan error, 1)
@@ -219,109 +229,175 @@ func (s *streamer) run(ctx context.Context) error {
 }
 
 // send reads, decides and publishes page by page until the source ends
-// or publishing must stop.
+// or publishing must stop. The pages overlap: while one page's
+// write-ahead record is being stored, the page before it is published.
+// No copy is published before its page's record is durable.
 func (s *streamer) send(ctx context.Context, pub *Publisher) error {
-	req := s.op.Request
-	var limiter *rate.Limiter
-	if req.Rate > 0 {
-		limiter = rate.NewLimiter(rate.Limit(req.Rate), max(1, int(req.Rate/50)))
+	p := &pager{s: s, pub: pub, st: stamp{action: s.op.Request.Action, operation: s.res.Operation,
+		connUser: s.env.ConnUser, reason: s.op.Request.Reason, by: s.env.Operator}}
+	if r := s.op.Request.Rate; r > 0 {
+		p.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(r/50)))
 	}
-	st := stamp{action: req.Action, operation: s.res.Operation, connUser: s.env.ConnUser, reason: req.Reason, by: s.env.Operator}
-	ref := 0
+	var waiting *page // recorded (or being recorded), not yet published
+	defer func() {
+		if waiting != nil {
+			// Stopped before its turn: none of it reached the broker.
+			s.res.NotSent += len(waiting.moving)
+		}
+	}()
 	for ctx.Err() == nil {
-		letters, end, err := s.src.Next(ctx, pageSize)
+		next, end, err := p.read(ctx)
 		if err != nil {
+			return err
+		}
+		if waiting != nil {
+			w := waiting
+			waiting = nil
+			if err := p.publish(ctx, w); err != nil {
+				if next != nil {
+					s.res.NotSent += len(next.moving)
+				}
+				return err
+			}
+		}
+		waiting = next
+		if end {
+			break
+		}
+	}
+	if waiting != nil && ctx.Err() == nil {
+		w := waiting
+		waiting = nil
+		return p.publish(ctx, w)
+	}
+	return nil
+}
+
+// page is one page's moving messages and the store's answer on its
+// write-ahead record.
+type page struct {
+	moving   []Item
+	digests  []string // parallel to moving
+	recorded chan error
+}
+
+// pager reads, decides and publishes the pages of one streamed operation.
+type pager struct {
+	s       *streamer
+	pub     *Publisher
+	st      stamp
+	limiter *rate.Limiter
+	ref     int
+}
+
+// read takes the next page from the source, decides each letter, and
+// hands the write-ahead record of its moving messages to the journal. It
+// returns a nil page when nothing of it moves.
+func (p *pager) read(ctx context.Context) (*page, bool, error) {
+	s := p.s
+	letters, end, err := s.src.Next(ctx, pageSize)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, true, nil
+		}
+		// The channel holding the deliveries is gone: acks sent since
+		// the last proof may not have taken effect.
+		return nil, true, fmt.Errorf("%w: %v", ErrSessionLost, err)
+	}
+	s.res.Taken += len(letters)
+	applied, known := lookupPage(ctx, s.op.Lookup, letters)
+	var moving []Item
+	var twins []flight
+	for _, d := range letters {
+		if r := s.op.Resume; r != nil {
+			t := TwinOf(d)
+			if r.Confirmed[t] > 0 {
+				// Its copy was confirmed: this is the twin to remove.
+				r.Confirmed[t]--
+				twins = append(twins, flightOf(d, t.BodySHA256))
+				continue
+			}
+			if r.Published[t] > 0 && operationOf(d) != s.res.Operation {
+				r.Published[t]--
+				s.res.PossibleDuplicates++
+			}
+		}
+		dest, skip, _ := s.op.Request.Decide(d, appliedIn(applied, known, d))
+		switch {
+		case operationOf(d) == s.res.Operation:
+			// A copy of this operation died again: it stays.
+			s.res.Kept++
+		case skip == SkipApplied:
+			s.res.SkippedApplied++
+		case skip != Selected:
+			s.res.Kept++
+		default:
+			moving = append(moving, Item{Letter: d, Dest: dest})
+		}
+	}
+	s.src.Keep(len(letters) - len(moving) - len(twins))
+	if err := s.dedupe(ctx, twins); err != nil {
+		s.res.NotSent += len(moving)
+		return nil, true, err
+	}
+	if err := s.checkDestinations(moving); err != nil {
+		s.res.NotSent += len(moving)
+		return nil, true, err
+	}
+	if len(moving) == 0 {
+		return nil, end, nil
+	}
+	pg := &page{moving: moving, digests: make([]string, len(moving)), recorded: make(chan error, 1)}
+	for i, it := range moving {
+		pg.digests[i] = audit.BodyDigest(it.Letter.Body)
+	}
+	s.log.j.submit(s.log.publishingRecord(moving, pg.digests), func(err error) { pg.recorded <- err })
+	return pg, end, nil
+}
+
+// publish waits for the page's write-ahead record, then publishes its
+// messages within the window.
+func (p *pager) publish(ctx context.Context, pg *page) error {
+	s := p.s
+	if err := <-pg.recorded; err != nil {
+		s.res.NotSent += len(pg.moving)
+		return fmt.Errorf("%w (%s): recording what is about to be published: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err)
+	}
+	for i, it := range pg.moving {
+		if p.limiter != nil {
+			if err := p.limiter.Wait(ctx); err != nil {
+				s.res.NotSent += len(pg.moving) - i
+				return nil
+			}
+		}
+		select {
+		case s.unrecorded <- struct{}{}:
+		case <-ctx.Done():
+			s.res.NotSent += len(pg.moving) - i
+			return nil
+		}
+		p.st.at = s.env.Now()
+		cp := makeCopy(it.Letter, p.st)
+		fl := flightOf(it.Letter, pg.digests[i])
+		fl.dest, fl.userIDDropped, fl.expDropped = it.Dest, cp.userIDDropped, cp.expirationDropped
+		ref := p.ref
+		p.ref++
+		s.mu.Lock()
+		s.inFlight[ref] = fl
+		s.mu.Unlock()
+		err := p.pub.Publish(ctx, Outgoing{Ref: ref, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg})
+		if err != nil {
+			// This one is settled as unknown if it reached the wire,
+			// else it stays in flight and is counted as not sent.
+			s.res.NotSent += len(pg.moving) - i - 1
 			if ctx.Err() != nil {
 				return nil
 			}
-			// The channel holding the deliveries is gone: acks sent since
-			// the last proof may not have taken effect.
-			return fmt.Errorf("%w: %v", ErrSessionLost, err)
-		}
-		s.res.Taken += len(letters)
-		applied, known := lookupPage(ctx, s.op.Lookup, letters)
-		var moving []Item
-		var twins []flight
-		for _, d := range letters {
-			if r := s.op.Resume; r != nil {
-				t := TwinOf(d)
-				if r.Confirmed[t] > 0 {
-					// Its copy was confirmed: this is the twin to remove.
-					r.Confirmed[t]--
-					twins = append(twins, flight{tag: d.DeliveryTag, letter: withoutBody(d), digest: t.BodySHA256})
-					continue
-				}
-				if r.Published[t] > 0 && operationOf(d) != s.res.Operation {
-					r.Published[t]--
-					s.res.PossibleDuplicates++
-				}
-			}
-			dest, skip, _ := req.Decide(d, appliedIn(applied, known, d))
-			switch {
-			case operationOf(d) == s.res.Operation:
-				// A copy of this operation died again: it stays.
-				s.res.Kept++
-			case skip == SkipApplied:
-				s.res.SkippedApplied++
-			case skip != Selected:
-				s.res.Kept++
-			default:
-				moving = append(moving, Item{Letter: d, Dest: dest})
-			}
-		}
-		s.src.Keep(len(letters) - len(moving) - len(twins))
-		if err := s.dedupe(ctx, twins); err != nil {
 			return err
 		}
-		if err := s.checkDestinations(moving); err != nil {
-			s.res.NotSent += len(moving)
-			return err
-		}
-		if len(moving) > 0 {
-			if err := s.log.publishing(ctx, moving); err != nil {
-				s.res.NotSent += len(moving)
-				return err
-			}
-		}
-		for i, it := range moving {
-			if limiter != nil {
-				if err := limiter.Wait(ctx); err != nil {
-					s.res.NotSent += len(moving) - i
-					return nil
-				}
-			}
-			select {
-			case s.unrecorded <- struct{}{}:
-			case <-ctx.Done():
-				s.res.NotSent += len(moving) - i
-				return nil
-			}
-			st.at = s.env.Now()
-			cp := makeCopy(it.Letter, st)
-			fl := flight{tag: it.Letter.DeliveryTag, digest: audit.BodyDigest(it.Letter.Body), dest: it.Dest,
-				userIDDropped: cp.userIDDropped, expDropped: cp.expirationDropped}
-			fl.letter = withoutBody(it.Letter)
-			s.mu.Lock()
-			s.inFlight[ref] = fl
-			s.mu.Unlock()
-			err := pub.Publish(ctx, Outgoing{Ref: ref, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg})
-			ref++
-			if err != nil {
-				// This one is settled as unknown if it reached the wire,
-				// else it stays in flight and is counted as not sent.
-				s.res.NotSent += len(moving) - i - 1
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			s.mu.Lock()
-			s.published++
-			s.mu.Unlock()
-		}
-		if end {
-			return nil
-		}
+		s.mu.Lock()
+		s.published++
+		s.mu.Unlock()
 	}
 	return nil
 }
@@ -360,9 +436,9 @@ func (s *streamer) dedupe(ctx context.Context, twins []flight) error {
 	return nil
 }
 
-func withoutBody(d dlq.DeadLetter) dlq.DeadLetter {
-	d.Body = nil
-	return d
+// flightOf is what is kept of d, whose body's sha256 is digest.
+func flightOf(d dlq.DeadLetter, digest string) flight {
+	return flight{tag: d.DeliveryTag, messageID: d.MessageID, logicalID: d.LogicalID, size: d.Size, digest: digest}
 }
 
 // settle takes every settlement as it comes: a confirm joins the batch
@@ -370,6 +446,7 @@ func withoutBody(d dlq.DeadLetter) dlq.DeadLetter {
 // publishing, since the destination does not take the messages.
 func (s *streamer) settle(ctx context.Context, pub *Publisher, stop context.CancelCauseFunc) error {
 	b := &batches{s: s, ctx: ctx}
+	s.stop = stop
 	tick := time.NewTicker(recordAfter)
 	defer tick.Stop()
 	for {
@@ -433,15 +510,20 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// batches gathers settled messages into records.
+// batches gathers settled messages into records, handed to the journal.
 type batches struct {
 	s         *streamer
 	ctx       context.Context
 	confirmed []flight
 	others    map[string][]flight
 	replies   map[string][]string
-	unproven  int // acks sent since the last proof
-	failed    error
+	unproven  int // acks sent since the last proof; the journal's
+
+	// mu guards failed, proving, and the counts a proof corrects.
+	mu      sync.Mutex
+	failed  error
+	proving bool
+	proofs  sync.WaitGroup
 }
 
 func (b *batches) add(outcome string, fl flight, reply string) {
@@ -455,29 +537,56 @@ func (b *batches) add(outcome string, fl flight, reply string) {
 	}
 }
 
-// flushConfirmed records the batch, then acks its source deliveries: a
-// crash between the two leaves copies whose twins in the DLQ the audit
-// log names, so `dlq resume` removes them. Every syncEvery acks are
-// proven by a round trip; an ack that cannot be proven leaves a twin.
+func (b *batches) err() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.failed
+}
+
+func (b *batches) fail(err error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.failed == nil {
+		b.failed = err
+	}
+	return b.failed
+}
+
+// flushConfirmed hands the batch's record to the journal, which acks its
+// source deliveries once the record is durable (recorded): a crash
+// between the two leaves copies whose twins in the DLQ the audit log
+// names, so `dlq resume` removes them.
 func (b *batches) flushConfirmed() error {
-	if len(b.confirmed) == 0 || b.failed != nil {
-		return b.failed
+	if len(b.confirmed) == 0 {
+		return b.err()
 	}
 	batch := b.confirmed
 	b.confirmed = nil
-	s := b.s
-	defer func() {
-		for range batch {
-			<-s.unrecorded
+	b.s.log.j.submit(b.s.log.outcomeRecord(audit.OutcomeConfirmed, batch, nil), func(err error) {
+		if err := b.recorded(batch, err); err != nil {
+			b.s.stop(err)
 		}
-	}()
-	if err := s.log.outcome(b.ctx, audit.OutcomeConfirmed, batch, nil); err != nil {
+	})
+	return b.err()
+}
+
+// recorded runs on the journal's goroutine once the batch's record is
+// stored (err nil) or cannot be: it acks the batch's source deliveries
+// only in the first case. Every syncEvery acks are proven by a round
+// trip, one at a time; an ack that cannot be proven leaves a twin.
+func (b *batches) recorded(batch []flight, err error) error {
+	s := b.s
+	defer b.release(batch)
+	if prior := b.err(); prior != nil {
 		s.res.Confirmed += len(batch)
-		s.res.AckFailed += len(batch)
-		b.failed = fmt.Errorf("%w (%s): recording confirmed messages: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err)
-		return b.failed
+		b.ackFailed(len(batch))
+		return prior
 	}
 	s.res.Confirmed += len(batch)
+	if err != nil {
+		b.ackFailed(len(batch))
+		return b.fail(fmt.Errorf("%w (%s): recording confirmed messages: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err))
+	}
 	tags := make([]uint64, len(batch))
 	for i, fl := range batch {
 		tags[i] = fl.tag
@@ -485,36 +594,76 @@ func (b *batches) flushConfirmed() error {
 	if err := s.src.AckAll(tags); err != nil {
 		// Some acks may have gone out before the failure: none is
 		// counted as moved, and resume tells twins by the records.
-		s.res.AckFailed += len(batch)
-		b.failed = fmt.Errorf("%w: %v", ErrSessionLost, err)
-		return b.failed
+		b.ackFailed(len(batch))
+		return b.fail(fmt.Errorf("%w: %v", ErrSessionLost, err))
 	}
+	b.mu.Lock()
 	for _, fl := range batch {
 		s.res.Moved++
-		b.unproven++
 		countDrops(s.res, fl)
 		if s.twins != nil {
 			s.twins.add(fl)
 		}
 	}
-	if b.unproven >= syncEvery {
-		return b.prove()
+	b.unproven += len(batch)
+	if b.unproven >= syncEvery && !b.proving {
+		// Proven off the journal's path: the next records and acks do
+		// not wait for the round trip.
+		n := b.unproven
+		b.unproven, b.proving = 0, true
+		b.proofs.Add(1)
+		go func() {
+			defer b.proofs.Done()
+			b.proven(n, s.src.Sync())
+		}()
 	}
+	b.mu.Unlock()
 	return nil
 }
 
+func (b *batches) ackFailed(n int) {
+	b.mu.Lock()
+	b.s.res.AckFailed += n
+	b.mu.Unlock()
+}
+
+// proven settles a proof of n acks: if the round trip failed, they may
+// not have taken effect.
+func (b *batches) proven(n int, err error) {
+	b.mu.Lock()
+	b.proving = false
+	if err != nil {
+		b.s.res.Moved -= n
+		b.s.res.AckFailed += n
+		if b.failed == nil {
+			b.failed = fmt.Errorf("%w: %v", ErrSessionLost, err)
+		}
+		err = b.failed
+	}
+	b.mu.Unlock()
+	if err != nil {
+		b.s.stop(err)
+	}
+}
+
+// release frees the window's slots of a batch whose outcome is recorded,
+// or will never be.
+func (b *batches) release(batch []flight) {
+	for range batch {
+		<-b.s.unrecorded
+	}
+}
+
+// prove proves the acks not proven yet, once no proof is in flight.
 func (b *batches) prove() error {
+	b.proofs.Wait()
 	if b.unproven == 0 {
-		return nil
+		return b.err()
 	}
-	if err := b.s.src.Sync(); err != nil {
-		b.s.res.Moved -= b.unproven
-		b.s.res.AckFailed += b.unproven
-		b.failed = fmt.Errorf("%w: %v", ErrSessionLost, err)
-		return b.failed
-	}
+	n := b.unproven
 	b.unproven = 0
-	return nil
+	b.proven(n, b.s.src.Sync())
+	return b.err()
 }
 
 func (b *batches) flushOther(outcome string) {
@@ -522,24 +671,26 @@ func (b *batches) flushOther(outcome string) {
 	if len(all) == 0 {
 		return
 	}
-	if err := b.s.log.outcome(b.ctx, outcome, all, b.replies[outcome]); err != nil && b.failed == nil {
-		b.failed = fmt.Errorf("%w (%s): recording %s messages: %v", ErrAuditUnavailable, b.s.env.Audit.Describe(), outcome, err)
-	}
+	b.s.log.j.submit(b.s.log.outcomeRecord(outcome, all, b.replies[outcome]), func(err error) {
+		if err != nil {
+			b.fail(fmt.Errorf("%w (%s): recording %s messages: %v", ErrAuditUnavailable, b.s.env.Audit.Describe(), outcome, err))
+		}
+	})
 	b.others[outcome], b.replies[outcome] = nil, nil
 }
 
+// flushAll hands in what is left, waits for the journal to store it and
+// send its acks, and proves the last acks.
 func (b *batches) flushAll() error {
-	err := b.flushConfirmed()
-	if err == nil {
-		err = b.prove()
-	}
+	_ = b.flushConfirmed()
 	for outcome := range b.others {
 		b.flushOther(outcome)
 	}
-	if err == nil {
-		err = b.failed
+	b.s.log.j.close()
+	if err := b.err(); err != nil {
+		return err
 	}
-	return err
+	return b.prove()
 }
 
 func countDrops(res *Result, fl flight) {

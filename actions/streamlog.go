@@ -2,7 +2,6 @@ package actions
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/warrenops/warren/audit"
@@ -17,6 +16,18 @@ import (
 type streamLog struct {
 	store audit.Store
 	op    audit.Op
+	// j, while the operation streams, writes the page and outcome
+	// records in group commits.
+	j *journal
+}
+
+// append stores rec: through the journal while there is one.
+func (l *streamLog) append(ctx context.Context, rec audit.Record) error {
+	if l.j != nil {
+		return l.j.write(rec)
+	}
+	_, err := l.store.Append(context.WithoutCancel(ctx), rec)
+	return err
 }
 
 func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declareParking bool) error {
@@ -49,44 +60,42 @@ func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declare
 	return err
 }
 
-// publishing records a page's moving messages before any is published,
-// so after a crash every copy that may exist is named.
-func (l *streamLog) publishing(ctx context.Context, items []Item) error {
+// publishingRecord names a page's moving messages before any is
+// published, so after a crash every copy that may exist is named.
+// digests run parallel to items: their bodies' sha256.
+func (l *streamLog) publishingRecord(items []Item, digests []string) audit.Record {
 	letters := make([]dlq.DeadLetter, len(items))
-	digests, dests := make([]string, len(items)), make([]string, len(items))
+	dests := make([]string, len(items))
 	for i, it := range items {
 		letters[i] = it.Letter
-		digests[i] = audit.BodyDigest(it.Letter.Body)
 		dests[i] = it.Dest.Target()
 	}
 	mids, lids := ids(letters)
-	rec := l.op.Outcome(audit.OutcomePublishing, mids, lids, map[string]string{
+	return l.op.Outcome(audit.OutcomePublishing, mids, lids, map[string]string{
 		"body_sha256": jsonList(digests), "destinations": jsonList(dests),
 	})
-	if _, err := l.store.Append(context.WithoutCancel(ctx), rec); err != nil {
-		return fmt.Errorf("%w (%s): recording what is about to be published: %v", ErrAuditUnavailable, l.store.Describe(), err)
-	}
-	return nil
 }
 
 // outcome records a batch of settled messages; replies run parallel to
 // batch for returned ones.
 func (l *streamLog) outcome(ctx context.Context, outcome string, batch []flight, replies []string) error {
-	letters := make([]dlq.DeadLetter, len(batch))
+	return l.append(ctx, l.outcomeRecord(outcome, batch, replies))
+}
+
+func (l *streamLog) outcomeRecord(outcome string, batch []flight, replies []string) audit.Record {
+	mids, lids := make([]string, len(batch)), make([]string, len(batch))
 	digests, sizes, dests := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
 	for i, fl := range batch {
-		letters[i] = fl.letter
+		mids[i], lids[i] = fl.messageID, fl.logicalID
 		digests[i] = fl.digest
-		sizes[i] = strconv.Itoa(fl.letter.Size)
+		sizes[i] = strconv.Itoa(fl.size)
 		dests[i] = fl.dest.Target()
 	}
 	detail := map[string]string{"body_sha256": jsonList(digests), "body_size": jsonList(sizes), "destinations": jsonList(dests)}
 	if outcome == audit.OutcomeReturned {
 		detail["replies"] = jsonList(replies)
 	}
-	mids, lids := ids(letters)
-	_, err := l.store.Append(context.WithoutCancel(ctx), l.op.Outcome(outcome, mids, lids, detail))
-	return err
+	return l.op.Outcome(outcome, mids, lids, detail)
 }
 
 // final closes the operation with its counts; it is written after a

@@ -35,7 +35,7 @@ func keyOf(t Twin) twinKey {
 type confirmedTwins map[twinKey]int32
 
 func (c confirmedTwins) add(fl flight) {
-	c[keyOf(Twin{MessageID: fl.letter.MessageID, LogicalID: fl.letter.LogicalID, BodySHA256: fl.digest})]++
+	c[keyOf(Twin{MessageID: fl.messageID, LogicalID: fl.logicalID, BodySHA256: fl.digest})]++
 }
 
 // take reports whether d is the twin of a confirmed copy not yet matched.
@@ -61,7 +61,7 @@ func (s *streamer) sweep(ctx context.Context, src SweepSource) (int, error) {
 		var twins []flight
 		for _, d := range letters {
 			if s.twins.take(d) {
-				twins = append(twins, flight{tag: d.DeliveryTag, letter: withoutBody(d), digest: audit.BodyDigest(d.Body)})
+				twins = append(twins, flightOf(d, audit.BodyDigest(d.Body)))
 			} else {
 				src.Keep(1)
 			}

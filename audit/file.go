@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,9 +22,25 @@ const minFreeBytes = 1 << 20
 // FileStore is an append-only JSONL file, one record per line. Every
 // Append opens the file, takes an exclusive flock (which serialises writers
 // in any process on this machine), reads the last record from the end of
-// the file, appends one line and fsyncs before releasing the lock.
+// the file, appends one line and fsyncs before releasing the lock. The
+// last record it wrote itself is kept, and read again only when the file
+// changed since (another writer, another file at the path).
 type FileStore struct {
 	path string
+
+	mu   sync.Mutex
+	tail *fileTail
+}
+
+// fileTail is the last record this store appended and the file as it
+// left it: same file, same size and same modification time mean no one
+// appended since.
+type fileTail struct {
+	rec   Record
+	dev   uint64
+	ino   uint64
+	size  int64
+	mtime syscall.Timespec
 }
 
 // OpenFile returns the store at path ("~/" is the home directory). The
@@ -50,43 +67,100 @@ func (s *FileStore) Describe() string { return "file " + s.path }
 func (s *FileStore) Close() error { return nil }
 
 func (s *FileStore) Append(ctx context.Context, rec Record) (Record, error) {
-	if err := validate(rec); err != nil {
+	out, err := s.AppendAll(ctx, []Record{rec})
+	if err != nil {
 		return Record{}, err
+	}
+	return out[0], nil
+}
+
+func (s *FileStore) AppendAll(ctx context.Context, recs []Record) ([]Record, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	for _, rec := range recs {
+		if err := validate(rec); err != nil {
+			return nil, err
+		}
 	}
 	f, err := s.openLocked(ctx)
 	if err != nil {
-		return Record{}, err
+		return nil, err
 	}
 	defer f.Close()
 	end, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
-		return Record{}, s.wrap("seek", err)
+		return nil, s.wrap("seek", err)
 	}
-	prev, err := lastRecord(f, end)
+	prev, err := s.last(f, end)
 	if err != nil {
-		return Record{}, s.lastErr(err)
+		return nil, s.lastErr(err)
 	}
-	sealed := seal(rec, prev, time.Now())
-	line, err := marshalLine(sealed)
-	if err != nil {
-		return Record{}, s.wrap("encode", err)
+	now := time.Now()
+	out := make([]Record, len(recs))
+	var buf []byte
+	for i, rec := range recs {
+		out[i] = seal(rec, prev, now)
+		prev = &out[i]
+		line, err := marshalLine(out[i])
+		if err != nil {
+			return nil, s.wrap("encode", err)
+		}
+		buf = append(append(buf, line...), '\n')
 	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
+	s.forget()
+	if _, err := f.Write(buf); err != nil {
 		// Cut a partial line off again so the next append (and verify)
 		// does not find a torn record; the lock is still ours.
 		_ = f.Truncate(end)
-		return Record{}, s.wrap("write", err)
+		return nil, s.wrap("write", err)
 	}
 	if err := f.Sync(); err != nil {
-		return Record{}, s.wrap("fsync", err)
+		return nil, s.wrap("fsync", err)
 	}
 	if end == 0 {
 		// A new file's directory entry must be durable too.
 		if err := syncDir(filepath.Dir(s.path)); err != nil {
-			return Record{}, s.wrap("fsync directory", err)
+			return nil, s.wrap("fsync directory", err)
 		}
 	}
-	return sealed, nil
+	s.remember(f, *prev)
+	return out, nil
+}
+
+// last is the file's last record: the one this store appended, if the
+// file is as it left it, or else read from the file.
+func (s *FileStore) last(f *os.File, end int64) (*Record, error) {
+	s.mu.Lock()
+	t := s.tail
+	s.mu.Unlock()
+	if t != nil {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(int(f.Fd()), &st); err == nil && uint64(st.Dev) == t.dev && st.Ino == t.ino &&
+			st.Size == end && end == t.size && st.Mtim == t.mtime {
+			rec := t.rec
+			return &rec, nil
+		}
+	}
+	return lastRecord(f, end)
+}
+
+func (s *FileStore) forget() {
+	s.mu.Lock()
+	s.tail = nil
+	s.mu.Unlock()
+}
+
+// remember keeps rec as the last record of f, which this store just
+// wrote and still holds locked.
+func (s *FileStore) remember(f *os.File, rec Record) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.tail = &fileTail{rec: rec, dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim}
+	s.mu.Unlock()
 }
 
 func (s *FileStore) Check(ctx context.Context) error {

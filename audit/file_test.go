@@ -228,15 +228,29 @@ func TestConcurrentFileStoresKeepOneChain(t *testing.T) {
 				errs <- err
 				return
 			}
-			for i := range each {
-				r := sample(i)
-				r.Operator = fmt.Sprintf("writer-%d", w)
-				got, err := s.Append(context.Background(), r)
+			for i := 0; i < each; {
+				// Writers 0 and 1 append one record at a time, the others
+				// groups of up to three: each store's remembered tail
+				// must notice every other writer's records.
+				var batch []Record
+				for k := 0; k < 1+(i+w)%3*(w/2) && i < each; k++ {
+					r := sample(i)
+					r.Operator = fmt.Sprintf("writer-%d", w)
+					batch = append(batch, r)
+					i++
+				}
+				got, err := s.AppendAll(context.Background(), batch)
 				if err != nil {
 					errs <- err
 					return
 				}
-				seqs <- got.Seq
+				for k, r := range got {
+					if k > 0 && r.Seq != got[k-1].Seq+1 {
+						errs <- fmt.Errorf("a group was split: seq %d after %d", r.Seq, got[k-1].Seq)
+						return
+					}
+					seqs <- r.Seq
+				}
 			}
 		}()
 	}
@@ -285,4 +299,54 @@ func TestOpenParsesStoreSpecs(t *testing.T) {
 	if p, _ := DefaultFilePath(); p != "/home/ana/.local/state/warren/audit.jsonl" {
 		t.Errorf("relative XDG_STATE_HOME must be ignored, got %s", p)
 	}
+}
+
+func TestFileAppendAllStoresAGroupAtOnceOrNothing(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	s, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.AppendAll(ctx, []Record{sample(1), sample(2), sample(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Seq != 1 || got[2].Seq != 3 || got[1].PrevHash != got[0].Hash || got[2].PrevHash != got[1].Hash {
+		t.Fatalf("group not chained in order: %+v", got)
+	}
+	bad := sample(4)
+	bad.Outcome = ""
+	if _, err := s.AppendAll(ctx, []Record{sample(4), bad}); err == nil {
+		t.Fatal("a group with a record without an outcome was stored")
+	}
+	sameRecords(t, scanAll(t, s), got)
+	mustVerify(t, s, 3)
+}
+
+func TestFileStoreRereadsAFileReplacedBehindIt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	a, _ := OpenFile(path)
+	if _, err := a.AppendAll(ctx, []Record{sample(1), sample(2)}); err != nil {
+		t.Fatal(err)
+	}
+	// An operator moves the file aside; another writer starts a new one
+	// with as many bytes as the old had: a's remembered tail is stale.
+	if err := os.Rename(path, filepath.Join(dir, "old.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := OpenFile(path)
+	if _, err := b.AppendAll(ctx, []Record{sample(1), sample(2)}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.Append(ctx, sample(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Seq != 3 {
+		t.Fatalf("seq %d after the new file's 2 records", r.Seq)
+	}
+	mustVerify(t, a, 3)
 }

@@ -97,30 +97,50 @@ func (s *PGStore) Close() error {
 }
 
 func (s *PGStore) Append(ctx context.Context, rec Record) (Record, error) {
-	if err := validate(rec); err != nil {
+	out, err := s.AppendAll(ctx, []Record{rec})
+	if err != nil {
 		return Record{}, err
 	}
-	var sealed Record
+	return out[0], nil
+}
+
+func (s *PGStore) AppendAll(ctx context.Context, recs []Record) ([]Record, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	for _, rec := range recs {
+		if err := validate(rec); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Record, len(recs))
 	err := s.with(ctx, "append", func(c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			prev, err := s.lockedLast(ctx, tx)
 			if err != nil {
 				return err
 			}
-			sealed = seal(rec, prev, time.Now())
-			line, err := marshalLine(sealed)
-			if err != nil {
-				return err
+			now := time.Now()
+			for i, rec := range recs {
+				out[i] = seal(rec, prev, now)
+				prev = &out[i]
+				line, err := marshalLine(out[i])
+				if err != nil {
+					return err
+				}
+				_, err = tx.Exec(ctx, "INSERT INTO "+s.table+" (seq, time, operation, outcome, hash, record) VALUES ($1, $2, $3, $4, $5, $6)",
+					out[i].Seq, out[i].Time, out[i].Operation, out[i].Outcome, out[i].Hash, string(line))
+				if err != nil {
+					return err
+				}
 			}
-			_, err = tx.Exec(ctx, "INSERT INTO "+s.table+" (seq, time, operation, outcome, hash, record) VALUES ($1, $2, $3, $4, $5, $6)",
-				sealed.Seq, sealed.Time, sealed.Operation, sealed.Outcome, sealed.Hash, string(line))
-			return err
+			return nil
 		})
 	})
 	if err != nil {
-		return Record{}, err
+		return nil, err
 	}
-	return sealed, nil
+	return out, nil
 }
 
 // errProbeDone rolls back the Check transaction after its probe insert.

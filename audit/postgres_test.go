@@ -199,3 +199,24 @@ func TestOpenPostgresRejectsBadInputWithoutEchoingIt(t *testing.T) {
 		})
 	}
 }
+
+func TestPostgresAppendAllStoresAGroupInOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	table, _ := pgTable(t)
+	s := openPG(t, table)
+	first, err := s.Append(ctx, sample(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, err := s.AppendAll(ctx, []Record{sample(2), sample(3), sample(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := sample(5)
+	bad.Action = ""
+	if _, err := s.AppendAll(ctx, []Record{sample(5), bad}); err == nil {
+		t.Fatal("a group with a record without an action was stored")
+	}
+	sameRecords(t, scanAll(t, s), append([]Record{first}, group...))
+	mustVerify(t, openPG(t, table), 4)
+}

@@ -16,6 +16,10 @@ type Store interface {
 	// assigns Seq, PrevHash and Hash, and Time when rec.Time is zero, and
 	// returns the record as stored.
 	Append(ctx context.Context, rec Record) (Record, error)
+	// AppendAll links recs, in order, after the last record and stores
+	// them durably at once (one sync for all): a group commit. Either
+	// every record is stored or none is.
+	AppendAll(ctx context.Context, recs []Record) ([]Record, error)
 	// Last returns the newest record; ok is false when the store is empty.
 	Last(ctx context.Context) (rec Record, ok bool, err error)
 	// Scan calls fn for every record in seq order and stops at fn's first

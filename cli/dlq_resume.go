@@ -103,6 +103,7 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer bulkMemory()()
 	res, err := o.Resume(ctx, t, r, a.progressPrinter("resume"))
 	if errors.Is(err, actions.ErrAuditUnavailable) {
 		return Refused(err)

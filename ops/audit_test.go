@@ -32,13 +32,23 @@ type failingDisk struct {
 }
 
 func (d *failingDisk) Append(ctx context.Context, r audit.Record) (audit.Record, error) {
-	if !d.mendedYet.Load() && r.Outcome == audit.OutcomeConfirmed && int(d.confirms.Add(1)) > d.failAt {
-		d.broken.Store(true)
+	out, err := d.AppendAll(ctx, []audit.Record{r})
+	if err != nil {
+		return audit.Record{}, err
+	}
+	return out[0], nil
+}
+
+func (d *failingDisk) AppendAll(ctx context.Context, rs []audit.Record) ([]audit.Record, error) {
+	for _, r := range rs {
+		if !d.mendedYet.Load() && r.Outcome == audit.OutcomeConfirmed && int(d.confirms.Add(1)) > d.failAt {
+			d.broken.Store(true)
+		}
 	}
 	if d.broken.Load() {
-		return audit.Record{}, errors.New("write: no space left on device")
+		return nil, errors.New("write: no space left on device")
 	}
-	return d.Store.Append(ctx, r)
+	return d.Store.AppendAll(ctx, rs)
 }
 
 func (d *failingDisk) mend() { d.broken.Store(false); d.mendedYet.Store(true) }

@@ -61,6 +61,8 @@ func (b *bench) replay(n int) ([]row, error) {
 	}
 	never := time.Duration(1<<63 - 1)
 	warren, shovel, ceiling, client := never, never, never, never
+	// What the brokers' CPU did during each mover's fastest round.
+	var warrenCPU, shovelCPU, clientCPU cpuUse
 	var split *replayPhases
 	var rss float64
 	for round := range replayRounds {
@@ -72,9 +74,13 @@ func (b *bench) replay(n int) ([]row, error) {
 			return nil, err
 		}
 		b.logf("warren dlq replay of %d", n)
+		c0 := sampleCPU()
 		took, peak, err := b.replayCommand(ctx, cfg, dlq, n)
 		if err != nil {
 			return nil, err
+		}
+		if took < warren {
+			warrenCPU = c0.until(sampleCPU())
 		}
 		rss = max(rss, peak)
 		if err := moved(conn, origin, dlq, n); err != nil {
@@ -86,10 +92,17 @@ func (b *bench) replay(n int) ([]row, error) {
 			return nil, err
 		}
 		b.logf("shovel move of %d", n)
+		c0 = sampleCPU()
 		if took, err = b.shovel(conn, vh, dlq, origin, n); err != nil {
 			return nil, err
 		}
+		if took < shovel {
+			shovelCPU = c0.until(sampleCPU())
+		}
 		shovel = min(shovel, took)
+		if err := purge(conn, origin); err != nil {
+			return nil, err
+		}
 
 		b.logf("plain confirm pipeline of %d", n)
 		if err := purge(conn, "ceiling"); err != nil {
@@ -105,8 +118,12 @@ func (b *bench) replay(n int) ([]row, error) {
 			return nil, err
 		}
 		b.logf("plain client move of %d", n)
+		c0 = sampleCPU()
 		if took, err = b.plainMove(ctx, conn, vh, dlq, origin, n); err != nil {
 			return nil, err
+		}
+		if took < client {
+			clientCPU = c0.until(sampleCPU())
 		}
 		if err := moved(conn, origin, dlq, n); err != nil {
 			return nil, fmt.Errorf("after the plain client move: %w", err)
@@ -137,6 +154,10 @@ func (b *bench) replay(n int) ([]row, error) {
 		versus("  plain client move vs shovel move, "+label, rate(n, client), rate(n, shovel), fmtRate, nil),
 		versus("  phase: preview (read and decide every message), "+label, rate(n, split.preview), rate(n, shovel), fmtRate, nil),
 		versus("  phase: stream (decide, record, publish, confirm, ack), "+label, rate(n, split.stream), rate(n, shovel), fmtRate, nil),
+		info("  brokers' CPU: warren / minimal loop / shovel, "+label,
+			fmt.Sprintf("%s; %s", warrenCPU, clientCPU), shovelCPU.String()),
+		versus("  brokers' CPU time per message: minimal loop vs shovel, "+label,
+			float64(clientCPU.perMessage(rate(n, client)).Microseconds()), float64(shovelCPU.perMessage(rate(n, shovel)).Microseconds()), fmtMicros, nil),
 	}, nil
 }
 
@@ -183,7 +204,7 @@ func (b *bench) replayCommand(ctx context.Context, cfg, queue string, n int) (ti
 // shovel moves src to dest with a dynamic shovel as the management UI's
 // "move messages" does, timed from its creation until dest holds every
 // message and src none, the shovel's last ack included (it then removes
-// itself).
+// itself). dest keeps the messages.
 func (b *bench) shovel(conn *amqp.Connection, vh, src, dest string, n int) (time.Duration, error) {
 	uri := "amqp:///" + url.PathEscape(vh)
 	// A name of its own per round: the previous round's shovel may still
@@ -212,7 +233,7 @@ func (b *bench) shovel(conn *amqp.Connection, vh, src, dest string, n int) (time
 		_, _ = b.mgmt(http.MethodDelete, path, nil, nil)
 		return 0, fmt.Errorf("shovel: %w", err)
 	}
-	return took, purge(conn, dest)
+	return took, nil
 }
 
 // waitDrained polls until queue has no ready message and no consumer:

@@ -110,6 +110,8 @@ func fmtMs(ms float64) string {
 	return fmt.Sprintf("%.0f µs", ms*1000)
 }
 
+func fmtMicros(us float64) string { return fmt.Sprintf("%.0f µs", us) }
+
 func fmtRate(perSec float64) string {
 	if perSec >= 10000 {
 		return fmt.Sprintf("%.1fk msg/s", perSec/1000)

@@ -1,0 +1,98 @@
+package actions
+
+import (
+	"context"
+	"sync"
+
+	"github.com/warrenops/warren/audit"
+)
+
+// journalGroup bounds how many records one group commit writes.
+const journalGroup = 64
+
+// journal writes a streamed operation's records in group commits
+// (docs/ARCHITECTURE.md §4.4): whatever records were handed in while the
+// previous group was being synced go out together, with one sync. The
+// page about to be published waits for its record; a batch of confirms
+// does not: its acks are sent by the journal once its record is durable,
+// so confirms keep coming in while the store syncs. The first failure
+// sticks: nothing handed in after it is written, and every waiter and
+// callback gets the error, so no source delivery is acked without its
+// record.
+type journal struct {
+	store audit.Store
+	ctx   context.Context
+	in    chan journalEntry
+	done  chan struct{}
+	once  sync.Once
+}
+
+type journalEntry struct {
+	rec audit.Record
+	// after runs on the journal's goroutine, in the order the records
+	// were handed in, once the record is stored (nil) or cannot be.
+	after func(error)
+}
+
+func newJournal(ctx context.Context, store audit.Store) *journal {
+	j := &journal{store: store, ctx: context.WithoutCancel(ctx), in: make(chan journalEntry, journalGroup), done: make(chan struct{})}
+	go j.loop()
+	return j
+}
+
+func (j *journal) loop() {
+	defer close(j.done)
+	var failed error
+	group := make([]journalEntry, 0, journalGroup)
+	recs := make([]audit.Record, 0, journalGroup)
+	for e := range j.in {
+		group = append(group[:0], e)
+	gather:
+		for len(group) < journalGroup {
+			select {
+			case e, ok := <-j.in:
+				if !ok {
+					break gather
+				}
+				group = append(group, e)
+			default:
+				break gather
+			}
+		}
+		err := failed
+		if err == nil {
+			recs = recs[:0]
+			for _, e := range group {
+				recs = append(recs, e.rec)
+			}
+			_, err = j.store.AppendAll(j.ctx, recs)
+			failed = err
+		}
+		for i, e := range group {
+			if e.after != nil {
+				e.after(err)
+			}
+			group[i] = journalEntry{}
+		}
+	}
+}
+
+// submit hands rec in; after (which may be nil) runs once it is stored
+// or cannot be.
+func (j *journal) submit(rec audit.Record, after func(error)) {
+	j.in <- journalEntry{rec: rec, after: after}
+}
+
+// write hands rec in and waits until it is stored.
+func (j *journal) write(rec audit.Record) error {
+	res := make(chan error, 1)
+	j.submit(rec, func(err error) { res <- err })
+	return <-res
+}
+
+// close waits for every record handed in, and the callbacks, to finish.
+// Nothing may be handed in after it.
+func (j *journal) close() {
+	j.once.Do(func() { close(j.in) })
+	<-j.done
+}

@@ -1,0 +1,97 @@
+package actions
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/warrenops/warren/audit"
+)
+
+func journalRecord(i int) audit.Record {
+	op := audit.Op{ID: "op-1", Action: "replay", Vhost: "/", Queue: "orders.dlq"}
+	return op.Outcome(audit.OutcomeConfirmed, []string{fmt.Sprintf("m-%d", i)}, []string{fmt.Sprintf("ev-%d", i)}, nil)
+}
+
+func TestTheJournalStoresRecordsInTheOrderHandedInAndCallsBackInOrder(t *testing.T) {
+	store, err := audit.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := newJournal(context.Background(), store)
+	const n = 500
+	var called []int
+	for i := range n {
+		j.submit(journalRecord(i), func(err error) {
+			if err != nil {
+				t.Errorf("record %d: %v", i, err)
+			}
+			called = append(called, i) // the journal's goroutine only
+		})
+	}
+	if err := j.write(journalRecord(n)); err != nil {
+		t.Fatal(err)
+	}
+	j.close()
+	if len(called) != n {
+		t.Fatalf("%d callbacks for %d records", len(called), n)
+	}
+	for i, c := range called {
+		if c != i {
+			t.Fatalf("callback %d came for record %d", i, c)
+		}
+	}
+	i := 0
+	err = store.Scan(context.Background(), func(r audit.Record) error {
+		if want := fmt.Sprintf("m-%d", i); r.MessageIDs[0] != want || r.Seq != int64(i+1) {
+			return fmt.Errorf("record %d is seq %d for %s, want %s", i, r.Seq, r.MessageIDs[0], want)
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != n+1 {
+		t.Fatalf("scanned %d records: %v", i, err)
+	}
+	if res, err := audit.Verify(context.Background(), store); err != nil || !res.OK {
+		t.Fatalf("verify: %+v, %v", res, err)
+	}
+}
+
+// After a record cannot be stored, nothing handed in later is stored,
+// even once the disk works again: a confirm recorded after a missing one
+// would let its source be acked out of the order resume relies on.
+func TestTheJournalsFirstFailureSticks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	store, err := audit.OpenFile(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := newJournal(context.Background(), store)
+	if err := j.write(journalRecord(1)); err != nil {
+		t.Fatal(err)
+	}
+	// The directory gives way to a file: the store cannot open its file.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.write(journalRecord(2)); err == nil {
+		t.Fatal("a record was stored in a directory that is a file")
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	var later error
+	j.submit(journalRecord(3), func(err error) { later = err })
+	j.close()
+	if later == nil {
+		t.Fatal("a record handed in after a failure was stored")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "audit.jsonl")); !os.IsNotExist(err) {
+		t.Fatalf("the store wrote after the failure: %v", err)
+	}
+}
