@@ -481,7 +481,11 @@ func (s *streamer) settle(ctx context.Context, pub *Publisher, stop context.Canc
 				s.res.Unknown++
 				b.add(audit.OutcomeUnknown, fl, errText(r.Err))
 			}
-			if len(b.confirmed) >= recordEvery {
+			// A batch goes to the journal once it is full or no other
+			// settlement is waiting: the journal groups what comes in
+			// while it syncs, so a copy holds its slot of the window
+			// for a sync or two, not for a batch to fill.
+			if len(b.confirmed) >= recordEvery || (len(b.confirmed) > 0 && len(pub.Results()) == 0) {
 				if err := b.flushConfirmed(); err != nil {
 					stop(err)
 				}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -153,25 +152,3 @@ func progressLine(action string, p ops.Progress, took time.Duration) string {
 	}
 	return s
 }
-
-// bulkMemory tunes the garbage collector for a streamed operation, whose
-// heap holds at most a window of messages: it runs when the heap has
-// grown fivefold or reaches bulkHeap, instead of at every doubling, which
-// costs a fifth of the process's CPU on a two-core machine
-// (docs/BENCHMARKS.md). GOGC or GOMEMLIMIT set in the environment win.
-// It returns what puts the defaults back.
-func bulkMemory() (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	limit := debug.SetMemoryLimit(bulkHeap)
-	percent := debug.SetGCPercent(400)
-	return func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	}
-}
-
-// bulkHeap is the heap at which a streamed operation's collector runs
-// whatever the growth: well below the 150 MiB the operation may use.
-const bulkHeap = 96 << 20
