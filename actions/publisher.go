@@ -32,6 +32,10 @@ type Outgoing struct {
 	Exchange   string
 	RoutingKey string
 	Msg        amqp.Publishing
+	// OwnHeaders says Msg.Headers is this message's own map, made for
+	// it: the publisher adds its sequence header there instead of to a
+	// copy.
+	OwnHeaders bool
 }
 
 // Settlement is the final word on one Outgoing.
@@ -135,7 +139,11 @@ func (p *Publisher) Publish(ctx context.Context, o Outgoing) error {
 	p.mu.Unlock()
 
 	msg := o.Msg
-	msg.Headers = withHeader(msg.Headers, SeqHeader, int64(seq))
+	if o.OwnHeaders && msg.Headers != nil {
+		msg.Headers[SeqHeader] = int64(seq)
+	} else {
+		msg.Headers = withHeader(msg.Headers, SeqHeader, int64(seq))
+	}
 	dc, err := p.ch.PublishWithDeferredConfirm(o.Exchange, o.RoutingKey, true, false, msg)
 	if err == nil && (dc == nil || dc.DeliveryTag != seq) {
 		// Only this goroutine publishes on the channel, so the tag is the

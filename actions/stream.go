@@ -385,7 +385,7 @@ func (p *pager) publish(ctx context.Context, pg *page) error {
 		s.mu.Lock()
 		s.inFlight[ref] = fl
 		s.mu.Unlock()
-		err := p.pub.Publish(ctx, Outgoing{Ref: ref, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg})
+		err := p.pub.Publish(ctx, Outgoing{Ref: ref, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg, OwnHeaders: true})
 		if err != nil {
 			// This one is settled as unknown if it reached the wire,
 			// else it stays in flight and is counted as not sent.

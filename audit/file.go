@@ -78,10 +78,8 @@ func (s *FileStore) AppendAll(ctx context.Context, recs []Record) ([]Record, err
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	for _, rec := range recs {
-		if err := validate(rec); err != nil {
-			return nil, err
-		}
+	if err := validateAll(recs); err != nil {
+		return nil, err
 	}
 	f, err := s.openLocked(ctx)
 	if err != nil {

@@ -108,10 +108,8 @@ func (s *PGStore) AppendAll(ctx context.Context, recs []Record) ([]Record, error
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	for _, rec := range recs {
-		if err := validate(rec); err != nil {
-			return nil, err
-		}
+	if err := validateAll(recs); err != nil {
+		return nil, err
 	}
 	out := make([]Record, len(recs))
 	err := s.with(ctx, "append", func(c *pgx.Conn) error {

@@ -144,6 +144,17 @@ func validate(r Record) error {
 	return nil
 }
 
+// validateAll rejects a group with any record validate rejects: a group
+// is stored whole or not at all.
+func validateAll(recs []Record) error {
+	for _, r := range recs {
+		if err := validate(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // marshalLine is the stored form of a record: one JSON object, no newline.
 func marshalLine(r Record) ([]byte, error) {
 	return encodeJSON(r)
