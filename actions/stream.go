@@ -248,6 +248,15 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 	for ctx.Err() == nil {
 		next, end, err := p.read(ctx)
 		if err != nil {
+			if waiting != nil && !errors.Is(err, ErrSessionLost) {
+				// The page before is recorded as being published: it
+				// goes out, so the record stays true. Not once the
+				// feed's channel is gone: its sources are back in the
+				// queue, and a copy would be a duplicate.
+				w := waiting
+				waiting = nil
+				err = errors.Join(err, p.publish(ctx, w))
+			}
 			return err
 		}
 		if waiting != nil {

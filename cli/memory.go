@@ -34,7 +34,7 @@ const bulkHeap = 96 << 20
 // dashboardMemory keeps the dashboard's heap within half again what is
 // live once that is large. At 100 000 queues the model holds about
 // 110 MiB and each refresh decodes as much again; collecting at every
-// doubling let the process reach 259 MiB. Every few seconds the soft
+// doubling let the process reach 259 MiB. Every two seconds the soft
 // limit is set to 1.5 × the heap found live by the last collection, and
 // never below dashboardFloor, so a small dashboard collects as Go's
 // default does and a large one never runs into a limit below what it
@@ -46,7 +46,7 @@ func dashboardMemory() (stop func()) {
 	prev := debug.SetMemoryLimit(dashboardFloor)
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(5 * time.Second)
+		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
 		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		for {

@@ -1,0 +1,72 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// A destination that turns out to be missing on a later page stops the
+// run before that page, and every page before it is published: no
+// message is left recorded as being published without its copy having
+// gone out.
+func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
+	const orders, billing = 700, 10
+	vhost := brokertest.Vhost(t, "warren-ops-stream")
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.Declare(t, ch, "orders.dlq", nil)
+	dlx := amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}
+	brokertest.Declare(t, ch, "orders", dlx)
+	brokertest.Declare(t, ch, "billing", dlx)
+	batch := func(prefix string, n int) []amqp.Publishing {
+		msgs := make([]amqp.Publishing, n)
+		for i := range msgs {
+			msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("%s-%d", prefix, i), DeliveryMode: amqp.Persistent,
+				Headers: amqp.Table{"event_id": fmt.Sprintf("%s-ev-%d", prefix, i)}, Body: []byte(`{}`)}
+		}
+		return msgs
+	}
+	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", batch("o", orders))
+	brokertest.DeadLetter(t, ch, "billing", "orders.dlq", batch("b", billing))
+	if _, err := ch.QueueDelete("billing", false, false, false); err != nil {
+		t.Fatal(err)
+	}
+
+	o := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	target, err := o.Resolve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No preview: each destination is checked as it first comes up.
+	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref}, 0, nil)
+	if !errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "billing") {
+		t.Fatalf("replay with billing gone = %v (%+v), want ErrNoDestination naming billing", err, res.Counts)
+	}
+	if res.Moved == 0 || res.Moved >= orders {
+		t.Fatalf("moved %d: want the pages before billing's (some, not all %d of orders)", res.Moved, orders)
+	}
+	brokertest.WaitDepth(t, ch, "orders", res.Moved)
+	brokertest.WaitDepth(t, ch, "orders.dlq", orders+billing-res.Moved)
+
+	op, err := o.Audit().Operation(ctx, res.Operation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]int{}
+	for _, m := range op.Messages {
+		outcomes[m.Outcome]++
+	}
+	if outcomes[audit.OutcomePublishing] != 0 || outcomes[audit.OutcomeConfirmed] != res.Moved {
+		t.Fatalf("the audit log's outcomes %v after %d moved: every copy recorded as publishing must have gone out and been confirmed", outcomes, res.Moved)
+	}
+}
