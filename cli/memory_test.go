@@ -1,19 +1,29 @@
 package cli
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
 
-func TestTheDashboardsSoftLimitStaysAboveWhatIsLive(t *testing.T) {
-	for _, tt := range []struct {
-		live uint64
-		want int64
-	}{
-		{0, dashboardFloor},
-		{20 << 20, dashboardFloor}, // a small dashboard collects as Go's default does
-		{110 << 20, 165 << 20},     // 100 000 queues: half again what is live
-		{400 << 20, 600 << 20},     // never a limit below the heap it holds
-	} {
-		if got := dashboardLimit(tt.live); got != tt.want {
-			t.Errorf("dashboardLimit(%d MiB) = %d MiB, want %d MiB", tt.live>>20, got>>20, tt.want>>20)
-		}
+func TestAStreamedOperationsCollectorSettingsAreTakenBackAfterIt(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	restore := bulkMemory()
+	during, limit := debug.SetGCPercent(400), debug.SetMemoryLimit(bulkHeap)
+	restore()
+	after := debug.SetGCPercent(100)
+	if during != 400 || limit != bulkHeap {
+		t.Fatalf("during the operation: GOGC %d and a limit of %d bytes, want 400 and %d", during, limit, bulkHeap)
+	}
+	if after != 100 || debug.SetMemoryLimit(-1) == bulkHeap {
+		t.Fatalf("after it: GOGC %d, the limit left at %d bytes", after, debug.SetMemoryLimit(-1))
+	}
+
+	t.Setenv("GOGC", "150")
+	bulkMemory()()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("with GOGC set by the operator the setting became %d", got)
 	}
 }
