@@ -21,8 +21,8 @@ import (
 )
 
 // failingDisk is a file store whose disk gives out: once the operation
-// has recorded failAt batches of confirms, every append fails until the
-// test mends it.
+// has recorded failAt batches of confirms (or more, when the last group
+// held several), every append fails until the test mends it.
 type failingDisk struct {
 	audit.Store
 	failAt    int
@@ -39,16 +39,25 @@ func (d *failingDisk) Append(ctx context.Context, r audit.Record) (audit.Record,
 	return out[0], nil
 }
 
+// AppendAll stores a group whole or not at all, as the stores do: once
+// failAt confirm records are stored, the next group fails, and every
+// one after it until the test mends the disk.
 func (d *failingDisk) AppendAll(ctx context.Context, rs []audit.Record) ([]audit.Record, error) {
-	for _, r := range rs {
-		if !d.mendedYet.Load() && r.Outcome == audit.OutcomeConfirmed && int(d.confirms.Add(1)) > d.failAt {
-			d.broken.Store(true)
-		}
+	if !d.mendedYet.Load() && int(d.confirms.Load()) >= d.failAt {
+		d.broken.Store(true)
 	}
 	if d.broken.Load() {
 		return nil, errors.New("write: no space left on device")
 	}
-	return d.Store.AppendAll(ctx, rs)
+	out, err := d.Store.AppendAll(ctx, rs)
+	if err == nil {
+		for _, r := range rs {
+			if r.Outcome == audit.OutcomeConfirmed {
+				d.confirms.Add(1)
+			}
+		}
+	}
+	return out, err
 }
 
 func (d *failingDisk) mend() { d.broken.Store(false); d.mendedYet.Store(true) }
