@@ -194,7 +194,8 @@ func (s *streamer) run(ctx context.Context) error {
 	sendCtx, stopSending := context.WithCancelCause(ctx)
 	defer stopSending(nil)
 	settled := make(chan error, 1)
-	go func() { settled <- s.settle(ctx, pub, stopSending) }()
+	s.stop = stopSending
+	go func() { settled <- s.settle(ctx, pub) }()
 
 	sendErr := s.send(sendCtx, pub)
 	s.res.Cancelled = ctx.Err() != nil
@@ -453,9 +454,9 @@ func flightOf(d dlq.DeadLetter, digest string) flight {
 // settle takes every settlement as it comes: a confirm joins the batch
 // recorded write-ahead and then acked; a return or a nack stops
 // publishing, since the destination does not take the messages.
-func (s *streamer) settle(ctx context.Context, pub *Publisher, stop context.CancelCauseFunc) error {
-	b := &batches{s: s, ctx: ctx}
-	s.stop = stop
+func (s *streamer) settle(ctx context.Context, pub *Publisher) error {
+	b := &batches{s: s}
+	stop := s.stop
 	tick := time.NewTicker(recordAfter)
 	defer tick.Stop()
 	for {
@@ -526,7 +527,6 @@ func errText(err error) string {
 // batches gathers settled messages into records, handed to the journal.
 type batches struct {
 	s         *streamer
-	ctx       context.Context
 	confirmed []flight
 	others    map[string][]flight
 	replies   map[string][]string

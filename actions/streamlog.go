@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
 )
 
 // streamLog writes the records of one streamed operation. Nothing is
@@ -64,13 +63,11 @@ func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declare
 // published, so after a crash every copy that may exist is named.
 // digests run parallel to items: their bodies' sha256.
 func (l *streamLog) publishingRecord(items []Item, digests []string) audit.Record {
-	letters := make([]dlq.DeadLetter, len(items))
-	dests := make([]string, len(items))
+	mids, lids, dests := make([]string, len(items)), make([]string, len(items)), make([]string, len(items))
 	for i, it := range items {
-		letters[i] = it.Letter
+		mids[i], lids[i] = it.Letter.MessageID, it.Letter.LogicalID
 		dests[i] = it.Dest.Target()
 	}
-	mids, lids := ids(letters)
 	return l.op.Outcome(audit.OutcomePublishing, mids, lids, map[string]string{
 		"body_sha256": jsonList(digests), "destinations": jsonList(dests),
 	})

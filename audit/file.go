@@ -20,11 +20,11 @@ import (
 const minFreeBytes = 1 << 20
 
 // FileStore is an append-only JSONL file, one record per line. Every
-// Append opens the file, takes an exclusive flock (which serialises writers
-// in any process on this machine), reads the last record from the end of
-// the file, appends one line and fsyncs before releasing the lock. The
-// last record it wrote itself is kept, and read again only when the file
-// changed since (another writer, another file at the path).
+// append opens the file, takes an exclusive flock (which serialises
+// writers in any process on this machine), reads the last record from the
+// end of the file, appends its lines and fsyncs once before releasing the
+// lock. The last record it wrote itself is kept, and read again only when
+// the file changed since (another writer, another file at the path).
 type FileStore struct {
 	path string
 
