@@ -121,6 +121,13 @@ func New(o Options) (*Client, error) {
 // maxParallel bounds concurrent requests of one snapshot.
 const maxParallel = 8
 
+// rowParallel bounds the concurrent reads of single queues (the rows on
+// screen, their statistics). Each costs the broker about 2 ms; more at
+// once than it has cores only queue up inside it, so a dashboard's reads
+// of 40 rows cost it the same in a third of the requests' added-up time
+// and take about 40 ms against a local broker.
+const rowParallel = 2
+
 // URL returns the management API address, without credentials.
 func (c *Client) URL() string { return c.where }
 

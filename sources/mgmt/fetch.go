@@ -142,6 +142,69 @@ func (c *Client) listQueuesCheap(ctx context.Context, vhost string) ([]Queue, er
 	return out, nil
 }
 
+// queuesCheap reads the queues refs name one by one, as the cheap list
+// gives them (depth read from the queues, settings, no statistics), in
+// the order of refs, each once. A queue the broker answers 404 for was
+// deleted: it is left out and named in gone.
+//
+// Before 4.0 the answer for one queue without statistics carries no depth
+// (3.10 ignores enable_queue_totals there), so each is read with its
+// statistics, which are kept for ratesFor as a list's rows' are.
+func (c *Client) queuesCheap(ctx context.Context, refs []QueueRef) (queues []Queue, gone []QueueRef, err error) {
+	refs = uniqueRefs(refs)
+	cheap := c.slimColumns()
+	q := url.Values{"disable_stats": {"true"}, "enable_queue_totals": {"true"}, "columns": {cheapColumns}}
+	if !cheap {
+		q = url.Values{"columns": {statsColumns}}
+	}
+	now := time.Now()
+	got := make([]*rawQueue, len(refs))
+	err = forEach(ctx, len(refs), rowParallel, func(ctx context.Context, i int) error {
+		var r rawQueue
+		err := c.get(ctx, "queues/"+esc(refs[i].Vhost)+"/"+esc(refs[i].Name), q, &r)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err == nil {
+			got[i] = &r
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	queues = make([]Queue, 0, len(refs))
+	fresh := map[QueueRef]rowStats{}
+	for i, r := range got {
+		if r == nil {
+			gone = append(gone, refs[i])
+			continue
+		}
+		if r.Vhost == "" {
+			r.Vhost = refs[i].Vhost
+		}
+		queue := r.queue(!cheap)
+		if s := statsOf(queue, now); !cheap && !s.Pending {
+			fresh[refs[i]] = s
+		}
+		queues = append(queues, queue)
+	}
+	c.keepStats(fresh)
+	return queues, gone, nil
+}
+
+func uniqueRefs(refs []QueueRef) []QueueRef {
+	seen := make(map[QueueRef]bool, len(refs))
+	out := make([]QueueRef, 0, len(refs))
+	for _, r := range refs {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // slimColumns reports whether the broker is known to be 4.0 or later,
 // where asking for columns makes the cheap list cheaper; on 3.x it does
 // not (measured on 3.10), so the list is asked for whole there.
@@ -308,7 +371,7 @@ func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef, 
 		want = append(want, r)
 	}
 	got := make([]*rawQueue, len(want))
-	err := forEach(ctx, len(want), maxParallel, func(ctx context.Context, i int) error {
+	err := forEach(ctx, len(want), rowParallel, func(ctx context.Context, i int) error {
 		r, err := c.queueStats(ctx, want[i], statsColumns, nil)
 		if errors.Is(err, ErrNotFound) {
 			return nil

@@ -30,6 +30,17 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 		func(ctx context.Context) (err error) { s.Nodes, err = c.Nodes(ctx); return err },
 		func(ctx context.Context) (err error) { sc, err = c.scope(ctx, o.Vhost); return err },
 		func(ctx context.Context) (err error) {
+			if o.OnlyRows {
+				queues, s.Gone, err = c.queuesCheap(ctx, o.RatesFor)
+				if err != nil {
+					return err
+				}
+				from, err := c.ratesFor(ctx, queues, o.RatesFor, ov.StatsInterval)
+				if from.Before(statsFrom) {
+					statsFrom = from
+				}
+				return err
+			}
 			if o.AllRates {
 				queues, err = c.allQueuesWithStats(ctx, o.Vhost)
 				return err
@@ -59,6 +70,10 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 		return nil, err
 	}
 	applyPolicies(queues, sc)
+	if o.OnlyRows {
+		s.Queues, s.OnlyRows = queues, true
+		return c.taken(s, start, statsFrom, ov), nil
+	}
 	topo, err := c.deadLetterTopology(ctx, sc, queues)
 	if err != nil {
 		return nil, err
@@ -67,15 +82,20 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 	pairDLQs(queues, &topo, append(append([]DLQOverride(nil), o.DLQOverrides...), c.pins...))
 	markParking(queues, c.parking)
 	s.Queues, s.Topology = queues, topo
+	return c.taken(s, start, statsFrom, ov), nil
+}
+
+// taken stamps a snapshot begun at start. The API's figures were at most
+// one collection interval old when it answered; StatsAge is that bound
+// as of TakenAt, counted from the oldest request whose figures a row
+// reuses (statsFrom).
+func (c *Client) taken(s *Snapshot, start, statsFrom time.Time, ov *Overview) *Snapshot {
 	s.TakenAt = time.Now()
 	c.mu.Lock()
 	c.lastSnapshot = s.TakenAt.Sub(start)
 	c.mu.Unlock()
-	// The API's figures were at most one collection interval old when it
-	// answered; StatsAge is that bound as of TakenAt, counted from the
-	// oldest request whose figures a row reuses.
 	s.StatsAge = ov.StatsInterval + s.TakenAt.Sub(statsFrom)
-	return s, nil
+	return s
 }
 
 // Sources are the queues whose dead letters end up in ref: the queues

@@ -30,6 +30,13 @@ type Snapshot struct {
 	// or DLQ pairing. QueueTotal is then how many queues there are.
 	Partial    bool
 	QueueTotal int
+	// OnlyRows is set on a snapshot of the queues RatesFor named alone
+	// (SnapshotOptions.OnlyRows): their depth, settings and statistics,
+	// without DLQ pairing, parking marks or topology, which need the
+	// list of every queue. Gone names those the broker answered 404 for:
+	// deleted since the last list.
+	OnlyRows bool
+	Gone     []QueueRef
 }
 
 // SnapshotOptions say how much of the broker a snapshot reads. The queue
@@ -40,6 +47,11 @@ type SnapshotOptions struct {
 	Vhost    string     // "" = all vhosts
 	RatesFor []QueueRef // rates + head timestamp only for these (visible rows)
 	AllRates bool       // rates + head timestamp for every queue (status command)
+	// OnlyRows reads the RatesFor queues one by one instead of listing
+	// every queue: what a dashboard that holds the list asks between two
+	// reads of it, since on 10 000 queues the list costs the broker a
+	// second and a queue 2 ms (docs/ARCHITECTURE.md §4.10).
+	OnlyRows bool
 	Channels bool       // channels and consumers too
 	// DLQOverrides pin a queue's DLQ where config says so (docs/ARCHITECTURE.md §6).
 	DLQOverrides []DLQOverride

@@ -23,9 +23,6 @@ const (
 	termHeight = 40
 )
 
-// refreshes is how many steady refreshes are timed; the median is kept.
-const refreshes = 5
-
 // overview measures the dashboard on n queues, half of them
 // dead-lettering into the other half through one exchange: in one vhost,
 // or spread over -vhosts of them, in which case the dashboard shows every
@@ -103,10 +100,12 @@ func (b *bench) overview(n int) ([]row, error) {
 		anchor = "plain calls"
 	}
 	rows := []row{
-		versus("refresh broker time, "+label, ms(r.warm.took), ms(r.plain.took), fmtMs, &cmp{"<=", 0.25}),
-		versus("refresh bytes, "+label, float64(r.warm.bytes), float64(r.plain.bytes), fmtBytes, nil),
-		info("  refresh wall time, "+label, fmtMs(ms(r.warm.wall)), fmt.Sprintf("%d requests", r.warm.requests)),
-		versus("  mean refresh over the cycle, "+label, ms(r.mean), ms(r.plain.took), fmtMs, nil),
+		versus("refresh broker time (mean over the cycle), "+label, ms(r.mean), ms(r.plain.took), fmtMs, &cmp{"<=", 0.25}),
+		info("  refreshes measured, "+label, fmt.Sprintf("%d", r.refreshes), fmt.Sprintf("%d listed every queue", r.lists)),
+		versus("  a refresh between two lists (median), "+label, ms(r.between.took), ms(r.plain.took), fmtMs, nil),
+		versus("  median refresh, "+label, ms(r.warm.took), ms(r.plain.took), fmtMs, nil),
+		versus("refresh bytes (median), "+label, float64(r.warm.bytes), float64(r.plain.bytes), fmtBytes, nil),
+		info("  refresh wall time (median), "+label, fmtMs(ms(r.warm.wall)), fmt.Sprintf("%d requests", r.warm.requests)),
 		info("  "+anchor+" wall time, "+label, fmtMs(ms(r.plain.wall)), fmt.Sprintf("%d requests", r.plain.requests)),
 		versus("  first refresh (topology read), "+label, ms(r.cold.took), ms(r.plain.took), fmtMs, nil),
 		info("  applying a snapshot (Update), "+label, fmtMs(ms(r.apply)), ""),
@@ -171,10 +170,13 @@ type refreshCost struct {
 
 type refreshResult struct {
 	cold, warm, plain refreshCost
-	// mean is the mean broker time of the steady refreshes: a refresh
-	// that re-reads more now and then counts in it.
-	mean         time.Duration
-	apply, frame time.Duration
+	// mean is the mean broker time of the steady refreshes: the refreshes
+	// that list every queue count in it beside those that read the rows
+	// on screen; between is the median of the latter.
+	mean             time.Duration
+	between          refreshCost
+	refreshes, lists int
+	apply, frame     time.Duration
 }
 
 // refresh drives the real root model with a management client pointed at
@@ -189,7 +191,7 @@ func (b *bench) refresh(vh string, anchors []string) (*refreshResult, error) {
 		return nil, err
 	}
 	var m tea.Model = ui.New(ui.Options{Context: "bench", Lister: client, Describer: client,
-		Refresh: 50 * time.Millisecond, Vhost: vh})
+		Refresh: 2 * time.Second, Vhost: vh})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: termWidth, Height: termHeight})
 	res := &refreshResult{}
 
@@ -209,11 +211,34 @@ func (b *bench) refresh(vh string, anchors []string) (*refreshResult, error) {
 	if cmd, err = step(&m, cmd, "snapshotMsg"); err != nil {
 		return nil, err
 	}
-	// Refreshes and plain calls alternate, so that both meet the same
-	// neighbours on this shared machine.
-	var warm, plain []refreshCost
+	// The plain calls come before and after the refreshes, not between
+	// them: the dashboard decides when to list every queue by the time
+	// since its last list, which calls in between would stretch.
+	var plain []refreshCost
+	plainCalls := func(n int) error {
+		for range n {
+			c, err := b.plainLists(anchors)
+			if err != nil {
+				return err
+			}
+			plain = append(plain, c)
+		}
+		return nil
+	}
+	if err := plainCalls(2); err != nil {
+		return nil, err
+	}
+	// Steady refreshes at the dashboard's own pace (each tick waits the
+	// refresh interval), for at least minRefreshes and until every queue
+	// has been listed twice more, so the mean covers whole cycles.
+	var warm, between []refreshCost
 	var applies []time.Duration
-	for range refreshes {
+	lists := 0
+	steady := time.Now()
+	for len(warm) < minRefreshes || lists < 2 {
+		if time.Since(steady) > maxSteady {
+			return nil, fmt.Errorf("the dashboard listed every queue %d times in %s of refreshes, want 2", lists, maxSteady)
+		}
 		if cmd, err = step(&m, cmd, "tickMsg"); err != nil {
 			return nil, err
 		}
@@ -222,23 +247,32 @@ func (b *bench) refresh(vh string, anchors []string) (*refreshResult, error) {
 		msgs := run(cmd)
 		wall := time.Since(start)
 		es := b.proxy.rec.take()
-		warm = append(warm, costOf(es, wall))
-		b.logf("refresh: %s", breakdown(es))
+		c := costOf(es, wall)
+		warm = append(warm, c)
+		listed := listsQueues(es)
+		if listed {
+			lists++
+		} else {
+			between = append(between, c)
+		}
+		b.logf("refresh (%s): %s", map[bool]string{true: "every queue", false: "rows on screen"}[listed], breakdown(es))
 		if len(msgs) != 1 || typeName(msgs[0]) != "snapshotMsg" {
 			return nil, fmt.Errorf("a refresh gave %d messages, want one snapshot", len(msgs))
 		}
 		t := time.Now()
 		m, cmd = m.Update(msgs[0])
 		applies = append(applies, time.Since(t))
-		c, err := b.plainLists(anchors)
-		if err != nil {
-			return nil, err
-		}
-		plain = append(plain, c)
 	}
-	res.warm = medianCost(warm)
+	if err := plainCalls(3); err != nil {
+		return nil, err
+	}
+	res.refreshes, res.lists = len(warm), lists
 	for _, w := range warm {
 		res.mean += w.took / time.Duration(len(warm))
+	}
+	res.warm = medianCost(warm)
+	if len(between) > 0 {
+		res.between = medianCost(between)
 	}
 	res.apply = median(applies)
 
@@ -252,6 +286,26 @@ func (b *bench) refresh(vh string, anchors []string) (*refreshResult, error) {
 
 	res.plain = medianCost(plain)
 	return res, nil
+}
+
+// minRefreshes and maxSteady bound the steady refreshes measured.
+const (
+	minRefreshes = 10
+	maxSteady    = 4 * time.Minute
+)
+
+// listsQueues reports whether a refresh's requests listed queues (a path
+// /api/queues or /api/queues/VHOST, a page or not), rather than reading
+// queues one by one.
+func listsQueues(es []exchange) bool {
+	for _, e := range es {
+		p, _, _ := strings.Cut(e.path, "?")
+		parts := strings.Split(strings.Trim(strings.TrimPrefix(p, "/api/"), "/"), "/")
+		if parts[0] == "queues" && (len(parts) == 1 || len(parts) == 2 || parts[1] == "detailed" && len(parts) <= 3) {
+			return true
+		}
+	}
+	return false
 }
 
 // plainLists is one GET /api/queues/VHOST through the proxy per vhost,

@@ -61,6 +61,11 @@ type Status struct {
 	Nodes    []mgmt.Node
 	TakenAt  time.Time
 	StatsAge time.Duration
+	// ListedAt is when every queue was last listed; the rows on screen
+	// are read more often than that on a large broker (ListEvery apart,
+	// at most), the others keep the figures of that list.
+	ListedAt  time.Time
+	ListEvery time.Duration
 	// Err is the last fetch's failure, nil once a fetch succeeds again.
 	Err error
 	// Stopped is true when polling stopped because retrying cannot help
@@ -88,8 +93,12 @@ type Model struct {
 	// the last applied snapshot asked for (see fillRates).
 	inflight     bool
 	fetchStarted time.Time
-	// lastTook is how long the last snapshot took to come (fetchTimeout).
+	// lastTook is how long the last snapshot of every queue took to come
+	// (fetchTimeout, listEvery); listedAt is when it was asked for, and
+	// needList asks the next fetch for another.
 	lastTook  time.Duration
+	listedAt  time.Time
+	needList  bool
 	lastAsked mgmt.SnapshotOptions
 	// awaitingFull is set while no full snapshot has come after a first
 	// page was asked for; partialOf is the broker's queue count while
@@ -115,6 +124,8 @@ type Model struct {
 	effects map[mgmt.QueueRef]effect.Answer
 
 	width, height int
+	// clock is the time the polling goes by; tests set their own.
+	clock func() time.Time
 }
 
 // New returns the overview; Init starts polling.
@@ -142,6 +153,7 @@ func New(o Options) *Model {
 		cols:    ids,
 		inbox:   effect.New(o.Effects),
 		effects: map[mgmt.QueueRef]effect.Answer{},
+		clock:   time.Now,
 	}
 	if o.Vhost != "" {
 		m.vhosts[o.Vhost] = struct{}{}
@@ -242,6 +254,7 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		return m, m.fetch()
 	case key.Matches(msg, m.keys.Refresh):
 		m.tag++
+		m.needList = true
 		m.status.Stopped = false
 		return m, m.fetch()
 	default:

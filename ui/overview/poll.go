@@ -17,19 +17,49 @@ import (
 func (m *Model) fetch() tea.Cmd {
 	lister, id, tag := m.lister, m.id, m.tag
 	opts := mgmt.SnapshotOptions{Vhost: m.vhost, RatesFor: m.visibleRefs()}
-	// Ordering by age needs every queue's head timestamp, which only the
-	// heavier all-rates listing has; the other orders need none.
-	if m.sortBy == ByAge {
+	switch {
+	case m.sortBy == ByAge:
+		// Ordering by age needs every queue's head timestamp, which
+		// only the heavier all-rates listing has; the other orders
+		// need none.
 		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true}
+	case !m.listDue() && len(opts.RatesFor) > 0:
+		opts.OnlyRows = true
 	}
 	timeout := m.fetchTimeout()
-	m.inflight, m.fetchStarted = true, time.Now()
+	m.inflight, m.fetchStarted = true, m.clock()
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		snap, err := lister.Snapshot(ctx, opts)
 		return snapshotMsg{Stamp: common.Stamp{ID: id, Tag: tag}, Opts: opts, Snap: snap, Err: err}
 	}
+}
+
+// listDuty is the share of the time the dashboard may keep the broker
+// busy listing every queue: the list is read again once ten times what
+// the last one took has passed, and meanwhile the rows on screen are
+// read one by one at each refresh. A broker of a few hundred queues
+// lists them in milliseconds, so it is listed at every refresh; one of
+// 10 000 takes a second, so every ten seconds (docs/ARCHITECTURE.md §4.10).
+const listDuty = 10
+
+// listDue reports whether the next fetch reads every queue: none was
+// read yet, one is asked for (a queue on screen was deleted or is not
+// placed, or r was pressed), or its turn has come. The list is read at
+// least every half judge window, so a queue off screen is judged on at
+// least two readings a window.
+func (m *Model) listDue() bool {
+	if !m.status.Loaded || m.awaitingFull || m.needList || m.listedAt.IsZero() || len(m.rows) == 0 {
+		return true
+	}
+	return m.clock().Sub(m.listedAt) >= m.listEvery()
+}
+
+// listEvery is how often every queue is listed: ten times what the last
+// list took, at least each refresh and at most every half judge window.
+func (m *Model) listEvery() time.Duration {
+	return min(max(listDuty*m.lastTook, m.refresh), m.judge.Window()/2)
 }
 
 // fetchTimeout bounds a fetch: five refreshes, at least minFetchTimeout,
@@ -64,7 +94,11 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		return m, m.tick(m.refresh)
 	}
 	snap := msg.Snap
-	m.lastTook = time.Since(m.fetchStarted)
+	if snap.OnlyRows {
+		return m.applyRows(msg)
+	}
+	m.lastTook = m.clock().Sub(m.fetchStarted)
+	m.listedAt, m.needList = m.fetchStarted, false
 	// A first page's rows have trends of their own: not reused.
 	reuse := m.rows
 	if m.partialOf > 0 {
@@ -77,7 +111,9 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		Nodes:    snap.Nodes,
 		TakenAt:  snap.TakenAt,
 		StatsAge: snap.StatsAge,
+		ListedAt: snap.TakenAt,
 	}
+	m.status.ListEvery = m.listEvery()
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
@@ -86,6 +122,32 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	m.arrange(selected.Ref(), hadSelection)
 	m.forgetEffects()
 	m.lastAsked = msg.Opts
+	if m.missingRates(msg.Opts) {
+		return m, tea.Batch(m.fetch(), m.fetchEffects())
+	}
+	return m, tea.Batch(m.tick(m.refresh), m.fetchEffects())
+}
+
+// applyRows merges a read of the rows on screen into the rows of the
+// last list. A queue read that the list did not place, or one on screen
+// that the broker no longer has, makes the next fetch list every queue,
+// at once when a queue is gone.
+func (m *Model) applyRows(msg snapshotMsg) (common.Screen, tea.Cmd) {
+	snap := msg.Snap
+	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt,
+		StatsAge: snap.StatsAge, ListedAt: m.status.ListedAt, ListEvery: m.listEvery()}
+	if !mergeRows(m.rows, snap, m.trends, m.judge, m.inbox.HasInbox) {
+		m.needList = true
+	}
+	selected, hadSelection := m.Selected()
+	m.order = nil
+	m.arrange(selected.Ref(), hadSelection)
+	m.forgetEffects()
+	m.lastAsked = msg.Opts
+	if len(snap.Gone) > 0 {
+		m.needList = true
+		return m, tea.Batch(m.fetch(), m.fetchEffects())
+	}
 	if m.missingRates(msg.Opts) {
 		return m, tea.Batch(m.fetch(), m.fetchEffects())
 	}
@@ -104,7 +166,7 @@ func (m *Model) fillRates(force bool) tea.Cmd {
 	if m.inflight || !m.status.Loaded || m.status.Stopped || !m.missingRates(m.lastAsked) {
 		return nil
 	}
-	if !force && time.Since(m.fetchStarted) < m.refresh {
+	if !force && m.clock().Sub(m.fetchStarted) < m.refresh {
 		return nil
 	}
 	m.tag++

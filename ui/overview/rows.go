@@ -47,6 +47,9 @@ type trend struct {
 	// refresh.
 	vhost, name, search string
 	vhostWidth          int
+	// row is the queue's place in the rows of the last snapshot of
+	// every queue, where a read of the rows on screen merges it.
+	row int
 }
 
 // snapshotSeq numbers the snapshots buildRows has turned into rows.
@@ -111,31 +114,10 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 				search: strings.ToLower(q.Vhost + "/" + q.Name)}
 			trends[ref] = t
 		}
-		r := row{
-			q:          q,
-			vhost:      t.vhost,
-			vhostWidth: t.vhostWidth,
-			name:       t.name,
-			search:     t.search,
-			trend:      t,
-			hasInbox:   hasInbox(ref),
-		}
-		if q.RetryTarget != nil {
-			r.retry = sanitize.Text(q.RetryTarget.Name)
-		}
-		if q.HeadMessageTimestamp != nil {
-			r.age, r.hasAge = snap.TakenAt.Sub(*q.HeadMessageTimestamp), true
-		}
-		switch {
-		case q.DLQ != nil:
-			r.dlqDepth = q.DLQMessages
-		case q.IsDLQ():
-			r.dlqDepth = q.Messages
-		}
-		r.tone, r.reasons = assess(q, judge.MarksAt(i), judge.Window(), alarms[q.Node])
+		t.row = i
+		rows[i] = makeRow(q, t, judge.MarksAt(i), judge.Window(), alarms[q.Node], snap.TakenAt, hasInbox(ref))
 		t.depth.Push(q.Messages)
 		t.seen = seq
-		rows[i] = r
 	}
 	for ref, t := range trends {
 		if t.seen != seq {
@@ -143,6 +125,89 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 		}
 	}
 	return rows
+}
+
+// makeRow is the row of queue q, with its trend's display strings, the
+// judge's marks and the alarm of its node.
+func makeRow(q mgmt.Queue, t *trend, marks []trouble.Mark, window time.Duration, alarm string, takenAt time.Time, hasInbox bool) row {
+	r := row{
+		q:          q,
+		vhost:      t.vhost,
+		vhostWidth: t.vhostWidth,
+		name:       t.name,
+		search:     t.search,
+		trend:      t,
+		hasInbox:   hasInbox,
+	}
+	if q.RetryTarget != nil {
+		r.retry = sanitize.Text(q.RetryTarget.Name)
+	}
+	if q.HeadMessageTimestamp != nil {
+		r.age, r.hasAge = takenAt.Sub(*q.HeadMessageTimestamp), true
+	}
+	switch {
+	case q.DLQ != nil:
+		r.dlqDepth = q.DLQMessages
+	case q.IsDLQ():
+		r.dlqDepth = q.Messages
+	}
+	r.tone, r.reasons = assess(q, marks, window, alarm)
+	return r
+}
+
+// mergeRows merges a snapshot of some queues (mgmt.Snapshot.OnlyRows)
+// into rows, the last snapshot of every queue: each queue read takes its
+// new figures and keeps its place and what only the list of every queue
+// tells (its DLQ pairing, the queues it is the DLQ of, whether it is a
+// parking queue); the queues that dead-letter into a DLQ read take its
+// new depth. The judge observes those queues alone, and their trends
+// take the new depth. It reports false when a queue read is not among
+// the rows (declared since the list was read): then only a new list
+// can place it.
+func mergeRows(rows []row, snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool) bool {
+	alarms := nodeAlarms(snap.Nodes)
+	at := func(ref mgmt.QueueRef) int {
+		if t := trends[ref]; t != nil && t.row < len(rows) && rows[t.row].q.Ref() == ref {
+			return t.row
+		}
+		return -1
+	}
+	placed := true
+	changed := make([]int, 0, len(snap.Queues))
+	for _, q := range snap.Queues {
+		i := at(q.Ref())
+		if i < 0 {
+			placed = false
+			continue
+		}
+		old := rows[i].q
+		q.DLQ, q.DLQOf, q.RetryTarget, q.DLQMessages, q.Parking = old.DLQ, old.DLQOf, old.RetryTarget, old.DLQMessages, old.Parking
+		rows[i].q = q
+		changed = append(changed, i)
+		for _, src := range q.DLQOf {
+			if j := at(src); j >= 0 && rows[j].q.DLQMessages != q.Messages {
+				rows[j].q.DLQMessages = q.Messages
+				changed = append(changed, j)
+			}
+		}
+	}
+	seen := make(map[int]bool, len(changed))
+	observed := make([]mgmt.Queue, 0, len(changed))
+	unique := changed[:0]
+	for _, i := range changed {
+		if !seen[i] {
+			seen[i] = true
+			unique = append(unique, i)
+			observed = append(observed, rows[i].q)
+		}
+	}
+	judge.ObserveSome(snap.TakenAt, observed)
+	for _, i := range unique {
+		q, t := rows[i].q, rows[i].trend
+		rows[i] = makeRow(q, t, judge.Marks(q.Ref()), judge.Window(), alarms[q.Node], snap.TakenAt, hasInbox(q.Ref()))
+		t.depth.Push(q.Messages)
+	}
+	return placed
 }
 
 // assess decides whether a queue is in trouble (act now) or worth a look,

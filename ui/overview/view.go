@@ -51,10 +51,23 @@ func (m *Model) statusText() string {
 		parts = append(parts, fmt.Sprintf("%d of %d queues", len(m.view), len(m.rows)))
 	}
 	line := strings.Join(parts, "  ·  ")
+	listed := m.listedNote()
 	if n := m.troubleCount(); n > 0 {
-		return m.st.Muted.Render(line+"  ·  ") + m.st.Trouble.Render(fmt.Sprintf("%d in trouble", n))
+		return m.st.Muted.Render(line+"  ·  ") + m.st.Trouble.Render(fmt.Sprintf("%d in trouble", n)) + m.st.Muted.Render(listed)
 	}
-	return m.st.Muted.Render(line)
+	return m.st.Muted.Render(line + listed)
+}
+
+// listedNote says, when the rows on screen are read more often than the
+// list of every queue (a large broker), how old the figures of the rows
+// off screen are.
+func (m *Model) listedNote() string {
+	st := m.status
+	if st.ListEvery <= m.refresh || st.ListedAt.IsZero() || m.partialOf > 0 {
+		return ""
+	}
+	return fmt.Sprintf("  ·  list read %s ago (every %s), rows on screen each refresh",
+		format.Duration(m.clock().Sub(st.ListedAt)), format.Duration(st.ListEvery))
 }
 
 func (m *Model) troubleCount() int {

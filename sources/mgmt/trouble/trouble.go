@@ -164,6 +164,24 @@ func (t *Tracker) Observe(at time.Time, qs []mgmt.Queue) {
 	}
 }
 
+// ObserveSome records queues read at `at` between two snapshots of every
+// queue: the rows on screen, read one by one while the list of all is
+// read less often. It forgets no queue, and a queue it is not given keeps
+// its last sample, so a rise is counted once, between the readings that
+// show it, whichever kind of read they came from.
+func (t *Tracker) ObserveSome(at time.Time, qs []mgmt.Queue) {
+	now := at.UnixNano()
+	for _, q := range qs {
+		ref := q.Ref()
+		s := t.queues[ref]
+		if s == nil {
+			s = &series{ref: ref, gen: t.gen}
+			t.queues[ref] = s
+		}
+		s.observe(now, int64(t.window), q)
+	}
+}
+
 // Marks are the marks raised on a queue after the latest snapshot, in
 // Kind order; nil when none is.
 func (t *Tracker) Marks(ref mgmt.QueueRef) []Mark {

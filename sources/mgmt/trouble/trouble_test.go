@@ -356,3 +356,35 @@ func TestAQueueKeepsItsSeriesWhenTheListShiftsAroundIt(t *testing.T) {
 		t.Fatalf("after two queues went: %d tracked", len(tr.queues))
 	}
 }
+
+// Between two lists of every queue, the overview reads the rows on screen
+// alone: what they show is judged, and the queues not read keep their
+// last sample and marks, so a rise is counted once, between the two
+// readings that show it.
+func TestObserveSomeJudgesTheQueuesReadAndForgetsNone(t *testing.T) {
+	tr := New(time.Minute)
+	s := dlqScene(time.Hour)
+	tr.Observe(t0, s(0))
+	// The DLQ alone is read at 5 s and 10 s: two dead letters came.
+	for _, at := range []time.Duration{5 * time.Second, 10 * time.Second} {
+		qs := s(at)
+		tr.ObserveSome(t0.Add(at), qs[1:])
+	}
+	marks := tr.Marks(dlqRef)
+	if len(marks) != 1 || marks[0].Kind != Arriving || marks[0].Added != 2 {
+		t.Fatalf("the DLQ read alone has marks %+v, want 2 arriving", marks)
+	}
+	work := mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	if m := tr.Marks(work); len(m) != 0 {
+		t.Fatalf("orders, not read since the list, has marks %+v", m)
+	}
+	// The next list shows both at 12 s: the DLQ's rise is not counted
+	// again, the work queue's view of its DLQ rose by the two.
+	tr.Observe(t0.Add(12*time.Second), s(12*time.Second))
+	if marks := tr.Marks(dlqRef); len(marks) != 1 || marks[0].Added != 2 {
+		t.Errorf("after the list the DLQ has marks %+v, want the same 2 arriving", marks)
+	}
+	if m := tr.Marks(work); len(m) != 1 || m[0].Kind != DLQGrowing || m[0].Added != 2 {
+		t.Errorf("after the list orders has marks %+v, want its DLQ grown by 2", m)
+	}
+}

@@ -1,0 +1,263 @@
+package overview
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/sources/mgmt"
+)
+
+// largeScene is a broker whose list of every queue takes listCost to
+// read while a queue read alone takes nothing: it answers a list with
+// every queue, and a read of some rows (OnlyRows) with those queues
+// alone, without the pairing only the list gives, as the management
+// client does. Its clock is the overview's: a list moves it on by
+// listCost, and refresh moves it on by the wait between two fetches.
+type largeScene struct {
+	every    time.Duration
+	at       time.Duration
+	queue    func(at time.Duration) []mgmt.Queue
+	listCost time.Duration
+	// readAt is when the last snapshot read the queues.
+	readAt   time.Duration
+	lists    int
+	rowReads int
+	gone     map[string]bool
+}
+
+func (l *largeScene) now() time.Time { return taken.Add(l.at) }
+
+// refresh waits out the refresh interval and fetches.
+func (l *largeScene) refresh(t *testing.T, m *Model) *Model {
+	t.Helper()
+	l.at += l.every
+	m, _ = load(t, m, m.fetch())
+	return m
+}
+
+func (l *largeScene) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
+	l.readAt = l.at
+	var qs []mgmt.Queue
+	for _, q := range l.queue(l.at) {
+		if !l.gone[q.Name] {
+			qs = append(qs, q)
+		}
+	}
+	if !o.OnlyRows {
+		l.lists++
+		l.at += l.listCost
+		snap := snapshot(qs...)
+		snap.TakenAt = l.now()
+		return snap, nil
+	}
+	l.rowReads++
+	snap := snapshot(l.queue(l.at)...)
+	snap.TakenAt = l.now()
+	want := map[mgmt.QueueRef]bool{}
+	for _, r := range o.RatesFor {
+		want[r] = true
+	}
+	var read []mgmt.Queue
+	for _, q := range snap.Queues {
+		if !want[q.Ref()] {
+			continue
+		}
+		if l.gone[q.Name] {
+			snap.Gone = append(snap.Gone, q.Ref())
+			continue
+		}
+		q.DLQ, q.DLQOf, q.DLQMessages = nil, nil, 0
+		read = append(read, q)
+	}
+	snap.Queues, snap.OnlyRows = read, true
+	return snap, nil
+}
+
+// withIdle adds n empty queues to a scene, so that the table of a small
+// terminal shows only the deepest.
+func withIdle(n int, scene func(time.Duration) []mgmt.Queue) func(time.Duration) []mgmt.Queue {
+	return func(at time.Duration) []mgmt.Queue {
+		qs := scene(at)
+		for i := range n {
+			idle := queue("/", fmt.Sprintf("idle-%02d", i), 0)
+			qs = append(qs, idle)
+		}
+		return qs
+	}
+}
+
+func TestALargeBrokerIsListedTenTimesLessOftenThanItTakesAndItsRowsOnScreenAtEachRefresh(t *testing.T) {
+	const window = time.Minute
+	scene := &largeScene{every: DefaultRefresh, queue: withIdle(30, troubleScene(time.Hour)),
+		listCost: time.Second}
+	m := New(Options{Lister: scene, Refresh: DefaultRefresh, Window: window})
+	m.clock = scene.now
+	m.SetSize(120, 12)
+	m, _ = load(t, m, m.Init())
+	if scene.lists != 1 {
+		t.Fatalf("the first snapshot made %d lists, want 1", scene.lists)
+	}
+	start, end := m.tbl.Window()
+	if end-start >= len(m.rows) {
+		t.Fatalf("the table shows %d of %d rows; the test needs rows off screen", end-start, len(m.rows))
+	}
+	for range 30 {
+		m = scene.refresh(t, m)
+	}
+	// A list costs 1 s: one every 10 s, so about one refresh in five of
+	// the 2 s refreshes lists every queue.
+	if scene.lists < 5 || scene.lists > 9 {
+		t.Errorf("%d lists in %d refreshes over %v, want one every 10 s", scene.lists, 30, scene.at)
+	}
+	if scene.rowReads < 20 {
+		t.Errorf("%d reads of the rows on screen in 30 refreshes, want the refreshes between lists", scene.rowReads)
+	}
+	if got := m.status.ListEvery; got != 10*time.Second {
+		t.Errorf("ListEvery = %v, want ten times the 1 s list", got)
+	}
+	if line := m.statusText(); !strings.Contains(line, "(every 10s), rows on screen each refresh") {
+		t.Errorf("the status line does not say how old the list is: %q", line)
+	}
+	// reindex grows on screen: its depth is that of the last read, not
+	// of the last list.
+	reindex := scene.queue(scene.readAt)[4]
+	for _, r := range m.rows {
+		if r.q.Name == "reindex" && r.q.Messages != reindex.Messages {
+			t.Errorf("reindex shows %d messages, the broker holds %d", r.q.Messages, reindex.Messages)
+		}
+	}
+}
+
+func TestAListTooSlowForTheWindowIsStillReadTwiceAWindow(t *testing.T) {
+	scene := &largeScene{every: DefaultRefresh, queue: withIdle(30, troubleScene(time.Hour)),
+		listCost: 10 * time.Second}
+	m := New(Options{Lister: scene, Refresh: DefaultRefresh, Window: time.Minute})
+	m.clock = scene.now
+	m.SetSize(120, 12)
+	m, _ = load(t, m, m.Init())
+	if got := m.listEvery(); got != 30*time.Second {
+		t.Errorf("a 10 s list is read every %v, want every half window (30s)", got)
+	}
+}
+
+// The marks of the rows off screen come from the lists alone, the rows
+// on screen from every refresh; neither may flicker, and the status
+// line's count follows the rows.
+func TestTroubleMarksOffScreenHoldStillBetweenLists(t *testing.T) {
+	const window = time.Minute
+	stop := 4 * time.Minute
+	scene := &largeScene{every: DefaultRefresh, queue: withIdle(30, troubleScene(stop)),
+		listCost: time.Second}
+	m := New(Options{Lister: scene, Refresh: DefaultRefresh, Window: window})
+	m.clock = scene.now
+	m.SetSize(120, 12)
+	m, _ = load(t, m, m.Init())
+	onScreen := func(name string) bool {
+		start, end := m.tbl.Window()
+		for i := start; i < end; i++ {
+			if m.rows[m.view[i]].q.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	var first, cleared = map[string]time.Duration{}, map[string]time.Duration{}
+	for scene.at < stop+3*window {
+		m = scene.refresh(t, m)
+		at := scene.at
+		now := marked(m)
+		for _, name := range []string{"orders", "orders.dlq"} {
+			switch {
+			case now[name] && first[name] == 0:
+				first[name] = at
+			case !now[name] && first[name] != 0 && cleared[name] == 0:
+				cleared[name] = at
+			case now[name] && cleared[name] != 0:
+				t.Fatalf("at %v: %s marked again after clearing at %v", at, name, cleared[name])
+			}
+		}
+		if got, rows := shownTrouble(t, m), countTrue(now); got != rows {
+			t.Fatalf("at %v: the status line says %d in trouble, the rows %d", at, got, rows)
+		}
+	}
+	if onScreen("orders") {
+		t.Fatal("orders is on screen; the test needs it off screen")
+	}
+	for _, name := range []string{"orders", "orders.dlq"} {
+		// The first dead letter comes at 5 s; the list after it shows it.
+		if f := first[name]; f == 0 || f > 5*time.Second+10*time.Second+DefaultRefresh+time.Second {
+			t.Errorf("%s first marked at %v, want by the first list after 5 s", name, f)
+		}
+		// The last comes at 4 m: the mark holds a window after the list
+		// that showed it, and no longer.
+		if c := cleared[name]; c < stop+window || c > stop+window+10*time.Second+2*DefaultRefresh+time.Second {
+			t.Errorf("%s cleared at %v, want a window after the last dead letter's list (about %v)", name, c, stop+window)
+		}
+	}
+}
+
+func TestARowOnScreenThatIsGoneMakesTheNextFetchAList(t *testing.T) {
+	scene := &largeScene{every: DefaultRefresh, queue: withIdle(30, troubleScene(time.Hour)),
+		listCost: time.Second, gone: map[string]bool{}}
+	m := New(Options{Lister: scene, Refresh: DefaultRefresh, Window: time.Minute})
+	m.clock = scene.now
+	m.SetSize(120, 12)
+	m, _ = load(t, m, m.Init())
+	m = scene.refresh(t, m)
+	if scene.rowReads != 1 {
+		t.Fatalf("the refresh after a list made %d reads of the rows, want 1", scene.rowReads)
+	}
+	scene.gone["reindex"] = true
+	scene.at += scene.every
+	m, cmd := load(t, m, m.fetch())
+	var next *snapshotMsg
+	for _, msg := range flatten(cmd) {
+		if s, ok := msg.(snapshotMsg); ok {
+			next = &s
+		}
+	}
+	if next == nil {
+		t.Fatal("a row on screen that is gone was not followed by a fetch at once")
+	}
+	if next.Opts.OnlyRows {
+		t.Error("a row on screen that is gone was followed by another read of the rows, want a list")
+	}
+	m, _ = update(t, m, *next)
+	for _, r := range m.rows {
+		if r.q.Name == "reindex" {
+			t.Error("reindex is still shown after the list that no longer has it")
+		}
+	}
+}
+
+// flatten runs cmd and the commands of its batches and returns their
+// messages.
+func flatten(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if batch, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range batch {
+			out = append(out, flatten(c)...)
+		}
+		return out
+	}
+	return []tea.Msg{msg}
+}
+
+func countTrue(m map[string]bool) int {
+	n := 0
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
+}
