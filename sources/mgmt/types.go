@@ -52,7 +52,7 @@ type SnapshotOptions struct {
 	// reads of it, since on 10 000 queues the list costs the broker a
 	// second and a queue 2 ms (docs/ARCHITECTURE.md §4.10).
 	OnlyRows bool
-	Channels bool       // channels and consumers too
+	Channels bool // channels and consumers too
 	// DLQOverrides pin a queue's DLQ where config says so (docs/ARCHITECTURE.md §6).
 	DLQOverrides []DLQOverride
 }
