@@ -50,7 +50,7 @@ type SnapshotOptions struct {
 	// OnlyRows reads the RatesFor queues one by one instead of listing
 	// every queue: what a dashboard that holds the list asks between two
 	// reads of it, since on 10 000 queues the list costs the broker a
-	// second and a queue 2 ms (docs/ARCHITECTURE.md §4.10).
+	// second and a queue 2 ms (docs/ARCHITECTURE.md §3.4).
 	OnlyRows bool
 	Channels bool // channels and consumers too
 	// DLQOverrides pin a queue's DLQ where config says so (docs/ARCHITECTURE.md §6).

@@ -41,7 +41,7 @@ func (m *Model) fetch() tea.Cmd {
 // the last one took has passed, and meanwhile the rows on screen are
 // read one by one at each refresh. A broker of a few hundred queues
 // lists them in milliseconds, so it is listed at every refresh; one of
-// 10 000 takes a second, so every ten seconds (docs/ARCHITECTURE.md §4.10).
+// 10 000 takes a second, so every ten seconds (docs/ARCHITECTURE.md §3.4).
 const listDuty = 10
 
 // listDue reports whether the next fetch reads every queue: none was
