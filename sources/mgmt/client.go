@@ -69,10 +69,12 @@ type Client struct {
 	rowStats map[QueueRef]rowStats
 	// lastSnapshot is how long the last snapshot took (topologyReuse).
 	lastSnapshot time.Duration
-	// overview is the last /api/overview, reused for one statistics
-	// interval by Snapshot; overviewAt is when it was asked for.
-	overview   *Overview
-	overviewAt time.Time
+	// overview is the last /api/overview, reused by Snapshot (see
+	// recentOverview); overviewAt is when it was asked for and
+	// overviewTook how long it took.
+	overview     *Overview
+	overviewAt   time.Time
+	overviewTook time.Duration
 }
 
 // New returns a client for o. It does not contact the broker.

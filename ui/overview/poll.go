@@ -44,11 +44,12 @@ func (m *Model) fetch() tea.Cmd {
 // 10 000 takes a second, so every ten seconds (docs/ARCHITECTURE.md §3.4).
 const listDuty = 10
 
+// maxListEvery bounds the time between two lists, whatever they cost.
+const maxListEvery = 2 * time.Minute
+
 // listDue reports whether the next fetch reads every queue: none was
 // read yet, one is asked for (a queue on screen was deleted or is not
-// placed, or r was pressed), or its turn has come. The list is read at
-// least every half judge window, so a queue off screen is judged on at
-// least two readings a window.
+// placed, or r was pressed), or its turn has come.
 func (m *Model) listDue() bool {
 	if !m.status.Loaded || m.awaitingFull || m.needList || m.listedAt.IsZero() || len(m.rows) == 0 {
 		return true
@@ -57,9 +58,10 @@ func (m *Model) listDue() bool {
 }
 
 // listEvery is how often every queue is listed: ten times what the last
-// list took, at least each refresh and at most every half judge window.
+// list took, at least each refresh and at most maxListEvery. A queue off
+// screen keeps the figures and the marks of the last list until the next.
 func (m *Model) listEvery() time.Duration {
-	return min(max(listDuty*m.lastTook, m.refresh), m.judge.Window()/2)
+	return min(max(listDuty*m.lastTook, m.refresh), maxListEvery)
 }
 
 // fetchTimeout bounds a fetch: five refreshes, at least minFetchTimeout,
