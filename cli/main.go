@@ -45,6 +45,7 @@ func RunDashboard(app *App) error {
 		return err
 	}
 	defer release()
+	defer dashboardMemory()()
 	_, err = tea.NewProgram(model, tea.WithAltScreen()).Run()
 	return err
 }

@@ -2,6 +2,7 @@ package mgmt
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +162,30 @@ func TestDecode43QueueFiguresAndLeavesWhatIsMissingUnknown(t *testing.T) {
 	}
 	if d := byName["delayed"].Drain(); d.Movement != Delayed {
 		t.Errorf("delayed: drain %+v, want delayed (not empty)", d)
+	}
+}
+
+// Queues with the same arguments share one decoded map, so 100 000 queues
+// declared alike do not hold 100 000 maps; different arguments stay
+// apart, and each queue reads its own.
+func TestQueuesDeclaredAlikeShareTheirArguments(t *testing.T) {
+	list := `[{"name":"a","vhost":"/","arguments":{"x-queue-type":"classic"},"effective_policy_definition":{}},
+	{"name":"b","vhost":"/","arguments":{"x-queue-type":"classic"},"effective_policy_definition":{}},
+	{"name":"c","vhost":"/","arguments":{"x-queue-type":"classic","x-dead-letter-exchange":"dlx"},"effective_policy_definition":{}}]`
+	qs, err := decodeQueues(strings.NewReader(list), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(x, y map[string]any) bool {
+		return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	}
+	if !same(qs[0].Arguments, qs[1].Arguments) || !same(qs[0].EffectiveDefinition, qs[2].EffectiveDefinition) {
+		t.Error("queues declared alike hold separate maps")
+	}
+	if same(qs[0].Arguments, qs[2].Arguments) {
+		t.Fatal("queues with different arguments share a map")
+	}
+	if qs[2].StringSetting("dead-letter-exchange") != "dlx" || qs[0].StringSetting("dead-letter-exchange") != "" {
+		t.Errorf("settings read %q and %q", qs[2].StringSetting("dead-letter-exchange"), qs[0].StringSetting("dead-letter-exchange"))
 	}
 }

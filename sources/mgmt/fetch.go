@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"sort"
+	"sync"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
@@ -119,27 +120,37 @@ func (c *Client) listQueuesCheap(ctx context.Context, vhost string) ([]Queue, er
 		// One vhost or none: the list of all is the same request.
 		return c.listQueues(ctx, "queues", q, false)
 	}
-	lists := make([][]Queue, len(names))
-	err = forEach(ctx, len(names), vhostParallel, func(ctx context.Context, i int) (err error) {
-		lists[i], err = c.listQueues(ctx, inVhost("queues", names[i]), q, false)
+	// Each vhost's list joins the whole as soon as it is read, so no
+	// more than one is held besides it; the whole is sized for the last
+	// count of queues, so it is not copied as it grows.
+	var mu sync.Mutex
+	out := make([]Queue, 0, c.queueCountHint())
+	err = forEach(ctx, len(names), vhostParallel, func(ctx context.Context, i int) error {
+		l, err := c.listQueues(ctx, inVhost("queues", names[i]), q, false)
 		if errors.Is(err, ErrNotFound) {
 			// Deleted since it was listed: it has no queues now.
 			return nil
 		}
+		mu.Lock()
+		out = append(out, l...)
+		mu.Unlock()
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, l := range lists {
-		n += len(l)
-	}
-	out := make([]Queue, 0, n)
-	for _, l := range lists {
-		out = append(out, l...)
-	}
 	return out, nil
+}
+
+// queueCountHint is how many queues the broker had when last counted (the
+// overview's count), with a little room.
+func (c *Client) queueCountHint() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.overview == nil {
+		return 0
+	}
+	return c.overview.QueueCount + c.overview.QueueCount/64
 }
 
 // queuesCheap reads the queues refs name one by one, as the cheap list

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -24,12 +25,58 @@ func (o *object) UnmarshalJSON(b []byte) error {
 		*o = nil
 		return nil
 	}
+	if m, ok := objects.get(b); ok {
+		*o = m
+		return nil
+	}
 	var m map[string]any
 	if err := jsonv2.Unmarshal(b, &m, lenient); err != nil {
 		return err
 	}
+	objects.put(b, m)
 	*o = m
 	return nil
+}
+
+// objects shares the decoded form of small JSON objects that repeat: most
+// queues of a broker have the same arguments ({"x-queue-type":"classic"})
+// and the same policy definition, and 100 000 queues would otherwise hold
+// 200 000 small maps. What it hands out is never written to (a Queue's
+// Arguments and EffectiveDefinition are read only).
+var objects = &internTable{m: map[string]map[string]any{}}
+
+// internTable is a bounded table of decoded objects by their JSON text:
+// emptied when full, so text that never repeats costs little.
+type internTable struct {
+	mu sync.Mutex
+	m  map[string]map[string]any
+}
+
+const (
+	internMaxText    = 256
+	internMaxEntries = 4096
+)
+
+func (t *internTable) get(b []byte) (map[string]any, bool) {
+	if len(b) > internMaxText {
+		return nil, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m, ok := t.m[string(b)]
+	return m, ok
+}
+
+func (t *internTable) put(b []byte, m map[string]any) {
+	if len(b) > internMaxText {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.m) >= internMaxEntries {
+		clear(t.m)
+	}
+	t.m[string(b)] = m
 }
 
 // number is a JSON number that may be null, absent, "" or a string.

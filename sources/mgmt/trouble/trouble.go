@@ -80,14 +80,22 @@ type Tracker struct {
 	gen  uint64
 }
 
-// series is one queue's state across snapshots.
+// series is one queue's state across snapshots: the last depths, and
+// what the window holds once there is something to judge. Most queues of
+// a large broker never rise and are never read with statistics, so they
+// carry no judged part.
 type series struct {
 	ref          mgmt.QueueRef
 	gen          uint64 // the Observe that last listed the queue
-	seen         bool   // a previous sample exists
 	prevMessages int64
 	prevDLQ      int64
+	seen         bool // a previous sample exists
 	prevHasDLQ   bool
+	*judged
+}
+
+// judged is what a series holds while it has something to judge.
+type judged struct {
 	// The DLX backlog is known only for rows read with statistics: the
 	// last known figure and when it was read.
 	prevDLX    int64
@@ -98,6 +106,17 @@ type series struct {
 	raised     [kinds]bool
 	drain      [kinds]mgmt.Drain
 	marks      []Mark
+}
+
+// idle reports whether nothing is left to judge: no rise or verdict in
+// the window, no mark, no DLX figure to compare the next with.
+func (j *judged) idle() bool {
+	for _, r := range j.rises {
+		if len(r) > 0 {
+			return false
+		}
+	}
+	return len(j.verdicts) == 0 && len(j.marks) == 0 && !j.prevHasDLX
 }
 
 // rise is a depth increase between two samples, at the later one.
@@ -185,7 +204,7 @@ func (t *Tracker) ObserveSome(at time.Time, qs []mgmt.Queue) {
 // Marks are the marks raised on a queue after the latest snapshot, in
 // Kind order; nil when none is.
 func (t *Tracker) Marks(ref mgmt.QueueRef) []Mark {
-	if s := t.queues[ref]; s != nil {
+	if s := t.queues[ref]; s != nil && s.judged != nil {
 		return s.marks
 	}
 	return nil
@@ -194,19 +213,27 @@ func (t *Tracker) Marks(ref mgmt.QueueRef) []Mark {
 // MarksAt is Marks of the i-th queue of the latest snapshot, without a
 // lookup by name.
 func (t *Tracker) MarksAt(i int) []Mark {
-	if i < 0 || i >= len(t.last) {
+	if i < 0 || i >= len(t.last) || t.last[i].judged == nil {
 		return nil
 	}
 	return t.last[i].marks
 }
 
 func (s *series) observe(now, window int64, q mgmt.Queue) {
+	hasDLQ := q.DLQ != nil
+	rose := s.seen && (hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ || q.IsDLQ() && q.Messages > s.prevMessages)
+	if s.judged == nil && !rose && q.DLXHeld == nil && !movesJudged(q) {
+		s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, hasDLQ
+		return
+	}
+	if s.judged == nil {
+		s.judged = &judged{}
+	}
 	since := now - window
 	for k := range s.rises {
 		s.rises[k] = prune(s.rises[k], since, func(r rise) int64 { return r.at })
 	}
 	s.verdicts = prune(s.verdicts, since, func(v verdict) int64 { return v.at })
-	hasDLQ := q.DLQ != nil
 	if s.seen {
 		if hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ {
 			s.rises[DLQGrowing] = append(s.rises[DLQGrowing], rise{now, q.DLQMessages - s.prevDLQ})
@@ -224,6 +251,15 @@ func (s *series) observe(now, window int64, q mgmt.Queue) {
 	}
 	s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, hasDLQ
 	s.judge()
+	if s.idle() {
+		s.judged = nil
+	}
+}
+
+// movesJudged reports whether a sample of q is judged on its movement:
+// a work queue read with statistics (see movement).
+func movesJudged(q mgmt.Queue) bool {
+	return q.HasRates && !q.IsDLQ() && !q.Parking && q.RetryTarget == nil
 }
 
 // observeDLX records a rise of the DLX backlog. A sample without the
@@ -247,7 +283,7 @@ func (s *series) observeDLX(now, window int64, held *int64) {
 // statistics were not read carries no consumer count or rates: neither
 // is judged.
 func (s *series) movement(q mgmt.Queue) (Kind, mgmt.Drain, bool) {
-	if q.IsDLQ() || q.Parking || q.RetryTarget != nil || !q.HasRates {
+	if !movesJudged(q) {
 		return kinds, mgmt.Drain{}, false
 	}
 	if q.Ready == 0 {
