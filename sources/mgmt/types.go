@@ -135,15 +135,13 @@ type QueueRef struct {
 
 // Queue is one queue with the figures of docs/ARCHITECTURE.md §4.1.
 type Queue struct {
-	Vhost     string
-	Name      string
-	Type      string // classic | quorum | stream
-	Durable   bool
-	Exclusive bool
-	State     string // running, down, ...; "" when the API did not say
-	Messages  int64
-	Ready     int64
-	Unacked   int64
+	Vhost    string
+	Name     string
+	Type     string // classic | quorum | stream
+	State    string // running, down, ...; "" when the API did not say
+	Messages int64
+	Ready    int64
+	Unacked  int64
 	// Consumers is known only with rates (HasRates): the cheap queue
 	// list does not carry it.
 	Consumers int
@@ -154,7 +152,6 @@ type Queue struct {
 	OldestUnknownReason string
 	PublishRate         float64 // λ, messages/s
 	AckRate             float64 // μ, ack or deliver-get (auto-ack) per s
-	HasRates            bool    // false when stats were not fetched
 	Arguments           map[string]any
 	Policy              string
 	EffectiveDefinition map[string]any // policy definition applied
@@ -166,7 +163,6 @@ type Queue struct {
 	// DLX settings resolved from arguments, then policy.
 	DeadLetterExchange   string
 	DeadLetterRoutingKey string
-	HasDLX               bool
 	// DLQ is the paired dead-letter queue, nil when none was found.
 	DLQ *QueueRef
 	// RetryTarget is set on the waiting queue of a retry loop: its
@@ -197,6 +193,13 @@ type Queue struct {
 	// "" when it does not say. DelayedRetrySetting reads the arguments
 	// and policy keys too.
 	DelayedRetry string
+	// The flags sit together at the end, so the struct, of which a
+	// large broker's dashboard holds 200 000 at times, has no padding
+	// between them.
+	Durable   bool
+	Exclusive bool
+	HasRates  bool // false when stats were not fetched
+	HasDLX    bool // a dead-letter exchange is set, by argument or policy
 	// StatsPending is set on a row read with statistics that the broker
 	// listed without them (a queue seconds old): its consumers and rates
 	// are unknown; its policy comes from the cheap list.

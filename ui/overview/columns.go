@@ -124,7 +124,7 @@ func (m *Model) spec() spec {
 			}
 		}
 		if m.vhost == "" {
-			s.vhostWidth = max(s.vhostWidth, min(r.vhostWidth, vhostMaxWidth))
+			s.vhostWidth = max(s.vhostWidth, min(r.trend.vhostWidth, vhostMaxWidth))
 		}
 		s.effects = s.effects || r.hasInbox
 		s.delayed = s.delayed || r.q.Delayed != nil
@@ -156,9 +156,9 @@ func (m *Model) renderRow(i int) table.Row {
 	for j, c := range m.cols {
 		switch c {
 		case colVhost:
-			cells[j] = table.Cell{Text: r.vhost}
+			cells[j] = table.Cell{Text: r.trend.vhost}
 		case colName:
-			cells[j] = table.Cell{Text: r.name}
+			cells[j] = table.Cell{Text: r.trend.name}
 		case colType:
 			cells[j] = table.Cell{Text: sanitize.Text(q.Type)}
 		case colReady:

@@ -59,7 +59,7 @@ func filtered(rows []row, order []int, filter string) []int {
 	filter = strings.ToLower(filter)
 	out := make([]int, 0, len(order)/4)
 	for _, i := range order {
-		if strings.Contains(rows[i].search, filter) {
+		if strings.Contains(rows[i].trend.search, filter) {
 			out = append(out, i)
 		}
 	}

@@ -58,19 +58,17 @@ var snapshotSeq atomic.Uint64
 // row is one queue ready to show: display strings are sanitised once per
 // snapshot, not once per frame.
 type row struct {
-	q     mgmt.Queue
-	vhost string
-	// vhostWidth is the vhost's width in cells, for the column's width.
-	vhostWidth int
-	name       string
-	search     string // lower-cased vhost/name for the filter
-	age        time.Duration
-	hasAge     bool
-	dlqDepth   int64
-	tone       table.Tone
+	q mgmt.Queue
+	// trend holds the queue's display strings (sanitised vhost and name,
+	// the vhost's width, the filter's lower-cased vhost/name) and its
+	// depth history.
+	trend    *trend
+	age      time.Duration
+	hasAge   bool
+	dlqDepth int64
+	tone     table.Tone
 	// reasons say why the row is in trouble or worth a look.
 	reasons []string
-	trend   *trend
 	// hasInbox is set when the config gives the queue an inbox.
 	hasInbox bool
 	// retry names the work queue a retry queue's messages expire back
@@ -130,15 +128,7 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 // makeRow is the row of queue q, with its trend's display strings, the
 // judge's marks and the alarm of its node.
 func makeRow(q mgmt.Queue, t *trend, marks []trouble.Mark, window time.Duration, alarm string, takenAt time.Time, hasInbox bool) row {
-	r := row{
-		q:          q,
-		vhost:      t.vhost,
-		vhostWidth: t.vhostWidth,
-		name:       t.name,
-		search:     t.search,
-		trend:      t,
-		hasInbox:   hasInbox,
-	}
+	r := row{q: q, trend: t, hasInbox: hasInbox}
 	if q.RetryTarget != nil {
 		r.retry = sanitize.Text(q.RetryTarget.Name)
 	}
