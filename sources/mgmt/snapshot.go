@@ -55,6 +55,9 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 			return err
 		},
 	}
+	if o.WithVhosts {
+		jobs = append(jobs, func(ctx context.Context) (err error) { s.Vhosts, err = c.vhostNames(ctx); return err })
+	}
 	if o.Channels {
 		jobs = append(jobs, func(ctx context.Context) (err error) {
 			s.Channels, s.Consumers, s.ChannelsNote, err = c.channelsAndConsumers(ctx, o.Vhost)

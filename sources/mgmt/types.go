@@ -37,6 +37,8 @@ type Snapshot struct {
 	// deleted since the last list.
 	OnlyRows bool
 	Gone     []QueueRef
+	// Vhosts are the broker's vhosts, sorted, when WithVhosts asked.
+	Vhosts []string
 }
 
 // SnapshotOptions say how much of the broker a snapshot reads. The queue
@@ -52,7 +54,11 @@ type SnapshotOptions struct {
 	// reads of it, since on 10 000 queues the list costs the broker a
 	// second and a queue 2 ms (docs/ARCHITECTURE.md §3.4).
 	OnlyRows bool
-	Channels bool // channels and consumers too
+	// WithVhosts names the broker's vhosts in the snapshot (one more
+	// request of a few milliseconds): a dashboard that lists every vhost
+	// in turn learns which there are.
+	WithVhosts bool
+	Channels   bool // channels and consumers too
 	// DLQOverrides pin a queue's DLQ where config says so (docs/ARCHITECTURE.md §6).
 	DLQOverrides []DLQOverride
 }

@@ -1,8 +1,10 @@
 package overview
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +26,26 @@ type largeScene struct {
 	queue    func(at time.Duration) []mgmt.Queue
 	listCost time.Duration
 	// readAt is when the last snapshot read the queues.
-	readAt   time.Duration
+	readAt time.Duration
+	// listed are the vhosts the lists read, "" for all, in order.
+	listed   []string
 	lists    int
 	rowReads int
 	gone     map[string]bool
 }
 
 func (l *largeScene) now() time.Time { return taken.Add(l.at) }
+
+// vhosts are the vhosts of qs, each once, plus those named in extra.
+func (l *largeScene) vhosts(qs []mgmt.Queue) []string {
+	var out []string
+	for _, q := range qs {
+		if !slices.Contains(out, q.Vhost) {
+			out = append(out, q.Vhost)
+		}
+	}
+	return out
+}
 
 // refresh waits out the refresh interval and fetches.
 func (l *largeScene) refresh(t *testing.T, m *Model) *Model {
@@ -50,9 +65,22 @@ func (l *largeScene) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.
 	}
 	if !o.OnlyRows {
 		l.lists++
+		l.listed = append(l.listed, o.Vhost)
+		var in []mgmt.Queue
+		for _, q := range qs {
+			if o.Vhost == "" || q.Vhost == o.Vhost {
+				in = append(in, q)
+			}
+		}
+		slices.SortStableFunc(in, func(x, y mgmt.Queue) int {
+			return cmp.Or(strings.Compare(x.Vhost, y.Vhost), strings.Compare(x.Name, y.Name))
+		})
 		l.at += l.listCost
-		snap := snapshot(qs...)
+		snap := snapshot(in...)
 		snap.TakenAt = l.now()
+		if o.WithVhosts {
+			snap.Vhosts = l.vhosts(qs)
+		}
 		return snap, nil
 	}
 	l.rowReads++
@@ -267,4 +295,173 @@ func countTrue(m map[string]bool) int {
 		}
 	}
 	return n
+}
+
+// inVhosts spreads a scene over vhosts: the trouble scene in vhost
+// "c-orders", and n idle queues in each of the others.
+func inVhosts(idle int, others []string, scene func(time.Duration) []mgmt.Queue) func(time.Duration) []mgmt.Queue {
+	return func(at time.Duration) []mgmt.Queue {
+		var qs []mgmt.Queue
+		for _, q := range scene(at) {
+			q.Vhost = "c-orders"
+			if q.DLQ != nil {
+				q.DLQ = &mgmt.QueueRef{Vhost: "c-orders", Name: q.DLQ.Name}
+			}
+			for i := range q.DLQOf {
+				q.DLQOf[i].Vhost = "c-orders"
+			}
+			qs = append(qs, q)
+		}
+		for _, vh := range others {
+			for i := range idle {
+				qs = append(qs, queue(vh, fmt.Sprintf("idle-%02d", i), 0))
+			}
+		}
+		return qs
+	}
+}
+
+// rowsInPlace checks that the rows are sorted by vhost and name and that
+// each queue's trend knows its row.
+func rowsInPlace(t *testing.T, m *Model) {
+	t.Helper()
+	for i, r := range m.rows {
+		if r.trend.row != i {
+			t.Fatalf("row %d (%s/%s) has its trend at row %d", i, r.q.Vhost, r.q.Name, r.trend.row)
+		}
+		if i > 0 {
+			p := m.rows[i-1].q
+			if cmp.Or(strings.Compare(p.Vhost, r.q.Vhost), strings.Compare(p.Name, r.q.Name)) >= 0 {
+				t.Fatalf("rows %d and %d out of order: %s/%s then %s/%s", i-1, i, p.Vhost, p.Name, r.q.Vhost, r.q.Name)
+			}
+		}
+	}
+}
+
+func TestSeveralVhostsAreListedOneAtATimeInTurn(t *testing.T) {
+	scene := &largeScene{every: DefaultRefresh, queue: inVhosts(10, []string{"a", "b"}, troubleScene(time.Hour)),
+		listCost: time.Second, gone: map[string]bool{}}
+	m := New(Options{Lister: scene, Refresh: DefaultRefresh, Window: time.Minute})
+	m.clock = scene.now
+	m.SetSize(120, 12)
+	m, _ = load(t, m, m.Init())
+	if len(m.brokerVhosts) != 3 {
+		t.Fatalf("the first list named vhosts %v", m.brokerVhosts)
+	}
+	for range 40 {
+		m = scene.refresh(t, m)
+		rowsInPlace(t, m)
+	}
+	// After the first list of all, each list reads one vhost, in turn.
+	turns := scene.listed[1:]
+	if scene.listed[0] != "" || len(turns) < 6 {
+		t.Fatalf("lists read %q, want all then vhosts in turn", scene.listed)
+	}
+	for i, vh := range turns {
+		if want := []string{"a", "b", "c-orders"}[i%3]; vh != want {
+			t.Fatalf("list %d read %q, want %q (lists %q)", i+1, vh, want, scene.listed)
+		}
+	}
+	if len(m.rows) != 25 {
+		t.Fatalf("%d rows, want 25", len(m.rows))
+	}
+	if !strings.Contains(m.statusText(), "one vhost listed at a time, each every") {
+		t.Errorf("the status line does not say the vhosts are listed in turn: %q", m.statusText())
+	}
+
+	// A queue declared in b shows once b is listed; one deleted in a
+	// goes once a is.
+	prev := scene.queue
+	scene.queue = func(at time.Duration) []mgmt.Queue {
+		return append(prev(at), queue("b", "idle-new", 7))
+	}
+	scene.gone["idle-03"] = true
+	has := func(vh, name string) bool {
+		for _, r := range m.rows {
+			if r.q.Vhost == vh && r.q.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	for range 3 * listDuty {
+		m = scene.refresh(t, m)
+		rowsInPlace(t, m)
+	}
+	if !has("b", "idle-new") {
+		t.Error("a queue declared in b is not shown after b's list")
+	}
+	if has("a", "idle-03") || has("b", "idle-03") {
+		t.Error("a queue deleted is still shown after its vhost's list")
+	}
+	if _, ok := m.trends[mgmt.QueueRef{Vhost: "a", Name: "idle-03"}]; ok {
+		t.Error("a deleted queue's trend is kept")
+	}
+
+	// r lists every vhost at once, one after the other.
+	lists := len(scene.listed)
+	m, cmd := update(t, m, press("r"))
+	for range 3 {
+		var next *snapshotMsg
+		for _, msg := range flatten(cmd) {
+			if s, ok := msg.(snapshotMsg); ok {
+				next = &s
+			}
+		}
+		if next == nil {
+			t.Fatalf("r was followed by %d vhost lists, want 3 at once", len(scene.listed)-lists)
+		}
+		m, cmd = update(t, m, *next)
+	}
+	if got := scene.listed[lists:]; !slices.Equal(slices.Sorted(slices.Values(got)), []string{"a", "b", "c-orders"}) {
+		t.Errorf("r listed %q, want every vhost once", got)
+	}
+
+	// A vhost deleted on the broker leaves the screen with its list.
+	scene.queue = inVhosts(10, []string{"b"}, troubleScene(time.Hour))
+	for range 3 * listDuty {
+		m = scene.refresh(t, m)
+		rowsInPlace(t, m)
+	}
+	for _, r := range m.rows {
+		if r.q.Vhost == "a" {
+			t.Fatal("the rows of a deleted vhost are still shown")
+		}
+	}
+}
+
+// The trouble of a vhost off screen is judged on that vhost's lists, and
+// holds still between them.
+func TestTroubleMarksInAVhostListedInTurnHoldStill(t *testing.T) {
+	const window = time.Minute
+	stop := 4 * time.Minute
+	scene := &largeScene{every: DefaultRefresh, queue: inVhosts(12, []string{"a", "b"}, troubleScene(stop)),
+		listCost: time.Second}
+	m := New(Options{Lister: scene, Refresh: DefaultRefresh, Window: window})
+	m.clock = scene.now
+	m.SetSize(120, 12)
+	m, _ = load(t, m, m.Init())
+	first, cleared := map[string]time.Duration{}, map[string]time.Duration{}
+	for scene.at < stop+3*window {
+		m = scene.refresh(t, m)
+		now := marked(m)
+		for _, name := range []string{"orders", "orders.dlq"} {
+			switch {
+			case now[name] && first[name] == 0:
+				first[name] = scene.at
+			case !now[name] && first[name] != 0 && cleared[name] == 0:
+				cleared[name] = scene.at
+			case now[name] && cleared[name] != 0:
+				t.Fatalf("at %v: %s marked again after clearing at %v", scene.at, name, cleared[name])
+			}
+		}
+		if got, rows := shownTrouble(t, m), countTrue(now); got != rows {
+			t.Fatalf("at %v: the status line says %d in trouble, the rows %d", scene.at, got, rows)
+		}
+	}
+	for _, name := range []string{"orders", "orders.dlq"} {
+		if first[name] == 0 || cleared[name] < stop+window {
+			t.Errorf("%s marked from %v to %v, want from the first dead letter's list until a window after the last", name, first[name], cleared[name])
+		}
+	}
 }

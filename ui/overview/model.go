@@ -66,6 +66,10 @@ type Status struct {
 	// at most), the others keep the figures of that list.
 	ListedAt  time.Time
 	ListEvery time.Duration
+	// ByVhost is set when the lists read one vhost at a time: ListedAt
+	// is then when the vhost listed longest ago was, ListEvery how often
+	// each is.
+	ByVhost bool
 	// Err is the last fetch's failure, nil once a fetch succeeds again.
 	Err error
 	// Stopped is true when polling stopped because retrying cannot help
@@ -96,10 +100,18 @@ type Model struct {
 	// lastTook is how long the last snapshot of every queue took to come
 	// (fetchTimeout, listEvery); listedAt is when it was asked for, and
 	// needList asks the next fetch for another.
-	lastTook  time.Duration
-	listedAt  time.Time
-	needList  bool
-	lastAsked mgmt.SnapshotOptions
+	lastTook time.Duration
+	listedAt time.Time
+	needList bool
+	// On a broker of several vhosts shown together, lists read one vhost
+	// at a time after the first (vhostlist.go): brokerVhosts are the
+	// broker's vhosts, vhostCursor the last listed in turn, relist those
+	// asked for at once, vhostListedAt when each was last listed.
+	brokerVhosts  []string
+	vhostCursor   string
+	relist        []string
+	vhostListedAt map[string]time.Time
+	lastAsked     mgmt.SnapshotOptions
 	// awaitingFull is set while no full snapshot has come after a first
 	// page was asked for; partialOf is the broker's queue count while
 	// only that page is shown, 0 otherwise.
@@ -154,6 +166,8 @@ func New(o Options) *Model {
 		inbox:   effect.New(o.Effects),
 		effects: map[mgmt.QueueRef]effect.Answer{},
 		clock:   time.Now,
+
+		vhostListedAt: map[string]time.Time{},
 	}
 	if o.Vhost != "" {
 		m.vhosts[o.Vhost] = struct{}{}
@@ -248,13 +262,14 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 	case key.Matches(msg, m.keys.Vhost):
 		m.vhost = m.nextVhost()
 		m.rows, m.order, m.view, m.loading = nil, nil, nil, true
+		m.relist, m.vhostListedAt, m.listedAt = nil, map[string]time.Time{}, time.Time{}
 		m.tbl.SetLen(0)
 		m.fitColumns()
 		m.tag++
 		return m, m.fetch()
 	case key.Matches(msg, m.keys.Refresh):
 		m.tag++
-		m.needList = true
+		m.askList()
 		m.status.Stopped = false
 		return m, m.fetch()
 	default:

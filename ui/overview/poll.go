@@ -3,6 +3,7 @@ package overview
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -23,8 +24,15 @@ func (m *Model) fetch() tea.Cmd {
 		// only the heavier all-rates listing has; the other orders
 		// need none.
 		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true}
-	case !m.listDue() && len(opts.RatesFor) > 0:
+	case !m.listDue():
+		// With no row on screen (a filter that matches none), only the
+		// header is read.
 		opts.OnlyRows = true
+	case m.byVhost():
+		vh := m.nextListed()
+		opts = mgmt.SnapshotOptions{Vhost: vh, RatesFor: refsIn(opts.RatesFor, vh), WithVhosts: true}
+	default:
+		opts.WithVhosts = m.vhost == ""
 	}
 	timeout := m.fetchTimeout()
 	m.inflight, m.fetchStarted = true, m.clock()
@@ -51,7 +59,7 @@ const maxListEvery = 2 * time.Minute
 // read yet, one is asked for (a queue on screen was deleted or is not
 // placed, or r was pressed), or its turn has come.
 func (m *Model) listDue() bool {
-	if !m.status.Loaded || m.awaitingFull || m.needList || m.listedAt.IsZero() || len(m.rows) == 0 {
+	if !m.status.Loaded || m.awaitingFull || m.needList || len(m.relist) > 0 || m.listedAt.IsZero() || len(m.rows) == 0 {
 		return true
 	}
 	return m.clock().Sub(m.listedAt) >= m.listEvery()
@@ -61,7 +69,12 @@ func (m *Model) listDue() bool {
 // list took, at least each refresh and at most maxListEvery. A queue off
 // screen keeps the figures and the marks of the last list until the next.
 func (m *Model) listEvery() time.Duration {
-	return min(max(listDuty*m.lastTook, m.refresh), maxListEvery)
+	limit := maxListEvery
+	if m.byVhost() {
+		// Each vhost's turn comes at most maxListEvery apart.
+		limit /= time.Duration(len(m.brokerVhosts))
+	}
+	return min(max(listDuty*m.lastTook, m.refresh), limit)
 }
 
 // fetchTimeout bounds a fetch: five refreshes, at least minFetchTimeout,
@@ -99,6 +112,9 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	if snap.OnlyRows {
 		return m.applyRows(msg)
 	}
+	if msg.Opts.Vhost != "" && m.vhost == "" {
+		return m.applyVhostList(msg)
+	}
 	m.lastTook = m.clock().Sub(m.fetchStarted)
 	m.listedAt, m.needList = m.fetchStarted, false
 	// A first page's rows have trends of their own: not reused.
@@ -115,6 +131,10 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		StatsAge: snap.StatsAge,
 		ListedAt: snap.TakenAt,
 	}
+	if snap.Vhosts != nil {
+		m.brokerVhosts = slices.Sorted(slices.Values(snap.Vhosts))
+	}
+	clear(m.vhostListedAt)
 	m.status.ListEvery = m.listEvery()
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
@@ -139,7 +159,7 @@ func (m *Model) applyRows(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt,
 		StatsAge: snap.StatsAge, ListedAt: m.status.ListedAt, ListEvery: m.listEvery()}
 	if !mergeRows(m.rows, snap, m.trends, m.judge, m.inbox.HasInbox) {
-		m.needList = true
+		m.askList()
 	}
 	selected, hadSelection := m.Selected()
 	m.order = nil
@@ -147,7 +167,11 @@ func (m *Model) applyRows(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	m.forgetEffects()
 	m.lastAsked = msg.Opts
 	if len(snap.Gone) > 0 {
-		m.needList = true
+		var vhosts []string
+		for _, r := range snap.Gone {
+			vhosts = append(vhosts, r.Vhost)
+		}
+		m.askList(vhosts...)
 		return m, tea.Batch(m.fetch(), m.fetchEffects())
 	}
 	if m.missingRates(msg.Opts) {

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/sources/mgmt/trouble"
@@ -90,7 +89,9 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 	prev := len(reuse)
 	rows := reuse[:0]
 	if cap(rows) < len(snap.Queues) {
-		rows, prev = make([]row, len(snap.Queues)), 0
+		// Room for a vhost's list to grow in place (spliceVhost).
+		n := len(snap.Queues)
+		rows, prev = make([]row, n, n+n/32+64), 0
 	}
 	rows = rows[:len(snap.Queues)]
 	seq := snapshotSeq.Add(1)
@@ -106,10 +107,7 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 			t = trends[ref]
 		}
 		if t == nil {
-			vhost := sanitize.Text(q.Vhost)
-			t = &trend{depth: sparkline.NewHistory[int64](historySize),
-				vhost: vhost, vhostWidth: ansi.StringWidth(vhost), name: sanitize.Text(q.Name),
-				search: strings.ToLower(q.Vhost + "/" + q.Name)}
+			t = newTrend(q)
 			trends[ref] = t
 		}
 		t.row = i

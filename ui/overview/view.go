@@ -66,6 +66,10 @@ func (m *Model) listedNote() string {
 	if st.ListEvery <= m.refresh || st.ListedAt.IsZero() || m.partialOf > 0 {
 		return ""
 	}
+	if st.ByVhost {
+		return fmt.Sprintf("  ·  one vhost listed at a time, each every %s (oldest %s ago), rows on screen each refresh",
+			format.Duration(st.ListEvery), format.Duration(m.clock().Sub(st.ListedAt)))
+	}
 	return fmt.Sprintf("  ·  list read %s ago (every %s), rows on screen each refresh",
 		format.Duration(m.clock().Sub(st.ListedAt)), format.Duration(st.ListEvery))
 }

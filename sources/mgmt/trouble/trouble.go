@@ -201,6 +201,19 @@ func (t *Tracker) ObserveSome(at time.Time, qs []mgmt.Queue) {
 	}
 }
 
+// Forget drops the queues refs name: deleted, as the list of their vhost
+// showed while the others were not listed.
+func (t *Tracker) Forget(refs []mgmt.QueueRef) {
+	for _, r := range refs {
+		if s := t.queues[r]; s != nil {
+			// A series the last Observe placed is matched by its name
+			// there: a forgotten one must not be.
+			s.ref = mgmt.QueueRef{}
+			delete(t.queues, r)
+		}
+	}
+}
+
 // Marks are the marks raised on a queue after the latest snapshot, in
 // Kind order; nil when none is.
 func (t *Tracker) Marks(ref mgmt.QueueRef) []Mark {
