@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/sources/mgmt/trouble"
 	"github.com/warrenops/warren/ui/components/sparkline"
