@@ -351,6 +351,9 @@ func TestSeveralVhostsAreListedOneAtATimeInTurn(t *testing.T) {
 	for range 40 {
 		m = scene.refresh(t, m)
 		rowsInPlace(t, m)
+		if len(scene.listed) > 1 && !strings.Contains(m.statusText(), "one vhost listed at a time, each every") {
+			t.Fatalf("after %d lists the status line does not say the vhosts are listed in turn: %q", len(scene.listed), m.statusText())
+		}
 	}
 	// After the first list of all, each list reads one vhost, in turn.
 	turns := scene.listed[1:]

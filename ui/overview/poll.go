@@ -157,7 +157,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 func (m *Model) applyRows(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	snap := msg.Snap
 	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt,
-		StatsAge: snap.StatsAge, ListedAt: m.status.ListedAt, ListEvery: m.listEvery()}
+		StatsAge: snap.StatsAge, ListedAt: m.status.ListedAt, ListEvery: m.status.ListEvery, ByVhost: m.status.ByVhost}
 	if !mergeRows(m.rows, snap, m.trends, m.judge, m.inbox.HasInbox) {
 		m.askList()
 	}
