@@ -54,7 +54,11 @@ type canonicalRecord struct {
 // Canonical returns the bytes that Hash covers (see the package
 // documentation for the exact rules).
 func (r Record) Canonical() []byte {
-	n := r.normalized()
+	return r.normalized().canonical()
+}
+
+// canonical is Canonical of a record already normalized.
+func (n Record) canonical() []byte {
 	b, err := encodeJSON(canonicalRecord{
 		Seq:        n.Seq,
 		Time:       n.Time.Format(time.RFC3339Nano),
@@ -83,9 +87,16 @@ func (r Record) Canonical() []byte {
 // ignores r.Hash, so comparing the result with r.Hash proves the record
 // unchanged.
 func (r Record) ComputeHash() string {
+	return hashOf(r.PrevHash, r.normalized())
+}
+
+// hashOf is hex(sha256(prev ‖ canonical JSON of n)) for a record n
+// already normalized: seal normalizes a record once, for its hash and
+// its stored line alike.
+func hashOf(prev string, n Record) string {
 	h := sha256.New()
-	h.Write([]byte(r.PrevHash))
-	h.Write(r.Canonical())
+	h.Write([]byte(prev))
+	h.Write(n.canonical())
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -132,7 +143,7 @@ func seal(r Record, prev *Record, now time.Time) Record {
 		r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
 	}
 	r = r.normalized()
-	r.Hash = r.ComputeHash()
+	r.Hash = hashOf(r.PrevHash, r)
 	return r
 }
 
