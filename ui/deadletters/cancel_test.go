@@ -69,7 +69,12 @@ func TestARunningOperationCanBeCancelled(t *testing.T) {
 	}
 	// The notice is a message of its own, which may arrive after the
 	// result: wait for it (until fails the test if it never comes).
-	d.until("the cancelled notice", func() bool { return strings.Contains(d.infoText(), "cancelled") })
+	d.until("the cancelled notice", func() bool {
+		info := d.infoText()
+		// The message line says the operation ended and where to look,
+		// without repeating the counts the screen shows.
+		return strings.Contains(info, "Replay op-2 cancelled: the counts are under the table") && !strings.Contains(info, "confirmed")
+	})
 	if h := helpOf(d.m); !strings.Contains(h, "r replay") {
 		t.Fatalf("the action keys did not come back: %s", h)
 	}

@@ -273,7 +273,18 @@ func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
 		o.result += " — failed: " + msg.err.Error()
 		return common.ReportError(fmt.Errorf("%s of %s failed: %w; messages without a confirm stay in the DLQ, see the audit log (A)", o.plan.Action, o.ref.Name, msg.err)), o.ended(reload)
 	}
-	return common.Info(o.result), o.ended(reload)
+	// The counts stay under the table; the root's message line says only
+	// that the operation ended and where its counts and records are, so
+	// the screen does not show the same line twice.
+	return common.Info(fmt.Sprintf("%s %s%s: the counts are under the table, every record in the audit log (A)",
+		title(o.plan.Action), r.Operation, ended(r.Cancelled))), o.ended(reload)
+}
+
+func ended(cancelled bool) string {
+	if cancelled {
+		return " cancelled"
+	}
+	return " finished"
 }
 
 func title(a ops.Action) string {
