@@ -164,21 +164,18 @@ func (c *Client) queueCountHint() int {
 func (c *Client) queuesCheap(ctx context.Context, refs []QueueRef) (queues []Queue, gone []QueueRef, err error) {
 	refs = uniqueRefs(refs)
 	cheap := c.slimColumns()
-	q := url.Values{"disable_stats": {"true"}, "enable_queue_totals": {"true"}, "columns": {cheapColumns}}
+	columns, extra := cheapColumns, url.Values{"disable_stats": {"true"}, "enable_queue_totals": {"true"}}
 	if !cheap {
-		q = url.Values{"columns": {statsColumns}}
+		columns, extra = statsColumns, nil
 	}
 	now := time.Now()
 	got := make([]*rawQueue, len(refs))
 	err = forEach(ctx, len(refs), rowParallel, func(ctx context.Context, i int) error {
-		var r rawQueue
-		err := c.get(ctx, "queues/"+esc(refs[i].Vhost)+"/"+esc(refs[i].Name), q, &r)
+		r, err := c.queueStats(ctx, refs[i], columns, extra)
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
-		if err == nil {
-			got[i] = &r
-		}
+		got[i] = r
 		return err
 	})
 	if err != nil {
@@ -335,7 +332,8 @@ func convert(raw []rawQueue, withStats bool) []Queue {
 }
 
 // queueStats reads one queue with its statistics; extra adds parameters
-// (sample ranges for the queue screen).
+// (sample ranges for the queue screen, or disable_stats for its cheap
+// form).
 func (c *Client) queueStats(ctx context.Context, ref QueueRef, columns string, extra url.Values) (*rawQueue, error) {
 	q := url.Values{}
 	if columns != "" {

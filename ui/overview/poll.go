@@ -140,14 +140,23 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	selected, hadSelection := m.Selected()
-	m.rows, m.order = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox, reuse), nil
-	m.arrange(selected.Ref(), hadSelection)
+	m.rows = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox, reuse)
+	return m, m.settle(selected.Ref(), hadSelection, msg.Opts, false)
+}
+
+// settle follows a snapshot that changed the rows: it orders and filters
+// them again, keeping the cursor on keep's queue, and schedules what
+// comes next: a fetch at once when asked (now) or when rows on screen
+// lack rates the fetch did not ask for, else the next tick.
+func (m *Model) settle(keep mgmt.QueueRef, ok bool, asked mgmt.SnapshotOptions, now bool) tea.Cmd {
+	m.order = nil
+	m.arrange(keep, ok)
 	m.forgetEffects()
-	m.lastAsked = msg.Opts
-	if m.missingRates(msg.Opts) {
-		return m, tea.Batch(m.fetch(), m.fetchEffects())
+	m.lastAsked = asked
+	if now || m.missingRates(asked) {
+		return tea.Batch(m.fetch(), m.fetchEffects())
 	}
-	return m, tea.Batch(m.tick(m.refresh), m.fetchEffects())
+	return tea.Batch(m.tick(m.refresh), m.fetchEffects())
 }
 
 // applyRows merges a read of the rows on screen into the rows of the
@@ -161,23 +170,15 @@ func (m *Model) applyRows(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	if !mergeRows(m.rows, snap, m.trends, m.judge, m.inbox.HasInbox) {
 		m.askList()
 	}
-	selected, hadSelection := m.Selected()
-	m.order = nil
-	m.arrange(selected.Ref(), hadSelection)
-	m.forgetEffects()
-	m.lastAsked = msg.Opts
 	if len(snap.Gone) > 0 {
 		var vhosts []string
 		for _, r := range snap.Gone {
 			vhosts = append(vhosts, r.Vhost)
 		}
 		m.askList(vhosts...)
-		return m, tea.Batch(m.fetch(), m.fetchEffects())
 	}
-	if m.missingRates(msg.Opts) {
-		return m, tea.Batch(m.fetch(), m.fetchEffects())
-	}
-	return m, tea.Batch(m.tick(m.refresh), m.fetchEffects())
+	selected, hadSelection := m.Selected()
+	return m, m.settle(selected.Ref(), hadSelection, msg.Opts, len(snap.Gone) > 0)
 }
 
 // fillRates fetches at once when rows now on screen lack rates because

@@ -94,14 +94,7 @@ func (m *Model) applyVhostList(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt,
 		StatsAge: snap.StatsAge, ListedAt: m.oldestListed(), ListEvery: m.listEvery() * time.Duration(len(m.brokerVhosts)),
 		ByVhost: true}
-	m.order = nil
-	m.arrange(selected.Ref(), hadSelection)
-	m.forgetEffects()
-	m.lastAsked = msg.Opts
-	if len(m.relist) > 0 || m.missingRates(msg.Opts) {
-		return m, tea.Batch(m.fetch(), m.fetchEffects())
-	}
-	return m, tea.Batch(m.tick(m.refresh), m.fetchEffects())
+	return m, m.settle(selected.Ref(), hadSelection, msg.Opts, len(m.relist) > 0)
 }
 
 // setBrokerVhosts takes the broker's vhosts, dropping the rows of those
