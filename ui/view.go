@@ -110,6 +110,10 @@ func (m Model) statusLine() string {
 		fmt.Sprintf("publish %s/s ack %s/s", format.Rate(ov.PublishRate), format.Rate(ov.AckRate)),
 		m.st.Muted.Render("stats " + format.Duration(m.statsAge(st)) + " old"),
 	}
+	if ov.RatesUnknown {
+		// A first page: the rates come with the first full snapshot.
+		parts[2] = fmt.Sprintf("publish %s/s ack %s/s", format.Unknown, format.Unknown)
+	}
 	return ansi.Truncate(strings.Join(parts, " · "), m.width, "…")
 }
 

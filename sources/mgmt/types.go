@@ -109,6 +109,9 @@ type Overview struct {
 	Totals      Totals
 	PublishRate float64
 	AckRate     float64
+	// RatesUnknown is set on the overview of a first page, read without
+	// statistics: no rates, channel or consumer counts yet.
+	RatesUnknown bool
 	// Node is the node that answered; object counts are cluster-wide.
 	Node                                       string
 	QueueCount, ConsumerCount, ConnectionCount int
