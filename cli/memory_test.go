@@ -43,3 +43,27 @@ func TestTheDashboardsSoftLimitStaysAboveWhatIsLive(t *testing.T) {
 		}
 	}
 }
+
+func TestTheDashboardCollectsOnceMoreAfterAPeakInWhatIsLive(t *testing.T) {
+	var f heapFollower
+	steps := []struct {
+		live        uint64
+		wantLimit   int64
+		wantCollect bool
+	}{
+		{5 << 20, dashboardFloor, false},  // the first page
+		{40 << 20, dashboardFloor, false}, // a jump, but under the floor the limit does not matter
+		{160 << 20, 200 << 20, true},      // the first list beside its rows: collect again
+		{160 << 20, 200 << 20, false},     // no collection in between: the same reading, no new jump
+		{124 << 20, 155 << 20, false},     // after the peak: the limit follows what stayed
+		{132 << 20, 165 << 20, false},     // a vhost's list, a small rise
+		{400 << 20, 500 << 20, true},      // a broker that grew: once more
+	}
+	for i, s := range steps {
+		limit, collect := f.observe(s.live)
+		if limit != s.wantLimit || collect != s.wantCollect {
+			t.Errorf("step %d (%d MiB live): limit %d MiB, collect %v; want %d MiB, %v",
+				i, s.live>>20, limit>>20, collect, s.wantLimit>>20, s.wantCollect)
+		}
+	}
+}

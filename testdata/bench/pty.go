@@ -68,7 +68,7 @@ func (b *bench) dashboard(vh string) (*dashboardRun, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("script(1) from util-linux is needed for the pseudo-terminal: %w", err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer stopDashboard(cmd)
 	// The full list is on screen when the footer counts every queue
 	// (before, a first page says "N deepest shown, loading all M").
 	seen := watchAll(out, []string{"svc-", fmt.Sprintf(" of %d queues", total)}, stdin)
@@ -155,13 +155,24 @@ func (b *bench) firstFrameOnly(cfg string, base float64) (time.Duration, error) 
 	case <-time.After(time.Minute):
 		err = errors.New("no queue within a minute")
 	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	stopDashboard(cmd)
 	if err != nil {
 		return 0, fmt.Errorf("the dashboard showed no queue: %w", err)
 	}
 	brokerIdle(base)
 	return took, nil
+}
+
+// stopDashboard kills the dashboard and the script(1) around it: killed
+// alone, script leaves the dashboard running, still polling the broker.
+func stopDashboard(cmd *exec.Cmd) {
+	if pid, err := childOf(cmd.Process.Pid); err == nil {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
 }
 
 // brokerCores is how many cores the brokers keep busy over d.
