@@ -16,7 +16,7 @@ import (
 // partial snapshot for a first screen. On a large broker it answers in a
 // fraction of the full list's time, since the broker sends one page; it
 // carries no rates or DLQ pairing. Partial is set and QueueTotal says how
-// many queues there are.
+// many queues there are; over every vhost, Vhosts names them.
 //
 // For every vhost, the broker would sort all its queues for one page (on
 // 100 000 queues, 15 s). Instead the vhosts are read in order of the
@@ -73,6 +73,11 @@ func (c *Client) FirstPage(ctx context.Context, vhost string, size int) (*Snapsh
 		total = ov.QueueCount
 	}
 	s := &Snapshot{Overview: *ov, Nodes: nodes, Queues: queues, Partial: true, QueueTotal: total}
+	if vhost == "" {
+		for _, v := range vs {
+			s.Vhosts = append(s.Vhosts, v.Name)
+		}
+	}
 	s.TakenAt = time.Now()
 	s.StatsAge = ov.StatsInterval + s.TakenAt.Sub(start)
 	return s, nil

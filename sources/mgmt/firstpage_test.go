@@ -131,6 +131,9 @@ func TestEveryVhostIsListedWithItsDepths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !slices.Contains(s.Vhosts, a.vhost) || !slices.Contains(s.Vhosts, b.vhost) {
+			t.Fatalf("first page of every vhost names vhosts %q, without %q or %q", s.Vhosts, a.vhost, b.vhost)
+		}
 		if !s.Partial || s.QueueTotal < len(s.Queues) || !slices.IsSortedFunc(s.Queues, func(x, y Queue) int { return int(y.Messages - x.Messages) }) {
 			t.Fatalf("first page of every vhost: partial %v, %d of %d, not deepest first: %s", s.Partial, len(s.Queues), s.QueueTotal, describe(s))
 		}

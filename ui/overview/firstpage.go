@@ -1,9 +1,12 @@
 package overview
 
 import (
-	"github.com/warrenops/warren/ui/common"
-
+	"cmp"
 	"context"
+	"slices"
+	"strings"
+
+	"github.com/warrenops/warren/ui/common"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -52,25 +55,63 @@ func (m *Model) firstFetch() tea.Cmd {
 // and starts the full fetch. Its failure is left to the full fetch to
 // report. The page's depths start no trend and no judgement: the full
 // snapshot follows within seconds.
+//
+// Showing every vhost of a broker that has several, the first list reads
+// them one at a time as the later lists do (vhostlist.go), the vhosts of
+// the page's queues first, each replacing its page rows as it comes: the
+// list of every queue is never decoded beside the rows built from it,
+// which at 100 000 queues was the dashboard's peak in memory.
 func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 	if !m.awaitingFull {
 		return nil
 	}
-	var full tea.Cmd
-	if !m.inflight {
-		full = m.fetch()
+	fetch := func() tea.Cmd {
+		if m.inflight {
+			return nil
+		}
+		return m.fetch()
 	}
 	if msg.Err != nil {
-		return full
+		return fetch()
 	}
 	snap := msg.Snap
+	byVhost := m.vhost == "" && len(snap.Vhosts) > 1 && len(snap.Queues) > 0
+	relist := vhostsOfPage(snap.Queues, snap.Vhosts)
+	if byVhost {
+		// Rows are kept in the lists' order, by vhost then name, so that
+		// each vhost's list replaces its rows in place.
+		slices.SortFunc(snap.Queues, func(a, b mgmt.Queue) int {
+			return cmp.Or(strings.Compare(a.Vhost, b.Vhost), strings.Compare(a.Name, b.Name))
+		})
+	}
 	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt, StatsAge: snap.StatsAge}
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	m.rows, m.order = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, nil), nil
 	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
+	if byVhost {
+		m.brokerVhosts = slices.Sorted(slices.Values(snap.Vhosts))
+		m.relist, m.awaitingFull = relist, false
+	}
 	selected, hadSelection := m.Selected()
 	m.arrange(selected.Ref(), hadSelection)
-	return full
+	return fetch()
+}
+
+// vhostsOfPage orders vhosts for the first list: those of the page's
+// queues in the page's order (deepest first), then the others.
+func vhostsOfPage(page []mgmt.Queue, vhosts []string) []string {
+	var out []string
+	for _, q := range page {
+		if !slices.Contains(out, q.Vhost) && slices.Contains(vhosts, q.Vhost) {
+			out = append(out, q.Vhost)
+		}
+	}
+	for _, vh := range slices.Sorted(slices.Values(vhosts)) {
+		if !slices.Contains(out, vh) {
+			out = append(out, vh)
+		}
+	}
+	return out
 }

@@ -468,3 +468,83 @@ func TestTroubleMarksInAVhostListedInTurnHoldStill(t *testing.T) {
 		}
 	}
 }
+
+// pagedScene is a large scene that also answers a first page, as the
+// management client does over every vhost: the deepest queues of the
+// broker, without pairing, and the broker's vhosts.
+type pagedScene struct{ *largeScene }
+
+func (p pagedScene) FirstPage(_ context.Context, vhost string, size int) (*mgmt.Snapshot, error) {
+	qs := slices.Clone(p.queue(p.at))
+	slices.SortStableFunc(qs, func(a, b mgmt.Queue) int { return cmp.Compare(b.Messages, a.Messages) })
+	snap := snapshot()
+	snap.TakenAt = p.now()
+	snap.Partial, snap.QueueTotal, snap.Vhosts = true, len(qs), p.vhosts(qs)
+	for _, q := range qs[:min(size, len(qs))] {
+		q.DLQ, q.DLQOf, q.DLQMessages = nil, nil, 0
+		snap.Queues = append(snap.Queues, q)
+	}
+	return snap, nil
+}
+
+// Over several vhosts the first list after the page reads one vhost at a
+// time, the page's deepest first, each replacing its page rows: never a
+// list of every queue, which held the whole broker's queues beside the
+// rows built from them.
+func TestTheFirstListAfterAPageReadsOneVhostAtATime(t *testing.T) {
+	scene := &largeScene{every: DefaultRefresh, queue: inVhosts(10, []string{"a", "b"}, troubleScene(time.Hour)),
+		listCost: time.Second, gone: map[string]bool{}}
+	m := New(Options{Lister: pagedScene{scene}, Refresh: DefaultRefresh, Window: time.Minute})
+	m.clock = scene.now
+	m.SetSize(120, 12)
+	page, ok := run(t, m.Init()).(firstPageMsg)
+	if !ok {
+		t.Fatal("Init did not ask for a first page")
+	}
+	m, cmd := update(t, m, page)
+	rowsInPlace(t, m)
+	if !strings.Contains(m.statusText(), "listing the vhosts one by one, 3 to go (25 queues in all)") {
+		t.Fatalf("after the page the status line says %q", m.statusText())
+	}
+	for i := 0; len(scene.listed) < 3; i++ {
+		if i == 3 {
+			t.Fatalf("the first list did not go on vhost after vhost: lists %q", scene.listed)
+		}
+		var next *snapshotMsg
+		for _, msg := range flatten(cmd) {
+			if s, ok := msg.(snapshotMsg); ok {
+				next = &s
+			}
+		}
+		if next == nil {
+			t.Fatalf("after %q no vhost's list was asked for at once", scene.listed)
+		}
+		m, cmd = update(t, m, *next)
+		rowsInPlace(t, m)
+		if len(scene.listed) < 3 && !strings.Contains(m.statusText(), fmt.Sprintf("%d to go", 3-len(scene.listed))) {
+			t.Fatalf("after %q the status line says %q", scene.listed, m.statusText())
+		}
+	}
+	// The deepest queues are in c-orders: listed first.
+	if !slices.Equal(scene.listed, []string{"c-orders", "a", "b"}) {
+		t.Fatalf("the first list read %q, want c-orders (the page's) then a and b, never all at once", scene.listed)
+	}
+	if len(m.rows) != 25 || !strings.Contains(m.statusText(), "25 of 25 queues") || strings.Contains(m.statusText(), "to go") {
+		t.Fatalf("%d rows after every vhost was listed: %q", len(m.rows), m.statusText())
+	}
+	// The DLQ pairing comes with each vhost's list.
+	for _, r := range m.rows {
+		if r.q.Name == "orders" && r.q.DLQ == nil {
+			t.Fatal("orders is not paired with its DLQ after its vhost's list")
+		}
+	}
+	// From then on, refreshes read the rows on screen and list a vhost
+	// in turn, never every queue.
+	for range 20 {
+		m = scene.refresh(t, m)
+		rowsInPlace(t, m)
+	}
+	if slices.Contains(scene.listed, "") || scene.rowReads == 0 {
+		t.Fatalf("after the first list: lists %q, %d row reads", scene.listed, scene.rowReads)
+	}
+}

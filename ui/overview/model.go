@@ -263,6 +263,8 @@ func (m *Model) updateKeys(msg tea.KeyMsg) (common.Screen, tea.Cmd) {
 		m.vhost = m.nextVhost()
 		m.rows, m.order, m.view, m.loading = nil, nil, nil, true
 		m.relist, m.vhostListedAt, m.listedAt = nil, map[string]time.Time{}, time.Time{}
+		// A first page or first list still on its way is left behind.
+		m.awaitingFull, m.partialOf = false, 0
 		m.tbl.SetLen(0)
 		m.fitColumns()
 		m.tag++

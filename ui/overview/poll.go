@@ -106,6 +106,12 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 			m.status.Stopped = true
 			return m, nil
 		}
+		if vh := msg.Opts.Vhost; vh != "" && m.vhost == "" && m.partialOf > 0 && !msg.Opts.OnlyRows &&
+			!errors.Is(msg.Err, mgmt.ErrNotFound) && !slices.Contains(m.relist, vh) {
+			// A vhost of the first list failed: its turn comes again
+			// after the others, or its rows would stay the page's.
+			m.relist = append(m.relist, vh)
+		}
 		return m, m.tick(m.refresh)
 	}
 	snap := msg.Snap

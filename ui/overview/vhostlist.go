@@ -18,14 +18,16 @@ import (
 
 // Every vhost, one at a time (docs/ARCHITECTURE.md §3.4). Showing every
 // vhost of a broker that has several, the overview lists them in turn
-// after its first list of all: a vhost's list, paired with that vhost's
+// (after a first page, from the first list on; else after a first list
+// of all): a vhost's list, paired with that vhost's
 // DLQs (dead-lettering never leaves a vhost), replaces that vhost's
 // rows. A refresh then holds one vhost's list beside the rows instead of
 // a second copy of every queue, and the broker works a vhost's time, not
 // the whole list's, at once.
 
 // byVhost reports whether a due list reads one vhost: every vhost is on
-// screen, the broker has several, and the first list of all is in.
+// screen, the broker has several, and rows are on screen from a first
+// page or a first list of all.
 func (m *Model) byVhost() bool {
 	return m.vhost == "" && len(m.brokerVhosts) > 1 && len(m.rows) > 0 && m.status.Loaded && !m.awaitingFull
 }
@@ -91,6 +93,10 @@ func (m *Model) applyVhostList(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
+	if m.partialOf > 0 && len(m.relist) == 0 {
+		// The first list of every vhost is in.
+		m.partialOf = 0
+	}
 	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt,
 		StatsAge: snap.StatsAge, ListedAt: m.oldestListed(), ListEvery: m.listEvery() * time.Duration(len(m.brokerVhosts)),
 		ByVhost: true}
@@ -122,6 +128,17 @@ func vhostsOf(rows []row) []string {
 		}
 	}
 	return out
+}
+
+// unlisted counts the broker's vhosts not listed yet by vhost.
+func (m *Model) unlisted() int {
+	n := 0
+	for _, vh := range m.brokerVhosts {
+		if _, ok := m.vhostListedAt[vh]; !ok {
+			n++
+		}
+	}
+	return n
 }
 
 // oldestListed is when the vhost listed longest ago was.

@@ -45,9 +45,13 @@ func (m *Model) statusText() string {
 	if f := m.filter.Value(); f != "" {
 		parts = append(parts, "filter: "+sanitize.Text(f))
 	}
-	if m.partialOf > 0 {
+	switch {
+	case m.partialOf > 0 && m.awaitingFull:
 		parts = append(parts, fmt.Sprintf("%d deepest shown, loading all %d queues…", len(m.view), m.partialOf))
-	} else {
+	case m.partialOf > 0:
+		parts = append(parts, fmt.Sprintf("%d shown, listing the vhosts one by one, %d to go (%d queues in all)…",
+			len(m.view), m.unlisted(), m.partialOf))
+	default:
 		parts = append(parts, fmt.Sprintf("%d of %d queues", len(m.view), len(m.rows)))
 	}
 	line := strings.Join(parts, "  ·  ")
