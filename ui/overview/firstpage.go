@@ -88,8 +88,15 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 	for _, q := range snap.Queues {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
-	m.rows, m.order = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, nil), nil
 	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
+	var room []row
+	if byVhost {
+		// Room for every queue, so that each vhost's list is spliced in
+		// place: growing the slice vhost by vhost would copy it, and
+		// near the end hold two copies of every row.
+		room = make([]row, 0, m.partialOf+m.partialOf/32+64)
+	}
+	m.rows, m.order = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, room), nil
 	if byVhost {
 		m.brokerVhosts = slices.Sorted(slices.Values(snap.Vhosts))
 		m.relist, m.awaitingFull = relist, false

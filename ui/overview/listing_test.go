@@ -492,8 +492,10 @@ func (p pagedScene) FirstPage(_ context.Context, vhost string, size int) (*mgmt.
 // list of every queue, which held the whole broker's queues beside the
 // rows built from them.
 func TestTheFirstListAfterAPageReadsOneVhostAtATime(t *testing.T) {
-	scene := &largeScene{every: DefaultRefresh, queue: inVhosts(10, []string{"a", "b"}, troubleScene(time.Hour)),
+	scene := &largeScene{every: DefaultRefresh, queue: inVhosts(150, []string{"a", "b"}, troubleScene(time.Hour)),
 		listCost: time.Second, gone: map[string]bool{}}
+	// More queues than the page and the room a slice of it would have.
+	total := len(scene.queue(0))
 	m := New(Options{Lister: pagedScene{scene}, Refresh: DefaultRefresh, Window: time.Minute})
 	m.clock = scene.now
 	m.SetSize(120, 12)
@@ -503,9 +505,12 @@ func TestTheFirstListAfterAPageReadsOneVhostAtATime(t *testing.T) {
 	}
 	m, cmd := update(t, m, page)
 	rowsInPlace(t, m)
-	if !strings.Contains(m.statusText(), "listing the vhosts one by one, 3 to go (25 queues in all)") {
+	if !strings.Contains(m.statusText(), fmt.Sprintf("100 shown, listing the vhosts one by one, 3 to go (%d queues in all)", total)) {
 		t.Fatalf("after the page the status line says %q", m.statusText())
 	}
+	// The rows have room for every queue: each vhost's list is spliced
+	// in place, the slice never copied to grow.
+	backing := &m.rows[:1][0]
 	for i := 0; len(scene.listed) < 3; i++ {
 		if i == 3 {
 			t.Fatalf("the first list did not go on vhost after vhost: lists %q", scene.listed)
@@ -521,6 +526,9 @@ func TestTheFirstListAfterAPageReadsOneVhostAtATime(t *testing.T) {
 		}
 		m, cmd = update(t, m, *next)
 		rowsInPlace(t, m)
+		if &m.rows[:1][0] != backing {
+			t.Fatalf("after %q the rows moved to a new array", scene.listed)
+		}
 		if len(scene.listed) < 3 && !strings.Contains(m.statusText(), fmt.Sprintf("%d to go", 3-len(scene.listed))) {
 			t.Fatalf("after %q the status line says %q", scene.listed, m.statusText())
 		}
@@ -529,7 +537,7 @@ func TestTheFirstListAfterAPageReadsOneVhostAtATime(t *testing.T) {
 	if !slices.Equal(scene.listed, []string{"c-orders", "a", "b"}) {
 		t.Fatalf("the first list read %q, want c-orders (the page's) then a and b, never all at once", scene.listed)
 	}
-	if len(m.rows) != 25 || !strings.Contains(m.statusText(), "25 of 25 queues") || strings.Contains(m.statusText(), "to go") {
+	if len(m.rows) != total || !strings.Contains(m.statusText(), fmt.Sprintf("%d of %d queues", total, total)) || strings.Contains(m.statusText(), "to go") {
 		t.Fatalf("%d rows after every vhost was listed: %q", len(m.rows), m.statusText())
 	}
 	// The DLQ pairing comes with each vhost's list.
