@@ -197,8 +197,10 @@ func TestGoldenChannelsScreen(t *testing.T) {
 	f := &fakeLister{pending: []int64{5, 12, 20, 31, 37}}
 	m := New(Options{Lister: f, Styles: styles.New(true), Refresh: 10 * time.Millisecond, Now: f.now})
 	tm := teatest.NewTestModel(t, program{s: m}, teatest.WithInitialTermSize(120, 40))
+	// The last sample (37, which the fake repeats from then on): the mark
+	// is raised a poll or two earlier, on a figure the golden does not hold.
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return bytes.Contains(b, []byte("keep growing"))
+		return bytes.Contains(b, []byte("keep growing (37 now)"))
 	}, teatest.WithDuration(5*time.Second))
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
