@@ -104,15 +104,16 @@ func (m Model) statusLine() string {
 		return m.st.Muted.Render("connecting to the management API…")
 	}
 	ov := st.Overview
+	publish, ack := format.Rate(ov.PublishRate), format.Rate(ov.AckRate)
+	if ov.RatesUnknown {
+		// A first page: the rates come with the first full snapshot.
+		publish, ack = format.Unknown, format.Unknown
+	}
 	parts := []string{
 		m.nodes(st.Nodes),
 		fmt.Sprintf("messages %s (ready %s, unacked %s)", format.Count(ov.Totals.Messages), format.Count(ov.Totals.Ready), format.Count(ov.Totals.Unacked)),
-		fmt.Sprintf("publish %s/s ack %s/s", format.Rate(ov.PublishRate), format.Rate(ov.AckRate)),
+		fmt.Sprintf("publish %s/s ack %s/s", publish, ack),
 		m.st.Muted.Render("stats " + format.Duration(m.statsAge(st)) + " old"),
-	}
-	if ov.RatesUnknown {
-		// A first page: the rates come with the first full snapshot.
-		parts[2] = fmt.Sprintf("publish %s/s ack %s/s", format.Unknown, format.Unknown)
 	}
 	return ansi.Truncate(strings.Join(parts, " · "), m.width, "…")
 }

@@ -471,8 +471,8 @@ func withDepth(stats, cheap Queue) Queue {
 	return stats
 }
 
-// sortQueues orders queues by vhost then name, as the API does.
-func sortQueues(qs []Queue) {
+// SortQueues orders queues by vhost then name, as the API lists them.
+func SortQueues(qs []Queue) {
 	sort.SliceStable(qs, func(i, j int) bool {
 		if qs[i].Vhost != qs[j].Vhost {
 			return qs[i].Vhost < qs[j].Vhost

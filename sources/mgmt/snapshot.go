@@ -81,7 +81,7 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 	if err != nil {
 		return nil, err
 	}
-	sortQueues(queues)
+	SortQueues(queues)
 	pairDLQs(queues, &topo, append(append([]DLQOverride(nil), o.DLQOverrides...), c.pins...))
 	markParking(queues, c.parking)
 	s.Queues, s.Topology = queues, topo

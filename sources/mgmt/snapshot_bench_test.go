@@ -59,7 +59,7 @@ func BenchmarkRefreshClientSide10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		applyPolicies(queues, sc)
-		sortQueues(queues)
+		SortQueues(queues)
 		pairDLQs(queues, &topo, nil)
 		if queues[0].DLQ == nil {
 			b.Fatal("no DLQ paired")

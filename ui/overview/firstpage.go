@@ -1,10 +1,8 @@
 package overview
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/warrenops/warren/ui/common"
 
@@ -76,13 +74,12 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 	}
 	snap := msg.Snap
 	byVhost := m.vhost == "" && len(snap.Vhosts) > 1 && len(snap.Queues) > 0
-	relist := vhostsOfPage(snap.Queues, snap.Vhosts)
+	var relist []string
 	if byVhost {
+		relist = vhostsOfPage(snap.Queues, snap.Vhosts) // from the page's order, deepest first
 		// Rows are kept in the lists' order, by vhost then name, so that
 		// each vhost's list replaces its rows in place.
-		slices.SortFunc(snap.Queues, func(a, b mgmt.Queue) int {
-			return cmp.Or(strings.Compare(a.Vhost, b.Vhost), strings.Compare(a.Name, b.Name))
-		})
+		mgmt.SortQueues(snap.Queues)
 	}
 	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt, StatsAge: snap.StatsAge}
 	for _, q := range snap.Queues {
