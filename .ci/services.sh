@@ -16,8 +16,9 @@
 set -euo pipefail
 
 MGMT_URL=${WARREN_TEST_MGMT_URL:-http://127.0.0.1:15672}
+METRICS_URL=${WARREN_TEST_METRICS_URL:-http://127.0.0.1:15692}
 PG_HOST=${WARREN_TEST_PG_HOST:-127.0.0.1}
-WANT_PLUGINS="rabbitmq_management rabbitmq_shovel rabbitmq_shovel_management"
+WANT_PLUGINS="rabbitmq_management rabbitmq_shovel rabbitmq_shovel_management rabbitmq_prometheus"
 
 say() { printf 'services: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -46,8 +47,16 @@ mgmt_has_shovel() {
   curl -fsS -m 5 -u guest:guest "$1/api/extensions" 2>/dev/null | grep -q shovel
 }
 
+# metrics_up URL: the Prometheus plugin answers with the queues' depths.
+metrics_up() {
+  curl -fsS -m 5 "$1/metrics/detailed?family=queue_coarse_metrics" 2>/dev/null | grep -q rabbitmq_identity_info
+}
+
+# plugins_up MGMT_URL METRICS_URL: every plugin of WANT_PLUGINS answers.
+plugins_up() { mgmt_has_shovel "$1" && metrics_up "$2"; }
+
 rabbit() {
-  if mgmt_has_shovel "$MGMT_URL"; then return 0; fi
+  if plugins_up "$MGMT_URL" "$METRICS_URL"; then return 0; fi
   if ! command -v rabbitmq-server >/dev/null 2>&1 && [ ! -x /usr/sbin/rabbitmq-server ]; then
     install_pkgs "RabbitMQ (rabbitmq-server)" rabbitmq-server
   fi
@@ -73,7 +82,7 @@ rabbit() {
       break
     fi
   done
-  wait_for 60 "the RabbitMQ management API at $MGMT_URL" mgmt_has_shovel "$MGMT_URL"
+  wait_for 60 "the RabbitMQ management API at $MGMT_URL and its metrics at $METRICS_URL" plugins_up "$MGMT_URL" "$METRICS_URL"
 }
 
 # ---- RabbitMQ 4.3 in a debootstrap root -------------------------------------
@@ -83,7 +92,7 @@ rabbit() {
 # the system's node.
 R43_VERSION=4.3
 R43_SUITE=forky
-R43_AMQP=5673 R43_AMQPS=5674 R43_HTTP=15673 R43_HTTPS=15674
+R43_AMQP=5673 R43_AMQPS=5674 R43_HTTP=15673 R43_HTTPS=15674 R43_METRICS=15695
 R43_EPMD=4370 R43_DIST=25673 R43_NODE=rabbit43@localhost
 
 cache_dir() {
@@ -109,7 +118,7 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 r43_up() {
   curl -fsS -m 5 -u guest:guest "http://127.0.0.1:$R43_HTTP/api/overview" 2>/dev/null |
     grep -q "\"rabbitmq_version\":\"$R43_VERSION\." &&
-    mgmt_has_shovel "http://127.0.0.1:$R43_HTTP" &&
+    plugins_up "http://127.0.0.1:$R43_HTTP" "http://127.0.0.1:$R43_METRICS" &&
     port_open $R43_AMQP && port_open $R43_AMQPS && port_open $R43_HTTPS
 }
 
@@ -232,6 +241,8 @@ management.ssl.certfile = /etc/rabbitmq/tls/server.pem
 management.ssl.keyfile = /etc/rabbitmq/tls/server-key.pem
 management.ssl.verify = verify_peer
 management.ssl.fail_if_no_peer_cert = true
+prometheus.tcp.ip = 127.0.0.1
+prometheus.tcp.port = $R43_METRICS
 EOF
   echo "[${WANT_PLUGINS// /,}]." >"$etc/enabled_plugins"
 }
@@ -245,6 +256,15 @@ rabbit43() {
     r43_pki
     r43_configure
     mountpoint -q "$R43_ROOT/proc" || mount -t proc proc "$R43_ROOT/proc"
+    if in43 rabbitmq-diagnostics -q ping >/dev/null 2>&1; then
+      # Running: once its management API is up, a node that serves no
+      # metrics was started with an older configuration.
+      wait_for 120 "RabbitMQ $R43_VERSION's management API" mgmt_has_shovel "http://127.0.0.1:$R43_HTTP"
+      if ! metrics_up "http://127.0.0.1:$R43_METRICS"; then
+        say "restarting RabbitMQ $R43_VERSION ($R43_NODE) to serve its metrics on $R43_METRICS, as its configuration now says"
+        in43 rabbitmqctl -q stop >/dev/null 2>&1 || true
+      fi
+    fi
     if ! in43 rabbitmq-diagnostics -q ping >/dev/null 2>&1; then
       say "starting RabbitMQ $R43_VERSION ($R43_NODE, AMQP $R43_AMQP, AMQPS $R43_AMQPS, management $R43_HTTP, HTTPS $R43_HTTPS)"
       in43 rabbitmq-server -detached >/dev/null 2>&1 9>&- || true

@@ -175,7 +175,7 @@ func (a *App) Mgmt() (*mgmt.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Username: c.Username, Password: pw, TLS: tc,
+	return mgmt.New(mgmt.Options{URL: c.ManagementURL, MetricsURL: c.MetricsURL, Username: c.Username, Password: pw, TLS: tc,
 		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint()})
 }
 

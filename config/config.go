@@ -24,19 +24,23 @@ type File struct {
 
 // Context is one broker (and its databases) an operator works against.
 type Context struct {
-	Name          string   `toml:"-"`
-	AMQPURL       string   `toml:"amqp_url"`
-	ManagementURL string   `toml:"management_url"`
-	Username      string   `toml:"username"`
-	PasswordEnv   string   `toml:"password_env"`
-	PasswordFile  string   `toml:"password_file"`
-	Environment   string   `toml:"environment"`
-	ReadOnly      bool     `toml:"read_only"`
-	Refresh       Duration `toml:"refresh"`
-	Operator      string   `toml:"operator"`
-	Vhost         string   `toml:"vhost"`
-	Audit         string   `toml:"audit"`
-	AuditDSNEnv   string   `toml:"audit_dsn_env"`
+	Name          string `toml:"-"`
+	AMQPURL       string `toml:"amqp_url"`
+	ManagementURL string `toml:"management_url"`
+	// MetricsURL is the broker's Prometheus endpoint (rabbitmq_prometheus),
+	// read for a fast first screen; "" means the management host on port
+	// 15692 (15691 with https), "off" none.
+	MetricsURL   string   `toml:"metrics_url"`
+	Username     string   `toml:"username"`
+	PasswordEnv  string   `toml:"password_env"`
+	PasswordFile string   `toml:"password_file"`
+	Environment  string   `toml:"environment"`
+	ReadOnly     bool     `toml:"read_only"`
+	Refresh      Duration `toml:"refresh"`
+	Operator     string   `toml:"operator"`
+	Vhost        string   `toml:"vhost"`
+	Audit        string   `toml:"audit"`
+	AuditDSNEnv  string   `toml:"audit_dsn_env"`
 	// ConfirmThreshold is the selection size above which an action needs
 	// the queue name and count typed, not just "y".
 	ConfirmThreshold int     `toml:"confirm_threshold"`

@@ -88,6 +88,8 @@ func TestConfigErrorsAreOneSentence(t *testing.T) {
 			`warren.toml:2: contexts.a.amqp_url must not contain a password, found one: keep it in the environment variable that password_env names`},
 		{"password in management URL", "[contexts.a]\nmanagement_url = \"http://u:hunter2@h:15672\"\n", 2, "contexts.a.management_url",
 			`warren.toml:2: contexts.a.management_url must not contain a password, found one: keep it in the environment variable that password_env names`},
+		{"metrics URL neither a URL nor off", "[contexts.a]\nmetrics_url = \"none\"\n", 2, "contexts.a.metrics_url",
+			`warren.toml:2: contexts.a.metrics_url must be an http:// or https:// URL such as http://127.0.0.1:15692, found "none"; "off" turns the metrics endpoint off`},
 		{"unknown current context", "current_context = \"b\"\n[contexts.a]\n", 1, "current_context",
 			`warren.toml:1: current_context must name a context this file defines (a), found "b", which is not defined`},
 		{"bad logical id", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\nlogical_id = \"body\"\n", 4, "contexts.a.queues.logical_id",

@@ -145,6 +145,7 @@ type want struct {
 var hints = map[string]string{
 	"amqp_url":        "a URL such as amqp://host:5672/",
 	"management_url":  "a URL such as http://host:15672",
+	"metrics_url":     `a URL such as http://host:15692, or "off"`,
 	"password_env":    "the name of an environment variable",
 	"audit_dsn_env":   "the name of an environment variable",
 	"dsn_env":         "the name of an environment variable",

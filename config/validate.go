@@ -36,6 +36,11 @@ func (f *File) validate(data []byte) error {
 		if msg := checkURL(c.ManagementURL, "http", "https", "http://127.0.0.1:15672"); msg != "" {
 			return fail(k("management_url"), "%s", msg)
 		}
+		if c.MetricsURL != "" && c.MetricsURL != "off" {
+			if msg := checkURL(c.MetricsURL, "http", "https", "http://127.0.0.1:15692"); msg != "" {
+				return fail(k("metrics_url"), "%s; \"off\" turns the metrics endpoint off", msg)
+			}
+		}
 		if !environments[c.Environment] {
 			return fail(k("environment"), "must be \"dev\", \"staging\" or \"prod\", found %q", c.Environment)
 		}

@@ -32,17 +32,19 @@ var (
 	Broker  = env("WARREN_TEST_BROKER", "3.10")
 	AMQPURL = env("WARREN_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:"+ports().amqp+"/")
 	MgmtURL = env("WARREN_TEST_MGMT_URL", "http://127.0.0.1:"+ports().mgmt)
-	PGDSN   = env("WARREN_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
+	// MetricsURL is the broker's Prometheus endpoint (rabbitmq_prometheus).
+	MetricsURL = env("WARREN_TEST_METRICS_URL", "http://127.0.0.1:"+ports().metrics)
+	PGDSN      = env("WARREN_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
 )
 
 // brokerPorts are where make services puts each broker.
-type brokerPorts struct{ amqp, mgmt string }
+type brokerPorts struct{ amqp, mgmt, metrics string }
 
 func ports() brokerPorts {
 	if env("WARREN_TEST_BROKER", "3.10") == "4.3" {
-		return brokerPorts{"5673", "15673"}
+		return brokerPorts{"5673", "15673", "15695"}
 	}
-	return brokerPorts{"5672", "15672"}
+	return brokerPorts{"5672", "15672", "15692"}
 }
 
 func env(name, def string) string {

@@ -21,10 +21,14 @@ import (
 
 // Options say where the management API is and as whom to call it.
 type Options struct {
-	URL      string // http:// or https://, e.g. http://127.0.0.1:15672
-	Username string
-	Password string
-	TLS      *tls.Config
+	URL string // http:// or https://, e.g. http://127.0.0.1:15672
+	// MetricsURL is the broker's Prometheus endpoint, read for a fast
+	// first page (metrics.go): "" for the management host on the
+	// plugin's default port, MetricsOff for none.
+	MetricsURL string
+	Username   string
+	Password   string
+	TLS        *tls.Config
 	// Timeout bounds each HTTP request; 15 s when zero.
 	Timeout time.Duration
 	// DLQOverrides pin DLQ pairings from config (docs/ARCHITECTURE.md §6), for every
@@ -56,6 +60,7 @@ type Client struct {
 	rh       *rabbithole.Client
 	pins     []DLQOverride
 	parking  []QueueRef
+	metrics  string // the Prometheus endpoint, "" for none
 
 	mu      sync.Mutex
 	version string
@@ -116,6 +121,7 @@ func New(o Options) (*Client, error) {
 		http:     &http.Client{Transport: tr, Timeout: timeout},
 		rh:       rh,
 		pins:     o.DLQOverrides,
+		metrics:  metricsURL(o.MetricsURL, u),
 		parking:  o.ParkingQueues,
 	}, nil
 }

@@ -25,6 +25,15 @@ import (
 // none of its queues can be deeper. On a broker whose messages sit in
 // one vhost that is one page of that vhost.
 //
+// On a broker of at most metricsMaxQueues queues whose Prometheus
+// endpoint answers, the page is read from its metrics as well, and
+// whichever comes first is used: the metrics give every queue's depth
+// without asking the queues. The management API's page starts once the
+// metrics have failed or after metricsHeadStart. They are used only when they come from the
+// node the management API answers from and name as many queues as the
+// broker counts, since the endpoint reports the queues local to its node;
+// the snapshot's FromMetrics says so.
+//
 // The header's figures do not wait for /api/overview, which counts every
 // queue record to answer (1-2 s at 100 000 queues, longer than the page
 // of one vhost): the counts come from the overview without statistics,
@@ -39,40 +48,97 @@ func (c *Client) FirstPage(ctx context.Context, vhost string, size int) (*Snapsh
 		vs     []vhostHeld
 		queues []Queue
 		total  int
+		// The metrics' page and the management API's race: the first to
+		// finish cancels the other, whose cancellation is then no error.
+		pageOK                  bool
+		fromMetrics             []Queue
+		metricsTotal            int
+		pageCtx, stopPage       = context.WithCancel(ctx)
+		metricsCtx, stopMetrics = context.WithCancel(ctx)
+		metricsSettled          = make(chan struct{})
+		lost                    = func(race context.Context, err error) error {
+			if err != nil && race.Err() != nil && ctx.Err() == nil {
+				return nil
+			}
+			return err
+		}
 	)
+	defer stopPage()
+	defer stopMetrics()
+	// pageWanted holds the management API's page back while the metrics
+	// have their head start: on a broker of a few cores the page, which
+	// asks every queue, slows the metrics' read. It reports whether the
+	// page is still wanted.
+	pageWanted := func() bool {
+		if c.metrics != "" {
+			t := time.NewTimer(metricsHeadStart)
+			defer t.Stop()
+			select {
+			case <-metricsSettled:
+			case <-t.C:
+			case <-pageCtx.Done():
+			}
+		}
+		return pageCtx.Err() == nil
+	}
+	paged := func(err error) error {
+		if err == nil {
+			pageOK = true
+			stopMetrics()
+		}
+		return lost(pageCtx, err)
+	}
 	err := parallel(ctx,
-		func(ctx context.Context) (err error) { ov, err = c.countsOverview(ctx); return err },
+		func(ctx context.Context) (err error) {
+			defer close(metricsSettled)
+			if ov, err = c.countsOverview(ctx); err != nil || c.metrics == "" || ov.QueueCount > metricsMaxQueues {
+				return err
+			}
+			d, err := c.metricsDepths(metricsCtx)
+			if err != nil || d == nil || d.node != ov.Node || len(d.queues) == 0 || len(d.queues) != ov.QueueCount {
+				return lost(metricsCtx, err)
+			}
+			fromMetrics, metricsTotal = deepestOf(d.queues, vhost, size)
+			stopPage()
+			return nil
+		},
 		func(ctx context.Context) (err error) { nodes, err = c.Nodes(ctx); return err },
 		func(ctx context.Context) (err error) {
 			if vhost != "" {
 				// The page does not need the vhosts' counts: both at once.
 				return parallel(ctx,
 					func(ctx context.Context) (err error) { vs, err = c.vhostsHeld(ctx); return err },
-					func(ctx context.Context) (err error) {
-						queues, total, err = c.deepestPage(ctx, vhost, size)
-						return err
+					func(context.Context) (err error) {
+						if !pageWanted() {
+							return nil
+						}
+						queues, total, err = c.deepestPage(pageCtx, vhost, size)
+						return paged(err)
 					})
 			}
-			if vs, err = c.vhostsHeld(ctx); err != nil {
+			if vs, err = c.vhostsHeld(ctx); err != nil || !pageWanted() {
 				return err
 			}
 			if len(vs) < 2 {
-				queues, total, err = c.deepestPage(ctx, "", size)
-				return err
+				queues, total, err = c.deepestPage(pageCtx, "", size)
+				return paged(err)
 			}
-			queues, total, err = deepestAcross(ctx, vs, size, c.deepestPage)
-			return err
+			queues, total, err = deepestAcross(pageCtx, vs, size, c.deepestPage)
+			return paged(err)
 		},
 	)
 	if err != nil {
 		return nil, err
+	}
+	if !pageOK && fromMetrics != nil {
+		queues, total = fromMetrics, metricsTotal
 	}
 	ov.Totals = heldTotals(vs)
 	if vhost == "" && ov.QueueCount > total {
 		// The pages skipped vhosts; the overview counts every queue.
 		total = ov.QueueCount
 	}
-	s := &Snapshot{Overview: *ov, Nodes: nodes, Queues: queues, Partial: true, QueueTotal: total}
+	s := &Snapshot{Overview: *ov, Nodes: nodes, Queues: queues, Partial: true, QueueTotal: total, FromMetrics: !pageOK}
 	if vhost == "" {
 		for _, v := range vs {
 			s.Vhosts = append(s.Vhosts, v.Name)

@@ -30,6 +30,10 @@ type Snapshot struct {
 	// or DLQ pairing. QueueTotal is then how many queues there are.
 	Partial    bool
 	QueueTotal int
+	// FromMetrics is set on a FirstPage snapshot whose queues came from
+	// the broker's Prometheus endpoint: names and depths only, no type,
+	// node or arguments.
+	FromMetrics bool
 	// OnlyRows is set on a snapshot of the queues RatesFor named alone
 	// (SnapshotOptions.OnlyRows): their depth, settings and statistics,
 	// without DLQ pairing, parking marks or topology, which need the

@@ -26,12 +26,15 @@ type config struct {
 	warren   string
 	amqpAddr string
 	mgmtURL  string
-	user     string
-	password string
-	pgDSN    string
-	keep     bool
-	vhosts   int      // vhosts an overview size is spread over
-	reuse    []string // vhosts of an earlier run to measure the overview on
+	// metricsURL is the broker's Prometheus endpoint, given to the
+	// dashboard as metrics_url; "" leaves warren's default.
+	metricsURL string
+	user       string
+	password   string
+	pgDSN      string
+	keep       bool
+	vhosts     int      // vhosts an overview size is spread over
+	reuse      []string // vhosts of an earlier run to measure the overview on
 }
 
 // bench holds what every workload shares.
@@ -220,6 +223,9 @@ refresh = "2s"
 audit = %q
 %s`, b.cfg.amqpAddr, b.cfg.mgmtURL, b.cfg.user, passwordEnv, vhost,
 		"file:"+filepath.Join(b.dir, fileName(vhost)+"-audit.jsonl"), extra)
+	if b.cfg.metricsURL != "" {
+		text += fmt.Sprintf("metrics_url = %q\n", b.cfg.metricsURL)
+	}
 	return path, os.WriteFile(path, []byte(text), 0o600)
 }
 

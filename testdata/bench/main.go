@@ -39,6 +39,7 @@ func main() {
 	flag.StringVar(&cfg.warren, "warren", "", "warren binary to measure (default: build one from this module)")
 	flag.StringVar(&cfg.amqpAddr, "amqp", "127.0.0.1:5672", "broker AMQP address")
 	flag.StringVar(&cfg.mgmtURL, "mgmt", "http://127.0.0.1:15672", "management API URL")
+	flag.StringVar(&cfg.metricsURL, "metrics", "", "the broker's Prometheus endpoint, for the dashboard's metrics_url (default: warren's, port 15692 beside a management API on 15672)")
 	flag.StringVar(&cfg.user, "user", "guest", "broker user (needs the administrator tag for vhosts and shovels)")
 	flag.StringVar(&cfg.password, "password", "guest", "broker password")
 	flag.BoolVar(&cfg.keep, "keep", false, "leave the workloads' vhosts on the broker for inspection")

@@ -126,13 +126,15 @@ func (b *bench) overview(n int) ([]row, error) {
 	if err != nil {
 		return rows, err
 	}
+	scrape, scraped := b.metricsScrape()
 	firstTarget := 300.0
 	if n > 20000 {
 		firstTarget = 1500
 	}
 	rows = append(rows,
 		info("  the broker's cheapest list of any queue (40-row page), "+label, fmtMs(ms(page)), ""),
-		info("  the broker's page of the 100 deepest queues of one vhost, "+label, fmtMs(ms(deepest)), "what the first frame waits for"),
+		info("  the broker's page of the 100 deepest queues of one vhost, "+label, fmtMs(ms(deepest)), "what the first frame waits for without metrics"),
+		info("  the broker's metrics of every queue's depth (one scrape), "+label, scraped, scrape),
 		absolute("first frame with data (median of 3 starts), "+label, ms(d.firstFrame), fmtMs,
 			fmt.Sprintf("starts %s; pty start %s", d.firstFrames, fmtMs(ms(d.ptyStart))), cmp{"<", firstTarget}),
 		info("  every queue on screen, "+label, fmtMs(ms(d.fullList)), ""),
@@ -529,6 +531,36 @@ func (b *bench) deepestPage(vh string) (time.Duration, error) {
 		took = append(took, time.Since(start))
 	}
 	return median(took), nil
+}
+
+// metricsScrape times the read of every queue's depth from the broker's
+// Prometheus endpoint, which the first page uses when it names every
+// queue (median of three), and says what the endpoint is.
+func (b *bench) metricsScrape() (string, string) {
+	where := b.cfg.metricsURL
+	if where == "" {
+		u, err := url.Parse(b.cfg.mgmtURL)
+		if err != nil || u.Port() != "15672" {
+			return "none (-metrics)", "—"
+		}
+		where = "http://" + u.Hostname() + ":15692"
+	}
+	var took []time.Duration
+	var size int64
+	for range 3 {
+		start := time.Now()
+		resp, err := http.Get(where + "/metrics/detailed?family=queue_coarse_metrics")
+		if err != nil {
+			return where + ": " + err.Error(), "—"
+		}
+		size, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return fmt.Sprintf("%s: %s", where, resp.Status), "—"
+		}
+		took = append(took, time.Since(start))
+	}
+	return fmt.Sprintf("%s, %s; what the first frame waits for when it names every queue", where, fmtBytes(float64(size))), fmtMs(ms(median(took)))
 }
 
 // cheapestPage times the least a client can ask to list some queues of

@@ -86,6 +86,10 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
+	m.pageSource = ""
+	if snap.FromMetrics {
+		m.pageSource = " (from metrics)"
+	}
 	var room []row
 	if byVhost {
 		// Room for every queue, so that each vhost's list is spliced in

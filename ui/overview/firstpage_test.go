@@ -76,6 +76,25 @@ func TestFirstPageIsDrawnUntilTheFullSnapshotReplacesIt(t *testing.T) {
 	}
 }
 
+// A page read from the broker's metrics says so, and the full snapshot
+// takes the mark away with the page.
+func TestFirstPageFromTheMetricsSaysSo(t *testing.T) {
+	page := snapshot(queue("/", "deep", 90), queue("/", "middle", 50))
+	page.Partial, page.QueueTotal, page.FromMetrics = true, 3, true
+	full := snapshot(queue("/", "deep", 91), queue("/", "middle", 50), queue("/", "low", 3))
+	p := &pager{lister: &lister{replies: []reply{{snap: full}}}, page: page}
+	m := newModel(p.lister)
+	m.lister = p
+	m, fullMsg := fullAfter(t, m, firstPage(t, m))
+	if !contains(m.View(), "2 deepest shown (from metrics), loading all 3 queues…") {
+		t.Fatalf("the page's source is not named:\n%s", m.View())
+	}
+	m, _ = update(t, m, fullMsg)
+	if v := m.View(); contains(v, "metrics") || !contains(v, "3 of 3 queues") {
+		t.Fatalf("after the full snapshot:\n%s", v)
+	}
+}
+
 func TestFirstPageAfterTheFullSnapshotIsIgnored(t *testing.T) {
 	cases := []struct {
 		name string
