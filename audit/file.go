@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -91,6 +94,9 @@ func (s *FileStore) AppendAll(ctx context.Context, recs []Record) ([]Record, err
 		return nil, s.wrap("seek", err)
 	}
 	prev, err := s.last(f, end)
+	if isTorn(err) {
+		prev, end, err = s.setAsideTorn(f, end)
+	}
 	if err != nil {
 		return nil, s.lastErr(err)
 	}
@@ -171,7 +177,11 @@ func (s *FileStore) Check(ctx context.Context) error {
 	if err != nil {
 		return s.wrap("seek", err)
 	}
-	if _, err := lastRecord(f, end); err != nil {
+	_, err = lastRecord(f, end)
+	if isTorn(err) {
+		_, _, err = s.setAsideTorn(f, end)
+	}
+	if err != nil {
 		return s.lastErr(err)
 	}
 	var st syscall.Statfs_t
@@ -354,6 +364,122 @@ func lastRecord(f *os.File, end int64) (*Record, error) {
 		return nil, &CorruptError{Err: err}
 	}
 	return &rec, nil
+}
+
+// Torn tails. A process killed while it appends (SIGKILL, a power cut)
+// can leave the file ending inside a line: the kernel stops a write to a
+// file between two pages when the writer gets a fatal signal. Nothing was
+// done on the strength of that line (a record is acted on only once its
+// fsync returned), so the next writer sets it aside rather than stop
+// every operation until someone moves the file: the fragment is copied
+// to PATH.torn-TIME, the file is cut back to its last whole record, and
+// an "audit" record ("torn_record_set_aside") names the copy, the
+// fragment's size and its sha256, chained as any other. Only a fragment
+// that begins as a record does, after a whole record, is taken for an
+// interrupted write; anything else still stops appends.
+
+// TornAction and TornOutcome mark the record that sets a torn tail aside.
+const (
+	TornAction  = "audit"
+	TornOutcome = "torn_record_set_aside"
+)
+
+func isTorn(err error) bool {
+	var ce *CorruptError
+	return errors.As(err, &ce) && ce.Partial
+}
+
+// setAsideTorn sets a torn tail aside (see above) in f, held locked and
+// ending at end, and returns the record it appended and the file's new
+// end.
+func (s *FileStore) setAsideTorn(f *os.File, end int64) (*Record, int64, error) {
+	cut, err := lastNewline(f, end)
+	if err != nil {
+		return nil, end, err
+	}
+	frag := make([]byte, end-cut)
+	if _, err := f.ReadAt(frag, cut); err != nil {
+		return nil, end, s.wrap("read", err)
+	}
+	if !bytes.HasPrefix(frag, []byte(`{"seq":`)) {
+		return nil, end, &CorruptError{Partial: true}
+	}
+	prev, err := lastRecord(f, cut)
+	if err != nil {
+		return nil, end, err
+	}
+	aside := fmt.Sprintf("%s.torn-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
+	if err := writeSynced(aside, frag); err != nil {
+		return nil, end, fmt.Errorf("audit: setting a torn last line of %s aside in %s: %w", s.path, aside, err)
+	}
+	if err := f.Truncate(cut); err != nil {
+		return nil, end, s.wrap("truncate a torn last line", err)
+	}
+	sum := sha256.Sum256(frag)
+	host, _ := os.Hostname()
+	rec := seal(Record{
+		Operator: "warren",
+		Host:     host,
+		Action:   TornAction,
+		Outcome:  TornOutcome,
+		Detail: map[string]string{
+			"torn_bytes":  strconv.Itoa(len(frag)),
+			"torn_sha256": hex.EncodeToString(sum[:]),
+			"set_aside":   aside,
+		},
+	}, prev, time.Now())
+	line, err := marshalLine(rec)
+	if err != nil {
+		return nil, cut, s.wrap("encode", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		_ = f.Truncate(cut)
+		return nil, cut, s.wrap("write", err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, cut, s.wrap("fsync", err)
+	}
+	return &rec, cut + int64(len(line)) + 1, nil
+}
+
+// lastNewline is the offset just after the last newline before end, 0
+// when there is none.
+func lastNewline(f *os.File, end int64) (int64, error) {
+	const chunk = 8 << 10
+	pos := end
+	for pos > 0 {
+		n := min(int64(chunk), pos)
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, pos-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			return pos - n + int64(i) + 1, nil
+		}
+		pos -= n
+	}
+	return 0, nil
+}
+
+// writeSynced creates path (never over an existing file) with b, synced
+// with its directory entry.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 func syncDir(dir string) error {

@@ -3,9 +3,12 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -136,12 +139,67 @@ func TestVerifyNamesTheFirstBrokenSeq(t *testing.T) {
 	}
 }
 
-func TestFileStoreRefusesToWriteAfterATornLastLine(t *testing.T) {
+// A record cut short by a crash (the kernel stops a write between two
+// pages on SIGKILL) is set aside by the next writer: the fragment is kept
+// in a file of its own, named with its size and digest in a chained
+// record, and the chain goes on and verifies.
+func TestFileStoreSetsATornLastLineAside(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	writeChain(t, path, 3)
 	raw, _ := os.ReadFile(path)
+	whole := bytes.LastIndexByte(raw[:len(raw)-1], '\n') + 1 // end of record 2
+	torn := raw[whole : len(raw)-7]
 	if err := os.WriteFile(path, raw[:len(raw)-7], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := OpenFile(path)
+	if res, _ := Verify(ctx, s); res.OK || !strings.Contains(res.Reason, "interrupted write") {
+		t.Fatalf("Verify before = %+v, want the torn line named", res)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check = %v, want the torn line set aside", err)
+	}
+	got, err := s.Append(ctx, sample(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Verify(ctx, s)
+	if err != nil || !res.OK || res.Records != 4 {
+		t.Fatalf("Verify after = %+v, %v; want 4 records that verify", res, err)
+	}
+	if got.Seq != 4 {
+		t.Fatalf("the record after the repair has seq %d, want 4", got.Seq)
+	}
+	var repair Record
+	if err := s.Scan(ctx, func(r Record) error {
+		if r.Seq == 3 {
+			repair = r
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(torn)
+	if repair.Action != TornAction || repair.Outcome != TornOutcome ||
+		repair.Detail["torn_bytes"] != strconv.Itoa(len(torn)) || repair.Detail["torn_sha256"] != hex.EncodeToString(sum[:]) {
+		t.Fatalf("repair record %+v, want the fragment's size %d and digest", repair, len(torn))
+	}
+	kept, err := os.ReadFile(repair.Detail["set_aside"])
+	if err != nil || !bytes.Equal(kept, torn) || !strings.HasPrefix(repair.Detail["set_aside"], path+".torn-") {
+		t.Fatalf("the fragment set aside in %q: %q, %v; want %q", repair.Detail["set_aside"], kept, err, torn)
+	}
+}
+
+// A tail that does not begin as a record does is no interrupted write of
+// warren's: appends stop, and the file stays as it is.
+func TestFileStoreRefusesToWriteAfterAForeignTail(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeChain(t, path, 3)
+	raw, _ := os.ReadFile(path)
+	damaged := append(bytes.Clone(raw), []byte("rm -rf")...)
+	if err := os.WriteFile(path, damaged, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := OpenFile(path)
@@ -149,10 +207,10 @@ func TestFileStoreRefusesToWriteAfterATornLastLine(t *testing.T) {
 		t.Fatalf("Check = %v, want the torn line named", err)
 	}
 	if _, err := s.Append(ctx, sample(4)); err == nil {
-		t.Fatal("Append after a torn line succeeded; it would bury the damage")
+		t.Fatal("Append after a foreign tail succeeded; it would bury the damage")
 	}
-	if after, _ := os.ReadFile(path); len(after) != len(raw)-7 {
-		t.Fatalf("file changed from %d to %d bytes", len(raw)-7, len(after))
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, damaged) {
+		t.Fatalf("file changed from %d to %d bytes", len(damaged), len(after))
 	}
 }
 
