@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -104,10 +105,40 @@ func (a *App) configCheck(ctx context.Context) error {
 		}
 		fmt.Fprintf(a.Out, "%-22s ok    %s\n", sanitize.Text(ch.name), sanitize.Text(msg))
 	}
+	a.metricsCheck(ctx)
 	if failed > 0 {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d checks failed", failed, len(checks)+1)}
 	}
 	return nil
+}
+
+// metricsCheck says whether the overview's first screen can come from the
+// broker's Prometheus endpoint. It is optional: its line never fails the
+// check.
+func (a *App) metricsCheck(ctx context.Context) {
+	_, m, err := a.management()
+	if err != nil {
+		return
+	}
+	mm, ok := m.(interface {
+		Metrics(context.Context) mgmt.MetricsReport
+	})
+	if !ok {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	r := mm.Metrics(cctx)
+	var state, msg string
+	switch {
+	case r.URL == "":
+		state, msg = "-", "not read (metrics_url is \"off\", or unset beside a management API off port 15672): the first screen of a large broker comes from the management API"
+	case r.Err != nil:
+		state, msg = "-", "not read: "+r.Err.Error()+"; the first screen of a large broker comes from the management API"
+	default:
+		state, msg = "ok", fmt.Sprintf("%s, node %s, %d queues: the first screen of a broker of up to 20 000 queues comes from it", r.URL, r.Node, r.Queues)
+	}
+	fmt.Fprintf(a.Out, "%-22s %-5s %s\n", "metrics (optional)", state, sanitize.Text(msg))
 }
 
 // describeConfig says where the target came from: the file and context,

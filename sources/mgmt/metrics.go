@@ -302,3 +302,32 @@ func deepestOf(qs []depth, vhost string, size int) ([]Queue, int) {
 	}
 	return out, len(in)
 }
+
+// MetricsReport says what the first page can read from the broker's
+// Prometheus endpoint, for `config check`: where it is ("" when off or
+// not known) and, when it answers as the plugin does, the node it names
+// and how many queues it reports. Err says why it is not read.
+type MetricsReport struct {
+	URL    string
+	Node   string
+	Queues int
+	Err    error
+}
+
+// Metrics reads the endpoint once, as the first page would.
+func (c *Client) Metrics(ctx context.Context) MetricsReport {
+	r := MetricsReport{URL: c.metrics}
+	if c.metrics == "" {
+		return r
+	}
+	d, err := c.metricsDepths(ctx)
+	switch {
+	case err != nil:
+		r.Err = err
+	case d == nil:
+		r.Err = fmt.Errorf("%s does not answer as the rabbitmq_prometheus plugin does (rabbitmq-plugins enable rabbitmq_prometheus)", c.metrics)
+	default:
+		r.Node, r.Queues = d.node, len(d.queues)
+	}
+	return r
+}
