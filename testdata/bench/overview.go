@@ -560,7 +560,7 @@ func (b *bench) metricsScrape() (string, string) {
 		}
 		took = append(took, time.Since(start))
 	}
-	return fmt.Sprintf("%s, %s; what the first frame waits for when it names every queue", where, fmtBytes(float64(size))), fmtMs(ms(median(took)))
+	return fmt.Sprintf("%s, %s; read by the first page of a broker of up to 20 000 queues", where, fmtBytes(float64(size))), fmtMs(ms(median(took)))
 }
 
 // cheapestPage times the least a client can ask to list some queues of
