@@ -61,6 +61,9 @@ type Client struct {
 	pins     []DLQOverride
 	parking  []QueueRef
 	metrics  string // the Prometheus endpoint, "" for none
+	// metricsAuth: the endpoint is on the management API's host, which
+	// may be sent the credentials.
+	metricsAuth bool
 
 	mu      sync.Mutex
 	version string
@@ -113,16 +116,19 @@ func New(o Options) (*Client, error) {
 		return nil, fmt.Errorf("management_url %s: %w", u, err)
 	}
 	rh.SetTimeout(timeout)
+	metrics := metricsURL(o.MetricsURL, u)
+	mu, _ := url.Parse(metrics)
 	return &Client{
-		where:    u.String(),
-		username: user,
-		password: pass,
-		pwHint:   cmp.Or(o.PasswordHint, "check username and the password variable (password_env)"),
-		http:     &http.Client{Transport: tr, Timeout: timeout},
-		rh:       rh,
-		pins:     o.DLQOverrides,
-		metrics:  metricsURL(o.MetricsURL, u),
-		parking:  o.ParkingQueues,
+		metricsAuth: mu != nil && mu.Hostname() == u.Hostname(),
+		where:       u.String(),
+		username:    user,
+		password:    pass,
+		pwHint:      cmp.Or(o.PasswordHint, "check username and the password variable (password_env)"),
+		http:        &http.Client{Transport: tr, Timeout: timeout},
+		rh:          rh,
+		pins:        o.DLQOverrides,
+		metrics:     metrics,
+		parking:     o.ParkingQueues,
 	}, nil
 }
 

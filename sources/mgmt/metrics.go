@@ -30,6 +30,9 @@ const MetricsOff = "off"
 // management API's page of one vhost is the cheaper read.
 const metricsMaxQueues = 20000
 
+// metricsMaxBytes bounds what is read of one scrape.
+const metricsMaxBytes = 64 << 20
+
 // metricsHeadStart is how long the management API's page waits for the
 // metrics before it is asked for too: about what the metrics of
 // metricsMaxQueues queues take, a fraction of what the page takes.
@@ -77,7 +80,12 @@ func (c *Client) metricsDepths(ctx context.Context) (*nodeDepths, error) {
 	if err != nil {
 		return nil, nil
 	}
-	req.SetBasicAuth(c.username, c.password)
+	if c.metricsAuth {
+		// The plugin may require the broker's users (4.x,
+		// prometheus.authentication.enabled); the credentials go only to
+		// the management API's host.
+		req.SetBasicAuth(c.username, c.password)
+	}
 	req.Header.Set("Accept", "text/plain")
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -90,7 +98,10 @@ func (c *Client) metricsDepths(ctx context.Context) (*nodeDepths, error) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		return nil, nil
 	}
-	d, err := parseQueueDepths(resp.Body)
+	// A scrape of metricsMaxQueues queues is about 12 MB; a longer answer
+	// is cut, and the queues it then lacks leave the page to the
+	// management API.
+	d, err := parseQueueDepths(io.LimitReader(resp.Body, metricsMaxBytes))
 	if err != nil || d.node == "" {
 		return nil, nil
 	}

@@ -209,3 +209,25 @@ func BenchmarkParseQueueDepths10k(b *testing.B) {
 		}
 	}
 }
+
+// The broker's credentials go to the metrics endpoint only on the
+// management API's own host.
+func TestMetricsCredentialsStayOnTheManagementHost(t *testing.T) {
+	for _, c := range []struct {
+		metrics string
+		auth    bool
+	}{
+		{"", true}, // derived: the management host, port 15692
+		{"http://rabbit.example:9419", true},
+		{"http://scraper.example:15692", false},
+		{MetricsOff, false},
+	} {
+		cl, err := New(Options{URL: "http://rabbit.example:15672", MetricsURL: c.metrics, Username: "oncall", Password: "s3cret"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.metricsAuth != c.auth {
+			t.Errorf("metrics_url %q: credentials sent = %v, want %v", c.metrics, cl.metricsAuth, c.auth)
+		}
+	}
+}
