@@ -52,8 +52,11 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 	if !errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "billing") {
 		t.Fatalf("replay with billing gone = %v (%+v), want ErrNoDestination naming billing", err, res.Counts)
 	}
-	if res.Moved == 0 || res.Moved >= orders {
-		t.Fatalf("moved %d: want the pages before billing's (some, not all %d of orders)", res.Moved, orders)
+	// Pages form as deliveries arrive: billing's ten may share a page
+	// with the last of orders' (then that page's orders stay too) or come
+	// in a page of their own (then every order moved).
+	if res.Moved == 0 || res.Moved > orders {
+		t.Fatalf("moved %d: want the pages before billing's (some, at most all %d of orders)", res.Moved, orders)
 	}
 	brokertest.WaitDepth(t, ch, "orders", res.Moved)
 	brokertest.WaitDepth(t, ch, "orders.dlq", orders+billing-res.Moved)
