@@ -343,21 +343,13 @@ func lastRecord(f *os.File, end int64) (*Record, error) {
 	if tail[0] != '\n' {
 		return nil, &CorruptError{Partial: true}
 	}
-	const chunk = 8 << 10
-	var line []byte
-	pos := end - 1
-	for pos > 0 {
-		n := min(int64(chunk), pos)
-		buf := make([]byte, n)
-		if _, err := f.ReadAt(buf, pos-n); err != nil {
-			return nil, err
-		}
-		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-			line = append(buf[i+1:], line...)
-			break
-		}
-		line = append(buf, line...)
-		pos -= n
+	start, err := lastNewline(f, end-1)
+	if err != nil {
+		return nil, err
+	}
+	line := make([]byte, end-1-start)
+	if _, err := f.ReadAt(line, start); err != nil {
+		return nil, err
 	}
 	rec, err := parseLine(line)
 	if err != nil {

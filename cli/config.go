@@ -136,7 +136,7 @@ func (a *App) metricsCheck(ctx context.Context) {
 	case r.Err != nil:
 		state, msg = "-", "not read: "+r.Err.Error()+"; the first screen of a large broker comes from the management API"
 	default:
-		state, msg = "ok", fmt.Sprintf("%s, node %s, %d queues: the first screen of a broker of up to 20 000 queues comes from it", r.URL, r.Node, r.Queues)
+		state, msg = "ok", fmt.Sprintf("%s, node %s, %d queues: the first screen of a broker of up to %d queues comes from it", r.URL, r.Node, r.Queues, mgmt.MetricsMaxQueues)
 	}
 	fmt.Fprintf(a.Out, "%-22s %-5s %s\n", "metrics (optional)", state, sanitize.Text(msg))
 }

@@ -115,6 +115,15 @@ func (e *env) policy(name, pattern string, def map[string]any) {
 	res.Body.Close()
 }
 
+// queuesHolding declares a queue per name holding that many messages.
+func (e *env) queuesHolding(depths map[string]int) {
+	e.t.Helper()
+	for name, n := range depths {
+		e.queue(name, nil)
+		e.publish(name, n, nil)
+	}
+}
+
 // publish sends n messages to the default exchange with confirms.
 func (e *env) publish(queue string, n int, msg func(i int) amqp.Publishing) {
 	e.t.Helper()

@@ -25,14 +25,14 @@ import (
 // none of its queues can be deeper. On a broker whose messages sit in
 // one vhost that is one page of that vhost.
 //
-// On a broker of at most metricsMaxQueues queues whose Prometheus
+// On a broker of at most MetricsMaxQueues queues whose Prometheus
 // endpoint answers, the page is read from its metrics as well, and
 // whichever comes first is used: the metrics give every queue's depth
 // without asking the queues. The management API's page starts once the
-// metrics have failed or after metricsHeadStart. They are used only when they come from the
-// node the management API answers from and name as many queues as the
-// broker counts, since the endpoint reports the queues local to its node;
-// the snapshot's FromMetrics says so.
+// metrics have failed or after metricsHeadStart. The metrics are used
+// only when they come from the node the management API answers from and
+// name as many queues as the broker counts, since the endpoint reports
+// the queues local to its node; the snapshot's FromMetrics says so.
 //
 // The header's figures do not wait for /api/overview, which counts every
 // queue record to answer (1-2 s at 100 000 queues, longer than the page
@@ -91,7 +91,7 @@ func (c *Client) FirstPage(ctx context.Context, vhost string, size int) (*Snapsh
 	err := parallel(ctx,
 		func(ctx context.Context) (err error) {
 			defer close(metricsSettled)
-			if ov, err = c.countsOverview(ctx); err != nil || c.metrics == "" || ov.QueueCount > metricsMaxQueues {
+			if ov, err = c.countsOverview(ctx); err != nil || c.metrics == "" || ov.QueueCount > MetricsMaxQueues {
 				return err
 			}
 			d, err := c.metricsDepths(metricsCtx)

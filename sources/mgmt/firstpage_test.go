@@ -13,11 +13,7 @@ import (
 func TestFirstPageIsTheDeepestQueuesWithTheTotal(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	depths := map[string]int{"shallow": 1, "deep": 5, "middle": 3}
-	for name, n := range depths {
-		e.queue(name, nil)
-		e.publish(name, n, nil)
-	}
+	e.queuesHolding(map[string]int{"shallow": 1, "deep": 5, "middle": 3})
 	var s *Snapshot
 	waitFor(t, 20*time.Second, func() (bool, string) {
 		var err error

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -25,17 +26,17 @@ import (
 // MetricsOff, as Options.MetricsURL, turns the Prometheus endpoint off.
 const MetricsOff = "off"
 
-// metricsMaxQueues bounds the brokers whose first page may come from the
+// MetricsMaxQueues bounds the brokers whose first page may come from the
 // metrics: their text is about 600 bytes a queue, and above this the
 // management API's page of one vhost is the cheaper read.
-const metricsMaxQueues = 20000
+const MetricsMaxQueues = 20000
 
 // metricsMaxBytes bounds what is read of one scrape.
 const metricsMaxBytes = 64 << 20
 
 // metricsHeadStart is how long the management API's page waits for the
 // metrics before it is asked for too: about what the metrics of
-// metricsMaxQueues queues take, a fraction of what the page takes.
+// MetricsMaxQueues queues take, a fraction of what the page takes.
 const metricsHeadStart = 300 * time.Millisecond
 
 // metricsURL is the Prometheus endpoint for a management API at mgmt,
@@ -54,16 +55,9 @@ func metricsURL(configured string, mgmt *url.URL) string {
 		if !ok {
 			return ""
 		}
-		return mgmt.Scheme + "://" + joinHostPort(mgmt.Hostname(), port)
+		return mgmt.Scheme + "://" + net.JoinHostPort(mgmt.Hostname(), port)
 	}
 	return strings.TrimRight(configured, "/")
-}
-
-func joinHostPort(host, port string) string {
-	if strings.Contains(host, ":") {
-		return "[" + host + "]:" + port
-	}
-	return host + ":" + port
 }
 
 // metricsDepths reads the depth of every queue local to the node that
@@ -98,7 +92,7 @@ func (c *Client) metricsDepths(ctx context.Context) (*nodeDepths, error) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		return nil, nil
 	}
-	// A scrape of metricsMaxQueues queues is about 12 MB; a longer answer
+	// A scrape of MetricsMaxQueues queues is about 12 MB; a longer answer
 	// is cut, and the queues it then lacks leave the page to the
 	// management API.
 	d, err := parseQueueDepths(io.LimitReader(resp.Body, metricsMaxBytes))
@@ -324,6 +318,10 @@ type MetricsReport struct {
 	Queues int
 	Err    error
 }
+
+// MetricsURL is the Prometheus endpoint the first page reads, "" for
+// none (Options.MetricsURL).
+func (c *Client) MetricsURL() string { return c.metrics }
 
 // Metrics reads the endpoint once, as the first page would.
 func (c *Client) Metrics(ctx context.Context) MetricsReport {

@@ -117,11 +117,7 @@ func TestMetricsURLIsTheDefaultPortOnlyBesideTheDefaultManagementPort(t *testing
 func TestFirstPageFromTheBrokersMetrics(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	depths := map[string]int{"shallow": 1, "deep": 5, "middle": 3}
-	for name, n := range depths {
-		e.queue(name, nil)
-		e.publish(name, n, nil)
-	}
+	e.queuesHolding(map[string]int{"shallow": 1, "deep": 5, "middle": 3})
 	target, err := url.Parse(testMgmt)
 	if err != nil {
 		t.Fatal(err)

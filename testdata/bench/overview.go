@@ -537,13 +537,14 @@ func (b *bench) deepestPage(vh string) (time.Duration, error) {
 // Prometheus endpoint, which the first page uses when it names every
 // queue (median of three), and says what the endpoint is.
 func (b *bench) metricsScrape() (string, string) {
-	where := b.cfg.metricsURL
+	// The endpoint the dashboard reads: -metrics, else warren's default.
+	c, err := mgmt.New(mgmt.Options{URL: b.cfg.mgmtURL, MetricsURL: b.cfg.metricsURL})
+	if err != nil {
+		return err.Error(), "—"
+	}
+	where := c.MetricsURL()
 	if where == "" {
-		u, err := url.Parse(b.cfg.mgmtURL)
-		if err != nil || u.Port() != "15672" {
-			return "none (-metrics)", "—"
-		}
-		where = "http://" + u.Hostname() + ":15692"
+		return "none (-metrics)", "—"
 	}
 	var took []time.Duration
 	var size int64

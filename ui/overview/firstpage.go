@@ -86,10 +86,7 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	m.partialOf = max(snap.QueueTotal, len(snap.Queues))
-	m.pageSource = ""
-	if snap.FromMetrics {
-		m.pageSource = " (from metrics)"
-	}
+	m.pageFromMetrics = snap.FromMetrics
 	var room []row
 	if byVhost {
 		// Room for every queue, so that each vhost's list is spliced in

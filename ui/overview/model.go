@@ -117,9 +117,9 @@ type Model struct {
 	// only that page is shown, 0 otherwise.
 	awaitingFull bool
 	partialOf    int
-	// pageSource names where the first page's depths came from when it
-	// was not the management API: " (from metrics)".
-	pageSource string
+	// pageFromMetrics: the first page's depths came from the broker's
+	// Prometheus metrics, not the management API.
+	pageFromMetrics bool
 
 	status Status
 	rows   []row

@@ -47,7 +47,11 @@ func (m *Model) statusText() string {
 	}
 	switch {
 	case m.partialOf > 0 && m.awaitingFull:
-		parts = append(parts, fmt.Sprintf("%d deepest shown%s, loading all %d queues…", len(m.view), m.pageSource, m.partialOf))
+		from := ""
+		if m.pageFromMetrics {
+			from = " (from metrics)"
+		}
+		parts = append(parts, fmt.Sprintf("%d deepest shown%s, loading all %d queues…", len(m.view), from, m.partialOf))
 	case m.partialOf > 0:
 		parts = append(parts, fmt.Sprintf("%d shown, listing the vhosts one by one, %d to go (%d queues in all)…",
 			len(m.view), m.unlisted(), m.partialOf))
