@@ -141,6 +141,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.overview = s.(*overview.Model)
 		return m, cmd
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			return m.handleKeys(msg)
+		}
 		return m.handleKey(msg)
 	case common.PushMsg:
 		return m.push(msg.Screen)
@@ -230,6 +233,20 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	s, cmd := m.stack[i].Update(msg)
 	m.stack[i] = s
 	return m, cmd
+}
+
+// handleKeys handles keys that arrived in one read, as the terminal
+// gives them when they are typed or repeated faster than they are read
+// (over ssh, a held j): one at a time, in order, as if each had arrived
+// alone. A paste stays whole, for the screen that takes text.
+func (m Model) handleKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	cmds := make([]tea.Cmd, 0, len(msg.Runes))
+	for _, r := range msg.Runes {
+		next, cmd := m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+		m = next.(Model)
+		cmds = append(cmds, cmd)
+	}
+	return m, tea.Batch(cmds...)
 }
 
 // broadcast gives a non-key message to every screen.

@@ -317,3 +317,46 @@ func TestDebugLogRecordsEveryMessageWithoutSecrets(t *testing.T) {
 		t.Fatalf("debug log leaks the password:\n%s", got)
 	}
 }
+
+// Keys typed or repeated faster than the terminal is read arrive as one
+// message of several runes: each must act, in order, as if alone.
+func TestKeysArrivingTogetherActOneByOne(t *testing.T) {
+	loaded := func() Model {
+		m := newRoot(Options{Lister: &fakeBroker{}})
+		m, _ = step(t, m, m.Init()())
+		return m
+	}
+	m := loaded()
+	first, _ := m.overview.Selected()
+	for range 2 {
+		m, _ = step(t, m, press("j"))
+	}
+	want, ok := m.overview.Selected()
+	if !ok || want.Name == first.Name {
+		t.Fatal("two presses of j did not move the overview's cursor")
+	}
+	m, _ = step(t, loaded(), press("jj"))
+	if got, _ := m.overview.Selected(); got.Name != want.Name {
+		t.Fatalf(`"jj" in one read selected %q, want %q as two presses of j do`, got.Name, want.Name)
+	}
+
+	top := &screen{title: "top", closed: new(int)}
+	m, _ = step(t, m, common.PushMsg{Screen: top})
+	if m, _ = step(t, m, press("?x")); m.showHelp {
+		t.Fatal(`"?x": the x must close the help the ? opened`)
+	}
+	if _, cmd := step(t, m, press("kq")); !quits(cmd) {
+		t.Fatal(`"kq" must quit, as k then q does`)
+	}
+
+	typing := &screen{title: "typing", capturing: true, closed: new(int)}
+	m, _ = step(t, m, common.PushMsg{Screen: typing})
+	m, _ = step(t, m, press("ab"))
+	if len(typing.got) != 2 || typing.got[0].(tea.KeyMsg).String() != "a" || typing.got[1].(tea.KeyMsg).String() != "b" {
+		t.Fatalf(`"ab" in one read reached the text field as %v, want a then b`, typing.got)
+	}
+	paste := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("qq"), Paste: true}
+	if _, cmd := step(t, m, paste); cmd != nil && quits(cmd) || len(typing.got) != 3 || typing.got[2].(tea.KeyMsg).String() != "[qq]" {
+		t.Fatalf("a paste must reach the text field whole, got %v", typing.got)
+	}
+}
