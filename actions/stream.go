@@ -319,6 +319,13 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 	var moving []Item
 	var twins []flight
 	for _, d := range letters {
+		if operationOf(d) == s.res.Operation {
+			// A copy of this operation died again: it stays. Its IDs
+			// and body are its source's, so it is never taken for a
+			// twin: it is the only one of its message left.
+			s.res.Kept++
+			continue
+		}
 		if r := s.op.Resume; r != nil {
 			t := TwinOf(d)
 			if r.Confirmed[t] > 0 {
@@ -327,16 +334,13 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 				twins = append(twins, flightOf(d, t.BodySHA256))
 				continue
 			}
-			if r.Published[t] > 0 && operationOf(d) != s.res.Operation {
+			if r.Published[t] > 0 {
 				r.Published[t]--
 				s.res.PossibleDuplicates++
 			}
 		}
 		dest, skip, _ := s.op.Request.Decide(d, appliedIn(applied, known, d))
 		switch {
-		case operationOf(d) == s.res.Operation:
-			// A copy of this operation died again: it stays.
-			s.res.Kept++
 		case skip == SkipApplied:
 			s.res.SkippedApplied++
 		case skip != Selected:

@@ -60,7 +60,11 @@ func (s *streamer) sweep(ctx context.Context, src SweepSource) (int, error) {
 		}
 		var twins []flight
 		for _, d := range letters {
-			if s.twins.take(d) {
+			// A copy this operation published that died again carries
+			// the operation's header, and its IDs and body are those of
+			// its source: it is the only one of its message left, never
+			// a twin.
+			if operationOf(d) != s.res.Operation && s.twins.take(d) {
 				twins = append(twins, flightOf(d, audit.BodyDigest(d.Body)))
 			} else {
 				src.Keep(1)

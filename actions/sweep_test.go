@@ -14,9 +14,13 @@ import (
 // When the broker hands back deliveries whose acks it lost (a quorum
 // leader change), their sources are in the DLQ again beside confirmed
 // copies. The test plays the broker's part: as the feed closes, the
-// sources of two confirmed copies are put back into the DLQ. The sweep
-// finds exactly those twins, records them as deduplicated before the
-// final record, and leaves every other message where it was.
+// sources of two confirmed copies are put back into the DLQ. And, as
+// when the consumer still fails, one copy is rejected at the origin and
+// the broker dead-letters it back: same IDs and body as its source, but
+// the only one of its message left. The sweep finds exactly the two
+// twins, records them as deduplicated before the final record, and
+// leaves every other message where it was, the copy that died again
+// among them.
 func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 	s := newScene(t, 6, plain)
 	q := dlq.QueueInfo{Vhost: s.vhost, Name: s.dlq, Type: dlq.TypeClassic, DeliveryLimit: -1}
@@ -36,6 +40,7 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kept []string
+	var diedAgain string
 	op := Streamed{
 		Request: Request{Action: ActionReplay, Vhost: s.vhost, Queue: s.dlq, Filter: f, FilterText: "four of six"},
 		Limit:   6,
@@ -49,10 +54,19 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 					return err
 				}
 			}
-			brokertest.WaitDepth(t, s.ch, s.dlq, 2+len(back))
+			// The consumer's: it fails again on one copy.
+			d, ok, err := s.ch.Get(s.origin, false)
+			if err != nil || !ok {
+				t.Fatalf("no copy at the origin to reject (%v)", err)
+			}
+			diedAgain = d.MessageId
+			if err := d.Reject(false); err != nil {
+				return err
+			}
+			brokertest.WaitDepth(t, s.ch, s.dlq, 2+len(back)+1)
 			return nil
 		},
-		Sweep: func() (SweepSource, error) { return dlq.OpenFeed(s.conn, q, dlq.Options{}, 2+len(back), 0) },
+		Sweep: func() (SweepSource, error) { return dlq.OpenFeed(s.conn, q, dlq.Options{}, 2+len(back)+1, 0) },
 	}
 	res, err := Stream(testCtx(t), feed, op, s.env(nil), nil)
 	if err != nil {
@@ -61,11 +75,19 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 	if res.Confirmed != 4 || res.Deduplicated != 2 || res.SweepNote == "" {
 		t.Fatalf("result: confirmed %d, deduplicated %d, note %q; want 4, 2 and a note", res.Confirmed, res.Deduplicated, res.SweepNote)
 	}
+	var copyBack string
 	for _, d := range drain(t, s.ch, s.dlq) {
+		if op, _ := d.Headers[HeaderOperation].(string); op == res.Operation {
+			copyBack = d.MessageId
+			continue
+		}
 		kept = append(kept, d.MessageId)
 	}
 	if !slices.Equal(kept, []string{"m-00004", "m-00005"}) {
 		t.Errorf("the DLQ holds %v, want the two the filter left, and no twin", kept)
+	}
+	if copyBack == "" || copyBack != diedAgain {
+		t.Errorf("the copy of %s that died again is not in the DLQ (found %q): the sweep took the only one of its message for a twin", diedAgain, copyBack)
 	}
 	recs := s.records(t)
 	var dedup []string

@@ -73,3 +73,50 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 		t.Fatalf("the audit log's outcomes %v after %d moved: every copy recorded as publishing must have gone out and been confirmed", outcomes, res.Moved)
 	}
 }
+
+// A replay from a quorum DLQ sweeps it for twins of its confirmed copies
+// once the feed is closed. When the origin still fails, the copies die
+// again and come back to the DLQ before the sweep reads it, with the IDs
+// and body of their sources: each is the only one of its message left,
+// and must stay. Here the origin expires every message at once, so every
+// copy comes back.
+func TestCopiesThatDieAgainSurviveTheQuorumSweep(t *testing.T) {
+	const n = 40
+	vhost := brokertest.Vhost(t, "warren-ops-sweep")
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.Declare(t, ch, "orders.dlq", amqp.Table{"x-queue-type": "quorum"})
+	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq", "x-message-ttl": 0})
+	for i := range n {
+		msg := amqp.Publishing{MessageId: fmt.Sprintf("o-%d", i), DeliveryMode: amqp.Persistent,
+			Headers: amqp.Table{"event_id": fmt.Sprintf("ev-%d", i)}, Body: []byte(`{}`)}
+		if err := ch.Publish("", "orders", false, false, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	brokertest.WaitDepth(t, ch, "orders.dlq", n)
+
+	o := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	target, err := o.Resolve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Moved != n || res.Deduplicated != 0 {
+		t.Fatalf("moved %d, deduplicated %d: want %d moved and none taken for a twin (%v)", res.Moved, res.Deduplicated, n, res.Notes)
+	}
+	brokertest.WaitDepth(t, ch, "orders.dlq", n)
+	for range n {
+		d, ok, err := ch.Get("orders.dlq", true)
+		if err != nil || !ok {
+			t.Fatalf("reading the DLQ back: %v", err)
+		}
+		if op, _ := d.Headers[actions.HeaderOperation].(string); op != res.Operation {
+			t.Fatalf("%s in the DLQ is not the copy that died again (operation %q, want %s)", d.MessageId, op, res.Operation)
+		}
+	}
+}
