@@ -1,6 +1,8 @@
 package actions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,14 +13,64 @@ import (
 )
 
 // Twin names a message by what the audit log records of it: a DLQ message
-// is the twin of a recorded copy when all three match, never by position.
+// is the twin of a recorded copy when all four match, never by position.
 type Twin struct {
 	MessageID, LogicalID, BodySHA256 string
+	// Death is DeathDigest of the letter: a source handed back after a
+	// lost ack has the x-death it had, while a letter with the same IDs
+	// and body that died elsewhere (the same event fanned out to two
+	// queues sharing the DLQ) has another. Empty in records written
+	// before it was recorded.
+	Death string
 }
 
 // TwinOf is d's name as the audit log records it.
 func TwinOf(d dlq.DeadLetter) Twin {
-	return Twin{MessageID: d.MessageID, LogicalID: d.LogicalID, BodySHA256: audit.BodyDigest(d.Body)}
+	return Twin{MessageID: d.MessageID, LogicalID: d.LogicalID, BodySHA256: audit.BodyDigest(d.Body), Death: DeathDigest(d)}
+}
+
+// DeathDigest is 16 hex digits of a sha256 of d's x-death: each death's
+// queue, reason, exchange, routing keys, count and time. The broker never
+// changes them while the message waits in the DLQ, however often it is
+// delivered again; "" when d has none.
+func DeathDigest(d dlq.DeadLetter) string {
+	if len(d.Deaths) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 128)
+	for _, x := range d.Deaths {
+		for _, f := range append([]string{x.Queue, x.Reason, x.Exchange}, x.RoutingKeys...) {
+			b = strconv.AppendQuote(b, f)
+		}
+		b = strconv.AppendInt(append(b, ' '), x.Count, 10)
+		b = strconv.AppendInt(append(b, ' '), x.Time.Unix(), 10)
+		b = append(b, '\n')
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// withoutDeath is t as records written before the death was recorded
+// name it.
+func (t Twin) withoutDeath() Twin {
+	t.Death = ""
+	return t
+}
+
+// take counts one off m's entry for t, or, when there is none, off the
+// entry of a record that did not name the death; false when neither is
+// left.
+func take(m map[Twin]int, t Twin) bool {
+	for _, k := range []Twin{t, t.withoutDeath()} {
+		if m[k] > 0 {
+			m[k]--
+			return true
+		}
+		if k.Death == "" {
+			break
+		}
+	}
+	return false
 }
 
 // Resumption is what the audit log says of an operation that has an
@@ -153,8 +205,9 @@ func requestOf(intent audit.Record) (Request, error) {
 // twins are the messages a record names, by the parallel lists of its
 // IDs and body digests.
 func twins(rec audit.Record) []Twin {
-	var digests []string
+	var digests, deaths []string
 	_ = json.Unmarshal([]byte(rec.Detail["body_sha256"]), &digests)
+	_ = json.Unmarshal([]byte(rec.Detail["x_death_sha256"]), &deaths)
 	out := make([]Twin, 0, len(rec.MessageIDs))
 	for i, mid := range rec.MessageIDs {
 		t := Twin{MessageID: mid}
@@ -163,6 +216,9 @@ func twins(rec audit.Record) []Twin {
 		}
 		if i < len(digests) {
 			t.BodySHA256 = digests[i]
+		}
+		if i < len(deaths) {
+			t.Death = deaths[i]
 		}
 		out = append(out, t)
 	}

@@ -166,6 +166,7 @@ type flight struct {
 	logicalID     string
 	size          int
 	digest        string
+	death         string // DeathDigest
 	dest          Destination
 	userIDDropped string
 	expDropped    bool
@@ -288,6 +289,7 @@ func (s *streamer) send(ctx context.Context, pub *Publisher) error {
 type page struct {
 	moving   []Item
 	digests  []string // parallel to moving
+	deaths   []string // parallel to moving: DeathDigest
 	recorded chan error
 }
 
@@ -328,14 +330,12 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 		}
 		if r := s.op.Resume; r != nil {
 			t := TwinOf(d)
-			if r.Confirmed[t] > 0 {
+			if take(r.Confirmed, t) {
 				// Its copy was confirmed: this is the twin to remove.
-				r.Confirmed[t]--
-				twins = append(twins, flightOf(d, t.BodySHA256))
+				twins = append(twins, flightOf(d, t.BodySHA256, t.Death))
 				continue
 			}
-			if r.Published[t] > 0 {
-				r.Published[t]--
+			if take(r.Published, t) {
 				s.res.PossibleDuplicates++
 			}
 		}
@@ -361,11 +361,12 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 	if len(moving) == 0 {
 		return nil, end, nil
 	}
-	pg := &page{moving: moving, digests: make([]string, len(moving)), recorded: make(chan error, 1)}
+	pg := &page{moving: moving, digests: make([]string, len(moving)), deaths: make([]string, len(moving)), recorded: make(chan error, 1)}
 	for i, it := range moving {
 		pg.digests[i] = audit.BodyDigest(it.Letter.Body)
+		pg.deaths[i] = DeathDigest(it.Letter)
 	}
-	s.log.j.submit(s.log.publishingRecord(moving, pg.digests), func(err error) { pg.recorded <- err })
+	s.log.j.submit(s.log.publishingRecord(moving, pg.digests, pg.deaths), func(err error) { pg.recorded <- err })
 	return pg, end, nil
 }
 
@@ -392,7 +393,7 @@ func (p *pager) publish(ctx context.Context, pg *page) error {
 		}
 		p.st.at = s.env.Now()
 		cp := makeCopy(it.Letter, p.st)
-		fl := flightOf(it.Letter, pg.digests[i])
+		fl := flightOf(it.Letter, pg.digests[i], pg.deaths[i])
 		fl.dest, fl.userIDDropped, fl.expDropped = it.Dest, cp.userIDDropped, cp.expirationDropped
 		ref := p.ref
 		p.ref++
@@ -450,9 +451,10 @@ func (s *streamer) dedupe(ctx context.Context, twins []flight) error {
 	return nil
 }
 
-// flightOf is what is kept of d, whose body's sha256 is digest.
-func flightOf(d dlq.DeadLetter, digest string) flight {
-	return flight{tag: d.DeliveryTag, messageID: d.MessageID, logicalID: d.LogicalID, size: d.Size, digest: digest}
+// flightOf is what is kept of d, whose body's sha256 is digest and
+// whose DeathDigest is death.
+func flightOf(d dlq.DeadLetter, digest, death string) flight {
+	return flight{tag: d.DeliveryTag, messageID: d.MessageID, logicalID: d.LogicalID, size: d.Size, digest: digest, death: death}
 }
 
 // settle takes every settlement as it comes: a confirm joins the batch

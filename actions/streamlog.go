@@ -61,15 +61,16 @@ func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declare
 
 // publishingRecord names a page's moving messages before any is
 // published, so after a crash every copy that may exist is named.
-// digests run parallel to items: their bodies' sha256.
-func (l *streamLog) publishingRecord(items []Item, digests []string) audit.Record {
+// digests and deaths run parallel to items: their bodies' sha256 and
+// their DeathDigest.
+func (l *streamLog) publishingRecord(items []Item, digests, deaths []string) audit.Record {
 	mids, lids, dests := make([]string, len(items)), make([]string, len(items)), make([]string, len(items))
 	for i, it := range items {
 		mids[i], lids[i] = it.Letter.MessageID, it.Letter.LogicalID
 		dests[i] = it.Dest.Target()
 	}
 	return l.op.Outcome(audit.OutcomePublishing, mids, lids, map[string]string{
-		"body_sha256": jsonList(digests), "destinations": jsonList(dests),
+		"body_sha256": jsonList(digests), "destinations": jsonList(dests), "x_death_sha256": jsonList(deaths),
 	})
 }
 
@@ -81,14 +82,15 @@ func (l *streamLog) outcome(ctx context.Context, outcome string, batch []flight,
 
 func (l *streamLog) outcomeRecord(outcome string, batch []flight, replies []string) audit.Record {
 	mids, lids := make([]string, len(batch)), make([]string, len(batch))
-	digests, sizes, dests := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
+	digests, sizes, dests, deaths := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
 	for i, fl := range batch {
 		mids[i], lids[i] = fl.messageID, fl.logicalID
 		digests[i] = fl.digest
 		sizes[i] = strconv.Itoa(fl.size)
 		dests[i] = fl.dest.Target()
+		deaths[i] = fl.death
 	}
-	detail := map[string]string{"body_sha256": jsonList(digests), "body_size": jsonList(sizes), "destinations": jsonList(dests)}
+	detail := map[string]string{"body_sha256": jsonList(digests), "body_size": jsonList(sizes), "destinations": jsonList(dests), "x_death_sha256": jsonList(deaths)}
 	if outcome == audit.OutcomeReturned {
 		detail["replies"] = jsonList(replies)
 	}

@@ -16,13 +16,15 @@ import (
 // removes them, recorded first as deduplicated, before the final record
 // (docs/ARCHITECTURE.md §4.4).
 
-// twinKey is a Twin in 16 bytes, so a sweep over a million confirmed
+// twinKey is a Twin in 16 bytes (its death too: the same event fanned
+// out to two queues that share the DLQ dies twice with the same IDs and
+// body, and moving one leaves the other no twin), so a sweep over a million confirmed
 // copies keeps tens of megabytes, not the IDs themselves.
 type twinKey [16]byte
 
 func keyOf(t Twin) twinKey {
 	h := sha256.New()
-	for _, s := range []string{t.MessageID, t.LogicalID, t.BodySHA256} {
+	for _, s := range []string{t.MessageID, t.LogicalID, t.BodySHA256, t.Death} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
@@ -35,7 +37,7 @@ func keyOf(t Twin) twinKey {
 type confirmedTwins map[twinKey]int32
 
 func (c confirmedTwins) add(fl flight) {
-	c[keyOf(Twin{MessageID: fl.messageID, LogicalID: fl.logicalID, BodySHA256: fl.digest})]++
+	c[keyOf(Twin{MessageID: fl.messageID, LogicalID: fl.logicalID, BodySHA256: fl.digest, Death: fl.death})]++
 }
 
 // take reports whether d is the twin of a confirmed copy not yet matched.
@@ -65,7 +67,7 @@ func (s *streamer) sweep(ctx context.Context, src SweepSource) (int, error) {
 			// its source: it is the only one of its message left, never
 			// a twin.
 			if operationOf(d) != s.res.Operation && s.twins.take(d) {
-				twins = append(twins, flightOf(d, audit.BodyDigest(d.Body)))
+				twins = append(twins, flightOf(d, audit.BodyDigest(d.Body), DeathDigest(d)))
 			} else {
 				src.Keep(1)
 			}

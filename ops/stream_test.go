@@ -11,6 +11,7 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
@@ -117,6 +118,77 @@ func TestCopiesThatDieAgainSurviveTheQuorumSweep(t *testing.T) {
 		}
 		if op, _ := d.Headers[actions.HeaderOperation].(string); op != res.Operation {
 			t.Fatalf("%s in the DLQ is not the copy that died again (operation %q, want %s)", d.MessageId, op, res.Operation)
+		}
+	}
+}
+
+// The same event fanned out to two queues that share a quorum DLQ dies
+// twice, with the same IDs and body. A replay of one queue's dead letters
+// leaves the other's in the DLQ, and the sweep after it must not take
+// them for twins of its confirmed copies: they died elsewhere.
+func TestTheQuorumSweepKeepsTheSameEventDeadInAnotherQueue(t *testing.T) {
+	const n = 5
+	vhost := brokertest.Vhost(t, "warren-ops-fanout")
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.Declare(t, ch, "events.dlq", amqp.Table{"x-queue-type": "quorum"})
+	if err := ch.ExchangeDeclare("events", "fanout", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"billing", "shipping"} {
+		brokertest.Declare(t, ch, q, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "events.dlq"})
+		if err := ch.QueueBind(q, "", "events", false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		msg := amqp.Publishing{MessageId: fmt.Sprintf("e-%d", i), DeliveryMode: amqp.Persistent,
+			Headers: amqp.Table{"event_id": fmt.Sprintf("ev-%d", i)}, Body: []byte(`{"total":1}`)}
+		if err := ch.Publish("events", "", false, false, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"billing", "shipping"} {
+		brokertest.WaitDepth(t, ch, q, n)
+		for range n {
+			d, ok, err := ch.Get(q, false)
+			if err != nil || !ok {
+				t.Fatalf("get from %s: %v", q, err)
+			}
+			if err := d.Reject(false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	brokertest.WaitDepth(t, ch, "events.dlq", 2*n)
+
+	o := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "events.dlq"}
+	target, err := o.Resolve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rule = `origin_queue == "billing"`
+	f, err := dlq.CompileFilter(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref, Filter: f, FilterText: rule}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Moved != n || res.Deduplicated != 0 {
+		t.Fatalf("moved %d, deduplicated %d: want billing's %d moved and shipping's none taken for a twin (%v)", res.Moved, res.Deduplicated, n, res.Notes)
+	}
+	brokertest.WaitDepth(t, ch, "billing", n)
+	brokertest.WaitDepth(t, ch, "events.dlq", n)
+	for range n {
+		d, ok, err := ch.Get("events.dlq", true)
+		if err != nil || !ok {
+			t.Fatalf("reading the DLQ back: %v", err)
+		}
+		if q, _ := d.Headers["x-first-death-queue"].(string); q != "shipping" {
+			t.Fatalf("%s in the DLQ died in %q, want shipping's dead letters only", d.MessageId, q)
 		}
 	}
 }

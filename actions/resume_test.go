@@ -1,0 +1,52 @@
+package actions
+
+import (
+	"testing"
+	"time"
+
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// A source handed back after a lost ack keeps its x-death; the same event
+// dead in another queue has another. The twin's death tells them apart,
+// and a record written before deaths were recorded still matches.
+func TestTwinsAreToldApartByWhereTheyDied(t *testing.T) {
+	at := time.Date(2026, 12, 3, 2, 50, 0, 0, time.UTC)
+	letter := func(queue string) dlq.DeadLetter {
+		return dlq.DeadLetter{MessageID: "e-1", LogicalID: "ev-1", Body: []byte(`{}`),
+			Deaths: []dlq.Death{{Queue: queue, Reason: "rejected", Exchange: "events", Count: 1, Time: at}}}
+	}
+	billing, again, shipping := TwinOf(letter("billing")), TwinOf(letter("billing")), TwinOf(letter("shipping"))
+	if billing.Death == "" || billing != again {
+		t.Fatalf("the same letter read twice gives twins %+v and %+v", billing, again)
+	}
+	if billing.Death == shipping.Death {
+		t.Fatal("letters that died in billing and in shipping have the same death")
+	}
+	if DeathDigest(dlq.DeadLetter{MessageID: "m"}) != "" {
+		t.Fatal("a letter without x-death has a death")
+	}
+
+	rec := audit.Record{MessageIDs: []string{"e-1"}, LogicalIDs: []string{"ev-1"}, Detail: map[string]string{
+		"body_sha256": `["` + billing.BodySHA256 + `"]`, "x_death_sha256": `["` + billing.Death + `"]`}}
+	confirmed := map[Twin]int{}
+	for _, tw := range twins(rec) {
+		confirmed[tw]++
+	}
+	if take(confirmed, shipping) {
+		t.Fatal("shipping's letter was taken for the twin of billing's confirmed copy")
+	}
+	if !take(confirmed, billing) || take(confirmed, billing) {
+		t.Fatal("billing's letter must be taken once for the twin of its confirmed copy")
+	}
+
+	delete(rec.Detail, "x_death_sha256")
+	old := map[Twin]int{}
+	for _, tw := range twins(rec) {
+		old[tw]++
+	}
+	if !take(old, billing) {
+		t.Fatal("a record without deaths no longer matches its twin")
+	}
+}
