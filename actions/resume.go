@@ -107,7 +107,6 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 		}
 	}
 	r := &Resumption{Confirmed: map[Twin]int{}, Published: map[Twin]int{}}
-	removed := map[Twin]int{}
 	var intent, final *audit.Record
 	for i := range records {
 		rec := records[i]
@@ -122,10 +121,6 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 		case audit.OutcomeConfirmed:
 			for _, t := range twins(rec) {
 				r.Confirmed[t]++
-			}
-		case audit.OutcomeDeduplicated:
-			for _, t := range twins(rec) {
-				removed[t]++
 			}
 		case audit.OutcomePublishing:
 			for _, t := range twins(rec) {
@@ -152,14 +147,11 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 			r.Published[t] -= n
 		}
 	}
-	// Twins an earlier resume removed are gone from the DLQ.
-	for t, n := range removed {
-		if r.Confirmed[t] <= n {
-			delete(r.Confirmed, t)
-		} else {
-			r.Confirmed[t] -= n
-		}
-	}
+	// Twins an earlier sweep or resume recorded as deduplicated stay
+	// counted: the record is written before the ack, and an operation
+	// left open after it may have lost that ack, leaving the twin in the
+	// DLQ. A twin that is gone matches nothing, since only a source
+	// handed back has the IDs, body and x-death of a confirmed copy.
 	req, err := requestOf(*intent)
 	if err != nil {
 		return nil, err

@@ -50,3 +50,29 @@ func TestTwinsAreToldApartByWhereTheyDied(t *testing.T) {
 		t.Fatal("a record without deaths no longer matches its twin")
 	}
 }
+
+// A deduplicated record is written before its acks. An operation left
+// open after it may have lost them, so the twins it names may still be
+// in the DLQ: a resume must take them for twins again, not move them as
+// fresh messages and make a second copy.
+func TestAResumeStillRemovesTwinsAnEarlierRunRecordedAsDeduplicated(t *testing.T) {
+	at := time.Date(2026, 12, 3, 2, 50, 0, 0, time.UTC)
+	src := dlq.DeadLetter{MessageID: "m-1", LogicalID: "ev-1", Body: []byte(`{}`),
+		Deaths: []dlq.Death{{Queue: "orders", Reason: "rejected", Count: 1, Time: at}}}
+	tw := TwinOf(src)
+	named := func(outcome string) audit.Record {
+		return audit.Record{Operation: "op-1", Vhost: "/", Queue: "orders.dlq", Action: ActionReplay, Outcome: outcome,
+			MessageIDs: []string{tw.MessageID}, LogicalIDs: []string{tw.LogicalID},
+			Detail: map[string]string{"body_sha256": `["` + tw.BodySHA256 + `"]`, "x_death_sha256": `["` + tw.Death + `"]`}}
+	}
+	intent := audit.Record{Operation: "op-1", Vhost: "/", Queue: "orders.dlq", Action: ActionReplay, Outcome: audit.OutcomeIntent,
+		Detail: map[string]string{"streamed": "true"}}
+	records := []audit.Record{intent, named(audit.OutcomePublishing), named(audit.OutcomeConfirmed), named(audit.OutcomeDeduplicated)}
+	r, err := ReadResumption(records, "/", "orders.dlq", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Confirmed[tw] != 1 || len(r.Published) != 0 {
+		t.Fatalf("confirmed %v, published %v: want the twin still to remove and nothing to publish again", r.Confirmed, r.Published)
+	}
+}

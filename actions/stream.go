@@ -446,8 +446,13 @@ func (s *streamer) dedupe(ctx context.Context, twins []flight) error {
 		if err := s.src.Ack(fl.tag); err != nil {
 			return fmt.Errorf("%w: %v", ErrSessionLost, err)
 		}
-		s.res.Deduplicated++
 	}
+	// Proven at once: the final record must not say twins were removed
+	// whose acks the broker never took.
+	if err := s.src.Sync(); err != nil {
+		return fmt.Errorf("%w: %v", ErrSessionLost, err)
+	}
+	s.res.Deduplicated += len(twins)
 	return nil
 }
 
