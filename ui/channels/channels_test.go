@@ -222,3 +222,41 @@ func (p program) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (p program) View() string { return p.s.View() }
+
+type listerFunc func() *mgmt.ChannelList
+
+func (f listerFunc) Channels(context.Context, string) (*mgmt.ChannelList, error) { return f(), nil }
+
+// Channels close between two reads: the cursor stays on its channel when
+// it is still open, and a shorter list never leaves it past the end.
+func TestTheCursorFollowsItsChannelWhenTheListShrinks(t *testing.T) {
+	channel := func(conn string) mgmt.ChannelStat {
+		return mgmt.ChannelStat{Name: conn + " (1)", Connection: conn, Vhost: "shop", Number: 1}
+	}
+	lists := [][]string{{"a", "b", "c", "d", "e"}, {"b", "d"}, {"a"}}
+	calls := 0
+	m := New(Options{Styles: styles.New(true), Refresh: time.Hour, Now: func() time.Time { return t0 }, Lister: listerFunc(func() *mgmt.ChannelList {
+		l := &mgmt.ChannelList{}
+		for _, c := range lists[min(calls, len(lists)-1)] {
+			l.Channels = append(l.Channels, channel(c))
+		}
+		calls++
+		return l
+	})})
+	m.SetSize(120, 40)
+	m.Update(m.fetch()())
+	for range 3 {
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
+	}
+	if got := m.selectedName(); got != "d (1)" {
+		t.Fatalf("after three j the cursor is on %q, want d (1)", got)
+	}
+	m.Update(m.fetch()())
+	if got := m.selectedName(); got != "d (1)" {
+		t.Fatalf("after b and d stayed open the cursor is on %q, want d (1)", got)
+	}
+	m.Update(m.fetch()())
+	if got := m.selectedName(); got != "a (1)" || !strings.Contains(m.View(), "> a ") {
+		t.Fatalf("with one channel left the cursor is on %q:\n%s", got, m.View())
+	}
+}

@@ -174,9 +174,12 @@ func (m *Model) apply(msg listMsg) tea.Cmd {
 		return next
 	}
 	m.err = nil
+	// The cursor's channel is named from the list the view was built
+	// on, before the new one replaces it.
+	keep := m.selectedName()
 	m.list = msg.List
 	m.trend.record(m.list.Channels, m.o.Now())
-	m.arrange()
+	m.arrange(keep)
 	return next
 }
 
@@ -190,21 +193,26 @@ func (m *Model) typeFilter(msg tea.KeyMsg) tea.Cmd {
 		m.typing = false
 		m.filter.Blur()
 		m.filter.SetValue("")
-		m.arrange()
+		m.arrange(m.selectedName())
 		return nil
 	}
 	var cmd tea.Cmd
 	m.filter, cmd = m.filter.Update(msg)
-	m.arrange()
+	m.arrange(m.selectedName())
 	return cmd
 }
 
-// arrange applies the filter, keeping the cursor on the same channel.
-func (m *Model) arrange() {
-	var keep string
-	if c := m.tbl.Cursor(); c >= 0 && c < len(m.view) {
-		keep = m.list.Channels[m.view[c]].Name
+// selectedName is the name of the channel under the cursor, "" when
+// none is.
+func (m *Model) selectedName() string {
+	if c := m.tbl.Cursor(); m.list != nil && c >= 0 && c < len(m.view) && m.view[c] < len(m.list.Channels) {
+		return m.list.Channels[m.view[c]].Name
 	}
+	return ""
+}
+
+// arrange applies the filter, keeping the cursor on channel keep.
+func (m *Model) arrange(keep string) {
 	m.view = m.view[:0]
 	if m.list == nil {
 		m.tbl.SetLen(0)
