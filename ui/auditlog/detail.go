@@ -363,7 +363,7 @@ func outcomeWords(o string) string {
 	case audit.OutcomeIntent:
 		return "selected, no outcome"
 	}
-	return o
+	return sanitize.Text(o)
 }
 
 func (m *Detail) filterLine() string {

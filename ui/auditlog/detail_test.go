@@ -362,3 +362,20 @@ func TestAProductionResumeAsksForTheQueueAndTheCount(t *testing.T) {
 		t.Fatalf("esc at the prompt: %v", msg)
 	}
 }
+
+// Whoever can write the audit store can write any outcome: one this
+// screen has no words for is drawn sanitised, in the list and the counts.
+func TestAnUnknownOutcomeReachesTheScreenSanitised(t *testing.T) {
+	r := detailReader()
+	hostile := "x\x1b]0;pwned\x07\x1b[2J"
+	r.details["20240501T025000Z-0badc0de"].Messages[3].Outcome = hostile
+	d := detailModel(r, Options{})
+	runDetail(t, d, d.Init())
+	v := d.View()
+	if strings.Contains(v, "\x1b]") || strings.Contains(v, "\x1b[2J") || strings.Contains(v, "\x07") {
+		t.Fatalf("an escape sequence from an outcome reached the screen:\n%q", v)
+	}
+	if !strings.Contains(v, `x\x1b]0;pwned`) {
+		t.Fatalf("the unknown outcome is not shown, escaped:\n%s", v)
+	}
+}
