@@ -280,9 +280,15 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return m.startAction(ops.Quarantine, true)
 	case key.Matches(k, m.keys.NextPage):
 		return m.nextPage()
-	case key.Matches(k, m.keys.Reopen):
-		return m.open(m.allowRisk)
-	case key.Matches(k, m.keys.Override):
+	case key.Matches(k, m.keys.Reopen), key.Matches(k, m.keys.Override):
+		if m.scan.running {
+			// The scan holds the queue's messages: a session opened now
+			// would find it empty and say it reached the end.
+			return common.ReportError(fmt.Errorf("a whole-queue scan holds the messages of %s; reopen once it ends (esc cancels it)", m.ref.Name))
+		}
+		if key.Matches(k, m.keys.Reopen) {
+			return m.open(m.allowRisk)
+		}
 		return m.askOverride()
 	}
 	return nil

@@ -213,3 +213,22 @@ func TestNoScanWhileAPageLoads(t *testing.T) {
 		t.Fatalf("S while a page loads = %q (running %v)", e, d.m.scan.running)
 	}
 }
+
+// The scan holds the queue's messages while it runs: a session reopened
+// then would find the queue empty and say it reached the end.
+func TestReopeningWaitsForAScan(t *testing.T) {
+	sc := newScanner(wholeStats(), nil)
+	d := scanningDriver(t, sc)
+	d.keys("S")
+	d.until("the scan to run", func() bool { return isClosed(sc.started) })
+	sid := d.m.sid
+	d.keys("R")
+	if e := d.errorText(); !strings.Contains(e, "a whole-queue scan holds the messages of orders.dlq") {
+		t.Fatalf("R during a scan: error = %q", e)
+	}
+	if d.m.sid != sid || d.m.state != browsing {
+		t.Fatal("R reopened the session while the scan held the queue")
+	}
+	close(sc.release)
+	d.until("the scan to end", func() bool { return !d.m.scan.running })
+}
