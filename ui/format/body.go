@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -105,7 +107,36 @@ func textBody(kind, text, note string) Body {
 		text = "(empty)"
 	}
 	b.Lines = strings.Split(sanitize.Block(text), "\n")
+	for i, l := range b.Lines {
+		b.Lines[i] = expandTabs(l)
+	}
 	return b
+}
+
+// tabStop is the terminal's: a tab moves to the next multiple of 8.
+const tabStop = 8
+
+// expandTabs turns a line's tabs into the spaces a terminal would show,
+// so that what measures a line (wrapping, the screen's width) counts the
+// columns it takes: a tab measures zero, and a line indented with tabs
+// (a stack trace's "\tat …") would run past the edge.
+func expandTabs(line string) string {
+	if !strings.Contains(line, "\t") {
+		return line
+	}
+	var b strings.Builder
+	col := 0
+	for _, g := range line {
+		if g == '\t' {
+			n := tabStop - col%tabStop
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			continue
+		}
+		b.WriteRune(g)
+		col += ansi.StringWidth(string(g))
+	}
+	return b.String()
 }
 
 // more is the line under a body cut short; text and JSON count the bytes

@@ -108,3 +108,19 @@ func TestAskingForBytesShowsAnyBodyAsBytes(t *testing.T) {
 		t.Errorf("an empty body as bytes: %q", b.Lines)
 	}
 }
+
+// A tab measures nothing to the code that wraps a body and a terminal
+// draws it up to 8 columns wide: the lines carry the spaces instead, to
+// the terminal's tab stops, counted in columns.
+func TestTabsBecomeTheSpacesATerminalWouldShow(t *testing.T) {
+	b := BodyText([]byte("java.lang.RuntimeException: boom\n\tat com.example.Foo.bar(Foo.java:12)\nab\tc\n界\tx"), "text/plain", "", false)
+	want := []string{
+		"java.lang.RuntimeException: boom",
+		"        at com.example.Foo.bar(Foo.java:12)",
+		"ab      c",
+		"界      x",
+	}
+	if strings.Join(b.Lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines %q, want %q", b.Lines, want)
+	}
+}
