@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
@@ -53,7 +54,14 @@ type edit struct {
 	draft  *ops.EditDraft
 	plan   ops.Plan
 	prompt *prompt.Model
+	// publishing is closed when the confirmed edit has settled: until
+	// then the edited copy may be in flight on the DLQ screen's session,
+	// which must stay open, so the screen keeps its keys and Close waits.
+	publishing chan struct{}
 }
+
+// running reports a confirmed edit that has not settled.
+func (m *Model) running() bool { return m.edit != nil && m.edit.publishing != nil }
 
 // startEdit writes the draft in a command; the editor runs once it is
 // there.
@@ -135,8 +143,12 @@ func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
 
 func (m *Model) current(d *ops.EditDraft) bool { return m.edit != nil && m.edit.draft == d }
 
-// promptKey gives a key to the open prompt.
+// promptKey gives a key to the open prompt. While a confirmed edit
+// publishes there is none: keys wait for its outcome.
 func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
+	if m.running() {
+		return common.Info("the edited copy is being published: wait for its confirm")
+	}
 	p, decision, cmd := m.edit.prompt.Update(k)
 	m.edit.prompt = &p
 	switch decision {
@@ -145,8 +157,11 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 		return common.Info("not confirmed: nothing was published; the message stays in " + sanitize.Text(m.msg.Queue.Name))
 	case prompt.Confirmed:
 		m.edit.prompt = nil
+		done := make(chan struct{})
+		m.edit.publishing = done
 		ed, plan, draft := m.opts.Editor, m.edit.plan, m.edit.draft
 		return func() tea.Msg {
+			defer close(done)
 			res, err := ed.Edit(context.Background(), plan)
 			return editResultMsg{draft: draft, res: res, err: err}
 		}
@@ -185,11 +200,34 @@ func (m *Model) editView(view string) string {
 	if m.edit != nil && m.edit.prompt != nil {
 		return m.edit.prompt.View()
 	}
+	if m.running() {
+		note := m.st.Warn.Render(ansi.Truncate("publishing the edited copy; the original leaves "+sanitize.Text(m.msg.Queue.Name)+" once the broker confirms it…", max(m.Width, 1), "…"))
+		lines := strings.Split(view, "\n")
+		if m.Height > 0 && len(lines) >= m.Height {
+			lines = lines[:max(m.Height-1, 0)]
+		}
+		return strings.Join(append([]string{note}, lines...), "\n")
+	}
 	return view
 }
 
-// Capturing reports an open prompt, whose keys the root must not take.
-func (m *Model) Capturing() bool { return m.edit != nil && m.edit.prompt != nil }
+// Capturing reports an open prompt, whose keys the root must not take,
+// or a confirmed edit still publishing, which no key may leave.
+func (m *Model) Capturing() bool { return m.edit != nil && (m.edit.prompt != nil || m.running()) }
+
+// Close waits for a confirmed edit to settle: the DLQ screen below
+// closes its session next, and the original must not go back to the
+// queue while its edited copy is in flight.
+func (m *Model) Close() tea.Cmd {
+	if !m.running() {
+		return nil
+	}
+	done := m.edit.publishing
+	return func() tea.Msg {
+		<-done
+		return nil
+	}
+}
 
 // execProcess runs an editor with the terminal released.
 func execProcess(c *exec.Cmd, fn tea.ExecCallback) tea.Cmd { return tea.ExecProcess(c, fn) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -194,4 +195,49 @@ func TestGoldenEditPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	teatest.RequireEqualOutput(t, []byte(tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View()))
+}
+
+// Once confirmed, the edited copy may be in flight on the DLQ screen's
+// session until the broker confirms it: no key leaves the screen, the
+// screen says what it waits for, and closing it (ctrl+c quits through
+// Close) waits for the outcome before the session below is closed.
+func TestAConfirmedEditHoldsTheScreenUntilItSettles(t *testing.T) {
+	ed := &fakeEditor{}
+	var ran []*exec.Cmd
+	m := editingModel(ed, &ran)
+	m.SetSize(120, 40)
+	draft := one(t, m, press("e"))
+	edited := one(t, m, draft)
+	m.Update(one(t, m, edited))
+	_, publish := m.Update(press("y"))
+	if publish == nil {
+		t.Fatal("y published nothing")
+	}
+	if !m.Capturing() || !strings.Contains(m.View(), "publishing the edited copy") {
+		t.Fatalf("while the copy is published the screen must hold its keys and say so (capturing %v):\n%s", m.Capturing(), m.View())
+	}
+	if got := one(t, m, tea.KeyMsg{Type: tea.KeyEsc}); !strings.Contains(fmt.Sprint(got), "wait for its confirm") {
+		t.Fatalf("esc while publishing gave %#v", got)
+	}
+	closing := m.Close()
+	if closing == nil {
+		t.Fatal("Close does not wait for the edit in flight")
+	}
+	closed := make(chan struct{})
+	go func() { closing(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the edit was still to publish")
+	case <-time.After(50 * time.Millisecond):
+	}
+	res := publish()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close still waits after the edit settled")
+	}
+	m.Update(res)
+	if m.Capturing() || m.Close() != nil {
+		t.Fatal("the screen still holds its keys after the edit settled")
+	}
 }
