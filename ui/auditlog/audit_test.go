@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/charmbracelet/x/ansi"
 	"strings"
 	"sync"
 	"testing"
@@ -184,5 +185,23 @@ func TestStaleLoadsAreDropped(t *testing.T) {
 	m.Update(operationsMsg{load: current, ops: sampleOps()})
 	if len(m.ops) != 0 {
 		t.Errorf("a closed screen took a late answer")
+	}
+}
+
+// On a terminal narrower than the whole list, the queue, target and
+// operator give up room first: every line fits, and the state that says
+// an operation is INCOMPLETE stays on screen.
+func TestTheListFitsANarrowTerminalAndKeepsTheState(t *testing.T) {
+	m := newModel(detailReader())
+	m.SetSize(100, 40)
+	settle(t, m, m.Init())
+	v := m.View()
+	if !strings.Contains(v, "INCOMPLETE") || !strings.Contains(v, "STATE") {
+		t.Fatalf("at 100 columns the state is cut:\n%s", v)
+	}
+	for _, l := range strings.Split(v, "\n") {
+		if w := ansi.StringWidth(l); w > 100 {
+			t.Fatalf("a line is %d columns wide at 100:\n%s", w, l)
+		}
 	}
 }

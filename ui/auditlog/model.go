@@ -249,10 +249,8 @@ func (m *Model) chainLine() string {
 var header = []string{"STARTED (UTC)", "ACTION", "QUEUE", "TARGET", "OPERATOR", "SEL", "CONF", "RET", "NACK", "UNK", "SKIP", "STATE"}
 
 func (m *Model) table() []string {
-	// Counts are exact up to 999 999 (format.Count), so an operation on a
-	// whole large DLQ fits its columns.
-	widths := []int{19, 10, 16, 14, 8, 6, 6, 4, 4, 4, 5, 10}
-	out := []string{m.st.TableHeader.Render("  " + row(widths, header))}
+	widths := m.widths()
+	out := []string{m.st.TableHeader.Render("  " + ansi.Truncate(row(widths, header), max(m.Width-2, 20), "…"))}
 	switch {
 	case m.loading && len(m.ops) == 0:
 		return append(out, m.st.Muted.Render("loading…"))
@@ -277,7 +275,7 @@ func (m *Model) table() []string {
 			count(o.Selected), count(c[audit.OutcomeConfirmed]), count(c[audit.OutcomeReturned]),
 			count(c[audit.OutcomeNacked]), count(c[audit.OutcomeUnknown]), count(c[audit.OutcomeSkippedApplied]), state,
 		})
-		line = ansi.Truncate(line, max(m.Width, 20), "…")
+		line = ansi.Truncate(line, max(m.Width-2, 20), "…")
 		switch {
 		case i == m.list.Cursor():
 			return m.st.TableSelected.Render("> " + line)
@@ -313,6 +311,30 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// widths are the list's columns. Counts are exact up to 999 999
+// (format.Count), so an operation on a whole large DLQ fits its columns.
+// On a narrow terminal the queue, target and operator give up room, down
+// to a few letters each, before anything is cut: the counts and the
+// STATE that says INCOMPLETE stay on screen.
+func (m *Model) widths() []int {
+	widths := []int{19, 10, 16, 14, 8, 6, 6, 4, 4, 4, 5, 10}
+	if m.Width <= 0 {
+		return widths
+	}
+	need := 2 + len(widths) - 1
+	for _, w := range widths {
+		need += w
+	}
+	for _, c := range []struct{ i, least int }{{2, 8}, {3, 6}, {4, 5}} {
+		if over := need - m.Width; over > 0 {
+			cut := min(over, widths[c.i]-c.least)
+			widths[c.i] -= cut
+			need -= cut
+		}
+	}
+	return widths
 }
 
 func row(widths []int, cells []string) string {
