@@ -77,7 +77,7 @@ func columnsFor(s spec) ([]col, []table.Column) {
 		use bool
 	}{
 		{colVhost, table.Column{Title: "VHOST", Width: s.vhostWidth, Drop: 5}, s.vhostWidth > 0},
-		{colName, table.Column{Title: "NAME", Width: 16, Flex: true}, true},
+		{colName, table.Column{Title: "NAME", Width: 16, Flex: true, Min: 10}, true},
 		{colType, table.Column{Title: "TYPE", Width: 7, Drop: 4}, true},
 		{colReady, table.Column{Title: "READY", Width: 6, Align: table.Right}, true},
 		{colDelayed, table.Column{Title: "DELAYED", Width: 7, Align: table.Right, Drop: 2}, s.delayed},
@@ -90,7 +90,7 @@ func columnsFor(s spec) ([]col, []table.Column) {
 		{colEffect, table.Column{Title: "EFF/s", Width: 6, Align: table.Right, Drop: 3}, s.effects},
 		{colLast, table.Column{Title: "LAST", Width: max(s.lastWidth, len("LAST")), Align: table.Right, Drop: 6}, s.effects},
 		{colDrain, table.Column{Title: "DRAIN", Width: 15}, true},
-		{colDLQ, table.Column{Title: "DLQ", Width: max(s.dlqWidth, dlqMinWidth), Align: table.Right}, true},
+		{colDLQ, table.Column{Title: "DLQ", Width: max(s.dlqWidth, dlqMinWidth), Align: table.Right, Min: dlqMinWidth}, true},
 		{colTrend, table.Column{Title: "TREND", Width: trendWidth, Drop: 7}, true},
 	}
 	var ids []col

@@ -82,3 +82,21 @@ func TestAFetchMayTakeThreeTimesWhatTheLastOneTook(t *testing.T) {
 		}
 	}
 }
+
+// At 80 columns, with every droppable column hidden, a long retry target
+// would widen the row past the screen: the DLQ and NAME columns give up
+// room instead, and every line fits.
+func TestALongRetryTargetFitsEightyColumns(t *testing.T) {
+	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1), retryQueue("payments.retry", "payments.settlement", 1000))}}}
+	m := newModel(l)
+	m.SetSize(80, 30)
+	m, _ = load(t, m, m.Init())
+	for _, line := range strings.Split(m.View(), "\n") {
+		if w := ansi.StringWidth(line); w > 80 {
+			t.Fatalf("a line is %d columns wide at 80:\n%s", w, line)
+		}
+	}
+	if got := cellOf(m, m.renderRow(0), colDLQ) + cellOf(m, m.renderRow(1), colDLQ); !strings.Contains(got, "↻ pay") {
+		t.Fatalf("the retry target is gone from the DLQ column: %q", got)
+	}
+}

@@ -27,13 +27,18 @@ const (
 
 // Column is one column. A Flex column takes the width the fixed columns
 // leave, never less than its Width. When the table is too narrow, columns
-// with a Drop above zero are hidden, highest Drop first.
+// with a Drop above zero are hidden, highest Drop first, and then columns
+// with a Min shrink to it.
 type Column struct {
 	Title string
 	Width int
 	Align Align
 	Flex  bool
 	Drop  int
+	// Min is the narrowest the column shrinks to, its cells cut with an
+	// ellipsis, when hiding every droppable column still leaves the row
+	// wider than the table; 0 never shrinks it.
+	Min int
 }
 
 // Tone says how a row or a cell should stand out.
@@ -161,6 +166,13 @@ func (m Model) layout() []int {
 		}
 		used -= widths[drop] + 1
 		widths[drop] = hidden
+	}
+	for i, c := range m.cols {
+		if over := used - m.width; m.width > 0 && over > 0 && widths[i] != hidden && c.Min > 0 && widths[i] > c.Min {
+			cut := min(over, widths[i]-c.Min)
+			widths[i] -= cut
+			used -= cut
+		}
 	}
 	flex := 0
 	for i, c := range m.cols {

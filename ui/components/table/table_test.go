@@ -1,6 +1,7 @@
 package table
 
 import (
+	"github.com/charmbracelet/x/ansi"
 	"slices"
 	"strings"
 	"testing"
@@ -172,5 +173,37 @@ func TestSetColumnsLaysOutAgainAndKeepsTheCursor(t *testing.T) {
 	}
 	if head := strings.Split(m.View(func(int) Row { return Row{} }), "\n")[0]; !strings.HasPrefix(head, "  V   NAME") {
 		t.Fatalf("header %q does not show the new columns", head)
+	}
+}
+
+// With nothing left to drop, columns with a Min give up their room down
+// to it, so a row still fits the table.
+func TestColumnsShrinkToTheirMinOnceNothingIsLeftToDrop(t *testing.T) {
+	c := []Column{
+		{Title: "NAME", Width: 6, Flex: true, Min: 3},
+		{Title: "A", Width: 5, Drop: 1},
+		{Title: "DLQ", Width: 8, Min: 4},
+	}
+	for _, tt := range []struct {
+		width int
+		want  []int
+	}{
+		{width: 17, want: []int{6, -1, 8}},
+		{width: 15, want: []int{4, -1, 8}},
+		{width: 12, want: []int{3, -1, 6}},
+	} {
+		m := New(c, styles.New(true))
+		m.SetSize(tt.width, 3)
+		if got := m.Widths(); !slices.Equal(got, tt.want) {
+			t.Fatalf("at %d: widths = %v, want %v", tt.width, got, tt.want)
+		}
+		m.SetLen(1)
+		for _, line := range strings.Split(m.View(func(int) Row {
+			return Row{Cells: []Cell{{Text: "orders.events"}, {Text: "1"}, {Text: "↻ orders.events"}}}
+		}), "\n") {
+			if w := ansi.StringWidth(line); w > tt.width {
+				t.Fatalf("at %d: line %q is %d wide", tt.width, line, w)
+			}
+		}
 	}
 }
