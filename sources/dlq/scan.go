@@ -78,14 +78,23 @@ func Scan(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options, pr
 		Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
 		Notes: sessionNotes(q, consumers),
 	}
+	sc := &scanner{o: o, st: st, progress: progress, stream: stream, upTo: depth}
+	if q.Type == TypeQuorum && depth > maxPrefetch {
+		// Every message is held until the end, and a quorum queue lets
+		// one consumer hold no more than its prefetch.
+		sc.upTo = maxPrefetch
+	}
 	if depth != 0 {
-		sc := &scanner{o: o, st: st, progress: progress, stream: stream}
 		if err := sc.run(ctx, ch, q); err != nil {
 			return nil, err
 		}
 	}
 	st.Complete = stream || st.Total >= depth
-	if !st.Complete {
+	switch {
+	case st.Complete:
+	case sc.upTo < depth && st.Total >= sc.upTo:
+		st.Notes = append(st.Notes, fmt.Sprintf("read the first %d of the %d messages the queue held: a quorum queue lets one consumer hold at most %d unacknowledged, and a scan holds every message it reads until the end", st.Total, depth, maxPrefetch))
+	default:
 		st.Notes = append(st.Notes, fmt.Sprintf("read %d of the %d messages the queue held at the start (consumers or expiry took the rest)", st.Total, depth))
 	}
 	st.Took = time.Since(start)
@@ -102,6 +111,7 @@ type scanner struct {
 	stream   bool
 	deaths   []Death // reused for every message
 	lastTag  uint64
+	upTo     int // the scan ends once it has read this many (-1: a stream)
 	closed   chan *amqp.Error
 	waits    int // idle waits extended while messages were still ready
 }
@@ -112,12 +122,16 @@ type scanner struct {
 const maxIdleWaits = 30
 
 func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error {
-	// Every message is held until the end, so a classic or quorum scan
-	// needs an unlimited prefetch; a stream only needs credit, granted by
-	// acknowledging as it goes.
+	// Every message is held until the end, so a classic scan needs an
+	// unlimited prefetch. A quorum queue reads an unlimited prefetch as
+	// 2000 and stops there: it gets the largest one AMQP can express. A
+	// stream only needs credit, granted by acknowledging as it goes.
 	prefetch, args := 0, amqp.Table(nil)
-	if sc.stream {
+	switch {
+	case sc.stream:
 		prefetch, args = min(sc.o.Window, maxPrefetch), amqp.Table{HeaderStreamOffset: "first"}
+	case q.Type == TypeQuorum:
+		prefetch = maxPrefetch
 	}
 	if err := ch.Qos(prefetch, 0, false); err != nil {
 		return fmt.Errorf("set prefetch to scan %s: %w", q.Name, err)
@@ -140,25 +154,24 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error
 			err = aerr
 		}
 	}
-	if err != nil {
-		return err
-	}
 	if q.Type == TypeQuorum && sc.lastTag > 0 {
-		// On 4.3+ a nack is free where a closing channel costs a count.
-		// Every delivery is still held, so one nack with multiple returns
-		// them all: the broker settles one requeue per delivery in
-		// quadratic time, a single multiple nack at once.
-		if err := ch.Nack(sc.lastTag, true, true); err != nil {
-			return fmt.Errorf("return %d deliveries to %s: %w", sc.lastTag, q.Name, err)
+		// On 4.3+ a nack is free where a closing channel costs a count,
+		// so the deliveries go back by a nack on every way out, a
+		// cancelled scan included. Every delivery is still held, so one
+		// nack with multiple returns them all: the broker settles one
+		// requeue per delivery in quadratic time, a single multiple nack
+		// at once.
+		if nerr := ch.Nack(sc.lastTag, true, true); nerr != nil && err == nil {
+			err = fmt.Errorf("return %d deliveries to %s: %w", sc.lastTag, q.Name, nerr)
 		}
 	}
-	return nil
+	return err
 }
 
 func (sc *scanner) read(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.Delivery) error {
 	timer := time.NewTimer(3 * sc.o.Idle)
 	defer timer.Stop()
-	for sc.st.Expected < 0 || sc.st.Total < sc.st.Expected {
+	for sc.upTo < 0 || sc.st.Total < sc.upTo {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

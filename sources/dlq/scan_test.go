@@ -5,6 +5,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -133,5 +134,65 @@ func TestHistogramCountsLikeAScan(t *testing.T) {
 		!maps.Equal(h.Reasons, map[string]int{ReasonRejected: 2, NoneKey: 1}) ||
 		!maps.Equal(h.Origins, map[string]int{"orders": 2, NoneKey: 1}) {
 		t.Errorf("histogram %+v", h)
+	}
+}
+
+// quorumDLQ declares a quorum queue holding n messages and describes it
+// as the broker under test does: 4.x sets a delivery limit of 20 by
+// default, which a 4.3 scan may hold since its nacks do not count.
+func quorumDLQ(t *testing.T, n int) (*amqp.Connection, QueueInfo) {
+	t.Helper()
+	vhost, conn := testVhost(t)
+	ch := brokertest.Channel(t, conn)
+	brokertest.Declare(t, ch, sceneDLQ, amqp.Table{"x-queue-type": "quorum"})
+	for i := range n {
+		publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: strconv.Itoa(i), DeliveryMode: amqp.Persistent, Body: []byte("{}")})
+	}
+	waitReady(t, conn, sceneDLQ, n)
+	q := QueueInfo{Vhost: vhost, Name: sceneDLQ, Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: brokertest.Version(t)}
+	if brokertest.AtLeast(t, 4, 0) {
+		q.DeliveryLimit = 20
+	}
+	return conn, q
+}
+
+// A quorum queue reads an unlimited prefetch as 2000: a scan, which holds
+// every message until the end, must ask for more, or it stalls there and
+// calls itself incomplete.
+func TestScanReadsAQuorumQueuePastTwoThousand(t *testing.T) {
+	conn, q := quorumDLQ(t, 2500)
+	st, err := Scan(context.Background(), conn, q, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != 2500 || !st.Complete {
+		t.Fatalf("scanned %d of 2500 (complete %v): %v", st.Total, st.Complete, st.Notes)
+	}
+	waitReady(t, conn, sceneDLQ, 2500)
+}
+
+// A scan cancelled halfway returns what it holds by a nack, as a finished
+// one does: every message is back, and on 4.3, where a nack is free and a
+// closing channel costs a count, none has been counted a delivery.
+func TestACancelledQuorumScanReturnsItsMessagesByANack(t *testing.T) {
+	conn, q := quorumDLQ(t, 2500)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := Scan(ctx, conn, q, Options{}, func(int) { cancel() }); err == nil {
+		t.Fatal("the cancelled scan reported no error")
+	}
+	waitReady(t, conn, sceneDLQ, 2500)
+	if !brokertest.AtLeast(t, 4, 3) {
+		return // before 4.3 every return counts, a nack too
+	}
+	ch := brokertest.Channel(t, conn)
+	for range 2500 {
+		d, ok, err := ch.Get(sceneDLQ, true)
+		if err != nil || !ok {
+			t.Fatalf("reading the queue back: %v", err)
+		}
+		if n, _ := d.Headers["x-delivery-count"].(int64); n > 0 {
+			t.Fatalf("message %s was counted %d deliveries by the cancelled scan", d.MessageId, n)
+		}
 	}
 }
