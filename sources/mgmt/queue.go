@@ -43,18 +43,34 @@ func (q Queue) LimitSetting(key string) (int64, bool) {
 }
 
 // DeliveryLimit returns the quorum queue's delivery limit, or -1 when
-// there is none: argument x-delivery-limit or policy delivery-limit (the
-// smaller), else 20 from RabbitMQ 4.0 on; a negative limit means none.
-// Other queue types have no delivery limit.
+// there is none, resolved as the broker does: argument x-delivery-limit
+// or policy delivery-limit, the smaller when both are set; from RabbitMQ
+// 4.0 the larger when either is negative (an argument of -1 does not
+// lift a policy's 5), and 20 when neither is set. A negative limit means
+// none. A version warren cannot read is taken for 4.0 or later, whose
+// default limit the guard must respect. Other queue types have no
+// delivery limit.
 func (q Queue) DeliveryLimit(brokerVersion string) int64 {
 	if q.Type != "quorum" {
 		return -1
 	}
-	n, ok := q.LimitSetting("delivery-limit")
-	if !ok {
-		if AtLeast(brokerVersion, 4, 0) {
-			return 20
-		}
+	v := ParseVersion(brokerVersion)
+	modern := v.AtLeast(4, 0) || v == (Version{})
+	arg, hasArg := toFloat(q.Arguments["x-delivery-limit"])
+	pol, hasPol := toFloat(q.EffectiveDefinition["delivery-limit"])
+	var n int64
+	switch {
+	case hasArg && hasPol && modern && (arg < 0 || pol < 0):
+		n = int64(max(arg, pol))
+	case hasArg && hasPol:
+		n = int64(min(arg, pol))
+	case hasArg:
+		n = int64(arg)
+	case hasPol:
+		n = int64(pol)
+	case modern:
+		return 20
+	default:
 		return -1
 	}
 	if n < 0 {

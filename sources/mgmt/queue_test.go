@@ -84,6 +84,15 @@ func TestDeliveryLimitFromArgumentPolicyOrVersionDefault(t *testing.T) {
 		{"default 20 from 4.0", Queue{Type: "quorum"}, "4.0.5", 20},
 		{"negative means unlimited on 4.x", Queue{Type: "quorum", Arguments: map[string]any{"x-delivery-limit": -1.0}}, "4.1.0", -1},
 		{"classic queues have none", Queue{Type: "classic", Arguments: map[string]any{"x-delivery-limit": 5.0}}, "4.1.0", -1},
+		{"on 4.x an argument of -1 does not lift a policy's limit", Queue{Type: "quorum", Arguments: map[string]any{"x-delivery-limit": -1.0},
+			EffectiveDefinition: map[string]any{"delivery-limit": 5.0}}, "4.3.6", 5},
+		{"on 4.x a policy of -1 does not lift an argument's limit", Queue{Type: "quorum", Arguments: map[string]any{"x-delivery-limit": 4.0},
+			EffectiveDefinition: map[string]any{"delivery-limit": -1.0}}, "4.0.5", 4},
+		{"on 4.x both negative is none", Queue{Type: "quorum", Arguments: map[string]any{"x-delivery-limit": -1.0},
+			EffectiveDefinition: map[string]any{"delivery-limit": -1.0}}, "4.1.0", -1},
+		{"before 4.0 the smaller, a negative one included", Queue{Type: "quorum", Arguments: map[string]any{"x-delivery-limit": -1.0},
+			EffectiveDefinition: map[string]any{"delivery-limit": 5.0}}, "3.13.7", -1},
+		{"a version that cannot be read keeps the 4.x default", Queue{Type: "quorum"}, "", 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
