@@ -278,7 +278,7 @@ func TestConfirmActionNeedsYesOrTheExactPhrase(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var prompt bytes.Buffer
-			got, err := confirmAction(strings.NewReader(tc.input), &prompt, "Replay 150 messages?", tc.phrase)
+			got, err := confirmAction(context.Background(), strings.NewReader(tc.input), &prompt, "Replay 150 messages?", tc.phrase)
 			if err != nil || got != tc.want {
 				t.Fatalf("confirmed %v (%v), want %v", got, err, tc.want)
 			}

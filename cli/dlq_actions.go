@@ -178,7 +178,7 @@ func (a *App) runHeldAction(ctx context.Context, o *ops.Ops, t *ops.Target, preq
 	if f.dryRun || plan.Publish == 0 {
 		return a.printPlan(plan.Summary, plan.Lines, plan.Publish, plan.SkippedApplied, f)
 	}
-	if err := a.confirm(t.Ref.Name, plan.Summary, plan.Publish, f); err != nil {
+	if err := a.confirm(ctx, t.Ref.Name, plan.Summary, plan.Publish, f); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -189,7 +189,7 @@ func (a *App) runHeldAction(ctx context.Context, o *ops.Ops, t *ops.Target, preq
 
 // confirm asks the operator, unless --yes: "y", or in a prod context or
 // above the confirm threshold the queue's name and the count typed.
-func (a *App) confirm(queue, summary string, n int, f actionFlags) error {
+func (a *App) confirm(ctx context.Context, queue, summary string, n int, f actionFlags) error {
 	if f.yes {
 		return nil
 	}
@@ -205,7 +205,7 @@ func (a *App) confirm(queue, summary string, n int, f actionFlags) error {
 	if c.IsProd() || n > threshold {
 		phrase = fmt.Sprintf("%s %d", queue, n)
 	}
-	ok, err := confirmAction(a.In, a.Err, sanitize.Text(summary), sanitize.Text(phrase))
+	ok, err := confirmAction(ctx, a.In, a.Err, sanitize.Text(summary), sanitize.Text(phrase))
 	if err != nil {
 		return err
 	}
@@ -274,16 +274,34 @@ func holdLetters(ctx context.Context, sess *ops.Browse, limit int) ([]dlq.DeadLe
 }
 
 // confirmAction asks question on w and reads the answer from r: "y" or,
-// when phrase is set, the phrase typed exactly.
-func confirmAction(r io.Reader, w io.Writer, question, phrase string) (bool, error) {
+// when phrase is set, the phrase typed exactly. ctx ending (ctrl+c) is a
+// no: the read is left behind, and the command goes on to return what it
+// holds.
+func confirmAction(ctx context.Context, r io.Reader, w io.Writer, question, phrase string) (bool, error) {
 	if phrase == "" {
 		fmt.Fprintf(w, "%s [y/N] ", question)
 	} else {
 		fmt.Fprintf(w, "%s\nType %q to confirm: ", question, phrase)
 	}
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, err
+	type answer struct {
+		line string
+		err  error
+	}
+	read := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(r).ReadString('\n')
+		read <- answer{line, err}
+	}()
+	var line string
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(w)
+		return false, nil
+	case a := <-read:
+		if a.err != nil && !errors.Is(a.err, io.EOF) {
+			return false, a.err
+		}
+		line = a.line
 	}
 	line = strings.TrimSpace(line)
 	if phrase != "" {

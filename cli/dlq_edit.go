@@ -112,7 +112,7 @@ func (a *App) runDlqEdit(ctx context.Context, queue, id string, limit int, fr re
 	for _, l := range plan.Lines {
 		fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
 	}
-	if err := a.confirm(t.Ref.Name, plan.Summary, plan.Publish, f); err != nil {
+	if err := a.confirm(ctx, t.Ref.Name, plan.Summary, plan.Publish, f); err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) && ee.Code == ExitRefused {
 			return Refused(fmt.Errorf("not confirmed: nothing was published; the message stays in %s", sanitize.Text(queue)))

@@ -98,7 +98,7 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 		fmt.Fprintln(a.Out, "dry run: "+sanitize.Text(summary))
 		return nil
 	}
-	if err := a.confirm(queue, summary, twinCount(r), actionFlags{yes: f.yes}); err != nil {
+	if err := a.confirm(ctx, queue, summary, twinCount(r), actionFlags{yes: f.yes}); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

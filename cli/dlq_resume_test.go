@@ -4,6 +4,8 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/warrenops/warren/sources/brokertest"
 )
@@ -143,4 +147,64 @@ func TestDlqResumeRefusesWhatItCannotFinish(t *testing.T) {
 		}
 	})
 	brokertest.WaitDepth(t, s.ch, "orders", 10)
+}
+
+// ctrl+c at the confirmation prompt is a no: warren returns what it read
+// and exits as for a refused prompt, rather than dying with dead letters
+// held (which a quorum queue counts as a delivery).
+func TestCtrlCAtThePromptIsANo(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	s.expire(t, 10, nil)
+	cmd := exec.Command(os.Args[0], "--config", s.config, "dlq", "replay", "orders.dlq")
+	cmd.Env = append(os.Environ(), "WARREN_TEST_AS_WARREN=1")
+	// The prompt needs a terminal on stdin.
+	cmd.Stdin = openTerminal(t)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(stderr.String(), "[y/N]") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no prompt; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitRefused || !strings.Contains(stderr.String(), "not confirmed; nothing was changed") {
+		t.Fatalf("ctrl+c at the prompt: %v (exit code %d), want exit %d saying nothing was changed; stderr:\n%s", err, ee.ExitCode(), ExitRefused, stderr.String())
+	}
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 10)
+	if n := brokertest.Depth(t, s.ch, "orders"); n != 0 {
+		t.Fatalf("%d messages reached orders after a no", n)
+	}
+}
+
+// openTerminal opens a pseudo-terminal and returns its terminal side,
+// for a child that asks only on a terminal.
+func openTerminal(t *testing.T) *os.File {
+	t.Helper()
+	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open a pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { ptm.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlock the pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("name the pseudo-terminal: %v", err)
+	}
+	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open the pseudo-terminal's terminal side: %v", err)
+	}
+	t.Cleanup(func() { pts.Close() })
+	return pts
 }

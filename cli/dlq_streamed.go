@@ -60,7 +60,7 @@ func (a *App) runStreamedAction(ctx context.Context, o *ops.Ops, t *ops.Target, 
 		}
 		return err
 	}
-	if err := a.confirm(t.Ref.Name, pre.Summary(), pre.Moving, f); err != nil {
+	if err := a.confirm(ctx, t.Ref.Name, pre.Summary(), pre.Moving, f); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -15,7 +18,18 @@ import (
 // the exit code (docs/ARCHITECTURE.md §5).
 func Main() int {
 	app := NewApp()
-	if err := NewRoot(app, RunDashboard).Execute(); err != nil {
+	// The first ctrl+c (or SIGTERM) ends the command's context, so that a
+	// command holding dead letters returns them with a nack and a prompt
+	// takes it for a no, instead of the process dying with them held,
+	// which a quorum queue counts as a delivery. A second one kills.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+	if err := NewRoot(app, RunDashboard).ExecuteContext(ctx); err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "warren: interrupted")
+			return ExitFailure
+		}
 		fmt.Fprintln(os.Stderr, "warren:", sanitize.Text(err.Error()))
 		return ExitCode(err)
 	}
