@@ -104,7 +104,10 @@ func (a *App) runDlqEdit(ctx context.Context, queue, id string, limit int, fr re
 	}
 	ed := draft.Command()
 	ed.Stdin, ed.Stdout, ed.Stderr = os.Stdin, os.Stdout, os.Stderr
-	plan, err := o.FinishEdit(draft, ed.Run())
+	inEditor.Store(true)
+	edited := ed.Run()
+	inEditor.Store(false)
+	plan, err := o.FinishEdit(draft, edited)
 	if err != nil {
 		return err
 	}

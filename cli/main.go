@@ -7,12 +7,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/ui/sanitize"
 )
+
+// inEditor is set while `dlq edit` runs the operator's editor.
+var inEditor atomic.Bool
 
 // Main runs warren with the process's arguments and streams and returns
 // the exit code (docs/ARCHITECTURE.md §5).
@@ -22,9 +26,24 @@ func Main() int {
 	// command holding dead letters returns them with a nack and a prompt
 	// takes it for a no, instead of the process dying with them held,
 	// which a quorum queue counts as a delivery. A second one kills.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	context.AfterFunc(ctx, stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for sig := range sigs {
+			if sig == os.Interrupt && inEditor.Load() {
+				// The terminal sends ctrl+c to the editor's process
+				// group, warren's too: it is the editor's key (nano
+				// shows the cursor's place with it).
+				continue
+			}
+			cancel()
+			signal.Stop(sigs)
+			return
+		}
+	}()
 	if err := NewRoot(app, RunDashboard).ExecuteContext(ctx); err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "warren: interrupted")
