@@ -3,8 +3,10 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -190,5 +192,39 @@ func TestTheQuorumSweepKeepsTheSameEventDeadInAnotherQueue(t *testing.T) {
 		if q, _ := d.Headers["x-first-death-queue"].(string); q != "shipping" {
 			t.Fatalf("%s in the DLQ died in %q, want shipping's dead letters only", d.MessageId, q)
 		}
+	}
+}
+
+// A browse holds messages, and a held message cannot expire: one held
+// longer than the DLQ's message TTL expires as it is returned. The first
+// page says so, and where such a message goes.
+func TestABrowseOfADLQWithAMessageTTLSaysWhatHoldingCosts(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops-ttl")
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.Declare(t, ch, "orders.dlq", amqp.Table{"x-message-ttl": int32(60000)})
+	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "o-1", Body: []byte(`{}`)}})
+
+	o := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	target, err := o.Resolve(ctx, mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl := target.Info.MessageTTL; ttl == nil || *ttl != time.Minute || target.Info.HasDLX {
+		t.Fatalf("message TTL %v, DLX %v: want 1m and none", ttl, target.Info.HasDLX)
+	}
+	b, err := o.Browse(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	page, err := b.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "message TTL 1m0s: a message held longer than that expires as it is returned, dropped: nothing keeps it"
+	if !slices.Contains(page.Notes, want+"; close the session before then") {
+		t.Fatalf("notes %q lack %q", page.Notes, want)
 	}
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/dlq"
@@ -45,9 +46,14 @@ func (o *Ops) Resolve(ctx context.Context, ref mgmt.QueueRef) (*Target, error) {
 		Info: dlq.QueueInfo{
 			Vhost: ref.Vhost, Name: ref.Name, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
 			BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages,
+			HasDLX: q.HasDLX,
 		},
 		Unacked: q.Unacked,
 		InboxOf: ref,
+	}
+	if ttl, ok := q.LimitSetting("message-ttl"); ok && ttl >= 0 {
+		d := time.Duration(ttl) * time.Millisecond
+		t.Info.MessageTTL = &d
 	}
 	t.Knows = knowledge(o.c.Context, ref, snap.Sources(ref))
 	o.mu.Lock()

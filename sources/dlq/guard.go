@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Queue types as the management API names them.
@@ -23,6 +24,11 @@ type QueueInfo struct {
 	BrokerVersion string
 	Consumers     int
 	Messages      int64
+	// MessageTTL is the queue's message TTL (argument or policy), nil
+	// for none; HasDLX says whether expired messages are dead-lettered
+	// rather than dropped.
+	MessageTTL *time.Duration
+	HasDLX     bool
 }
 
 // RefusedError says why warren will not browse a queue.
@@ -140,6 +146,15 @@ func sessionNotes(q QueueInfo, consumers int) []string {
 		notes = append(notes, fmt.Sprintf("delivery limit %d: messages are returned with basic.nack, which does not count on RabbitMQ %s; a lost channel does; order not kept", q.DeliveryLimit, q.BrokerVersion))
 	case q.Type == TypeQuorum:
 		notes = append(notes, "quorum queue: returned messages may not keep their order")
+	}
+	if q.MessageTTL != nil && q.Type != TypeStream {
+		// A held message cannot expire; one held past its TTL expires
+		// the moment it is returned.
+		fate := "dropped: nothing keeps it"
+		if q.HasDLX {
+			fate = "dead-lettered through this queue's dead-letter exchange"
+		}
+		notes = append(notes, fmt.Sprintf("message TTL %v: a message held longer than that expires as it is returned, %s; close the session before then", *q.MessageTTL, fate))
 	}
 	return notes
 }
