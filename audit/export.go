@@ -119,6 +119,12 @@ func ExportSelected(ctx context.Context, s Store, w io.Writer, format string, se
 		return write(r)
 	})
 	if err != nil {
+		// What was read before the damage is written out whole: after a
+		// crash an export is what an operator keeps, and the error says
+		// where it stops.
+		if ferr := flush(); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
 		return n, err
 	}
 	if n == 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -217,5 +218,28 @@ func TestExportOfAnUnknownOperationWritesNothing(t *testing.T) {
 		if !strings.Contains(err.Error(), "no operation op-z in the audit log") {
 			t.Errorf("error %q does not name the operation", err)
 		}
+	}
+}
+
+// After a crash tore the last line, an export still holds every whole
+// record before it, and says where it stops.
+func TestAnExportOfAFileWithATornTailHoldsEveryWholeRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	want := writeChain(t, path, 300)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(raw, `{"seq":301,"time":"20`...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := OpenFile(path)
+	var buf bytes.Buffer
+	n, err := Export(context.Background(), s, &buf, FormatJSONL, time.Time{}, time.Time{})
+	if err == nil {
+		t.Fatal("the export of a torn file reported no damage")
+	}
+	if n != len(want) || !bytes.Equal(buf.Bytes(), raw) {
+		t.Fatalf("exported %d records in %d bytes, want the %d whole ones in %d bytes", n, buf.Len(), len(want), len(raw))
 	}
 }

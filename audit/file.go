@@ -120,6 +120,10 @@ func (s *FileStore) AppendAll(ctx context.Context, recs []Record) ([]Record, err
 		return nil, s.wrap("write", err)
 	}
 	if err := f.Sync(); err != nil {
+		// The caller is told nothing was recorded, and acts on that: the
+		// records must not stay behind to be read as if they had been
+		// (an intent left as an incomplete operation to resume).
+		_ = f.Truncate(end)
 		return nil, s.wrap("fsync", err)
 	}
 	if end == 0 {
@@ -399,6 +403,19 @@ func (s *FileStore) setAsideTorn(f *os.File, end int64) (*Record, int64, error) 
 	prev, err := lastRecord(f, cut)
 	if err != nil {
 		return nil, end, err
+	}
+	if rec, err := parseLine(frag); err == nil && rec.Hash == rec.ComputeHash() &&
+		(prev == nil && rec.Seq == 1 || prev != nil && rec.Seq == prev.Seq+1 && rec.PrevHash == prev.Hash) {
+		// A whole record that chains, missing only its newline (a file
+		// restored by a tool that drops the last one): it is kept, and
+		// the newline added.
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			return nil, end, s.wrap("write", err)
+		}
+		if err := f.Sync(); err != nil {
+			return nil, end, s.wrap("fsync", err)
+		}
+		return &rec, end + 1, nil
 	}
 	aside := fmt.Sprintf("%s.torn-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
 	if err := writeSynced(aside, frag); err != nil {

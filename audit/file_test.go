@@ -408,3 +408,28 @@ func TestFileStoreRereadsAFileReplacedBehindIt(t *testing.T) {
 	}
 	mustVerify(t, a, 3)
 }
+
+// A whole record that chains, missing only its newline (a file restored
+// by a tool that drops the last one), is not torn: the next append keeps
+// it and adds the newline.
+func TestFileStoreKeepsALastRecordThatLacksOnlyItsNewline(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeChain(t, path, 3)
+	raw, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, raw[:len(raw)-1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := OpenFile(path)
+	got, err := s.Append(ctx, sample(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Verify(ctx, s)
+	if err != nil || !res.OK || res.Records != 4 || got.Seq != 4 {
+		t.Fatalf("Verify = %+v, %v, appended seq %d; want records 1-3 kept and 4 after them", res, err, got.Seq)
+	}
+	if aside, _ := filepath.Glob(path + ".torn-*"); len(aside) != 0 {
+		t.Fatalf("the whole record was set aside as torn: %v", aside)
+	}
+}

@@ -113,7 +113,7 @@ func (s *PGStore) AppendAll(ctx context.Context, recs []Record) ([]Record, error
 	}
 	out := make([]Record, len(recs))
 	err := s.with(ctx, "append", func(c *pgx.Conn) error {
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+		return pgx.BeginTxFunc(ctx, c, readCommitted, func(tx pgx.Tx) error {
 			prev, err := s.lockedLast(ctx, tx)
 			if err != nil {
 				return err
@@ -148,7 +148,7 @@ var errProbeDone = errors.New("probe done")
 // proves connection, table, privileges and a writable primary at once.
 func (s *PGStore) Check(ctx context.Context) error {
 	return s.with(ctx, "check", func(c *pgx.Conn) error {
-		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+		err := pgx.BeginTxFunc(ctx, c, readCommitted, func(tx pgx.Tx) error {
 			if _, err := s.lockedLast(ctx, tx); err != nil {
 				return err
 			}
@@ -235,6 +235,13 @@ func (s *PGStore) with(ctx context.Context, op string, fn func(*pgx.Conn) error)
 	return nil
 }
 
+// readCommitted is the isolation of every transaction that takes the
+// append lock, whatever the database's default: under a snapshot taken
+// before the lock was granted, what is read after waiting would miss
+// the other holder's writes (its last record, its new table), and the
+// append would collide on a seq.
+var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
@@ -266,7 +273,7 @@ func (s *PGStore) last(ctx context.Context, q querier) (*Record, error) {
 // ensureSchema creates the table and its version row on first use. It runs
 // under the append lock so two first users do not race on CREATE TABLE.
 func (s *PGStore) ensureSchema(ctx context.Context, c *pgx.Conn) error {
-	return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+	return pgx.BeginTxFunc(ctx, c, readCommitted, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", lockClass, s.lockKey); err != nil {
 			return err
 		}

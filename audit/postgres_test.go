@@ -121,6 +121,23 @@ func TestPostgresVerifyNamesTheFirstBrokenSeq(t *testing.T) {
 }
 
 func TestConcurrentPostgresStoresKeepOneChain(t *testing.T) {
+	testConcurrentAppends(t, testDSN())
+}
+
+// A database whose default isolation is repeatable read takes the
+// transaction's snapshot before the append's lock is granted: the store
+// must not read the last record from it, or two operators collide on a
+// seq.
+func TestConcurrentPostgresStoresKeepOneChainUnderRepeatableRead(t *testing.T) {
+	dsn := testDSN()
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	testConcurrentAppends(t, dsn+sep+"default_transaction_isolation=repeatable%20read")
+}
+
+func testConcurrentAppends(t *testing.T, dsn string) {
 	table, _ := pgTable(t)
 	const writers, each = 4, 250
 	var wg sync.WaitGroup
@@ -129,7 +146,7 @@ func TestConcurrentPostgresStoresKeepOneChain(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := OpenPostgres(testDSN(), table)
+			s, err := OpenPostgres(dsn, table)
 			if err != nil {
 				errs <- err
 				return
