@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -280,15 +281,31 @@ func (s *FileStore) openLocked(ctx context.Context) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return nil, s.wrap("create directory", err)
 	}
-	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, s.wrap("open for writing", err)
-	}
-	if err := lockFile(ctx, f, syscall.LOCK_EX); err != nil {
+	for {
+		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, s.wrap("open for writing", err)
+		}
+		if err := lockFile(ctx, f, syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, s.wrap("lock", err)
+		}
+		// While this writer waited for the lock, an operator may have
+		// moved the file aside (to start a new chain): the records
+		// belong in the file at the path, not in the one moved.
+		held, herr := f.Stat()
+		now, nerr := os.Stat(s.path)
+		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			return f, nil
+		}
 		f.Close()
-		return nil, s.wrap("lock", err)
+		if herr != nil {
+			return nil, s.wrap("stat", herr)
+		}
+		if nerr != nil && !errors.Is(nerr, fs.ErrNotExist) {
+			return nil, s.wrap("stat", nerr)
+		}
 	}
-	return f, nil
 }
 
 func (s *FileStore) wrap(op string, err error) error {

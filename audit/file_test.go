@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestFileAppendBuildsAVerifiableChain(t *testing.T) {
@@ -431,5 +433,43 @@ func TestFileStoreKeepsALastRecordThatLacksOnlyItsNewline(t *testing.T) {
 	}
 	if aside, _ := filepath.Glob(path + ".torn-*"); len(aside) != 0 {
 		t.Fatalf("the whole record was set aside as torn: %v", aside)
+	}
+}
+
+// An operator moves the file aside to start a new chain while a writer
+// waits for the lock: the writer's records go to the file at the path,
+// never into the one moved aside.
+func TestAWriterWaitingForTheLockFollowsTheFileAtThePath(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeChain(t, path, 3)
+	before, _ := os.ReadFile(path)
+	holder, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lockFile(ctx, holder, syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := OpenFile(path)
+	appended := make(chan error, 1)
+	go func() {
+		_, err := s.Append(ctx, sample(9))
+		appended <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the writer waits for the lock
+	if err := os.Rename(path, path+".old"); err != nil {
+		t.Fatal(err)
+	}
+	holder.Close() // releases the lock
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	if moved, _ := os.ReadFile(path + ".old"); !bytes.Equal(moved, before) {
+		t.Fatal("the writer appended to the file moved aside")
+	}
+	res, err := Verify(ctx, s)
+	if err != nil || !res.OK || res.Records != 1 {
+		t.Fatalf("the new file: %+v, %v; want a chain of the one record", res, err)
 	}
 }

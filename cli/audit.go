@@ -176,6 +176,12 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 		case <-t.C:
 		}
 		last, ok, err := st.Last(ctx)
+		var torn *audit.CorruptError
+		if errors.As(err, &torn) && torn.Partial {
+			// A writer died mid-line; the next append sets the
+			// fragment aside and the records go on.
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

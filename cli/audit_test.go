@@ -247,6 +247,19 @@ func TestAuditTailFollowPrintsNewAndFinishedOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor("done        replay      op-2")
+	// A writer dies mid-line: following goes on, and shows what the next
+	// writer appends once it has set the fragment aside.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"seq":99,"ti`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	time.Sleep(100 * time.Millisecond)
+	writeOperation(t, path, "op-3", "pay.dlq", true)
+	waitFor("op-3")
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("tail --follow ended with %v", err)
