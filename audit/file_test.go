@@ -104,6 +104,14 @@ func TestVerifyNamesTheFirstBrokenSeq(t *testing.T) {
 			l[7] = []byte(`{"seq":8,`)
 			return l
 		}, 8, "line 8: unreadable"},
+		{"a key given twice, the one read by grep changed", func(l [][]byte) [][]byte {
+			l[5] = bytes.Replace(l[5], []byte(`"queue":"orders"`), []byte(`"queue":"orderz","queue":"orders"`), 1)
+			return l
+		}, 6, "line 6: unreadable"},
+		{"a key in another case", func(l [][]byte) [][]byte {
+			l[5] = bytes.Replace(l[5], []byte(`"queue":"orders"`), []byte(`"Queue":"orders"`), 1)
+			return l
+		}, 6, "line 6: unreadable"},
 		{"the last line torn by a crash", func(l [][]byte) [][]byte {
 			l[9] = l[9][:len(l[9])/2]
 			return l

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Record is one entry of the audit chain. Field names and JSON keys are part
@@ -171,17 +173,15 @@ func marshalLine(r Record) ([]byte, error) {
 	return encodeJSON(r)
 }
 
-// parseLine decodes a stored record strictly: an unknown key is an
-// alteration too, since the hash cannot cover what the decoder drops.
+// parseLine decodes a stored record strictly: an unknown key, a key
+// given twice or a key in another case is an alteration too, since the
+// hash covers the record the decoder makes while grep and jq read the
+// line ("outcome":"nacked","Outcome":"confirmed" would decode as
+// confirmed). Trailing data is refused as well.
 func parseLine(b []byte) (Record, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var r Record
-	if err := dec.Decode(&r); err != nil {
+	if err := jsonv2.Unmarshal(b, &r, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return Record{}, err
-	}
-	if dec.More() {
-		return Record{}, fmt.Errorf("trailing data after the record")
 	}
 	return r, nil
 }
