@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -58,6 +59,15 @@ type edit struct {
 	// then the edited copy may be in flight on the DLQ screen's session,
 	// which must stay open, so the screen keeps its keys and Close waits.
 	publishing chan struct{}
+	// start is shared with the command writing the draft: a screen
+	// closed before the draft is written leaves it to the command to
+	// remove, since the draft holds the message's body.
+	start *draftStart
+}
+
+type draftStart struct {
+	mu   sync.Mutex
+	gone bool
 }
 
 // running reports a confirmed edit that has not settled.
@@ -75,9 +85,16 @@ func (m *Model) startEdit() tea.Cmd {
 		return nil
 	}
 	ed, q, s, d := m.opts.Editor, m.msg.Queue, m.msg.Session, m.msg.Letter
-	m.edit = &edit{}
+	start := &draftStart{}
+	m.edit = &edit{start: start}
 	return func() tea.Msg {
 		draft, err := ed.StartEdit(q, s, d)
+		start.mu.Lock()
+		defer start.mu.Unlock()
+		if start.gone && draft != nil {
+			draft.Discard()
+			return nil
+		}
 		return draftMsg{draft: draft, err: err}
 	}
 }
@@ -87,6 +104,9 @@ func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case draftMsg:
 		if m.edit == nil || m.edit.draft != nil {
+			if msg.draft != nil {
+				msg.draft.Discard()
+			}
 			return nil, true
 		}
 		if msg.err != nil {
@@ -219,6 +239,11 @@ func (m *Model) Capturing() bool { return m.edit != nil && (m.edit.prompt != nil
 // closes its session next, and the original must not go back to the
 // queue while its edited copy is in flight.
 func (m *Model) Close() tea.Cmd {
+	if m.edit != nil && m.edit.draft == nil && m.edit.start != nil {
+		m.edit.start.mu.Lock()
+		m.edit.start.gone = true
+		m.edit.start.mu.Unlock()
+	}
 	if !m.running() {
 		return nil
 	}

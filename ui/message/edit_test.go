@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -239,5 +241,41 @@ func TestAConfirmedEditHoldsTheScreenUntilItSettles(t *testing.T) {
 	m.Update(res)
 	if m.Capturing() || m.Close() != nil {
 		t.Fatal("the screen still holds its keys after the edit settled")
+	}
+}
+
+// discardingEditor writes a real draft file, as ops does: it holds the
+// message's body.
+type discardingEditor struct {
+	fakeEditor
+	dir string
+}
+
+func (f *discardingEditor) StartEdit(q mgmt.QueueRef, _ any, d dlq.DeadLetter) (*ops.EditDraft, error) {
+	p := filepath.Join(f.dir, "draft.json")
+	if err := os.WriteFile(p, d.Body, 0o600); err != nil {
+		return nil, err
+	}
+	return &ops.EditDraft{Queue: q, Letter: d, Path: p}, nil
+}
+
+// The draft holds the message's body: closing the inspector before it is
+// written leaves nothing of it on disk.
+func TestClosingBeforeTheDraftIsWrittenRemovesIt(t *testing.T) {
+	ed := &discardingEditor{dir: t.TempDir()}
+	var ran []*exec.Cmd
+	m := editingModel(&ed.fakeEditor, &ran)
+	m.opts.Editor = ed
+	m.SetSize(120, 40)
+	_, write := m.Update(press("e"))
+	if write == nil {
+		t.Fatal("e wrote no draft")
+	}
+	m.Close()
+	if msg := write(); msg != nil {
+		t.Fatalf("the draft of a closed screen was handed on: %#v", msg)
+	}
+	if left, _ := os.ReadDir(ed.dir); len(left) != 0 {
+		t.Fatalf("the draft stayed on disk: %v", left)
 	}
 }
