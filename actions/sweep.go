@@ -16,10 +16,11 @@ import (
 // removes them, recorded first as deduplicated, before the final record
 // (docs/ARCHITECTURE.md §4.4).
 
-// twinKey is a Twin in 16 bytes (its death too: the same event fanned
-// out to two queues that share the DLQ dies twice with the same IDs and
-// body, and moving one leaves the other no twin), so a sweep over a million confirmed
-// copies keeps tens of megabytes, not the IDs themselves.
+// twinKey is a Twin in 16 bytes, so a sweep over a million confirmed
+// copies keeps tens of megabytes, not the IDs themselves. The death is
+// in it too: the same event fanned out to two queues that share the DLQ
+// dies twice with the same IDs and body, and moving one leaves the other
+// no twin.
 type twinKey [16]byte
 
 func keyOf(t Twin) twinKey {
