@@ -119,17 +119,33 @@ func New(o Options) (*Client, error) {
 	metrics := metricsURL(o.MetricsURL, u)
 	mu, _ := url.Parse(metrics)
 	return &Client{
-		metricsAuth: mu != nil && mu.Hostname() == u.Hostname(),
+		// The credentials go to the metrics endpoint only on the
+		// management API's host, and never in clear text when the
+		// management API is reached over TLS.
+		metricsAuth: mu != nil && mu.Hostname() == u.Hostname() && (mu.Scheme == "https" || u.Scheme == "http"),
 		where:       u.String(),
 		username:    user,
 		password:    pass,
 		pwHint:      cmp.Or(o.PasswordHint, "check username and the password variable (password_env)"),
-		http:        &http.Client{Transport: tr, Timeout: timeout},
+		http:        &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: refuseRedirect},
 		rh:          rh,
 		pins:        o.DLQOverrides,
 		metrics:     metrics,
 		parking:     o.ParkingQueues,
 	}, nil
+}
+
+// refuseRedirect stops at a redirect instead of following it: Go's
+// client would send the broker's credentials on to the new address when
+// its host matches, even over plain HTTP or to another port.
+func refuseRedirect(req *http.Request, via []*http.Request) error {
+	return &redirectError{to: redact(req.URL.String())}
+}
+
+type redirectError struct{ to string }
+
+func (e *redirectError) Error() string {
+	return "redirects to " + e.to + "; warren does not send the broker's credentials on: set the URL to where it redirects"
 }
 
 // maxParallel bounds concurrent requests of one snapshot.
@@ -201,7 +217,10 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	unreachable := func(format string, args ...any) error {
 		return &Error{Kind: ErrUnreachable, Where: c.where, Err: err, Msg: fmt.Sprintf(format, args...)}
 	}
+	var redirect *redirectError
 	switch {
+	case errors.As(err, &redirect):
+		return unreachable("management API at %s %v", c.where, redirect)
 	case errors.As(err, &to) && to.Timeout():
 		return unreachable("management API at %s did not answer in time (%v); is the broker overloaded?", c.where, err)
 	case errors.As(err, &rec), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):

@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,23 +208,56 @@ func BenchmarkParseQueueDepths10k(b *testing.B) {
 }
 
 // The broker's credentials go to the metrics endpoint only on the
-// management API's own host.
+// management API's own host, and not in clear text when the management
+// API is reached over TLS.
 func TestMetricsCredentialsStayOnTheManagementHost(t *testing.T) {
 	for _, c := range []struct {
-		metrics string
-		auth    bool
+		mgmt, metrics string
+		auth          bool
 	}{
-		{"", true}, // derived: the management host, port 15692
-		{"http://rabbit.example:9419", true},
-		{"http://scraper.example:15692", false},
-		{MetricsOff, false},
+		{"http://rabbit.example:15672", "", true}, // derived: the management host, port 15692
+		{"http://rabbit.example:15672", "http://rabbit.example:9419", true},
+		{"http://rabbit.example:15672", "http://scraper.example:15692", false},
+		{"http://rabbit.example:15672", MetricsOff, false},
+		{"https://rabbit.example:15671", "", true}, // derived: https, port 15691
+		{"https://rabbit.example:15671", "http://rabbit.example:15692", false},
+		{"https://rabbit.example:15671", "https://rabbit.example:15691", true},
 	} {
-		cl, err := New(Options{URL: "http://rabbit.example:15672", MetricsURL: c.metrics, Username: "oncall", Password: "s3cret"})
+		cl, err := New(Options{URL: c.mgmt, MetricsURL: c.metrics, Username: "oncall", Password: "s3cret"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if cl.metricsAuth != c.auth {
-			t.Errorf("metrics_url %q: credentials sent = %v, want %v", c.metrics, cl.metricsAuth, c.auth)
+			t.Errorf("management %s, metrics_url %q: credentials sent = %v, want %v", c.mgmt, c.metrics, cl.metricsAuth, c.auth)
 		}
+	}
+}
+
+// A management API that redirects is not followed: Go's client would
+// send the credentials on to the new address when its host matches, even
+// over plain HTTP or to another port. The error says where it redirects.
+func TestARedirectIsNotFollowedWithTheCredentials(t *testing.T) {
+	var leaked atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Store(true)
+		}
+		w.Write([]byte(`{}`))
+	}))
+	defer other.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer redirecting.Close()
+	cl, err := New(Options{URL: redirecting.URL, MetricsURL: MetricsOff, Username: "oncall", Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cl.Overview(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "redirects to "+other.URL) {
+		t.Fatalf("Overview through a redirect = %v, want an error naming where it redirects", err)
+	}
+	if leaked.Load() {
+		t.Fatal("the credentials were sent on to the redirect's target")
 	}
 }
