@@ -465,7 +465,12 @@ func withDepth(stats, cheap Queue) Queue {
 	if cheap.State != "" {
 		stats.State = cheap.State
 	}
-	if stats.HeadMessageTimestamp == nil && stats.Ready > 0 && stats.OldestUnknownReason == "no ready message" {
+	switch {
+	case stats.Ready == 0 && stats.Type == "classic":
+		// As in withStats: a head timestamp read before the queue
+		// emptied names a message gone since.
+		stats.HeadMessageTimestamp, stats.OldestUnknownReason = nil, "no ready message"
+	case stats.HeadMessageTimestamp == nil && stats.Ready > 0 && stats.OldestUnknownReason == "no ready message":
 		stats.OldestUnknownReason = "statistics not collected yet"
 	}
 	return stats

@@ -153,7 +153,15 @@ func (q Queue) DrainETA() (time.Duration, bool) {
 	if !q.HasRates {
 		return 0, false
 	}
-	return DrainETA(q.Backlog(), q.PublishRate, q.AckRate)
+	// As Drain judges it: a queue whose only messages are dead letters
+	// for its DLX is not drained, and its consumers drain none of them.
+	switch d := q.Drain(); d.Movement {
+	case Draining:
+		return d.ETA, true
+	case Empty:
+		return 0, true
+	}
+	return 0, false
 }
 
 // Movement is how a queue's backlog moves (docs/ARCHITECTURE.md §4.1), the one

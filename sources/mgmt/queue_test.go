@@ -69,6 +69,30 @@ func TestQueueDrainSaysWhetherItDrainsOrGrows(t *testing.T) {
 	}
 }
 
+// drain_eta_seconds follows the DRAIN judgement: an empty queue is
+// drained now, a queue holding only dead letters for its DLX is not, nor
+// is one that grows.
+func TestDrainETAFollowsTheDrainJudgement(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		name  string
+		q     Queue
+		ok    bool
+		wantS float64
+	}{
+		{"empty", Queue{HasRates: true}, true, 0},
+		{"only dead letters for its DLX", Queue{Messages: 3, DLXHeld: n(3), HasRates: true, Consumers: 1, AckRate: 5}, false, 0},
+		{"draining", Queue{Messages: 100, Ready: 100, HasRates: true, Consumers: 1, AckRate: 10}, true, 10},
+		{"growing", Queue{Messages: 100, Ready: 100, HasRates: true, Consumers: 1, PublishRate: 20, AckRate: 10}, false, 0},
+		{"no rates", Queue{Messages: 100, Ready: 100}, false, 0},
+	} {
+		eta, ok := c.q.DrainETA()
+		if ok != c.ok || ok && eta.Seconds() != c.wantS {
+			t.Errorf("%s: DrainETA = %v, %v; want %vs, %v", c.name, eta, ok, c.wantS, c.ok)
+		}
+	}
+}
+
 func TestDeliveryLimitFromArgumentPolicyOrVersionDefault(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -138,6 +138,21 @@ func TestReusedStatisticsTakeTheFresherDepth(t *testing.T) {
 	}
 }
 
+// The statistics listing joined with the fresher depths of the cheap
+// one (status, the queue screen) follows the same rule: a queue emptied
+// since the statistics were collected has no oldest message.
+func TestAStatisticsRowJoinedWithAFresherEmptyDepthLosesItsHead(t *testing.T) {
+	ts := time.Unix(1_700_000_000, 0)
+	stats := Queue{Name: "q", Type: "classic", Messages: 5, Ready: 5, HasRates: true, HeadMessageTimestamp: &ts}
+	q := withDepth(stats, Queue{Name: "q", Type: "classic"})
+	if q.HeadMessageTimestamp != nil || q.OldestUnknownReason != "no ready message" {
+		t.Fatalf("an emptied queue keeps a head from before: %+v", q)
+	}
+	if q := withDepth(stats, Queue{Name: "q", Type: "classic", Messages: 2, Ready: 2}); q.HeadMessageTimestamp == nil {
+		t.Fatal("a queue still holding messages lost its head timestamp")
+	}
+}
+
 func TestTheOverviewIsReadOncePerStatisticsInterval(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
