@@ -133,6 +133,13 @@ func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (
 	if !ok {
 		return Result{}, errors.New("the plan was not made by this session")
 	}
+	// A round trip proves the session's channel alive before anything is
+	// published: had it died while the prompt was open (a lost network,
+	// the broker's consumer timeout), the broker has the messages back,
+	// and every copy would exist beside its source.
+	if err := h.hold.Sync(); err != nil {
+		return Result{}, fmt.Errorf("the messages are no longer held in %s (its browse session ended: %v): nothing was published; reopen the DLQ and try again", h.plan.Queue, err)
+	}
 	st, err := o.AuditStore()
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)

@@ -294,3 +294,37 @@ func TestAWholeQueuePlanRefusesAMissingDestinationBeforeMovingAnything(t *testin
 	}
 	brokertest.WaitDepth(t, ch, "orders.dlq", 2)
 }
+
+// The browse session dies while the prompt is open (a lost network, the
+// broker's consumer timeout): the broker has the messages back, so a
+// confirmed plan must publish nothing, or every copy would exist beside
+// its source.
+func TestAPlanWhoseSessionDiedPublishesNothing(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops")
+	rejectedScene(t, vhost, 3)
+	l := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	s, err := l.Open(ctx, ref, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := l.Plan(ctx, PlanRequest{Action: Replay, Queue: ref, Session: s, Letters: page.Letters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The connection drops, as a network would drop it.
+	holder(s).conn.Close()
+	if _, err := l.Execute(ctx, plan, nil); err == nil || !strings.Contains(err.Error(), "nothing was published") {
+		t.Fatalf("Execute on a dead session = %v, want a refusal saying nothing was published", err)
+	}
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.WaitDepth(t, ch, "orders.dlq", 3)
+	if n := brokertest.Depth(t, ch, "orders"); n != 0 {
+		t.Fatalf("%d copies reached orders from a dead session's plan", n)
+	}
+}
