@@ -2,14 +2,13 @@ package mgmt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/url"
 	"sort"
 	"sync"
 	"time"
-
-	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 )
 
 // DefaultStatsInterval is RabbitMQ's collect_statistics_interval default.
@@ -97,19 +96,47 @@ func (c *Client) readOverview(ctx context.Context, q url.Values) (*Overview, err
 
 // Nodes reads /api/nodes: the cluster members and their alarms.
 func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
-	var raw []rabbithole.NodeInfo
+	var raw []rawNode
 	q := url.Values{"columns": {"name,running,mem_used,mem_limit,mem_alarm,disk_free,disk_free_limit,disk_free_alarm,partitions"}}
 	if err := c.get(ctx, "nodes", q, &raw); err != nil {
 		return nil, err
 	}
 	out := make([]Node, 0, len(raw))
 	for _, n := range raw {
-		out = append(out, Node{Name: n.Name, Running: n.IsRunning,
+		out = append(out, Node{Name: n.Name, Running: n.Running,
 			MemUsed: int64(n.MemUsed), MemLimit: int64(n.MemLimit), MemAlarm: n.MemAlarm,
 			DiskFree: int64(n.DiskFree), DiskLimit: int64(n.DiskFreeLimit), DiskAlarm: n.DiskFreeAlarm,
 			Partitions: n.Partitions})
 	}
 	return out, nil
+}
+
+// rawNode is a node as /api/nodes lists it. Its sizes are read leniently:
+// a node whose disk monitor never started reports disk_free as "NaN",
+// and one node's odd figure must not blank the whole dashboard.
+type rawNode struct {
+	Name          string      `json:"name"`
+	Running       bool        `json:"running"`
+	MemUsed       lenientSize `json:"mem_used"`
+	MemLimit      lenientSize `json:"mem_limit"`
+	MemAlarm      bool        `json:"mem_alarm"`
+	DiskFree      lenientSize `json:"disk_free"`
+	DiskFreeLimit lenientSize `json:"disk_free_limit"`
+	DiskFreeAlarm bool        `json:"disk_free_alarm"`
+	Partitions    []string    `json:"partitions"`
+}
+
+// lenientSize is a byte count, 0 when the broker gives something else.
+type lenientSize int64
+
+func (n *lenientSize) UnmarshalJSON(b []byte) error {
+	var f float64
+	if json.Unmarshal(b, &f) != nil {
+		*n = 0
+		return nil
+	}
+	*n = lenientSize(f)
+	return nil
 }
 
 // cheapColumns are the fields of the cheap list: what a queue's row,

@@ -261,3 +261,25 @@ func TestARedirectIsNotFollowedWithTheCredentials(t *testing.T) {
 		t.Fatal("the credentials were sent on to the redirect's target")
 	}
 }
+
+// A node whose disk monitor never started reports disk_free as "NaN":
+// that node's figure is unknown, and the cluster is still read.
+func TestANodesOddFigureDoesNotFailTheRead(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`[{"name":"rabbit@a","running":true,"mem_used":104857600,"mem_limit":838860800,"mem_alarm":false,` +
+			`"disk_free":"NaN","disk_free_limit":50000000,"disk_free_alarm":false,"partitions":[]},` +
+			`{"name":"rabbit@b","running":false}]`))
+	}))
+	defer srv.Close()
+	cl, err := New(Options{URL: srv.URL, MetricsURL: MetricsOff, Username: "oncall", Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := cl.Nodes(context.Background())
+	if err != nil {
+		t.Fatalf("Nodes with a NaN disk_free = %v, want the cluster read", err)
+	}
+	if len(nodes) != 2 || nodes[0].DiskFree != 0 || nodes[0].MemUsed != 104857600 || nodes[0].DiskLimit != 50000000 || nodes[1].Running {
+		t.Fatalf("nodes = %+v", nodes)
+	}
+}
