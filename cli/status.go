@@ -184,9 +184,13 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 		if q.State != "" && q.State != "running" {
 			kind += " (" + q.State + ")"
 		}
+		in, out := format.Rate(q.PublishRate), format.Rate(q.AckRate)
+		if !q.HasRates {
+			in, out = "—", "—"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n",
 			sanitize.Text(q.Vhost), sanitize.Text(q.Name), sanitize.Text(kind), format.Count(q.Ready), format.Count(q.Unacked),
-			q.Consumers, oldest, format.Rate(q.PublishRate), format.Rate(q.AckRate), format.Drain(q.Drain()), dlq)
+			q.Consumers, oldest, in, out, format.Drain(q.Drain()), dlq)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

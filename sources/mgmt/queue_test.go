@@ -274,3 +274,24 @@ func TestDelayedRetryFromTheBrokerArgumentsOrPolicy(t *testing.T) {
 		})
 	}
 }
+
+// A broker with rates_mode = none lists no rate details: its queues'
+// rates are unknown, not 0, so a busy queue is not judged stalled.
+func TestRatesAreUnknownWhenTheBrokerCollectsNone(t *testing.T) {
+	busy := Queue{Messages: 90, Ready: 90, Consumers: 3, HasRates: true}
+	if busy.Drain().Movement != Stalled {
+		t.Fatalf("the premise: a busy queue read with rates of 0 is judged %v", busy.Drain().Movement)
+	}
+	qs := []Queue{busy}
+	withoutRates(qs, "basic")
+	if !qs[0].HasRates {
+		t.Fatal("rates_mode basic lost the rates")
+	}
+	withoutRates(qs, "none")
+	if qs[0].HasRates || qs[0].Drain().Movement != NoRates {
+		t.Fatalf("rates_mode none: %+v judged %v, want rates unknown", qs[0], qs[0].Drain().Movement)
+	}
+	if _, ok := qs[0].DrainETA(); ok {
+		t.Fatal("rates_mode none still gives a drain ETA")
+	}
+}

@@ -93,6 +93,7 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 // as of TakenAt, counted from the oldest request whose figures a row
 // reuses (statsFrom).
 func (c *Client) taken(s *Snapshot, start, statsFrom time.Time, ov *Overview) *Snapshot {
+	withoutRates(s.Queues, ov.RatesMode)
 	s.TakenAt = time.Now()
 	c.mu.Lock()
 	c.lastSnapshot = s.TakenAt.Sub(start)
@@ -259,4 +260,16 @@ func channelsUnavailable(err error) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("channel details unavailable: the broker collects no channel statistics (%s); prefetch and unconfirmed counts are unknown", e.Reason), true
+}
+
+// withoutRates marks the queues' rates unknown when the broker collects
+// none (rates_mode = none): it then lists no rate details, which would
+// read as rates of 0, and every busy queue would look stalled.
+func withoutRates(qs []Queue, ratesMode string) {
+	if ratesMode != "none" {
+		return
+	}
+	for i := range qs {
+		qs[i].HasRates, qs[i].PublishRate, qs[i].AckRate = false, 0, 0
+	}
 }

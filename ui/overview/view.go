@@ -120,7 +120,11 @@ func (m *Model) note() string {
 		parts = append(parts, "oldest age unknown: "+oldestReason(r.q))
 	}
 	if !r.q.HasRates {
-		parts = append(parts, "rates not fetched yet")
+		if m.status.Overview.RatesMode == "none" {
+			parts = append(parts, "rates unknown: the broker collects none (rates_mode = none)")
+		} else {
+			parts = append(parts, "rates not fetched yet")
+		}
 	}
 
 	depth := r.trend.depth.Values()
