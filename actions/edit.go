@@ -174,12 +174,73 @@ func editedHeaders(orig amqp.Table, raw json.RawMessage) (amqp.Table, error) {
 			return nil, fmt.Errorf("header %s is the broker's or warren's and cannot be edited; remove it from the file", k)
 		}
 		v := amqpValue(h[k])
-		if old, ok := was[k]; ok && jsonEqual(old, h[k]) {
-			v = orig[k]
+		if o, ok := orig[k]; ok {
+			if _, app := was[k]; app {
+				v = typedLike(o, h[k])
+			}
 		}
 		out[k] = v
 	}
 	return out, nil
+}
+
+// typedLike is the AMQP value of now, an edited header's decoded JSON,
+// whose original was orig: orig itself where now still equals its JSON
+// form, so an unchanged value keeps its AMQP type (a timestamp, bytes, a
+// decimal); inside a table or an array the same holds for each field or
+// element left as it was, so editing one field of a table does not turn
+// its others into JSON's strings and numbers.
+func typedLike(orig, now any) any {
+	if jsonEqual(dlq.Plain(orig), now) {
+		return orig
+	}
+	switch o := orig.(type) {
+	case amqp.Table:
+		if n, ok := now.(map[string]any); ok {
+			t := make(amqp.Table, len(n))
+			for k, e := range n {
+				if ov, had := o[k]; had {
+					t[k] = typedLike(ov, e)
+				} else {
+					t[k] = amqpValue(e)
+				}
+			}
+			return t
+		}
+	case []any:
+		if n, ok := now.([]any); ok {
+			out := make([]any, len(n))
+			for i, e := range n {
+				if i < len(o) {
+					out[i] = typedLike(o[i], e)
+				} else {
+					out[i] = amqpValue(e)
+				}
+			}
+			return out
+		}
+	case int32, int16, int8:
+		// A new integer keeps the original's width where it fits.
+		if n, ok := now.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				switch orig.(type) {
+				case int32:
+					if i == int64(int32(i)) {
+						return int32(i)
+					}
+				case int16:
+					if i == int64(int16(i)) {
+						return int16(i)
+					}
+				case int8:
+					if i == int64(int8(i)) {
+						return int8(i)
+					}
+				}
+			}
+		}
+	}
+	return amqpValue(now)
 }
 
 // amqpValue turns a decoded JSON value into one an AMQP table carries:
