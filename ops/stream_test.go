@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -43,13 +44,7 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	o := newOps(t, ordersContext())
-	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
-	target, err := o.Resolve(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, ctx, ref, target := resolved(t, vhost, "orders.dlq")
 	// No preview: each destination is checked as it first comes up.
 	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref}, 0, nil)
 	if !errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "billing") {
@@ -98,13 +93,7 @@ func TestCopiesThatDieAgainSurviveTheQuorumSweep(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, ch, "orders.dlq", n)
 
-	o := newOps(t, ordersContext())
-	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
-	target, err := o.Resolve(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, ctx, ref, target := resolved(t, vhost, "orders.dlq")
 	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -133,43 +122,14 @@ func TestTheQuorumSweepKeepsTheSameEventDeadInAnotherQueue(t *testing.T) {
 	vhost := brokertest.Vhost(t, "warren-ops-fanout")
 	ch := brokertest.Channel(t, testConn(t, vhost))
 	brokertest.Declare(t, ch, "events.dlq", amqp.Table{"x-queue-type": "quorum"})
-	if err := ch.ExchangeDeclare("events", "fanout", true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
+	// The same events reach both queues, as a fanout would deliver them,
+	// and both reject them.
 	for _, q := range []string{"billing", "shipping"} {
 		brokertest.Declare(t, ch, q, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "events.dlq"})
-		if err := ch.QueueBind(q, "", "events", false, nil); err != nil {
-			t.Fatal(err)
-		}
+		brokertest.DeadLetter(t, ch, q, "events.dlq", orderEvents(n))
 	}
-	for i := range n {
-		msg := amqp.Publishing{MessageId: fmt.Sprintf("e-%d", i), DeliveryMode: amqp.Persistent,
-			Headers: amqp.Table{"event_id": fmt.Sprintf("ev-%d", i)}, Body: []byte(`{"total":1}`)}
-		if err := ch.Publish("events", "", false, false, msg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{"billing", "shipping"} {
-		brokertest.WaitDepth(t, ch, q, n)
-		for range n {
-			d, ok, err := ch.Get(q, false)
-			if err != nil || !ok {
-				t.Fatalf("get from %s: %v", q, err)
-			}
-			if err := d.Reject(false); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	brokertest.WaitDepth(t, ch, "events.dlq", 2*n)
 
-	o := newOps(t, ordersContext())
-	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "events.dlq"}
-	target, err := o.Resolve(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, ctx, ref, target := resolved(t, vhost, "events.dlq")
 	const rule = `origin_queue == "billing"`
 	f, err := dlq.CompileFilter(rule)
 	if err != nil {
@@ -205,12 +165,7 @@ func TestABrowseOfADLQWithAMessageTTLSaysWhatHoldingCosts(t *testing.T) {
 	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
 	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "o-1", Body: []byte(`{}`)}})
 
-	o := newOps(t, ordersContext())
-	ctx := testCtx(t)
-	target, err := o.Resolve(ctx, mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, ctx, _, target := resolved(t, vhost, "orders.dlq")
 	if ttl := target.Info.MessageTTL; ttl == nil || *ttl != time.Minute || target.Info.HasDLX {
 		t.Fatalf("message TTL %v, DLX %v: want 1m and none", ttl, target.Info.HasDLX)
 	}
@@ -227,4 +182,18 @@ func TestABrowseOfADLQWithAMessageTTLSaysWhatHoldingCosts(t *testing.T) {
 	if !slices.Contains(page.Notes, want+"; close the session before then") {
 		t.Fatalf("notes %q lack %q", page.Notes, want)
 	}
+}
+
+// resolved is an Ops on the orders context and the target of queue name
+// in vhost, resolved as a command resolves it.
+func resolved(t *testing.T, vhost, name string) (*Ops, context.Context, mgmt.QueueRef, *Target) {
+	t.Helper()
+	o := newOps(t, ordersContext())
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: name}
+	target, err := o.Resolve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, ctx, ref, target
 }

@@ -96,10 +96,8 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 	}
 	pairDLQs(s.Queues, &s.Topology, c.pins)
 	markParking(s.Queues, c.parking)
+	withoutRates(s.Queues[i:i+1], s.Overview.RatesMode)
 	q = s.Queues[i]
-	if s.Overview.RatesMode == "none" {
-		q.HasRates, q.PublishRate, q.AckRate = false, 0, 0
-	}
 
 	d := &QueueDetail{Queue: q, UnackedUsed: q.Unacked, DeliveryLimit: q.DeliveryLimit(s.Overview.RabbitMQVersion)}
 	for _, rc := range raw.ConsumerDetails {
