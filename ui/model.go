@@ -144,6 +144,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
 			return m.handleKeys(msg)
 		}
+		if msg.Type == tea.KeyEsc && msg.Alt {
+			// Two escs in one read reach the program as alt+esc, a key
+			// no screen binds: they are the two escs they were.
+			return m.handleKeys(msg)
+		}
 		return m.handleKey(msg)
 	case common.PushMsg:
 		return m.push(msg.Screen)
@@ -237,12 +242,20 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 
 // handleKeys handles keys that arrived in one read, as the terminal
 // gives them when they are typed or repeated faster than they are read
-// (over ssh, a held j): one at a time, in order, as if each had arrived
-// alone. A paste stays whole, for the screen that takes text.
+// (over ssh, a held j, esc pressed twice): one at a time, in order, as
+// if each had arrived alone. A paste stays whole, for the screen that
+// takes text.
 func (m Model) handleKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	cmds := make([]tea.Cmd, 0, len(msg.Runes))
+	keys := make([]tea.KeyMsg, 0, len(msg.Runes))
+	if msg.Type == tea.KeyEsc {
+		keys = append(keys, tea.KeyMsg{Type: tea.KeyEsc}, tea.KeyMsg{Type: tea.KeyEsc})
+	}
 	for _, r := range msg.Runes {
-		next, cmd := m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+		keys = append(keys, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+	}
+	cmds := make([]tea.Cmd, 0, len(keys))
+	for _, k := range keys {
+		next, cmd := m.handleKey(k)
 		m = next.(Model)
 		cmds = append(cmds, cmd)
 	}

@@ -348,6 +348,11 @@ func TestKeysArrivingTogetherActOneByOne(t *testing.T) {
 	if _, cmd := step(t, m, press("kq")); !quits(cmd) {
 		t.Fatal(`"kq" must quit, as k then q does`)
 	}
+	upper := &screen{title: "upper", closed: new(int)}
+	m, _ = step(t, m, common.PushMsg{Screen: upper})
+	if m2, _ := step(t, m, tea.KeyMsg{Type: tea.KeyEsc, Alt: true}); len(m2.stack) != 0 {
+		t.Fatalf("two escs in one read (alt+esc) left %d screens open, want both closed", len(m2.stack))
+	}
 
 	typing := &screen{title: "typing", capturing: true, closed: new(int)}
 	m, _ = step(t, m, common.PushMsg{Screen: typing})
