@@ -161,7 +161,10 @@ func TestDecodeFillsTheDeadLetter(t *testing.T) {
 		},
 	}
 	got := Decode(d, Options{LogicalID: "json:event.id"}, false)
+	failure := Failure{Convention: ConventionBroker, Kind: "rejected", OriginQueue: "orders", OriginExchange: "ex",
+		OriginRoutingKey: "order.created", FailedAt: t0.Add(time.Hour)}
 	want := DeadLetter{
+		Failure: failure, Group: GroupOf(failure),
 		DeliveryTag: 7, Offset: 42, Redelivered: true, MessageID: "m-1", LogicalID: "E-9", LogicalIDFrom: IDJSON,
 		Reason: "rejected", OriginQueue: "orders", OriginExchange: "ex", RoutingKeys: []string{"order.created"},
 		Attempts: 4, ReplayCount: 1, DeadLetteredAt: t0.Add(time.Hour), Deaths: ParseDeaths(d.Headers),

@@ -30,6 +30,14 @@ type Options struct {
 	// queues by name: a delivery_limit death there stands for limit+1
 	// deliveries, which the x-death count alone does not show.
 	OriginDeliveryLimits map[string]int64
+	// Conventions are the team's own error-header conventions, tried
+	// after the broker's and before the frameworks' (Builtin).
+	Conventions []Convention
+	// GroupIDs keeps each failure group's business IDs in a scan, for
+	// the inbox's applied and pending counts.
+	GroupIDs bool
+	// all is Conventions then Builtin, set by withDefaults.
+	all []Convention
 	// StartOffset is where a stream browse starts; 0 means the first
 	// message still in the stream.
 	StartOffset int64
@@ -44,6 +52,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Idle <= 0 {
 		o.Idle = defaultIdle
+	}
+	if o.all == nil {
+		o.all = builtin
+		if len(o.Conventions) > 0 {
+			o.all = append(append([]Convention(nil), o.Conventions...), builtin...)
+		}
 	}
 	return o
 }
@@ -74,6 +88,8 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 		Headers:        d.Headers,
 	}
 	dl.Attempts = attempts(deaths, org, d.Headers, o)
+	dl.Failure = recognize(d, deaths, org, o.withDefaults().all, true)
+	applyFailure(&dl, &d)
 	if n, ok := integer(d.Headers[HeaderDeliveryCount]); ok && n >= 0 {
 		dl.DeliveryCount = n
 	}
@@ -86,8 +102,41 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 	dl.LogicalID, dl.LogicalIDFrom = LogicalID(o.LogicalID, d.MessageId, d.Headers, d.Body)
 	if keepBody {
 		dl.Body = d.Body
+	} else if dl.Raw != nil {
+		dl.Raw.Body = nil
 	}
 	return dl
+}
+
+// applyFailure carries what a framework's convention says into the
+// letter's broker-shaped fields, where the broker said nothing: reason,
+// origin, attempts and time; an envelope's original message becomes the
+// message shown and replayed.
+func applyFailure(dl *DeadLetter, d *amqp.Delivery) {
+	f := dl.Failure
+	dl.Group = GroupOf(f)
+	if f.Convention == "" || f.Convention == ConventionBroker {
+		return
+	}
+	dl.Reason = f.Kind
+	dl.OriginQueue = f.OriginQueue
+	dl.OriginExchange = f.OriginExchange
+	if f.OriginRoutingKey != "" {
+		dl.RoutingKeys = []string{f.OriginRoutingKey}
+	}
+	if n := clampInt(addSat(int64(f.Attempts), int64(dl.ReplayCount))); n > dl.Attempts {
+		dl.Attempts = n
+	}
+	if dl.DeadLetteredAt.IsZero() {
+		dl.DeadLetteredAt = f.FailedAt
+	}
+	if e := f.Envelope; e != nil {
+		dl.Raw = &Enveloped{Properties: dl.Properties, Headers: d.Headers, Body: d.Body}
+		dl.Properties, dl.Headers = e.Properties, e.Headers
+		dl.MessageID = e.Properties.MessageID
+		d.Body, d.MessageId, d.Headers = e.Body, e.Properties.MessageID, e.Headers
+		dl.Size = len(e.Body)
+	}
 }
 
 // attempts is Attempts, raised for deaths by a quorum origin's delivery

@@ -17,5 +17,5 @@ func NewHistogram() *Histogram {
 func (h *Histogram) Add(d DeadLetter) {
 	h.Attempts[min(d.Attempts, maxAttemptsKey)]++
 	bump(h.Reasons, d.Reason)
-	bump(h.Origins, d.OriginQueue)
+	bump(h.Origins, d.Origin())
 }

@@ -34,9 +34,14 @@ type Stats struct {
 	Bytes    int64
 	// Attempts counts messages per attempt count (maxAttemptsKey holds
 	// that many or more).
-	Attempts    map[int]int
-	Reasons     map[string]int
-	Origins     map[string]int
+	Attempts map[int]int
+	Reasons  map[string]int
+	Origins  map[string]int
+	// Groups counts the failure groups (docs/ARCHITECTURE.md §4.12);
+	// Conventions counts messages by the convention read, NoneKey for
+	// those that follow none.
+	Groups      *Groups
+	Conventions map[string]int
 	ReplayLoops int
 	Quarantined int
 	// OldestDeadLettered and NewestDeadLettered span the messages that
@@ -76,6 +81,7 @@ func Scan(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options, pr
 	st := &Stats{
 		Queue: q, Expected: depth,
 		Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
+		Groups: NewGroups(o.GroupIDs), Conventions: map[string]int{},
 		Notes: sessionNotes(q, consumers),
 	}
 	sc := &scanner{o: o, st: st, progress: progress, stream: stream, upTo: depth}
@@ -224,18 +230,40 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	st := sc.st
 	sc.deaths = parseDeathsInto(sc.deaths, d.Headers, false)
 	org := findOrigin(sc.deaths, d.Headers)
+	f := recognize(d, sc.deaths, org, sc.o.all, false)
+	n := attempts(sc.deaths, org, d.Headers, sc.o)
+	reason, origin, at := org.Reason, org.Queue, latestDeath(sc.deaths)
+	if f.Convention != "" && f.Convention != ConventionBroker {
+		reason, origin = f.Kind, f.Origin()
+		n = max(n, clampInt(addSat(int64(f.Attempts), int64(ReplayCount(d.Headers)))))
+		if at.IsZero() {
+			at = f.FailedAt
+		}
+	}
 	st.Total++
 	st.Bytes += int64(len(d.Body))
-	st.Attempts[min(attempts(sc.deaths, org, d.Headers, sc.o), maxAttemptsKey)]++
-	bump(st.Reasons, org.Reason)
-	bump(st.Origins, org.Queue)
+	st.Attempts[min(n, maxAttemptsKey)]++
+	bump(st.Reasons, reason)
+	bump(st.Origins, origin)
+	bump(st.Conventions, f.Convention)
+	var businessID string
+	if sc.o.GroupIDs {
+		id, from := LogicalID(sc.o.LogicalID, d.MessageId, d.Headers, d.Body)
+		if e := f.Envelope; e != nil {
+			id, from = LogicalID(sc.o.LogicalID, e.Properties.MessageID, e.Headers, e.Body)
+		}
+		if from != IDHash {
+			businessID = id
+		}
+	}
+	st.Groups.Add(f, n, "", businessID)
 	if ReplayCount(d.Headers) > 0 {
 		st.ReplayLoops++
 	}
 	if d.Headers[HeaderQuarantineReason] != nil {
 		st.Quarantined++
 	}
-	if t := latestDeath(sc.deaths); t.IsZero() {
+	if t := at; t.IsZero() {
 		st.NoTime++
 	} else {
 		if st.OldestDeadLettered.IsZero() || t.Before(st.OldestDeadLettered) {

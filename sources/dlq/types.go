@@ -68,9 +68,28 @@ type DeadLetter struct {
 	// its delivery limit; -1 when there is no limit.
 	Headroom int64
 
+	// Failure is why and where the message failed, as the convention
+	// that wrote it says (docs/ARCHITECTURE.md §4.12); Group is the ID of
+	// its failure group.
+	Failure Failure
+	Group   string
+
+	// Properties, Headers and Body are the message's; for an envelope
+	// convention (EasyNetQ) they are the original message's inside it,
+	// and Raw keeps the envelope as it arrived.
 	Properties Properties
 	Headers    amqp.Table
 	Body       []byte // nil in statistics scans
+	Raw        *Enveloped
+}
+
+// Origin is where the letter came from in one word: its origin queue,
+// else the exchange/routing key its convention names, else "".
+func (d DeadLetter) Origin() string {
+	if d.OriginQueue != "" {
+		return d.OriginQueue
+	}
+	return d.Failure.Origin()
 }
 
 // Size is a number of bytes, as a body's size or a selection's total.

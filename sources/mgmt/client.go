@@ -66,6 +66,7 @@ type Client struct {
 	metricsAuth bool
 
 	mu      sync.Mutex
+	learned []DLQOverride // error queues paired by what their messages say
 	version string
 	// detailedMissing is set when a 3.13+ broker answered 404 to
 	// /api/queues/detailed (the feature flag is not enabled yet), [0],

@@ -94,7 +94,7 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 	} else {
 		s.Queues[i] = withDepth(q, s.Queues[i])
 	}
-	pairDLQs(s.Queues, &s.Topology, c.pins)
+	pairDLQs(s.Queues, &s.Topology, c.pins, c.Learned()...)
 	markParking(s.Queues, c.parking)
 	withoutRates(s.Queues[i:i+1], s.Overview.RatesMode)
 	q = s.Queues[i]

@@ -82,7 +82,7 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 		return nil, err
 	}
 	SortQueues(queues)
-	pairDLQs(queues, &topo, append(append([]DLQOverride(nil), o.DLQOverrides...), c.pins...))
+	pairDLQs(queues, &topo, append(append([]DLQOverride(nil), o.DLQOverrides...), c.pins...), c.Learned()...)
 	markParking(queues, c.parking)
 	s.Queues, s.Topology = queues, topo
 	return c.taken(s, start, statsFrom, ov), nil
@@ -130,7 +130,7 @@ func (s *Snapshot) Queue(ref QueueRef) *Queue {
 
 // pairDLQs sets each queue's DLQ (config override first, then where its
 // dead-letter exchange routes), DLQOf and DLQMessages.
-func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride) {
+func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride, learned ...DLQOverride) {
 	if t.direct == nil {
 		t.indexDirect()
 	}
@@ -138,6 +138,7 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride) {
 	for i := range queues {
 		index[queues[i].Ref()] = i
 		queues[i].DLQ, queues[i].DLQOf, queues[i].DLQMessages, queues[i].RetryTarget = nil, nil, 0, nil
+		queues[i].DLQSource, queues[i].PairedBy, queues[i].ErrorQueue = "", "", false
 	}
 	exists := func(r QueueRef) bool { _, ok := index[r]; return ok }
 	// Where each queue's dead letters go by the broker's own routing,
@@ -157,7 +158,7 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride) {
 	for i := range queues {
 		q := &queues[i]
 		if name, ok := overrideFor(*q, overrides); ok {
-			q.DLQ = &QueueRef{Vhost: q.Vhost, Name: name}
+			q.DLQ, q.DLQSource = &QueueRef{Vhost: q.Vhost, Name: name}, PairedByConfig
 			continue
 		}
 		var targets []QueueRef
@@ -169,8 +170,11 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride) {
 			}
 			targets = append(targets, ref)
 		}
-		q.DLQ = pickDLQ(*q, targets)
+		if q.DLQ = pickDLQ(*q, targets); q.DLQ != nil {
+			q.DLQSource = PairedByDLX
+		}
 	}
+	pairErrorQueues(queues, index, learned)
 	for i := range queues {
 		q := &queues[i]
 		if q.DLQ == nil {
@@ -178,7 +182,20 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride) {
 		}
 		if j, ok := index[*q.DLQ]; ok {
 			queues[j].DLQOf = append(queues[j].DLQOf, q.Ref())
+			if queues[j].PairedBy == "" {
+				queues[j].PairedBy = q.DLQSource
+			}
 			q.DLQMessages = queues[j].Messages
+		}
+	}
+	for i := range queues {
+		// orders_skipped serves orders as orders_error does, though
+		// orders has one DLQ.
+		q := &queues[i]
+		if base, ok := ErrorQueueOf(q.Name); ok && q.ErrorQueue && len(q.DLQOf) == 0 {
+			if _, ok := index[QueueRef{Vhost: q.Vhost, Name: base}]; ok {
+				q.DLQOf, q.PairedBy = []QueueRef{{Vhost: q.Vhost, Name: base}}, PairedByNaming
+			}
 		}
 	}
 }

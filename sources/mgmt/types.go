@@ -176,13 +176,17 @@ type Queue struct {
 	// DLX settings resolved from arguments, then policy.
 	DeadLetterExchange   string
 	DeadLetterRoutingKey string
-	// DLQ is the paired dead-letter queue, nil when none was found.
-	DLQ *QueueRef
+	// DLQ is the paired dead-letter queue, nil when none was found;
+	// DLQSource says how it was paired (PairedByDLX, …).
+	DLQ       *QueueRef
+	DLQSource string
 	// RetryTarget is set on the waiting queue of a retry loop: its
 	// messages expire back into this queue, which is not its DLQ.
 	RetryTarget *QueueRef
-	// DLQOf lists the queues whose DLQ this queue is.
-	DLQOf []QueueRef
+	// DLQOf lists the queues whose DLQ this queue is; PairedBy says how
+	// the first of them was paired with it.
+	DLQOf    []QueueRef
+	PairedBy string
 	// DLQMessages mirrors the paired DLQ's depth for the overview.
 	DLQMessages int64
 	// Delayed and DLXHeld are quorum figures (docs/ARCHITECTURE.md §4.1):
@@ -217,13 +221,17 @@ type Queue struct {
 	// listed without them (a queue seconds old): its consumers and rates
 	// are unknown; its policy comes from the cheap list.
 	StatsPending bool
+	// ErrorQueue is set on a queue named as a framework names its error
+	// queues (orders_error, error, EasyNetQ_Default_Error_Queue): it is
+	// judged as a DLQ even before it is paired (docs/ARCHITECTURE.md §4.12).
+	ErrorQueue bool
 	// Parking is set on a parking queue: it holds messages quarantined
 	// from a DLQ, kept out of replays until released (docs/ARCHITECTURE.md §4.4).
 	Parking bool
 }
 
 // IsDLQ reports whether some queue dead-letters into this one.
-func (q Queue) IsDLQ() bool { return len(q.DLQOf) > 0 }
+func (q Queue) IsDLQ() bool { return len(q.DLQOf) > 0 || q.ErrorQueue }
 
 // Ref returns the queue's reference.
 func (q Queue) Ref() QueueRef { return QueueRef{Vhost: q.Vhost, Name: q.Name} }

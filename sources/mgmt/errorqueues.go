@@ -1,0 +1,105 @@
+package mgmt
+
+import "strings"
+
+// How a queue was paired with its DLQ (docs/ARCHITECTURE.md §4.12).
+const (
+	PairedByDLX    = "dlx"      // its dead-letter exchange routes there
+	PairedByConfig = "config"   // the config names it
+	PairedByNaming = "naming"   // a framework's naming: orders → orders_error
+	PairedByLetter = "messages" // the error queue's messages name it as their origin
+)
+
+// errorSuffixes are the names frameworks give a queue's own error queues:
+// MassTransit's <queue>_error and <queue>_skipped, and the <queue>.dlq of
+// Spring Cloud Stream's RabbitMQ binder. The first is the queue's DLQ;
+// the others pair with it too.
+var errorSuffixes = []string{"_error", ".dlq", "_skipped"}
+
+// sharedErrorQueues are the error queues frameworks share between every
+// endpoint: NServiceBus's and EasyNetQ's defaults. They pair with their
+// origins by what their messages say.
+var sharedErrorQueues = []string{"error", "EasyNetQ_Default_Error_Queue"}
+
+// pairErrorQueues pairs the queues that the broker's dead-lettering left
+// unpaired with the error queues frameworks write: by what the messages
+// of an error queue said (learned), then by naming. It marks every queue
+// named as an error queue, so it is judged as a DLQ while unpaired.
+func pairErrorQueues(queues []Queue, index map[QueueRef]int, learned []DLQOverride) {
+	for i := range queues {
+		q := &queues[i]
+		if isErrorName(q.Name) {
+			q.ErrorQueue = true
+		}
+	}
+	for _, l := range learned {
+		for i := range queues {
+			q := &queues[i]
+			if q.Name != l.Queue || (l.Vhost != "" && l.Vhost != q.Vhost) || q.DLQ != nil {
+				continue
+			}
+			if _, ok := index[QueueRef{Vhost: q.Vhost, Name: l.DLQ}]; ok && l.DLQ != q.Name {
+				q.DLQ, q.DLQSource = &QueueRef{Vhost: q.Vhost, Name: l.DLQ}, PairedByLetter
+			}
+		}
+	}
+	for i := range queues {
+		q := &queues[i]
+		if q.DLQ != nil || q.ErrorQueue {
+			continue
+		}
+		for _, suffix := range errorSuffixes {
+			ref := QueueRef{Vhost: q.Vhost, Name: q.Name + suffix}
+			if _, ok := index[ref]; ok {
+				q.DLQ, q.DLQSource = &ref, PairedByNaming
+				break
+			}
+		}
+	}
+}
+
+// ErrorQueueOf is the queue an error queue's name says it serves
+// (orders_error → orders), and whether it names one.
+func ErrorQueueOf(name string) (string, bool) {
+	for _, suffix := range errorSuffixes {
+		if base, ok := strings.CutSuffix(name, suffix); ok && base != "" {
+			return base, true
+		}
+	}
+	return "", false
+}
+
+func isErrorName(name string) bool {
+	for _, s := range sharedErrorQueues {
+		if name == s {
+			return true
+		}
+	}
+	_, ok := ErrorQueueOf(name)
+	return ok
+}
+
+// Learn pairs queue with the error queue dlq from now on, because dlq's
+// messages name queue as their origin (a scan or browse read them); the
+// next snapshot pairs them with PairedByLetter unless the broker's
+// dead-lettering or the config pairs queue already.
+func (c *Client) Learn(vhost, queue, dlq string) {
+	if queue == "" || queue == dlq {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.learned {
+		if l.Vhost == vhost && l.Queue == queue {
+			return
+		}
+	}
+	c.learned = append(c.learned, DLQOverride{Vhost: vhost, Queue: queue, DLQ: dlq})
+}
+
+// Learned are the pairings Learn was told, oldest first.
+func (c *Client) Learned() []DLQOverride {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]DLQOverride(nil), c.learned...)
+}
