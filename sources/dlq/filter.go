@@ -28,6 +28,7 @@ var compileEnv = map[string]any{
 	"logical_id": "", "message_id": "", "reason": "", "origin_queue": "",
 	"origin_exchange": "", "attempts": 0, "age_seconds": 0.0, "size": 0,
 	"applied": nil, "quarantined": false,
+	"group": "", "convention": "", "error_type": "", "error_message": "", "origin_routing_key": "",
 	"header": func(string) any { return nil },
 }
 
@@ -42,7 +43,7 @@ func CompileFilter(src string) (*Filter, error) {
 	}
 	prog, err := expr.Compile(src, expr.Env(compileEnv), expr.AsBool())
 	if err != nil {
-		return nil, fmt.Errorf("filter %q: %v\nfields: logical_id, message_id, reason, origin_queue, origin_exchange, attempts, age_seconds, size, applied (true, false or nil), quarantined, header(\"name\")", src, err)
+		return nil, fmt.Errorf("filter %q: %v\nfields: logical_id, message_id, reason, origin_queue, origin_exchange, origin_routing_key, attempts, age_seconds, size, applied (true, false or nil), quarantined, group, convention, error_type, error_message, header(\"name\")", src, err)
 	}
 	return &Filter{src: src, prog: prog}, nil
 }
@@ -54,16 +55,21 @@ func (f *Filter) String() string { return f.src }
 // status, nil when unknown.
 func (f *Filter) Match(d DeadLetter, applied *bool, now time.Time) (bool, error) {
 	env := map[string]any{
-		"logical_id":      d.LogicalID,
-		"message_id":      d.MessageID,
-		"reason":          d.Reason,
-		"origin_queue":    d.OriginQueue,
-		"origin_exchange": d.OriginExchange,
-		"attempts":        d.Attempts,
-		"age_seconds":     nil,
-		"size":            d.Size,
-		"applied":         nil,
-		"quarantined":     d.Quarantined,
+		"logical_id":         d.LogicalID,
+		"message_id":         d.MessageID,
+		"reason":             d.Reason,
+		"origin_queue":       d.OriginQueue,
+		"origin_exchange":    d.OriginExchange,
+		"attempts":           d.Attempts,
+		"age_seconds":        nil,
+		"size":               d.Size,
+		"applied":            nil,
+		"quarantined":        d.Quarantined,
+		"group":              d.Group,
+		"convention":         d.Failure.Convention,
+		"error_type":         d.Failure.ErrorType,
+		"error_message":      d.Failure.ErrorMessage,
+		"origin_routing_key": d.Failure.OriginRoutingKey,
 		"header": func(name string) any {
 			v, ok := d.Headers[name]
 			if !ok {
