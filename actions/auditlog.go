@@ -63,6 +63,9 @@ func (l *auditLog) intent(ctx context.Context, window int, declareParking bool) 
 	extra := intentDetail(p, window, declareParking)
 	extra["skipped_quarantined"] = strconv.Itoa(p.SkippedQuarantined)
 	extra["no_destination"] = strconv.Itoa(p.NoDestination)
+	if p.Unconfirmed > 0 {
+		extra["destination_not_confirmed"] = strconv.Itoa(p.Unconfirmed)
+	}
 	extra["inbox"] = "known"
 	if p.InboxUnknown {
 		extra["inbox"] = "unknown"

@@ -47,7 +47,14 @@ type copyOf struct {
 //     timestamp, the copy gets the time left until that deadline; without
 //     one, or once the deadline has passed, the expiration is dropped (and
 //     reported) so the broker does not expire the copy at once.
+//
+// An envelope convention's letter (EasyNetQ) is replayed as the original
+// message inside its envelope, and quarantined as the envelope, so the
+// parking queue keeps the exception it carries.
 func makeCopy(d dlq.DeadLetter, s stamp) copyOf {
+	if r := d.Raw; r != nil && s.action == ActionQuarantine && r.Body != nil {
+		d.Properties, d.Headers, d.Body = r.Properties, r.Headers, r.Body
+	}
 	p := d.Properties
 	out := copyOf{msg: amqp.Publishing{
 		ContentType:     p.ContentType,

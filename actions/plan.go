@@ -112,6 +112,29 @@ type Request struct {
 	Reason  string
 	Rate    float64 // messages per second; 0 is unlimited
 	Now     time.Time
+	// Origins confirms the origins framework headers name, which a
+	// publisher controls (docs/ARCHITECTURE.md §4.12); the zero value
+	// confirms none.
+	Origins Origins
+}
+
+// Origins say which of the origins named by framework headers the DLQ's
+// pairing confirms: queues that dead-letter into it or pair with it by
+// a framework's naming (or the config), and routes — an exchange and a
+// routing key — that reach such a queue.
+type Origins struct {
+	Queues map[string]bool
+	// Route reports whether exchange routes key to a confirmed queue;
+	// nil confirms no route.
+	Route func(exchange, key string) bool
+}
+
+// confirms reports whether the origin may be published to.
+func (o Origins) confirms(exchange, key string) bool {
+	if exchange == "" {
+		return o.Queues[key]
+	}
+	return o.Route != nil && o.Route(exchange, key)
 }
 
 // Item is one message the operation will publish.
@@ -151,7 +174,10 @@ type Plan struct {
 	SkippedApplied     []dlq.DeadLetter
 	SkippedQuarantined int
 	NoDestination      int // no origin queue in x-death and no --to
-	InboxUnknown       bool
+	// Unconfirmed are letters whose framework headers name an origin
+	// the DLQ's pairing does not confirm; they stay unless --to.
+	Unconfirmed  int
+	InboxUnknown bool
 	// FilterErrors counts letters the filter could not be evaluated on,
 	// left out; FilterError is the first such error.
 	FilterErrors int
@@ -192,6 +218,9 @@ func NewPlan(req Request) (*Plan, error) {
 			continue
 		case SkipNoDestination:
 			p.NoDestination++
+			continue
+		case SkipUnconfirmed:
+			p.Unconfirmed++
 			continue
 		}
 		p.Items = append(p.Items, Item{Letter: d, Dest: dest})
@@ -254,6 +283,7 @@ const (
 	SkipQuarantined               // quarantined, and this is no release
 	SkipApplied                   // the inbox applied it, and this is a replay
 	SkipNoDestination             // no origin queue and no --to
+	SkipUnconfirmed               // an origin from headers the pairing does not confirm, and no --to
 )
 
 // Decide is the request's word on one letter: where it goes, or why it
@@ -279,11 +309,8 @@ func (req Request) Decide(d dlq.DeadLetter, applied *bool) (Destination, Skip, e
 	if applied != nil && *applied && !req.IncludeApplied && req.Action == ActionReplay {
 		return Destination{}, SkipApplied, nil
 	}
-	dest, ok := destinationOf(req, d)
-	if !ok {
-		return Destination{}, SkipNoDestination, nil
-	}
-	return dest, Selected, nil
+	dest, skip := destinationOf(req, d)
+	return dest, skip, nil
 }
 
 // appliedOf is the inbox's word on d: nil when unknown, which includes a
@@ -296,28 +323,52 @@ func appliedOf(req Request, d dlq.DeadLetter) *bool {
 	return &v
 }
 
-func destinationOf(req Request, d dlq.DeadLetter) (Destination, bool) {
+func destinationOf(req Request, d dlq.DeadLetter) (Destination, Skip) {
 	if req.Action == ActionQuarantine {
-		return Destination{RoutingKey: req.Parking}, true
+		return Destination{RoutingKey: req.Parking}, Selected
 	}
 	if o := req.To; o != nil {
 		key := o.RoutingKey
 		if o.KeepKey {
 			key = originalKey(d)
 		}
-		return Destination{Exchange: o.Exchange, RoutingKey: key}, true
+		return Destination{Exchange: o.Exchange, RoutingKey: key}, Selected
+	}
+	if c := d.Failure.Convention; c != "" && c != dlq.ConventionBroker {
+		return frameworkDestination(req, d.Failure)
 	}
 	// Back to the queue that failed it, and only that one: its exchange
 	// would also deliver to every other bound queue, which processed the
 	// message already. A letter that died in the queue it is held from
 	// has no origin to go back to.
 	if d.OriginQueue == "" || d.OriginQueue == req.Queue {
-		return Destination{}, false
+		return Destination{}, SkipNoDestination
 	}
-	return Destination{RoutingKey: d.OriginQueue}, true
+	return Destination{RoutingKey: d.OriginQueue}, Selected
+}
+
+// frameworkDestination is where a framework's error-queue letter goes
+// back to: the origin queue its convention names, else the original
+// exchange with the original routing key — each only where the DLQ's
+// pairing confirms it, since a publisher wrote those headers.
+func frameworkDestination(req Request, f dlq.Failure) (Destination, Skip) {
+	if q := f.OriginQueue; q != "" && q != req.Queue && req.Origins.confirms("", q) {
+		return Destination{RoutingKey: q}, Selected
+	}
+	x, key := f.OriginExchange, f.OriginRoutingKey
+	if (x != "" || key != "") && !(x == "" && key == req.Queue) && req.Origins.confirms(x, key) {
+		return Destination{Exchange: x, RoutingKey: key}, Selected
+	}
+	if f.Origin() == "" {
+		return Destination{}, SkipNoDestination
+	}
+	return Destination{}, SkipUnconfirmed
 }
 
 func originalKey(d dlq.DeadLetter) string {
+	if k := d.Failure.OriginRoutingKey; k != "" && d.Failure.Convention != dlq.ConventionBroker {
+		return k
+	}
 	if len(d.RoutingKeys) > 0 {
 		return d.RoutingKeys[0]
 	}

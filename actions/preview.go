@@ -52,6 +52,7 @@ type Preview struct {
 	SkippedApplied     int
 	SkippedQuarantined int
 	NoDestination      int
+	Unconfirmed        int
 	Filtered           int
 	FilterErrors       int
 	FilterError        error
@@ -168,6 +169,8 @@ func (p *Preview) count(skip Skip, err error) bool {
 		p.SkippedApplied++
 	case SkipNoDestination:
 		p.NoDestination++
+	case SkipUnconfirmed:
+		p.Unconfirmed++
 	default:
 		return true
 	}

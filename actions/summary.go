@@ -26,6 +26,7 @@ type question struct {
 	filterErrors       int
 	filterError        error
 	noDestination      int
+	unconfirmed        int
 	inboxUnknown       bool
 	rate               float64
 	// Streamed operations only: how many messages were read, and how
@@ -37,7 +38,7 @@ func (p *Plan) question() question {
 	return question{action: p.Action, queue: p.Queue, reason: p.Reason, release: p.Release, moving: p.Selected(),
 		logicalIDs: p.LogicalIDs, bytes: p.Bytes, groups: p.Groups, skippedApplied: len(p.SkippedApplied), skippedQuarantined: p.SkippedQuarantined,
 		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
-		inboxUnknown: p.InboxUnknown, rate: p.Rate}
+		unconfirmed: p.Unconfirmed, inboxUnknown: p.InboxUnknown, rate: p.Rate}
 }
 
 func (p *Preview) question() question {
@@ -45,7 +46,7 @@ func (p *Preview) question() question {
 	return question{action: r.Action, queue: r.Queue, reason: r.Reason, release: r.Release, moving: p.Moving,
 		logicalIDs: p.LogicalIDs, bytes: p.Bytes, groups: p.Groups, skippedApplied: p.SkippedApplied, skippedQuarantined: p.SkippedQuarantined,
 		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
-		inboxUnknown: p.InboxUnknown, rate: r.Rate, read: p.Read, loops: p.ReplayLoops}
+		unconfirmed: p.Unconfirmed, inboxUnknown: p.InboxUnknown, rate: r.Rate, read: p.Read, loops: p.ReplayLoops}
 }
 
 // Summary is the plan as the one question a prompt asks, e.g. "Replay 37
@@ -105,6 +106,9 @@ func (t question) notes() []string {
 	}
 	if t.noDestination > 0 {
 		notes = append(notes, fmt.Sprintf("%d without an origin queue stay (use --to)", t.noDestination))
+	}
+	if t.unconfirmed > 0 {
+		notes = append(notes, fmt.Sprintf("%d stay: destination not confirmed (their headers name an origin that does not pair with %s; use --to)", t.unconfirmed, t.queue))
 	}
 	if t.loops > 0 {
 		notes = append(notes, fmt.Sprintf("%d came back after an earlier replay: replaying them again without a fix only loops", t.loops))

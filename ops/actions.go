@@ -117,7 +117,7 @@ func (o *Ops) request(req PlanRequest) (actions.Request, error) {
 		Action: string(req.Action), Vhost: req.Queue.Vhost, Queue: req.Queue.Name,
 		Filter: req.Filter, FilterText: req.FilterText,
 		IncludeApplied: req.IncludeApplied, Release: k.Release, To: req.To, Parking: k.Parking,
-		Reason: req.Reason, Rate: req.Rate, Now: o.c.Now(),
+		Reason: req.Reason, Rate: req.Rate, Now: o.c.Now(), Origins: o.origins(req.Queue),
 	}, nil
 }
 

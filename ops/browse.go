@@ -64,7 +64,9 @@ func (o *Ops) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (Sess
 	if err != nil {
 		return nil, refusal(err)
 	}
-	return newSession(b), nil
+	s := newSession(b)
+	s.learn = func(letters []dlq.DeadLetter) { o.learn(ref, frameworkOrigins(letters)...) }
+	return s, nil
 }
 
 // refusal turns the delivery-limit guard's refusal into the screen's,
@@ -89,6 +91,8 @@ type session struct {
 
 	ended chan struct{}
 	err   error // set before ended is closed
+	// learn pairs the DLQ with the origins a page's letters name.
+	learn func([]dlq.DeadLetter)
 }
 
 func newSession(b *Browse) *session {
@@ -113,6 +117,9 @@ func (w *session) Next(ctx context.Context) (Page, error) {
 		return Page{}, err
 	}
 	page := Page{Letters: p.Letters, End: p.End, Notes: p.Notes, Depth: max(p.Expected, 0)}
+	if w.learn != nil {
+		w.learn(p.Letters)
+	}
 	if n := len(p.Refused); n > 0 {
 		for _, r := range p.Refused {
 			page.Letters = append(page.Letters, r.Letter)

@@ -21,6 +21,7 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
@@ -48,7 +49,10 @@ type Clients struct {
 	OpenInbox InboxOpener
 	// Window is the browse page size; dlq.DefaultWindow when zero.
 	Window int
-	Now    func() time.Time
+	// Conventions are the team's own error-header conventions that apply
+	// to a queue (from the config); nil has none.
+	Conventions func(vhost, queue string) []dlq.Convention
+	Now         func() time.Time
 }
 
 // Ops runs the use cases over one context's clients. Close it when the
@@ -64,6 +68,8 @@ type Ops struct {
 	mu      sync.Mutex
 	inboxes map[mgmt.QueueRef]InboxClient
 	known   map[mgmt.QueueRef]config.Knowledge // per DLQ, learned by Resolve
+	// confirmed are each DLQ's confirmed origins, learned by Resolve.
+	confirmed map[mgmt.QueueRef]map[string]bool
 }
 
 // New returns the layer over c.
@@ -74,8 +80,12 @@ func New(c Clients) (*Ops, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Conventions == nil {
+		c.Conventions = func(string, string) []dlq.Convention { return nil }
+	}
 	host, _ := os.Hostname()
-	return &Ops{c: c, host: host, inboxes: map[mgmt.QueueRef]InboxClient{}, known: map[mgmt.QueueRef]config.Knowledge{}}, nil
+	return &Ops{c: c, host: host, inboxes: map[mgmt.QueueRef]InboxClient{}, known: map[mgmt.QueueRef]config.Knowledge{},
+		confirmed: map[mgmt.QueueRef]map[string]bool{}}, nil
 }
 
 // Context is the config context the layer works in.

@@ -33,5 +33,13 @@ func (o *Ops) ScanTarget(ctx context.Context, t *Target, progress func(read int)
 		return nil, err
 	}
 	defer conn.Close()
-	return dlq.Scan(ctx, conn, t.Info, t.Opts, progress)
+	st, err := dlq.Scan(ctx, conn, t.Info, t.Opts, progress)
+	if err == nil {
+		for _, g := range st.Groups.List() {
+			if g.Convention != dlq.ConventionBroker {
+				o.learn(t.Ref, g.OriginQueue)
+			}
+		}
+	}
+	return st, err
 }

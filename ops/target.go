@@ -3,8 +3,10 @@ package ops
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
+	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
@@ -25,6 +27,9 @@ type Target struct {
 	// Unacked is how many of the queue's messages a consumer held when it
 	// was resolved: a browse cannot see them.
 	Unacked int64
+	// Confirmed are the queues the DLQ's pairing confirms as origins a
+	// framework's headers may name (docs/ARCHITECTURE.md §4.12).
+	Confirmed map[string]bool
 }
 
 // Resolve reads the DLQ and the queues around it from one snapshot of
@@ -56,10 +61,13 @@ func (o *Ops) Resolve(ctx context.Context, ref mgmt.QueueRef) (*Target, error) {
 		t.Info.MessageTTL = &d
 	}
 	t.Knows = knowledge(o.c.Context, ref, snap.Sources(ref))
+	t.Confirmed = confirmedOrigins(snap, *q)
 	o.mu.Lock()
 	o.known[ref] = t.Knows
+	o.confirmed[ref] = t.Confirmed
 	o.mu.Unlock()
-	t.Opts = dlq.Options{Window: o.c.Window, QuarantineQueue: t.Knows.Parking, OriginDeliveryLimits: snap.OriginDeliveryLimits(ref)}
+	t.Opts = dlq.Options{Window: o.c.Window, QuarantineQueue: t.Knows.Parking, OriginDeliveryLimits: snap.OriginDeliveryLimits(ref),
+		Conventions: o.c.Conventions(ref.Vhost, ref.Name)}
 	if k := t.Knows.Queue; k != nil {
 		t.Opts.LogicalID, t.Opts.AttemptsHeader = k.LogicalID, k.AttemptsHeader
 		t.InboxOf.Name = k.Name
@@ -87,4 +95,99 @@ func (o *Ops) knowledgeOf(ref mgmt.QueueRef) config.Knowledge {
 		return k
 	}
 	return knowledge(o.c.Context, ref, nil)
+}
+
+// confirmedOrigins are the queues dlq's pairing confirms as origins: those
+// that dead-letter into it or that the config or a framework's naming
+// pairs with it — never one paired only because dlq's own messages named
+// it, since a publisher wrote those.
+func confirmedOrigins(snap *mgmt.Snapshot, dlq mgmt.Queue) map[string]bool {
+	out := map[string]bool{}
+	for _, src := range snap.Sources(dlq.Ref()) {
+		if q := snap.Queue(src); q != nil && q.DLQSource != mgmt.PairedByLetter {
+			out[src.Name] = true
+		}
+	}
+	if base, ok := mgmt.ErrorQueueOf(dlq.Name); ok && snap.Queue(mgmt.QueueRef{Vhost: dlq.Vhost, Name: base}) != nil {
+		out[base] = true
+	}
+	return out
+}
+
+// confirmedOf is what Resolve learned of ref's confirmed origins.
+func (o *Ops) confirmedOf(ref mgmt.QueueRef) map[string]bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.confirmed[ref]
+}
+
+// origins confirms the origins framework headers name for an operation on
+// ref: its confirmed queues, and routes that reach one of them, read
+// from the broker's bindings once per exchange and key.
+func (o *Ops) origins(ref mgmt.QueueRef) actions.Origins {
+	queues := o.confirmedOf(ref)
+	r, ok := o.c.Mgmt.(router)
+	if !ok || len(queues) == 0 {
+		return actions.Origins{Queues: queues}
+	}
+	var mu sync.Mutex
+	seen := map[[2]string]bool{}
+	return actions.Origins{Queues: queues, Route: func(exchange, key string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		k := [2]string{exchange, key}
+		if v, done := seen[k]; done {
+			return v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
+		defer cancel()
+		refs, err := r.RouteKey(ctx, ref.Vhost, exchange, key)
+		ok := false
+		for _, q := range refs {
+			ok = ok || queues[q.Name]
+		}
+		// A route that cannot be read is not confirmed: those
+		// messages stay, and the plan says so.
+		seen[k] = ok && err == nil
+		return seen[k]
+	}}
+}
+
+// routeTimeout bounds the reading of one exchange's bindings.
+const routeTimeout = 10 * time.Second
+
+// router is the management client's routing, which a fake may lack.
+type router interface {
+	RouteKey(ctx context.Context, vhost, exchange, key string) ([]mgmt.QueueRef, error)
+}
+
+// learner is the management client's memory of pairings learned from
+// messages, which a fake may lack.
+type learner interface {
+	Learn(vhost, queue, dlq string)
+}
+
+// learn pairs the error queue ref with the origin queues its framework
+// letters name, so the next snapshot shows them paired (PairedByLetter).
+func (o *Ops) learn(ref mgmt.QueueRef, origins ...string) {
+	l, ok := o.c.Mgmt.(learner)
+	if !ok {
+		return
+	}
+	for _, q := range origins {
+		if q != "" && q != dlq.OtherKey && q != dlq.NoneKey {
+			l.Learn(ref.Vhost, q, ref.Name)
+		}
+	}
+}
+
+// frameworkOrigins are the origin queues framework letters name.
+func frameworkOrigins(letters []dlq.DeadLetter) []string {
+	var out []string
+	for _, d := range letters {
+		if c := d.Failure.Convention; c != "" && c != dlq.ConventionBroker && d.Failure.OriginQueue != "" {
+			out = append(out, d.Failure.OriginQueue)
+		}
+	}
+	return out
 }

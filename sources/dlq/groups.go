@@ -47,8 +47,11 @@ func (k Fingerprint) ID() string {
 type Group struct {
 	ID string
 	Fingerprint
-	Kind  string
-	Count int
+	Kind string
+	// OriginQueue is the origin queue the group's letters name, "" when
+	// they name an exchange or nothing.
+	OriginQueue string
+	Count       int
 	// Example is the first letter's error message as it was, cut.
 	Example string
 	// ExampleID is that letter's logical ID.
@@ -89,7 +92,7 @@ func (g *Groups) add(k Fingerprint, f Failure, attempts int, logicalID, business
 			grp = g.byKey[k]
 		}
 		if grp == nil {
-			grp = &Group{ID: k.ID(), Fingerprint: k, Kind: f.Kind, Example: f.ErrorMessage, ExampleID: logicalID,
+			grp = &Group{ID: k.ID(), Fingerprint: k, Kind: f.Kind, OriginQueue: f.OriginQueue, Example: f.ErrorMessage, ExampleID: logicalID,
 				MinAttempts: attempts, MaxAttempts: attempts}
 			g.byKey[k] = grp
 		}

@@ -1,6 +1,9 @@
 package mgmt
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // How a queue was paired with its DLQ (docs/ARCHITECTURE.md §4.12).
 const (
@@ -102,4 +105,52 @@ func (c *Client) Learned() []DLQOverride {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]DLQOverride(nil), c.learned...)
+}
+
+// RouteKey is where a message published to exchange Exchange of vhost
+// Vhost with routing key Key goes: the queues its bindings (followed
+// through exchange-to-exchange bindings and alternate exchanges) reach.
+// The default exchange ("") routes to the queue named Key when it
+// exists. Headers and plugin exchanges are taken to reach every queue
+// bound to them.
+func (c *Client) RouteKey(ctx context.Context, vhost, exchange, key string) ([]QueueRef, error) {
+	sc, err := c.scope(ctx, vhost)
+	if err != nil {
+		return nil, err
+	}
+	t := Topology{Exchanges: sc.exchanges, Alternates: sc.alternates, Bindings: map[ExchangeRef][]Binding{}}
+	want := []ExchangeRef{{Vhost: vhost, Name: exchange}}
+	for hop := 0; hop <= maxHops && len(want) > 0; hop++ {
+		var next []ExchangeRef
+		var fetch []ExchangeRef
+		for _, x := range want {
+			if _, ok := t.Exchanges[x]; ok && x.Name != "" {
+				fetch = append(fetch, x)
+			}
+		}
+		got, err := c.bindingsOf(ctx, fetch)
+		if err != nil {
+			return nil, err
+		}
+		for x, list := range got {
+			t.Bindings[x] = list
+			for _, b := range list {
+				if b.ToExchange {
+					next = append(next, ExchangeRef{Vhost: vhost, Name: b.Destination})
+				}
+			}
+			if ae := t.Alternates[x]; ae != "" {
+				next = append(next, ExchangeRef{Vhost: vhost, Name: ae})
+			}
+		}
+		want = next
+	}
+	t.indexDirect()
+	out := map[QueueRef]bool{}
+	t.route(ExchangeRef{Vhost: vhost, Name: exchange}, &key, nil, out, 0)
+	refs := make([]QueueRef, 0, len(out))
+	for r := range out {
+		refs = append(refs, r)
+	}
+	return refs, nil
 }
