@@ -1,0 +1,87 @@
+package actions
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// frameworkLetter is a letter a framework wrote into its error queue,
+// naming its origin in headers a publisher controls.
+func frameworkLetter(id string, f dlq.Failure) dlq.DeadLetter {
+	f.Kind = dlq.KindException
+	return dlq.DeadLetter{MessageID: id, LogicalID: id, LogicalIDFrom: dlq.IDMessageID, Failure: f, Group: dlq.GroupOf(f),
+		OriginQueue: f.OriginQueue, OriginExchange: f.OriginExchange, Body: []byte("{}")}
+}
+
+func TestAFrameworkOriginIsUsedOnlyWhereThePairingConfirmsIt(t *testing.T) {
+	mt := frameworkLetter("m-1", dlq.Failure{Convention: dlq.ConventionMassTransit, OriginQueue: "orders"})
+	forged := frameworkLetter("m-2", dlq.Failure{Convention: dlq.ConventionMassTransit, OriginQueue: "victim"})
+	spring := frameworkLetter("s-1", dlq.Failure{Convention: dlq.ConventionSpring, OriginExchange: "billing-events", OriginRoutingKey: "billing"})
+	springElsewhere := frameworkLetter("s-2", dlq.Failure{Convention: dlq.ConventionSpring, OriginExchange: "billing-events", OriginRoutingKey: "payroll"})
+	springDefault := frameworkLetter("s-3", dlq.Failure{Convention: dlq.ConventionSpring, OriginExchange: "", OriginRoutingKey: "orders"})
+	nowhere := frameworkLetter("w-1", dlq.Failure{Convention: dlq.ConventionWatermill})
+	var asked []string
+	req := Request{Action: ActionReplay, Vhost: "/", Queue: "orders_error", Now: time.Now(),
+		Letters: []dlq.DeadLetter{mt, forged, spring, springElsewhere, springDefault, nowhere},
+		Origins: Origins{Queues: map[string]bool{"orders": true, "billing": true}, Route: func(x, key string) bool {
+			asked = append(asked, x+"/"+key)
+			return x == "billing-events" && key == "billing"
+		}},
+	}
+	p, err := NewPlan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, it := range p.Items {
+		got[it.Letter.MessageID] = it.Dest.Target()
+	}
+	want := map[string]string{"m-1": "queue:orders", "s-1": "exchange:billing-events/billing", "s-3": "queue:orders"}
+	if len(got) != len(want) {
+		t.Fatalf("moving %v, want %v", got, want)
+	}
+	for id, dest := range want {
+		if got[id] != dest {
+			t.Errorf("%s goes to %q, want %q", id, got[id], dest)
+		}
+	}
+	if p.Unconfirmed != 2 || p.NoDestination != 1 {
+		t.Errorf("unconfirmed %d, no destination %d; want 2 and 1", p.Unconfirmed, p.NoDestination)
+	}
+	if s := p.Summary(); !strings.Contains(s, "2 stay: destination not confirmed") {
+		t.Errorf("the prompt does not say what stays: %s", s)
+	}
+	if strings.Join(asked, ",") != "billing-events/billing,billing-events/payroll" {
+		t.Errorf("routes asked %v", asked)
+	}
+
+	// --to names the destination for every letter, confirmed or not.
+	req.To = &Override{Exchange: "", RoutingKey: "orders"}
+	p, _ = NewPlan(req)
+	if p.Selected() != 6 || p.Unconfirmed != 0 {
+		t.Errorf("with --to: %d moving, %d unconfirmed", p.Selected(), p.Unconfirmed)
+	}
+	// Nothing confirms without a pairing: the zero Origins.
+	req.To, req.Origins = nil, Origins{}
+	p, _ = NewPlan(req)
+	if p.Selected() != 0 || p.Unconfirmed != 5 {
+		t.Errorf("without a pairing: %d moving, %d unconfirmed", p.Selected(), p.Unconfirmed)
+	}
+}
+
+func TestAnEasyNetQLetterParksAsItsEnvelopeAndReplaysAsItsMessage(t *testing.T) {
+	d := frameworkLetter("e-1", dlq.Failure{Convention: dlq.ConventionEasyNetQ, OriginQueue: "billing"})
+	d.Body, d.Properties = []byte(`{"OrderId":1}`), dlq.Properties{ContentType: "application/json", MessageID: "e-1"}
+	d.Raw = &dlq.Enveloped{Body: []byte(`{"Exception":"boom","Message":"{\"OrderId\":1}"}`), Properties: dlq.Properties{Type: "EasyNetQ.SystemMessages.Error, EasyNetQ"}}
+	replay := makeCopy(d, stamp{action: ActionReplay, operation: "op", at: time.Now()})
+	if string(replay.msg.Body) != `{"OrderId":1}` || replay.msg.ContentType != "application/json" || replay.msg.MessageId != "e-1" {
+		t.Errorf("replayed %q (%s)", replay.msg.Body, replay.msg.ContentType)
+	}
+	park := makeCopy(d, stamp{action: ActionQuarantine, operation: "op", at: time.Now(), reason: "poison"})
+	if !strings.Contains(string(park.msg.Body), "Exception") || park.msg.Type != "EasyNetQ.SystemMessages.Error, EasyNetQ" {
+		t.Errorf("parked %q (%s): not the envelope", park.msg.Body, park.msg.Type)
+	}
+}
