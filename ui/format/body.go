@@ -176,3 +176,8 @@ func looksJSON(body []byte, contentType string) bool {
 	t := bytes.TrimSpace(body)
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
+
+// TextBlock is untrusted multi-line text (a stack trace) as a body of
+// text is shown: sanitised, tabs expanded, cut at TextLimit with the
+// rest counted, whatever control characters it holds.
+func TextBlock(s string) Body { return textBody("text", s, "") }

@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
@@ -56,22 +57,69 @@ const (
 	NoDeathLegend = NotDeadLettered + ": published straight into the queue"
 )
 
-// DeadLettered reports whether the broker dead-lettered the message: it
-// carries x-death.
-func DeadLettered(l dlq.DeadLetter) bool { return len(l.Deaths) > 0 }
+// DeadLettered reports whether the broker dead-lettered the message (it
+// carries x-death) or a framework moved it to its error queue with its
+// convention's headers (docs/ARCHITECTURE.md §4.12).
+func DeadLettered(l dlq.DeadLetter) bool { return len(l.Deaths) > 0 || Framework(l) }
 
-// Reason is a dead letter's reason in a list: NoDeath when the broker
-// never dead-lettered it.
+// Framework reports whether a framework's convention, not the broker,
+// says why the message failed.
+func Framework(l dlq.DeadLetter) bool {
+	c := l.Failure.Convention
+	return c != "" && c != dlq.ConventionBroker
+}
+
+// Reason is a dead letter's reason in a list: the broker's reason, or for
+// a framework's letter its exception's type without namespace (else its
+// kind); NoDeath when nothing dead-lettered it.
 func Reason(l dlq.DeadLetter) string {
 	if !DeadLettered(l) {
 		return NoDeath
 	}
+	if Framework(l) && l.Failure.ErrorType != "" {
+		return sanitize.Text(ShortType(l.Failure.ErrorType))
+	}
 	return orUnknown(sanitize.Text(l.Reason))
 }
 
-// Origin is the queue a dead letter came from in a list; without x-death
-// only what the x-last-death-* or x-first-death-* headers name.
-func Origin(l dlq.DeadLetter) string { return orUnknown(sanitize.Text(l.OriginQueue)) }
+// ShortType is an exception type without its namespace or package:
+// Orders.OrderNotFoundException → OrderNotFoundException.
+func ShortType(t string) string {
+	if i := strings.LastIndexAny(t, ".$+"); i >= 0 && i < len(t)-1 {
+		return t[i+1:]
+	}
+	return t
+}
+
+// Origin is where a dead letter came from in a list: its origin queue,
+// else the exchange/routing key its convention names; without x-death or
+// a convention only what the x-last-death-* or x-first-death-* headers
+// name.
+func Origin(l dlq.DeadLetter) string { return orUnknown(sanitize.Text(l.Origin())) }
+
+// Convention names the convention a letter was read by, as an operator
+// knows it: "RabbitMQ dead-lettering (x-death)", "MassTransit", …
+func Convention(name string) string {
+	switch name {
+	case dlq.ConventionBroker:
+		return "RabbitMQ dead-lettering (x-death)"
+	case dlq.ConventionMassTransit:
+		return "MassTransit error queue (MT-Fault-*)"
+	case dlq.ConventionSpring:
+		return "Spring AMQP republish (x-exception-*, x-original-*)"
+	case dlq.ConventionNServiceBus:
+		return "NServiceBus error queue (NServiceBus.ExceptionInfo.*)"
+	case dlq.ConventionEasyNetQ:
+		return "EasyNetQ error envelope (body)"
+	case dlq.ConventionRascal:
+		return "rascal recovery (rascal header)"
+	case dlq.ConventionWatermill:
+		return "Watermill poison queue (reason_poisoned)"
+	case "":
+		return "none: no x-death and no framework's error headers"
+	}
+	return sanitize.Text(name) + " (configured convention)"
+}
 
 func orUnknown(s string) string {
 	if s == "" {

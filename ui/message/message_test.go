@@ -230,3 +230,45 @@ func TestAMessageWithoutXDeathSaysTheBrokerNeverDeadLetteredIt(t *testing.T) {
 		t.Errorf("the x-death section does not say so")
 	}
 }
+
+// massTransitSample is a letter MassTransit moved to orders_error, as the
+// reader decodes it, with an escape sequence in its stack trace.
+func massTransitSample() common.OpenMessageMsg {
+	f := dlq.Failure{Convention: dlq.ConventionMassTransit, Kind: dlq.KindException, OriginQueue: "orders",
+		ErrorType: "Orders.OrderNotFoundException", ErrorMessage: "Order 1001 not found",
+		StackTrace: "   at Orders.SubmitOrderConsumer.Consume(ConsumeContext`1 context) in /src/SubmitOrderConsumer.cs:line 42\x1b[2J\n\tat MassTransit.Pipeline.Filters.ConsumerMessageFilter`2.Send()",
+		Attempts:   5, FailedAt: t0.Add(-3 * time.Minute), Missing: []string{"failed_at (MT-Fault-Timestamp is not a time)"}}
+	return common.OpenMessageMsg{
+		Queue: mgmt.QueueRef{Vhost: "/", Name: "orders_error"},
+		Letter: dlq.DeadLetter{
+			Position: 0, DeliveryTag: 1, MessageID: "m-1001", LogicalID: "m-1001", LogicalIDFrom: dlq.IDMessageID,
+			Reason: dlq.KindException, OriginQueue: "orders", Attempts: 5, DeadLetteredAt: t0.Add(-3 * time.Minute), Size: 25,
+			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1, Failure: f, Group: dlq.GroupOf(f),
+			Properties: dlq.Properties{ContentType: "application/vnd.masstransit+json", MessageID: "m-1001"},
+			Headers: map[string]any{"MT-Reason": "fault", "MT-Fault-ExceptionType": "Orders.OrderNotFoundException",
+				"MT-Fault-Message": "Order 1001 not found", "MT-Fault-InputAddress": "rabbitmq://rabbit/orders"},
+			Body: []byte(`{"message":{"orderId":1001}}`),
+		},
+		Inbox: "pending",
+	}
+}
+
+func TestGoldenInspectorOnAMassTransitFault(t *testing.T) {
+	tm := teatest.NewTestModel(t, program{s: newModel(massTransitSample())}, teatest.WithInitialTermSize(120, 40))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Failure")) },
+		teatest.WithDuration(5*time.Second))
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	view := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View()
+	for _, want := range []string{"MassTransit error queue (MT-Fault-*)", "Orders.OrderNotFoundException", "Order 1001 not found",
+		"queue orders", "failed_at (MT-Fault-Timestamp is not a time)", `\x1b[2J`} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the inspector does not show %q", want)
+		}
+	}
+	if strings.Contains(view, "\x1b[2J") || strings.Contains(view, "no x-death") {
+		t.Error("an escape reached the screen, or the framework's letter reads as never dead-lettered")
+	}
+	teatest.RequireEqualOutput(t, []byte(view))
+}

@@ -50,12 +50,16 @@ func (m *Model) content(width int) string {
 		m.st.Muted.Render("in "+sanitize.Text(m.msg.Queue.Name)+" · vhost "+sanitize.Text(m.msg.Queue.Vhost)) + "\n")
 	m.field(&b, "logical ID", format.LogicalIDSource(l))
 
+	m.failure(&b, l, width)
+
 	m.section(&b, "Dead-lettering")
-	undead := !format.DeadLettered(l)
-	if undead {
+	undead := len(l.Deaths) == 0
+	if undead && !format.Framework(l) {
 		b.WriteString("  " + m.st.Warn.Render(format.NotDeadLettered) + "\n")
 	}
-	if !undead || l.OriginQueue != "" {
+	if format.Framework(l) {
+		b.WriteString("  " + m.st.Muted.Render("not dead-lettered by the broker: the framework moved it (above)") + "\n")
+	} else if !undead || l.OriginQueue != "" {
 		reason := sanitize.Text(l.Reason)
 		if undead {
 			// Without x-death, only headers whoever published it set.
@@ -100,6 +104,69 @@ func (m *Model) content(width int) string {
 	m.section(&b, "Body")
 	m.body(&b, l, width)
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// failure says which convention the message was read by, what broke and
+// where, and what the convention's headers lacked
+// (docs/ARCHITECTURE.md §4.12).
+func (m *Model) failure(b *strings.Builder, l dlq.DeadLetter, width int) {
+	f := l.Failure
+	if f.Convention == "" && len(l.Deaths) > 0 {
+		f.Convention = dlq.ConventionBroker
+	}
+	m.section(b, "Failure")
+	m.field(b, "read as", format.Convention(f.Convention))
+	if len(f.Also) > 0 {
+		m.field(b, "also carries", m.st.Warn.Render(sanitize.Text(strings.Join(f.Also, ", "))+" headers (the first convention read wins)"))
+	}
+	broker := f.Convention == dlq.ConventionBroker
+	if f.Convention == "" {
+		return
+	}
+	if !broker {
+		m.field(b, "kind", orNone(sanitize.Text(f.Kind)))
+	}
+	if f.ErrorType != "" {
+		m.field(b, "error type", sanitize.Text(f.ErrorType))
+	}
+	if f.ErrorMessage != "" {
+		// Up to a KiB: wrapped under its label rather than past the edge.
+		indent := strings.Repeat(" ", labelWidth+3)
+		wrapped := ansi.Hardwrap(sanitize.Text(f.ErrorMessage), max(width-len(indent), 20), true)
+		m.field(b, "error", strings.ReplaceAll(wrapped, "\n", "\n"+indent))
+	}
+	switch {
+	case broker:
+		// The broker's origin is under Dead-lettering.
+	case f.OriginQueue != "":
+		m.field(b, "origin", "queue "+sanitize.Text(f.OriginQueue))
+	case f.OriginExchange != "" || f.OriginRoutingKey != "":
+		m.field(b, "origin", fmt.Sprintf("exchange %s, routing key %s", exchange(f.OriginExchange, false), sanitize.Text(f.OriginRoutingKey)))
+	default:
+		m.field(b, "origin", m.st.Warn.Render("none named: a replay needs --to"))
+	}
+	if !f.FailedAt.IsZero() && f.Convention != dlq.ConventionBroker {
+		m.field(b, "failed at", m.when(f.FailedAt))
+	}
+	if l.Group != "" {
+		m.field(b, "group", sanitize.Text(l.Group))
+	}
+	if len(f.Missing) > 0 {
+		m.field(b, "missing", m.st.Warn.Render(sanitize.Text(strings.Join(f.Missing, "; "))))
+	}
+	if f.Envelope != nil {
+		m.field(b, "envelope", "the properties, headers and body below are the original message inside it")
+	}
+	if f.StackTrace != "" {
+		trace := format.TextBlock(f.StackTrace)
+		b.WriteString("  " + m.st.Label.Render("stack trace") + "\n")
+		for _, line := range trace.Lines {
+			b.WriteString("    " + m.st.Muted.Render(ansi.Hardwrap(line, max(width-4, 10), true)) + "\n")
+		}
+		if trace.More != "" {
+			b.WriteString("    " + m.st.Muted.Render(trace.More) + "\n")
+		}
+	}
 }
 
 func (m *Model) section(b *strings.Builder, title string) {
