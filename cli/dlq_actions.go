@@ -37,6 +37,7 @@ const actionBrowseWindow = 4096
 type actionFlags struct {
 	action         string
 	filter, to     string
+	group          string
 	reason, vhost  string
 	rate           float64
 	limit          int
@@ -83,6 +84,7 @@ func newDlqActionCmd(a *App, action, short, long string) (*cobra.Command, *actio
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.filter, "filter", "", `only messages matching EXPR, e.g. 'reason == "rejected" && attempts >= 3'`)
+	fl.StringVar(&f.group, "group", "", "only the failure group ID (as dlq groups lists it)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
 	fl.BoolVar(&f.yes, "yes", false, "do not ask; required without a terminal")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
@@ -224,6 +226,13 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 		return nil, fmt.Errorf("--limit %d: want 0 (no limit) or more", f.limit)
 	case f.action == actions.ActionQuarantine && strings.TrimSpace(f.reason) == "":
 		return nil, errors.New("--reason is required: say why these messages are quarantined")
+	}
+	if f.group != "" {
+		src, err := dlq.GroupFilter(f.filter, f.group)
+		if err != nil {
+			return nil, err
+		}
+		f.filter = src
 	}
 	if f.filter != "" {
 		flt, err := dlq.CompileFilter(f.filter)

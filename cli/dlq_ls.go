@@ -22,6 +22,7 @@ func newDlqLsCmd(a *App) *cobra.Command {
 	var (
 		f      readFlags
 		filter string
+		group  string
 		limit  int
 	)
 	cmd := &cobra.Command{
@@ -36,6 +37,13 @@ func newDlqLsCmd(a *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 1 || limit > maxActionLimit {
 				return Usage(fmt.Errorf("--limit %d: want 1 to %d", limit, maxActionLimit))
+			}
+			if group != "" {
+				src, err := dlq.GroupFilter(filter, group)
+				if err != nil {
+					return Usage(err)
+				}
+				filter = src
 			}
 			var flt *dlq.Filter
 			if filter != "" {
@@ -57,6 +65,7 @@ func newDlqLsCmd(a *App) *cobra.Command {
 	}
 	addReadFlags(cmd, &f)
 	cmd.Flags().StringVar(&filter, "filter", "", `only messages matching EXPR, e.g. 'reason == "rejected" && attempts >= 3 && applied == false'`)
+	cmd.Flags().StringVar(&group, "group", "", "only the failure group ID (as dlq groups lists it)")
 	cmd.Flags().IntVar(&limit, "limit", dlq.DefaultWindow, "list at most N messages")
 	return cmd
 }
@@ -105,6 +114,12 @@ type lsMessage struct {
 	Size           int        `json:"size"`
 	Inbox          string     `json:"inbox"`
 	Quarantined    bool       `json:"quarantined"`
+	// The failure as its convention says (docs/ARCHITECTURE.md §4.12).
+	Group            string `json:"group"`
+	Convention       string `json:"convention"`
+	ErrorType        string `json:"error_type"`
+	ErrorMessage     string `json:"error_message"`
+	OriginRoutingKey string `json:"origin_routing_key"`
 }
 
 type histJSON struct {
@@ -116,7 +131,11 @@ type histJSON struct {
 func lsMessageOf(r listed) lsMessage {
 	m := lsMessage{MessageID: r.MessageID, LogicalID: r.LogicalID, Reason: r.Reason, OriginQueue: r.OriginQueue,
 		OriginExchange: r.OriginExchange, RoutingKeys: r.RoutingKeys, Attempts: r.Attempts, Size: r.Size,
-		Inbox: string(r.status), Quarantined: r.Quarantined}
+		Inbox: string(r.status), Quarantined: r.Quarantined, Group: r.Group, Convention: r.Failure.Convention,
+		ErrorType: r.Failure.ErrorType, ErrorMessage: r.Failure.ErrorMessage, OriginRoutingKey: r.Failure.OriginRoutingKey}
+	if m.OriginExchange == "" {
+		m.OriginExchange = r.Failure.OriginExchange
+	}
 	if m.RoutingKeys == nil {
 		m.RoutingKeys = []string{}
 	}
@@ -156,15 +175,15 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tLOGICAL ID\tREASON\tORIGIN\tATTEMPTS\tAGE\tSIZE\tINBOX\tFLAGS")
+	fmt.Fprintln(tw, "#\tLOGICAL ID\tREASON\tORIGIN\tATTEMPTS\tAGE\tSIZE\tINBOX\tGROUP\tFLAGS")
 	h := dlq.NewHistogram()
 	hashed, undead := false, false
 	for _, r := range rows {
 		h.Add(r.DeadLetter)
 		hashed = hashed || r.LogicalIDFrom == dlq.IDHash
 		undead = undead || !format.DeadLettered(r.DeadLetter)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Position, format.LogicalID(r.DeadLetter), format.Reason(r.DeadLetter),
-			format.Origin(r.DeadLetter), r.Attempts, format.Age(now, r.DeadLetteredAt), format.Bytes(int64(r.Size)), r.status, flagsText(r.DeadLetter))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Position, format.LogicalID(r.DeadLetter), format.Reason(r.DeadLetter),
+			format.Origin(r.DeadLetter), r.Attempts, format.Age(now, r.DeadLetteredAt), format.Bytes(int64(r.Size)), r.status, r.Group, flagsText(r.DeadLetter))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

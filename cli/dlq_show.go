@@ -79,11 +79,24 @@ type showJSON struct {
 	Headers         map[string]any `json:"headers"`
 	Body            string         `json:"body"`
 	BodyEncoding    string         `json:"body_encoding"`
+	// StackTrace is the convention's stack trace; Missing what its
+	// headers lacked or carried in the wrong type; AlsoConventions the
+	// other conventions whose headers it carries.
+	StackTrace      string   `json:"stack_trace"`
+	Missing         []string `json:"convention_missing"`
+	AlsoConventions []string `json:"also_conventions"`
 }
 
 func showJSONOf(r listed) showJSON {
 	s := showJSON{lsMessage: lsMessageOf(r), LogicalIDSource: string(r.LogicalIDFrom), Position: r.Position,
-		ReplayCount: r.ReplayCount, Deaths: r.Deaths, Properties: r.Properties, Headers: dlq.PlainHeaders(r.Headers)}
+		ReplayCount: r.ReplayCount, Deaths: r.Deaths, Properties: r.Properties, Headers: dlq.PlainHeaders(r.Headers),
+		StackTrace: r.Failure.StackTrace, Missing: r.Failure.Missing, AlsoConventions: r.Failure.Also}
+	if s.Missing == nil {
+		s.Missing = []string{}
+	}
+	if s.AlsoConventions == nil {
+		s.AlsoConventions = []string{}
+	}
 	if s.Deaths == nil {
 		s.Deaths = []dlq.Death{}
 	}
@@ -112,7 +125,7 @@ func writeShowText(w io.Writer, r listed) {
 	line := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	line("logical id", format.LogicalIDSource(r.DeadLetter))
 	line("message id", sanitize.Text(r.MessageID))
-	origin := fmt.Sprintf("queue %s, exchange %s, routing keys %s", sanitize.Text(r.OriginQueue),
+	origin := fmt.Sprintf("queue %s, exchange %s, routing keys %s", orDash(sanitize.Text(r.OriginQueue)),
 		quoted(r.OriginExchange), sanitize.Text(strings.Join(r.RoutingKeys, " ")))
 	switch {
 	case !format.DeadLettered(r.DeadLetter):
@@ -124,6 +137,23 @@ func writeShowText(w io.Writer, r listed) {
 	default:
 		line("reason", sanitize.Text(r.Reason))
 		line("origin", origin)
+	}
+	f := r.Failure
+	line("read as", format.Convention(f.Convention))
+	if len(f.Also) > 0 {
+		line("also carries", sanitize.Text(strings.Join(f.Also, ", "))+" headers (the first convention read wins)")
+	}
+	if f.ErrorType != "" {
+		line("error type", sanitize.Text(f.ErrorType))
+	}
+	if f.ErrorMessage != "" {
+		line("error", sanitize.Text(f.ErrorMessage))
+	}
+	if len(f.Missing) > 0 {
+		line("missing", sanitize.Text(strings.Join(f.Missing, "; ")))
+	}
+	if r.Group != "" {
+		line("group", r.Group)
 	}
 	line("attempts", strconv.Itoa(r.Attempts))
 	for _, c := range format.DeliveryCounts(r.DeadLetter) {

@@ -73,6 +73,11 @@ type statusQueue struct {
 	AckRate          float64    `json:"ack_rate"`
 	DrainETASeconds  *float64   `json:"drain_eta_seconds"`
 	DLQ              *statusDLQ `json:"dlq"`
+	// DLQOf are the queues this queue is the DLQ or error queue of;
+	// ErrorQueue says it is judged as one (its name is a framework's
+	// error queue's) even when it serves none yet.
+	DLQOf      []statusDLQOf `json:"dlq_of"`
+	ErrorQueue bool          `json:"error_queue"`
 	// RabbitMQ 4.3's quorum figures; null where the broker does not
 	// report them (unknown, never 0).
 	Delayed *int64 `json:"delayed"`
@@ -91,6 +96,16 @@ type statusDLQ struct {
 	Vhost    string `json:"vhost"`
 	Name     string `json:"name"`
 	Messages int64  `json:"messages"`
+	// Pairing says how the DLQ was paired (docs/ARCHITECTURE.md §4.12):
+	// dlx, config, naming or messages.
+	Pairing string `json:"pairing"`
+}
+
+// statusDLQOf is a queue an error queue or DLQ serves.
+type statusDLQOf struct {
+	Vhost   string `json:"vhost"`
+	Name    string `json:"name"`
+	Pairing string `json:"pairing"`
 }
 
 func statusOf(s *mgmt.Snapshot) statusJSON {
@@ -100,6 +115,12 @@ func statusOf(s *mgmt.Snapshot) statusJSON {
 		out.Nodes = append(out.Nodes, statusNode{Name: n.Name, Running: n.Running})
 	}
 	_, nodesDown := mgmt.NodesRunning(s.Nodes)
+	pairing := make(map[mgmt.QueueRef]string, len(s.Queues))
+	for _, q := range s.Queues {
+		if q.DLQ != nil {
+			pairing[q.Ref()] = q.DLQSource
+		}
+	}
 	for _, q := range s.Queues {
 		row := statusQueue{Vhost: q.Vhost, Name: q.Name, Type: q.Type, Messages: q.Messages, Ready: q.Ready,
 			Unacked: q.Unacked, Consumers: q.Consumers, PublishRate: round(q.PublishRate, 2), AckRate: round(q.AckRate, 2),
@@ -113,7 +134,15 @@ func statusOf(s *mgmt.Snapshot) statusJSON {
 			row.DrainETASeconds = &v
 		}
 		if q.DLQ != nil {
-			row.DLQ = &statusDLQ{Vhost: q.DLQ.Vhost, Name: q.DLQ.Name, Messages: q.DLQMessages}
+			row.DLQ = &statusDLQ{Vhost: q.DLQ.Vhost, Name: q.DLQ.Name, Messages: q.DLQMessages, Pairing: q.DLQSource}
+		}
+		row.DLQOf, row.ErrorQueue = []statusDLQOf{}, q.ErrorQueue
+		for _, src := range q.DLQOf {
+			by, ok := pairing[src]
+			if !ok {
+				by = q.PairedBy
+			}
+			row.DLQOf = append(row.DLQOf, statusDLQOf{Vhost: src.Vhost, Name: src.Name, Pairing: by})
 		}
 		if q.Type == "quorum" {
 			if q.Node != "" {
@@ -179,6 +208,9 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 		dlq := format.Unknown
 		if q.DLQ != nil {
 			dlq = fmt.Sprintf("%s (%s)", sanitize.Text(q.DLQ.Name), format.Count(q.DLQMessages))
+			if q.DLQSource != mgmt.PairedByDLX {
+				dlq += " by " + q.DLQSource
+			}
 		}
 		kind := q.Type
 		if q.State != "" && q.State != "running" {

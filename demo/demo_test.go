@@ -35,6 +35,9 @@ func TestSeedLeavesBrokerDeadLettersForEveryReasonAndRerunsToTheSameContent(t *t
 	want := map[string]map[string]int{
 		qOrdersDLQ:   {dlq.ReasonRejected: 12, dlq.ReasonExpired: 4, dlq.ReasonMaxLen: 6, dlq.ReasonDeliveryLimit: 4},
 		qPaymentsDLQ: {dlq.ReasonExpired: 7},
+		// Framework error queues: no x-death, the exception in headers.
+		qShipmentsErr: {reasonException: 6},
+		qBillingDLQ:   {reasonException: 5},
 	}
 	var firstRun map[string]map[string]int
 	for run := 1; run <= 2; run++ {
@@ -54,6 +57,9 @@ func TestSeedLeavesBrokerDeadLettersForEveryReasonAndRerunsToTheSameContent(t *t
 			}
 		}
 		for name, reasons := range want {
+			if name == qShipmentsErr || name == qBillingDLQ {
+				reasons = map[string]int{"(no x-death)": reasons[reasonException]}
+			}
 			if !maps.Equal(seen[name], reasons) {
 				t.Errorf("run %d: %s reasons from x-death = %v, want %v", run, name, seen[name], reasons)
 			}
@@ -70,6 +76,10 @@ func TestSeedLeavesBrokerDeadLettersForEveryReasonAndRerunsToTheSameContent(t *t
 // retry path in x-death for rejected orders, and the fallbacks in payments.
 func checkDeadLetters(t *testing.T, queue string, ds []amqp.Delivery) {
 	t.Helper()
+	if queue == qShipmentsErr || queue == qBillingDLQ {
+		checkFrameworkLetters(t, queue, ds)
+		return
+	}
 	withoutID, binary := 0, 0
 	for _, d := range ds {
 		if d.MessageId == "" {
@@ -220,4 +230,27 @@ func TestRunHoldsShippingUnackedGrowsEmailDrainsReindexAndStopsCleanly(t *testin
 		n := runtime.NumGoroutine()
 		return n <= baseline, fmt.Sprintf("%d goroutines, %d before Run", n, baseline)
 	})
+}
+
+// checkFrameworkLetters checks the framework error queues: every letter is
+// read by its framework's convention, names its origin, and the letters
+// fall into the failure groups the scene meant (3 for shipments, 2 for
+// billing).
+func checkFrameworkLetters(t *testing.T, queue string, ds []amqp.Delivery) {
+	t.Helper()
+	convention, origin, groups := dlq.ConventionMassTransit, qShipments, 3
+	if queue == qBillingDLQ {
+		convention, origin, groups = dlq.ConventionSpring, xBillingEvents+"/"+rkBilling, 2
+	}
+	seen := map[string]int{}
+	for _, d := range ds {
+		l := dlq.Decode(d, dlq.Options{}, false)
+		if l.Failure.Convention != convention || l.Origin() != origin || l.Failure.ErrorType == "" || len(l.Failure.Missing) > 0 {
+			t.Errorf("%s: %s read as %+v, origin %q", queue, d.MessageId, l.Failure, l.Origin())
+		}
+		seen[l.Group]++
+	}
+	if len(seen) != groups {
+		t.Errorf("%s: %d failure groups %v, want %d", queue, len(seen), seen, groups)
+	}
 }

@@ -20,7 +20,8 @@ func deadLetters(now time.Time) []outgoing {
 	out = append(out, pendingPayments(now)...)
 	out = append(out, statusUpdates(now)...)
 	out = append(out, invoices(now)...)
-	return append(out, payments(now)...)
+	out = append(out, payments(now)...)
+	return append(out, frameworkLetters(now)...)
 }
 
 // poisonOrders fail on every attempt and reach orders.dlq after three. One

@@ -102,7 +102,7 @@ func newScene(o Options, dead []outgoing) *Scene {
 		Policy:        paymentsPolicy,
 		Queues:        sceneQueues(),
 	}
-	for _, name := range []string{qOrdersDLQ, qPaymentsDLQ} {
+	for _, name := range []string{qOrdersDLQ, qPaymentsDLQ, qShipmentsErr, qBillingDLQ} {
 		s.DLQs = append(s.DLQs, DLQ{Name: name, Reasons: expected(dead)[name]})
 	}
 	return s

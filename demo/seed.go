@@ -75,6 +75,7 @@ func driveDeadLetters(ctx context.Context, conn *amqp.Connection, dead []outgoin
 	g.goFn(onChannel(conn, func(ctx context.Context, ch *amqp.Channel) error {
 		return consume(ctx, ch, qInvoicing, "invoice-renderer", 10, crashingRenderer)
 	}))
+	frameworkConsumers(g, conn)
 	err := publishAndWait(g.ctx, conn, dead, dlqs)
 	if stopErr := g.stop(); stopErr != nil {
 		return stopErr // a consumer failing explains a wait that failed

@@ -55,6 +55,9 @@ var exchanges = []struct{ name, kind string }{
 	{xOrdersDLX, amqp.ExchangeFanout},
 	{xPayments, amqp.ExchangeDirect},
 	{xPaymentsDLX, amqp.ExchangeFanout},
+	{xShipments, amqp.ExchangeFanout},
+	{xShipmentsErr, amqp.ExchangeFanout},
+	{xBillingEvents, amqp.ExchangeDirect},
 }
 
 type binding struct{ exchange, key string }
@@ -87,6 +90,10 @@ var queues = []queueDecl{
 	{qShipping, nil, nil},
 	{qEmail, nil, nil},
 	{qReindex, nil, nil},
+	{qShipments, nil, []binding{{xShipments, ""}}},
+	{qBilling, nil, []binding{{xBillingEvents, rkBilling}}},
+	{qShipmentsErr, nil, []binding{{xShipmentsErr, ""}}},
+	{qBillingDLQ, nil, nil},
 }
 
 // declare creates (or confirms) the whole topology. Declarations are

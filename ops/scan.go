@@ -43,3 +43,43 @@ func (o *Ops) ScanTarget(ctx context.Context, t *Target, progress func(read int)
 	}
 	return st, err
 }
+
+// GroupInbox is what a queue's inbox says of one failure group's letters:
+// how many it applied, how many are pending, and how many it cannot
+// judge (a letter without a business ID).
+type GroupInbox struct {
+	Known                   bool
+	Applied, Pending, NoIDs int
+}
+
+// lookupBatch bounds the logical IDs of one inbox query.
+const lookupBatch = 1000
+
+// GroupsInbox asks the inbox of t about every group of a scan made with
+// t.Opts.GroupIDs: Known is false for all when the queue has no inbox
+// or it cannot answer, and the error says why.
+func (o *Ops) GroupsInbox(ctx context.Context, t *Target, groups []dlq.Group) (map[string]GroupInbox, error) {
+	out := make(map[string]GroupInbox, len(groups))
+	if !o.HasInbox(t.InboxOf) {
+		return out, ErrNoInbox
+	}
+	for _, g := range groups {
+		gi := GroupInbox{Known: true, NoIDs: g.Count - len(g.BusinessIDs)}
+		for start := 0; start < len(g.BusinessIDs); start += lookupBatch {
+			ids := g.BusinessIDs[start:min(start+lookupBatch, len(g.BusinessIDs))]
+			applied, err := o.Lookup(ctx, t.InboxOf, ids)
+			if err != nil {
+				return map[string]GroupInbox{}, err
+			}
+			for _, id := range ids {
+				if _, ok := applied[id]; ok {
+					gi.Applied++
+				} else {
+					gi.Pending++
+				}
+			}
+		}
+		out[g.ID] = gi
+	}
+	return out, nil
+}

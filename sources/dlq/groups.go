@@ -3,6 +3,7 @@ package dlq
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -274,4 +275,30 @@ func digits(b *strings.Builder, tok string) {
 		b.WriteString("<n>")
 		i = j
 	}
+}
+
+// GroupFilter is filter narrowed to the failure group id (a group's ID or
+// a prefix of at least four of its hex digits), as a filter expression.
+func GroupFilter(filter, id string) (string, error) {
+	id = strings.ToLower(strings.TrimSpace(id))
+	if len(id) < 4 || len(id) > 10 || !isHexText(id) {
+		return "", fmt.Errorf("--group %q: a group ID is 4 to 10 hex digits, as dlq groups lists them", id)
+	}
+	cond := `group == "` + id + `"`
+	if len(id) < 10 {
+		cond = `group startsWith "` + id + `"`
+	}
+	if strings.TrimSpace(filter) == "" {
+		return cond, nil
+	}
+	return "(" + filter + ") && " + cond, nil
+}
+
+func isHexText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !hexDigit(s[i]) {
+			return false
+		}
+	}
+	return true
 }
