@@ -66,7 +66,14 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 		for _, r := range q.DLQOf {
 			of = append(of, sanitize.Text(r.Name))
 		}
-		ident = append(ident, "DLQ of "+strings.Join(of, ", "))
+		switch {
+		case len(of) == 0:
+			ident = append(ident, "an error queue by its name; its messages say which queues it serves")
+		case q.PairedBy != "" && q.PairedBy != mgmt.PairedByDLX:
+			ident = append(ident, "DLQ of "+strings.Join(of, ", ")+" (paired by "+q.PairedBy+")")
+		default:
+			ident = append(ident, "DLQ of "+strings.Join(of, ", "))
+		}
 	}
 	if q.Parking {
 		ident = append(ident, "parking queue: quarantined messages, out of replays until released (d, then r)")
