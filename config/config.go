@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -46,6 +47,10 @@ type Context struct {
 	ConfirmThreshold int     `toml:"confirm_threshold"`
 	TLS              TLS     `toml:"tls"`
 	Queues           []Queue `toml:"queues"`
+	// Conventions are the team's own error-header conventions
+	// (docs/ARCHITECTURE.md §4.12), tried after the broker's x-death and
+	// before the frameworks' built in.
+	Conventions []Convention `toml:"conventions"`
 
 	noConfig bool // stands in for a missing config file (Local)
 }
@@ -67,6 +72,66 @@ type Queue struct {
 	DLQ            string `toml:"dlq"`
 	Quarantine     string `toml:"quarantine"`
 	Inbox          *Inbox `toml:"inbox"`
+}
+
+// Convention maps a team's own error headers to what warren reads of a
+// failure. Each field names a header; dots walk nested tables (as
+// "rascal.error.message"), a name that contains dots itself is matched
+// whole first.
+type Convention struct {
+	Name string `toml:"name"`
+	// Queues are the queues (names or path.Match patterns such as
+	// "*_failed") whose messages the convention reads; none is every
+	// queue of the context.
+	Queues           []string `toml:"queues"`
+	OriginQueue      string   `toml:"origin_queue"`
+	OriginExchange   string   `toml:"origin_exchange"`
+	OriginRoutingKey string   `toml:"origin_routing_key"`
+	ErrorType        string   `toml:"error_type"`
+	ErrorMessage     string   `toml:"error_message"`
+	StackTrace       string   `toml:"stack_trace"`
+	Attempts         string   `toml:"attempts"`
+	FailedAt         string   `toml:"failed_at"`
+}
+
+// Fields are the convention's header paths by field name, those set only.
+func (c Convention) Fields() map[string]string {
+	out := map[string]string{}
+	for k, v := range map[string]string{
+		"origin_queue": c.OriginQueue, "origin_exchange": c.OriginExchange, "origin_routing_key": c.OriginRoutingKey,
+		"error_type": c.ErrorType, "error_message": c.ErrorMessage, "stack_trace": c.StackTrace,
+		"attempts": c.Attempts, "failed_at": c.FailedAt,
+	} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// AppliesTo reports whether the convention reads the messages of queue.
+func (c Convention) AppliesTo(queue string) bool {
+	if len(c.Queues) == 0 {
+		return true
+	}
+	for _, p := range c.Queues {
+		if ok, _ := path.Match(p, queue); ok || p == queue {
+			return true
+		}
+	}
+	return false
+}
+
+// ConventionsFor are the context's conventions that read queue's
+// messages, in the order the config lists them.
+func (c *Context) ConventionsFor(queue string) []Convention {
+	var out []Convention
+	for _, cv := range c.Conventions {
+		if cv.AppliesTo(queue) {
+			out = append(out, cv)
+		}
+	}
+	return out
 }
 
 // Inbox points at a consumer's idempotency table.

@@ -96,6 +96,19 @@ func TestConfigErrorsAreOneSentence(t *testing.T) {
 			`warren.toml:4: contexts.a.queues.logical_id of queue "q" must be message_id, header:NAME or json:PATH, found "body"`},
 		{"bad audit", "[contexts.a]\naudit = \"s3\"\n", 2, "contexts.a.audit",
 			`warren.toml:2: contexts.a.audit must be "file", "file:PATH", "postgres" or "postgres:TABLE", found "s3"`},
+		// Conventions of one's own.
+		{"misspelt convention field", "[contexts.a]\n[[contexts.a.conventions]]\nname = \"acme\"\nerror_mesage = \"x-err\"\n", 4, "contexts.a.conventions.error_mesage",
+			`warren.toml:4: contexts.a.conventions.error_mesage is not a key warren reads (did you mean error_message?); config.example.toml lists every key`},
+		{"convention without a name", "[contexts.a]\n[[contexts.a.conventions]]\nerror_message = \"x-err\"\n", 2, "contexts.a.conventions.name",
+			`warren.toml:2: contexts.a.conventions.name must be set in every convention, found none in entry 1`},
+		{"convention named like a built-in one", "[contexts.a]\n[[contexts.a.conventions]]\nname = \"Spring\"\nerror_message = \"x\"\n", 3, "contexts.a.conventions.name",
+			`warren.toml:3: contexts.a.conventions.name "Spring" is a convention warren reads already; name yours otherwise`},
+		{"convention that says nothing of a failure", "[contexts.a]\n[[contexts.a.conventions]]\nname = \"acme\"\nattempts = \"x-tries\"\n", 3, "contexts.a.conventions.name",
+			`warren.toml:3: contexts.a.conventions.name convention "acme" must map error_message, error_type, origin_queue or origin_routing_key: the others alone say nothing of a failure`},
+		{"convention path with an empty step", "[contexts.a]\n[[contexts.a.conventions]]\nname = \"acme\"\nerror_message = \"acme..error\"\n", 4, "contexts.a.conventions.error_message",
+			`warren.toml:4: contexts.a.conventions.error_message of convention "acme" must be a header name, or names joined by dots into nested tables, found "acme..error"`},
+		{"convention queue pattern that is not one", "[contexts.a]\n[[contexts.a.conventions]]\nname = \"acme\"\nerror_message = \"e\"\nqueues = [\"[orders\"]\n", 5, "contexts.a.conventions.queues",
+			`warren.toml:5: contexts.a.conventions.queues of convention "acme" must be queue names or patterns such as "*_failed", found "[orders"`},
 		{"no contexts", "current_context = \"\"\n", 0, "contexts",
 			"warren.toml: contexts must hold at least one [contexts.NAME] table, found none (`warren config init` writes one)"},
 		{"inbox table not an identifier", "[contexts.a]\n[[contexts.a.queues]]\nname = \"q\"\ninbox = { dsn_env = \"D\", table = \"x; drop\", id_column = \"id\" }\n", 4, "contexts.a.queues.inbox",
@@ -276,5 +289,28 @@ func TestQuoteWritesTOMLThatReadsBack(t *testing.T) {
 		if _, err := toml.Decode("K = "+Quote(s), &v); err != nil || v.K != s {
 			t.Errorf("Quote(%q) = %s reads back as %q, %v", s, Quote(s), v.K, err)
 		}
+	}
+}
+
+func TestConventionsApplyToTheirQueues(t *testing.T) {
+	c := &Context{Conventions: []Convention{
+		{Name: "all", ErrorMessage: "x-error"},
+		{Name: "failed", Queues: []string{"*_failed", "billing.dlq"}, ErrorMessage: "x-reason", OriginQueue: "x-source"},
+	}}
+	names := func(q string) []string {
+		var out []string
+		for _, cv := range c.ConventionsFor(q) {
+			out = append(out, cv.Name)
+		}
+		return out
+	}
+	if got := names("orders_failed"); strings.Join(got, ",") != "all,failed" {
+		t.Errorf("orders_failed reads by %v", got)
+	}
+	if got := names("orders.dlq"); strings.Join(got, ",") != "all" {
+		t.Errorf("orders.dlq reads by %v", got)
+	}
+	if f := c.Conventions[1].Fields(); len(f) != 2 || f["origin_queue"] != "x-source" {
+		t.Errorf("fields %v", f)
 	}
 }

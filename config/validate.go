@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +14,12 @@ var environments = map[string]bool{"": true, "dev": true, "staging": true, "prod
 
 func (f *File) validate(data []byte) error {
 	fail := func(key []string, format string, a ...any) error {
-		return &Error{Path: f.Path, Line: locate(data, toml.Key(key)), Key: strings.Join(key, "."), Msg: fmt.Sprintf(format, a...)}
+		// A key that is missing is placed at the table that lacks it.
+		line := 0
+		for n := len(key); n > 0 && line == 0; n-- {
+			line = locate(data, toml.Key(key[:n]))
+		}
+		return &Error{Path: f.Path, Line: line, Key: strings.Join(key, "."), Msg: fmt.Sprintf(format, a...)}
 	}
 	if len(f.Contexts) == 0 {
 		return &Error{Path: f.Path, Key: "contexts",
@@ -62,6 +69,9 @@ func (f *File) validate(data []byte) error {
 		}
 		if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 			return fail(k("tls", "cert_file"), "must come with key_file (set both or neither), found only one of them")
+		}
+		if err := validateConventions(c, k, fail); err != nil {
+			return err
 		}
 		for i, q := range c.Queues {
 			qk := func(rest ...string) []string { return append(k("queues"), rest...) }
@@ -143,4 +153,42 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// builtinConventions are the names warren's own conventions take, which a
+// configured one may not.
+var builtinConventions = []string{"broker", "spring", "masstransit", "nservicebus", "easynetq", "rascal", "watermill"}
+
+func validateConventions(c *Context, k func(...string) []string, fail func([]string, string, ...any) error) error {
+	seen := map[string]bool{}
+	for i, cv := range c.Conventions {
+		ck := func(rest ...string) []string { return append(k("conventions"), rest...) }
+		switch {
+		case strings.TrimSpace(cv.Name) == "":
+			return fail(ck("name"), "must be set in every convention, found none in entry %d", i+1)
+		case seen[cv.Name]:
+			return fail(ck("name"), "must be unique, found %q twice", cv.Name)
+		case slices.Contains(builtinConventions, strings.ToLower(cv.Name)):
+			return fail(ck("name"), "%q is a convention warren reads already; name yours otherwise", cv.Name)
+		}
+		seen[cv.Name] = true
+		fields := cv.Fields()
+		if len(fields) == 0 {
+			return fail(ck("name"), "convention %q maps no header: set error_message, error_type, origin_queue or another field to a header name", cv.Name)
+		}
+		if fields["error_message"] == "" && fields["error_type"] == "" && fields["origin_queue"] == "" && fields["origin_routing_key"] == "" {
+			return fail(ck("name"), "convention %q must map error_message, error_type, origin_queue or origin_routing_key: the others alone say nothing of a failure", cv.Name)
+		}
+		for field, p := range fields {
+			if strings.TrimSpace(p) != p || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+				return fail(ck(field), "of convention %q must be a header name, or names joined by dots into nested tables, found %q", cv.Name, p)
+			}
+		}
+		for _, q := range cv.Queues {
+			if _, err := path.Match(q, ""); err != nil || q == "" {
+				return fail(ck("queues"), "of convention %q must be queue names or patterns such as \"*_failed\", found %q", cv.Name, q)
+			}
+		}
+	}
+	return nil
 }

@@ -134,6 +134,10 @@ type Convention struct {
 	// claim recognises a convention without marker headers (an
 	// envelope in the body).
 	claim func(d amqp.Delivery) bool
+	// additive says the convention's count of tries leaves out the one
+	// the broker dead-lettered (rascal's republishes before a nack), so
+	// beside x-death the two add up.
+	additive bool
 }
 
 // FieldNames are the fields a convention of one's own can map, in the
@@ -212,6 +216,9 @@ func recognize(d amqp.Delivery, deaths []Death, org origin, conventions []Conven
 				// broke: the framework's exception, if any, says that.
 				g := c.read(d, full)
 				f.ErrorType, f.ErrorMessage, f.StackTrace = g.ErrorType, g.ErrorMessage, g.StackTrace
+				if c.additive {
+					f.Attempts = g.Attempts
+				}
 			}
 			continue
 		}

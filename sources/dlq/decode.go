@@ -115,6 +115,11 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 func applyFailure(dl *DeadLetter, d *amqp.Delivery) {
 	f := dl.Failure
 	dl.Group = GroupOf(f)
+	if f.Convention == ConventionBroker && f.Attempts > 0 {
+		// Tries a framework recovered from before the broker
+		// dead-lettered the message, beside those x-death counts.
+		dl.Attempts = max(dl.Attempts, frameworkTries(dl.Deaths, f, dl.ReplayCount))
+	}
 	if f.Convention == "" || f.Convention == ConventionBroker {
 		return
 	}
@@ -137,6 +142,18 @@ func applyFailure(dl *DeadLetter, d *amqp.Delivery) {
 		d.Body, d.MessageId, d.Headers = e.Body, e.Properties.MessageID, e.Headers
 		dl.Size = len(e.Body)
 	}
+}
+
+// frameworkTries adds the tries a framework counted to the deaths x-death
+// counts at the origin, and warren's replays.
+func frameworkTries(deaths []Death, f Failure, replays int) int {
+	var n int64
+	for _, d := range deaths {
+		if d.Queue == f.OriginQueue {
+			n = addSat(n, d.Count)
+		}
+	}
+	return clampInt(addSat(addSat(n, int64(f.Attempts)), int64(replays)))
 }
 
 // attempts is Attempts, raised for deaths by a quorum origin's delivery

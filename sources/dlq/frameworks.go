@@ -195,10 +195,14 @@ var rascal = Convention{
 	Markers:  []string{"rascal.error", "rascal.recovery"},
 	Required: []field{fOriginQueue, fErrorMessage},
 	fix:      fixRascal,
+	additive: true,
 }
 
-// fixRascal counts the recoveries rascal made of the message (every
-// queue's forwards and republishes), plus the first try.
+// fixRascal counts the tries rascal recovered from: every forward and
+// republish follows a failed try, so their sum counts every try of a
+// forwarded message. A message the broker dead-lettered after rascal's
+// republishes has the last try in x-death, which Decode adds
+// (Convention.additive).
 func fixRascal(f *Failure, d amqp.Delivery) {
 	rec, ok := lookup(d.Headers, "rascal.recovery")
 	if !ok {
@@ -220,7 +224,7 @@ func fixRascal(f *Failure, d amqp.Delivery) {
 			}
 		}
 	}
-	f.Attempts = clampInt(addSat(n, 1))
+	f.Attempts = clampInt(n)
 }
 
 // Watermill's poison-queue middleware republishes a message whose handler

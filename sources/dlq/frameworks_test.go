@@ -142,7 +142,7 @@ func TestEachConventionReadsWhatItsFrameworkWrites(t *testing.T) {
 			FailedAt: at("2026-12-04T03:15:02.1234567Z")}},
 		{"rascal", rascalForwarded("stock service said 503", "ESERVICE"), Failure{
 			Convention: ConventionRascal, Kind: KindException, OriginQueue: "orders", OriginExchange: "shop", OriginRoutingKey: "order.created",
-			ErrorType: "ESERVICE", ErrorMessage: "stock service said 503", Attempts: 3}},
+			ErrorType: "ESERVICE", ErrorMessage: "stock service said 503", Attempts: 2}},
 		{"watermill", watermillPoisoned("charge 5: insufficient funds"), Failure{
 			Convention: ConventionWatermill, Kind: KindException, OriginQueue: "payments",
 			ErrorMessage: "charge 5: insufficient funds"}},

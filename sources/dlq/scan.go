@@ -233,6 +233,9 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	f := recognize(d, sc.deaths, org, sc.o.all, false)
 	n := attempts(sc.deaths, org, d.Headers, sc.o)
 	reason, origin, at := org.Reason, org.Queue, latestDeath(sc.deaths)
+	if f.Convention == ConventionBroker && f.Attempts > 0 {
+		n = max(n, frameworkTries(sc.deaths, f, ReplayCount(d.Headers)))
+	}
 	if f.Convention != "" && f.Convention != ConventionBroker {
 		reason, origin = f.Kind, f.Origin()
 		n = max(n, clampInt(addSat(int64(f.Attempts), int64(ReplayCount(d.Headers)))))
