@@ -225,7 +225,7 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, func() tea.Msg { return common.OpenAuditMsg{} }
 		case key.Matches(msg, m.keys.Channels) && len(m.stack) == 0:
 			return m.openChannels()
-		case key.Matches(msg, m.keys.Back) && len(m.stack) > 0:
+		case key.Matches(msg, m.keys.Back) && len(m.stack) > 0 && !handlesEsc(m.top()):
 			return m.pop()
 		}
 	}
@@ -319,4 +319,10 @@ func (m *Model) resize() {
 	for _, s := range m.stack {
 		s.SetSize(w, h)
 	}
+}
+
+// handlesEsc reports whether the screen takes esc for itself just now.
+func handlesEsc(s common.Screen) bool {
+	h, ok := s.(common.EscHandler)
+	return ok && h.HandlesEsc()
 }

@@ -365,3 +365,26 @@ func TestKeysArrivingTogetherActOneByOne(t *testing.T) {
 		t.Fatalf("a paste must reach the text field whole, got %v", typing.got)
 	}
 }
+
+// escScreen takes esc for itself (a view inside it is open) but no text.
+type escScreen struct{ screen }
+
+func (s *escScreen) HandlesEsc() bool { return true }
+
+func TestAScreenThatTakesEscLeavesTheOtherGlobalKeys(t *testing.T) {
+	s := &escScreen{screen{title: "groups open", closed: new(int)}}
+	m := newRoot(Options{})
+	m, _ = step(t, m, common.PushMsg{Screen: s})
+	m, _ = step(t, m, press("esc"))
+	if len(m.stack) != 1 || len(s.got) != 1 {
+		t.Fatalf("esc closed the screen (stack %d) instead of reaching it (%d keys)", len(m.stack), len(s.got))
+	}
+	m, _ = step(t, m, press("?"))
+	if !m.showHelp {
+		t.Fatal("? must still show the help")
+	}
+	m, _ = step(t, m, press("x"))
+	if _, cmd := step(t, m, press("q")); !quits(cmd) {
+		t.Fatal("q must still quit")
+	}
+}

@@ -28,6 +28,13 @@ type Screen interface {
 	Capturing() bool
 }
 
+// EscHandler is implemented by screens that take esc for themselves at
+// times (to close a view inside them, to cancel a scan) while the root's
+// other global keys still work.
+type EscHandler interface {
+	HandlesEsc() bool
+}
+
 // Closer is implemented by screens holding resources (a browse session)
 // that must be released when the screen is popped.
 type Closer interface {

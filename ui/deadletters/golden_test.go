@@ -79,6 +79,12 @@ func TestGolden(t *testing.T) {
 			keys:    []tea.Msg{press("S")},
 			until:   "origins (whole queue)",
 		},
+		{
+			name:    "failure_groups",
+			letters: groupLetters(),
+			keys:    []tea.Msg{press("g"), press("j")},
+			until:   "Failure groups",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,38 @@ func sampleLetters() []dlq.DeadLetter {
 	return ls
 }
 
+// frameworkLetter builds a dead letter a framework's error queue holds: no
+// x-death, its failure told by the convention's headers, and grouped as
+// decoding groups it.
+func frameworkLetter(pos int, id string, f dlq.Failure, attempts, minutes int) dlq.DeadLetter {
+	l := letter(pos, id, f.Kind, f.OriginQueue, attempts, minutes)
+	l.Deaths = nil
+	f.Attempts, f.FailedAt = attempts, l.DeadLetteredAt
+	l.Failure, l.Group = f, dlq.GroupOf(f)
+	return l
+}
+
+func massTransit(errorType, message, origin string) dlq.Failure {
+	return dlq.Failure{Convention: dlq.ConventionMassTransit, Kind: dlq.KindException,
+		ErrorType: errorType, ErrorMessage: message, OriginQueue: origin}
+}
+
+// groupLetters fail three ways: two orders not found (one group), a
+// timeout, and one the broker expired.
+func groupLetters() []dlq.DeadLetter {
+	const notFound = "Orders.OrderNotFoundException"
+	ls := []dlq.DeadLetter{
+		frameworkLetter(0, "ev-1", massTransit(notFound, "Order 1001 not found", "orders"), 5, 5),
+		frameworkLetter(1, "ev-2", massTransit("System.TimeoutException", "The operation timed out after 30000 ms", "payments"), 3, 12),
+		frameworkLetter(2, "ev-3", massTransit(notFound, "Order 1002 not found", "orders"), 3, 65),
+		letter(3, "ev-4", "expired", "orders", 1, 3000),
+	}
+	ls[3].Failure = dlq.Failure{Convention: dlq.ConventionBroker, Kind: "expired", OriginQueue: "orders",
+		OriginExchange: "orders", FailedAt: ls[3].DeadLetteredAt}
+	ls[3].Group = dlq.GroupOf(ls[3].Failure)
+	return ls
+}
+
 type fakeSession struct {
 	mu     sync.Mutex
 	pages  []ops.Page
@@ -229,13 +261,16 @@ func (f filterFunc) Match(d dlq.DeadLetter, applied *bool, _ time.Time) (bool, e
 	return f(d, applied)
 }
 
-// compile understands three expressions, enough to prove the screen's
+// compile understands four expressions, enough to prove the screen's
 // handling of filters; the real language is tested where it lives.
 func compile(src string) (ops.Filter, error) {
 	switch {
 	case strings.HasPrefix(src, "reason == "):
 		want := strings.Trim(strings.TrimPrefix(src, "reason == "), `"`)
 		return filterFunc(func(d dlq.DeadLetter, _ *bool) (bool, error) { return d.Reason == want, nil }), nil
+	case strings.HasPrefix(src, "group == "):
+		want := strings.Trim(strings.TrimPrefix(src, "group == "), `"`)
+		return filterFunc(func(d dlq.DeadLetter, _ *bool) (bool, error) { return d.Group == want, nil }), nil
 	case src == "applied == false":
 		return filterFunc(func(_ dlq.DeadLetter, a *bool) (bool, error) { return a != nil && !*a, nil }), nil
 	case src == "header(x) > 1":

@@ -23,6 +23,9 @@ type KeyMap struct {
 	Reopen        key.Binding
 	Override      key.Binding
 	Scan          key.Binding // whole-queue statistics
+	Groups        key.Binding // the failure groups in place of the list
+	ShowGroup     key.Binding // lists the group under the cursor
+	CloseGroups   key.Binding // back from the groups to the list
 	Apply         key.Binding // ends filter input
 	Cancel        key.Binding // leaves filter input
 	Stop          key.Binding // cancels a running operation
@@ -35,8 +38,10 @@ type KeyMap struct {
 // happens).
 func DefaultKeyMap(readOnly bool) KeyMap {
 	nav := keys.DefaultNav()
-	// Space selects here, so it cannot also page down.
+	// Space selects here, so it cannot also page down, and g opens the
+	// failure groups, so it cannot also go to the top.
 	nav.PageDown = key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down"))
+	nav.Top = key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "top"))
 	return KeyMap{
 		Nav:           nav,
 		Select:        key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "select")),
@@ -51,6 +56,9 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 		Reopen:        keys.New("R", "reopen session"),
 		Override:      keys.New("O", "browse anyway"),
 		Scan:          keys.New("S", "whole-queue stats"),
+		Groups:        keys.New("g", "failure groups"),
+		ShowGroup:     keys.New("enter", "list the group's messages"),
+		CloseGroups:   keys.New("esc", "back to the messages", "g"),
 		Apply:         keys.New("enter", "apply filter"),
 		Cancel:        keys.New("esc", "cancel"),
 		Stop:          keys.New("x", "cancel the operation"),
@@ -64,12 +72,12 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	if !k.readOnly {
 		b = append(b, k.Replay, k.Quarantine)
 	}
-	return append(b, k.NextPage, k.Scan)
+	return append(b, k.NextPage, k.Scan, k.Groups)
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	act := []key.Binding{k.Inspect, k.NextPage, k.Scan, k.Reopen, k.Override}
+	act := []key.Binding{k.Inspect, k.NextPage, k.Scan, k.Groups, k.Reopen, k.Override}
 	if !k.readOnly {
 		act = append([]key.Binding{k.Replay, k.Quarantine, k.ReplayAll, k.QuarantineAll}, act...)
 	}
@@ -97,3 +105,16 @@ type filterKeys struct{ Apply, Cancel key.Binding }
 
 func (k filterKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Apply, k.Cancel} }
 func (k filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// groupKeys are the bindings of the failure groups view.
+type groupKeys struct {
+	nav               keys.Nav
+	show, close, scan key.Binding
+}
+
+func (k groupKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.show, k.close, k.scan, k.nav.Up, k.nav.Down}
+}
+func (k groupKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.show, k.close, k.scan}, k.nav.Bindings()}
+}

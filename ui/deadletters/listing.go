@@ -36,6 +36,9 @@ type listing struct {
 	filterErr error
 	input     textinput.Model
 	typing    bool
+	// version counts the refreshes, so what is counted from the letters
+	// (the failure groups) is counted again only after a change.
+	version int
 }
 
 // inboxStatus is one logical ID's inbox state; an empty state means the
@@ -188,6 +191,7 @@ func (l *listing) applyFilter(src string) tea.Cmd {
 // refresh recomputes the visible rows. A filter that fails on a message
 // (a type error at run time) hides it and reports the first failure.
 func (l *listing) refresh() {
+	l.version++
 	l.visible = l.visible[:0]
 	var runErr error
 	now := l.opts.Now()

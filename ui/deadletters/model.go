@@ -91,9 +91,10 @@ type Model struct {
 	notes     []string
 	inboxNote string
 
-	held *listing
-	op   *operation
-	scan *scan
+	held   *listing
+	op     *operation
+	scan   *scan
+	groups *groups
 }
 
 // New returns the screen for the DLQ ref; Init opens the browse session.
@@ -109,7 +110,7 @@ func New(ref mgmt.QueueRef, deps Deps, opts Options) *Model {
 		ref: ref, deps: deps, opts: opts, st: opts.Styles,
 		keys: DefaultKeyMap(opts.ReadOnly), ctx: ctx, life: newLife(),
 	}
-	m := &Model{env: e, cancel: cancel, op: newOperation(e), scan: &scan{env: e}}
+	m := &Model{env: e, cancel: cancel, op: newOperation(e), scan: &scan{env: e}, groups: newGroups(e.st)}
 	m.held = newListing(e, m.tableRows)
 	return m
 }
@@ -167,6 +168,9 @@ func (m *Model) Keys() help.KeyMap {
 	case running:
 		return busyKeys{nav: m.keys.Nav, stop: m.keys.Stop}
 	}
+	if m.groups.open {
+		return m.groupKeys()
+	}
 	k := m.keys
 	switch {
 	case m.scan.running:
@@ -177,10 +181,15 @@ func (m *Model) Keys() help.KeyMap {
 	return k
 }
 
-// Capturing is true while a filter or prompt takes keys, and while an
-// operation or a scan runs, so esc cannot pop the screen from under it
-// (esc cancels the scan).
-func (m *Model) Capturing() bool { return m.mode() != normal || m.scan.running }
+// Capturing is true while a filter or prompt takes keys, while an
+// operation or a scan runs, and while the failure groups are shown, so
+// esc cannot pop the screen from under them (esc cancels the scan, and
+// goes back from the groups to the list).
+func (m *Model) Capturing() bool { return m.mode() != normal }
+
+// HandlesEsc is true while esc closes the groups view or cancels a scan
+// rather than the screen; q, ? and A still reach the root.
+func (m *Model) HandlesEsc() bool { return m.scan.running || m.groups.open }
 
 // SetSize sets the space the screen may draw in.
 func (m *Model) SetSize(w, h int) {
@@ -191,37 +200,46 @@ func (m *Model) SetSize(w, h int) {
 }
 
 // Update handles one message: the session's own, and the parts' by
-// delegation.
+// delegation. The failure groups shown are counted again when what they
+// count has changed.
 func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	cmd := m.handle(msg)
+	if m.groups.open {
+		m.countGroups()
+	}
+	return m, cmd
+}
+
+func (m *Model) handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
-		return m, m.key(msg)
+		return m.key(msg)
 	case openedMsg:
-		return m, m.opened(msg)
+		return m.opened(msg)
 	case pageMsg:
-		return m, m.paged(msg)
+		return m.paged(msg)
 	case inboxMsg:
 		m.inboxAnswered(msg)
 	case sessionDoneMsg:
-		return m, m.sessionDone(msg)
+		return m.sessionDone(msg)
 	case lettersMsg:
 		if msg.sid == m.sid {
 			m.held.reset(msg.letters, false)
 		}
 	case common.HeldChangedMsg:
 		if msg.Queue == m.ref && m.session != nil {
-			return m, lettersCmd(m.session, m.sid)
+			return lettersCmd(m.session, m.sid)
 		}
 	case planMsg, progressMsg, resultMsg:
-		return m, m.follow(m.op.Update(msg))
+		return m.follow(m.op.Update(msg))
 	case scanProgressMsg, scanMsg:
 		cmd, shown := m.scan.Update(msg, m.held.letters)
 		if shown {
 			m.held.fit() // the panel's height changed
 		}
-		return m, cmd
+		return cmd
 	}
-	return m, nil
+	return nil
 }
 
 // follow does what the operation's answer or result asks of the screen.
@@ -260,6 +278,9 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		}
 		return m.follow(m.op.Update(k))
 	}
+	if m.groups.open {
+		return m.groupKey(k)
+	}
 	if cmd, ok := m.held.Update(k); ok {
 		return cmd
 	}
@@ -268,6 +289,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		m.scan.cancel()
 	case key.Matches(k, m.keys.Scan):
 		return m.scan.toggle(m.loading)
+	case key.Matches(k, m.keys.Groups):
+		return m.openGroups()
 	case key.Matches(k, m.keys.Inspect):
 		return m.inspect()
 	case key.Matches(k, m.keys.Replay):

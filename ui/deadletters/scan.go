@@ -149,6 +149,9 @@ type whole struct {
 	expected         int
 	at               time.Time
 	took             time.Duration
+	// groups are the failure groups of the whole queue, nil when the
+	// scan counted none.
+	groups []dlq.Group
 }
 
 func merge(st *dlq.Stats, held []dlq.DeadLetter, at time.Time) *whole {
@@ -180,6 +183,9 @@ func merge(st *dlq.Stats, held []dlq.DeadLetter, at time.Time) *whole {
 	}
 	for k, n := range st.Origins {
 		w.origins[k] += n
+	}
+	if st.Groups != nil {
+		w.groups = addGroups(st.Groups.List(), held)
 	}
 	return w
 }

@@ -74,7 +74,7 @@ func TestTheWholeQueueIsScannedForStatistics(t *testing.T) {
 	d.until("the scan's progress", func() bool {
 		return strings.Contains(d.m.View(), "scanning the whole queue for statistics: 1000 read · esc cancels")
 	})
-	if !d.m.Capturing() {
+	if !d.m.HandlesEsc() {
 		t.Fatal("a running scan must keep esc for itself")
 	}
 	if h := helpOf(d.m); !strings.Contains(h, "esc cancel the scan") {
@@ -119,7 +119,7 @@ func TestEscCancelsAScan(t *testing.T) {
 	if info := d.infoText(); !strings.Contains(info, "whole-queue scan of orders.dlq cancelled") {
 		t.Fatalf("info = %q", info)
 	}
-	if d.m.scan.running || d.m.scan.show || d.m.Capturing() {
+	if d.m.scan.running || d.m.scan.show || d.m.HandlesEsc() {
 		t.Fatalf("scan state after cancel = %+v", d.m.scan)
 	}
 }

@@ -28,7 +28,11 @@ func (m *Model) View() string {
 	if mid := m.middle(); mid != "" {
 		parts = append(parts, mid)
 	}
-	parts = append(parts, m.body(), m.footer())
+	if m.groups.open {
+		parts = append(parts, m.groupsBody(), m.groupsFooter())
+	} else {
+		parts = append(parts, m.body(), m.footer())
+	}
 	return lipgloss.JoinVertical(lipgloss.Left, parts...)
 }
 

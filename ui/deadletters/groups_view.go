@@ -1,0 +1,96 @@
+package deadletters
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/ui/components/table"
+	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/ui/sanitize"
+)
+
+// groupsBody is the heading and the table of the failure groups, in the
+// list's place.
+func (m *Model) groupsBody() string {
+	g := m.groups
+	heading := m.groupsHeading()
+	if len(g.list) == 0 {
+		return heading + "\n" + m.st.Muted.Render("  no messages held: no failure groups to show")
+	}
+	// The table is sized here as the list is: the filter line or the
+	// footer may have taken rows since the cursor last moved.
+	t := g.tbl
+	t.SetSize(m.width, m.groupRows()+1)
+	return heading + "\n" + t.View(func(i int) table.Row { return m.groupRow(g.list[i]) })
+}
+
+// groupsHeading says what the groups count: the held messages, or the
+// whole queue as the last scan read it.
+func (m *Model) groupsHeading() string {
+	n := len(m.groups.list)
+	count := fmt.Sprintf("%d groups", n)
+	if n == 1 {
+		count = "1 group"
+	}
+	of := fmt.Sprintf("of the %d held messages", len(m.held.letters))
+	var warn string
+	if w := m.groups.from.whole; w != nil {
+		of = fmt.Sprintf("of all %d messages (scan at %s)", w.total, w.at.Format("15:04:05"))
+		if !w.complete {
+			warn = fmt.Sprintf("incomplete: the scan read %d of the %d ready at the start", w.total-w.held, w.expected)
+		}
+	}
+	line := m.st.Title.Render("Failure groups") + "  " + m.st.Muted.Render(of+" · "+count)
+	if warn != "" {
+		line += m.st.Muted.Render(" · ") + m.st.Warn.Render(warn)
+	}
+	return m.wrap(line)
+}
+
+func (m *Model) groupsFooter() string {
+	lines := []string{m.st.Muted.Render("MESSAGE shows variable parts as <n> <str> <uuid> <hex> <email> · FIRST and LAST: ages of the first and last failure")}
+	if m.op.result != "" {
+		lines = append(lines, m.st.OK.Render(sanitize.Text(m.op.result)))
+	}
+	return m.wrap(strings.Join(lines, "\n"))
+}
+
+// groupRows is how many groups fit below the heading and the table's
+// header.
+func (m *Model) groupRows() int {
+	used := lipgloss.Height(m.header()) + lipgloss.Height(m.groupsHeading()) + lipgloss.Height(m.groupsFooter()) + 1
+	if mid := m.middle(); mid != "" {
+		used += lipgloss.Height(mid)
+	}
+	return max(m.height-used, 1)
+}
+
+func (m *Model) groupRow(g dlq.Group) table.Row {
+	now := m.opts.Now()
+	r := table.Row{Cells: []table.Cell{
+		{Text: sanitize.Text(g.ID)},
+		{Text: format.Count(int64(g.Count))},
+		{Text: orNone(sanitize.Text(g.Convention))},
+		{Text: orNone(sanitize.Text(g.Origin))},
+		{Text: orNone(sanitize.Text(g.Type))},
+		{Text: orNone(sanitize.Text(g.Message))},
+		{Text: format.Age(now, g.FirstFailed)},
+		{Text: format.Age(now, g.LastFailed)},
+		{Text: attemptSpan(g.MinAttempts, g.MaxAttempts)},
+	}}
+	if g.Convention == dlq.OtherKey {
+		r.Tone = table.Muted
+	}
+	return r
+}
+
+// attemptSpan is the fewest and most attempts of a group's messages.
+func attemptSpan(least, most int) string {
+	if least == most {
+		return fmt.Sprint(least)
+	}
+	return fmt.Sprintf("%d–%d", least, most)
+}
