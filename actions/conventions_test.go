@@ -85,3 +85,18 @@ func TestAnEasyNetQLetterParksAsItsEnvelopeAndReplaysAsItsMessage(t *testing.T) 
 		t.Errorf("parked %q (%s): not the envelope", park.msg.Body, park.msg.Type)
 	}
 }
+
+func TestACopyCarriesNoRoutingHeaders(t *testing.T) {
+	d := frameworkLetter("r-1", dlq.Failure{Convention: dlq.ConventionRascal, OriginQueue: "orders"})
+	d.Headers = map[string]any{"CC": []any{"orders.orders"}, "BCC": []any{"audit"}, "rascal": map[string]any{"originalQueue": "orders"}}
+	c := makeCopy(d, stamp{action: ActionReplay, operation: "op", at: time.Now()})
+	if _, ok := c.msg.Headers["CC"]; ok {
+		t.Error("the copy keeps CC: the broker would route it to orders.orders too")
+	}
+	if _, ok := c.msg.Headers["BCC"]; ok {
+		t.Error("the copy keeps BCC")
+	}
+	if c.msg.Headers["rascal"] == nil {
+		t.Error("the framework's own headers must stay on the copy")
+	}
+}

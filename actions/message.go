@@ -37,8 +37,9 @@ type copyOf struct {
 	expirationDropped bool
 }
 
-// makeCopy rebuilds d for publishing: every property and header kept, the
-// body byte for byte, plus warren's headers. Two properties cannot always
+// makeCopy rebuilds d for publishing: every property and header kept but
+// the sender-selected routing headers CC and BCC, the body byte for byte,
+// plus warren's headers. Two properties cannot always
 // be kept:
 //   - user_id: the broker refuses a publish whose user_id is not the
 //     connection's user, so a foreign one is dropped (and reported);
@@ -85,6 +86,12 @@ func makeCopy(d dlq.DeadLetter, s stamp) copyOf {
 		h[k] = v
 	}
 	delete(h, SeqHeader)
+	// CC and BCC are routing instructions, not data: the broker sends a
+	// message to their routing keys too, so a copy that kept rascal's
+	// forward CC (or a publisher's) would reach queues that processed it
+	// already (docs/ARCHITECTURE.md §4.12).
+	delete(h, "CC")
+	delete(h, "BCC")
 	at := s.at.UTC().Format(time.RFC3339Nano)
 	h[HeaderOperation] = s.operation
 	switch s.action {
