@@ -18,6 +18,7 @@ import (
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/broker"
+	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
 )
@@ -301,7 +302,20 @@ func (a *App) opsOver(c *config.Context, m ops.QueueReader) (*ops.Ops, error) {
 			}
 			return inboxClient{in}, nil
 		},
+		Conventions: func(_, queue string) []dlq.Convention { return conventionsFor(c, queue) },
 	})
+}
+
+// conventionsFor are the context's own conventions that read queue's
+// messages; the config validated them when it loaded.
+func conventionsFor(c *config.Context, queue string) []dlq.Convention {
+	var out []dlq.Convention
+	for _, cv := range c.ConventionsFor(queue) {
+		if d, err := dlq.NewConvention(cv.Name, cv.Fields()); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // inboxClient gives the inbox pool the Close signature the layer wants.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/sanitize"
 )
@@ -40,6 +42,7 @@ func (a *App) configCheck(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(a.Out, "%-22s ok    %s\n", "config", sanitize.Text(a.describeConfig(c)))
+	fmt.Fprintf(a.Out, "%-22s ok    %s\n", "conventions", sanitize.Text(conventionsText(c)))
 	checks := []check{
 		{"amqp", func(context.Context) (string, error) {
 			conn, err := a.DialAMQP(c.Vhost)
@@ -166,4 +169,27 @@ func redactURL(raw string) string {
 	}
 	u.User = nil
 	return u.String()
+}
+
+// conventionsText lists the conventions in force, in the order they are
+// tried (docs/ARCHITECTURE.md §4.12).
+func conventionsText(c *config.Context) string {
+	parts := []string{"broker x-death"}
+	for _, cv := range c.Conventions {
+		where := "every queue"
+		if len(cv.Queues) > 0 {
+			where = strings.Join(cv.Queues, ", ")
+		}
+		fields := cv.Fields()
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k+"="+fields[k])
+		}
+		sort.Strings(keys)
+		parts = append(parts, fmt.Sprintf("%s (yours, on %s: %s)", cv.Name, where, strings.Join(keys, " ")))
+	}
+	for _, b := range dlq.Builtin() {
+		parts = append(parts, b.Name)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -1,0 +1,181 @@
+//go:build !unit
+
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// errorQueueScene is a vhost where MassTransit-style consumers moved five
+// orders to orders_error (two failure groups, header names from
+// MassTransit's MessageHeaders.cs), and a team's own convention wrote two
+// messages to billing_failed with nested headers.
+type errorQueueScene struct {
+	vhost, config string
+	ch            *amqp.Channel
+}
+
+func newErrorQueueScene(t *testing.T) *errorQueueScene {
+	t.Helper()
+	vhost := brokertest.Vhost(t, "warren-cli-groups")
+	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
+	for _, q := range []string{"orders", "orders_error", "billing", "billing_failed"} {
+		brokertest.Declare(t, ch, q, nil)
+	}
+	fault := func(id, typ, msg string) amqp.Publishing {
+		return amqp.Publishing{MessageId: id, Body: []byte(`{"id":"` + id + `"}`), Headers: amqp.Table{
+			"MT-Reason": "fault", "MT-Fault-ExceptionType": typ, "MT-Fault-Message": msg,
+			"MT-Fault-InputAddress": "rabbitmq://localhost/" + vhost + "/orders",
+			"MT-Fault-Timestamp":    time.Now().UTC().Format(time.RFC3339Nano),
+		}}
+	}
+	for i, p := range []amqp.Publishing{
+		fault("o-1", "Orders.OrderNotFoundException", "Order 1001 not found"),
+		fault("o-2", "Orders.OrderNotFoundException", "Order 1002 not found"),
+		fault("o-3", "Orders.OrderNotFoundException", "Order 1003 not found"),
+		fault("o-4", "System.TimeoutException", "Stock service timed out after 30000 ms"),
+		fault("o-5", "System.TimeoutException", "Stock service timed out after 30000 ms"),
+	} {
+		if err := ch.Publish("", "orders_error", false, false, p); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	for _, id := range []string{"b-1", "b-2"} {
+		if err := ch.Publish("", "billing_failed", false, false, amqp.Publishing{MessageId: id, Body: []byte(id),
+			Headers: amqp.Table{"x-acme": amqp.Table{"error": "Invoice 7 has no customer", "class": "NoCustomer", "source": "billing"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	brokertest.WaitDepth(t, ch, "orders_error", 5)
+	brokertest.WaitDepth(t, ch, "billing_failed", 2)
+	dir := t.TempDir()
+	s := &errorQueueScene{vhost: vhost, ch: ch, config: filepath.Join(dir, "warren.toml")}
+	t.Setenv("WARREN_GROUPS_TEST_PASSWORD", "guest")
+	text := fmt.Sprintf(`[contexts.t]
+amqp_url = %q
+management_url = %q
+username = "guest"
+password_env = "WARREN_GROUPS_TEST_PASSWORD"
+vhost = %q
+audit = "file:%s"
+
+[[contexts.t.conventions]]
+name = "acme"
+queues = ["*_failed"]
+error_message = "x-acme.error"
+error_type = "x-acme.class"
+origin_queue = "x-acme.source"
+`, testAMQP, testMgmt, vhost, filepath.Join(dir, "audit.jsonl"))
+	if err := os.WriteFile(s.config, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDlqGroupsListsTheFailureGroupsOfAFrameworksErrorQueue(t *testing.T) {
+	s := newErrorQueueScene(t)
+	out, errOut, err := runDlq(t, s.config, "groups", "orders_error", "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	var got groupsJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got.Total != 5 || !got.Complete || len(got.Groups) != 2 {
+		t.Fatalf("groups %+v", got)
+	}
+	top := got.Groups[0]
+	want := dlq.GroupOf(dlq.Failure{Convention: dlq.ConventionMassTransit, Kind: dlq.KindException, OriginQueue: "orders",
+		ErrorType: "Orders.OrderNotFoundException", ErrorMessage: "Order 1 not found"})
+	if top.ID != want || top.Count != 3 || top.Convention != "masstransit" || top.Origin != "orders" ||
+		top.Message != "Order <n> not found" || top.ErrorType != "Orders.OrderNotFoundException" || top.FirstFailed == nil {
+		t.Errorf("top group %+v, want ID %s", top, want)
+	}
+	if top.Applied != nil || top.Pending != nil {
+		t.Error("without an inbox the counts must be null, not 0")
+	}
+	if brokertest.Depth(t, s.ch, "orders_error") != 5 {
+		t.Error("dlq groups changed the queue")
+	}
+	text, _, err := runDlq(t, s.config, "groups", "orders_error")
+	if err != nil || !strings.Contains(text, want) || !strings.Contains(text, "OrderNotFoundException") || !strings.Contains(text, "2 failure groups") {
+		t.Errorf("text: %v\n%s", err, text)
+	}
+}
+
+func TestAGroupIsListedAndReplayedAlone(t *testing.T) {
+	s := newErrorQueueScene(t)
+	timeout := dlq.GroupOf(dlq.Failure{Convention: dlq.ConventionMassTransit, Kind: dlq.KindException, OriginQueue: "orders",
+		ErrorType: "System.TimeoutException", ErrorMessage: "Stock service timed out after 30000 ms"})
+	out, _, err := runDlq(t, s.config, "ls", "orders_error", "--group", timeout[:6], "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls lsJSON
+	if err := json.Unmarshal([]byte(out), &ls); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Messages) != 2 {
+		t.Fatalf("--group listed %d messages, want the 2 timeouts", len(ls.Messages))
+	}
+	for _, m := range ls.Messages {
+		if m.Group != timeout || m.Convention != "masstransit" || m.ErrorType != "System.TimeoutException" ||
+			m.ErrorMessage != "Stock service timed out after 30000 ms" || m.OriginQueue != "orders" || m.Reason != dlq.KindException {
+			t.Errorf("listed %+v", m)
+		}
+	}
+	if _, errOut, err := runDlq(t, s.config, "ls", "orders_error", "--group", "xyz"); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "4 to 10 hex digits") {
+		t.Errorf("a bad group ID: exit %d, %v %s", ExitCode(err), err, errOut)
+	}
+
+	out, errOut, err := runDlq(t, s.config, "replay", "orders_error", "--group", timeout, "--yes")
+	if err != nil {
+		t.Fatalf("replay: %v\n%s%s", err, out, errOut)
+	}
+	brokertest.WaitDepth(t, s.ch, "orders", 2)
+	brokertest.WaitDepth(t, s.ch, "orders_error", 3)
+	for range 2 {
+		d, ok, err := s.ch.Get("orders", true)
+		if err != nil || !ok || (d.MessageId != "o-4" && d.MessageId != "o-5") || d.Headers["MT-Fault-ExceptionType"] != "System.TimeoutException" {
+			t.Errorf("orders received %v %v %q %v", ok, err, d.MessageId, d.Headers)
+		}
+	}
+}
+
+func TestATeamsOwnConventionIsRead(t *testing.T) {
+	s := newErrorQueueScene(t)
+	out, _, err := runDlq(t, s.config, "ls", "billing_failed", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls lsJSON
+	if err := json.Unmarshal([]byte(out), &ls); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Messages) != 2 {
+		t.Fatalf("%d messages", len(ls.Messages))
+	}
+	for _, m := range ls.Messages {
+		if m.Convention != "acme" || m.OriginQueue != "billing" || m.ErrorType != "NoCustomer" || m.ErrorMessage != "Invoice 7 has no customer" {
+			t.Errorf("read %+v", m)
+		}
+	}
+	// billing_failed pairs with billing by no naming warren knows, and
+	// headers alone confirm nothing: the replay keeps them.
+	out, _, err = runDlq(t, s.config, "replay", "billing_failed", "--dry-run")
+	if err != nil || !strings.Contains(out, "2 stay: destination not confirmed") {
+		t.Errorf("dry run: %v\n%s", err, out)
+	}
+}
