@@ -177,7 +177,12 @@ func (a *App) Mgmt() (*mgmt.Client, error) {
 		return nil, err
 	}
 	return mgmt.New(mgmt.Options{URL: c.ManagementURL, MetricsURL: c.MetricsURL, Username: c.Username, Password: pw, TLS: tc,
-		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint()})
+		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint(),
+		Learned: loadPairings(c.Name), OnLearn: func(l mgmt.DLQOverride) {
+			// A pairing that cannot be kept still holds in this process;
+			// nothing may write to the terminal the dashboard draws on.
+			_ = keepPairing(c.Name, l)
+		}})
 }
 
 // DLQOverrides are the DLQ pairings the config pins (docs/ARCHITECTURE.md §6).

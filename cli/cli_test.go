@@ -61,5 +61,17 @@ func TestMain(m *testing.M) {
 	if os.Getenv("WARREN_TEST_AS_WARREN") == "1" {
 		os.Exit(Main())
 	}
-	os.Exit(m.Run())
+	// warren keeps state (learned pairings, the default audit log) under
+	// XDG_STATE_HOME: the tests keep theirs out of the user's.
+	state, err := os.MkdirTemp("", "warren-cli-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if os.Getenv("XDG_STATE_HOME") == "" {
+		os.Setenv("XDG_STATE_HOME", state)
+	}
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }

@@ -179,3 +179,56 @@ func TestATeamsOwnConventionIsRead(t *testing.T) {
 		t.Errorf("dry run: %v\n%s", err, out)
 	}
 }
+
+// NServiceBus's shared error queue serves every endpoint: it pairs with
+// Sales only once its messages are read, and the pairing is kept for the
+// next command. A pairing learned from messages confirms no destination.
+func TestASharedErrorQueuePairsByWhatItsMessagesSay(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	s := newErrorQueueScene(t)
+	brokertest.Declare(t, s.ch, "Sales", nil)
+	brokertest.Declare(t, s.ch, "error", nil)
+	// Header names: NServiceBus's FaultsHeaderKeys.cs.
+	if err := s.ch.Publish("", "error", false, false, amqp.Publishing{MessageId: "n-1", Body: []byte("<PlaceOrder/>"), Headers: amqp.Table{
+		"NServiceBus.FailedQ": "Sales", "NServiceBus.ExceptionInfo.ExceptionType": "System.InvalidOperationException",
+		"NServiceBus.ExceptionInfo.Message": "Customer 7 is on hold", "NServiceBus.TimeOfFailure": "2026-12-04 03:15:02:123456 Z",
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, s.ch, "error", 1)
+	pairing := func() (sales *statusQueue, errq *statusQueue) {
+		r := execCLI(t, "--config", s.config, "status", "--json")
+		if r.err != nil {
+			t.Fatalf("status: %v\n%s", r.err, r.errOut)
+		}
+		var st statusJSON
+		if err := json.Unmarshal([]byte(r.out), &st); err != nil {
+			t.Fatal(err)
+		}
+		for i := range st.Queues {
+			switch st.Queues[i].Name {
+			case "Sales":
+				sales = &st.Queues[i]
+			case "error":
+				errq = &st.Queues[i]
+			}
+		}
+		return sales, errq
+	}
+	sales, errq := pairing()
+	if sales.DLQ != nil || errq == nil || !errq.ErrorQueue {
+		t.Fatalf("before reading: Sales pairs with %+v; error is an error queue: %v", sales.DLQ, errq != nil && errq.ErrorQueue)
+	}
+	if _, _, err := runDlq(t, s.config, "ls", "error"); err != nil {
+		t.Fatal(err)
+	}
+	sales, errq = pairing()
+	if sales.DLQ == nil || sales.DLQ.Name != "error" || sales.DLQ.Pairing != "messages" ||
+		len(errq.DLQOf) != 1 || errq.DLQOf[0].Name != "Sales" || errq.DLQOf[0].Pairing != "messages" {
+		t.Fatalf("after reading: Sales pairs with %+v, error serves %+v", sales.DLQ, errq.DLQOf)
+	}
+	out, _, err := runDlq(t, s.config, "replay", "error", "--dry-run")
+	if err != nil || !strings.Contains(out, "1 stay: destination not confirmed") {
+		t.Errorf("a pairing learned from messages confirmed the destination: %v\n%s", err, out)
+	}
+}

@@ -145,8 +145,8 @@ func TestDlqLsJSONCarriesTheContractFieldsAndChangesNothing(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}
-	wantKeys := []string{"attempts", "dead_lettered_at", "inbox", "logical_id", "message_id", "origin_exchange",
-		"origin_queue", "quarantined", "reason", "routing_keys", "size"}
+	wantKeys := []string{"attempts", "convention", "dead_lettered_at", "error_message", "error_type", "group", "inbox", "logical_id",
+		"message_id", "origin_exchange", "origin_queue", "origin_routing_key", "quarantined", "reason", "routing_keys", "size"}
 	wantInbox := map[string]string{"E-1": "applied", "E-2": "pending", "E-3": "pending", hostileID: "pending"}
 	if len(raw.Messages) != 4 {
 		t.Fatalf("%d messages in %s", len(raw.Messages), out)
@@ -161,6 +161,9 @@ func TestDlqLsJSONCarriesTheContractFieldsAndChangesNothing(t *testing.T) {
 			t.Errorf("message keys %v, want %v", keys, wantKeys)
 		}
 		id := m["logical_id"].(string)
+		if m["convention"] != "broker" || m["group"] == "" || m["error_type"] != "" || m["origin_routing_key"] != "orders" {
+			t.Errorf("%s: convention %v, group %v, error type %v, routing key %v", id, m["convention"], m["group"], m["error_type"], m["origin_routing_key"])
+		}
 		if m["inbox"] != wantInbox[id] || m["reason"] != "rejected" || m["origin_queue"] != "orders" ||
 			m["attempts"] != 1.0 || m["message_id"] != "m-"+id || m["dead_lettered_at"] == nil || m["quarantined"] != false {
 			t.Errorf("message %q: %v", id, m)

@@ -194,7 +194,7 @@ func TestStatusJSONCarriesTheContractFields(t *testing.T) {
 	if keys := slices.Sorted(maps.Keys(top)); !slices.Equal(keys, []string{"nodes", "queues", "stats_age_seconds"}) {
 		t.Fatalf("top-level keys %v", keys)
 	}
-	wantKeys := []string{"ack_rate", "consumers", "delayed", "dlq", "dlx_held", "drain_eta_seconds", "leader", "members", "members_down",
+	wantKeys := []string{"ack_rate", "consumers", "delayed", "dlq", "dlq_of", "dlx_held", "drain_eta_seconds", "error_queue", "leader", "members", "members_down",
 		"messages", "name", "oldest_age_seconds", "online", "publish_rate", "ready", "type", "unacked", "vhost"}
 	for _, q := range raw.Queues {
 		if keys := slices.Sorted(maps.Keys(q)); !slices.Equal(keys, wantKeys) {
@@ -205,8 +205,11 @@ func TestStatusJSONCarriesTheContractFields(t *testing.T) {
 	if orders.Vhost != s.vhost || orders.Type != "classic" || orders.Ready != 3 || orders.Unacked != 0 {
 		t.Fatalf("orders row %+v", orders)
 	}
-	if *orders.DLQ != (statusDLQ{Vhost: s.vhost, Name: "orders.dlq", Messages: 2}) || dlq.DLQ != nil || dlq.Messages != 2 {
+	if *orders.DLQ != (statusDLQ{Vhost: s.vhost, Name: "orders.dlq", Messages: 2, Pairing: "dlx"}) || dlq.DLQ != nil || dlq.Messages != 2 {
 		t.Fatalf("dlq pairing: orders.dlq=%+v, dlq row %+v", orders.DLQ, dlq)
+	}
+	if len(dlq.DLQOf) != 1 || dlq.DLQOf[0] != (statusDLQOf{Vhost: s.vhost, Name: "orders", Pairing: "dlx"}) || plain.DLQOf == nil || len(plain.DLQOf) != 0 {
+		t.Fatalf("dlq_of: orders.dlq serves %+v, plain %+v", dlq.DLQOf, plain.DLQOf)
 	}
 	if orders.OldestAgeSeconds == nil || *orders.OldestAgeSeconds < 59 || *orders.OldestAgeSeconds > 90 {
 		t.Fatalf("orders oldest_age_seconds %v, want about 60", orders.OldestAgeSeconds)

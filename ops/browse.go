@@ -18,6 +18,9 @@ import (
 type Browse struct {
 	*dlq.Session
 	conn *amqp.Connection
+	// learn pairs the DLQ with the origins a page's framework letters
+	// name (docs/ARCHITECTURE.md §4.12).
+	learn func([]dlq.DeadLetter)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -36,7 +39,18 @@ func (o *Ops) Browse(ctx context.Context, t *Target) (*Browse, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	return &Browse{Session: s, conn: conn}, nil
+	return &Browse{Session: s, conn: conn, learn: func(letters []dlq.DeadLetter) {
+		o.learn(t.Ref, frameworkOrigins(letters)...)
+	}}, nil
+}
+
+// Next holds one more page, and learns the pairings its letters name.
+func (b *Browse) Next(ctx context.Context) (*dlq.Page, error) {
+	p, err := b.Session.Next(ctx)
+	if err == nil && b.learn != nil {
+		b.learn(p.Letters)
+	}
+	return p, err
 }
 
 // Close returns the held messages and closes the session's connection.
@@ -64,9 +78,7 @@ func (o *Ops) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (Sess
 	if err != nil {
 		return nil, refusal(err)
 	}
-	s := newSession(b)
-	s.learn = func(letters []dlq.DeadLetter) { o.learn(ref, frameworkOrigins(letters)...) }
-	return s, nil
+	return newSession(b), nil
 }
 
 // refusal turns the delivery-limit guard's refusal into the screen's,
@@ -91,8 +103,6 @@ type session struct {
 
 	ended chan struct{}
 	err   error // set before ended is closed
-	// learn pairs the DLQ with the origins a page's letters name.
-	learn func([]dlq.DeadLetter)
 }
 
 func newSession(b *Browse) *session {
@@ -112,14 +122,11 @@ func newSession(b *Browse) *session {
 // shown too, with their headroom of 0, so the operator can quarantine
 // them; a note says what returning them would do.
 func (w *session) Next(ctx context.Context) (Page, error) {
-	p, err := w.Session.Next(ctx)
+	p, err := w.Browse.Next(ctx)
 	if err != nil {
 		return Page{}, err
 	}
 	page := Page{Letters: p.Letters, End: p.End, Notes: p.Notes, Depth: max(p.Expected, 0)}
-	if w.learn != nil {
-		w.learn(p.Letters)
-	}
 	if n := len(p.Refused); n > 0 {
 		for _, r := range p.Refused {
 			page.Letters = append(page.Letters, r.Letter)

@@ -1,20 +1,13 @@
 package dlq
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/warrenops/warren/sources/brokertest"
@@ -26,8 +19,8 @@ import (
 // module). Each runs as a consumer whose handler fails, against the
 // test's vhost, and writes its error messages as it really does; the
 // tests then read them with a browse session and a scan, as warren does,
-// and check what the convention tables in frameworks.go make of them.
-// The fixtures in frameworks_test.go are built after the frameworks'
+// and check what the convention tables in frameworks.go make of them
+// (brokertest prepares and runs the programs). The fixtures in frameworks_test.go are built after the frameworks'
 // source; these are the frameworks themselves.
 //
 // What the pinned versions wrote, as the tests saw it:
@@ -50,208 +43,6 @@ import (
 //     insufficient funds", topic_poisoned "payments", handler_poisoned
 //     "charge", subscriber_poisoned "amqp.Subscriber" and
 //     _watermill_message_uuid; no count of tries, no message_id.
-
-// frameworksDir is testdata/frameworks at the module's root.
-func frameworksDir(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "frameworks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// The tools are prepared once per test binary: rascal's node_modules in
-// its directory (kept, ignored by git), and the Watermill program built
-// into a temporary directory (removed by TestMain).
-var (
-	rascalTool struct {
-		once sync.Once
-		dir  string
-		err  error
-	}
-	watermillTool struct {
-		once sync.Once
-		dir  string
-		bin  string
-		err  error
-	}
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if watermillTool.dir != "" {
-		os.RemoveAll(watermillTool.dir)
-	}
-	os.Exit(code)
-}
-
-// rascalDir is testdata/frameworks/rascal with its dependencies
-// installed: `npm ci` when node_modules is missing. A missing node or
-// npm fails the test, naming what to install.
-func rascalDir(t testing.TB) string {
-	t.Helper()
-	rascalTool.once.Do(func() {
-		rascalTool.dir = filepath.Join(frameworksDir(t), "rascal")
-		rascalTool.err = installRascal(rascalTool.dir)
-	})
-	if rascalTool.err != nil {
-		t.Fatal(rascalTool.err)
-	}
-	return rascalTool.dir
-}
-
-// installRascal runs `npm ci` in a directory of its own beside dir and
-// moves the result into place, so that two test binaries (one per
-// broker) preparing it at once never see half an install.
-func installRascal(dir string) error {
-	if _, err := exec.LookPath("node"); err != nil {
-		return fmt.Errorf("node is not installed: the rascal tests run rascal on Node.js (install nodejs and npm): %v", err)
-	}
-	if installed(dir) {
-		return nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return fmt.Errorf("npm is not installed: the rascal tests install rascal from %s with npm ci (install npm): %v",
-			filepath.Join(dir, "package-lock.json"), err)
-	}
-	tmp, err := os.MkdirTemp(dir, ".npm-ci-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm ci for rascal in %s: %v\n%s", dir, err, out)
-	}
-	if err := os.Rename(filepath.Join(tmp, "node_modules"), filepath.Join(dir, "node_modules")); err != nil && !installed(dir) {
-		return fmt.Errorf("install rascal's node_modules: %v", err)
-	}
-	return nil
-}
-
-func installed(dir string) bool {
-	for _, p := range []string{"rascal", "amqplib"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", p, "package.json")); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// watermillBin builds testdata/frameworks/watermill, a module of its own,
-// once.
-func watermillBin(t testing.TB) string {
-	t.Helper()
-	watermillTool.once.Do(func() {
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			watermillTool.err = fmt.Errorf("go is not on PATH: the Watermill test builds its program with it: %v", err)
-			return
-		}
-		if watermillTool.dir, err = os.MkdirTemp("", "warren-watermill-"); err != nil {
-			watermillTool.err = err
-			return
-		}
-		watermillTool.bin = filepath.Join(watermillTool.dir, "watermill")
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, goBin, "build", "-buildvcs=false", "-o", watermillTool.bin, ".")
-		cmd.Dir = filepath.Join(frameworksDir(t), "watermill")
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			watermillTool.err = fmt.Errorf("go build in %s: %v\n%s", cmd.Dir, err, out)
-		}
-	})
-	if watermillTool.err != nil {
-		t.Fatal(watermillTool.err)
-	}
-	return watermillTool.bin
-}
-
-// frameworkRun is what a producer printed when done: the library versions
-// it ran, and per message how many times its handler ran.
-type frameworkRun struct {
-	Rascal    string         `json:"rascal"`
-	Amqplib   string         `json:"amqplib"`
-	Watermill string         `json:"watermill"`
-	AMQP      string         `json:"watermill-amqp"`
-	Runs      map[string]int `json:"runs"`
-}
-
-// runProducer runs a producer for at most 30 s and reads its summary; it
-// fails t with everything the producer wrote when it does not finish.
-func runProducer(t testing.TB, dir, name string, args ...string) frameworkRun {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	if err != nil {
-		t.Fatalf("%s %s: %v after %s\nstdout:\n%s\nstderr:\n%s", filepath.Base(name), strings.Join(args, " "), err,
-			time.Since(start).Round(time.Millisecond), stdout.Bytes(), stderr.Bytes())
-	}
-	var r frameworkRun
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil || len(r.Runs) == 0 {
-		t.Fatalf("%s printed no summary (%v):\n%s\nstderr:\n%s", filepath.Base(name), err, stdout.Bytes(), stderr.Bytes())
-	}
-	return r
-}
-
-// pinnedNPM is the version package.json pins for an npm package.
-func pinnedNPM(t testing.TB, dir, pkg string) string {
-	t.Helper()
-	var p struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &p)
-	}
-	if err != nil || p.Dependencies[pkg] == "" {
-		t.Fatalf("package.json pins no %s: %v", pkg, err)
-	}
-	return p.Dependencies[pkg]
-}
-
-// runRascal runs testdata/frameworks/rascal/fail.js in mode against
-// vhost: n orders, ord-1001 onwards, each failing with "Order <n> not
-// found" (code ENOTFOUND).
-func runRascal(t testing.TB, vhost, mode string, n int) frameworkRun {
-	t.Helper()
-	dir := rascalDir(t)
-	node, _ := exec.LookPath("node")
-	r := runProducer(t, dir, node, "fail.js", brokertest.AMQPURL, vhost, mode, strconv.Itoa(n))
-	if want := pinnedNPM(t, dir, "rascal"); r.Rascal != want {
-		t.Fatalf("node_modules holds rascal %s, package.json pins %s: remove %s and run again",
-			r.Rascal, want, filepath.Join(dir, "node_modules"))
-	}
-	if want := pinnedNPM(t, dir, "amqplib"); r.Amqplib != want {
-		t.Fatalf("node_modules holds amqplib %s, package.json pins %s: remove %s and run again",
-			r.Amqplib, want, filepath.Join(dir, "node_modules"))
-	}
-	t.Logf("rascal %s on amqplib %s, mode %s: handler runs %v", r.Rascal, r.Amqplib, mode, r.Runs)
-	return r
-}
 
 // frameworkQueue describes an error queue or DLQ the test declared.
 func frameworkQueue(t testing.TB, vhost, name string) QueueInfo {
@@ -394,12 +185,12 @@ func orderMessage(id string) string {
 	return "Order " + strings.TrimPrefix(id, "ord-") + " not found"
 }
 
-func runsOf(r frameworkRun) func(string) int {
+func runsOf(r brokertest.FrameworkRun) func(string) int {
 	return func(id string) int { return r.Runs[id] }
 }
 
 // histogram counts the letters by their handler runs.
-func histogram(r frameworkRun) map[int]int {
+func histogram(r brokertest.FrameworkRun) map[int]int {
 	h := map[int]int{}
 	for _, n := range r.Runs {
 		h[n]++
@@ -412,7 +203,7 @@ func histogram(r frameworkRun) map[int]int {
 // table; the broker is not involved, so the rascal convention reads it.
 func TestFrameworkRascalForwardsToAnErrorQueue(t *testing.T) {
 	const n = 5
-	rascalDir(t) // fails here, before any vhost, when Node.js is missing
+	brokertest.RascalDir(t) // fails here, before any vhost, when Node.js is missing
 	for _, c := range []struct{ name, mode string }{
 		// [{strategy: 'forward', publication: 'to_error'}]: one try, one
 		// forward (recovery.orders.forwarded 1).
@@ -427,7 +218,7 @@ func TestFrameworkRascalForwardsToAnErrorQueue(t *testing.T) {
 			ch := brokertest.Channel(t, conn)
 			brokertest.Declare(t, ch, "orders", nil)
 			brokertest.Declare(t, ch, "orders_error", nil)
-			r := runRascal(t, vhost, c.mode, n)
+			r := brokertest.RunRascal(t, vhost, c.mode, n)
 
 			w := expected{
 				convention: ConventionRascal, kind: KindException, reason: KindException,
@@ -461,7 +252,7 @@ func TestFrameworkRascalForwardsToAnErrorQueue(t *testing.T) {
 // says what broke.
 func TestFrameworkRascalRepublishesAndTheBrokerDeadLetters(t *testing.T) {
 	const n = 5
-	rascalDir(t) // fails here, before any vhost, when Node.js is missing
+	brokertest.RascalDir(t) // fails here, before any vhost, when Node.js is missing
 	for _, c := range []struct{ name, mode, why string }{
 		// [{strategy: 'republish', attempts: 2}, {strategy: 'nack'}]:
 		// three tries; the x-death count is 1, rascal's
@@ -478,7 +269,7 @@ func TestFrameworkRascalRepublishesAndTheBrokerDeadLetters(t *testing.T) {
 			ch := brokertest.Channel(t, conn)
 			brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
 			brokertest.Declare(t, ch, sceneDLQ, nil)
-			r := runRascal(t, vhost, c.mode, n)
+			r := brokertest.RunRascal(t, vhost, c.mode, n)
 
 			w := expected{
 				convention: ConventionBroker, kind: ReasonRejected, reason: ReasonRejected,
@@ -509,7 +300,7 @@ func TestFrameworkRascalRepublishesAndTheBrokerDeadLetters(t *testing.T) {
 // the queue payments_error.
 func TestFrameworkWatermillPoisonQueue(t *testing.T) {
 	const n = 5
-	bin := watermillBin(t)
+	brokertest.WatermillBin(t) // fails here, before any vhost, when go is missing
 	vhost, conn := testVhost(t)
 	ch := brokertest.Channel(t, conn)
 	// As watermill-amqp's subscriber declares its queue: durable, no
@@ -517,8 +308,7 @@ func TestFrameworkWatermillPoisonQueue(t *testing.T) {
 	// exist before anything is poisoned.
 	brokertest.Declare(t, ch, "payments", nil)
 	brokertest.Declare(t, ch, "payments_error", nil)
-	r := runProducer(t, filepath.Dir(bin), bin, "-url", brokertest.AMQPURL, "-vhost", vhost, "-n", strconv.Itoa(n))
-	t.Logf("watermill %s with watermill-amqp %s: handler runs %v", r.Watermill, r.AMQP, r.Runs)
+	r := brokertest.RunWatermill(t, vhost, n)
 
 	// Watermill's message UUID is a header, not the message_id property,
 	// and the body carries the payment's ID.

@@ -40,6 +40,10 @@ type Options struct {
 	// PasswordHint ends a bad-credentials error: what to check, naming
 	// where the password came from (config.Context.PasswordHint).
 	PasswordHint string
+	// Learned are error-queue pairings learned from messages before
+	// (Learn), and OnLearn is told of each new one, to keep them.
+	Learned []DLQOverride
+	OnLearn func(DLQOverride)
 }
 
 // DefaultTimeout bounds one management API request when Options.Timeout
@@ -67,6 +71,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	learned []DLQOverride // error queues paired by what their messages say
+	onLearn func(DLQOverride)
 	version string
 	// detailedMissing is set when a 3.13+ broker answered 404 to
 	// /api/queues/detailed (the feature flag is not enabled yet), [0],
@@ -131,6 +136,8 @@ func New(o Options) (*Client, error) {
 		http:        &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: refuseRedirect},
 		rh:          rh,
 		pins:        o.DLQOverrides,
+		learned:     append([]DLQOverride(nil), o.Learned...),
+		onLearn:     o.OnLearn,
 		metrics:     metrics,
 		parking:     o.ParkingQueues,
 	}, nil

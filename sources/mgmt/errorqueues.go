@@ -90,15 +90,28 @@ func (c *Client) Learn(vhost, queue, dlq string) {
 	if queue == "" || queue == dlq {
 		return
 	}
+	l := DLQOverride{Vhost: vhost, Queue: queue, DLQ: dlq}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, l := range c.learned {
-		if l.Vhost == vhost && l.Queue == queue {
+	for _, k := range c.learned {
+		if k.Vhost == vhost && k.Queue == queue {
+			c.mu.Unlock()
 			return
 		}
 	}
-	c.learned = append(c.learned, DLQOverride{Vhost: vhost, Queue: queue, DLQ: dlq})
+	if len(c.learned) >= maxLearned {
+		c.learned = c.learned[1:]
+	}
+	c.learned = append(c.learned, l)
+	on := c.onLearn
+	c.mu.Unlock()
+	if on != nil {
+		on(l)
+	}
 }
+
+// maxLearned bounds the pairings learned from messages, oldest dropped
+// first: what a hostile publisher names must not grow without end.
+const maxLearned = 10_000
 
 // Learned are the pairings Learn was told, oldest first.
 func (c *Client) Learned() []DLQOverride {

@@ -1,10 +1,11 @@
 'use strict';
 
 // A rascal consumer whose handler always fails, so that rascal writes its
-// error messages into RabbitMQ the way it really does. warren's
-// integration tests (sources/dlq/frameworks_broker_test.go) run it
-// against a vhost of their own, whose queues they have declared, and then
-// read what rascal wrote.
+// error messages into RabbitMQ the way it really does, and, in receive
+// mode, a rascal consumer that takes what warren replays. warren's
+// integration tests (sources/dlq/frameworks_broker_test.go,
+// ops/conventions_replay_test.go) run it against a vhost of their own,
+// whose queues they have declared, and then read what rascal wrote.
 //
 //   node fail.js AMQP_URL VHOST MODE [N]
 //
@@ -26,13 +27,25 @@
 // empty, after printing one JSON line: the library versions and, per
 // message ID, how many times the handler ran. It exits 1 on any error and
 // after TIMEOUT_MS (default 25000) at the latest.
+//
+// One more mode publishes nothing and fails nothing:
+//
+//   receive        subscribe to orders with rascal and ack every message;
+//                  print one JSON line {"received": {id, contentType, body,
+//                  headers}} per delivery, with the body as text and the
+//                  headers as the handler saw them. Once N have arrived it
+//                  waits LINGER_MS (default 500) more, so that a copy too
+//                  many shows too, then prints the summary line: per
+//                  message ID, how many times it arrived.
 
 const amqplib = require('amqplib');
 const rascal = require('rascal');
 
 const [url, vhost, mode, n = '5'] = process.argv.slice(2);
 const count = Number(n);
+const receiving = mode === 'receive';
 const finalQueue = mode === 'forward' || mode === 'retry-forward' ? 'orders_error' : process.env.DLQ || 'orders.dlq';
+const lingerMs = Number(process.env.LINGER_MS || 500);
 const timeoutMs = Number(process.env.TIMEOUT_MS || 25000);
 
 const recoveries = {
@@ -50,8 +63,8 @@ function fail(err) {
   process.exit(1);
 }
 
-if (!url || !vhost || !recoveries[mode] || !(count > 0)) {
-  fail(`usage: node fail.js AMQP_URL VHOST ${Object.keys(recoveries).join('|')} [N]`);
+if (!url || !vhost || !(recoveries[mode] || receiving) || !(count > 0)) {
+  fail(`usage: node fail.js AMQP_URL VHOST ${Object.keys(recoveries).join('|')}|receive [N]`);
 }
 
 const timer = setTimeout(() => fail(`not done after ${timeoutMs} ms`), timeoutMs);
@@ -83,13 +96,75 @@ const definitions = {
     },
   },
 };
-if (finalQueue !== 'orders_error') {
+if (receiving) {
+  // Only orders is read: nothing is published, nothing forwarded.
+  definitions.vhosts[vhost].queues = { orders: existing };
+  definitions.vhosts[vhost].publications = {};
+} else if (finalQueue !== 'orders_error') {
   // No forward in these modes: no queue orders_error to check.
   delete definitions.vhosts[vhost].publications.to_error;
 }
 
 async function depth(ch, queue) {
   return (await ch.checkQueue(queue)).messageCount;
+}
+
+// headersJSON is the headers as JSON: an int64 amqplib may read as a
+// BigInt becomes its decimal text, a Buffer its text.
+function headersJSON(headers) {
+  return JSON.parse(JSON.stringify(headers || {}, (key, value) => {
+    if (typeof value === 'bigint') return value.toString();
+    if (value && value.type === 'Buffer' && Array.isArray(value.data)) return Buffer.from(value.data).toString();
+    return value;
+  }));
+}
+
+// receive acks what arrives in orders and prints it, until N have come
+// and LINGER_MS has passed since.
+async function receive() {
+  const broker = await rascal.BrokerAsPromised.create(rascal.withDefaultConfig(definitions));
+  broker.on('error', fail);
+
+  const arrived = {};
+  let total = 0;
+  let enough;
+  const done = new Promise((resolve) => { enough = resolve; });
+  const subscription = await broker.subscribe('orders');
+  subscription.on('error', fail);
+  subscription.on('invalid_content', (err, message, ackOrNack) => {
+    // Printed like any other arrival: the test judges the body.
+    report(message);
+    ackOrNack();
+  });
+  function report(message) {
+    const id = message.properties.messageId;
+    arrived[id] = (arrived[id] || 0) + 1;
+    total++;
+    console.log(JSON.stringify({
+      received: {
+        id,
+        contentType: message.properties.contentType,
+        body: message.content.toString(),
+        headers: headersJSON(message.properties.headers),
+      },
+    }));
+    if (total === count) enough();
+  }
+  subscription.on('message', (message, content, ackOrNack) => {
+    report(message);
+    ackOrNack();
+  });
+
+  await done;
+  await new Promise((resolve) => setTimeout(resolve, lingerMs));
+  await subscription.cancel();
+  await broker.shutdown();
+  clearTimeout(timer);
+  console.log(JSON.stringify({
+    rascal: require('rascal/package.json').version,
+    amqplib: require('amqplib/package.json').version,
+    runs: arrived,
+  }));
 }
 
 async function main() {
@@ -134,4 +209,4 @@ async function main() {
   }));
 }
 
-main().catch(fail);
+(receiving ? receive() : main()).catch(fail);
