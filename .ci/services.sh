@@ -459,7 +459,15 @@ brokers() {
   esac
 }
 
+# node: the integration tests run rascal, a Node.js library, as a real
+# failing consumer (docs/ARCHITECTURE.md §4.12); npm installs it.
+node_tools() {
+  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then return 0; fi
+  install_pkgs "Node.js (node and npm, for the rascal integration tests)" "nodejs npm"
+}
+
 case "${1:-all}" in
+  node) node_tools ;;
   rabbitmq) rabbit ;;
   rabbitmq43) rabbit43 ;;
   postgres) postgres ;;
@@ -470,7 +478,7 @@ case "${1:-all}" in
   ctl) shift; ctl "$@"; exit ;;
   cluster-stop) stop_cluster; exit 0 ;;
   stop) stop_cluster; stop43; exit 0 ;;
-  all) brokers; postgres ;;
-  *) die "usage: $0 [all|rabbitmq|rabbitmq43|cluster|cluster-stop|postgres|stop] | ctl NODE ARGS..." ;;
+  all) brokers; postgres; node_tools ;;
+  *) die "usage: $0 [all|rabbitmq|rabbitmq43|cluster|cluster-stop|postgres|node|stop] | ctl NODE ARGS..." ;;
 esac
 say "ready: RabbitMQ ${WARREN_TEST_BROKER:-3.10 and 4.3} and PostgreSQL ($PG_HOST)"
