@@ -29,28 +29,11 @@ func newDlqGroupsCmd(a *App) *cobra.Command {
 			"dlq ls, replay and quarantine acts on one group.",
 		Args: oneQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, t, err := a.dlqTarget(cmd.Context(), args[0], f)
+			o, t, st, err := a.scanDLQ(cmd.Context(), args[0], f, true)
 			if err != nil {
 				return err
 			}
 			defer o.Close()
-			t.Opts.GroupIDs = o.HasInbox(t.InboxOf)
-			var progress func(int)
-			if IsTerminal(a.Err) {
-				progress = func(n int) { fmt.Fprintf(a.Err, "\rscanned %d of %d", n, t.Info.Messages) }
-			}
-			st, err := o.ScanTarget(cmd.Context(), t, progress)
-			if progress != nil {
-				fmt.Fprintln(a.Err)
-			}
-			var refused *dlq.RefusedError
-			if errors.As(err, &refused) {
-				return Refused(err)
-			}
-			if err != nil {
-				return err
-			}
-			printNotes(a.Err, st.Notes)
 			groups := st.Groups.List()
 			inbox, ierr := o.GroupsInbox(cmd.Context(), t, groups)
 			if ierr != nil && !errors.Is(ierr, ops.ErrNoInbox) {

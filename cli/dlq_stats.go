@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
@@ -19,27 +21,11 @@ func newDlqStatsCmd(a *App) *cobra.Command {
 		Short: "Scan a whole DLQ for attempts, reasons, origins, replay loops and ages (no bodies kept)",
 		Args:  oneQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, t, err := a.dlqTarget(cmd.Context(), args[0], f)
+			o, t, st, err := a.scanDLQ(cmd.Context(), args[0], f, false)
 			if err != nil {
 				return err
 			}
 			defer o.Close()
-			var progress func(int)
-			if IsTerminal(a.Err) {
-				progress = func(n int) { fmt.Fprintf(a.Err, "\rscanned %d of %d", n, t.Info.Messages) }
-			}
-			st, err := o.ScanTarget(cmd.Context(), t, progress)
-			if progress != nil {
-				fmt.Fprintln(a.Err)
-			}
-			var refused *dlq.RefusedError
-			if errors.As(err, &refused) {
-				return Refused(err)
-			}
-			if err != nil {
-				return err
-			}
-			printNotes(a.Err, st.Notes)
 			if f.asJSON {
 				return writeJSON(a.Out, statsJSONOf(st))
 			}
@@ -50,12 +36,43 @@ func newDlqStatsCmd(a *App) *cobra.Command {
 				fmt.Fprintf(a.Out, " (%d without a time)", st.NoTime)
 			}
 			fmt.Fprintf(a.Out, "\nreplay loops %d, quarantined %d\n", st.ReplayLoops, st.Quarantined)
+			fmt.Fprintf(a.Out, "conventions %s; %d failure groups (dlq groups lists them)\n", countsText(st.Conventions), st.Groups.Len())
 			writeHistText(a.Out, st.Attempts, st.Reasons, st.Origins)
 			return nil
 		},
 	}
 	addReadFlags(cmd, &f)
 	return cmd
+}
+
+// scanDLQ reads the whole DLQ for statistics, with progress on a
+// terminal and the scan's notes on stderr; groupIDs keeps each failure
+// group's business IDs for its inbox counts. A guard refusal exits 3.
+// The caller closes the operations layer.
+func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs bool) (*ops.Ops, *ops.Target, *dlq.Stats, error) {
+	o, t, err := a.dlqTarget(ctx, queue, f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t.Opts.GroupIDs = groupIDs && o.HasInbox(t.InboxOf)
+	var progress func(int)
+	if IsTerminal(a.Err) {
+		progress = func(n int) { fmt.Fprintf(a.Err, "\rscanned %d of %d", n, t.Info.Messages) }
+	}
+	st, err := o.ScanTarget(ctx, t, progress)
+	if progress != nil {
+		fmt.Fprintln(a.Err)
+	}
+	var refused *dlq.RefusedError
+	if errors.As(err, &refused) {
+		err = Refused(err)
+	}
+	if err != nil {
+		o.Close()
+		return nil, nil, nil, err
+	}
+	printNotes(a.Err, st.Notes)
+	return o, t, st, nil
 }
 
 type statsJSON struct {
@@ -70,12 +87,18 @@ type statsJSON struct {
 	Newest      *time.Time `json:"newest_dead_lettered_at"`
 	NoTime      int        `json:"without_time"`
 	Seconds     float64    `json:"scan_seconds"`
+	// Conventions counts the messages by the convention they were read
+	// by; FailureGroups is how many groups they make (dlq groups lists
+	// them). docs/ARCHITECTURE.md §4.12.
+	Conventions   map[string]int `json:"conventions"`
+	FailureGroups int            `json:"failure_groups"`
 }
 
 func statsJSONOf(st *dlq.Stats) statsJSON {
 	out := statsJSON{Total: st.Total, Expected: st.Expected, Complete: st.Complete, Bytes: st.Bytes,
 		Histogram: histJSONOf(st.Attempts, st.Reasons, st.Origins), ReplayLoops: st.ReplayLoops,
-		Quarantined: st.Quarantined, NoTime: st.NoTime, Seconds: round(st.Took.Seconds(), 3)}
+		Quarantined: st.Quarantined, NoTime: st.NoTime, Seconds: round(st.Took.Seconds(), 3),
+		Conventions: st.Conventions, FailureGroups: st.Groups.Len()}
 	if !st.OldestDeadLettered.IsZero() {
 		o, n := st.OldestDeadLettered.UTC(), st.NewestDeadLettered.UTC()
 		out.Oldest, out.Newest = &o, &n

@@ -115,6 +115,9 @@ func (g *Groups) add(k Fingerprint, f Failure, attempts int, logicalID, business
 	return grp.ID
 }
 
+// Len is how many groups there are.
+func (g *Groups) Len() int { return len(g.byKey) }
+
 // List gives the groups, largest first, then by ID.
 func (g *Groups) List() []Group {
 	out := make([]Group, 0, len(g.byKey))
