@@ -251,6 +251,10 @@ func (c *Convention) read(d amqp.Delivery, full bool) Failure {
 			return ""
 		}
 		s, ok := text(v)
+		if n, isInt := integer(v); !ok && isInt && fl == fErrorType {
+			// rascal's error.code may be a number.
+			s, ok = strconv.FormatInt(n, 10), true
+		}
 		if !ok {
 			wrong = append(wrong, fieldNames[fl]+" ("+p+" is not text)")
 			return ""
@@ -266,15 +270,6 @@ func (c *Convention) read(d amqp.Delivery, full bool) Failure {
 	f.OriginExchange = str(fOriginExchange, 16*maxOriginName, false)
 	f.OriginRoutingKey = str(fOriginRoutingKey, 16*maxOriginName, false)
 	f.ErrorType = str(fErrorType, maxErrorType, true)
-	if p := c.Paths[fErrorType]; f.ErrorType == "" && p != "" {
-		// rascal's error.code may be a number.
-		if v, ok := lookup(d.Headers, p); ok {
-			if n, ok := integer(v); ok {
-				f.ErrorType = strconv.FormatInt(n, 10)
-				wrong = wrong[:len(wrong)-1]
-			}
-		}
-	}
 	f.ErrorMessage = str(fErrorMessage, maxErrorMessage, true)
 	if full {
 		f.StackTrace = str(fStackTrace, maxStackTrace, false)

@@ -158,7 +158,11 @@ func FuzzDecodeHeaders(f *testing.F) {
 		g := &fieldGen{b: headerData}
 		d := amqp.Delivery{Headers: g.table(0), Body: body, MessageId: "m"}
 		dl := Decode(d, Options{LogicalID: "header:event_id", AttemptsHeader: "x-retry-count"}, true)
-		if dl.Attempts < 0 || dl.Size != len(body) {
+		size := len(body)
+		if dl.Raw != nil {
+			size = len(dl.Body) // an envelope's message is what is shown
+		}
+		if dl.Attempts < 0 || dl.Size != size {
 			t.Fatalf("attempts %d size %d", dl.Attempts, dl.Size)
 		}
 		if _, err := json.Marshal(PlainHeaders(d.Headers)); err != nil {
@@ -182,5 +186,38 @@ func FuzzFilter(f *testing.F) {
 		dl := DeadLetter{LogicalID: "aaaa", Headers: g.table(0), DeadLetteredAt: t0}
 		_, _ = flt.Match(dl, &applied, t0.Add(time.Minute))
 		_, _ = flt.Match(DeadLetter{}, nil, t0)
+	})
+}
+
+// FuzzRecognize feeds the conventions hostile values in the places their
+// frameworks write: whatever arrives, nothing panics, the bounds hold,
+// and a name no queue can have is never an origin.
+func FuzzRecognize(f *testing.F) {
+	f.Add("Orders.OrderNotFound", "Order 1001 not found", "rabbitmq://h/v/orders", []byte(easyNetQV8), int64(2))
+	f.Add("", "\x1b]52;c;x\x07", "::::", []byte(`{"Exception":`), int64(-1))
+	f.Add("a:b", strings.Repeat("x", 5000), "rabbitmq://h/"+strings.Repeat("q", 300), []byte(`{"BasicProperties":{"Headers":{"a":{"Type":14,"Value":"!!"}}},"Exception":"E: m","Message":"x"}`), int64(1<<40))
+	f.Fuzz(func(t *testing.T, typ, msg, addr string, body []byte, n int64) {
+		for _, d := range []amqp.Delivery{
+			{Headers: amqp.Table{"MT-Fault-ExceptionType": typ, "MT-Fault-Message": msg, "MT-Fault-InputAddress": addr, "MT-Fault-RetryCount": n, "MT-Fault-Timestamp": msg}},
+			{Headers: amqp.Table{"x-exception-message": msg, "x-exception-stacktrace": typ + ": " + msg, "x-original-exchange": addr, "x-original-routingKey": typ, "retry-count": n}},
+			{Headers: amqp.Table{"NServiceBus.FailedQ": addr, "NServiceBus.ExceptionInfo.Message": msg, "NServiceBus.TimeOfFailure": typ}},
+			{Headers: amqp.Table{"rascal": amqp.Table{"originalQueue": addr, "error": amqp.Table{"message": msg, "code": n}, "recovery": amqp.Table{addr: amqp.Table{"forwarded": n}}}}},
+			{Headers: amqp.Table{"reason_poisoned": msg, "topic_poisoned": addr}},
+			{Type: "EasyNetQ.SystemMessages.Error, EasyNetQ", Body: body},
+		} {
+			dl := Decode(d, Options{}, true)
+			f := dl.Failure
+			if len(f.ErrorMessage) > maxErrorMessage+len("…") || len(f.ErrorType) > maxErrorType+len("…") || len(f.StackTrace) > maxStackTrace+len("…") {
+				t.Fatalf("bounds: message %d, type %d, trace %d", len(f.ErrorMessage), len(f.ErrorType), len(f.StackTrace))
+			}
+			for _, o := range []string{f.OriginQueue, f.OriginExchange, f.OriginRoutingKey} {
+				if len(o) > maxOriginName {
+					t.Fatalf("an origin of %d bytes", len(o))
+				}
+			}
+			if strings.ContainsAny(f.ErrorMessage, "\r\n") || dl.Attempts < 0 || dl.Group == "" {
+				t.Fatalf("message %q, attempts %d, group %q", f.ErrorMessage, dl.Attempts, dl.Group)
+			}
+		}
 	})
 }
