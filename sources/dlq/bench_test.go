@@ -22,14 +22,34 @@ func benchDelivery() amqp.Delivery {
 }
 
 // BenchmarkScanAdd is the statistics scan's cost per message, with the
-// reused death slice; compare BenchmarkDecode, which builds a full record.
+// reused death slice, the conventions tried and the failure group
+// counted; compare BenchmarkDecode, which builds a full record.
 func BenchmarkScanAdd(b *testing.B) {
-	d := benchDelivery()
-	st := &Stats{Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{}}
-	sc := &scanner{st: st}
+	for _, c := range []struct {
+		name string
+		d    amqp.Delivery
+	}{
+		{"broker", benchDelivery()},
+		{"masstransit", massTransitFault("m-1", "Order 1001 not found")},
+		{"spring", springRepublished("s-1", "Card 4242 declined")},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			st := &Stats{Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
+				Groups: NewGroups(false), Conventions: map[string]int{}}
+			sc := &scanner{st: st, o: Options{}.withDefaults()}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = sc.add(nil, c.d, false)
+			}
+		})
+	}
+}
+
+// BenchmarkNormalize is a failure group's message normalised.
+func BenchmarkNormalize(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = sc.add(nil, d, false)
+		_ = Normalize("Order 1001 for customer 3f2a9c1e-0b7d-4c55-9a1e-2b3c4d5e6f70 not found in 'eu-west'")
 	}
 }
 

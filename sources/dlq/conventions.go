@@ -187,10 +187,46 @@ func NewConvention(name string, paths map[string]string) (Convention, error) {
 // own dead-lettering when x-death (or x-first/last-death) is present,
 // else the conventions in order. deaths is d's parsed x-death.
 func Recognize(d amqp.Delivery, deaths []Death, conventions []Convention) Failure {
-	return recognize(d, deaths, findOrigin(deaths, d.Headers), conventions, true)
+	return recognize(d, deaths, findOrigin(deaths, d.Headers), newConventionSet(conventions), true)
 }
 
-func recognize(d amqp.Delivery, deaths []Death, org origin, conventions []Convention, full bool) Failure {
+// conventionSet is conventions in the order they are tried, with the
+// header names any of their markers can start with: a message carrying
+// none of those is claimed by no marker, which a scan learns from one
+// look at each of its few headers instead of a lookup per marker.
+type conventionSet struct {
+	list  []Convention
+	heads map[string]struct{}
+}
+
+func newConventionSet(list []Convention) *conventionSet {
+	s := &conventionSet{list: list, heads: map[string]struct{}{}}
+	for _, c := range list {
+		for _, m := range c.Markers {
+			for i := 0; i < len(m); i++ {
+				if m[i] == '.' {
+					s.heads[m[:i]] = struct{}{}
+				}
+			}
+			s.heads[m] = struct{}{}
+		}
+	}
+	return s
+}
+
+// marked reports whether some header could be a marker.
+func (s *conventionSet) marked(h amqp.Table) bool {
+	for k := range h {
+		if _, ok := s.heads[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func recognize(d amqp.Delivery, deaths []Death, org origin, set *conventionSet, full bool) Failure {
+	conventions := set.list
+	marked := set.marked(d.Headers)
 	var f Failure
 	if org.Queue != "" || org.Reason != "" {
 		f = Failure{Convention: ConventionBroker, Kind: org.Reason, OriginQueue: org.Queue, OriginExchange: org.Exchange}
@@ -204,6 +240,9 @@ func recognize(d amqp.Delivery, deaths []Death, org origin, conventions []Conven
 		if c.claim != nil && f.Convention != "" {
 			// A body is read for an envelope only when no header
 			// said whose the message is.
+			continue
+		}
+		if c.claim == nil && !marked {
 			continue
 		}
 		if !c.claims(d) {

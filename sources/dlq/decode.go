@@ -37,7 +37,7 @@ type Options struct {
 	// the inbox's applied and pending counts.
 	GroupIDs bool
 	// all is Conventions then Builtin, set by withDefaults.
-	all []Convention
+	all *conventionSet
 	// StartOffset is where a stream browse starts; 0 means the first
 	// message still in the stream.
 	StartOffset int64
@@ -54,9 +54,9 @@ func (o Options) withDefaults() Options {
 		o.Idle = defaultIdle
 	}
 	if o.all == nil {
-		o.all = builtin
+		o.all = builtinSet
 		if len(o.Conventions) > 0 {
-			o.all = append(append([]Convention(nil), o.Conventions...), builtin...)
+			o.all = newConventionSet(append(append([]Convention(nil), o.Conventions...), builtin...))
 		}
 	}
 	return o

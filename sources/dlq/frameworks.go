@@ -488,4 +488,7 @@ func splitDotNetException(s string) (typ, msg string) {
 // they are tried after the broker's own.
 func Builtin() []Convention { return append([]Convention(nil), builtin...) }
 
-var builtin = []Convention{massTransit, spring, nServiceBus, rascal, watermill, easyNetQ}
+var (
+	builtin    = []Convention{massTransit, spring, nServiceBus, rascal, watermill, easyNetQ}
+	builtinSet = newConventionSet(builtin)
+)
