@@ -75,7 +75,7 @@ func (m *Model) groupRow(g dlq.Group) table.Row {
 		{Text: format.Count(int64(g.Count))},
 		{Text: orNone(sanitize.Text(g.Convention))},
 		{Text: orNone(sanitize.Text(g.Origin))},
-		{Text: orNone(sanitize.Text(g.Type))},
+		{Text: orNone(sanitize.Text(format.ShortType(g.Type)))}, // the full type: the inspector, dlq groups --json
 		{Text: orNone(sanitize.Text(g.Message))},
 		{Text: format.Age(now, g.FirstFailed)},
 		{Text: format.Age(now, g.LastFailed)},

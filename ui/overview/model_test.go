@@ -551,3 +551,21 @@ func TestTheOldestColumnFitsTheAgesShown(t *testing.T) {
 		})
 	}
 }
+
+func TestAnErrorQueueSaysHowItWasPaired(t *testing.T) {
+	for _, c := range []struct {
+		q    mgmt.Queue
+		want string
+	}{
+		{mgmt.Queue{Name: "orders_error", DLQOf: []mgmt.QueueRef{{Name: "orders"}}, PairedBy: mgmt.PairedByNaming, ErrorQueue: true},
+			" · error queue of orders (paired by naming)"},
+		{mgmt.Queue{Name: "error", DLQOf: []mgmt.QueueRef{{Name: "Sales"}}, PairedBy: mgmt.PairedByLetter, ErrorQueue: true},
+			" · error queue of Sales, as its messages say"},
+		{mgmt.Queue{Name: "error", ErrorQueue: true}, " · an error queue by its name: d shows which queues its messages name"},
+		{mgmt.Queue{Name: "orders.dlq", DLQOf: []mgmt.QueueRef{{Name: "orders"}}, PairedBy: mgmt.PairedByDLX}, ""},
+	} {
+		if got := pairedBy(c.q); got != c.want {
+			t.Errorf("%s: %q, want %q", c.q.Name, got, c.want)
+		}
+	}
+}

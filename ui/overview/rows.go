@@ -220,7 +220,7 @@ func assess(q mgmt.Queue, marks []trouble.Mark, window time.Duration, alarm stri
 		warn = append(warn, fmt.Sprintf("%d dead letters in %s", q.DLQMessages, sanitize.Text(q.DLQ.Name)))
 	}
 	if q.IsDLQ() && q.Messages > 0 {
-		warn = append(warn, fmt.Sprintf("holds %d dead letters", q.Messages))
+		warn = append(warn, fmt.Sprintf("holds %d dead letters", q.Messages)+pairedBy(q))
 	}
 	if q.Parking && q.Messages > 0 {
 		warn = append(warn, fmt.Sprintf("parking queue: %d quarantined messages, out of replays until released (d, then r)", q.Messages))
@@ -266,4 +266,18 @@ func compareAge(x, y *row) int {
 		return 1
 	}
 	return 0
+}
+
+// pairedBy says how an error queue was paired with the queues it serves
+// when it was not by dead-lettering (docs/ARCHITECTURE.md §4.12).
+func pairedBy(q mgmt.Queue) string {
+	switch {
+	case len(q.DLQOf) == 0 && q.ErrorQueue:
+		return " · an error queue by its name: d shows which queues its messages name"
+	case len(q.DLQOf) == 0 || q.PairedBy == "" || q.PairedBy == mgmt.PairedByDLX:
+		return ""
+	case q.PairedBy == mgmt.PairedByLetter:
+		return fmt.Sprintf(" · error queue of %s, as its messages say", sanitize.Text(q.DLQOf[0].Name))
+	}
+	return fmt.Sprintf(" · error queue of %s (paired by %s)", sanitize.Text(q.DLQOf[0].Name), q.PairedBy)
 }
