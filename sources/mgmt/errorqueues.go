@@ -25,25 +25,15 @@ var errorSuffixes = []string{"_error", ".dlq", "_skipped"}
 var sharedErrorQueues = []string{"error", "EasyNetQ_Default_Error_Queue"}
 
 // pairErrorQueues pairs the queues that the broker's dead-lettering left
-// unpaired with the error queues frameworks write: by what the messages
-// of an error queue said (learned), then by naming. It marks every queue
-// named as an error queue, so it is judged as a DLQ while unpaired.
+// unpaired with the error queues frameworks write: by a framework's
+// naming, then by what the messages of an error queue said (learned). It
+// marks every queue named as an error queue, so it is judged as a DLQ
+// while unpaired.
 func pairErrorQueues(queues []Queue, index map[QueueRef]int, learned []DLQOverride) {
 	for i := range queues {
 		q := &queues[i]
 		if isErrorName(q.Name) {
 			q.ErrorQueue = true
-		}
-	}
-	for _, l := range learned {
-		for i := range queues {
-			q := &queues[i]
-			if q.Name != l.Queue || (l.Vhost != "" && l.Vhost != q.Vhost) || q.DLQ != nil {
-				continue
-			}
-			if _, ok := index[QueueRef{Vhost: q.Vhost, Name: l.DLQ}]; ok && l.DLQ != q.Name {
-				q.DLQ, q.DLQSource = &QueueRef{Vhost: q.Vhost, Name: l.DLQ}, PairedByLetter
-			}
 		}
 	}
 	for i := range queues {
@@ -57,6 +47,15 @@ func pairErrorQueues(queues []Queue, index map[QueueRef]int, learned []DLQOverri
 				q.DLQ, q.DLQSource = &ref, PairedByNaming
 				break
 			}
+		}
+	}
+	for _, l := range learned {
+		i, ok := index[QueueRef{Vhost: l.Vhost, Name: l.Queue}]
+		if !ok || queues[i].DLQ != nil || l.DLQ == l.Queue {
+			continue
+		}
+		if _, ok := index[QueueRef{Vhost: l.Vhost, Name: l.DLQ}]; ok {
+			queues[i].DLQ, queues[i].DLQSource = &QueueRef{Vhost: l.Vhost, Name: l.DLQ}, PairedByLetter
 		}
 	}
 }

@@ -1,0 +1,65 @@
+package mgmt
+
+import "testing"
+
+func TestErrorQueuesPairByDeadLetteringThenNamingThenMessages(t *testing.T) {
+	topo := Topology{Exchanges: map[ExchangeRef]string{{"v", "dlx"}: "fanout"},
+		Bindings: map[ExchangeRef][]Binding{{"v", "dlx"}: {{Source: "dlx", Destination: "pay.dead"}}}}
+	qs := []Queue{
+		{Vhost: "v", Name: "orders"}, {Vhost: "v", Name: "orders_error", Messages: 6}, {Vhost: "v", Name: "orders_skipped"},
+		{Vhost: "v", Name: "billing"}, {Vhost: "v", Name: "billing.dlq", Messages: 5},
+		{Vhost: "v", Name: "Sales"}, {Vhost: "v", Name: "error", Messages: 2},
+		queue("v", "pay", "classic", dlx("dlx", "")), {Vhost: "v", Name: "pay.dead"}, {Vhost: "v", Name: "pay_error"},
+		{Vhost: "v", Name: "EasyNetQ_Default_Error_Queue"},
+	}
+	learned := []DLQOverride{
+		{Vhost: "v", Queue: "Sales", DLQ: "error"},
+		{Vhost: "v", Queue: "orders", DLQ: "error"}, // naming pairs orders first
+		{Vhost: "v", Queue: "pay", DLQ: "error"},    // dead-lettering pairs pay first
+		{Vhost: "v", Queue: "gone", DLQ: "error"},
+	}
+	pairDLQs(qs, &topo, nil, learned...)
+	by := map[string]*Queue{}
+	for i := range qs {
+		by[qs[i].Name] = &qs[i]
+	}
+	for _, c := range []struct{ queue, dlq, source string }{
+		{"orders", "orders_error", PairedByNaming},
+		{"billing", "billing.dlq", PairedByNaming},
+		{"Sales", "error", PairedByLetter},
+		{"pay", "pay.dead", PairedByDLX},
+	} {
+		q := by[c.queue]
+		if q.DLQ == nil || q.DLQ.Name != c.dlq || q.DLQSource != c.source {
+			t.Errorf("%s pairs with %v by %q, want %s by %s", c.queue, q.DLQ, q.DLQSource, c.dlq, c.source)
+		}
+	}
+	if by["orders"].DLQMessages != 6 || by["orders_error"].PairedBy != PairedByNaming {
+		t.Errorf("orders shows %d dead letters; orders_error paired by %q", by["orders"].DLQMessages, by["orders_error"].PairedBy)
+	}
+	if s := by["orders_skipped"]; !s.IsDLQ() || len(s.DLQOf) != 1 || s.DLQOf[0].Name != "orders" {
+		t.Errorf("orders_skipped serves %v", s.DLQOf)
+	}
+	for _, name := range []string{"orders_error", "billing.dlq", "error", "EasyNetQ_Default_Error_Queue", "pay_error"} {
+		if !by[name].IsDLQ() || !by[name].ErrorQueue {
+			t.Errorf("%s is not judged as an error queue", name)
+		}
+	}
+	if by["EasyNetQ_Default_Error_Queue"].DLQOf != nil {
+		t.Error("a shared error queue serves no queue before its messages say which")
+	}
+	for _, name := range []string{"orders", "billing", "Sales", "pay"} {
+		if by[name].IsDLQ() {
+			t.Errorf("%s is judged as a DLQ", name)
+		}
+	}
+}
+
+func TestErrorQueueOfNamesTheQueueItServes(t *testing.T) {
+	for in, want := range map[string]string{"orders_error": "orders", "orders_skipped": "orders", "billing.dlq": "billing", "_error": "", "orders": ""} {
+		got, ok := ErrorQueueOf(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("ErrorQueueOf(%q) = %q, %v", in, got, ok)
+		}
+	}
+}
