@@ -37,6 +37,10 @@ func newDemoCmd(a *App, runTUI func(*App) error) *cobra.Command {
 			"PostgreSQL. Re-running is idempotent. Then it opens the dashboard on that scene.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.ReadOnly {
+				// Seeding purges and refills the scene's queues.
+				return Refused(errors.New("--read-only: demo refused, since seeding purges and refills the scene's queues; run it without --read-only (the dashboard it opens can still be read-only with warren --read-only --config FILE)"))
+			}
 			if o.Password == "" {
 				o.Password = os.Getenv(demoPasswordEnv)
 			}

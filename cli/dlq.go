@@ -63,7 +63,7 @@ func (a *App) dlqTarget(ctx context.Context, queue string, f readFlags) (*ops.Op
 func (a *App) browse(ctx context.Context, o *ops.Ops, t *ops.Target) (*ops.Browse, func(), error) {
 	b, err := o.Browse(ctx, t)
 	var refused *dlq.RefusedError
-	if errors.As(err, &refused) {
+	if errors.As(err, &refused) || errors.Is(err, ops.ErrReadOnly) {
 		return nil, nil, Refused(err)
 	}
 	if err != nil {

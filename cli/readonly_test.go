@@ -234,3 +234,21 @@ func TestReadOnlyDashboardOffersNoActionAndMovesNothing(t *testing.T) {
 		})
 	}
 }
+
+func TestReadOnlyRefusesABrowsePastTheGuardAndTheDemoSeed(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	r := execCLI(t, "--config", s.config, "--read-only", "dlq", "ls", "orders.dlq", "--allow-limit-risk")
+	if r.code() != ExitRefused || !strings.Contains(r.errOut, "read-only") || !strings.Contains(r.errOut, "--allow-limit-risk") {
+		t.Errorf("ls --allow-limit-risk in a read-only context: exit %d\n%s", r.code(), r.errOut)
+	}
+	if r := execCLI(t, "--config", s.config, "--read-only", "dlq", "ls", "orders.dlq"); r.code() != 0 {
+		t.Errorf("a browse within the guard is read-only's to allow: exit %d\n%s", r.code(), r.errOut)
+	}
+	if n := ready(t, s.vhost, "orders.dlq"); n != 4 {
+		t.Errorf("orders.dlq holds %d, want 4", n)
+	}
+	r = execCLI(t, "--read-only", "demo", "--seed-only", "--vhost", s.vhost+"-demo")
+	if r.code() != ExitRefused || !strings.Contains(r.errOut, "demo refused") {
+		t.Errorf("demo in read-only: exit %d\n%s", r.code(), r.errOut)
+	}
+}

@@ -126,6 +126,9 @@ func (o *Ops) request(req PlanRequest) (actions.Request, error) {
 // on them never holds up the acks of the browse channel. progress is
 // called from Execute's goroutine.
 func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (Result, error) {
+	if err := o.writable(string(plan.Action)); err != nil {
+		return Result{}, err
+	}
 	if w, ok := plan.Handle.(wholeHandle); ok {
 		return o.Stream(ctx, w.target, w.preview, progress)
 	}

@@ -233,8 +233,8 @@ type ResumePlan struct {
 // finished, is unknown or was on another queue.
 func (a AuditReader) PlanResume(ctx context.Context, ref mgmt.QueueRef, id string) (*ResumePlan, error) {
 	o := a.o
-	if c := o.Context(); c.ReadOnly {
-		return nil, fmt.Errorf("context %q is read-only: resume refused", c.Name)
+	if err := o.writable("resume"); err != nil {
+		return nil, err
 	}
 	if err := o.CheckAudit(ctx); err != nil {
 		return nil, err

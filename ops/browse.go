@@ -30,6 +30,12 @@ type Browse struct {
 // quorum DLQ whose delivery limit counts returns) it fails with the
 // guard's *dlq.RefusedError unless t.Opts.AllowLimitRisk is set.
 func (o *Ops) Browse(ctx context.Context, t *Target) (*Browse, error) {
+	if t.Opts.AllowLimitRisk {
+		// Browsing past the delivery-limit guard may drop messages.
+		if err := o.writable("a browse that may cost deliveries (--allow-limit-risk)"); err != nil {
+			return nil, err
+		}
+	}
 	conn, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {
 		return nil, err

@@ -41,8 +41,8 @@ type EditDraft struct {
 // dashboard's Session or the command line's *Browse), to a file of its
 // own that only the operator can read.
 func (o *Ops) StartEdit(queue mgmt.QueueRef, session any, d dlq.DeadLetter) (*EditDraft, error) {
-	if o.c.Context.ReadOnly {
-		return nil, fmt.Errorf("%w %q: edit refused", ErrReadOnly, o.c.Context.Name)
+	if err := o.writable("edit"); err != nil {
+		return nil, err
 	}
 	h := holder(session)
 	if h == nil {
@@ -132,6 +132,9 @@ func (o *Ops) FinishEdit(d *EditDraft, editorErr error) (Plan, error) {
 // A message the session no longer holds is refused before anything is
 // written.
 func (o *Ops) Edit(ctx context.Context, plan Plan) (Result, error) {
+	if err := o.writable("edit"); err != nil {
+		return Result{}, err
+	}
 	h, ok := plan.Handle.(planHandle)
 	if !ok || plan.Action != Edit || len(h.plan.Items) != 1 {
 		return Result{}, errors.New("not an edit plan made by FinishEdit")

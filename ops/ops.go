@@ -88,6 +88,16 @@ func New(c Clients) (*Ops, error) {
 		confirmed: map[mgmt.QueueRef]map[string]bool{}}, nil
 }
 
+// writable refuses what would change a broker's messages in a read-only
+// context, whatever front end asks: every operation, and a browse that
+// may cost a delivery (docs/ARCHITECTURE.md §7).
+func (o *Ops) writable(what string) error {
+	if c := o.c.Context; c.ReadOnly {
+		return fmt.Errorf("%w %q: %s refused", ErrReadOnly, c.Name, what)
+	}
+	return nil
+}
+
 // Context is the config context the layer works in.
 func (o *Ops) Context() *config.Context { return o.c.Context }
 

@@ -57,6 +57,9 @@ func (o *Ops) CheckDestinations(t *Target, p *actions.Preview) error {
 // and everything not moved stays in the DLQ. progress is called from the
 // operation's goroutines.
 func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
+	if err := o.writable(p.Request.Action); err != nil {
+		return Result{}, err
+	}
 	op := actions.Streamed{Request: p.Request, Expect: p.Moving, Groups: p.Groups, Lookup: o.lookup(t.InboxOf)}
 	res, err := o.stream(ctx, t, op, p.Read, progress)
 	if n := res.SkippedApplied - p.SkippedApplied; n > 0 && res.Operation != "" {
@@ -70,6 +73,9 @@ func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progres
 // is asked): N is the queue's depth when it starts, at most limit when
 // limit > 0, and each destination is checked as it first comes up.
 func (o *Ops) StreamNow(ctx context.Context, t *Target, req PlanRequest, limit int, progress func(Progress)) (Result, error) {
+	if err := o.writable(string(req.Action)); err != nil {
+		return Result{}, err
+	}
 	r, err := o.request(req)
 	if err != nil {
 		return Result{}, err
@@ -106,6 +112,9 @@ func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Res
 // recorded confirms are removed, the rest decided as the operation
 // decided it, and the final record written.
 func (o *Ops) Resume(ctx context.Context, t *Target, r *actions.Resumption, progress func(Progress)) (Result, error) {
+	if err := o.writable("resume"); err != nil {
+		return Result{}, err
+	}
 	depth, err := o.depth(t, 0)
 	if err != nil {
 		return Result{}, err
