@@ -123,6 +123,11 @@ type Request struct {
 // a framework's naming (or the config), and routes — an exchange and a
 // routing key — that reach such a queue.
 type Origins struct {
+	// Known says the pairing was read: a letter the broker dead-lettered
+	// then goes back only to a confirmed queue too, since a publisher
+	// can write x-death itself (before 3.13, x-last-death-*) straight
+	// into a DLQ. Without it only framework letters are checked.
+	Known  bool
 	Queues map[string]bool
 	// Route reports whether exchange routes key to a confirmed queue;
 	// nil confirms no route.
@@ -343,6 +348,9 @@ func destinationOf(req Request, d dlq.DeadLetter) (Destination, Skip) {
 	// has no origin to go back to.
 	if d.OriginQueue == "" || d.OriginQueue == req.Queue {
 		return Destination{}, SkipNoDestination
+	}
+	if req.Origins.Known && !req.Origins.Queues[d.OriginQueue] {
+		return Destination{}, SkipUnconfirmed
 	}
 	return Destination{RoutingKey: d.OriginQueue}, Selected
 }

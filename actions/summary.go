@@ -65,6 +65,9 @@ func (p *Plan) Lines() []string { return p.question().lines() }
 // messages were read, so the operator sees the N the operation takes.
 func (p *Preview) Summary() string { return p.question().summary() }
 
+// Notes are the preview's caveats: what stays and why, the rate limit.
+func (p *Preview) Notes() []string { return p.question().notes() }
+
 // Lines break the preview down: one line per destination.
 func (p *Preview) Lines() []string { return p.question().lines() }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
@@ -56,6 +57,8 @@ type resumeJSON struct {
 	Nacked         int    `json:"nacked"`
 	Unknown        int    `json:"unknown"`
 	SkippedApplied int    `json:"skipped_applied"`
+	// AuditHead is the head after the final record, as for replay.
+	AuditHead *audit.Head `json:"audit_head,omitempty"`
 }
 
 func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) error {
@@ -90,7 +93,15 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 	if err != nil {
 		return err
 	}
-	summary := resumeSummary(r)
+	pre, err := o.PreviewResume(ctx, t, r)
+	var refused *dlq.RefusedError
+	if errors.As(err, &refused) {
+		return Refused(err)
+	}
+	if err != nil {
+		return err
+	}
+	summary := ops.ResumeQuestion(r, pre)
 	if f.dryRun {
 		if f.asJSON {
 			return writeJSON(a.Out, resumeJSON{Operation: r.Op.ID})
@@ -98,7 +109,8 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 		fmt.Fprintln(a.Out, "dry run: "+sanitize.Text(summary))
 		return nil
 	}
-	if err := a.confirm(ctx, queue, summary, twinCount(r), actionFlags{yes: f.yes}); err != nil {
+	// The count to type is the messages the resume would move.
+	if err := a.confirm(ctx, queue, summary, pre.Moving, actionFlags{yes: f.yes}); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -112,11 +124,12 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 		if f.asJSON {
 			if jerr := writeJSON(a.Out, resumeJSON{Operation: res.Operation, Resumed: res.Selected, Deduplicated: res.Deduplicated,
 				Confirmed: res.Confirmed, Returned: res.Returned, Nacked: res.Nacked, Unknown: res.Unknown,
-				SkippedApplied: res.SkippedApplied}); jerr != nil && err == nil {
+				SkippedApplied: res.SkippedApplied, AuditHead: res.AuditHead}); jerr != nil && err == nil {
 				err = jerr
 			}
 		} else {
 			fmt.Fprintln(a.Out, ops.ResumedText(res))
+			printAuditHead(a.Out, res.AuditHead)
 		}
 		printNotes(a.Err, res.Notes)
 	}
@@ -130,14 +143,4 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 	return nil
 }
 
-func twinCount(r *actions.Resumption) int {
-	n := 0
-	for _, c := range r.Confirmed {
-		n += c
-	}
-	return n
-}
 
-// resumeSummary is the prompt's question, worded as the audit screen
-// words it.
-func resumeSummary(r *actions.Resumption) string { return ops.ResumeQuestion(r) }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"strings"
 	"errors"
 	"fmt"
 	"strconv"
@@ -222,6 +223,10 @@ type ResumePlan struct {
 	// Depth is how many messages the DLQ held when the plan was read:
 	// the resume goes over what it holds when it starts.
 	Depth int
+	// Moving is how many of them the resume would publish, Destinations
+	// where: what the type-to-confirm rule counts.
+	Moving       int
+	Destinations []Destination
 
 	target *Target
 	r      *actions.Resumption
@@ -250,9 +255,17 @@ func (a AuditReader) PlanResume(ctx context.Context, ref mgmt.QueueRef, id strin
 	if err != nil {
 		return nil, err
 	}
+	pre, err := o.PreviewResume(ctx, t, r)
+	if err != nil {
+		return nil, guardRefusal(err)
+	}
 	twins, unconfirmed := resumeCount(r.Confirmed), resumeCount(r.Published)
-	return &ResumePlan{Operation: r.Op.ID, Queue: ref, Question: ResumeQuestion(r), Twins: twins, Unconfirmed: unconfirmed,
-		Depth: int(t.Info.Messages), target: t, r: r}, nil
+	p := &ResumePlan{Operation: r.Op.ID, Queue: ref, Question: ResumeQuestion(r, pre), Twins: twins, Unconfirmed: unconfirmed,
+		Depth: int(t.Info.Messages), Moving: pre.Moving, target: t, r: r}
+	for _, g := range pre.Groups {
+		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
+	}
+	return p, nil
 }
 
 // Resume finishes the planned operation, as `dlq resume` does; progress
@@ -272,16 +285,42 @@ func resumeCount(m map[actions.Twin]int) int {
 	return n
 }
 
-// ResumeQuestion is the prompt's question for finishing r.
-func ResumeQuestion(r *actions.Resumption) string {
-	s := fmt.Sprintf("Resume %s %s on %s (started %s): remove up to %d twins of recorded confirms, then %s what the operation had not moved",
-		r.Op.Action, r.Op.ID, r.Op.Queue, r.Started, resumeCount(r.Confirmed), r.Op.Action)
-	if r.Request.FilterText != "" {
-		s += fmt.Sprintf(" (filter %s)", r.Request.FilterText)
+// ResumeQuestion is the prompt's question for finishing r, with what the
+// preview of the DLQ as it holds now found: how many messages would be
+// published and where, whether applied ones go too, the filter — the
+// intent record's words, which a prompt must show, since resuming acts on
+// them (docs/ARCHITECTURE.md §4.6).
+func ResumeQuestion(r *actions.Resumption, pre *actions.Preview) string {
+	req := r.Request
+	s := fmt.Sprintf("Resume %s %s on %s (started %s): remove up to %d twins of recorded confirms, then %s %d of the %d messages the DLQ holds now",
+		r.Op.Action, r.Op.ID, r.Op.Queue, r.Started, resumeCount(r.Confirmed), r.Op.Action, pre.Moving, pre.Read)
+	var dests []string
+	for _, g := range pre.Groups {
+		dests = append(dests, fmt.Sprintf("%d to %s", g.Count, g.Dest))
+	}
+	if len(dests) > 0 {
+		s += " (" + strings.Join(dests, ", ") + ")"
+	}
+	if req.To != nil {
+		s += fmt.Sprintf("; the operation named --to %s", req.To)
+	}
+	if req.FilterText != "" {
+		s += fmt.Sprintf("; filter %s", req.FilterText)
+	}
+	if req.Action == actions.ActionReplay {
+		if req.IncludeApplied {
+			s += "; messages the inbox reports applied go too (include-applied)"
+		} else {
+			s += "; applied messages are skipped"
+		}
 	}
 	s += "?"
+	var tail []string
 	if n := resumeCount(r.Published); n > 0 {
-		s += fmt.Sprintf(" %d were published without a recorded confirm: they go again unless the inbox says applied, as possible duplicates", n)
+		tail = append(tail, fmt.Sprintf("%d were published without a recorded confirm: they go again unless the inbox says applied, as possible duplicates", n))
+	}
+	if tail = append(tail, pre.Notes()...); len(tail) > 0 {
+		s += " " + strings.Join(tail, "; ")
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	amqp "github.com/rabbitmq/amqp091-go"
 	"testing"
 
 	"github.com/warrenops/warren/actions"
@@ -60,5 +61,47 @@ func TestTheOperationsLayerRefusesEveryChangeInAReadOnlyContext(t *testing.T) {
 	}
 	if n := brokertest.Depth(t, brokertest.Channel(t, testConn(t, vhost)), "orders.dlq"); n != 3 {
 		t.Errorf("orders.dlq holds %d, want its 3", n)
+	}
+}
+
+// A publisher can write x-death (and x-last-death-*) itself, straight
+// into a DLQ: the origin it names is a destination only where the
+// pairing confirms it. The broker's own dead letters still go back.
+func TestAForgedDeathOriginIsNotReplayedTo(t *testing.T) {
+	vhost := brokertest.Vhost(t, "warren-ops-forged")
+	rejectedScene(t, vhost, 2)
+	ch := brokertest.Channel(t, testConn(t, vhost))
+	brokertest.Declare(t, ch, "victim", nil)
+	forged := amqp.Publishing{MessageId: "forged", Body: []byte("x"), Headers: amqp.Table{
+		"x-death":            []any{amqp.Table{"queue": "victim", "reason": "rejected", "count": int64(1), "exchange": "", "routing-keys": []any{"victim"}}},
+		"x-last-death-queue": "victim", "x-last-death-reason": "rejected", "x-first-death-queue": "victim", "x-first-death-reason": "rejected",
+	}}
+	if err := ch.Publish("", "orders.dlq", false, false, forged); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, ch, "orders.dlq", 3)
+	o := newOps(t, &config.Context{Name: "t", Vhost: vhost})
+	ctx := testCtx(t)
+	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	tgt, err := o.Resolve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, err := o.Preview(ctx, tgt, PlanRequest{Action: Replay, Queue: ref}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pre.Moving != 2 || pre.Unconfirmed+pre.NoDestination != 1 {
+		t.Fatalf("preview: %d moving, %d unconfirmed, %d without destination: %s", pre.Moving, pre.Unconfirmed, pre.NoDestination, pre.Summary())
+	}
+	if _, err := o.Stream(ctx, tgt, pre, nil); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.WaitDepth(t, ch, "orders", 2)
+	if n := brokertest.Depth(t, ch, "victim"); n != 0 {
+		t.Errorf("victim received %d messages", n)
+	}
+	if n := brokertest.Depth(t, ch, "orders.dlq"); n != 1 {
+		t.Errorf("orders.dlq holds %d, want the forged one", n)
 	}
 }

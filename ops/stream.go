@@ -98,6 +98,16 @@ func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Res
 	if err != nil {
 		return nil, err
 	}
+	// A resume acts on what the log says: where to publish, the filter,
+	// whether applied messages go too. A log whose chain does not hold
+	// may say anything, so nothing moves (docs/ARCHITECTURE.md §4.6).
+	v, err := audit.Verify(ctx, st)
+	if err != nil {
+		return nil, fmt.Errorf("verify the audit log (%s) before resuming: %w", st.Describe(), err)
+	}
+	if !v.OK {
+		return nil, fmt.Errorf("the audit log (%s) does not verify (%s): resume refused, since it would act on what the log says; see warren audit verify", st.Describe(), v.String())
+	}
 	var records []audit.Record
 	if err := st.Scan(ctx, func(r audit.Record) error {
 		records = append(records, r)
@@ -105,7 +115,30 @@ func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Res
 	}); err != nil {
 		return nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
 	}
-	return actions.ReadResumption(records, t.Ref.Vhost, t.Ref.Name, id)
+	r, err := actions.ReadResumption(records, t.Ref.Vhost, t.Ref.Name, id)
+	if err != nil {
+		return nil, err
+	}
+	// Origins named by the letters are confirmed by today's pairing, as
+	// for any replay.
+	r.Request.Origins = o.origins(t.Ref)
+	return r, nil
+}
+
+// PreviewResume reads the DLQ and decides every message as resuming r
+// would, touching nothing: the count and destinations the prompt states.
+func (o *Ops) PreviewResume(ctx context.Context, t *Target, r *actions.Resumption) (*actions.Preview, error) {
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	feed, err := o.feed(conn, t, 0)
+	if err != nil {
+		return nil, err
+	}
+	p, err := actions.NewPreview(ctx, feed, r.Request, o.lookup(t.InboxOf))
+	return p, errors.Join(err, feed.Close())
 }
 
 // Resume finishes r over every message the DLQ holds now: twins of its

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,7 +62,7 @@ func (o *Ops) Resolve(ctx context.Context, ref mgmt.QueueRef) (*Target, error) {
 		t.Info.MessageTTL = &d
 	}
 	t.Knows = knowledge(o.c.Context, ref, snap.Sources(ref))
-	t.Confirmed = confirmedOrigins(snap, *q)
+	t.Confirmed = confirmedOrigins(snap, *q, o.c.Context.Knowledge(ref.Vhost, ref.Name, nil))
 	o.mu.Lock()
 	o.known[ref] = t.Knows
 	o.confirmed[ref] = t.Confirmed
@@ -97,19 +98,44 @@ func (o *Ops) knowledgeOf(ref mgmt.QueueRef) config.Knowledge {
 	return knowledge(o.c.Context, ref, nil)
 }
 
-// confirmedOrigins are the queues dlq's pairing confirms as origins: those
-// that dead-letter into it or that the config or a framework's naming
-// pairs with it — never one paired only because dlq's own messages named
-// it, since a publisher wrote those.
-func confirmedOrigins(snap *mgmt.Snapshot, dlq mgmt.Queue) map[string]bool {
+// confirmedOrigins are the queues the pairing confirms as origins of the
+// DLQ dlq's letters (docs/ARCHITECTURE.md §4.12, §7): those whose
+// dead-letter exchange routes there (not only the one each picks as its
+// DLQ), those the config or a framework's naming pairs with it, and for a
+// parking queue those of the DLQ it parks for — never one paired only
+// because dlq's own messages named it, since a publisher wrote those.
+func confirmedOrigins(snap *mgmt.Snapshot, dlq mgmt.Queue, k config.Knowledge) map[string]bool {
+	index := make(map[mgmt.QueueRef]int, len(snap.Queues))
+	for i := range snap.Queues {
+		index[snap.Queues[i].Ref()] = i
+	}
+	exists := func(r mgmt.QueueRef) bool { _, ok := index[r]; return ok }
+	targets := map[mgmt.QueueRef]bool{dlq.Ref(): true}
+	if base, ok := strings.CutSuffix(dlq.Name, mgmt.ParkingSuffix); ok && dlq.Parking {
+		targets[mgmt.QueueRef{Vhost: dlq.Vhost, Name: base}] = true
+	}
 	out := map[string]bool{}
-	for _, src := range snap.Sources(dlq.Ref()) {
-		if q := snap.Queue(src); q != nil && q.DLQSource != mgmt.PairedByLetter {
-			out[src.Name] = true
+	for i := range snap.Queues {
+		q := &snap.Queues[i]
+		if q.DLQ != nil && targets[*q.DLQ] && q.DLQSource != mgmt.PairedByLetter {
+			out[q.Name] = true
+			continue
+		}
+		if r, ok := snap.Topology.DeadLetterRoute(*q, exists); ok {
+			for _, t := range r.Targets {
+				if targets[t] && t != q.Ref() {
+					out[q.Name] = true
+				}
+			}
 		}
 	}
-	if base, ok := mgmt.ErrorQueueOf(dlq.Name); ok && snap.Queue(mgmt.QueueRef{Vhost: dlq.Vhost, Name: base}) != nil {
-		out[base] = true
+	for t := range targets {
+		if base, ok := mgmt.ErrorQueueOf(t.Name); ok && exists(mgmt.QueueRef{Vhost: t.Vhost, Name: base}) {
+			out[base] = true
+		}
+	}
+	if k.Queue != nil && k.Queue.Name != "" {
+		out[k.Queue.Name] = true
 	}
 	return out
 }
@@ -128,11 +154,11 @@ func (o *Ops) origins(ref mgmt.QueueRef) actions.Origins {
 	queues := o.confirmedOf(ref)
 	r, ok := o.c.Mgmt.(router)
 	if !ok || len(queues) == 0 {
-		return actions.Origins{Queues: queues}
+		return actions.Origins{Known: queues != nil, Queues: queues}
 	}
 	var mu sync.Mutex
 	seen := map[[2]string]bool{}
-	return actions.Origins{Queues: queues, Route: func(exchange, key string) bool {
+	return actions.Origins{Known: queues != nil, Queues: queues, Route: func(exchange, key string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		k := [2]string{exchange, key}

@@ -155,18 +155,23 @@ func (r *resume) planned(msg resumePlanMsg) tea.Cmd {
 	q.Details = append(q.Details,
 		fmt.Sprintf("DLQ: %s in vhost %s, as it holds now", sanitize.Text(p.Queue.Name), sanitize.Text(p.Queue.Vhost)),
 		fmt.Sprintf("twins of recorded confirms: up to %d · published without a recorded confirm: %d", p.Twins, p.Unconfirmed))
+	for _, d := range p.Destinations {
+		q.Details = append(q.Details, fmt.Sprintf("  → %s: %d messages", sanitize.Text(d.Name), d.Count))
+	}
 	threshold := r.opts.ConfirmThreshold
 	if threshold <= 0 {
 		threshold = config.DefaultConfirmThreshold
 	}
 	// The same phrase as `warren dlq resume` asks for.
-	if r.opts.Prod || p.Twins > threshold {
-		why := fmt.Sprintf("more than %d twins", threshold)
+	// The count is the messages the resume would move, as the command
+	// line counts it.
+	if r.opts.Prod || p.Moving > threshold {
+		why := fmt.Sprintf("more than %d messages", threshold)
 		if r.opts.Prod {
 			why = "production context"
 		}
 		q.Warning = why + ": type the queue name and the count to confirm"
-		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(p.Queue.Name), p.Twins)
+		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(p.Queue.Name), p.Moving)
 	}
 	r.prompt = prompt.New(q, r.st)
 	r.prompt.SetWidth(r.width)

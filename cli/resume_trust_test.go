@@ -1,0 +1,101 @@
+//go:build !unit
+
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/warrenops/warren/sources/brokertest"
+)
+
+// interruptedReplay leaves an incomplete replay of orders.dlq in the
+// scene's audit log: a real warren killed mid-run.
+func interruptedReplay(t *testing.T, s *actScene, n int) {
+	t.Helper()
+	s.expire(t, n, nil)
+	cmd := exec.Command(os.Args[0], "--config", s.config, "dlq", "replay", "orders.dlq", "--yes", "--rate", "500")
+	cmd.Env = append(os.Environ(), "WARREN_TEST_AS_WARREN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for brokertest.Depth(t, s.ch, "orders") < 50 {
+		if time.Now().After(deadline) {
+			t.Fatal("the replay never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	deadline = time.Now().Add(time.Minute)
+	for brokertest.Depth(t, s.ch, "orders")+brokertest.Depth(t, s.ch, "orders.dlq") < n {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed process's messages never came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// dlq resume acts on what the intent record says: its question states
+// where the messages go, how many, and whether applied ones go too, and
+// a log whose chain does not hold moves nothing.
+func TestDlqResumeStatesWhatItWillDoAndTrustsNoBrokenLog(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	brokertest.Declare(t, s.ch, "victim", nil)
+	interruptedReplay(t, s, 400)
+	out, errOut, err := runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--dry-run")
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, errOut)
+	}
+	left := brokertest.Depth(t, s.ch, "orders.dlq")
+	for _, want := range []string{"to queue orders (default exchange)", "applied messages are skipped", " of the "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the question does not say %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "then replay "+itoa(left)+" of the "+itoa(left)+" messages") {
+		t.Errorf("the question does not count the %d messages it would move:\n%s", left, out)
+	}
+
+	// An intent edited to send the messages elsewhere breaks the chain.
+	log, err := os.ReadFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := bytes.Replace(log, []byte(`"include_applied":"false"`), []byte(`"include_applied":"true"`), 1)
+	if bytes.Equal(forged, log) {
+		forged = bytes.Replace(log, []byte(`queue:orders`), []byte(`queue:victim`), 1)
+	}
+	if bytes.Equal(forged, log) {
+		t.Fatalf("no intent field to tamper with in:\n%s", log)
+	}
+	if err := os.WriteFile(s.audit, forged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err = runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--yes")
+	if err == nil || !strings.Contains(err.Error(), "does not verify") {
+		t.Fatalf("resume over a tampered log: %v\n%s", err, errOut)
+	}
+	if n := brokertest.Depth(t, s.ch, "orders.dlq"); n != left {
+		t.Errorf("orders.dlq holds %d after a refused resume, want %d", n, left)
+	}
+	if n := brokertest.Depth(t, s.ch, "victim"); n != 0 {
+		t.Errorf("victim received %d", n)
+	}
+}
+
+func itoa(n int) string {
+	var b []byte
+	for {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		if n /= 10; n == 0 {
+			return string(b)
+		}
+	}
+}
