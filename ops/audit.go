@@ -2,10 +2,10 @@ package ops
 
 import (
 	"context"
-	"strings"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"

@@ -61,7 +61,7 @@ func (f *fakeResumer) PlanResume(_ context.Context, q mgmt.QueueRef, id string) 
 	}
 	return &ops.ResumePlan{Operation: id, Queue: q, Twins: 2, Unconfirmed: 1, Depth: 2, Moving: 2,
 		Destinations: []ops.Destination{{Name: "queue payments.parking (default exchange)", Count: 2}},
-		Question: "Resume quarantine " + id + " on " + q.Name + " (started 2024-05-01T02:50:00Z): remove up to 2 twins of recorded confirms, then quarantine what the operation had not moved?"}, nil
+		Question:     "Resume quarantine " + id + " on " + q.Name + " (started 2024-05-01T02:50:00Z): remove up to 2 twins of recorded confirms, then quarantine what the operation had not moved?"}, nil
 }
 
 func (f *fakeResumer) Resume(ctx context.Context, p *ops.ResumePlan, progress func(ops.Progress)) (ops.Result, error) {
