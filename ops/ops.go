@@ -70,6 +70,7 @@ type Ops struct {
 	known   map[mgmt.QueueRef]config.Knowledge // per DLQ, learned by Resolve
 	// confirmed are each DLQ's confirmed origins, learned by Resolve.
 	confirmed map[mgmt.QueueRef]map[string]bool
+	knownOps  knownOps
 }
 
 // New returns the layer over c.

@@ -68,7 +68,7 @@ func (o *Ops) Resolve(ctx context.Context, ref mgmt.QueueRef) (*Target, error) {
 	o.confirmed[ref] = t.Confirmed
 	o.mu.Unlock()
 	t.Opts = dlq.Options{Window: o.c.Window, QuarantineQueue: t.Knows.Parking, OriginDeliveryLimits: snap.OriginDeliveryLimits(ref),
-		Conventions: o.c.Conventions(ref.Vhost, ref.Name)}
+		Conventions: o.c.Conventions(ref.Vhost, ref.Name), KnownOperation: o.knownOperation}
 	if k := t.Knows.Queue; k != nil {
 		t.Opts.LogicalID, t.Opts.AttemptsHeader = k.LogicalID, k.AttemptsHeader
 		t.InboxOf.Name = k.Name

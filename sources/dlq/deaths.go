@@ -21,7 +21,25 @@ const (
 	HeaderStreamOffset       = "x-stream-offset"
 	HeaderReplayCount        = "x-warren-replay-count"
 	HeaderQuarantineReason   = "x-warren-quarantine-reason"
+	HeaderOperation          = "x-warren-operation"
 )
+
+// markers reports whether h carries warren's own marks, which change how
+// warren treats a message (left out of bulk replays, counted as a loop),
+// and the operation they name.
+func markers(h amqp.Table) (marked bool, operation string) {
+	marked = h[HeaderQuarantineReason] != nil || h[HeaderReplayCount] != nil
+	operation, _ = text(h[HeaderOperation])
+	return marked, operation
+}
+
+// believed reports whether warren's marks on h are its own: they name an
+// operation the audit log knows (docs/ARCHITECTURE.md §7). Any publisher
+// can write x-warren-* headers; without KnownOperation all are believed.
+func (o Options) believed(h amqp.Table) bool {
+	marked, op := markers(h)
+	return !marked || o.KnownOperation == nil || (op != "" && o.KnownOperation(op))
+}
 
 // Dead-lettering reasons.
 const (

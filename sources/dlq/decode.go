@@ -36,6 +36,10 @@ type Options struct {
 	// GroupIDs keeps each failure group's business IDs in a scan, for
 	// the inbox's applied and pending counts.
 	GroupIDs bool
+	// KnownOperation reports whether the audit log knows an operation:
+	// warren's marks (quarantined, replayed n times) are believed only on
+	// a message whose x-warren-operation it knows; nil believes them.
+	KnownOperation func(id string) bool
 	// all is Conventions then Builtin, set by withDefaults.
 	all *conventionSet
 	// StartOffset is where a stream browse starts; 0 means the first
@@ -88,6 +92,12 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 		Headers:        d.Headers,
 	}
 	dl.Attempts = attempts(deaths, org, d.Headers, o)
+	if !o.believed(d.Headers) {
+		// Marks a publisher wrote: shown as the message's claim, and
+		// nothing warren does depends on them.
+		dl.Attempts = max(dl.Attempts-dl.ReplayCount, 0)
+		dl.MarksClaimed, dl.ClaimedReplays, dl.ReplayCount, dl.Quarantined = true, dl.ReplayCount, 0, false
+	}
 	dl.Failure = recognize(d, deaths, org, o.withDefaults().all, true)
 	applyFailure(&dl, &d)
 	if n, ok := integer(d.Headers[HeaderDeliveryCount]); ok && n >= 0 {

@@ -44,6 +44,9 @@ type Stats struct {
 	Conventions map[string]int
 	ReplayLoops int
 	Quarantined int
+	// MarksClaimed counts messages whose warren marks name an operation
+	// the audit log does not know (not in Quarantined or ReplayLoops).
+	MarksClaimed int
 	// OldestDeadLettered and NewestDeadLettered span the messages that
 	// carry a dead-lettering time; NoTime counts those that do not.
 	OldestDeadLettered, NewestDeadLettered time.Time
@@ -243,6 +246,11 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 			at = f.FailedAt
 		}
 	}
+	believed := sc.o.believed(d.Headers)
+	if !believed {
+		// A replay count no known operation wrote counts no attempt.
+		n = max(n-ReplayCount(d.Headers), 0)
+	}
 	st.Total++
 	st.Bytes += int64(len(d.Body))
 	st.Attempts[min(n, maxAttemptsKey)]++
@@ -260,11 +268,15 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 		}
 	}
 	st.Groups.Add(f, n, "", businessID)
-	if ReplayCount(d.Headers) > 0 {
-		st.ReplayLoops++
-	}
-	if d.Headers[HeaderQuarantineReason] != nil {
-		st.Quarantined++
+	if believed {
+		if ReplayCount(d.Headers) > 0 {
+			st.ReplayLoops++
+		}
+		if d.Headers[HeaderQuarantineReason] != nil {
+			st.Quarantined++
+		}
+	} else {
+		st.MarksClaimed++
 	}
 	if t := at; t.IsZero() {
 		st.NoTime++

@@ -56,6 +56,13 @@ type DeadLetter struct {
 	Deaths         []Death
 	Size           int
 	Quarantined    bool
+	// MarksClaimed says the message carries warren's own marks
+	// (x-warren-quarantine-reason, x-warren-replay-count) for an
+	// operation the audit log does not know: a publisher's claim, not
+	// believed, so Quarantined and ReplayCount leave them out;
+	// ClaimedReplays is the replay count it claims.
+	MarksClaimed   bool
+	ClaimedReplays int
 	// DeliveryCount is x-delivery-count (quorum), -1 when absent: the
 	// returns the broker counts toward the delivery limit (every return
 	// before 4.0; from 4.0 not those of basic.nack).
