@@ -211,6 +211,9 @@ func flagsText(d dlq.DeadLetter) string {
 	if d.Headroom >= 0 {
 		f = append(f, fmt.Sprintf("headroom %d", d.Headroom))
 	}
+	if c := format.ClaimedMarks(d); c != "" {
+		f = append(f, c)
+	}
 	return strings.Join(f, ", ")
 }
 

@@ -209,3 +209,13 @@ func TestDelayedRetryAndTheFiguresOf43(t *testing.T) {
 			"DLX backlog growing (+4 in the last 1m)"},
 	})
 }
+
+func TestClaimedMarksSayWhoseTheyAre(t *testing.T) {
+	l := dlq.DeadLetter{MarksClaimed: true, ClaimedReplays: 3, Headers: map[string]any{dlq.HeaderQuarantineReason: "x"}}
+	if got := ClaimedMarks(l); got != "quarantined, replayed 3× claimed by the message: no operation of the audit log wrote it" {
+		t.Errorf("%q", got)
+	}
+	if ClaimedMarks(dlq.DeadLetter{}) != "" {
+		t.Error("a message without claims")
+	}
+}

@@ -147,3 +147,20 @@ func DeliveryCounts(l dlq.DeadLetter) []Counter {
 	}
 	return out
 }
+
+// ClaimedMarks words warren's marks on a message that names no operation
+// the audit log knows: the message's claim, not warren's record; "" when
+// it claims none (docs/ARCHITECTURE.md §7).
+func ClaimedMarks(l dlq.DeadLetter) string {
+	if !l.MarksClaimed {
+		return ""
+	}
+	var what []string
+	if l.Headers[dlq.HeaderQuarantineReason] != nil {
+		what = append(what, "quarantined")
+	}
+	if l.ClaimedReplays > 0 {
+		what = append(what, fmt.Sprintf("replayed %d×", l.ClaimedReplays))
+	}
+	return strings.Join(what, ", ") + " claimed by the message: no operation of the audit log wrote it"
+}
