@@ -24,6 +24,7 @@ const finishTimeout = 30 * time.Second
 // auditLog writes the records of one operation (see package audit).
 type auditLog struct {
 	store  audit.Store
+	sign   *audit.SigningKey // nil: no checkpoint
 	op     audit.Op
 	plan   *Plan
 	stream bool
@@ -145,8 +146,29 @@ func (l *auditLog) finish(ctx context.Context, res *Result, runErr error) error 
 			}
 		}
 	}
-	_, err := l.store.Append(ctx, finalRecord(l.op, res, runErr, nil))
-	return err
+	return appendFinal(ctx, l.store, l.sign, l.op, res, finalRecord(l.op, res, runErr, nil))
+}
+
+// appendFinal stores an operation's final record, and a checkpoint
+// signed with sign after it when there is a key, and keeps the head
+// after the last of them in res.
+func appendFinal(ctx context.Context, st audit.Store, sign *audit.SigningKey, op audit.Op, res *Result, final audit.Record) error {
+	rec, err := st.Append(ctx, final)
+	if err != nil {
+		return err
+	}
+	h := audit.HeadOf(rec)
+	res.Head = &h
+	if sign == nil {
+		return nil
+	}
+	cp, err := audit.AppendCheckpoint(ctx, st, sign, op)
+	if err != nil {
+		return fmt.Errorf("the operation is recorded, but its signed checkpoint is not: %w", err)
+	}
+	after := audit.HeadOf(cp)
+	res.Head = &after
+	return nil
 }
 
 // finalRecord closes an operation with its count per outcome, more

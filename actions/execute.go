@@ -64,6 +64,9 @@ type Env struct {
 	// so offsets are recorded instead of acks.
 	Stream bool
 	Audit  audit.Store
+	// Checkpoint, when set, signs a checkpoint over the audit log's
+	// head after every operation's final record.
+	Checkpoint *audit.SigningKey
 	// Who and where, for the audit log and the quarantine headers.
 	Operator string
 	Host     string
@@ -135,6 +138,10 @@ type Result struct {
 	// SweepNote says what the sweep for twins found, or why it could
 	// not look.
 	SweepNote string `json:"-"`
+	// Head is the audit log's head after the operation's last record,
+	// for the operator's ticket; nil when its final record was not
+	// written.
+	Head *audit.Head `json:"-"`
 }
 
 // MessageOutcome is what happened to one selected message.
@@ -175,7 +182,7 @@ func Execute(ctx context.Context, plan *Plan, env Env, progress func(Progress)) 
 	}
 	op := operation(plan, env)
 	res.Operation = op.ID
-	log := &auditLog{store: env.Audit, op: op, plan: plan, stream: env.Stream}
+	log := &auditLog{store: env.Audit, sign: env.Checkpoint, op: op, plan: plan, stream: env.Stream}
 	if err := log.intent(ctx, env.Window, declareParking); err != nil {
 		return res, fmt.Errorf("%w (%s): %v; nothing was changed", ErrAuditUnavailable, env.Audit.Describe(), err)
 	}

@@ -70,6 +70,9 @@ func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
 		len(first.LogicalIDs) != 20 || last.Detail[audit.OutcomeConfirmed] != "20" || first.Target != "queue:orders" {
 		t.Fatalf("audit intent %+v\nfinal %+v", first, last)
 	}
+	if last := recs[len(recs)-1]; res.Head == nil || *res.Head != audit.HeadOf(last) {
+		t.Fatalf("result's head %v, want the final record's, %v", res.Head, audit.HeadOf(last))
+	}
 }
 
 func TestReplayLeavesUndeliverableMessagesInTheDLQ(t *testing.T) {

@@ -129,6 +129,10 @@ type Origins struct {
 	// into a DLQ. Without it only framework letters are checked.
 	Known  bool
 	Queues map[string]bool
+	// Exists reports whether a queue exists; nil knows none. A broker
+	// letter whose origin queue is gone is planned to it all the same,
+	// so the destination check refuses the operation naming it.
+	Exists func(queue string) bool
 	// Route reports whether exchange routes key to a confirmed queue;
 	// nil confirms no route.
 	Route func(exchange, key string) bool
@@ -349,7 +353,7 @@ func destinationOf(req Request, d dlq.DeadLetter) (Destination, Skip) {
 	if d.OriginQueue == "" || d.OriginQueue == req.Queue {
 		return Destination{}, SkipNoDestination
 	}
-	if req.Origins.Known && !req.Origins.Queues[d.OriginQueue] {
+	if o := req.Origins; o.Known && !o.Queues[d.OriginQueue] && (o.Exists == nil || o.Exists(d.OriginQueue)) {
 		return Destination{}, SkipUnconfirmed
 	}
 	return Destination{RoutingKey: d.OriginQueue}, Selected

@@ -85,6 +85,10 @@ type Resumption struct {
 	// messages recorded as publishing and never confirmed.
 	Confirmed map[Twin]int
 	Published map[Twin]int
+	// Read is how many messages a preview of the resume read, 0 without
+	// one: the run covers at least that many, since the queue may still
+	// be taking back what the preview returned.
+	Read int
 }
 
 // ErrNothingToResume means the audit log has no incomplete operation that

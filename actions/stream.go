@@ -77,7 +77,7 @@ func Stream(ctx context.Context, src Source, op Streamed, env Env, progress func
 		return res, err
 	}
 	s := &streamer{op: op, env: env, src: src, res: res, progress: progress}
-	s.log = &streamLog{store: env.Audit, op: operation(plan, env)}
+	s.log = &streamLog{store: env.Audit, sign: env.Checkpoint, op: operation(plan, env)}
 	if op.Resume != nil {
 		s.log.op.ID, s.log.op.Target = op.Resume.Op.ID, op.Resume.Op.Target
 	}

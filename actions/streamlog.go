@@ -14,6 +14,7 @@ import (
 // other outcomes as they come.
 type streamLog struct {
 	store audit.Store
+	sign  *audit.SigningKey // nil: no checkpoint
 	op    audit.Op
 	// j, while the operation streams, writes the page and outcome
 	// records in group commits.
@@ -102,11 +103,10 @@ func (l *streamLog) outcomeRecord(outcome string, batch []flight, replies []stri
 func (l *streamLog) final(ctx context.Context, res *Result, runErr error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	_, err := l.store.Append(ctx, finalRecord(l.op, res, runErr, map[string]int{
+	return appendFinal(ctx, l.store, l.sign, l.op, res, finalRecord(l.op, res, runErr, map[string]int{
 		"taken": res.Taken, "kept": res.Kept, "moved": res.Moved,
 		audit.OutcomeDeduplicated: res.Deduplicated, "possible_duplicates": res.PossibleDuplicates,
 	}))
-	return err
 }
 
 func sum(m map[Twin]int) int {

@@ -104,6 +104,9 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 	if !slices.Equal(dedup, []string{"m-00001", "m-00003"}) || final != len(recs)-1 {
 		t.Errorf("deduplicated records name %v (final record at %d of %d); want the two twins, before the final record", dedup, final, len(recs))
 	}
+	if last := recs[len(recs)-1]; res.Head == nil || *res.Head != audit.HeadOf(last) {
+		t.Errorf("result's head %v, want the final record's, %v", res.Head, audit.HeadOf(last))
+	}
 }
 
 // drainKeep reads n messages of the DLQ and gives them back in order.

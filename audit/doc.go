@@ -26,9 +26,11 @@
 //
 // Editing, deleting, reordering or inserting a record therefore breaks the
 // chain at that record, and Verify names the first broken seq. The chain
-// proves integrity, not authorship: whoever can rewrite the whole store can
-// recompute every hash, so keep copies of exports (or of the last hash)
-// elsewhere, and grant the team table INSERT and SELECT only.
+// proves integrity, not authorship, and cannot see records cut from its
+// end: whoever can rewrite the whole store can recompute every hash. A
+// Head kept elsewhere (VerifyOptions.ExpectHead) shows both, and signed
+// checkpoints (checkpoint.go) show a rewrite; grant the team table INSERT
+// and SELECT only.
 //
 // # Record conventions
 //
@@ -48,6 +50,9 @@
 //  3. one final record, outcome "final", whose detail holds the message
 //     count per outcome.
 //
+// With a signing key, a checkpoint record signing the head follows the
+// final record (AppendCheckpoint).
+//
 // An operation without a final record was interrupted or is still running;
 // Summaries marks it incomplete. Records without an operation ID are
 // allowed for actions on no messages.
@@ -56,9 +61,12 @@
 //
 // The file store holds one record per line and serialises appends across
 // processes with flock, reading the last record from the end of the file
-// and fsyncing every append. A line cut short by a crash is reported by
-// Verify and makes further appends fail until an operator moves the file
-// aside. The PostgreSQL store serialises appends with
+// and fsyncing every append. Before each append it syncs a journal of
+// the bytes it is about to write (PATH.writing): a line cut short by a
+// crash of warren's is set aside by the next append only when that
+// journal proves it the start of what warren was writing (torn.go); any
+// other damage is reported by Verify and makes further appends fail. The
+// PostgreSQL store serialises appends with
 // pg_advisory_xact_lock and keeps each record's JSON line beside a few
 // query columns.
 package audit

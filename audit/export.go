@@ -11,7 +11,9 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Export formats.
@@ -70,9 +72,9 @@ func Export(ctx context.Context, s Store, w io.Writer, format string, since, unt
 // ExportSelected writes the records sel keeps to w and returns how many
 // it wrote. JSONL lines are the stored form of each record. CSV has a
 // header row, times in UTC RFC3339Nano, and message_ids, logical_ids and
-// detail as JSON in their cells. Values are written as stored, not
-// neutralised for spreadsheets, so that an export still verifies against
-// its hashes (VerifyExport). When sel names an operation and no record
+// detail as JSON in their cells. Both are safe wherever they go (see
+// "Safe exports" below), and both still verify against the records'
+// hashes (VerifyExport). When sel names an operation and no record
 // matches, nothing at all is written (not even the CSV header) and the
 // error is an *UnknownOperationError.
 func ExportSelected(ctx context.Context, s Store, w io.Writer, format string, sel Selection) (int, error) {
@@ -87,7 +89,7 @@ func ExportSelected(ctx context.Context, s Store, w io.Writer, format string, se
 			if err != nil {
 				return err
 			}
-			_, err = bw.Write(append(b, '\n'))
+			_, err = bw.Write(append(escapeJSON(b), '\n'))
 			return err
 		}
 		flush = bw.Flush
@@ -142,10 +144,10 @@ func csvRow(r Record) []string {
 	r = r.normalized()
 	return []string{
 		strconv.FormatInt(r.Seq, 10), r.Time.Format(time.RFC3339Nano),
-		r.Operator, r.Host, r.Context, r.Action, r.Operation,
-		r.Vhost, r.Queue, r.Target,
-		jsonCell(r.MessageIDs), jsonCell(r.LogicalIDs), r.Outcome,
-		jsonCell(r.Detail), r.PrevHash, r.Hash,
+		csvText(r.Operator), csvText(r.Host), csvText(r.Context), csvText(r.Action), csvText(r.Operation),
+		csvText(r.Vhost), csvText(r.Queue), csvText(r.Target),
+		jsonCell(r.MessageIDs), jsonCell(r.LogicalIDs), csvText(r.Outcome),
+		jsonCell(r.Detail), csvText(r.PrevHash), csvText(r.Hash),
 	}
 }
 
@@ -155,7 +157,149 @@ func jsonCell(v any) string {
 		// Only string slices and string maps come here; they always encode.
 		panic(fmt.Sprintf("audit: encode cell: %v", err))
 	}
-	return string(b)
+	return string(escapeJSON(b))
+}
+
+// Safe exports. An export leaves the machine: it is opened in a
+// spreadsheet, printed on a terminal, pasted into a ticket. Queue names,
+// vhosts and details come from the broker and from whoever published, so
+// neither format carries a character a terminal or an editor would obey
+// or that reorders the text around it (unsafeRune), and no CSV cell
+// starts the way a spreadsheet formula does.
+//
+//   - JSONL and the JSON cells of a CSV write each such character as a
+//     JSON escape (\u001b, \u202e): still valid JSON, decoding to the
+//     very string the record holds.
+//   - A CSV text cell writes it as \xNN (below U+0080) or \uNNNN, and
+//     doubles a backslash that comes before a backslash, x, u or such a
+//     character, so no original text reads as an escape. A cell that then starts with =, +,
+//     -, @ or ' gets a ' in front (OWASP's advice for CSV injection; tab
+//     and carriage return are escaped already, and ' itself so that the
+//     prefix comes off exactly). A spreadsheet shows the cell as text.
+//
+// ReadExport undoes both exactly, so VerifyExport recomputes each
+// record's hash over the record as stored.
+
+// unsafeRune reports a character an export never carries as it is: C0
+// controls (ESC among them), DEL, C1 controls, the bidirectional marks,
+// embeddings, overrides and isolates, the byte order mark, and the line
+// and paragraph separators.
+func unsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	switch r {
+	case 0x200e, 0x200f, 0x061c, 0xfeff, 0x2028, 0x2029:
+		return true
+	}
+	return false
+}
+
+// escapeJSON writes every unsafe character of the JSON text b as its
+// \uNNNN escape. Outside its strings JSON holds only ASCII, so every such
+// character is inside a string, and the text decodes to the same value.
+func escapeJSON(b []byte) []byte {
+	if !bytes.ContainsFunc(b, func(r rune) bool { return r >= 0x7f }) {
+		return b // encoding/json escaped every C0 control already
+	}
+	out := make([]byte, 0, len(b)+32)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if unsafeRune(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
+// csvText is a CSV text cell for s (see "Safe exports").
+func csvText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r < 0x80 && unsafeRune(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r == '\\' && escapeFollows(s[i+1:]):
+			b.WriteString(`\\`)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	out := b.String()
+	if out != "" && strings.IndexByte("=+-@'", out[0]) >= 0 {
+		out = "'" + out
+	}
+	return out
+}
+
+// escapeFollows reports whether a backslash before rest must be doubled:
+// rest starts with what would read, after a backslash, as an escape (x,
+// u, another backslash) or with a character csvText escapes.
+func escapeFollows(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest != "" && (r == '\\' || r == 'x' || r == 'u' || unsafeRune(r))
+}
+
+// readCSVText undoes csvText: one leading ' comes off, \\ is a backslash,
+// \xNN and \uNNNN are the characters they name, and any other backslash
+// is itself.
+func readCSVText(s string) string {
+	s = strings.TrimPrefix(s, "'")
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '\\' {
+			b.WriteByte('\\')
+			i += 2
+			continue
+		}
+		if r, n, ok := hexEscape(s[i:]); ok {
+			b.WriteRune(r)
+			i += n
+			continue
+		}
+		b.WriteByte('\\')
+		i++
+	}
+	return b.String()
+}
+
+// hexEscape reads \xNN or \uNNNN at the start of s.
+func hexEscape(s string) (rune, int, bool) {
+	digits := 0
+	switch {
+	case strings.HasPrefix(s, `\x`):
+		digits = 2
+	case strings.HasPrefix(s, `\u`):
+		digits = 4
+	default:
+		return 0, 0, false
+	}
+	if len(s) < 2+digits {
+		return 0, 0, false
+	}
+	v, err := strconv.ParseUint(s[2:2+digits], 16, 32)
+	if err != nil {
+		return 0, 0, false
+	}
+	return rune(v), 2 + digits, true
 }
 
 // ReadExport decodes an export written by Export and calls fn for each
@@ -220,9 +364,10 @@ func readCSV(r io.Reader, fn func(Record) error) error {
 }
 
 func parseRow(c []string) (Record, error) {
+	t := readCSVText
 	r := Record{
-		Operator: c[2], Host: c[3], Context: c[4], Action: c[5], Operation: c[6],
-		Vhost: c[7], Queue: c[8], Target: c[9], Outcome: c[12], PrevHash: c[14], Hash: c[15],
+		Operator: t(c[2]), Host: t(c[3]), Context: t(c[4]), Action: t(c[5]), Operation: t(c[6]),
+		Vhost: t(c[7]), Queue: t(c[8]), Target: t(c[9]), Outcome: t(c[12]), PrevHash: t(c[14]), Hash: t(c[15]),
 	}
 	var err error
 	if r.Seq, err = strconv.ParseInt(c[0], 10, 64); err != nil {

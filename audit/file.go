@@ -4,15 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,6 +82,15 @@ func (s *FileStore) AppendAll(ctx context.Context, recs []Record) ([]Record, err
 	if err := validateAll(recs); err != nil {
 		return nil, err
 	}
+	return s.appendAfter(ctx, func(*Record) ([]Record, error) { return recs, nil })
+}
+
+// appendAfter appends the records build makes from the last record (nil
+// for an empty file), under the append lock: what build reads is still
+// the last record when its records are linked after it. A torn tail that
+// warren's journal proves its own is repaired in the same write (see
+// torn.go); any other damage refuses the append and changes nothing.
+func (s *FileStore) appendAfter(ctx context.Context, build func(prev *Record) ([]Record, error)) ([]Record, error) {
 	f, err := s.openLocked(ctx)
 	if err != nil {
 		return nil, err
@@ -95,15 +101,29 @@ func (s *FileStore) AppendAll(ctx context.Context, recs []Record) ([]Record, err
 		return nil, s.wrap("seek", err)
 	}
 	prev, err := s.last(f, end)
+	var fix *tornRepair
 	if isTorn(err) {
-		prev, end, err = s.setAsideTorn(f, end)
+		fix, err = s.provenTorn(f, end)
 	}
 	if err != nil {
 		return nil, s.lastErr(err)
 	}
 	now := time.Now()
-	out := make([]Record, len(recs))
 	var buf []byte
+	if fix != nil {
+		prev, buf, err = fix.lead(s.path, now)
+		if err != nil {
+			return nil, s.wrap("encode", err)
+		}
+	}
+	recs, err := build(prev)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateAll(recs); err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	out := make([]Record, len(recs))
 	for i, rec := range recs {
 		out[i] = seal(rec, prev, now)
 		prev = &out[i]
@@ -114,9 +134,18 @@ func (s *FileStore) AppendAll(ctx context.Context, recs []Record) ([]Record, err
 		buf = append(append(buf, line...), '\n')
 	}
 	s.forget()
+	if fix != nil {
+		end, err = s.repair(f, fix, buf)
+	} else {
+		err = s.writeJournal(f, journal{offset: end, after: out[0].Seq - 1, data: buf}, false)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if _, err := f.Write(buf); err != nil {
 		// Cut a partial line off again so the next append (and verify)
-		// does not find a torn record; the lock is still ours.
+		// does not find a torn record; the lock is still ours. The
+		// journal stays: should the cut fail, it proves the rest ours.
 		_ = f.Truncate(end)
 		return nil, s.wrap("write", err)
 	}
@@ -133,6 +162,7 @@ func (s *FileStore) AppendAll(ctx context.Context, recs []Record) ([]Record, err
 			return nil, s.wrap("fsync directory", err)
 		}
 	}
+	s.dropJournal()
 	s.remember(f, *prev)
 	return out, nil
 }
@@ -182,9 +212,11 @@ func (s *FileStore) Check(ctx context.Context) error {
 	if err != nil {
 		return s.wrap("seek", err)
 	}
+	// Check changes nothing: a torn tail is only judged, as the next
+	// append would judge it.
 	_, err = lastRecord(f, end)
 	if isTorn(err) {
-		_, _, err = s.setAsideTorn(f, end)
+		_, err = s.provenTorn(f, end)
 	}
 	if err != nil {
 		return s.lastErr(err)
@@ -200,7 +232,7 @@ func (s *FileStore) Check(ctx context.Context) error {
 }
 
 func (s *FileStore) Last(ctx context.Context) (Record, bool, error) {
-	f, err := os.Open(s.path)
+	f, err := s.open(os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return Record{}, false, nil
 	}
@@ -229,7 +261,7 @@ func (s *FileStore) Last(ctx context.Context) (Record, bool, error) {
 // under a shared lock, which waits out an append in progress, and then
 // reads without holding it, so a long scan never stalls writers.
 func (s *FileStore) Scan(ctx context.Context, fn func(Record) error) error {
-	f, err := os.Open(s.path)
+	f, err := s.open(os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -276,13 +308,13 @@ func (s *FileStore) Scan(ctx context.Context, fn func(Record) error) error {
 
 // openLocked opens the file for appending, creating it (0600) and its
 // directories (0700) as needed, and holds an exclusive lock on it until
-// the file is closed.
+// the file is closed. It refuses a file others may write (modeProblem).
 func (s *FileStore) openLocked(ctx context.Context) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return nil, s.wrap("create directory", err)
 	}
 	for {
-		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+		f, err := s.open(os.O_RDWR | os.O_APPEND | os.O_CREATE)
 		if err != nil {
 			return nil, s.wrap("open for writing", err)
 		}
@@ -294,8 +326,12 @@ func (s *FileStore) openLocked(ctx context.Context) (*os.File, error) {
 		// moved the file aside (to start a new chain): the records
 		// belong in the file at the path, not in the one moved.
 		held, herr := f.Stat()
-		now, nerr := os.Stat(s.path)
+		now, nerr := os.Lstat(s.path)
 		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			if msg, refuse := modeProblem(s.path, held.Mode()); refuse {
+				f.Close()
+				return nil, errors.New("audit: " + msg)
+			}
 			return f, nil
 		}
 		f.Close()
@@ -308,7 +344,81 @@ func (s *FileStore) openLocked(ctx context.Context) (*os.File, error) {
 	}
 }
 
+// open opens the file at the path itself, never what a symbolic link
+// there points to: the log is the file the config names, and a link
+// (a dangling one above all, whose target an append would create) would
+// put it somewhere else. A link is refused with a *linkError.
+func (s *FileStore) open(flag int) (*os.File, error) {
+	f, err := os.OpenFile(s.path, flag|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		if fi, lerr := os.Lstat(s.path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(s.path)
+			return nil, &linkError{path: s.path, target: target}
+		}
+	}
+	return f, err
+}
+
+// linkError refuses a symbolic link as the audit file.
+type linkError struct{ path, target string }
+
+func (e *linkError) Error() string {
+	return fmt.Sprintf("audit: %s is a symbolic link (to %s): warren keeps its audit log in a regular file and does not follow a link there; "+
+		"name the file itself in the config (audit = \"file:PATH\") or put the file in the link's place", e.path, e.target)
+}
+
+// ModeWarning is one sentence naming the file, its mode and the chmod
+// that fixes it when others have any access to the file; "" when it is
+// its owner's alone, absent, or not a regular file. A file others may
+// write is also refused by every append and Check; one they may only
+// read is still written.
+func (s *FileStore) ModeWarning() string {
+	fi, err := os.Lstat(s.path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	if msg, _ := modeProblem(s.path, fi.Mode()); msg != "" {
+		return "audit file " + msg
+	}
+	return ""
+}
+
+// modeProblem says what mode lets others do to the file at path, in
+// words that start with the path ("PATH has mode 0644, …"), or returns
+// ""; refuse is true when they may write it: whoever can rewrite the
+// file can rewrite the chain, so warren adds nothing to it.
+func modeProblem(path string, mode fs.FileMode) (msg string, refuse bool) {
+	perm := mode.Perm()
+	fix := "`chmod 600 " + shellQuote(path) + "`"
+	switch {
+	case perm&0o022 != 0:
+		return fmt.Sprintf("%s has mode %04o: others can rewrite its records, so warren appends nothing to it until %s", path, perm, fix), true
+	case perm&0o077 != 0:
+		return fmt.Sprintf("%s has mode %04o, open to others: %s makes it its owner's alone", path, perm, fix), false
+	}
+	return "", false
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	plain := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("/._-+:@%,=", c)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 func (s *FileStore) wrap(op string, err error) error {
+	var le *linkError
+	if errors.As(err, &le) {
+		return err // says all there is to say
+	}
 	var pe *os.PathError
 	if errors.As(err, &pe) && pe.Path == s.path {
 		err = pe.Err // the path is named once already
@@ -319,6 +429,10 @@ func (s *FileStore) wrap(op string, err error) error {
 // lastErr explains why the chain cannot be extended: appending after a
 // damaged record would bury the damage in the middle of the file.
 func (s *FileStore) lastErr(err error) error {
+	var te *TornError
+	if errors.As(err, &te) {
+		return err // names the damage and the command that shows it
+	}
 	var ce *CorruptError
 	if errors.As(err, &ce) {
 		return fmt.Errorf("audit: %s ends with a damaged record (%w); nothing more is written there until an operator runs `warren audit verify` and moves the file aside", s.path, err)
@@ -377,95 +491,6 @@ func lastRecord(f *os.File, end int64) (*Record, error) {
 		return nil, &CorruptError{Err: err}
 	}
 	return &rec, nil
-}
-
-// Torn tails. A process killed while it appends (SIGKILL, a power cut)
-// can leave the file ending inside a line: the kernel stops a write to a
-// file between two pages when the writer gets a fatal signal. Nothing was
-// done on the strength of that line (a record is acted on only once its
-// fsync returned), so the next writer sets it aside rather than stop
-// every operation until someone moves the file: the fragment is copied
-// to PATH.torn-TIME, the file is cut back to its last whole record, and
-// an "audit" record ("torn_record_set_aside") names the copy, the
-// fragment's size and its sha256, chained as any other. Only a fragment
-// that begins as a record does, after a whole record, is taken for an
-// interrupted write; anything else still stops appends.
-
-// TornAction and TornOutcome mark the record that sets a torn tail aside.
-const (
-	TornAction  = "audit"
-	TornOutcome = "torn_record_set_aside"
-)
-
-func isTorn(err error) bool {
-	var ce *CorruptError
-	return errors.As(err, &ce) && ce.Partial
-}
-
-// setAsideTorn sets a torn tail aside (see above) in f, held locked and
-// ending at end, and returns the record it appended and the file's new
-// end.
-func (s *FileStore) setAsideTorn(f *os.File, end int64) (*Record, int64, error) {
-	cut, err := lastNewline(f, end)
-	if err != nil {
-		return nil, end, err
-	}
-	frag := make([]byte, end-cut)
-	if _, err := f.ReadAt(frag, cut); err != nil {
-		return nil, end, s.wrap("read", err)
-	}
-	if !bytes.HasPrefix(frag, []byte(`{"seq":`)) {
-		return nil, end, &CorruptError{Partial: true}
-	}
-	prev, err := lastRecord(f, cut)
-	if err != nil {
-		return nil, end, err
-	}
-	if rec, err := parseLine(frag); err == nil && rec.Hash == rec.ComputeHash() &&
-		(prev == nil && rec.Seq == 1 || prev != nil && rec.Seq == prev.Seq+1 && rec.PrevHash == prev.Hash) {
-		// A whole record that chains, missing only its newline (a file
-		// restored by a tool that drops the last one): it is kept, and
-		// the newline added.
-		if _, err := f.Write([]byte{'\n'}); err != nil {
-			return nil, end, s.wrap("write", err)
-		}
-		if err := f.Sync(); err != nil {
-			return nil, end, s.wrap("fsync", err)
-		}
-		return &rec, end + 1, nil
-	}
-	aside := fmt.Sprintf("%s.torn-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
-	if err := writeSynced(aside, frag); err != nil {
-		return nil, end, fmt.Errorf("audit: setting a torn last line of %s aside in %s: %w", s.path, aside, err)
-	}
-	if err := f.Truncate(cut); err != nil {
-		return nil, end, s.wrap("truncate a torn last line", err)
-	}
-	sum := sha256.Sum256(frag)
-	host, _ := os.Hostname()
-	rec := seal(Record{
-		Operator: "warren",
-		Host:     host,
-		Action:   TornAction,
-		Outcome:  TornOutcome,
-		Detail: map[string]string{
-			"torn_bytes":  strconv.Itoa(len(frag)),
-			"torn_sha256": hex.EncodeToString(sum[:]),
-			"set_aside":   aside,
-		},
-	}, prev, time.Now())
-	line, err := marshalLine(rec)
-	if err != nil {
-		return nil, cut, s.wrap("encode", err)
-	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		_ = f.Truncate(cut)
-		return nil, cut, s.wrap("write", err)
-	}
-	if err := f.Sync(); err != nil {
-		return nil, cut, s.wrap("fsync", err)
-	}
-	return &rec, cut + int64(len(line)) + 1, nil
 }
 
 // lastNewline is the offset just after the last newline before end, 0

@@ -3,12 +3,9 @@ package audit
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -146,81 +143,6 @@ func TestVerifyNamesTheFirstBrokenSeq(t *testing.T) {
 				t.Fatalf("intact records before the break = %d, want %d", res.Records, tt.wantSeq-1)
 			}
 		})
-	}
-}
-
-// A record cut short by a crash (the kernel stops a write between two
-// pages on SIGKILL) is set aside by the next writer: the fragment is kept
-// in a file of its own, named with its size and digest in a chained
-// record, and the chain goes on and verifies.
-func TestFileStoreSetsATornLastLineAside(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	writeChain(t, path, 3)
-	raw, _ := os.ReadFile(path)
-	whole := bytes.LastIndexByte(raw[:len(raw)-1], '\n') + 1 // end of record 2
-	torn := raw[whole : len(raw)-7]
-	if err := os.WriteFile(path, raw[:len(raw)-7], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, _ := OpenFile(path)
-	if res, _ := Verify(ctx, s); res.OK || !strings.Contains(res.Reason, "interrupted write") {
-		t.Fatalf("Verify before = %+v, want the torn line named", res)
-	}
-	if err := s.Check(ctx); err != nil {
-		t.Fatalf("Check = %v, want the torn line set aside", err)
-	}
-	got, err := s.Append(ctx, sample(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Verify(ctx, s)
-	if err != nil || !res.OK || res.Records != 4 {
-		t.Fatalf("Verify after = %+v, %v; want 4 records that verify", res, err)
-	}
-	if got.Seq != 4 {
-		t.Fatalf("the record after the repair has seq %d, want 4", got.Seq)
-	}
-	var repair Record
-	if err := s.Scan(ctx, func(r Record) error {
-		if r.Seq == 3 {
-			repair = r
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(torn)
-	if repair.Action != TornAction || repair.Outcome != TornOutcome ||
-		repair.Detail["torn_bytes"] != strconv.Itoa(len(torn)) || repair.Detail["torn_sha256"] != hex.EncodeToString(sum[:]) {
-		t.Fatalf("repair record %+v, want the fragment's size %d and digest", repair, len(torn))
-	}
-	kept, err := os.ReadFile(repair.Detail["set_aside"])
-	if err != nil || !bytes.Equal(kept, torn) || !strings.HasPrefix(repair.Detail["set_aside"], path+".torn-") {
-		t.Fatalf("the fragment set aside in %q: %q, %v; want %q", repair.Detail["set_aside"], kept, err, torn)
-	}
-}
-
-// A tail that does not begin as a record does is no interrupted write of
-// warren's: appends stop, and the file stays as it is.
-func TestFileStoreRefusesToWriteAfterAForeignTail(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	writeChain(t, path, 3)
-	raw, _ := os.ReadFile(path)
-	damaged := append(bytes.Clone(raw), []byte("rm -rf")...)
-	if err := os.WriteFile(path, damaged, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, _ := OpenFile(path)
-	if err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "interrupted write") {
-		t.Fatalf("Check = %v, want the torn line named", err)
-	}
-	if _, err := s.Append(ctx, sample(4)); err == nil {
-		t.Fatal("Append after a foreign tail succeeded; it would bury the damage")
-	}
-	if after, _ := os.ReadFile(path); !bytes.Equal(after, damaged) {
-		t.Fatalf("file changed from %d to %d bytes", len(damaged), len(after))
 	}
 }
 
@@ -417,31 +339,6 @@ func TestFileStoreRereadsAFileReplacedBehindIt(t *testing.T) {
 		t.Fatalf("seq %d after the new file's 2 records", r.Seq)
 	}
 	mustVerify(t, a, 3)
-}
-
-// A whole record that chains, missing only its newline (a file restored
-// by a tool that drops the last one), is not torn: the next append keeps
-// it and adds the newline.
-func TestFileStoreKeepsALastRecordThatLacksOnlyItsNewline(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	writeChain(t, path, 3)
-	raw, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, raw[:len(raw)-1], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, _ := OpenFile(path)
-	got, err := s.Append(ctx, sample(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Verify(ctx, s)
-	if err != nil || !res.OK || res.Records != 4 || got.Seq != 4 {
-		t.Fatalf("Verify = %+v, %v, appended seq %d; want records 1-3 kept and 4 after them", res, err, got.Seq)
-	}
-	if aside, _ := filepath.Glob(path + ".torn-*"); len(aside) != 0 {
-		t.Fatalf("the whole record was set aside as torn: %v", aside)
-	}
 }
 
 // An operator moves the file aside to start a new chain while a writer

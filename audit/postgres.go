@@ -41,6 +41,7 @@ var tableName = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A
 // other columns are for queries.
 type PGStore struct {
 	cfg      *pgx.ConnConfig
+	name     string // as the config names it
 	table    string // sanitised, possibly schema-qualified
 	version  string // sanitised name of the schema version table
 	lockKey  int32
@@ -54,7 +55,8 @@ type PGStore struct {
 
 // OpenPostgres prepares a store on table (schema-qualified allowed) of the
 // database dsn names. It does not connect; the first operation does, and
-// creates the table if it is missing.
+// refuses a table that does not exist (an administrator creates it:
+// Schema).
 func OpenPostgres(dsn, table string) (*PGStore, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("audit: the postgres store needs a DSN (set the variable audit_dsn_env names)")
@@ -75,6 +77,7 @@ func OpenPostgres(dsn, table string) (*PGStore, error) {
 	version[len(version)-1] += "_schema"
 	return &PGStore{
 		cfg:      cfg,
+		name:     table,
 		table:    ident.Sanitize(),
 		version:  version.Sanitize(),
 		lockKey:  int32(crc32.ChecksumIEEE([]byte(table))),
@@ -111,13 +114,29 @@ func (s *PGStore) AppendAll(ctx context.Context, recs []Record) ([]Record, error
 	if err := validateAll(recs); err != nil {
 		return nil, err
 	}
-	out := make([]Record, len(recs))
+	return s.appendAfter(ctx, func(*Record) ([]Record, error) { return recs, nil })
+}
+
+// appendAfter appends the records build makes from the last record (nil
+// for an empty table) in one transaction holding the append lock: what
+// build reads is still the last record when its records are linked after
+// it.
+func (s *PGStore) appendAfter(ctx context.Context, build func(prev *Record) ([]Record, error)) ([]Record, error) {
+	var out []Record
 	err := s.with(ctx, "append", func(c *pgx.Conn) error {
 		return pgx.BeginTxFunc(ctx, c, readCommitted, func(tx pgx.Tx) error {
 			prev, err := s.lockedLast(ctx, tx)
 			if err != nil {
 				return err
 			}
+			recs, err := build(prev)
+			if err != nil {
+				return err
+			}
+			if err := validateAll(recs); err != nil {
+				return err
+			}
+			out = make([]Record, len(recs))
 			now := time.Now()
 			for i, rec := range recs {
 				out[i] = seal(rec, prev, now)
@@ -210,10 +229,24 @@ func (s *PGStore) Scan(ctx context.Context, fn func(Record) error) error {
 	return fnErr
 }
 
-// with runs fn on the store's connection, connecting and preparing the
+// with runs fn on the store's connection, connecting and checking the
 // table first when needed, and turns database errors into display-safe
 // ones.
 func (s *PGStore) with(ctx context.Context, op string, fn func(*pgx.Conn) error) error {
+	return s.connected(ctx, op, func(c *pgx.Conn) error {
+		if !s.ready {
+			if err := s.checkSchema(ctx, c); err != nil {
+				return err
+			}
+			s.ready = true
+		}
+		return fn(c)
+	})
+}
+
+// connected runs fn on the store's connection, connecting first when
+// needed, and turns database errors into display-safe ones.
+func (s *PGStore) connected(ctx context.Context, op string, fn func(*pgx.Conn) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn == nil || s.conn.IsClosed() {
@@ -222,12 +255,6 @@ func (s *PGStore) with(ctx context.Context, op string, fn func(*pgx.Conn) error)
 			return s.fail("connect", err)
 		}
 		s.conn = c
-	}
-	if !s.ready {
-		if err := s.ensureSchema(ctx, s.conn); err != nil {
-			return s.fail("prepare table", err)
-		}
-		s.ready = true
 	}
 	if err := fn(s.conn); err != nil {
 		return s.fail(op, err)
@@ -270,50 +297,36 @@ func (s *PGStore) last(ctx context.Context, q querier) (*Record, error) {
 	return &rec, nil
 }
 
-// ensureSchema creates the table and its version row on first use. It runs
-// under the append lock so two first users do not race on CREATE TABLE.
-func (s *PGStore) ensureSchema(ctx context.Context, c *pgx.Conn) error {
-	return pgx.BeginTxFunc(ctx, c, readCommitted, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", lockClass, s.lockKey); err != nil {
-			return err
-		}
-		var exists bool
-		if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", s.version).Scan(&exists); err != nil {
-			return err
-		}
-		if !exists {
-			return s.createSchema(ctx, tx)
-		}
-		var v int
-		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+s.version).Scan(&v); err != nil {
-			return err
-		}
-		if v != schemaVersion {
-			return fmt.Errorf("%s says schema version %d, this warren writes version %d", s.version, v, schemaVersion)
-		}
-		return nil
-	})
-}
-
-func (s *PGStore) createSchema(ctx context.Context, tx pgx.Tx) error {
-	stmts := []string{
-		`CREATE TABLE IF NOT EXISTS ` + s.table + ` (
-			seq bigint PRIMARY KEY,
-			time timestamptz NOT NULL,
-			operation text NOT NULL,
-			outcome text NOT NULL,
-			hash text NOT NULL,
-			record text NOT NULL
-		)`,
-		`CREATE TABLE ` + s.version + ` (version integer NOT NULL)`,
-		fmt.Sprintf(`INSERT INTO %s (version) VALUES (%d)`, s.version, schemaVersion),
+// checkSchema finds the table an administrator created (Schema) at the
+// version this warren writes. warren never creates it (pgschema.go).
+func (s *PGStore) checkSchema(ctx context.Context, c *pgx.Conn) error {
+	var table, version bool
+	if err := c.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL", s.table, s.version).Scan(&table, &version); err != nil {
+		return err
 	}
-	for _, q := range stmts {
-		if _, err := tx.Exec(ctx, q); err != nil {
-			return err
-		}
+	if !table || !version {
+		return &NoTableError{Table: s.name}
+	}
+	var v int
+	if err := c.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+s.version).Scan(&v); err != nil {
+		return err
+	}
+	if v != schemaVersion {
+		return fmt.Errorf("%s says schema version %d, this warren writes version %d", s.version, v, schemaVersion)
 	}
 	return nil
+}
+
+// NoTableError refuses a team store whose table does not exist yet.
+type NoTableError struct{ Table string }
+
+func (e *NoTableError) Error() string {
+	flag := ""
+	if e.Table != DefaultTable {
+		flag = " --table " + e.Table
+	}
+	return fmt.Sprintf("the table %s (or %s_schema) does not exist, and warren does not create it, since its creator would own it and could UPDATE or DELETE its rows: "+
+		"an administrator creates it with `warren audit init-db%s --owner ROLE --operators ROLE`", e.Table, e.Table, flag)
 }
 
 // fail wraps a database error for display. Connection errors name the user

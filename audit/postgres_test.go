@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -21,8 +22,12 @@ func testDSN() string {
 	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 }
 
-// pgTable returns a fresh table name and an admin connection for tampering;
-// both tables the store creates are dropped at cleanup.
+// pgTable makes a fresh audit table as `warren audit init-db` would,
+// owned by a role of its own (table_owner) with INSERT and SELECT
+// granted to another (table_ops, which openPG connects as), and returns
+// its name and an admin connection for tampering, on which triggers do
+// not fire: a superuser who turns them off can change any row. The
+// table, its function and both roles are dropped at cleanup.
 func pgTable(t *testing.T) (string, *pgx.Conn) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -34,21 +39,59 @@ func pgTable(t *testing.T) (string, *pgx.Conn) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	table := "audit_test_" + hex.EncodeToString(b[:])
+	owner, ops := table+"_owner", table+"_ops"
 	t.Cleanup(func() {
 		ctx := context.Background()
-		for _, tb := range []string{table, table + "_schema"} {
-			if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{tb}.Sanitize()); err != nil {
-				t.Errorf("drop %s: %v", tb, err)
+		for _, q := range []string{
+			"DROP OWNED BY " + pgx.Identifier{owner}.Sanitize() + ", " + pgx.Identifier{ops}.Sanitize() + " CASCADE",
+			"DROP ROLE IF EXISTS " + pgx.Identifier{owner}.Sanitize() + ", " + pgx.Identifier{ops}.Sanitize(),
+		} {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				t.Errorf("%s: %v", q, err)
 			}
 		}
 		conn.Close(ctx)
 	})
+	for _, q := range []string{
+		"CREATE ROLE " + pgx.Identifier{owner}.Sanitize() + " NOLOGIN",
+		"CREATE ROLE " + pgx.Identifier{ops}.Sanitize() + " LOGIN",
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := InitDB(ctx, testDSN(), Schema{Table: table, Owner: owner, Operators: ops}); err != nil {
+		t.Fatalf("init-db: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "SET session_replication_role = replica"); err != nil {
+		t.Fatal(err)
+	}
 	return table, conn
 }
 
+// roleDSN is the test database's DSN for role, with query parameters
+// added.
+func roleDSN(t *testing.T, role, params string) string {
+	t.Helper()
+	u, err := url.Parse(testDSN())
+	if err != nil || u.Scheme == "" {
+		t.Fatalf("WARREN_TEST_PG_DSN must be a postgres:// URL for this test: %v", err)
+	}
+	u.User = url.User(role)
+	if params != "" {
+		if u.RawQuery != "" {
+			u.RawQuery += "&"
+		}
+		u.RawQuery += params
+	}
+	return u.String()
+}
+
+// openPG opens table as its operators' role, which may INSERT and SELECT
+// only.
 func openPG(t *testing.T, table string) *PGStore {
 	t.Helper()
-	s, err := OpenPostgres(testDSN(), table)
+	s, err := OpenPostgres(roleDSN(t, table+"_ops", ""), table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +99,7 @@ func openPG(t *testing.T, table string) *PGStore {
 	return s
 }
 
-func TestPostgresStoreCreatesItsTableAndKeepsAChain(t *testing.T) {
+func TestPostgresStoreKeepsAChainInTheTableInitDBMade(t *testing.T) {
 	ctx := context.Background()
 	table, admin := pgTable(t)
 	s := openPG(t, table)
@@ -121,7 +164,7 @@ func TestPostgresVerifyNamesTheFirstBrokenSeq(t *testing.T) {
 }
 
 func TestConcurrentPostgresStoresKeepOneChain(t *testing.T) {
-	testConcurrentAppends(t, testDSN())
+	testConcurrentAppends(t, "")
 }
 
 // A database whose default isolation is repeatable read takes the
@@ -129,16 +172,12 @@ func TestConcurrentPostgresStoresKeepOneChain(t *testing.T) {
 // must not read the last record from it, or two operators collide on a
 // seq.
 func TestConcurrentPostgresStoresKeepOneChainUnderRepeatableRead(t *testing.T) {
-	dsn := testDSN()
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	testConcurrentAppends(t, dsn+sep+"default_transaction_isolation=repeatable%20read")
+	testConcurrentAppends(t, "default_transaction_isolation=repeatable%20read")
 }
 
-func testConcurrentAppends(t *testing.T, dsn string) {
+func testConcurrentAppends(t *testing.T, params string) {
 	table, _ := pgTable(t)
+	dsn := roleDSN(t, table+"_ops", params)
 	const writers, each = 4, 250
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)

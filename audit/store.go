@@ -38,7 +38,7 @@ type Store interface {
 type CorruptError struct {
 	Line    int   // 1-based line of a file store; 0 when unknown
 	Seq     int64 // seq column of a table store; 0 when unknown
-	Partial bool  // the file ends inside this line: an interrupted write
+	Partial bool  // the file ends inside this line: a write cut short, or an edit
 	Err     error
 }
 
@@ -51,7 +51,7 @@ func (e *CorruptError) Error() string {
 		where = fmt.Sprintf("row seq %d", e.Seq)
 	}
 	if e.Partial {
-		return where + ": partial record without its newline (an interrupted write)"
+		return where + ": partial record without its newline (a write cut short by a crash, or an edit)"
 	}
 	return fmt.Sprintf("%s: unreadable record: %v", where, e.Err)
 }

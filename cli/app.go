@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/term"
@@ -21,6 +22,7 @@ import (
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/ui/sanitize"
 )
 
 // Exit codes of docs/ARCHITECTURE.md §5.
@@ -80,8 +82,13 @@ type App struct {
 	Out io.Writer
 	Err io.Writer
 
-	file *config.File
-	ctx  *config.Context
+	// auditWarned is set once the audit file's mode has been warned of,
+	// or the dashboard has taken the terminal (see warnAuditFile).
+	auditWarned atomic.Bool
+
+	file    *config.File
+	ctx     *config.Context
+	ignored []config.Ignored
 }
 
 // NewApp returns an App writing to the process's streams.
@@ -110,7 +117,13 @@ func (a *App) Config() (*config.Context, error) {
 }
 
 func (a *App) loadContext() (*config.File, *config.Context, error) {
-	path, err := config.Find(a.ConfigPath)
+	found, err := config.Locate(a.ConfigPath)
+	// Said before the dashboard takes the terminal; its header says it
+	// again.
+	a.ignored = found.Ignored
+	for _, i := range found.Ignored {
+		fmt.Fprintf(a.Err, "warren: %s\n", sanitize.Text(i.String()))
+	}
 	if errors.Is(err, config.ErrNotFound) {
 		if a.ContextName != "" {
 			return nil, nil, Usage(fmt.Errorf("--context %s: %w", a.ContextName, err))
@@ -120,9 +133,9 @@ func (a *App) loadContext() (*config.File, *config.Context, error) {
 	if err != nil {
 		return nil, nil, Usage(err)
 	}
-	f, err := config.Load(path)
+	f, err := found.Load()
 	if err != nil {
-		return nil, nil, Usage(err)
+		return nil, nil, configError(err)
 	}
 	c, err := f.Context(a.ContextName)
 	if err != nil {
@@ -131,9 +144,22 @@ func (a *App) loadContext() (*config.File, *config.Context, error) {
 	return f, c, nil
 }
 
+// configError marks a config fault as bad config (exit 2), or as refused
+// (exit 3) when warren will not act on it for safety's sake.
+func configError(err error) error {
+	if errors.Is(err, config.ErrRefused) {
+		return Refused(err)
+	}
+	return Usage(err)
+}
+
 // ConfigFile returns the loaded file (after Config); nil when there is
 // none and the local broker stands in.
 func (a *App) ConfigFile() *config.File { return a.file }
+
+// Ignored are the config files found in the working directory and not
+// read (after Config).
+func (a *App) Ignored() []config.Ignored { return a.ignored }
 
 // OperatorName is who the audit log names: flag, config, then $USER.
 func (a *App) OperatorName() string {
@@ -161,11 +187,11 @@ func (a *App) login() (*config.Context, string, *tls.Config, error) {
 	}
 	pw, err := c.Password()
 	if err != nil {
-		return nil, "", nil, Usage(err)
+		return nil, "", nil, configError(err)
 	}
 	tc, err := c.TLSConfig()
 	if err != nil {
-		return nil, "", nil, Usage(err)
+		return nil, "", nil, configError(err)
 	}
 	return c, pw, tc, nil
 }
@@ -227,7 +253,12 @@ func (a *App) AuditStore() (audit.Store, error) {
 	if err != nil {
 		return nil, Usage(err)
 	}
-	return audit.Open(c.Audit, dsn)
+	st, err := audit.Open(c.Audit, dsn)
+	if err != nil {
+		return nil, err
+	}
+	a.warnAuditFile(st)
+	return st, nil
 }
 
 // Inbox opens the inbox of the queue that vhost/queue belongs to (the
@@ -247,7 +278,7 @@ func (a *App) Inbox(ctx context.Context, vhost, queue string) (*inbox.Client, er
 	}
 	dsn, err := q.Inbox.DSN()
 	if err != nil {
-		return nil, Usage(err)
+		return nil, configError(err)
 	}
 	if dsn == "" {
 		return nil, fmt.Errorf("inbox of queue %s: environment variable %s is empty", q.Name, q.Inbox.DSNEnv)

@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -20,7 +19,7 @@ import (
 
 func newAuditCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Export, verify and follow the audit log"}
-	cmd.AddCommand(newAuditExportCmd(a), newAuditVerifyCmd(a), newAuditTailCmd(a))
+	cmd.AddCommand(newAuditExportCmd(a), newAuditVerifyCmd(a), newAuditTailCmd(a), newAuditInitDBCmd(a))
 	return cmd
 }
 
@@ -33,7 +32,13 @@ func newAuditExportCmd(a *App) *cobra.Command {
 			"list and detail cells as JSON). --since and --until take an RFC 3339 time,\n" +
 			"a date (2024-05-01, UTC) or a duration meaning that long ago (24h).\n" +
 			"--operation ID writes that operation's records only; each still carries its\n" +
-			"hash and prev_hash, so it can be checked against the chain.",
+			"hash and prev_hash, so it can be checked against the chain.\n" +
+			"The output is the same on a terminal, in a file or in a pipe, and safe in\n" +
+			"each: control and bidirectional characters are written as escapes (\\u001b\n" +
+			"in JSON; \\x1b or \\u202e in a CSV text cell, where a backslash that would\n" +
+			"read as the start of an escape is doubled), and a CSV cell that would start\n" +
+			"like a spreadsheet formula (=, +, -, @), or with ', gets a ' in front. Both\n" +
+			"read back exactly, so each exported record still matches its hash.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != audit.FormatCSV && format != audit.FormatJSONL {
@@ -57,16 +62,8 @@ func newAuditExportCmd(a *App) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			out := a.Out
-			if IsTerminal(a.Out) {
-				// On screen the export is for reading, not for verifying:
-				// make what came from the broker harmless to the terminal.
-				tw := &terminalWriter{w: a.Out}
-				defer tw.Flush()
-				out = tw
-			}
 			sel := audit.Selection{Since: from, Until: to, Operation: operation}
-			n, err := audit.ExportSelected(cmd.Context(), st, out, format, sel)
+			n, err := audit.ExportSelected(cmd.Context(), st, a.Out, format, sel)
 			var unknown *audit.UnknownOperationError
 			if errors.As(err, &unknown) {
 				return Usage(errors.New(sanitize.Text(err.Error())))
@@ -86,28 +83,119 @@ func newAuditExportCmd(a *App) *cobra.Command {
 	return cmd
 }
 
+const verifyLong = `Recompute the hash chain and name the first broken record, then print the
+head: the last record's seq and hash. Keep the head (write it in the ticket);
+--expect-head SEQ:HASH later proves the log still holds that record with that
+hash, which the chain alone cannot: a log cut short at its end, emptied, or
+rewritten and rehashed is still a valid chain. --allowed-signers FILE checks
+the signature of every checkpoint (written when the context has an
+audit_signing_key) and says how many records follow the last one unsigned.
+Exit 1 when the chain is broken, the expected head is not there, or a
+checkpoint's signature does not hold.`
+
 func newAuditVerifyCmd(a *App) *cobra.Command {
-	return &cobra.Command{
+	var expect, signersFile string
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Recompute the hash chain and name the first broken record (exit 1 when broken)",
+		Short: "Recompute the hash chain, print the head, check a kept head (exit 1 when broken)",
+		Long:  verifyLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var opt audit.VerifyOptions
+			if cmd.Flags().Changed("expect-head") {
+				h, err := audit.ParseHead(expect)
+				if err != nil {
+					return Usage(fmt.Errorf("--expect-head %w", err))
+				}
+				opt.ExpectHead = &h
+			}
+			if cmd.Flags().Changed("allowed-signers") {
+				signers, err := readAllowedSigners(signersFile)
+				if err != nil {
+					return Usage(fmt.Errorf("--allowed-signers: %w", err))
+				}
+				opt.Signers = signers
+			}
 			st, err := a.AuditStore()
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			res, err := audit.Verify(cmd.Context(), st)
+			res, err := audit.VerifyWith(cmd.Context(), st, opt)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(a.Out, sanitize.Text(res.String()))
+			if asJSON {
+				if err := writeJSON(a.Out, verifyJSONOf(res)); err != nil {
+					return err
+				}
+			} else {
+				for _, l := range res.Lines() {
+					fmt.Fprintln(a.Out, sanitize.Text(l))
+				}
+			}
 			if !res.OK {
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("audit chain in %s is broken at seq %d", st.Describe(), res.BrokenSeq)}
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("audit log in %s: %s", st.Describe(), sanitize.Text(res.String()))}
 			}
 			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&expect, "expect-head", "", "fail unless the log holds this head, as verify or an operation printed it: SEQ:HASH (HASH with or without sha256:)")
+	f.StringVar(&signersFile, "allowed-signers", "", "check every checkpoint's signature against this OpenSSH allowed_signers file (lines `principal key-type base64-key`)")
+	f.BoolVar(&asJSON, "json", false, "print JSON: ok, records, verdict, head_seq, head_hash, broken_seq, reason, expected_head, checkpoints")
+	return cmd
+}
+
+func readAllowedSigners(path string) (*audit.AllowedSigners, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return audit.ParseAllowedSigners(f, path)
+}
+
+// verifyJSON is the `audit verify --json` contract. head_seq and
+// head_hash name the last intact record (0 and "" for none).
+type verifyJSON struct {
+	OK           bool            `json:"ok"`
+	Records      int             `json:"records"`
+	Verdict      string          `json:"verdict"`
+	HeadSeq      int64           `json:"head_seq"`
+	HeadHash     string          `json:"head_hash"`
+	BrokenSeq    int64           `json:"broken_seq,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+	ExpectedHead *expectHeadJSON `json:"expected_head,omitempty"`
+	Checkpoints  *checkpointJSON `json:"checkpoints,omitempty"`
+}
+
+type checkpointJSON struct {
+	Signed        int    `json:"signed"`
+	LastSeq       int64  `json:"last_signed_seq"`
+	SignedBy      string `json:"signed_by"`
+	UnsignedAfter int    `json:"unsigned_after"`
+}
+
+type expectHeadJSON struct {
+	Seq       int64  `json:"seq"`
+	Hash      string `json:"hash"`
+	Held      bool   `json:"held"`
+	Following int    `json:"following"`
+	Problem   string `json:"problem,omitempty"`
+}
+
+func verifyJSONOf(res audit.Result) verifyJSON {
+	out := verifyJSON{OK: res.OK, Records: res.Records, Verdict: res.String(),
+		HeadSeq: res.LastSeq, HeadHash: res.LastHash, BrokenSeq: res.BrokenSeq, Reason: res.Reason}
+	if e := res.Expect; e != nil {
+		out.ExpectedHead = &expectHeadJSON{Seq: e.Head.Seq, Hash: e.Head.Hash, Held: e.Held, Following: e.Following, Problem: e.Problem}
+	}
+	if c := res.Checkpoints; c != nil {
+		out.Checkpoints = &checkpointJSON{Signed: c.Signed, LastSeq: c.LastSeq, SignedBy: c.Principals, UnsignedAfter: c.Unsigned}
+	}
+	return out
 }
 
 func newAuditTailCmd(a *App) *cobra.Command {
@@ -178,8 +266,9 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 		last, ok, err := st.Last(ctx)
 		var torn *audit.CorruptError
 		if errors.As(err, &torn) && torn.Partial {
-			// A writer died mid-line; the next append sets the
-			// fragment aside and the records go on.
+			// A writer died mid-line: the next append repairs what
+			// warren's journal proves its own, and verify names
+			// anything else.
 			continue
 		}
 		if err != nil {
@@ -275,31 +364,4 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 		return now.Add(-d), nil
 	}
 	return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time (2024-05-01T03:00:00Z), a date (2024-05-01) or a duration ago (24h)", s)
-}
-
-// terminalWriter passes whole lines through sanitize.Block, keeping a
-// partial line (or a split UTF-8 sequence) until it is complete.
-type terminalWriter struct {
-	w   io.Writer
-	buf []byte
-}
-
-func (t *terminalWriter) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	i := bytes.LastIndexByte(t.buf, '\n')
-	if i < 0 {
-		return len(p), nil
-	}
-	if _, err := io.WriteString(t.w, sanitize.Block(string(t.buf[:i+1]))); err != nil {
-		return 0, err
-	}
-	t.buf = append(t.buf[:0], t.buf[i+1:]...)
-	return len(p), nil
-}
-
-func (t *terminalWriter) Flush() {
-	if len(t.buf) > 0 {
-		_, _ = io.WriteString(t.w, sanitize.Block(string(t.buf)))
-		t.buf = nil
-	}
 }

@@ -3,9 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -67,8 +71,9 @@ func TestAuditVerifyReportsAnIntactAndABrokenChain(t *testing.T) {
 	if err := runAudit(context.Background(), a, "verify"); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
-	if got := out.String(); got != "ok: 4 records, chain intact\n" {
-		t.Fatalf("output %q", got)
+	last := lastRecord(t, path)
+	if got, want := out.String(), "ok: 4 records, chain intact\nhead seq 4 sha256:"+last.Hash+"\n"; got != want {
+		t.Fatalf("output %q, want %q", got, want)
 	}
 	raw, _ := os.ReadFile(path)
 	if err := os.WriteFile(path, bytes.Replace(raw, []byte(`"m3"`), []byte(`"m4"`), 1), 0o600); err != nil {
@@ -82,6 +87,232 @@ func TestAuditVerifyReportsAnIntactAndABrokenChain(t *testing.T) {
 	if got := out.String(); !strings.HasPrefix(got, "broken at seq 3: hash mismatch") {
 		t.Fatalf("output %q", got)
 	}
+}
+
+// lastRecord is the last record of the file store at path.
+func lastRecord(t *testing.T, path string) audit.Record {
+	t.Helper()
+	st, err := audit.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok, err := st.Last(context.Background())
+	if err != nil || !ok {
+		t.Fatalf("last record of %s: %v %v", path, ok, err)
+	}
+	return r
+}
+
+func TestAuditVerifyChecksTheKeptHead(t *testing.T) {
+	a, out, errOut, path := auditApp(t)
+	writeOperation(t, path, "op-1", "orders.dlq", true)
+	kept := lastRecord(t, path) // seq 4, the ticket's anchor
+	writeOperation(t, path, "op-2", "orders.dlq", true)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	truncate := func(n int) {
+		t.Helper()
+		if err := os.WriteFile(path, bytes.Join(lines[:n], nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head8 := "head seq 8 sha256:" + lastRecord(t, path).Hash
+	arg := fmt.Sprintf("%d:sha256:%s", kept.Seq, kept.Hash)
+	tests := []struct {
+		name    string
+		before  func()
+		args    []string
+		code    int
+		want    string
+		wantErr string
+	}{
+		{name: "the kept head is there", args: []string{"--expect-head", arg}, code: ExitOK,
+			want: "ok: 8 records, chain intact\nthe expected head seq 4 is there, and 4 records follow it\n" + head8 + "\n"},
+		{name: "the hash without its prefix", args: []string{"--expect-head", fmt.Sprintf("%d:%s", kept.Seq, kept.Hash)}, code: ExitOK,
+			want: "ok: 8 records, chain intact\nthe expected head seq 4 is there, and 4 records follow it\n" + head8 + "\n"},
+		{name: "another hash at the kept seq", args: []string{"--expect-head", "4:" + strings.Repeat("0", 64)}, code: ExitFailure,
+			want:    "the record at seq 4 has hash sha256:" + kept.Hash[:12] + "…, not the expected sha256:000000000000…: the log was rewritten\n" + head8 + "\n",
+			wantErr: "the log was rewritten"},
+		{name: "a head past the end", args: []string{"--expect-head", "9:" + kept.Hash}, code: ExitFailure,
+			want:    "the log ends at seq 8, before the expected head seq 9: records were removed from its end\n" + head8 + "\n",
+			wantErr: "before the expected head seq 9"},
+		{name: "the last operation deleted", before: func() { truncate(4) }, args: []string{"--expect-head", "8:" + strings.TrimPrefix(head8, "head seq 8 sha256:")},
+			code: ExitFailure, want: "the log ends at seq 4, before the expected head seq 8: records were removed from its end\nhead seq 4 sha256:" + kept.Hash + "\n"},
+		{name: "the file emptied", before: func() { truncate(0) }, args: []string{"--expect-head", arg}, code: ExitFailure,
+			want: "the log is empty, but the expected head is seq 4: its records were removed\nhead: empty log\n"},
+		{name: "the file emptied, without a kept head", args: nil, code: ExitOK, want: "ok: 0 records, chain intact\nhead: empty log\n"},
+		{name: "no seq", args: []string{"--expect-head", kept.Hash}, code: ExitUsage, wantErr: "want SEQ:HASH"},
+		{name: "a short hash", args: []string{"--expect-head", "4:sha256:abc"}, code: ExitUsage, wantErr: "want SEQ:HASH"},
+		{name: "empty", args: []string{"--expect-head", ""}, code: ExitUsage, wantErr: "want SEQ:HASH"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.before != nil {
+				tt.before()
+			}
+			out.Reset()
+			errOut.Reset()
+			err := runAudit(context.Background(), a, append([]string{"verify"}, tt.args...)...)
+			if ExitCode(err) != tt.code {
+				t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, tt.code)
+			}
+			if tt.want != "" && out.String() != tt.want {
+				t.Fatalf("output\n%s\nwant\n%s", out.String(), tt.want)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v, want it to say %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestAuditVerifyJSONNamesTheHead(t *testing.T) {
+	a, out, _, path := auditApp(t)
+	writeOperation(t, path, "op-1", "orders.dlq", true)
+	last := lastRecord(t, path)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want verifyJSON
+	}{
+		{"no kept head", nil, ExitOK,
+			verifyJSON{OK: true, Records: 4, Verdict: "ok: 4 records, chain intact", HeadSeq: 4, HeadHash: last.Hash}},
+		{"a kept head that holds", []string{"--expect-head", fmt.Sprintf("3:%s", recordAt(t, path, 3).Hash)}, ExitOK,
+			verifyJSON{OK: true, Records: 4, Verdict: "ok: 4 records, chain intact", HeadSeq: 4, HeadHash: last.Hash,
+				ExpectedHead: &expectHeadJSON{Seq: 3, Hash: recordAt(t, path, 3).Hash, Held: true, Following: 1}}},
+		{"a kept head past the end", []string{"--expect-head", "5:" + last.Hash}, ExitFailure,
+			verifyJSON{Records: 4, Verdict: "the log ends at seq 4, before the expected head seq 5: records were removed from its end",
+				HeadSeq: 4, HeadHash: last.Hash, ExpectedHead: &expectHeadJSON{Seq: 5, Hash: last.Hash,
+					Problem: "the log ends at seq 4, before the expected head seq 5: records were removed from its end"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out.Reset()
+			err := runAudit(context.Background(), a, append([]string{"verify", "--json"}, tt.args...)...)
+			if ExitCode(err) != tt.code {
+				t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, tt.code)
+			}
+			var got verifyJSON
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatalf("output %q: %v", out.String(), err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("JSON %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+	var keys map[string]any
+	out.Reset()
+	if err := runAudit(context.Background(), a, "verify", "--json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &keys); err != nil || keys["head_seq"] != 4.0 || keys["head_hash"] != last.Hash {
+		t.Fatalf("JSON %q: head_seq and head_hash missing (%v)", out.String(), err)
+	}
+}
+
+// recordAt is the record at seq of the file store at path.
+func recordAt(t *testing.T, path string, seq int64) audit.Record {
+	t.Helper()
+	st, _ := audit.OpenFile(path)
+	var found audit.Record
+	if err := st.Scan(context.Background(), func(r audit.Record) error {
+		if r.Seq == seq {
+			found = r
+		}
+		return nil
+	}); err != nil || found.Seq != seq {
+		t.Fatalf("no record at seq %d: %v", seq, err)
+	}
+	return found
+}
+
+func TestAuditVerifyChecksSignedCheckpoints(t *testing.T) {
+	a, out, _, path := auditApp(t)
+	dir := filepath.Dir(path)
+	writeOperation(t, path, "op-1", "orders.dlq", true)
+	key := newSigningKey(t)
+	st, err := audit.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := audit.AppendCheckpoint(context.Background(), st, key, audit.Op{ID: "op-1", Operator: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeOperation(t, path, "op-2", "orders.dlq", true)
+	head := "head seq 9 sha256:" + lastRecord(t, path).Hash
+	signers := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	team := signers("team", "# on-call\nana@example.com "+key.AuthorizedKey()+"\n")
+	other := signers("other", "bob@example.com "+newSigningKey(t).AuthorizedKey()+"\n")
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		want    string
+		wantErr string
+	}{
+		{name: "the team's key", args: []string{"--allowed-signers", team}, code: ExitOK,
+			want: "ok: 9 records, chain intact\n4 records after the last signed checkpoint at seq 5 are not signed; that checkpoint is signed by ana@example.com\n" + head + "\n"},
+		{name: "with the kept head too", args: []string{"--allowed-signers", team, "--expect-head", fmt.Sprintf("5:%s", cp.Hash)}, code: ExitOK,
+			want: "ok: 9 records, chain intact\nthe expected head seq 5 is there, and 4 records follow it\n" +
+				"4 records after the last signed checkpoint at seq 5 are not signed; that checkpoint is signed by ana@example.com\n" + head + "\n"},
+		{name: "a key not allowed", args: []string{"--allowed-signers", other}, code: ExitFailure,
+			want:    "broken at seq 5: the checkpoint is signed by " + key.Fingerprint() + ", a key the allowed signers do not list\nno signed checkpoint: 4 records are not signed\nhead seq 4 sha256:" + cp.PrevHash + " (the last record before the break)\n",
+			wantErr: "a key the allowed signers do not list"},
+		{name: "no such file", args: []string{"--allowed-signers", filepath.Join(dir, "none")}, code: ExitUsage, wantErr: "--allowed-signers"},
+		{name: "not an allowed_signers file", args: []string{"--allowed-signers", signers("bad", "ssh-ed25519 AAAA\n")}, code: ExitUsage,
+			wantErr: "want `principal key-type base64-key`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out.Reset()
+			err := runAudit(context.Background(), a, append([]string{"verify"}, tt.args...)...)
+			if ExitCode(err) != tt.code {
+				t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, tt.code)
+			}
+			if tt.want != "" && out.String() != tt.want {
+				t.Fatalf("output\n%s\nwant\n%s", out.String(), tt.want)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v, want it to say %q", err, tt.wantErr)
+			}
+		})
+	}
+	out.Reset()
+	if err := runAudit(context.Background(), a, "verify", "--json", "--allowed-signers", team); err != nil {
+		t.Fatal(err)
+	}
+	var got verifyJSON
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Checkpoints; c == nil || *c != (checkpointJSON{Signed: 1, LastSeq: 5, SignedBy: "ana@example.com", UnsignedAfter: 4}) {
+		t.Fatalf("checkpoints in JSON: %+v", c)
+	}
+}
+
+func newSigningKey(t *testing.T) *audit.SigningKey {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := audit.NewSigningKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 func TestAuditExportWritesTheChosenFormatAndWindow(t *testing.T) {
@@ -249,14 +480,7 @@ func TestAuditTailFollowPrintsNewAndFinishedOperations(t *testing.T) {
 	waitFor("done        replay      op-2")
 	// A writer dies mid-line: following goes on, and shows what the next
 	// writer appends once it has set the fragment aside.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(`{"seq":99,"ti`); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	tearLikeACrash(t, path)
 	time.Sleep(100 * time.Millisecond)
 	writeOperation(t, path, "op-3", "pay.dlq", true)
 	waitFor("op-3")
@@ -286,22 +510,6 @@ func TestParseWhenAcceptsTimesDatesAndDurations(t *testing.T) {
 		if err != nil || !got.Equal(tt.want) {
 			t.Errorf("parseWhen(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
-	}
-}
-
-func TestTerminalWriterSanitisesWholeLines(t *testing.T) {
-	var b bytes.Buffer
-	tw := &terminalWriter{w: &b}
-	esc := "q\x1b[31m ação\n"
-	for i := range len(esc) { // byte by byte, splitting the UTF-8 sequences
-		if _, err := tw.Write([]byte{esc[i]}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tw.Write([]byte("tail"))
-	tw.Flush()
-	if got, want := b.String(), "q\\x1b[31m ação\ntail"; got != want {
-		t.Fatalf("got %q, want %q", got, want)
 	}
 }
 

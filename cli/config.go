@@ -18,7 +18,7 @@ import (
 
 func newConfigCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Write, inspect and check warren's configuration"}
-	cmd.AddCommand(newConfigInitCmd(a), &cobra.Command{
+	cmd.AddCommand(newConfigInitCmd(a), newConfigTrustCmd(a), &cobra.Command{
 		Use:   "check",
 		Short: "Validate the config and try each connection (AMQP, management API, inboxes, audit store)",
 		Args:  cobra.NoArgs,
@@ -43,6 +43,11 @@ func (a *App) configCheck(ctx context.Context) error {
 	}
 	fmt.Fprintf(a.Out, "%-22s ok    %s\n", "config", sanitize.Text(a.describeConfig(c)))
 	fmt.Fprintf(a.Out, "%-22s ok    %s\n", "conventions", sanitize.Text(conventionsText(c)))
+	if w := plaintextWarning(c); w != "" {
+		// A warning, not a failure: a broker inside a private network
+		// may be meant to be reached so.
+		fmt.Fprintf(a.Out, "%-22s warn  %s\n", "transport", sanitize.Text(w))
+	}
 	checks := []check{
 		{"amqp", func(context.Context) (string, error) {
 			conn, err := a.DialAMQP(c.Vhost)
@@ -108,6 +113,7 @@ func (a *App) configCheck(ctx context.Context) error {
 		}
 		fmt.Fprintf(a.Out, "%-22s ok    %s\n", sanitize.Text(ch.name), sanitize.Text(msg))
 	}
+	a.auditGrantsCheck(ctx)
 	a.metricsCheck(ctx)
 	if failed > 0 {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d checks failed", failed, len(checks)+1)}

@@ -62,19 +62,24 @@ func newConfigInitCmd(a *App) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&path, "path", "", "file to write (default: --config, else "+config.Candidates()[0]+", the first place warren looks)")
+	f.StringVar(&path, "path", "", "file to write (default: --config, else your own config, $XDG_CONFIG_HOME/warren/config.toml, "+
+		"read from any directory; "+config.Candidates()[0]+" is trusted as written)")
 	f.BoolVar(&force, "force", false, "overwrite an existing file")
 	f.StringVar(&passwordEnv, "password-env", "", "name of the environment variable holding the password (default "+config.LocalPasswordEnv+")")
 	f.StringVar(&environment, "environment", "", "dev, staging or prod (default dev; prod shows a red banner and asks to type queue name and count)")
 	return cmd
 }
 
-// configInit writes the config at path (or the first place warren looks)
-// and checks it. On a terminal the values the flags left out are asked
-// for; otherwise they take the local broker's defaults.
+// configInit writes the config at path (or the user's own config) and
+// checks it. On a terminal the values the flags left out are asked for;
+// otherwise they take the local broker's defaults. The user's own config
+// is the default because the file names password_env, which a config
+// found in the working directory may not; one written there is trusted
+// as written.
 func (a *App) configInit(ctx context.Context, path string, force, interactive bool, ans initAnswers) error {
 	if path == "" {
-		path = config.Candidates()[0]
+		c := config.Candidates()
+		path = c[len(c)-1]
 	}
 	if !force {
 		if _, err := os.Stat(path); err == nil {
@@ -94,9 +99,8 @@ func (a *App) configInit(ctx context.Context, path string, force, interactive bo
 		return err
 	}
 	fmt.Fprintf(a.Out, "wrote %s (context %s)\n", path, ans.Context)
-	if path == config.Candidates()[0] {
-		fmt.Fprintf(a.Out, "warren reads it when run in this directory; --path %s writes one it reads from anywhere\n",
-			config.Candidates()[len(config.Candidates())-1])
+	if err := a.trustWritten(path); err != nil {
+		return &ExitError{Code: ExitCode(err), Err: fmt.Errorf("%s was written, but %w", path, err)}
 	}
 	// Check what was written, not what the flags said.
 	a.ConfigPath, a.ContextName, a.Target = path, "", config.Target{}

@@ -181,19 +181,23 @@ func TestConfigInitNeverQuotesWhatMayBeAPassword(t *testing.T) {
 
 func TestConfigInitRefusesToOverwriteBeforeAsking(t *testing.T) {
 	noConfigHere(t)
-	if err := os.WriteFile("warren.toml", []byte("# mine\n"), 0o600); err != nil {
+	own := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "warren", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(own), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(own, []byte("# mine\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	a := &App{In: strings.NewReader(""), Out: &out, Err: &out}
 	err := a.configInit(context.Background(), "", false, true, initAnswers{})
-	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), "warren.toml already exists; pass --force") {
-		t.Fatalf("init over ./warren.toml: %v", err)
+	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), own+" already exists; pass --force") {
+		t.Fatalf("init over the user's own config: %v", err)
 	}
 	if out.Len() != 0 {
 		t.Fatalf("asked before refusing:\n%s", out.String())
 	}
-	if b, _ := os.ReadFile("warren.toml"); string(b) != "# mine\n" {
+	if b, _ := os.ReadFile(own); string(b) != "# mine\n" {
 		t.Fatal("the file changed")
 	}
 }

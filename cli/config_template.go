@@ -15,9 +15,11 @@ func renderConfig(ans initAnswers) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	w("# warren configuration, written by `warren config init`. warren looks for")
-	w("# --config, then ./warren.toml, then $XDG_CONFIG_HOME/warren/config.toml")
+	w("# --config, then ./warren.toml (read only once trusted with `warren config")
+	w("# trust`), then your own $XDG_CONFIG_HOME/warren/config.toml")
 	w("# (~/.config/warren/config.toml). Secrets never go in this file: they come")
-	w("# from environment variables (or files) whose names are given here.")
+	w("# from environment variables (or files) whose names are given here; only")
+	w("# your own config, or a file named with --config, may name them.")
 	w("# `warren config check` validates this file and tries every connection;")
 	w("# config.example.toml documents every key.")
 	w("")

@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui"
@@ -37,9 +38,11 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 	model := ui.New(ui.Options{
 		Context:     c.Where(),
 		NoConfig:    c.NoConfig(),
+		Ignored:     ignoredShort(a.Ignored()),
 		Environment: c.Environment,
 		ReadOnly:    c.ReadOnly,
 		InsecureTLS: c.TLS.InsecureSkipVerify,
+		Unencrypted: plaintextWarning(c) != "",
 		Refresh:     c.Refresh.Duration,
 		Vhost:       c.Vhost,
 		Lister:      m,
@@ -97,4 +100,13 @@ func newScreens(o *ops.Ops, st styles.Styles) screens {
 			return auditlog.New(o.Audit(), auditOpts)
 		},
 	}
+}
+
+// ignoredShort words the config files passed over for the header.
+func ignoredShort(ignored []config.Ignored) []string {
+	var out []string
+	for _, i := range ignored {
+		out = append(out, i.Short())
+	}
+	return out
 }

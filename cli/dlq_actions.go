@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
@@ -346,6 +347,7 @@ func (a *App) report(action ops.Action, queue string, res ops.Result, err error,
 			}
 		} else {
 			fmt.Fprintln(a.Out, resultLine(action, queue, res))
+			printAuditHead(a.Out, res.AuditHead)
 		}
 		printNotes(a.Err, res.Notes)
 	}
@@ -357,6 +359,16 @@ func (a *App) report(action ops.Action, queue string, res ops.Result, err error,
 			left, res.Selected+res.NotSent, sanitize.Text(queue), res.Operation)}
 	}
 	return nil
+}
+
+// printAuditHead ends an operation's output with the audit log's head
+// after the operation's last record (its final record, or the signed
+// checkpoint after it): the anchor the operator keeps in the ticket,
+// which `warren audit verify --expect-head` checks later.
+func printAuditHead(w io.Writer, h *audit.Head) {
+	if h != nil {
+		fmt.Fprintln(w, "audit head: "+h.String())
+	}
 }
 
 func resultLine(action ops.Action, queue string, res ops.Result) string {

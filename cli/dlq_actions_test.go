@@ -5,7 +5,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +19,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/sources/brokertest"
@@ -168,7 +172,7 @@ func TestDlqReplayWithYesMovesTheMessagesAndPrintsTheJSONContract(t *testing.T) 
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "confirmed,nacked,operation,returned,selected,skipped_applied,unknown" {
+	if strings.Join(keys, ",") != "audit_head,confirmed,nacked,operation,returned,selected,skipped_applied,unknown" {
 		t.Fatalf("JSON fields %v", keys)
 	}
 	if got["confirmed"] != 5.0 || got["selected"] != 5.0 || got["operation"] == "" {
@@ -183,6 +187,79 @@ func TestDlqReplayWithYesMovesTheMessagesAndPrintsTheJSONContract(t *testing.T) 
 	if res, err := audit.Verify(context.Background(), st); err != nil || !res.OK || res.Records < 3 {
 		t.Fatalf("audit chain after the replay: %v %v", res, err)
 	}
+	// The head after the final record is the log's head: what the
+	// operator keeps in the ticket, and verify --expect-head checks.
+	last, _, err := st.Last(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := got["audit_head"].(map[string]any)
+	if head["seq"] != float64(last.Seq) || head["hash"] != last.Hash || last.Outcome != audit.OutcomeFinal {
+		t.Fatalf("audit_head %v, want the log's last record, seq %d %s (%s)", got["audit_head"], last.Seq, last.Hash, last.Outcome)
+	}
+}
+
+// With audit_signing_key, a replay ends with a signed checkpoint: its
+// head is the checkpoint, and verify with the allowed signers finds
+// every record signed. A key others can read refuses the replay before
+// anything moves.
+func TestDlqReplayWithASigningKeyEndsWithASignedCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "audit_ed25519")
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ssh.NewPublicKey(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers := filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(signers, append([]byte("ana@example.com "), ssh.MarshalAuthorizedKey(pub)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newActScene(t, 3, fmt.Sprintf("audit_signing_key = %q\n", keyPath))
+	if err := os.Chmod(keyPath, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes")
+	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("a key others can read: exit %d (%v), want %d naming chmod 600", ExitCode(err), err, ExitRefused)
+	}
+	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
+	if err := os.Chmod(keyPath, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		AuditHead audit.Head `json:"audit_head"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, _, err := st.Last(context.Background())
+	if err != nil || !audit.IsCheckpoint(last) || got.AuditHead != audit.HeadOf(last) {
+		t.Fatalf("audit_head %v; the log ends with %s/%s seq %d (%v), want the checkpoint's head", got.AuditHead, last.Action, last.Outcome, last.Seq, err)
+	}
+	vout, _, err := runAction(t, s.config, newAuditCmd, "verify", "--allowed-signers", signers,
+		"--expect-head", fmt.Sprintf("%d:%s", got.AuditHead.Seq, got.AuditHead.Hash))
+	if err != nil || !strings.Contains(vout, "the last record is the checkpoint at seq "+fmt.Sprint(last.Seq)+", signed by ana@example.com") {
+		t.Fatalf("verify: %v\n%s", err, vout)
+	}
 }
 
 func TestDlqQuarantineMovesToTheConfiguredParkingQueue(t *testing.T) {
@@ -196,6 +273,17 @@ func TestDlqQuarantineMovesToTheConfiguredParkingQueue(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
 	brokertest.WaitDepth(t, s.ch, "orders.parking", 4)
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, _, err := st.Last(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\naudit head: seq " + fmt.Sprint(last.Seq) + " sha256:" + last.Hash + "\n"; !strings.HasSuffix(out, want) {
+		t.Fatalf("output %q, want it to end with the head %q", out, want)
+	}
 }
 
 func TestDlqReplayIsRefusedWhenTheOriginQueueIsGone(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
@@ -56,6 +57,8 @@ type resumeJSON struct {
 	Nacked         int    `json:"nacked"`
 	Unknown        int    `json:"unknown"`
 	SkippedApplied int    `json:"skipped_applied"`
+	// AuditHead is the head after the final record, as for replay.
+	AuditHead *audit.Head `json:"audit_head,omitempty"`
 }
 
 func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) error {
@@ -121,11 +124,12 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 		if f.asJSON {
 			if jerr := writeJSON(a.Out, resumeJSON{Operation: res.Operation, Resumed: res.Selected, Deduplicated: res.Deduplicated,
 				Confirmed: res.Confirmed, Returned: res.Returned, Nacked: res.Nacked, Unknown: res.Unknown,
-				SkippedApplied: res.SkippedApplied}); jerr != nil && err == nil {
+				SkippedApplied: res.SkippedApplied, AuditHead: res.AuditHead}); jerr != nil && err == nil {
 				err = jerr
 			}
 		} else {
 			fmt.Fprintln(a.Out, ops.ResumedText(res))
+			printAuditHead(a.Out, res.AuditHead)
 		}
 		printNotes(a.Err, res.Notes)
 	}

@@ -42,7 +42,18 @@ func (s *actScene) countIDs(t *testing.T, queue string) map[string]int {
 }
 
 func TestDlqResumeAfterSIGKILLLosesNothingAndRemovesTheTwins(t *testing.T) {
-	const n = 20_000
+	testResumeAfterSIGKILL(t, 20_000, false)
+}
+
+// A kill that lands inside an append leaves the audit file ending in part
+// of a record, with warren's journal of that write beside it: the resume
+// sets the fragment aside, finishes the operation, and the chain
+// verifies.
+func TestDlqResumeAfterSIGKILLMidAuditWriteSetsTheFragmentAside(t *testing.T) {
+	testResumeAfterSIGKILL(t, 5_000, true)
+}
+
+func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
 	s := newEmptyActScene(t, "")
 	s.expire(t, n, nil)
 	cmd := exec.Command(os.Args[0], "--config", s.config, "dlq", "replay", "orders.dlq", "--yes", "--rate", "4000")
@@ -74,6 +85,11 @@ func TestDlqResumeAfterSIGKILLLosesNothingAndRemovesTheTwins(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	var fragment []byte
+	if tornAudit {
+		fragment = tearLikeACrash(t, s.audit)
+	}
+
 	out, errOut, err := runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--yes", "--json")
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, errOut)
@@ -102,6 +118,18 @@ func TestDlqResumeAfterSIGKILLLosesNothingAndRemovesTheTwins(t *testing.T) {
 	_, _, err = runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--yes")
 	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "no incomplete operation") {
 		t.Errorf("a second resume: %v, want exit 2 saying there is nothing to resume", err)
+	}
+	if r := execCLI(t, "--config", s.config, "audit", "verify"); r.err != nil || !strings.HasPrefix(r.out, "ok: ") {
+		t.Errorf("audit verify after the resume: %v\n%s", r.err, r.out)
+	}
+	if tornAudit {
+		aside, _ := filepath.Glob(s.audit + ".torn-*")
+		if len(aside) != 1 {
+			t.Fatalf("set aside: %v, want the one fragment", aside)
+		}
+		if b, _ := os.ReadFile(aside[0]); string(b) != string(fragment) {
+			t.Errorf("%s holds %q, want the fragment %q", aside[0], b, fragment)
+		}
 	}
 }
 

@@ -194,7 +194,8 @@ func writeShowText(w io.Writer, r listed) {
 	sort.Strings(names)
 	for _, k := range names {
 		if k != dlq.HeaderDeath {
-			line("header "+sanitize.Text(k), sanitize.Text(fmt.Sprint(dlq.Plain(r.Headers[k]))))
+			shown, note := format.Cut(fmt.Sprint(dlq.Plain(r.Headers[k])), format.HeaderTextLimit)
+			line("header "+sanitize.Text(k), sanitize.Text(shown)+note)
 		}
 	}
 	_ = tw.Flush()

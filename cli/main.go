@@ -12,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -21,26 +22,43 @@ var inEditor atomic.Bool
 // Main runs warren with the process's arguments and streams and returns
 // the exit code (docs/ARCHITECTURE.md §5).
 func Main() int {
+	ops.RemoveStaleDrafts()
+	defer ops.RemoveDrafts()
 	app := NewApp()
 	// The first ctrl+c (or SIGTERM) ends the command's context, so that a
 	// command holding dead letters returns them with a nack and a prompt
 	// takes it for a no, instead of the process dying with them held,
-	// which a quorum queue counts as a delivery. A second one kills.
+	// which a quorum queue counts as a delivery. A second one kills, and
+	// so does SIGHUP (the terminal is gone, and the dashboard would not
+	// notice a cancelled context); either first removes the edit draft,
+	// which holds a message's body.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	handled := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		// Under nohup it stays ignored, as the operator asked.
+		handled = append(handled, syscall.SIGHUP)
+	}
+	signal.Notify(sigs, handled...)
 	defer signal.Stop(sigs)
 	go func() {
+		cancelled := false
 		for sig := range sigs {
-			if sig == os.Interrupt && inEditor.Load() {
+			switch {
+			case sig == os.Interrupt && inEditor.Load():
 				// The terminal sends ctrl+c to the editor's process
 				// group, warren's too: it is the editor's key (nano
 				// shows the cursor's place with it).
 				continue
+			case sig != syscall.SIGHUP && !cancelled:
+				cancelled = true
+				cancel()
+				continue
 			}
-			cancel()
-			signal.Stop(sigs)
+			ops.RemoveDrafts()
+			signal.Reset(sig)
+			_ = syscall.Kill(os.Getpid(), sig.(syscall.Signal))
 			return
 		}
 	}()
@@ -64,6 +82,12 @@ func RunDashboard(app *App) error {
 	if !IsTerminal(os.Stdout) || !IsTerminal(os.Stdin) {
 		return Usage(errors.New("the dashboard needs a terminal; for scripts use `warren status`, `warren dlq ls` and --json"))
 	}
+	// The audit file's mode is warned of before the dashboard takes the
+	// terminal, and never under it.
+	if st, err := app.AuditStore(); err == nil {
+		st.Close()
+	}
+	app.auditWarned.Store(true)
 	var debug io.Writer
 	if app.Debug != "" {
 		f, err := os.OpenFile(app.Debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

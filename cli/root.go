@@ -21,8 +21,8 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 		RunE:          func(*cobra.Command, []string) error { return runTUI(a) },
 	}
 	f := root.PersistentFlags()
-	f.StringVar(&a.ConfigPath, "config", "", "config file (default: ./warren.toml, then $XDG_CONFIG_HOME/warren/config.toml; "+
-		"with neither, the local broker as guest)")
+	f.StringVar(&a.ConfigPath, "config", "", "config file (default: ./warren.toml once trusted by warren config trust, "+
+		"then $XDG_CONFIG_HOME/warren/config.toml; with neither, the local broker as guest)")
 	f.StringVar(&a.ContextName, "context", "", "context to use (default: current_context)")
 	f.BoolVar(&a.ReadOnly, "read-only", false, "refuse every change: no replay, no quarantine")
 	f.StringVar(&a.Operator, "operator", "", "operator name for the audit log (default: config, then $USER)")

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
@@ -68,10 +69,31 @@ func newSecretScene(t *testing.T) *secretScene {
 	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 	secretsSQL(t, fmt.Sprintf("CREATE TABLE %s (event_id text PRIMARY KEY, processed_at timestamptz NOT NULL DEFAULT now())", s.inbox))
 	secretsSQL(t, fmt.Sprintf("INSERT INTO %s (event_id) VALUES ('sec-1')", s.inbox))
+	// The team audit table, as an administrator makes it with `warren
+	// audit init-db`: the operators' role may INSERT and SELECT only.
+	secretsSQL(t, fmt.Sprintf("CREATE ROLE %s LOGIN", s.auditOps()))
+	sql, err := audit.Schema{Table: s.auditTable, Operators: s.auditOps()}.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretsSQL(t, sql)
 	t.Cleanup(func() {
 		secretsSQL(t, fmt.Sprintf("DROP TABLE IF EXISTS %s, %s, %s_schema", s.inbox, s.auditTable, s.auditTable))
+		secretsSQL(t, fmt.Sprintf("DROP FUNCTION IF EXISTS %s_no_edit()", s.auditTable))
+		secretsSQL(t, fmt.Sprintf("DROP OWNED BY %s", s.auditOps()))
+		secretsSQL(t, fmt.Sprintf("DROP ROLE %s", s.auditOps()))
 	})
 	return s
+}
+
+// auditOps is the role the operators' warren connects to the team audit
+// table as.
+func (s *secretScene) auditOps() string { return s.auditTable + "_ops" }
+
+// auditDSN is a DSN of the operators' role, with the distinctive
+// password, for host:port.
+func (s *secretScene) auditDSN(hostPort string) string {
+	return fmt.Sprintf("postgres://%s:%s@%s/test?sslmode=disable", s.auditOps(), s.dsnPassword, hostPort)
 }
 
 func secretsSQL(t *testing.T, sql string) {
@@ -187,7 +209,7 @@ func TestSecretsNeverAppearInOutputErrorsDebugOrAudit(t *testing.T) {
 	const down = "127.0.0.1:1"
 	setups := []secretSetup{
 		{name: "working, file audit", amqpURL: amqpOK, mgmtURL: mgmtOK, password: s.password, inboxDSN: s.dsn("127.0.0.1:5432"), succeeds: true},
-		{name: "working, team audit", amqpURL: amqpOK, mgmtURL: mgmtOK, password: s.password, inboxDSN: s.dsn("127.0.0.1:5432"), auditDSN: s.dsn("127.0.0.1:5432"), succeeds: true},
+		{name: "working, team audit", amqpURL: amqpOK, mgmtURL: mgmtOK, password: s.password, inboxDSN: s.dsn("127.0.0.1:5432"), auditDSN: s.auditDSN("127.0.0.1:5432"), succeeds: true},
 		{name: "wrong password", amqpURL: amqpOK, mgmtURL: mgmtOK, password: s.wrong, inboxDSN: s.dsn("127.0.0.1:5432")},
 		{name: "broker port down", amqpURL: "amqp://" + down + "/", mgmtURL: mgmtOK, password: s.password},
 		{name: "management port down", amqpURL: amqpOK, mgmtURL: "http://" + down, password: s.password},

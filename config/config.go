@@ -42,6 +42,10 @@ type Context struct {
 	Vhost        string   `toml:"vhost"`
 	Audit        string   `toml:"audit"`
 	AuditDSNEnv  string   `toml:"audit_dsn_env"`
+	// AuditSigningKey names an OpenSSH ed25519 private key file: every
+	// operation then ends with a checkpoint record signed with it
+	// (docs/ARCHITECTURE.md §4.6). The key is read when it signs.
+	AuditSigningKey string `toml:"audit_signing_key"`
 	// ConfirmThreshold is the selection size above which an action needs
 	// the queue name and count typed, not just "y".
 	ConfirmThreshold int     `toml:"confirm_threshold"`
@@ -171,33 +175,17 @@ const (
 var ErrNotFound = errors.New("no config file found")
 
 // Candidates lists where a config is looked for, in order, when no
-// --config flag is given.
+// --config flag is given: the working directory's (read only once
+// trusted, Locate), then the user's own. A relative XDG_CONFIG_HOME is
+// ignored, as the XDG specification asks.
 func Candidates() []string {
 	out := []string{"warren.toml"}
-	if dir := os.Getenv("XDG_CONFIG_HOME"); dir != "" {
+	if dir := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
 		out = append(out, filepath.Join(dir, "warren", "config.toml"))
 	} else if home, err := os.UserHomeDir(); err == nil {
 		out = append(out, filepath.Join(home, ".config", "warren", "config.toml"))
 	}
 	return out
-}
-
-// Find returns the config path to use: explicit if set (it must exist),
-// else the first candidate that exists.
-func Find(explicit string) (string, error) {
-	if explicit != "" {
-		if _, err := os.Stat(explicit); err != nil {
-			return "", fmt.Errorf("config file %s: %w", explicit, errors.Unwrap(err))
-		}
-		return explicit, nil
-	}
-	for _, p := range Candidates() {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%w (looked at %s); `warren config init` writes one, or pass --config",
-		ErrNotFound, strings.Join(Candidates(), ", "))
 }
 
 // Load reads and validates a config file.

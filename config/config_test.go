@@ -141,41 +141,6 @@ func TestAPasswordInABadURLIsNotQuoted(t *testing.T) {
 	}
 }
 
-func TestFindSaysWhereItLookedWhenNothingExists(t *testing.T) {
-	t.Chdir(t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	_, err := Find("")
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "warren.toml") {
-		t.Fatalf("Find: %v", err)
-	}
-	if _, err := Find("missing.toml"); err == nil || !strings.Contains(err.Error(), "missing.toml") {
-		t.Fatalf("Find(explicit missing): %v", err)
-	}
-}
-
-func TestFindPrefersLocalThenXDG(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	xdgPath := filepath.Join(xdg, "warren", "config.toml")
-	if err := os.MkdirAll(filepath.Dir(xdgPath), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(xdgPath, []byte("[contexts.a]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if p, _ := Find(""); p != xdgPath {
-		t.Fatalf("Find = %q, want %q", p, xdgPath)
-	}
-	if err := os.WriteFile("warren.toml", []byte("[contexts.a]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if p, _ := Find(""); p != "warren.toml" {
-		t.Fatalf("Find = %q, want ./warren.toml first", p)
-	}
-}
-
 func TestSecretsComeFromEnvironmentOrFile(t *testing.T) {
 	dir := t.TempDir()
 	pwFile := filepath.Join(dir, "pw")

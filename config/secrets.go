@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,7 +14,7 @@ func (c *Context) Password() (string, error) {
 	if c.noConfig {
 		return localPasswordFor(c.PasswordEnv), nil
 	}
-	return secret(c.PasswordEnv, c.PasswordFile, "password")
+	return secret(c.PasswordEnv, c.PasswordFile, "password_file", "password")
 }
 
 // PasswordHint says what to check when the broker refuses the
@@ -45,7 +46,7 @@ func (c *Context) AuditDSN() (string, error) {
 	if !c.UsesPostgresAudit() {
 		return "", nil
 	}
-	dsn, err := secret(c.AuditDSNEnv, "", "audit DSN")
+	dsn, err := secret(c.AuditDSNEnv, "", "", "audit DSN")
 	if err == nil && dsn == "" {
 		err = fmt.Errorf("audit = \"postgres\" but environment variable %s is empty; export the team store's DSN there", c.AuditDSNEnv)
 	}
@@ -60,17 +61,22 @@ func (c *Context) UsesPostgresAudit() bool {
 
 // DSN returns the inbox database DSN, or "" when its variable is unset.
 func (in *Inbox) DSN() (string, error) {
-	return secret(in.DSNEnv, in.DSNFile, "inbox DSN")
+	return secret(in.DSNEnv, in.DSNFile, "dsn_file", "inbox DSN")
 }
 
-func secret(env, file, what string) (string, error) {
+// secret is the value of the variable env when it is set, else the
+// contents of file (which fileKey names in an error), else "".
+func secret(env, file, fileKey, what string) (string, error) {
 	if env != "" {
 		if v, ok := os.LookupEnv(env); ok {
 			return v, nil
 		}
 	}
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := readPrivate(fileKey, file)
+		if errors.Is(err, ErrRefused) {
+			return "", err
+		}
 		if err != nil {
 			return "", fmt.Errorf("reading %s from %s: %w", what, file, err)
 		}

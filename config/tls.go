@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -28,7 +29,10 @@ func (c *Context) TLSConfig() (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		cert, err := loadKeyPair(t.CertFile, t.KeyFile)
+		if errors.Is(err, ErrRefused) {
+			return nil, fmt.Errorf("context %s: %w", c.Name, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("context %s: tls.cert_file/key_file: %w", c.Name, err)
 		}
@@ -42,4 +46,18 @@ func (c *Context) TLSConfig() (*tls.Config, error) {
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// loadKeyPair is tls.LoadX509KeyPair with the key read as a secret: a
+// key file others may read is refused.
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := readPrivate("tls.key_file", keyFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
 }

@@ -70,6 +70,9 @@ func (f *File) validate(data []byte) error {
 		if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 			return fail(k("tls", "cert_file"), "must come with key_file (set both or neither), found only one of them")
 		}
+		if err := validateSigningKey(c, k, fail); err != nil {
+			return err
+		}
 		if err := validateConventions(c, k, fail); err != nil {
 			return err
 		}
@@ -158,6 +161,19 @@ func isIdent(s string) bool {
 // builtinConventions are the names warren's own conventions take, which a
 // configured one may not.
 var builtinConventions = []string{"broker", "spring", "masstransit", "nservicebus", "easynetq", "rascal", "watermill"}
+
+// validateSigningKey checks that audit_signing_key, when set, names a
+// private key file; the key itself is read when an operation signs.
+func validateSigningKey(c *Context, k func(...string) []string, fail func([]string, string, ...any) error) error {
+	switch p := c.AuditSigningKey; {
+	case p == "":
+	case strings.TrimSpace(p) != p:
+		return fail(k("audit_signing_key"), "must be a file path without surrounding spaces, found %q", p)
+	case strings.HasSuffix(p, ".pub"):
+		return fail(k("audit_signing_key"), "must name the private key file (ssh-keygen -t ed25519 writes it beside the .pub), found the public key %q", p)
+	}
+	return nil
+}
 
 func validateConventions(c *Context, k func(...string) []string, fail func([]string, string, ...any) error) error {
 	seen := map[string]bool{}

@@ -147,6 +147,10 @@ func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
 	}
+	key, err := o.signingKey()
+	if err != nil {
+		return Result{}, err
+	}
 	conn, err := o.c.Dial(h.plan.Vhost)
 	if err != nil {
 		return Result{}, fmt.Errorf("connecting the publisher: %w; nothing was changed", err)
@@ -154,7 +158,7 @@ func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (
 	defer conn.Close()
 	c := o.c.Context
 	env := actions.Env{
-		Conn: conn, Session: h.hold, Stream: h.hold.ReadOnly(), Audit: st,
+		Conn: conn, Session: h.hold, Stream: h.hold.ReadOnly(), Audit: st, Checkpoint: key,
 		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
 	}
 	res, err := actions.Execute(ctx, h.plan, env, o.report(progress))
@@ -165,7 +169,7 @@ func (o *Ops) Execute(ctx context.Context, plan Plan, progress func(Progress)) (
 }
 
 func result(r *actions.Result) Result {
-	out := Result{Counts: r.Counts}
+	out := Result{Counts: r.Counts, AuditHead: r.Head}
 	if r.AckFailed > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d confirmed copies could not be removed from the DLQ and exist twice", r.AckFailed))
 	}

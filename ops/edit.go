@@ -55,7 +55,7 @@ func (o *Ops) StartEdit(queue mgmt.QueueRef, session any, d dlq.DeadLetter) (*Ed
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp("", "warren-edit-*.json") // mode 0600
+	f, err := os.CreateTemp("", draftPattern()) // mode 0600; see "Drafts"
 	if err != nil {
 		return nil, fmt.Errorf("edit file: %w", err)
 	}

@@ -69,7 +69,7 @@ type Ops struct {
 	inboxes map[mgmt.QueueRef]InboxClient
 	known   map[mgmt.QueueRef]config.Knowledge // per DLQ, learned by Resolve
 	// confirmed are each DLQ's confirmed origins, learned by Resolve.
-	confirmed map[mgmt.QueueRef]map[string]bool
+	confirmed map[mgmt.QueueRef]pairing
 	knownOps  knownOps
 }
 
@@ -86,7 +86,7 @@ func New(c Clients) (*Ops, error) {
 	}
 	host, _ := os.Hostname()
 	return &Ops{c: c, host: host, inboxes: map[mgmt.QueueRef]InboxClient{}, known: map[mgmt.QueueRef]config.Knowledge{},
-		confirmed: map[mgmt.QueueRef]map[string]bool{}}, nil
+		confirmed: map[mgmt.QueueRef]pairing{}}, nil
 }
 
 // writable refuses what would change a broker's messages in a read-only
@@ -94,10 +94,20 @@ func New(c Clients) (*Ops, error) {
 // may cost a delivery (docs/ARCHITECTURE.md §7).
 func (o *Ops) writable(what string) error {
 	if c := o.c.Context; c.ReadOnly {
-		return fmt.Errorf("%w %q: %s refused", ErrReadOnly, c.Name, what)
+		return &readOnlyError{context: c.Name, what: what}
 	}
 	return nil
 }
+
+// readOnlyError is ErrReadOnly, worded with the context and what it
+// refused.
+type readOnlyError struct{ context, what string }
+
+func (e *readOnlyError) Error() string {
+	return fmt.Sprintf("context %q is read-only: %s refused", e.context, e.what)
+}
+
+func (e *readOnlyError) Is(target error) bool { return target == ErrReadOnly }
 
 // Context is the config context the layer works in.
 func (o *Ops) Context() *config.Context { return o.c.Context }
@@ -132,8 +142,9 @@ func (o *Ops) AuditStore() (audit.Store, error) {
 	return o.store, o.storeErr
 }
 
-// CheckAudit proves the audit store can be written before anything is
-// held: an operation that could not be audited must not start.
+// CheckAudit proves the audit store can be written, and the signing key
+// read when the context names one, before anything is held: an operation
+// that could not be audited must not start.
 func (o *Ops) CheckAudit(ctx context.Context) error {
 	st, err := o.AuditStore()
 	if err != nil {
@@ -142,7 +153,8 @@ func (o *Ops) CheckAudit(ctx context.Context) error {
 	if err := st.Check(ctx); err != nil {
 		return fmt.Errorf("%w (%s): %v; nothing was changed", actions.ErrAuditUnavailable, st.Describe(), err)
 	}
-	return nil
+	_, err = o.signingKey()
+	return err
 }
 
 // Now is the layer's clock.

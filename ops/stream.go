@@ -105,14 +105,22 @@ func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Res
 	if err != nil {
 		return nil, fmt.Errorf("verify the audit log (%s) before resuming: %w", st.Describe(), err)
 	}
-	if !v.OK {
+	// A last line that a killed warren was writing, as the store's
+	// journal proves, is no break: every record before it verifies, and
+	// the resume's first append sets it aside.
+	if !v.OK && !v.CrashTail {
 		return nil, fmt.Errorf("the audit log (%s) does not verify (%s): resume refused, since it would act on what the log says; see warren audit verify", st.Describe(), v.String())
 	}
 	var records []audit.Record
-	if err := st.Scan(ctx, func(r audit.Record) error {
+	err = st.Scan(ctx, func(r audit.Record) error {
 		records = append(records, r)
 		return nil
-	}); err != nil {
+	})
+	var torn *audit.CorruptError
+	if v.CrashTail && errors.As(err, &torn) && torn.Partial {
+		err = nil
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
 	}
 	r, err := actions.ReadResumption(records, t.Ref.Vhost, t.Ref.Name, id)
@@ -138,6 +146,9 @@ func (o *Ops) PreviewResume(ctx context.Context, t *Target, r *actions.Resumptio
 		return nil, err
 	}
 	p, err := actions.NewPreview(ctx, feed, r.Request, o.lookup(t.InboxOf))
+	if p != nil {
+		r.Read = p.Read
+	}
 	return p, errors.Join(err, feed.Close())
 }
 
@@ -152,6 +163,7 @@ func (o *Ops) Resume(ctx context.Context, t *Target, r *actions.Resumption, prog
 	if err != nil {
 		return Result{}, err
 	}
+	depth = max(depth, r.Read)
 	op := actions.Streamed{Request: r.Request, Lookup: o.lookup(t.InboxOf), Resume: r}
 	return o.stream(ctx, t, op, depth, progress)
 }
@@ -180,6 +192,10 @@ func (o *Ops) stream(ctx context.Context, t *Target, op actions.Streamed, limit 
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
 	}
+	key, err := o.signingKey()
+	if err != nil {
+		return Result{}, err
+	}
 	src, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {
 		return Result{}, err
@@ -198,7 +214,7 @@ func (o *Ops) stream(ctx context.Context, t *Target, op actions.Streamed, limit 
 	defer pubConn.Close()
 	c := o.c.Context
 	env := actions.Env{
-		Conn: pubConn, Audit: st,
+		Conn: pubConn, Audit: st, Checkpoint: key,
 		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
 	}
 	op.Limit = feed.Limit()

@@ -29,8 +29,16 @@ type Target struct {
 	// was resolved: a browse cannot see them.
 	Unacked int64
 	// Confirmed are the queues the DLQ's pairing confirms as origins a
-	// framework's headers may name (docs/ARCHITECTURE.md §4.12).
+	// framework's headers may name (docs/ARCHITECTURE.md §4.12); exists
+	// reports whether a queue of the vhost existed when it was resolved.
 	Confirmed map[string]bool
+	exists    func(name string) bool
+}
+
+// pairing is what Resolve learned of a DLQ's origins.
+type pairing struct {
+	confirmed map[string]bool
+	exists    func(name string) bool
 }
 
 // Resolve reads the DLQ and the queues around it from one snapshot of
@@ -62,10 +70,10 @@ func (o *Ops) Resolve(ctx context.Context, ref mgmt.QueueRef) (*Target, error) {
 		t.Info.MessageTTL = &d
 	}
 	t.Knows = knowledge(o.c.Context, ref, snap.Sources(ref))
-	t.Confirmed = confirmedOrigins(snap, *q, o.c.Context.Knowledge(ref.Vhost, ref.Name, nil))
+	t.Confirmed, t.exists = confirmedOrigins(snap, *q, o.c.Context.Knowledge(ref.Vhost, ref.Name, nil))
 	o.mu.Lock()
 	o.known[ref] = t.Knows
-	o.confirmed[ref] = t.Confirmed
+	o.confirmed[ref] = pairing{confirmed: t.Confirmed, exists: t.exists}
 	o.mu.Unlock()
 	t.Opts = dlq.Options{Window: o.c.Window, QuarantineQueue: t.Knows.Parking, OriginDeliveryLimits: snap.OriginDeliveryLimits(ref),
 		Conventions: o.c.Conventions(ref.Vhost, ref.Name), KnownOperation: o.knownOperation}
@@ -104,7 +112,7 @@ func (o *Ops) knowledgeOf(ref mgmt.QueueRef) config.Knowledge {
 // DLQ), those the config or a framework's naming pairs with it, and for a
 // parking queue those of the DLQ it parks for — never one paired only
 // because dlq's own messages named it, since a publisher wrote those.
-func confirmedOrigins(snap *mgmt.Snapshot, dlq mgmt.Queue, k config.Knowledge) map[string]bool {
+func confirmedOrigins(snap *mgmt.Snapshot, dlq mgmt.Queue, k config.Knowledge) (map[string]bool, func(string) bool) {
 	index := make(map[mgmt.QueueRef]int, len(snap.Queues))
 	for i := range snap.Queues {
 		index[snap.Queues[i].Ref()] = i
@@ -137,11 +145,11 @@ func confirmedOrigins(snap *mgmt.Snapshot, dlq mgmt.Queue, k config.Knowledge) m
 	if k.Queue != nil && k.Queue.Name != "" {
 		out[k.Queue.Name] = true
 	}
-	return out
+	return out, func(name string) bool { return exists(mgmt.QueueRef{Vhost: dlq.Vhost, Name: name}) }
 }
 
-// confirmedOf is what Resolve learned of ref's confirmed origins.
-func (o *Ops) confirmedOf(ref mgmt.QueueRef) map[string]bool {
+// pairingOf is what Resolve learned of ref's origins.
+func (o *Ops) pairingOf(ref mgmt.QueueRef) pairing {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.confirmed[ref]
@@ -151,14 +159,15 @@ func (o *Ops) confirmedOf(ref mgmt.QueueRef) map[string]bool {
 // ref: its confirmed queues, and routes that reach one of them, read
 // from the broker's bindings once per exchange and key.
 func (o *Ops) origins(ref mgmt.QueueRef) actions.Origins {
-	queues := o.confirmedOf(ref)
+	p := o.pairingOf(ref)
+	queues := p.confirmed
 	r, ok := o.c.Mgmt.(router)
 	if !ok || len(queues) == 0 {
-		return actions.Origins{Known: queues != nil, Queues: queues}
+		return actions.Origins{Known: queues != nil, Queues: queues, Exists: p.exists}
 	}
 	var mu sync.Mutex
 	seen := map[[2]string]bool{}
-	return actions.Origins{Known: queues != nil, Queues: queues, Route: func(exchange, key string) bool {
+	return actions.Origins{Known: queues != nil, Queues: queues, Exists: p.exists, Route: func(exchange, key string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		k := [2]string{exchange, key}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 )
@@ -135,4 +136,8 @@ type Counts = actions.Counts
 type Result struct {
 	Counts
 	Notes []string `json:"-"`
+	// AuditHead is the audit log's head after the operation's last
+	// record: the anchor for the ticket that `audit verify
+	// --expect-head` checks. Nil when the final record was not written.
+	AuditHead *audit.Head `json:"audit_head,omitempty"`
 }

@@ -38,8 +38,14 @@ type Options struct {
 	Environment string // dev|staging|prod; prod gets a red banner
 	ReadOnly    bool
 	InsecureTLS bool
+	// Unencrypted marks a production context reached over plain amqp://
+	// or http:// on another machine.
+	Unencrypted bool
 	Refresh     time.Duration
 	Vhost       string
+	// Ignored are config files found in the working directory and not
+	// read, each in a few words ("./warren.toml ignored: not trusted").
+	Ignored []string
 
 	Lister    overview.QueueLister
 	Describer queuedetail.QueueDescriber

@@ -262,6 +262,8 @@ func TestHeaderSaysWhenThereIsNoConfig(t *testing.T) {
 		{"one-off target", Options{Context: "rabbit-b:15672", NoConfig: true}, "warren no config: rabbit-b:15672", nil},
 		{"a configured context", Options{Context: "prod-eu", Environment: "prod"}, "warren prod-eu", []string{"no config"}},
 		{"a hostile target is sanitised", Options{Context: "h\x1b[2Jx:15672", NoConfig: true}, "no config: h\\x1b[2Jx:15672", nil},
+		{"a working directory's config ignored", Options{Context: "local broker", NoConfig: true, Ignored: []string{"./warren.toml ignored: not trusted"}},
+			"warren no config: local broker ./warren.toml ignored: not trusted", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,6 +57,9 @@ func (m Model) brokerLine() string {
 		where = m.st.Warn.Render("no config: " + sanitize.Text(m.o.Context))
 	}
 	left := []string{m.st.Title.Render("warren"), where}
+	for _, ig := range m.o.Ignored {
+		left = append(left, m.st.Warn.Render(sanitize.Text(ig)))
+	}
 	switch env := strings.ToLower(m.o.Environment); env {
 	case "prod", "production":
 		left = append(left, m.st.Banner.Render("PRODUCTION"))
@@ -69,6 +72,9 @@ func (m Model) brokerLine() string {
 	}
 	if m.o.InsecureTLS {
 		left = append(left, m.st.Trouble.Render("TLS NOT VERIFIED"))
+	}
+	if m.o.Unencrypted {
+		left = append(left, m.st.Trouble.Render("UNENCRYPTED"))
 	}
 	st := m.overview.Status()
 	var right string

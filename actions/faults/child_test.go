@@ -59,7 +59,8 @@ func writeConfig(t *testing.T, s *scene, su setup) *config {
 	if c.auditSpec == "" {
 		c.auditSpec = "file:" + filepath.Join(dir, "audit.jsonl")
 	} else {
-		c.auditDSN = pgDSN
+		_, table, _ := strings.Cut(su.audit, ":")
+		c.auditDSN = "postgres://" + auditRole(table) + "@127.0.0.1:5432/test?sslmode=disable"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `current_context = "faults"

@@ -192,7 +192,7 @@ func TestFaultPostgresStoppedUnderTheTeamAuditLosesNothing(t *testing.T) {
 
 func testPostgresStoppedUnderTheTeamAudit(t *testing.T, b *broker) {
 	table := fmt.Sprintf("faults_audit_%d", rand.Uint32())
-	dropAuditTable(t, table)
+	initAuditTable(t, table)
 	r := newRunner(t, b, "PostgreSQL stopped (team audit)", "pgaudit", setup{audit: "postgres:" + table})
 	for i := range 2 {
 		r.s.fill(t)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/warrenops/warren/audit"
 )
 
 // command runs an administration command and fails the test when it fails.
@@ -111,11 +113,30 @@ func inboxTable(t *testing.T, name string) {
 	pgExec(t, fmt.Sprintf("INSERT INTO %s (event_id) SELECT unnest($1::text[])", name), ids)
 }
 
-// dropAuditTable removes a team audit store's tables at the end.
-func dropAuditTable(t *testing.T, table string) {
+// initAuditTable makes a team audit store's table as `warren audit
+// init-db` does, with INSERT and SELECT granted to the role table_ops,
+// which warren connects as (auditRole), and removes both at the end.
+func initAuditTable(t *testing.T, table string) {
 	t.Helper()
-	t.Cleanup(func() { pgExec(t, fmt.Sprintf("DROP TABLE IF EXISTS %s, %s_schema", table, table)) })
+	ops := pgx.Identifier{auditRole(table)}.Sanitize()
+	pgExec(t, "CREATE ROLE "+ops+" LOGIN")
+	t.Cleanup(func() {
+		pgExec(t, fmt.Sprintf("DROP TABLE IF EXISTS %s, %s_schema", table, table))
+		pgExec(t, fmt.Sprintf("DROP FUNCTION IF EXISTS %s_no_edit()", table))
+		pgExec(t, "DROP OWNED BY "+ops)
+		pgExec(t, "DROP ROLE "+ops)
+	})
+	stmts, err := audit.Schema{Table: table, Operators: auditRole(table)}.Statements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stmts {
+		pgExec(t, q)
+	}
 }
+
+// auditRole is the role warren connects to the team audit table as.
+func auditRole(table string) string { return table + "_ops" }
 
 // freezeFile makes path unwritable even for root (the immutable flag),
 // or by its mode for anyone else; the returned function undoes it and is

@@ -41,6 +41,9 @@ const (
 	labelWidth = 18
 	// headerNameWidth caps the header name column; longer names are cut.
 	headerNameWidth = 36
+	// headerValueLines is how many wrapped lines of a header value are
+	// shown; a longer value is cut, with its length stated.
+	headerValueLines = 3
 )
 
 func (m *Model) content(width int) string {
@@ -99,7 +102,7 @@ func (m *Model) content(width int) string {
 	m.deaths(&b, l.Deaths)
 
 	m.section(&b, "Headers")
-	m.headers(&b, l.Headers)
+	m.headers(&b, l.Headers, width)
 
 	m.section(&b, "Body")
 	m.body(&b, l, width)
@@ -249,7 +252,7 @@ func (m *Model) deaths(b *strings.Builder, deaths []dlq.Death) {
 	}
 }
 
-func (m *Model) headers(b *strings.Builder, h map[string]any) {
+func (m *Model) headers(b *strings.Builder, h map[string]any, width int) {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		if k != "x-death" {
@@ -265,9 +268,15 @@ func (m *Model) headers(b *strings.Builder, h map[string]any) {
 	for _, k := range names {
 		w = max(w, min(ansi.StringWidth(sanitize.Text(k)), headerNameWidth))
 	}
+	limit := max(width-w-3, 20) * headerValueLines
 	for _, k := range names {
 		name := ansi.Truncate(sanitize.Text(k), w, "…")
-		fmt.Fprintf(b, "  %s %s\n", m.st.Label.Render(name+strings.Repeat(" ", w-ansi.StringWidth(name))), sanitize.Text(value(dlq.Tables(h[k]))))
+		shown, note := format.Cut(value(dlq.Tables(h[k])), limit)
+		v := sanitize.Text(shown)
+		if note != "" {
+			v += m.st.Muted.Render(note)
+		}
+		fmt.Fprintf(b, "  %s %s\n", m.st.Label.Render(name+strings.Repeat(" ", w-ansi.StringWidth(name))), v)
 	}
 }
 
