@@ -166,7 +166,10 @@ var builtinConventions = []string{"broker", "spring", "masstransit", "nservicebu
 // private key file; the key itself is read when an operation signs.
 func validateSigningKey(c *Context, k func(...string) []string, fail func([]string, string, ...any) error) error {
 	switch p := c.AuditSigningKey; {
-	case p == "":
+	case p == "", p == "ssh-agent":
+	case strings.HasPrefix(p, "ssh-agent:") && !strings.HasPrefix(p, "ssh-agent:SHA256:"):
+		return fail(k("audit_signing_key"), "must be \"ssh-agent\", \"ssh-agent:SHA256:…\" (a fingerprint as ssh-add -l prints it) or a key file, found %q", p)
+	case strings.HasPrefix(p, "ssh-agent:"):
 	case strings.TrimSpace(p) != p:
 		return fail(k("audit_signing_key"), "must be a file path without surrounding spaces, found %q", p)
 	case strings.HasSuffix(p, ".pub"):

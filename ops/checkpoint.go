@@ -15,7 +15,11 @@ func (o *Ops) signingKey() (*audit.SigningKey, error) {
 	if path == "" {
 		return nil, nil
 	}
-	k, err := audit.LoadSigningKey(path)
+	load := audit.LoadSigningKey
+	if audit.IsAgentKey(path) {
+		load = audit.LoadAgentKey
+	}
+	k, err := load(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
 	}
