@@ -272,3 +272,15 @@ func TestGoldenInspectorOnAMassTransitFault(t *testing.T) {
 	}
 	teatest.RequireEqualOutput(t, []byte(view))
 }
+
+func TestMarksAPublisherWroteAreShownAsItsClaim(t *testing.T) {
+	msg := sample()
+	msg.Letter.MarksClaimed, msg.Letter.ClaimedReplays, msg.Letter.ReplayCount = true, 4, 0
+	msg.Letter.Headers["x-warren-quarantine-reason"] = "poison"
+	m := newModel(msg)
+	m.SetSize(120, 80)
+	v := m.View()
+	if !strings.Contains(v, "quarantined, replayed 4× claimed by the message: no operation of the audit log wrote it") {
+		t.Errorf("the inspector does not say the marks are the message's claim:\n%s", v)
+	}
+}

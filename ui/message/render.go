@@ -81,6 +81,9 @@ func (m *Model) content(width int) string {
 		m.field(&b, "dead-lettered at", m.when(l.DeadLetteredAt))
 	}
 	m.field(&b, "quarantined", yesNo(l.Quarantined))
+	if c := format.ClaimedMarks(l); c != "" {
+		m.field(&b, "warren's marks", m.st.Warn.Render(c))
+	}
 	for _, c := range format.DeliveryCounts(l) {
 		m.field(&b, c.Name, c.Value)
 	}
