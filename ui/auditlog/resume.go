@@ -16,6 +16,7 @@ import (
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/progress"
 	"github.com/warrenops/warren/ui/components/prompt"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -220,6 +221,7 @@ func (r *resume) finished(msg resumeResultMsg) tea.Cmd {
 	if msg.res.NotSent > 0 {
 		text += fmt.Sprintf(" · %d not sent (still in the DLQ)", msg.res.NotSent)
 	}
+	text += format.AuditHead(msg.res.AuditHead)
 	for _, n := range msg.res.Notes {
 		text += " · " + sanitize.Text(n)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
@@ -246,7 +247,8 @@ func (a *fakeActions) Execute(_ context.Context, p ops.Plan, progress func(ops.P
 	for i := 1; i <= n; i++ {
 		progress(ops.Progress{Total: n, Done: i, Confirmed: i, At: t0.Add(time.Duration(i) * time.Second)})
 	}
-	return ops.Result{Counts: ops.Counts{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n}}, a.execErr
+	return ops.Result{Counts: ops.Counts{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n},
+		AuditHead: &audit.Head{Seq: 7, Hash: "9f86d081"}}, a.execErr
 }
 
 func (a *fakeActions) plans() ([]ops.PlanRequest, []ops.Plan) {

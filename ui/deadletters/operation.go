@@ -269,6 +269,7 @@ func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
 	for _, n := range r.Notes {
 		o.result += " · " + n
 	}
+	o.result += format.AuditHead(r.AuditHead)
 	if msg.err != nil {
 		o.result += " — failed: " + msg.err.Error()
 		return common.ReportError(fmt.Errorf("%s of %s failed: %w; messages without a confirm stay in the DLQ, see the audit log (A)", o.plan.Action, o.ref.Name, msg.err)), o.ended(reload)

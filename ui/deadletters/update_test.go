@@ -189,6 +189,9 @@ func TestReplayPrompt(t *testing.T) {
 			if !strings.Contains(d.m.View(), "Replay op-1: 2 selected · 0 skipped (applied) · 2 confirmed") {
 				t.Errorf("no result summary:\n%s", d.m.View())
 			}
+			if !strings.Contains(d.m.op.result, "· audit head seq 7 sha256:9f86d081") {
+				t.Errorf("the result does not end with the audit head: %s", d.m.op.result)
+			}
 		})
 	}
 }

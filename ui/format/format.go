@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/sanitize"
 )
@@ -141,4 +142,14 @@ func QueueName(vhost, name string) string {
 		return sanitize.Text(name)
 	}
 	return sanitize.Text(name) + " (vhost " + sanitize.Text(vhost) + ")"
+}
+
+// AuditHead is the audit log's head after an operation, as its last
+// words name it for the operator's ticket: " · audit head seq N
+// sha256:…"; "" when it is not known (docs/ARCHITECTURE.md §4.6).
+func AuditHead(h *audit.Head) string {
+	if h == nil {
+		return ""
+	}
+	return " · audit head " + h.String()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/prompt"
+	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/sanitize"
 )
 
@@ -155,8 +156,8 @@ func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
 			return tea.Batch(common.ReportError(fmt.Errorf("edit %s: %d confirmed, %d returned, %d nacked, %d unknown: the original stays in %s",
 				r.Operation, r.Confirmed, r.Returned, r.Nacked, r.Unknown, sanitize.Text(m.msg.Queue.Name))), changed), true
 		}
-		return tea.Batch(common.Info(fmt.Sprintf("edit %s: the edited copy was confirmed and the original left %s",
-			r.Operation, sanitize.Text(m.msg.Queue.Name))), changed), true
+		return tea.Batch(common.Info(fmt.Sprintf("edit %s: the edited copy was confirmed and the original left %s%s",
+			r.Operation, sanitize.Text(m.msg.Queue.Name), format.AuditHead(r.AuditHead))), changed), true
 	}
 	return nil, false
 }
