@@ -55,6 +55,9 @@ func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs b
 		return nil, nil, nil, err
 	}
 	t.Opts.GroupIDs = groupIDs && o.HasInbox(t.InboxOf)
+	// A scan keeps no bodies: its heap stays small, and collecting at
+	// every doubling of it held the scan to 0.8 of a plain consumer.
+	defer bulkMemory()()
 	var progress func(int)
 	if IsTerminal(a.Err) {
 		progress = func(n int) { fmt.Fprintf(a.Err, "\rscanned %d of %d", n, t.Info.Messages) }
