@@ -50,14 +50,15 @@ func newDlqStatsCmd(a *App) *cobra.Command {
 // group's business IDs for its inbox counts. A guard refusal exits 3.
 // The caller closes the operations layer.
 func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs bool) (*ops.Ops, *ops.Target, *dlq.Stats, error) {
+	// A scan keeps no bodies: its heap stays small, and collecting at
+	// every doubling of it held the scan to 0.8 of a plain consumer. Set
+	// before anything is read, as GOGC in the environment would be.
+	defer bulkMemory()()
 	o, t, err := a.dlqTarget(ctx, queue, f)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	t.Opts.GroupIDs = groupIDs && o.HasInbox(t.InboxOf)
-	// A scan keeps no bodies: its heap stays small, and collecting at
-	// every doubling of it held the scan to 0.8 of a plain consumer.
-	defer bulkMemory()()
 	var progress func(int)
 	if IsTerminal(a.Err) {
 		progress = func(n int) { fmt.Fprintf(a.Err, "\rscanned %d of %d", n, t.Info.Messages) }
