@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io/fs"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -72,21 +73,36 @@ func TestASecretFileMustBeTheUsersAndReadableByNoOneElse(t *testing.T) {
 	}
 }
 
+// otherOwners is a file's stat as another user's file reads: what a
+// chown gives, without needing root to make one.
+type otherOwners struct {
+	fs.FileInfo
+	uid uint32
+}
+
+func (o otherOwners) Sys() any {
+	st := *o.FileInfo.Sys().(*syscall.Stat_t)
+	st.Uid = o.uid
+	return &st
+}
+
 func TestASecretFileOfAnotherOwnerIsRefusedWithTheChown(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("giving a file to another user needs root")
-	}
 	path := filepath.Join(t.TempDir(), "pw file")
 	if err := os.WriteFile(path, []byte("s3cret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chown(path, 65534, 65534); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := (&Context{PasswordFile: path}).Password()
-	want := "`chown " + userName(0) + " '" + path + "'`"
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "owner "+userName(65534)) || !strings.Contains(err.Error(), want) {
+	other := uint32(os.Getuid() + 1)
+	err = notPrivate("password_file", path, otherOwners{fi, other})
+	want := "`chown " + userName(os.Getuid()) + " '" + path + "'`"
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "owner "+userName(int(other))) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("refusal %v; want it to name the owner and %s", err, want)
+	}
+	if err := notPrivate("password_file", path, fi); err != nil {
+		t.Fatalf("the user's own 0600 file: %v", err)
 	}
 }
 
