@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,7 +60,7 @@ func TestDlqResumeStatesWhatItWillDoAndTrustsNoBrokenLog(t *testing.T) {
 			t.Errorf("the question does not say %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(out, "then replay "+itoa(left)+" of the "+itoa(left)+" messages") {
+	if !strings.Contains(out, "then replay "+strconv.Itoa(left)+" of the "+strconv.Itoa(left)+" messages") {
 		t.Errorf("the question does not count the %d messages it would move:\n%s", left, out)
 	}
 
@@ -87,15 +88,5 @@ func TestDlqResumeStatesWhatItWillDoAndTrustsNoBrokenLog(t *testing.T) {
 	}
 	if n := brokertest.Depth(t, s.ch, "victim"); n != 0 {
 		t.Errorf("victim received %d", n)
-	}
-}
-
-func itoa(n int) string {
-	var b []byte
-	for {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		if n /= 10; n == 0 {
-			return string(b)
-		}
 	}
 }

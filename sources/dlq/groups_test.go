@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestGroupsCountSpanAndAttempts(t *testing.T) {
 func TestGroupsStayBoundedWhateverTheMessagesSay(t *testing.T) {
 	g := NewGroups(false)
 	for i := 0; i < maxStatKeys+50; i++ {
-		g.Add(Failure{Convention: ConventionRascal, ErrorType: "E" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + itoa(i)}, 1, "", "")
+		g.Add(Failure{Convention: ConventionRascal, ErrorType: "E" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strconv.Itoa(i)}, 1, "", "")
 	}
 	list := g.List()
 	if len(list) != maxStatKeys+1 {
@@ -96,15 +97,5 @@ func TestGroupsStayBoundedWhateverTheMessagesSay(t *testing.T) {
 	}
 	if other != 50 {
 		t.Errorf("the rest group counts %d, want 50", other)
-	}
-}
-
-func itoa(i int) string {
-	var b []byte
-	for {
-		b = append([]byte{byte('0' + i%10)}, b...)
-		if i /= 10; i == 0 {
-			return string(b)
-		}
 	}
 }
