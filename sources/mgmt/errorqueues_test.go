@@ -63,3 +63,21 @@ func TestErrorQueueOfNamesTheQueueItServes(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot of a few rows reads no pairing: the rows keep the pairing
+// their last full list gave, an error queue's included, or it would be
+// judged as a queue with no consumers until the next list.
+func TestARowReadAloneKeepsItsPairing(t *testing.T) {
+	ref := &QueueRef{Vhost: "v", Name: "orders"}
+	old := Queue{Name: "orders_error", DLQ: ref, DLQSource: PairedByNaming, DLQOf: []QueueRef{*ref}, PairedBy: PairedByNaming,
+		RetryTarget: ref, DLQMessages: 4, Parking: true, ErrorQueue: true}
+	fresh := Queue{Name: "orders_error", Messages: 9}
+	fresh.KeepPairing(old)
+	if fresh.DLQ != ref || fresh.DLQSource != PairedByNaming || len(fresh.DLQOf) != 1 || fresh.PairedBy != PairedByNaming ||
+		fresh.RetryTarget != ref || fresh.DLQMessages != 4 || !fresh.Parking || !fresh.ErrorQueue || fresh.Messages != 9 {
+		t.Errorf("kept %+v", fresh)
+	}
+	if !fresh.IsDLQ() {
+		t.Error("the error queue read alone is no longer judged as a DLQ")
+	}
+}

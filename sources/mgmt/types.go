@@ -230,6 +230,14 @@ type Queue struct {
 	Parking bool
 }
 
+// KeepPairing gives q the pairing old had: what a snapshot of a few rows
+// (SnapshotOptions.OnlyRows) does not read, since pairing needs the list
+// of every queue.
+func (q *Queue) KeepPairing(old Queue) {
+	q.DLQ, q.DLQSource, q.DLQOf, q.PairedBy = old.DLQ, old.DLQSource, old.DLQOf, old.PairedBy
+	q.RetryTarget, q.DLQMessages, q.Parking, q.ErrorQueue = old.RetryTarget, old.DLQMessages, old.Parking, old.ErrorQueue
+}
+
 // IsDLQ reports whether some queue dead-letters into this one.
 func (q Queue) IsDLQ() bool { return len(q.DLQOf) > 0 || q.ErrorQueue }
 

@@ -168,7 +168,7 @@ func mergeRows(rows []row, snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend,
 			continue
 		}
 		old := rows[i].q
-		q.DLQ, q.DLQOf, q.RetryTarget, q.DLQMessages, q.Parking = old.DLQ, old.DLQOf, old.RetryTarget, old.DLQMessages, old.Parking
+		q.KeepPairing(old)
 		rows[i].q = q
 		changed = append(changed, i)
 		for _, src := range q.DLQOf {
