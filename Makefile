@@ -6,7 +6,7 @@ PKGS      := ./...
 # talk to the real broker are built without the unit tag; the commands'
 # own logic is tested over fakes in the others.
 UNIT_PKGS = ./config/... ./ui/... ./cli/...
-# Packages whose integration tests take their broker from sources/brokertest
+# Packages whose integration tests take their broker from testkit
 # (WARREN_TEST_BROKER): they run once on each broker version.
 BROKER_PKGS = ./sources/dlq/... ./sources/mgmt/... ./sources/broker/... ./actions/ ./ops/ ./demo/ ./cli/
 TEST_TIMEOUT ?= 15m
@@ -51,7 +51,7 @@ test-unit:
 
 ## test-faults: stops and restarts services; runs alone, serially, on 3.10, 4.3 and the cluster (WARREN_FAULTS_BROKERS picks some)
 test-faults: services services-cluster build
-	$(GO) test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault ./actions/faults/
+	$(GO) test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault ./cli/faults/
 
 lint:
 	$(GO) vet $(PKGS)

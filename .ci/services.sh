@@ -178,7 +178,7 @@ r43_build_root() {
 
 # r43_pki makes a CA, a server certificate for 127.0.0.1/localhost and a
 # client certificate (CN guest), renewed when one ends within a day. The
-# tests read them here (sources/brokertest) and mint bad ones with the CA.
+# tests read them here (testkit) and mint bad ones with the CA.
 r43_pki() {
   local d=$R43_TLS
   mkdir -p "$d"

@@ -14,7 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
@@ -41,7 +41,7 @@ func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
 	if res.Selected != 20 || res.Confirmed != 20 || res.Returned+res.Nacked+res.Unknown+res.NotSent != 0 {
 		t.Fatalf("result %+v, want 20 confirmed", res)
 	}
-	brokertest.WaitDepth(t, s.ch, s.dlq, 0)
+	testkit.WaitDepth(t, s.ch, s.dlq, 0)
 	got := drain(t, s.ch, s.origin)
 	if len(got) != 20 {
 		t.Fatalf("origin holds %d, want 20", len(got))
@@ -103,7 +103,7 @@ func TestReplayLeavesUndeliverableMessagesInTheDLQ(t *testing.T) {
 			name: "the origin full under reject-publish: the rest nacked",
 			breakIt: func(t *testing.T, s *scene) {
 				deleteQueue(t, s.ch, s.origin)
-				brokertest.Declare(t, s.ch, s.origin, amqp.Table{"x-max-length": int32(4), "x-overflow": "reject-publish"})
+				testkit.Declare(t, s.ch, s.origin, amqp.Table{"x-max-length": int32(4), "x-overflow": "reject-publish"})
 			},
 			want:   map[Outcome]int{Confirmed: 4, Nacked: 26},
 			origin: 4,
@@ -128,9 +128,9 @@ func TestReplayLeavesUndeliverableMessagesInTheDLQ(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The DLQ loses exactly the confirmed messages.
-			brokertest.WaitDepth(t, s.ch, s.dlq, 30-res.Confirmed)
+			testkit.WaitDepth(t, s.ch, s.dlq, 30-res.Confirmed)
 			if tc.origin > 0 {
-				brokertest.WaitDepth(t, s.ch, s.origin, tc.origin)
+				testkit.WaitDepth(t, s.ch, s.origin, tc.origin)
 			}
 		})
 	}
@@ -151,7 +151,7 @@ func TestQuarantineMovesTheSelectionToTheParkingQueueWithItsReason(t *testing.T)
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, s.dlq, 4)
+	testkit.WaitDepth(t, s.ch, s.dlq, 4)
 	parked := drain(t, s.ch, parking)
 	if len(parked) != 6 {
 		t.Fatalf("parking queue holds %d, want 6", len(parked))
@@ -174,7 +174,7 @@ func TestReleaseFromTheParkingQueueReachesTheOriginAndLooksUnquarantined(t *test
 	if _, err := Execute(testCtx(t), s.plan(t, Request{Action: ActionQuarantine, Letters: letters, Parking: parking, Reason: "hold"}), s.env(sess), nil); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, parking, 5)
+	testkit.WaitDepth(t, s.ch, parking, 5)
 	psess, parked := s.browse(t, s.conn, parking)
 	for _, d := range parked {
 		if !d.Quarantined {
@@ -189,7 +189,7 @@ func TestReleaseFromTheParkingQueueReachesTheOriginAndLooksUnquarantined(t *test
 	if err != nil || res.Confirmed != 5 {
 		t.Fatalf("release: %+v %v", res, err)
 	}
-	brokertest.WaitDepth(t, s.ch, parking, 0)
+	testkit.WaitDepth(t, s.ch, parking, 0)
 	for _, d := range drain(t, s.ch, s.origin) {
 		if _, ok := d.Headers[HeaderQuarantineReason]; ok {
 			t.Fatalf("released message still marked quarantined: %v", d.Headers)
@@ -212,7 +212,7 @@ func TestAppliedMessagesAreSkippedCountedAndStay(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, s.dlq, 3)
+	testkit.WaitDepth(t, s.ch, s.dlq, 3)
 	var skipped []string
 	for _, r := range s.records(t) {
 		if r.Outcome == audit.OutcomeSkippedApplied {
@@ -247,8 +247,8 @@ func TestAnUnwritableAuditStoreRefusesBeforeAnyMessageMoves(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, s.dlq, 5)
-	if n := brokertest.Depth(t, s.ch, s.origin); n != 0 {
+	testkit.WaitDepth(t, s.ch, s.dlq, 5)
+	if n := testkit.Depth(t, s.ch, s.origin); n != 0 {
 		t.Fatalf("origin received %d messages", n)
 	}
 }
@@ -277,8 +277,8 @@ func TestCancelStopsSendingSettlesInFlightAndReports(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, s.dlq, 400-res.Confirmed)
-	brokertest.WaitDepth(t, s.ch, s.origin, res.Confirmed)
+	testkit.WaitDepth(t, s.ch, s.dlq, 400-res.Confirmed)
+	testkit.WaitDepth(t, s.ch, s.origin, res.Confirmed)
 	final := s.records(t)
 	if f := final[len(final)-1]; f.Outcome != audit.OutcomeFinal || f.Detail["cancelled"] != "true" {
 		t.Fatalf("final record %+v", f)

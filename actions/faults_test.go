@@ -11,8 +11,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/testkit"
 )
 
 func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
@@ -21,7 +21,7 @@ func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
 	results := make(chan outcome, 2)
 	start := make(chan struct{})
 	for range 2 {
-		conn := brokertest.Dial(t, s.vhost)
+		conn := testkit.Dial(t, s.vhost)
 		store, err := audit.OpenFile(s.store.Path())
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +50,7 @@ func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
 	if total != n {
 		t.Fatalf("%d confirmed in total, want %d", total, n)
 	}
-	brokertest.WaitDepth(t, s.ch, s.dlq, 0)
+	testkit.WaitDepth(t, s.ch, s.dlq, 0)
 	seen := map[string]int{}
 	for _, d := range drain(t, s.ch, s.origin) {
 		seen[d.MessageId]++
@@ -103,7 +103,7 @@ func (s *scene) replayAll(conn *amqp.Connection, store audit.Store) outcome {
 func TestLosingTheBrowseSessionStopsPublishingAndLosesNothing(t *testing.T) {
 	const n = 300
 	s := newScene(t, n, plain)
-	browseConn := brokertest.Dial(t, s.vhost)
+	browseConn := testkit.Dial(t, s.vhost)
 	sess, letters := s.browse(t, browseConn, s.dlq)
 	closed := false
 	res, err := Execute(testCtx(t), s.plan(t, Request{Letters: letters, Rate: 300}), s.env(sess), func(p Progress) {
@@ -122,8 +122,8 @@ func TestLosingTheBrowseSessionStopsPublishingAndLosesNothing(t *testing.T) {
 	// Every published copy arrived. A source whose ack was proven left
 	// the DLQ; one whose ack was not proven (unknown) may be back there
 	// too, so it may exist twice, and nothing is lost.
-	brokertest.WaitDepth(t, s.ch, s.origin, res.Confirmed+res.Unknown)
-	if d := brokertest.Depth(t, s.ch, s.dlq); d < n-res.Confirmed-res.Unknown || d > n-res.Confirmed {
+	testkit.WaitDepth(t, s.ch, s.origin, res.Confirmed+res.Unknown)
+	if d := testkit.Depth(t, s.ch, s.dlq); d < n-res.Confirmed-res.Unknown || d > n-res.Confirmed {
 		t.Fatalf("DLQ holds %d; want between %d and %d", d, n-res.Confirmed-res.Unknown, n-res.Confirmed)
 	}
 }
@@ -133,7 +133,7 @@ func TestReplayFromAStreamRecordsOffsetsAndRemovesNothing(t *testing.T) {
 	// The broker (3.10) does not dead-letter into a stream, so the
 	// broker's dead letters are copied there, x-death and all.
 	stream := s.dlq + ".stream"
-	brokertest.Declare(t, s.ch, stream, amqp.Table{"x-queue-type": "stream"})
+	testkit.Declare(t, s.ch, stream, amqp.Table{"x-queue-type": "stream"})
 	for _, d := range drain(t, s.ch, s.dlq) {
 		err := s.ch.Publish("", stream, false, false, amqp.Publishing{Headers: d.Headers, MessageId: d.MessageId, DeliveryMode: d.DeliveryMode, Body: d.Body})
 		if err != nil {
@@ -165,7 +165,7 @@ func TestReplayFromAStreamRecordsOffsetsAndRemovesNothing(t *testing.T) {
 	if err != nil || res.Confirmed != 5 {
 		t.Fatalf("result %+v, %v", res, err)
 	}
-	brokertest.WaitDepth(t, s.ch, s.origin, 5)
+	testkit.WaitDepth(t, s.ch, s.origin, 5)
 	var offsets []string
 	for _, r := range s.records(t) {
 		if r.Outcome == audit.OutcomeConfirmed {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // publishAll publishes msgs through a fresh publisher and returns the
@@ -61,11 +61,11 @@ func countOutcomes(got map[int]Settlement) map[Outcome]int {
 }
 
 func TestPublisherSettlesEveryMessageWithTheBrokersAnswer(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-actions")
-	conn := brokertest.Dial(t, vhost)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, "target", nil)
-	brokertest.Declare(t, ch, "bounded", amqp.Table{"x-max-length": int32(5), "x-overflow": "reject-publish"})
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "target", nil)
+	testkit.Declare(t, ch, "bounded", amqp.Table{"x-max-length": int32(5), "x-overflow": "reject-publish"})
 
 	tests := []struct {
 		name  string
@@ -93,17 +93,17 @@ func TestPublisherSettlesEveryMessageWithTheBrokersAnswer(t *testing.T) {
 				}
 			}
 			if tc.depth >= 0 {
-				brokertest.WaitDepth(t, ch, tc.key, tc.depth)
+				testkit.WaitDepth(t, ch, tc.key, tc.depth)
 			}
 		})
 	}
 }
 
 func TestPublisherTellsReturnedFromConfirmedAmongIdenticalMessages(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-actions")
-	conn := brokertest.Dial(t, vhost)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, "target", nil)
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "target", nil)
 	if err := ch.ExchangeDeclare("fan", "direct", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +129,14 @@ func TestPublisherTellsReturnedFromConfirmedAmongIdenticalMessages(t *testing.T)
 			t.Fatalf("message %d: %s, want %s", i, got[i].Outcome, want)
 		}
 	}
-	brokertest.WaitDepth(t, ch, "target", 200)
+	testkit.WaitDepth(t, ch, "target", 200)
 }
 
 func TestPublisherKeepsManyConfirmsInFlightButNeverMoreThanTheWindow(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-actions")
-	conn := brokertest.Dial(t, vhost)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, "target", nil)
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "target", nil)
 	const window = 64
 	got, p := publishAll(t, conn, window, outgoing(3000, "", "target"))
 	if c := countOutcomes(got); c[Confirmed] != 3000 {
@@ -145,12 +145,12 @@ func TestPublisherKeepsManyConfirmsInFlightButNeverMoreThanTheWindow(t *testing.
 	if peak := p.Peak(); peak <= 1 || peak > window {
 		t.Fatalf("peak in flight %d, want pipelining within 2..%d", peak, window)
 	}
-	brokertest.WaitDepth(t, ch, "target", 3000)
+	testkit.WaitDepth(t, ch, "target", 3000)
 }
 
 func TestPublisherSettlesInFlightAsUnknownWhenTheChannelDies(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-actions")
-	conn := brokertest.Dial(t, vhost)
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
 	ctx := testCtx(t)
 	p, err := NewPublisher(conn, 8)
 	if err != nil {
@@ -175,8 +175,8 @@ func TestPublisherSettlesInFlightAsUnknownWhenTheChannelDies(t *testing.T) {
 }
 
 func TestPublisherPublishStopsWhenContextIsDone(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-actions")
-	conn := brokertest.Dial(t, vhost)
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
 	p, err := NewPublisher(conn, 4)
 	if err != nil {
 		t.Fatal(err)

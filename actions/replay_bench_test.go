@@ -8,7 +8,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // benchLetters is the DLQ size of the phase benchmarks:
@@ -44,7 +44,7 @@ func BenchmarkReplayPhases(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		s := newScene(b, n, body512)
-		pubConn := brokertest.Dial(b, s.vhost)
+		pubConn := testkit.Dial(b, s.vhost)
 		b.StartTimer()
 		start := time.Now()
 		sess, letters := s.browse(b, s.conn, s.dlq)
@@ -74,9 +74,9 @@ func BenchmarkReplayPhases(b *testing.B) {
 // matching of confirms and returns costs.
 func BenchmarkPublisherPipeline(b *testing.B) {
 	n := benchLetters()
-	vhost := brokertest.Vhost(b, "warren-actions")
-	conn := brokertest.Dial(b, vhost)
-	brokertest.Declare(b, brokertest.Channel(b, conn), "sink", nil)
+	vhost := testkit.Vhost(b, "warren-actions")
+	conn := testkit.Dial(b, vhost)
+	testkit.Declare(b, testkit.Channel(b, conn), "sink", nil)
 	msg := body512(0)
 	b.Run("publisher", func(b *testing.B) {
 		var spent time.Duration
@@ -115,7 +115,7 @@ func BenchmarkPublisherPipeline(b *testing.B) {
 	b.Run("plain", func(b *testing.B) {
 		var spent time.Duration
 		for range b.N {
-			ch := brokertest.Channel(b, conn)
+			ch := testkit.Channel(b, conn)
 			if err := ch.Confirm(false); err != nil {
 				b.Fatal(err)
 			}

@@ -8,8 +8,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/testkit"
 )
 
 // scene is an origin queue whose consumer rejected n messages into its
@@ -25,11 +25,11 @@ type scene struct {
 
 func newScene(t testing.TB, n int, msg func(i int) amqp.Publishing) *scene {
 	t.Helper()
-	vhost := brokertest.Vhost(t, "warren-actions")
-	conn := brokertest.Dial(t, vhost)
-	s := &scene{vhost: vhost, conn: conn, ch: brokertest.Channel(t, conn), origin: "orders", dlq: "orders.dlq"}
-	brokertest.Declare(t, s.ch, s.dlq, nil)
-	brokertest.Declare(t, s.ch, s.origin, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": s.dlq})
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
+	s := &scene{vhost: vhost, conn: conn, ch: testkit.Channel(t, conn), origin: "orders", dlq: "orders.dlq"}
+	testkit.Declare(t, s.ch, s.dlq, nil)
+	testkit.Declare(t, s.ch, s.origin, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": s.dlq})
 	s.rejectInto(t, n, msg)
 	st, err := audit.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
 	if err != nil {
@@ -58,7 +58,7 @@ func (s *scene) rejectInto(t testing.TB, n int, msg func(i int) amqp.Publishing)
 			}
 		}
 	}
-	consumer := brokertest.Channel(t, s.conn)
+	consumer := testkit.Channel(t, s.conn)
 	if err := consumer.Qos(500, 0, false); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func (s *scene) rejectInto(t testing.TB, n int, msg func(i int) amqp.Publishing)
 	if err := consumer.Cancel("rejecter", false); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, s.dlq, n)
+	testkit.WaitDepth(t, s.ch, s.dlq, n)
 }
 
 // browse opens a session on the DLQ (or another queue of the scene) and

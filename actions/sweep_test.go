@@ -7,8 +7,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/testkit"
 )
 
 // When the broker hands back deliveries whose acks it lost (a quorum
@@ -63,7 +63,7 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 			if err := d.Reject(false); err != nil {
 				return err
 			}
-			brokertest.WaitDepth(t, s.ch, s.dlq, 2+len(back)+1)
+			testkit.WaitDepth(t, s.ch, s.dlq, 2+len(back)+1)
 			return nil
 		},
 		Sweep: func() (SweepSource, error) { return dlq.OpenFeed(s.conn, q, dlq.Options{}, 2+len(back)+1, 0) },
@@ -112,7 +112,7 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 // drainKeep reads n messages of the DLQ and gives them back in order.
 func drainKeep(t *testing.T, s *scene, n int) []amqp.Delivery {
 	t.Helper()
-	ch := brokertest.Channel(t, s.conn)
+	ch := testkit.Channel(t, s.conn)
 	var out []amqp.Delivery
 	for len(out) < n {
 		d, ok, err := ch.Get(s.dlq, false)
@@ -129,6 +129,6 @@ func drainKeep(t *testing.T, s *scene, n int) []amqp.Delivery {
 	if err := ch.Close(); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, s.dlq, n)
+	testkit.WaitDepth(t, s.ch, s.dlq, n)
 	return out
 }

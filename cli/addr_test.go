@@ -5,16 +5,16 @@ package cli
 import (
 	"net/url"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // The broker under test (WARREN_TEST_BROKER picks 3.10 or 4.3), as a
 // config names it: no credentials in the URLs.
 var (
-	testAMQPHost = hostOf(brokertest.AMQPURL)
-	testMgmtHost = hostOf(brokertest.MgmtURL)
+	testAMQPHost = hostOf(testkit.AMQPURL)
+	testMgmtHost = hostOf(testkit.MgmtURL)
 	testAMQP     = "amqp://" + testAMQPHost + "/"
-	testMgmt     = brokertest.MgmtURL
+	testMgmt     = testkit.MgmtURL
 )
 
 func hostOf(raw string) string {

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 const initDBLong = `Print the SQL that creates the team audit table (audit = "postgres") for an

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // warnAuditFile says on stderr, once a run, that the audit file's mode

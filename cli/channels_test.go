@@ -11,21 +11,21 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // warren channels --json against the broker: a publisher in confirm mode
 // and a consumer's channel on one named connection.
 func TestChannelsJSONListsTheBrokersChannels(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-cli-channels")
+	vhost := testkit.Vhost(t, "warren-cli-channels")
 	name := "warren-cli-test-" + vhost
-	conn, err := amqp.DialConfig(brokertest.AMQPURL, amqp.Config{Vhost: vhost, Properties: amqp.Table{"connection_name": name}})
+	conn, err := amqp.DialConfig(testkit.AMQPURL, amqp.Config{Vhost: vhost, Properties: amqp.Table{"connection_name": name}})
 	if err != nil {
-		t.Fatalf("RabbitMQ at %s unreachable (make services): %v", brokertest.AMQPURL, err)
+		t.Fatalf("RabbitMQ at %s unreachable (make services): %v", testkit.AMQPURL, err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	pub := brokertest.Channel(t, conn)
-	brokertest.Declare(t, pub, "orders", nil)
+	pub := testkit.Channel(t, conn)
+	testkit.Declare(t, pub, "orders", nil)
 	if err := pub.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
@@ -38,14 +38,14 @@ func TestChannelsJSONListsTheBrokersChannels(t *testing.T) {
 			t.Fatalf("publish not confirmed: %v", err)
 		}
 	}
-	cons := brokertest.Channel(t, conn)
+	cons := testkit.Channel(t, conn)
 	if err := cons.Qos(7, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cons.Consume("orders", "", false, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	config := writeStatusConfig(t, brokertest.MgmtURL, vhost)
+	config := writeStatusConfig(t, testkit.MgmtURL, vhost)
 	t.Setenv(statusPasswordEnv, "guest")
 
 	type channel struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 func newConfigCmd(a *App) *cobra.Command {

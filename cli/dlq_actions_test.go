@@ -22,7 +22,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // actScene is a vhost of its own whose orders queue rejected n messages
@@ -41,7 +41,7 @@ func newActScene(t *testing.T, n int, extraConfig string) *actScene {
 	for i := range msgs {
 		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte("b")}
 	}
-	brokertest.DeadLetter(t, s.ch, "orders", "orders.dlq", msgs)
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", msgs)
 	return s
 }
 
@@ -49,8 +49,8 @@ func newActScene(t *testing.T, n int, extraConfig string) *actScene {
 // yet: orders dead-letters into orders.dlq.
 func newEmptyActScene(t *testing.T, extraConfig string) *actScene {
 	t.Helper()
-	vhost := brokertest.Vhost(t, "warren-cli-actions")
-	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
+	vhost := testkit.Vhost(t, "warren-cli-actions")
+	ch := testkit.Channel(t, testkit.Dial(t, vhost))
 	s := &actScene{vhost: vhost, ch: ch}
 	s.declare(t, "orders.dlq", nil)
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
@@ -150,8 +150,8 @@ func TestDlqReplayDryRunChangesNoQueueAndNoAuditChain(t *testing.T) {
 	if !strings.HasPrefix(out, want) {
 		t.Fatalf("output %q, want it to start with %q", out, want)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 5)
-	brokertest.WaitDepth(t, s.ch, "orders", 0)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
+	testkit.WaitDepth(t, s.ch, "orders", 0)
 	if _, err := os.Stat(s.audit); !os.IsNotExist(err) {
 		t.Fatalf("a dry run touched the audit log: %v", err)
 	}
@@ -178,8 +178,8 @@ func TestDlqReplayWithYesMovesTheMessagesAndPrintsTheJSONContract(t *testing.T) 
 	if got["confirmed"] != 5.0 || got["selected"] != 5.0 || got["operation"] == "" {
 		t.Fatalf("result %v", got)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
-	brokertest.WaitDepth(t, s.ch, "orders", 5)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
+	testkit.WaitDepth(t, s.ch, "orders", 5)
 	st, err := audit.OpenFile(s.audit)
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestDlqReplayWithASigningKeyEndsWithASignedCheckpoint(t *testing.T) {
 	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("a key others can read: exit %d (%v), want %d naming chmod 600", ExitCode(err), err, ExitRefused)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 	if err := os.Chmod(keyPath, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +271,8 @@ func TestDlqQuarantineMovesToTheConfiguredParkingQueue(t *testing.T) {
 	if !strings.Contains(out, "4 confirmed") {
 		t.Fatalf("output %q", out)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
-	brokertest.WaitDepth(t, s.ch, "orders.parking", 4)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
+	testkit.WaitDepth(t, s.ch, "orders.parking", 4)
 	st, err := audit.OpenFile(s.audit)
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +295,7 @@ func TestDlqReplayIsRefusedWhenTheOriginQueueIsGone(t *testing.T) {
 	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), "queue orders (default exchange) does not exist") {
 		t.Fatalf("exit %d (%v), stderr %q: want %d naming the missing queue", ExitCode(err), err, errOut, ExitRefused)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 }
 
 // A destination that exists but routes nowhere returns the first copy:
@@ -314,7 +314,7 @@ func TestDlqReplayStopsAtTheFirstReturn(t *testing.T) {
 	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || res.Returned < 1 || res.Confirmed != 0 {
 		t.Fatalf("output %q (%v), want returns and no confirm", out, jerr)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 }
 
 func TestDlqReplayIsRefusedWhenTheAuditStoreIsUnwritable(t *testing.T) {
@@ -335,8 +335,8 @@ func TestDlqReplayIsRefusedWhenTheAuditStoreIsUnwritable(t *testing.T) {
 	if ExitCode(err) != ExitRefused {
 		t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, ExitRefused)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
-	brokertest.WaitDepth(t, s.ch, "orders", 0)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
+	testkit.WaitDepth(t, s.ch, "orders", 0)
 }
 
 func TestDlqReplaySkipsWhatTheInboxAppliedUnlessIncluded(t *testing.T) {
@@ -366,8 +366,8 @@ func TestDlqReplaySkipsWhatTheInboxAppliedUnlessIncluded(t *testing.T) {
 			if res.Selected != tc.selected || res.Confirmed != tc.selected || res.SkippedApplied != tc.skipped {
 				t.Fatalf("result %+v, want %d selected and confirmed, %d skipped", res, tc.selected, tc.skipped)
 			}
-			brokertest.WaitDepth(t, s.ch, "orders.dlq", tc.leftInTheDLQ)
-			brokertest.WaitDepth(t, s.ch, "orders", tc.selected)
+			testkit.WaitDepth(t, s.ch, "orders.dlq", tc.leftInTheDLQ)
+			testkit.WaitDepth(t, s.ch, "orders", tc.selected)
 		})
 	}
 }

@@ -10,8 +10,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
-	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/testkit"
+	"github.com/warrenops/warren/text/format"
 )
 
 // straightIntoTheDLQ publishes a message with logical ID E-9 into
@@ -25,7 +25,7 @@ func straightIntoTheDLQ(t *testing.T, s *dlqScene) []byte {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 5)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
 	return body
 }
 
@@ -102,14 +102,14 @@ func TestDlqTextSaysWhichMessagesTheBrokerNeverDeadLettered(t *testing.T) {
 		m.BodyEncoding != "base64" || m.Body != base64.StdEncoding.EncodeToString(body) {
 		t.Errorf("dlq show --json changed: %+v", m)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 5)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
 }
 
 func TestDlqReplaySaysWhenMessagesShareALogicalID(t *testing.T) {
 	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
 	// A second copy of E-2, rejected by the broker like the first.
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
-	brokertest.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{
 		{MessageId: "m-E-2-again", Headers: amqp.Table{"event_id": "E-2"}, Body: []byte(`{"id":"E-2","again":true}`)},
 	})
 	filter := `logical_id in ["E-2", "E-3"]`
@@ -127,5 +127,5 @@ func TestDlqReplaySaysWhenMessagesShareALogicalID(t *testing.T) {
 	if !strings.Contains(out, "Replay 2 messages (") || strings.Contains(out, "logical ID") {
 		t.Errorf("distinct logical IDs are still counted aloud:\n%s", out)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 5)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
 }

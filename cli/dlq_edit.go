@@ -11,8 +11,8 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 const editLong = `Open $EDITOR (vi when unset) on one dead letter of QUEUE: a JSON document

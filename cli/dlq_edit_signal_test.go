@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // The draft holds the message's body: a warren stopped by a signal while
@@ -114,8 +114,8 @@ func TestAnEditDraftIsRemovedOnEverySignalThatStopsWarren(t *testing.T) {
 				t.Errorf("drafts left behind: %v", left)
 			}
 			// The broker takes back what the dead process held.
-			brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
-			if n := brokertest.Depth(t, s.ch, "orders"); n != 0 {
+			testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
+			if n := testkit.Depth(t, s.ch, "orders"); n != 0 {
 				t.Errorf("orders holds %d, want nothing published", n)
 			}
 		})

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // editor writes a shell script for $EDITOR; it gets the file as $1.
@@ -35,7 +35,7 @@ func TestDlqEditYesResubmitsTheEditedMessage(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	brokertest.WaitDepth(t, s.ch, "orders", 1)
+	testkit.WaitDepth(t, s.ch, "orders", 1)
 	m, ok, err := s.ch.Get("orders", true)
 	if err != nil || !ok {
 		t.Fatalf("get from orders: %v %v", ok, err)
@@ -44,7 +44,7 @@ func TestDlqEditYesResubmitsTheEditedMessage(t *testing.T) {
 	if string(m.Body) != `{"id":"E-2","amount":12.5}` || m.Headers["event_id"] != "E-2" || m.Headers["x-warren-edited-from"] != hex.EncodeToString(sum[:]) {
 		t.Errorf("copy %s with headers %v: want the edited body, logical ID E-2 and the original's sha256", m.Body, m.Headers)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 3)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 	if ids := lsIDs(t, s); strings.Contains(strings.Join(ids, " "), "E-2") {
 		t.Errorf("orders.dlq still holds E-2: %v", ids)
 	}
@@ -77,8 +77,8 @@ func TestDlqEditThatCannotGoPublishesNothing(t *testing.T) {
 			if ExitCode(err) != ExitFailure || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing was published") {
 				t.Fatalf("exit %d (%v), want 1 with %q", ExitCode(err), err, tc.want)
 			}
-			brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
-			if n := brokertest.Depth(t, s.ch, "orders"); n != 0 {
+			testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
+			if n := testkit.Depth(t, s.ch, "orders"); n != 0 {
 				t.Errorf("orders holds %d, want nothing published", n)
 			}
 		})

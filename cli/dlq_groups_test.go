@@ -13,8 +13,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/testkit"
 )
 
 // errorQueueScene is a vhost where MassTransit-style consumers moved five
@@ -28,10 +28,10 @@ type errorQueueScene struct {
 
 func newErrorQueueScene(t *testing.T) *errorQueueScene {
 	t.Helper()
-	vhost := brokertest.Vhost(t, "warren-cli-groups")
-	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
+	vhost := testkit.Vhost(t, "warren-cli-groups")
+	ch := testkit.Channel(t, testkit.Dial(t, vhost))
 	for _, q := range []string{"orders", "orders_error", "billing", "billing_failed"} {
-		brokertest.Declare(t, ch, q, nil)
+		testkit.Declare(t, ch, q, nil)
 	}
 	fault := func(id, typ, msg string) amqp.Publishing {
 		return amqp.Publishing{MessageId: id, Body: []byte(`{"id":"` + id + `"}`), Headers: amqp.Table{
@@ -57,8 +57,8 @@ func newErrorQueueScene(t *testing.T) *errorQueueScene {
 			t.Fatal(err)
 		}
 	}
-	brokertest.WaitDepth(t, ch, "orders_error", 5)
-	brokertest.WaitDepth(t, ch, "billing_failed", 2)
+	testkit.WaitDepth(t, ch, "orders_error", 5)
+	testkit.WaitDepth(t, ch, "billing_failed", 2)
 	dir := t.TempDir()
 	s := &errorQueueScene{vhost: vhost, ch: ch, config: filepath.Join(dir, "warren.toml")}
 	t.Setenv("WARREN_GROUPS_TEST_PASSWORD", "guest")
@@ -106,7 +106,7 @@ func TestDlqGroupsListsTheFailureGroupsOfAFrameworksErrorQueue(t *testing.T) {
 	if top.Applied != nil || top.Pending != nil {
 		t.Error("without an inbox the counts must be null, not 0")
 	}
-	if brokertest.Depth(t, s.ch, "orders_error") != 5 {
+	if testkit.Depth(t, s.ch, "orders_error") != 5 {
 		t.Error("dlq groups changed the queue")
 	}
 	text, _, err := runDlq(t, s.config, "groups", "orders_error")
@@ -144,8 +144,8 @@ func TestAGroupIsListedAndReplayedAlone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay: %v\n%s%s", err, out, errOut)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders", 2)
-	brokertest.WaitDepth(t, s.ch, "orders_error", 3)
+	testkit.WaitDepth(t, s.ch, "orders", 2)
+	testkit.WaitDepth(t, s.ch, "orders_error", 3)
 	for range 2 {
 		d, ok, err := s.ch.Get("orders", true)
 		if err != nil || !ok || (d.MessageId != "o-4" && d.MessageId != "o-5") || d.Headers["MT-Fault-ExceptionType"] != "System.TimeoutException" {
@@ -186,8 +186,8 @@ func TestATeamsOwnConventionIsRead(t *testing.T) {
 func TestASharedErrorQueuePairsByWhatItsMessagesSay(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	s := newErrorQueueScene(t)
-	brokertest.Declare(t, s.ch, "Sales", nil)
-	brokertest.Declare(t, s.ch, "error", nil)
+	testkit.Declare(t, s.ch, "Sales", nil)
+	testkit.Declare(t, s.ch, "error", nil)
 	// Header names: NServiceBus's FaultsHeaderKeys.cs.
 	if err := s.ch.Publish("", "error", false, false, amqp.Publishing{MessageId: "n-1", Body: []byte("<PlaceOrder/>"), Headers: amqp.Table{
 		"NServiceBus.FailedQ": "Sales", "NServiceBus.ExceptionInfo.ExceptionType": "System.InvalidOperationException",
@@ -195,7 +195,7 @@ func TestASharedErrorQueuePairsByWhatItsMessagesSay(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, "error", 1)
+	testkit.WaitDepth(t, s.ch, "error", 1)
 	pairing := func() (sales *statusQueue, errq *statusQueue) {
 		r := execCLI(t, "--config", s.config, "status", "--json")
 		if r.err != nil {

@@ -16,14 +16,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // countIDs takes every message off queue and counts each message ID.
 func (s *actScene) countIDs(t *testing.T, queue string) map[string]int {
 	t.Helper()
-	ch := brokertest.Channel(t, brokertest.Dial(t, s.vhost))
-	n := brokertest.Depth(t, ch, queue)
+	ch := testkit.Channel(t, testkit.Dial(t, s.vhost))
+	n := testkit.Depth(t, ch, queue)
 	deliveries, err := ch.Consume(queue, "", true, false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	deadline := time.Now().Add(time.Minute)
-	for brokertest.Depth(t, s.ch, "orders") < n/4 {
+	for testkit.Depth(t, s.ch, "orders") < n/4 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the replay never reached %d messages; stderr:\n%s", n/4, stderr.String())
 		}
@@ -78,7 +78,7 @@ func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
 	<-done
 	// The broker takes back what the killed process held.
 	deadline = time.Now().Add(time.Minute)
-	for brokertest.Depth(t, s.ch, "orders")+brokertest.Depth(t, s.ch, "orders.dlq") < n {
+	for testkit.Depth(t, s.ch, "orders")+testkit.Depth(t, s.ch, "orders.dlq") < n {
 		if time.Now().After(deadline) {
 			t.Fatal("the killed process's messages never came back")
 		}
@@ -98,7 +98,7 @@ func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("decode %q: %v", out, err)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
 	ids := s.countIDs(t, "orders")
 	dups := 0
 	for _, c := range ids {
@@ -174,7 +174,7 @@ func TestDlqResumeRefusesWhatItCannotFinish(t *testing.T) {
 			t.Errorf("exit %d (%v), want %d", ExitCode(err), err, ExitRefused)
 		}
 	})
-	brokertest.WaitDepth(t, s.ch, "orders", 10)
+	testkit.WaitDepth(t, s.ch, "orders", 10)
 }
 
 // ctrl+c at the confirmation prompt is a no: warren returns what it read
@@ -207,8 +207,8 @@ func TestCtrlCAtThePromptIsANo(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != ExitRefused || !strings.Contains(stderr.String(), "not confirmed; nothing was changed") {
 		t.Fatalf("ctrl+c at the prompt: %v (exit code %d), want exit %d saying nothing was changed; stderr:\n%s", err, ee.ExitCode(), ExitRefused, stderr.String())
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 10)
-	if n := brokertest.Depth(t, s.ch, "orders"); n != 0 {
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 10)
+	if n := testkit.Depth(t, s.ch, "orders"); n != 0 {
 		t.Fatalf("%d messages reached orders after a no", n)
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // runStreamedAction acts on every message of a classic or quorum DLQ (or

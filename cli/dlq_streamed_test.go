@@ -14,7 +14,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // expire has the broker dead-letter n messages from orders into
@@ -23,7 +23,7 @@ import (
 // header(i) gives message i's headers.
 func (s *actScene) expire(t *testing.T, n int, header func(i int) amqp.Table) {
 	t.Helper()
-	before := brokertest.Depth(t, s.ch, "orders.dlq")
+	before := testkit.Depth(t, s.ch, "orders.dlq")
 	for i := range n {
 		var h amqp.Table
 		if header != nil {
@@ -36,7 +36,7 @@ func (s *actScene) expire(t *testing.T, n int, header func(i int) amqp.Table) {
 			t.Fatal(err)
 		}
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", before+n)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", before+n)
 }
 
 type streamedJSON struct {
@@ -94,8 +94,8 @@ func TestDlqReplayMovesTwoHundredThousandInOneCommand(t *testing.T) {
 	if r := decodeStreamed(t, out); r.Selected != n || r.Confirmed != n || r.Returned+r.Nacked+r.Unknown != 0 {
 		t.Fatalf("replay of %d: %+v", n, r)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders", n)
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 0)
+	testkit.WaitDepth(t, s.ch, "orders", n)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
 }
 
 // Half the messages do not match the filter: they stay, in their order,
@@ -116,8 +116,8 @@ func TestDlqReplayWithAFilterKeepsTheRestInOrder(t *testing.T) {
 	if r := decodeStreamed(t, out); r.Confirmed != n/2 {
 		t.Fatalf("replayed %+v, want %d confirmed", r, n/2)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders", n/2)
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", n/2)
+	testkit.WaitDepth(t, s.ch, "orders", n/2)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", n/2)
 	var want []string
 	for i := 0; i < n; i += 2 {
 		want = append(want, fmt.Sprintf("m-%06d", i))
@@ -134,7 +134,7 @@ func TestDlqReplayTakesNoMessageTwice(t *testing.T) {
 	const n = 3000
 	s := newEmptyActScene(t, "")
 	s.expire(t, n, nil)
-	rejector := brokertest.Channel(t, brokertest.Dial(t, s.vhost))
+	rejector := testkit.Channel(t, testkit.Dial(t, s.vhost))
 	deliveries, err := rejector.Consume("orders", "rejector", false, false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestDlqReplayTakesNoMessageTwice(t *testing.T) {
 	if r := decodeStreamed(t, out); r.Confirmed != n {
 		t.Fatalf("replayed %+v, want %d confirmed", r, n)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", n)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", n)
 	if got := rejected.Load(); got != n {
 		t.Errorf("the consumer saw %d copies, want each of the %d once", got, n)
 	}
@@ -200,6 +200,6 @@ func TestDlqReplayCancelledHalfwayLosesNothing(t *testing.T) {
 	if !strings.Contains(errOut, fmt.Sprintf("cancelled: %d moved", r.Confirmed)) {
 		t.Errorf("stderr %q does not say how many moved and how many stay", errOut)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders", r.Confirmed)
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", n-r.Confirmed)
+	testkit.WaitDepth(t, s.ch, "orders", r.Confirmed)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", n-r.Confirmed)
 }

@@ -20,11 +20,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/testkit"
+	"github.com/warrenops/warren/text/format"
 )
 
 // hostileID is a logical ID that would recolour a terminal.
@@ -41,8 +41,8 @@ type dlqScene struct {
 
 func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
 	t.Helper()
-	vhost := brokertest.Vhost(t, "warren-cli-dlq")
-	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
+	vhost := testkit.Vhost(t, "warren-cli-dlq")
+	ch := testkit.Channel(t, testkit.Dial(t, vhost))
 	s := &dlqScene{vhost: vhost, ch: ch}
 	s.declare(t, "orders.dlq", nil)
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
@@ -50,7 +50,7 @@ func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
 	for _, id := range []string{"E-1", "E-2", "E-3", hostileID} {
 		msgs = append(msgs, amqp.Publishing{MessageId: "m-" + id, Headers: amqp.Table{"event_id": id}, Body: []byte(`{"id":"` + id + `"}`)})
 	}
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
@@ -176,7 +176,7 @@ func TestDlqLsJSONCarriesTheContractFieldsAndChangesNothing(t *testing.T) {
 	if h["attempts"]["1"] != 4.0 || h["reasons"]["rejected"] != 4.0 || h["origins"]["orders"] != 4.0 {
 		t.Errorf("histogram %v", h)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
 	if again := lsIDs(t, s); !slices.Equal(again, []string{"E-1", "E-2", "E-3", hostileID}) {
 		t.Errorf("after ls the DLQ holds %q", again)
 	}
@@ -221,7 +221,7 @@ func TestDlqLsFiltersAndRejectsBadUsage(t *testing.T) {
 			t.Errorf("%v: exit %d (%v), want %d", args, ExitCode(err), err, ExitUsage)
 		}
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
 }
 
 func TestDlqLsWithTheInboxDownSaysUnknownAndWhy(t *testing.T) {
@@ -274,7 +274,7 @@ func TestDlqShowPrintsEveryMessageWithTheID(t *testing.T) {
 	if _, _, err := runDlq(t, s.config, "show", "orders.dlq", "--id", "nope"); err == nil || ExitCode(err) != ExitFailure {
 		t.Errorf("unknown ID: %v", err)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
 }
 
 func TestDlqStatsScansTheWholeQueue(t *testing.T) {
@@ -294,7 +294,7 @@ func TestDlqStatsScansTheWholeQueue(t *testing.T) {
 	if err != nil || !strings.Contains(text, "4 messages") {
 		t.Errorf("stats text %q, %v", text, err)
 	}
-	brokertest.WaitDepth(t, s.ch, "orders.dlq", 4)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
 }
 
 func TestDlqReadingAQuorumDLQNearItsLimitIsRefused(t *testing.T) {
@@ -303,20 +303,20 @@ func TestDlqReadingAQuorumDLQNearItsLimitIsRefused(t *testing.T) {
 	if err := s.ch.Publish("", "limited.dlq", false, false, amqp.Publishing{MessageId: "q-1"}); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, s.ch, "limited.dlq", 1)
+	testkit.WaitDepth(t, s.ch, "limited.dlq", 1)
 	// From 4.3 a browse returns with basic.nack, which does not count
 	// toward the limit: reading is safe there, and the message stays.
-	free := brokertest.AtLeast(t, 4, 3)
+	free := testkit.AtLeast(t, 4, 3)
 	for _, cmd := range []string{"ls", "stats"} {
 		_, _, err := runDlq(t, s.config, cmd, "limited.dlq")
 		switch {
 		case free && err != nil:
-			t.Errorf("%s on RabbitMQ %s: %v; want the message read, as returns are free there", cmd, brokertest.Version(t), err)
+			t.Errorf("%s on RabbitMQ %s: %v; want the message read, as returns are free there", cmd, testkit.Version(t), err)
 		case !free && (ExitCode(err) != ExitRefused || !strings.Contains(fmt.Sprint(err), "delivery limit 1")):
 			t.Errorf("%s: exit %d, %v; want a refusal (exit 3) naming the limit", cmd, ExitCode(err), err)
 		}
 	}
-	brokertest.WaitDepth(t, s.ch, "limited.dlq", 1)
+	testkit.WaitDepth(t, s.ch, "limited.dlq", 1)
 }
 
 func TestDlqCommandHasEverySubcommand(t *testing.T) {

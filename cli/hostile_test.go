@@ -29,11 +29,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/message"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -119,7 +119,7 @@ type hostileScene struct {
 func newHostileScene(t *testing.T) *hostileScene {
 	t.Helper()
 	noIdleHTTP(t)
-	s := &hostileScene{vhost: brokertest.Vhost(t, "warren-cli-hostile"), held: map[string]amqp.Delivery{}}
+	s := &hostileScene{vhost: testkit.Vhost(t, "warren-cli-hostile"), held: map[string]amqp.Delivery{}}
 	ch := vhostChannel(t, s.vhost)
 	if _, err := ch.QueueDeclare(hostileDLQ, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func newHostileScene(t *testing.T) *hostileScene {
 		t.Fatal(err)
 	}
 	msgs := hostileMessages()
-	brokertest.DeadLetter(t, ch, hostileOrigin, hostileDLQ, msgs)
+	testkit.DeadLetter(t, ch, hostileOrigin, hostileDLQ, msgs)
 	// Keep each message exactly as the DLQ holds it, then give it back.
 	var tags []uint64
 	for range msgs {
@@ -461,7 +461,7 @@ func TestHostileForgedLastDeathHeadersCannotRedirectAReplay(t *testing.T) {
 	noIdleHTTP(t)
 	s := newROScene(t)
 	declare(t, s.vhost, "payments", nil)
-	brokertest.DeadLetter(t, vhostChannel(t, s.vhost), "orders", "orders.dlq", []amqp.Publishing{{MessageId: "forged",
+	testkit.DeadLetter(t, vhostChannel(t, s.vhost), "orders", "orders.dlq", []amqp.Publishing{{MessageId: "forged",
 		Headers: amqp.Table{"x-last-death-queue": "payments", "x-last-death-reason": "rejected", "x-last-death-exchange": ""}}})
 	if r := execCLI(t, "--config", s.config(t, ""), "dlq", "replay", "orders.dlq", "--yes"); r.err != nil {
 		t.Fatalf("replay: %v", r.err)
@@ -487,7 +487,7 @@ func TestHostileHeadersTooDeepForTheClientAreExplainedAndLoseNothing(t *testing.
 		t.Fatal(err)
 	}
 	waitReady(t, s.vhost, "orders.dlq", 4)
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "after"}})
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "after"}})
 	for _, args := range [][]string{{"dlq", "ls", "orders.dlq"}, {"dlq", "stats", "orders.dlq"}, {"dlq", "replay", "orders.dlq", "--yes"}} {
 		r := execCLI(t, append([]string{"--config", s.config(t, "")}, args...)...)
 		if r.err != nil && !strings.Contains(strings.ToLower(r.err.Error()), "header") {

@@ -13,7 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // inEditor is set while `dlq edit` runs the operator's editor.

@@ -17,8 +17,8 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // These run this test binary as warren (TestMain) in an empty HOME and
@@ -177,10 +177,10 @@ func TestConfigInitThenConfigCheckPassWithNoSecretInTheFile(t *testing.T) {
 	// 15672, the plugin answers on 15692; beside 4.3's 15673 none is looked
 	// for.
 	metrics := "metrics (optional)     ok    http://127.0.0.1:15692, node rabbit@"
-	if brokertest.Broker != "3.10" {
+	if testkit.Broker != "3.10" {
 		metrics = "metrics (optional)     -     not read (metrics_url is"
 	}
-	for _, want := range []string{"wrote " + path + " (context lab)", "amqp                   ok", "management api         ok", "RabbitMQ " + brokertest.Version(t), metrics} {
+	for _, want := range []string{"wrote " + path + " (context lab)", "amqp                   ok", "management api         ok", "RabbitMQ " + testkit.Version(t), metrics} {
 		if !strings.Contains(r.stdout, want) {
 			t.Fatalf("config init's check lacks %q:\n%s", want, r.stdout)
 		}

@@ -12,8 +12,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/overview"
 	"github.com/warrenops/warren/ui/queuedetail"
 	"github.com/warrenops/warren/ui/styles"
@@ -23,7 +23,7 @@ import (
 // rejects each, requeued or not.
 func rejectAll(t *testing.T, conn *amqp.Connection, queue string, n int, requeue bool) {
 	t.Helper()
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	if err := ch.Qos(n, 0, false); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func rejectAll(t *testing.T, conn *amqp.Connection, queue string, n int, requeue
 // broker confirmed (a full queue under reject-publish nacks the rest).
 func publishConfirmed(t *testing.T, conn *amqp.Connection, queue string, n int) int {
 	t.Helper()
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
@@ -117,19 +117,19 @@ func tableRow(t *testing.T, view, name string) []string {
 // "empty"; the queue screen splits the depth and names the setting. On
 // 3.10 the broker reports no such figure: no DELAYED column.
 func TestDelayedRetryMessagesAreShownApartFromReadyOnTheRealBroker(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-delayed")
-	conn := brokertest.Dial(t, vhost)
-	ch := brokertest.Channel(t, conn)
+	vhost := testkit.Vhost(t, "warren-delayed")
+	conn := testkit.Dial(t, vhost)
+	ch := testkit.Channel(t, conn)
 	// A delay far longer than the test: the messages stay delayed.
-	brokertest.Declare(t, ch, "delayed-retry", amqp.Table{"x-queue-type": "quorum",
+	testkit.Declare(t, ch, "delayed-retry", amqp.Table{"x-queue-type": "quorum",
 		"x-delayed-retry-type": "all", "x-delayed-retry-min": int64(120000), "x-delayed-retry-max": int64(120000)})
 	if got := publishConfirmed(t, conn, "delayed-retry", 3); got != 3 {
 		t.Fatalf("%d of 3 publishes confirmed", got)
 	}
 	rejectAll(t, conn, "delayed-retry", 3, true)
-	is43 := brokertest.AtLeast(t, 4, 3)
+	is43 := testkit.AtLeast(t, 4, 3)
 
-	client, err := mgmt.New(mgmt.Options{URL: brokertest.MgmtURL, Username: "guest", Password: "guest"})
+	client, err := mgmt.New(mgmt.Options{URL: testkit.MgmtURL, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestDelayedRetryMessagesAreShownApartFromReadyOnTheRealBroker(t *testing.T)
 	row := tableRow(t, view, "delayed-retry")
 	if !is43 {
 		if strings.Contains(view, "DELAYED") {
-			t.Fatalf("RabbitMQ %s reports no delayed messages, yet:\n%s", brokertest.Version(t), view)
+			t.Fatalf("RabbitMQ %s reports no delayed messages, yet:\n%s", testkit.Version(t), view)
 		}
 		return
 	}
@@ -190,17 +190,17 @@ func TestDelayedRetryMessagesAreShownApartFromReadyOnTheRealBroker(t *testing.T)
 // overview shows the backlog and, once it grows, marks the queue in
 // trouble; the queue screen says why.
 func TestAGrowingDLXBacklogPutsTheRealQueueInTrouble(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-dlxheld")
-	conn := brokertest.Dial(t, vhost)
-	ch := brokertest.Channel(t, conn)
+	vhost := testkit.Vhost(t, "warren-dlxheld")
+	conn := testkit.Dial(t, vhost)
+	ch := testkit.Channel(t, conn)
 	if err := ch.ExchangeDeclare("dlx", "direct", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.Declare(t, ch, "dlx-full", amqp.Table{"x-queue-type": "quorum", "x-max-length": int64(1), "x-overflow": "reject-publish"})
+	testkit.Declare(t, ch, "dlx-full", amqp.Table{"x-queue-type": "quorum", "x-max-length": int64(1), "x-overflow": "reject-publish"})
 	if err := ch.QueueBind("dlx-full", "dlx-source", "dlx", false, nil); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.Declare(t, ch, "dlx-source", amqp.Table{"x-queue-type": "quorum", "x-dead-letter-exchange": "dlx",
+	testkit.Declare(t, ch, "dlx-source", amqp.Table{"x-queue-type": "quorum", "x-dead-letter-exchange": "dlx",
 		"x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})
 	// Fill the DLQ until it refuses a publish.
 	for filled := 0; publishConfirmed(t, conn, "dlx-full", 1) == 1; filled++ {
@@ -213,7 +213,7 @@ func TestAGrowingDLXBacklogPutsTheRealQueueInTrouble(t *testing.T) {
 	}
 	rejectAll(t, conn, "dlx-source", 3, false)
 
-	client, err := mgmt.New(mgmt.Options{URL: brokertest.MgmtURL, Username: "guest", Password: "guest"})
+	client, err := mgmt.New(mgmt.Options{URL: testkit.MgmtURL, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -34,7 +34,7 @@ func noIdleHTTP(t *testing.T) {
 // vhostChannel is a channel of the harness's own in vhost.
 func vhostChannel(t *testing.T, vhost string) *amqp.Channel {
 	t.Helper()
-	return brokertest.Channel(t, brokertest.Dial(t, vhost))
+	return testkit.Channel(t, testkit.Dial(t, vhost))
 }
 
 // ready is a queue's ready count, -1 when the queue does not exist.
@@ -98,7 +98,7 @@ type roScene struct {
 
 func newROScene(t *testing.T) *roScene {
 	t.Helper()
-	s := &roScene{vhost: brokertest.Vhost(t, "warren-cli-readonly"), dir: t.TempDir()}
+	s := &roScene{vhost: testkit.Vhost(t, "warren-cli-readonly"), dir: t.TempDir()}
 	s.audit = filepath.Join(s.dir, "audit.jsonl")
 	ch := vhostChannel(t, s.vhost)
 	for _, q := range []struct {
@@ -113,7 +113,7 @@ func newROScene(t *testing.T) *roScene {
 	for i := range 3 {
 		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprintf("ro-%d", i), Body: []byte("{}")})
 	}
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 	t.Setenv("WARREN_RO_TEST_PASSWORD", "guest")
 	return s
 }

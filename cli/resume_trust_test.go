@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // interruptedReplay leaves an incomplete replay of orders.dlq in the
@@ -26,7 +26,7 @@ func interruptedReplay(t *testing.T, s *actScene, n int) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
-	for brokertest.Depth(t, s.ch, "orders") < 50 {
+	for testkit.Depth(t, s.ch, "orders") < 50 {
 		if time.Now().After(deadline) {
 			t.Fatal("the replay never started")
 		}
@@ -35,7 +35,7 @@ func interruptedReplay(t *testing.T, s *actScene, n int) {
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	deadline = time.Now().Add(time.Minute)
-	for brokertest.Depth(t, s.ch, "orders")+brokertest.Depth(t, s.ch, "orders.dlq") < n {
+	for testkit.Depth(t, s.ch, "orders")+testkit.Depth(t, s.ch, "orders.dlq") < n {
 		if time.Now().After(deadline) {
 			t.Fatal("the killed process's messages never came back")
 		}
@@ -48,13 +48,13 @@ func interruptedReplay(t *testing.T, s *actScene, n int) {
 // a log whose chain does not hold moves nothing.
 func TestDlqResumeStatesWhatItWillDoAndTrustsNoBrokenLog(t *testing.T) {
 	s := newEmptyActScene(t, "")
-	brokertest.Declare(t, s.ch, "victim", nil)
+	testkit.Declare(t, s.ch, "victim", nil)
 	interruptedReplay(t, s, 400)
 	out, errOut, err := runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--dry-run")
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, errOut)
 	}
-	left := brokertest.Depth(t, s.ch, "orders.dlq")
+	left := testkit.Depth(t, s.ch, "orders.dlq")
 	for _, want := range []string{"to queue orders (default exchange)", "applied messages are skipped", " of the "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the question does not say %q:\n%s", want, out)
@@ -83,10 +83,10 @@ func TestDlqResumeStatesWhatItWillDoAndTrustsNoBrokenLog(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "does not verify") {
 		t.Fatalf("resume over a tampered log: %v\n%s", err, errOut)
 	}
-	if n := brokertest.Depth(t, s.ch, "orders.dlq"); n != left {
+	if n := testkit.Depth(t, s.ch, "orders.dlq"); n != left {
 		t.Errorf("orders.dlq holds %d after a refused resume, want %d", n, left)
 	}
-	if n := brokertest.Depth(t, s.ch, "victim"); n != 0 {
+	if n := testkit.Depth(t, s.ch, "victim"); n != 0 {
 		t.Errorf("victim received %d", n)
 	}
 }

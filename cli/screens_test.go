@@ -14,8 +14,8 @@ import (
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/broker"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -25,18 +25,18 @@ import (
 // returns the DLQ screen the dashboard would open on it.
 func screenScene(t *testing.T) (vhost string, scr common.Screen) {
 	t.Helper()
-	vhost = brokertest.Vhost(t, "warren-screens")
-	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
-	brokertest.Declare(t, ch, "orders.dlq", nil)
-	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	vhost = testkit.Vhost(t, "warren-screens")
+	ch := testkit.Channel(t, testkit.Dial(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", nil)
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
 	var msgs []amqp.Publishing
 	for _, id := range []string{"ev-a", "ev-b", "ev-c"} {
 		msgs = append(msgs, amqp.Publishing{MessageId: "m-" + id, DeliveryMode: amqp.Persistent,
 			Headers: amqp.Table{"event_id": id}, Body: []byte(`{"id":"` + id + `"}`)})
 	}
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 
-	m, err := mgmt.New(mgmt.Options{URL: brokertest.MgmtURL, Username: "guest", Password: "guest"})
+	m, err := mgmt.New(mgmt.Options{URL: testkit.MgmtURL, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func screenScene(t *testing.T) (vhost string, scr common.Screen) {
 		}},
 		Operator: "tester", Mgmt: m,
 		Dial: func(vhost string) (*amqp.Connection, error) {
-			u := strings.Replace(brokertest.AMQPURL, "guest:guest@", "", 1)
+			u := strings.Replace(testkit.AMQPURL, "guest:guest@", "", 1)
 			return broker.Dial(broker.Options{URL: u, Username: "guest", Password: "guest", Vhost: vhost, Name: "warren screens test"})
 		},
 		OpenAudit: func() (audit.Store, error) { return audit.OpenFile(auditPath) },
@@ -136,7 +136,7 @@ func TestTheDLQScreenReplaysAFilteredSelectionOnARealBroker(t *testing.T) {
 	p.keys("y")
 	p.until("the result", func(v string) bool { return strings.Contains(v, "1 confirmed") })
 	p.until("the held letters to refresh", func(v string) bool { return strings.Contains(v, "2 held") })
-	brokertest.WaitDepth(t, brokertest.Channel(t, brokertest.Dial(t, vhost)), "orders", 1)
+	testkit.WaitDepth(t, testkit.Channel(t, testkit.Dial(t, vhost)), "orders", 1)
 }
 
 func TestTheDLQScreenShowsWholeQueueStatisticsOnARealBroker(t *testing.T) {

@@ -24,8 +24,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -48,13 +48,13 @@ func newSecretScene(t *testing.T) *secretScene {
 	_, _ = rand.Read(rnd[:])
 	tag := hex.EncodeToString(rnd[:])
 	s := &secretScene{
-		vhost: brokertest.Vhost(t, "warren-cli-secrets"), user: "warren-secrets-" + tag, dir: t.TempDir(),
+		vhost: testkit.Vhost(t, "warren-cli-secrets"), user: "warren-secrets-" + tag, dir: t.TempDir(),
 		password: "S3cr3t-w4rr3n-" + tag, wrong: "Wr0ng-w4rr3n-" + tag, dsnPassword: "Dsn-P4ss-" + tag,
 		inbox: "warren_secrets_inbox_" + tag, auditTable: "warren_secrets_audit_" + tag,
 	}
-	brokertest.Mgmt(t, http.MethodPut, "/api/users/"+s.user, fmt.Sprintf(`{"password":%q,"tags":"administrator"}`, s.password))
-	t.Cleanup(func() { brokertest.Mgmt(t, http.MethodDelete, "/api/users/"+s.user, "") })
-	brokertest.Mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/"+s.user, `{"configure":".*","write":".*","read":".*"}`)
+	testkit.Mgmt(t, http.MethodPut, "/api/users/"+s.user, fmt.Sprintf(`{"password":%q,"tags":"administrator"}`, s.password))
+	t.Cleanup(func() { testkit.Mgmt(t, http.MethodDelete, "/api/users/"+s.user, "") })
+	testkit.Mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/"+s.user, `{"configure":".*","write":".*","read":".*"}`)
 	ch := vhostChannel(t, s.vhost)
 	if _, err := ch.QueueDeclare("orders.dlq", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func newSecretScene(t *testing.T) *secretScene {
 	for i := range msgs {
 		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("sec-%d", i), Headers: amqp.Table{"event_id": fmt.Sprintf("sec-%d", i)}, Body: []byte(`{"ok":true}`)}
 	}
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 	secretsSQL(t, fmt.Sprintf("CREATE TABLE %s (event_id text PRIMARY KEY, processed_at timestamptz NOT NULL DEFAULT now())", s.inbox))
 	secretsSQL(t, fmt.Sprintf("INSERT INTO %s (event_id) VALUES ('sec-1')", s.inbox))
 	// The team audit table, as an administrator makes it with `warren

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/text/format"
 )
 
 // clusterSnapshot is a three-node cluster with n2 down: a quorum queue

@@ -23,8 +23,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 const statusPasswordEnv = "WARREN_STATUS_TEST_PASSWORD"
@@ -38,7 +38,7 @@ type statusScene struct {
 
 func newStatusScene(t *testing.T) *statusScene {
 	t.Helper()
-	return newStatusSceneOn(t, testMgmt, brokertest.AMQPURL)
+	return newStatusSceneOn(t, testMgmt, testkit.AMQPURL)
 }
 
 // newStatusSceneOn makes the scene on the broker at mgmtURL and amqpURL

@@ -11,8 +11,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/overview"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -60,16 +60,16 @@ func rowMarked(t *testing.T, view, name string) bool {
 // after the last rise it saw, then stay clear.
 func TestTroubleMarksHoldWhileARealDLQGrowsAndClearAWindowAfter(t *testing.T) {
 	const window = 10 * time.Second
-	vhost := brokertest.Vhost(t, "warren-trouble")
-	ch := brokertest.Channel(t, brokertest.Dial(t, vhost))
-	brokertest.Declare(t, ch, "orders.dlq", nil)
-	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	vhost := testkit.Vhost(t, "warren-trouble")
+	ch := testkit.Channel(t, testkit.Dial(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", nil)
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
 	sent := 0
 	deadLetter := func() {
 		sent++
-		brokertest.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: fmt.Sprintf("order-%d", sent), Body: []byte("{}")}})
+		testkit.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: fmt.Sprintf("order-%d", sent), Body: []byte("{}")}})
 	}
-	client, err := mgmt.New(mgmt.Options{URL: brokertest.MgmtURL, Username: "guest", Password: "guest"})
+	client, err := mgmt.New(mgmt.Options{URL: testkit.MgmtURL, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,14 +13,14 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // The services under test (WARREN_TEST_BROKER picks 3.10 or 4.3).
 var (
-	testAMQPURL = brokertest.AMQPURL
-	testMgmtURL = brokertest.MgmtURL
-	testPGDSN   = brokertest.PGDSN
+	testAMQPURL = testkit.AMQPURL
+	testMgmtURL = testkit.MgmtURL
+	testPGDSN   = testkit.PGDSN
 )
 
 // No keep-alive, so no idle connection goroutine survives a request and

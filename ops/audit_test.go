@@ -16,8 +16,8 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // failingDisk is a file store whose disk gives out: once the operation
@@ -69,19 +69,19 @@ func (d *failingDisk) mend() { d.broken.Store(false); d.mendedYet.Store(true) }
 // not, and some published without a recorded confirm.
 func interruptedScene(t *testing.T, n int) (*Ops, *failingDisk, *amqp.Channel, mgmt.QueueRef, string) {
 	t.Helper()
-	vhost := brokertest.Vhost(t, "warren-ops-audit")
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "orders.dlq", nil)
-	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	vhost := testkit.Vhost(t, "warren-ops-audit")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", nil)
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
 	msgs := make([]amqp.Publishing, n)
 	for i := range msgs {
 		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), DeliveryMode: amqp.Persistent,
 			Headers: amqp.Table{"event_id": fmt.Sprintf("ev-%d", i)}, Body: []byte(fmt.Sprintf(`{"n":%d}`, i))}
 	}
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", msgs)
 	// The consumer that failed is fixed but not running yet: the copies
 	// stay in orders to be counted.
-	m, err := mgmt.New(mgmt.Options{URL: brokertest.MgmtURL, Username: "guest", Password: "guest"})
+	m, err := mgmt.New(mgmt.Options{URL: testkit.MgmtURL, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func interruptedScene(t *testing.T, n int) (*Ops, *failingDisk, *amqp.Channel, m
 	}
 	// What the failed run held comes back to the DLQ.
 	deadline := time.Now().Add(time.Minute)
-	for brokertest.Depth(t, ch, "orders")+brokertest.Depth(t, ch, "orders.dlq") < n {
+	for testkit.Depth(t, ch, "orders")+testkit.Depth(t, ch, "orders.dlq") < n {
 		if time.Now().After(deadline) {
 			t.Fatal("the failed run's messages never came back to orders.dlq")
 		}
@@ -161,12 +161,12 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 	if res.Operation != id || !last.Finished {
 		t.Fatalf("resume result %+v, last progress %+v", res.Counts, last)
 	}
-	brokertest.WaitDepth(t, ch, "orders.dlq", 0)
+	testkit.WaitDepth(t, ch, "orders.dlq", 0)
 
 	// Every event is in orders; copies may exist twice only for what was
 	// in flight when the disk failed: a confirm window.
 	seen := map[string]int{}
-	total := brokertest.Depth(t, ch, "orders")
+	total := testkit.Depth(t, ch, "orders")
 	deliveries, err := ch.Consume("orders", "", true, false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 }
 
 func TestPlanResumeRefusesWhatDlqResumeRefuses(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops-audit")
+	vhost := testkit.Vhost(t, "warren-ops-audit")
 	rejectedScene(t, vhost, 2)
 	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	ctx := testCtx(t)

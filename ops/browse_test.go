@@ -7,8 +7,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // deliveryLimitScene has the broker dead-letter one message from the
@@ -19,11 +19,11 @@ import (
 func deliveryLimitScene(t *testing.T, vhost string) {
 	t.Helper()
 	conn := testConn(t, vhost)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, "work.dlq", nil)
-	brokertest.Declare(t, ch, "work", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2),
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "work.dlq", nil)
+	testkit.Declare(t, ch, "work", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2),
 		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work.dlq"})
-	cons := brokertest.Channel(t, conn)
+	cons := testkit.Channel(t, conn)
 	deliveries, err := cons.Consume("work", "returner", false, false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -39,14 +39,14 @@ func deliveryLimitScene(t *testing.T, vhost string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, ch, "work.dlq", 1)
+	testkit.WaitDepth(t, ch, "work.dlq", 1)
 	if err := cons.Cancel("returner", false); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestADeliveryLimitLetterCountsEveryDelivery(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
+	vhost := testkit.Vhost(t, "warren-ops")
 	deliveryLimitScene(t, vhost)
 	l := newOps(t, &config.Context{Name: "test", Username: "guest"})
 	ctx := testCtx(t)

@@ -15,9 +15,9 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // Replays of the error queues frameworks write (docs/ARCHITECTURE.md §4.4,
@@ -41,9 +41,9 @@ type conventionScene struct {
 
 func newConventionScene(t *testing.T) *conventionScene {
 	t.Helper()
-	vhost := brokertest.Vhost(t, "warren-conv")
+	vhost := testkit.Vhost(t, "warren-conv")
 	return &conventionScene{
-		t: t, vhost: vhost, ch: brokertest.Channel(t, testConn(t, vhost)),
+		t: t, vhost: vhost, ch: testkit.Channel(t, testConn(t, vhost)),
 		// No queue in the config: the pairing is the broker's and the
 		// frameworks' naming, and the logical ID the message ID.
 		ops: newOps(t, &config.Context{Name: "test", Username: "guest"}),
@@ -52,7 +52,7 @@ func newConventionScene(t *testing.T) *conventionScene {
 }
 
 func (s *conventionScene) declare(name string, args amqp.Table) {
-	brokertest.Declare(s.t, s.ch, name, args)
+	testkit.Declare(s.t, s.ch, name, args)
 }
 
 // deadLettersInto are the arguments of a queue that dead-letters into dlq.
@@ -64,13 +64,13 @@ func deadLettersInto(dlq string) amqp.Table {
 // framework that wrote them would, and waits for them.
 func (s *conventionScene) put(queue string, msgs ...amqp.Publishing) {
 	s.t.Helper()
-	before := brokertest.Depth(s.t, s.ch, queue)
+	before := testkit.Depth(s.t, s.ch, queue)
 	for _, m := range msgs {
 		if err := s.ch.Publish("", queue, true, false, m); err != nil {
 			s.t.Fatalf("publish to %s: %v", queue, err)
 		}
 	}
-	brokertest.WaitDepth(s.t, s.ch, queue, before+len(msgs))
+	testkit.WaitDepth(s.t, s.ch, queue, before+len(msgs))
 }
 
 func (s *conventionScene) ref(queue string) mgmt.QueueRef {
@@ -128,7 +128,7 @@ func (s *conventionScene) take(queue string) []amqp.Delivery {
 // peek reads the n messages queue holds and gives them back, in order.
 func (s *conventionScene) peek(queue string, n int) []amqp.Delivery {
 	s.t.Helper()
-	ch := brokertest.Channel(s.t, testConn(s.t, s.vhost))
+	ch := testkit.Channel(s.t, testConn(s.t, s.vhost))
 	var out []amqp.Delivery
 	for range n {
 		d, ok, err := ch.Get(queue, false)
@@ -142,14 +142,14 @@ func (s *conventionScene) peek(queue string, n int) []amqp.Delivery {
 			s.t.Fatal(err)
 		}
 	}
-	brokertest.WaitDepth(s.t, ch, queue, n)
+	testkit.WaitDepth(s.t, ch, queue, n)
 	return out
 }
 
 // empty checks that queue holds nothing, naming what it holds.
 func (s *conventionScene) empty(queue, why string) {
 	s.t.Helper()
-	if n := brokertest.Depth(s.t, s.ch, queue); n != 0 {
+	if n := testkit.Depth(s.t, s.ch, queue); n != 0 {
 		var ids []string
 		for _, d := range s.take(queue) {
 			ids = append(ids, d.MessageId)
@@ -547,11 +547,11 @@ type rascalReceived struct {
 // queue, which exists here so that a leak shows.
 func TestConventionReplayRascalForwardedBackToRascal(t *testing.T) {
 	const n = 5
-	brokertest.RascalDir(t) // fails here, before any vhost, when Node.js is missing
+	testkit.RascalDir(t) // fails here, before any vhost, when Node.js is missing
 	s := newConventionScene(t)
 	s.declare("orders", nil)
 	s.declare("orders_error", nil)
-	brokertest.RunRascal(t, s.vhost, "forward", n)
+	testkit.RunRascal(t, s.vhost, "forward", n)
 	want := ids("ord-", 1001, n)
 
 	body := map[string]string{}
@@ -576,7 +576,7 @@ func TestConventionReplayRascalForwardedBackToRascal(t *testing.T) {
 	s.empty("orders.orders", "a copy that kept rascal's CC header is routed to the CC key too, a queue that never failed the message")
 	s.empty("orders_error", "every letter was confirmed in orders")
 
-	r := brokertest.RunRascal(t, s.vhost, "receive", n)
+	r := testkit.RunRascal(t, s.vhost, "receive", n)
 	onceEach(t, "rascal's subscriber on orders", r.Runs, want)
 	for _, line := range r.Lines {
 		var got struct {
@@ -604,11 +604,11 @@ func TestConventionReplayRascalForwardedBackToRascal(t *testing.T) {
 // counted by Watermill's own UUID header.
 func TestConventionReplayWatermillPoisonedBackToItsTopic(t *testing.T) {
 	const n = 5
-	brokertest.WatermillBin(t) // fails here, before any vhost, when go is missing
+	testkit.WatermillBin(t) // fails here, before any vhost, when go is missing
 	s := newConventionScene(t)
 	s.declare("payments", nil)
 	s.declare("payments_error", nil)
-	r := brokertest.RunWatermill(t, s.vhost, n)
+	r := testkit.RunWatermill(t, s.vhost, n)
 	want := slices.Sorted(maps.Keys(r.Runs))
 	uuid := func(d amqp.Delivery) string { u, _ := d.Headers["_watermill_message_uuid"].(string); return u }
 

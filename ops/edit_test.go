@@ -12,9 +12,9 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // editorScript writes a script that edits the file it is given with a
@@ -39,7 +39,7 @@ func runEditor(t *testing.T, d *EditDraft, editor string) error {
 // DLQ and starts an edit of ev-a.
 func editScene(t *testing.T) (*Ops, mgmt.QueueRef, *Browse, *EditDraft) {
 	t.Helper()
-	vhost := brokertest.Vhost(t, "warren-edit")
+	vhost := testkit.Vhost(t, "warren-edit")
 	rejectedScene(t, vhost, 2)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
@@ -102,8 +102,8 @@ func TestEditResubmitsTheCopyAndAuditsBothHashes(t *testing.T) {
 	}
 
 	conn := testConn(t, ref.Vhost)
-	ch := brokertest.Channel(t, conn)
-	brokertest.WaitDepth(t, ch, "orders", 1)
+	ch := testkit.Channel(t, conn)
+	testkit.WaitDepth(t, ch, "orders", 1)
 	m, ok, err := ch.Get("orders", true)
 	if err != nil || !ok {
 		t.Fatalf("get from orders: %v %v", ok, err)
@@ -121,7 +121,7 @@ func TestEditResubmitsTheCopyAndAuditsBothHashes(t *testing.T) {
 		t.Errorf("still held: %+v, want only ev-b", held)
 	}
 	b.Close()
-	brokertest.WaitDepth(t, ch, "orders.dlq", 1)
+	testkit.WaitDepth(t, ch, "orders.dlq", 1)
 
 	st, err := l.AuditStore()
 	if err != nil {
@@ -188,9 +188,9 @@ func TestEditPublishesNothingWhenTheEditCannotGo(t *testing.T) {
 				t.Errorf("session holds %d, want both letters still", len(b.Letters()))
 			}
 			b.Close()
-			ch := brokertest.Channel(t, testConn(t, ref.Vhost))
-			brokertest.WaitDepth(t, ch, "orders.dlq", 2)
-			if n := brokertest.Depth(t, ch, "orders"); n != 0 {
+			ch := testkit.Channel(t, testConn(t, ref.Vhost))
+			testkit.WaitDepth(t, ch, "orders.dlq", 2)
+			if n := testkit.Depth(t, ch, "orders"); n != 0 {
 				t.Errorf("orders holds %d, want nothing published", n)
 			}
 		})
@@ -212,9 +212,9 @@ func TestEditOfAMessageNoLongerHeldIsRefused(t *testing.T) {
 	if _, err := l.Edit(ctx, plan); !errors.Is(err, ErrNotHeld) {
 		t.Fatalf("Edit after the session closed = %v, want ErrNotHeld", err)
 	}
-	ch := brokertest.Channel(t, testConn(t, ref.Vhost))
-	brokertest.WaitDepth(t, ch, "orders.dlq", 2)
-	if n := brokertest.Depth(t, ch, "orders"); n != 0 {
+	ch := testkit.Channel(t, testConn(t, ref.Vhost))
+	testkit.WaitDepth(t, ch, "orders.dlq", 2)
+	if n := testkit.Depth(t, ch, "orders"); n != 0 {
 		t.Errorf("orders holds %d, want nothing published", n)
 	}
 }

@@ -12,12 +12,12 @@ import (
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/broker"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // testAMQP is the broker under test (WARREN_TEST_BROKER picks 3.10 or 4.3).
-var testAMQP = brokertest.AMQPURL
+var testAMQP = testkit.AMQPURL
 
 func dial(vhost string) (*amqp.Connection, error) {
 	return broker.Dial(broker.Options{URL: testAMQP, Username: "guest", Password: "guest", Vhost: vhost, Name: "warren ops test"})
@@ -37,10 +37,10 @@ func testConn(t *testing.T, vhost string) *amqp.Connection {
 // broker dead-letter n messages there by rejecting them.
 func rejectedScene(t *testing.T, vhost string, n int) {
 	t.Helper()
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "orders.dlq", nil)
-	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", orderEvents(n))
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", nil)
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", orderEvents(n))
 }
 
 // orderEvents are n order events whose logical IDs, in header event_id,
@@ -59,7 +59,7 @@ func orderEvents(n int) []amqp.Publishing {
 
 func newOps(t *testing.T, c *config.Context) *Ops {
 	t.Helper()
-	m, err := mgmt.New(mgmt.Options{URL: brokertest.MgmtURL, Username: "guest", Password: "guest"})
+	m, err := mgmt.New(mgmt.Options{URL: testkit.MgmtURL, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}

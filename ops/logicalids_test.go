@@ -6,21 +6,21 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // The dashboard's question, planned over held messages, counts the
 // logical IDs as the command line's does: three rejected messages of
 // which two carry ev-a.
 func TestThePlansQuestionSaysWhenHeldMessagesShareALogicalID(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops-ids")
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "orders.dlq", nil)
-	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	vhost := testkit.Vhost(t, "warren-ops-ids")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", nil)
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
 	events := orderEvents(3)
 	events[1].Headers = amqp.Table{"event_id": "ev-a"}
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", events)
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", events)
 
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)

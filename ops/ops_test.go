@@ -12,9 +12,9 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // ordersContext knows the consumer queue orders but not its DLQ: the
@@ -26,7 +26,7 @@ func ordersContext() *config.Context {
 }
 
 func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
+	vhost := testkit.Vhost(t, "warren-ops")
 	rejectedScene(t, vhost, 3)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
@@ -77,8 +77,8 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 	if held := s.Letters(); len(held) != 1 || held[0].LogicalID != page.Letters[2].LogicalID {
 		t.Errorf("still held: %+v, want only the unselected letter", held)
 	}
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.WaitDepth(t, ch, "orders", 2)
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.WaitDepth(t, ch, "orders", 2)
 
 	r := AuditReader{l}
 	ops, err := r.Operations(ctx, 10)
@@ -95,7 +95,7 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, ch, "orders.dlq", 1)
+	testkit.WaitDepth(t, ch, "orders.dlq", 1)
 	select {
 	case err := <-s.Done():
 		if err != nil {
@@ -107,7 +107,7 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 }
 
 func TestQuarantineGoesToTheParkingQueue(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
+	vhost := testkit.Vhost(t, "warren-ops")
 	rejectedScene(t, vhost, 2)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
@@ -131,22 +131,22 @@ func TestQuarantineGoesToTheParkingQueue(t *testing.T) {
 	if _, err := l.Execute(ctx, plan, func(Progress) {}); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, brokertest.Channel(t, testConn(t, vhost)), "orders.dlq.quarantine", 2)
+	testkit.WaitDepth(t, testkit.Channel(t, testConn(t, vhost)), "orders.dlq.quarantine", 2)
 }
 
 func TestQuorumDLQWithADeliveryLimitIsRefusedUnlessAllowed(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
+	vhost := testkit.Vhost(t, "warren-ops")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
 	ref := mgmt.QueueRef{Vhost: vhost, Name: "limited.dlq"}
 
 	_, err := l.Open(ctx, ref, false)
-	if brokertest.AtLeast(t, 4, 3) {
+	if testkit.AtLeast(t, 4, 3) {
 		// A browse returns with basic.nack, which 4.3 does not count.
 		if err != nil {
-			t.Fatalf("open on RabbitMQ %s = %v, want a browse: returns are free there", brokertest.Version(t), err)
+			t.Fatalf("open on RabbitMQ %s = %v, want a browse: returns are free there", testkit.Version(t), err)
 		}
 		return
 	}
@@ -172,7 +172,7 @@ func TestQuorumDLQWithADeliveryLimitIsRefusedUnlessAllowed(t *testing.T) {
 }
 
 func TestASessionKilledByTheBrokerReportsWhy(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
+	vhost := testkit.Vhost(t, "warren-ops")
 	rejectedScene(t, vhost, 1)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
@@ -211,10 +211,10 @@ func TestASessionKilledByTheBrokerReportsWhy(t *testing.T) {
 func closeListed(t *testing.T, vhost string) int {
 	t.Helper()
 	var conns []struct{ Name string }
-	decodeJSON(t, brokertest.Mgmt(t, http.MethodGet, "/api/vhosts/"+url.PathEscape(vhost)+"/connections", nil), &conns)
+	decodeJSON(t, testkit.Mgmt(t, http.MethodGet, "/api/vhosts/"+url.PathEscape(vhost)+"/connections", nil), &conns)
 	closed := 0
 	for _, c := range conns {
-		req, err := http.NewRequest(http.MethodDelete, brokertest.MgmtURL+"/api/connections/"+url.PathEscape(c.Name), nil)
+		req, err := http.NewRequest(http.MethodDelete, testkit.MgmtURL+"/api/connections/"+url.PathEscape(c.Name), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func closeListed(t *testing.T, vhost string) int {
 }
 
 func TestAWholeQueuePlanReadsEveryMessageAndStreamsTheFilteredOnes(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
+	vhost := testkit.Vhost(t, "warren-ops")
 	rejectedScene(t, vhost, 6)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
@@ -255,8 +255,8 @@ func TestAWholeQueuePlanReadsEveryMessageAndStreamsTheFilteredOnes(t *testing.T)
 	if !strings.Contains(plan.Summary, "read 6 messages of the queue") {
 		t.Errorf("summary does not state the N read: %q", plan.Summary)
 	}
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.WaitDepth(t, ch, "orders.dlq", 6) // the preview gave everything back
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.WaitDepth(t, ch, "orders.dlq", 6) // the preview gave everything back
 
 	res, err := l.Execute(ctx, plan, nil)
 	if err != nil {
@@ -265,8 +265,8 @@ func TestAWholeQueuePlanReadsEveryMessageAndStreamsTheFilteredOnes(t *testing.T)
 	if res.Confirmed != 3 || res.Operation == "" {
 		t.Fatalf("result = %+v, want 3 confirmed", res)
 	}
-	brokertest.WaitDepth(t, ch, "orders", 3)
-	brokertest.WaitDepth(t, ch, "orders.dlq", 3)
+	testkit.WaitDepth(t, ch, "orders", 3)
+	testkit.WaitDepth(t, ch, "orders.dlq", 3)
 	var left []string
 	for range 3 {
 		d, ok, err := ch.Get("orders.dlq", false)
@@ -281,9 +281,9 @@ func TestAWholeQueuePlanReadsEveryMessageAndStreamsTheFilteredOnes(t *testing.T)
 }
 
 func TestAWholeQueuePlanRefusesAMissingDestinationBeforeMovingAnything(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
+	vhost := testkit.Vhost(t, "warren-ops")
 	rejectedScene(t, vhost, 2)
-	ch := brokertest.Channel(t, testConn(t, vhost))
+	ch := testkit.Channel(t, testConn(t, vhost))
 	if _, err := ch.QueueDelete("orders", false, false, false); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestAWholeQueuePlanRefusesAMissingDestinationBeforeMovingAnything(t *testin
 	if !errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "orders") {
 		t.Fatalf("plan with the origin queue gone = %v, want ErrNoDestination naming it", err)
 	}
-	brokertest.WaitDepth(t, ch, "orders.dlq", 2)
+	testkit.WaitDepth(t, ch, "orders.dlq", 2)
 }
 
 // The browse session dies while the prompt is open (a lost network, the
@@ -300,7 +300,7 @@ func TestAWholeQueuePlanRefusesAMissingDestinationBeforeMovingAnything(t *testin
 // confirmed plan must publish nothing, or every copy would exist beside
 // its source.
 func TestAPlanWhoseSessionDiedPublishesNothing(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
+	vhost := testkit.Vhost(t, "warren-ops")
 	rejectedScene(t, vhost, 3)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
@@ -322,9 +322,9 @@ func TestAPlanWhoseSessionDiedPublishesNothing(t *testing.T) {
 	if _, err := l.Execute(ctx, plan, nil); err == nil || !strings.Contains(err.Error(), "nothing was published") {
 		t.Fatalf("Execute on a dead session = %v, want a refusal saying nothing was published", err)
 	}
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.WaitDepth(t, ch, "orders.dlq", 3)
-	if n := brokertest.Depth(t, ch, "orders"); n != 0 {
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.WaitDepth(t, ch, "orders.dlq", 3)
+	if n := testkit.Depth(t, ch, "orders"); n != 0 {
 		t.Fatalf("%d copies reached orders from a dead session's plan", n)
 	}
 }

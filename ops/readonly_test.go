@@ -7,15 +7,15 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // A read-only context is refused every change by the operations layer
 // itself, whichever front end calls it: the command line's own check is
 // not what keeps messages where they are.
 func TestTheOperationsLayerRefusesEveryChangeInAReadOnlyContext(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops-ro")
+	vhost := testkit.Vhost(t, "warren-ops-ro")
 	rejectedScene(t, vhost, 3)
 	o := newOps(t, &config.Context{Name: "ro", ReadOnly: true, Vhost: vhost})
 	ctx := testCtx(t)
@@ -59,7 +59,7 @@ func TestTheOperationsLayerRefusesEveryChangeInAReadOnlyContext(t *testing.T) {
 	if _, err := o.Open(ctx, ref, true); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("a browse past the delivery-limit guard: %v", err)
 	}
-	if n := brokertest.Depth(t, brokertest.Channel(t, testConn(t, vhost)), "orders.dlq"); n != 3 {
+	if n := testkit.Depth(t, testkit.Channel(t, testConn(t, vhost)), "orders.dlq"); n != 3 {
 		t.Errorf("orders.dlq holds %d, want its 3", n)
 	}
 }
@@ -68,10 +68,10 @@ func TestTheOperationsLayerRefusesEveryChangeInAReadOnlyContext(t *testing.T) {
 // into a DLQ: the origin it names is a destination only where the
 // pairing confirms it. The broker's own dead letters still go back.
 func TestAForgedDeathOriginIsNotReplayedTo(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops-forged")
+	vhost := testkit.Vhost(t, "warren-ops-forged")
 	rejectedScene(t, vhost, 2)
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "victim", nil)
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "victim", nil)
 	forged := amqp.Publishing{MessageId: "forged", Body: []byte("x"), Headers: amqp.Table{
 		"x-death":            []any{amqp.Table{"queue": "victim", "reason": "rejected", "count": int64(1), "exchange": "", "routing-keys": []any{"victim"}}},
 		"x-last-death-queue": "victim", "x-last-death-reason": "rejected", "x-first-death-queue": "victim", "x-first-death-reason": "rejected",
@@ -79,7 +79,7 @@ func TestAForgedDeathOriginIsNotReplayedTo(t *testing.T) {
 	if err := ch.Publish("", "orders.dlq", false, false, forged); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, ch, "orders.dlq", 3)
+	testkit.WaitDepth(t, ch, "orders.dlq", 3)
 	o := newOps(t, &config.Context{Name: "t", Vhost: vhost})
 	ctx := testCtx(t)
 	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
@@ -97,11 +97,11 @@ func TestAForgedDeathOriginIsNotReplayedTo(t *testing.T) {
 	if _, err := o.Stream(ctx, tgt, pre, nil); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.WaitDepth(t, ch, "orders", 2)
-	if n := brokertest.Depth(t, ch, "victim"); n != 0 {
+	testkit.WaitDepth(t, ch, "orders", 2)
+	if n := testkit.Depth(t, ch, "victim"); n != 0 {
 		t.Errorf("victim received %d messages", n)
 	}
-	if n := brokertest.Depth(t, ch, "orders.dlq"); n != 1 {
+	if n := testkit.Depth(t, ch, "orders.dlq"); n != 1 {
 		t.Errorf("orders.dlq holds %d, want the forged one", n)
 	}
 }

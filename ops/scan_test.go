@@ -7,12 +7,12 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 func TestScanCountsTheWholeDLQAndGivesItBack(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
+	vhost := testkit.Vhost(t, "warren-ops")
 	rejectedScene(t, vhost, 3)
 	l := newOps(t, ordersContext())
 	var reported []int
@@ -26,18 +26,18 @@ func TestScanCountsTheWholeDLQAndGivesItBack(t *testing.T) {
 	if len(reported) == 0 || reported[len(reported)-1] != 3 {
 		t.Errorf("progress = %v, want it to end at 3", reported)
 	}
-	brokertest.WaitDepth(t, brokertest.Channel(t, testConn(t, vhost)), "orders.dlq", 3)
+	testkit.WaitDepth(t, testkit.Channel(t, testConn(t, vhost)), "orders.dlq", 3)
 }
 
 func TestScanRefusesAQuorumDLQWhoseLimitCountsReturns(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops")
-	brokertest.Declare(t, brokertest.Channel(t, testConn(t, vhost)), "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
+	vhost := testkit.Vhost(t, "warren-ops")
+	testkit.Declare(t, testkit.Channel(t, testConn(t, vhost)), "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
 	l := newOps(t, ordersContext())
 	_, err := l.Scan(testCtx(t), mgmt.QueueRef{Vhost: vhost, Name: "limited.dlq"}, nil)
-	if brokertest.AtLeast(t, 4, 3) {
+	if testkit.AtLeast(t, 4, 3) {
 		// The scan returns with basic.nack, which 4.3 does not count.
 		if err != nil {
-			t.Fatalf("scan on RabbitMQ %s = %v, want the counts: returns are free there", brokertest.Version(t), err)
+			t.Fatalf("scan on RabbitMQ %s = %v, want the counts: returns are free there", testkit.Version(t), err)
 		}
 		return
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/brokertest"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 // A destination that turns out to be missing on a later page stops the
@@ -24,12 +24,12 @@ import (
 // gone out.
 func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 	const orders, billing = 700, 10
-	vhost := brokertest.Vhost(t, "warren-ops-stream")
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "orders.dlq", nil)
+	vhost := testkit.Vhost(t, "warren-ops-stream")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", nil)
 	dlx := amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}
-	brokertest.Declare(t, ch, "orders", dlx)
-	brokertest.Declare(t, ch, "billing", dlx)
+	testkit.Declare(t, ch, "orders", dlx)
+	testkit.Declare(t, ch, "billing", dlx)
 	batch := func(prefix string, n int) []amqp.Publishing {
 		msgs := make([]amqp.Publishing, n)
 		for i := range msgs {
@@ -38,8 +38,8 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 		}
 		return msgs
 	}
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", batch("o", orders))
-	brokertest.DeadLetter(t, ch, "billing", "orders.dlq", batch("b", billing))
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", batch("o", orders))
+	testkit.DeadLetter(t, ch, "billing", "orders.dlq", batch("b", billing))
 	if _, err := ch.QueueDelete("billing", false, false, false); err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +56,8 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 	if res.Moved == 0 || res.Moved > orders {
 		t.Fatalf("moved %d: want the pages before billing's (some, at most all %d of orders)", res.Moved, orders)
 	}
-	brokertest.WaitDepth(t, ch, "orders", res.Moved)
-	brokertest.WaitDepth(t, ch, "orders.dlq", orders+billing-res.Moved)
+	testkit.WaitDepth(t, ch, "orders", res.Moved)
+	testkit.WaitDepth(t, ch, "orders.dlq", orders+billing-res.Moved)
 
 	op, err := o.Audit().Operation(ctx, res.Operation)
 	if err != nil {
@@ -80,10 +80,10 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 // copy comes back.
 func TestCopiesThatDieAgainSurviveTheQuorumSweep(t *testing.T) {
 	const n = 40
-	vhost := brokertest.Vhost(t, "warren-ops-sweep")
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "orders.dlq", amqp.Table{"x-queue-type": "quorum"})
-	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq", "x-message-ttl": 0})
+	vhost := testkit.Vhost(t, "warren-ops-sweep")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", amqp.Table{"x-queue-type": "quorum"})
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq", "x-message-ttl": 0})
 	for i := range n {
 		msg := amqp.Publishing{MessageId: fmt.Sprintf("o-%d", i), DeliveryMode: amqp.Persistent,
 			Headers: amqp.Table{"event_id": fmt.Sprintf("ev-%d", i)}, Body: []byte(`{}`)}
@@ -91,7 +91,7 @@ func TestCopiesThatDieAgainSurviveTheQuorumSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	brokertest.WaitDepth(t, ch, "orders.dlq", n)
+	testkit.WaitDepth(t, ch, "orders.dlq", n)
 
 	o, ctx, ref, target := resolved(t, vhost, "orders.dlq")
 	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref}, 0, nil)
@@ -101,7 +101,7 @@ func TestCopiesThatDieAgainSurviveTheQuorumSweep(t *testing.T) {
 	if res.Moved != n || res.Deduplicated != 0 {
 		t.Fatalf("moved %d, deduplicated %d: want %d moved and none taken for a twin (%v)", res.Moved, res.Deduplicated, n, res.Notes)
 	}
-	brokertest.WaitDepth(t, ch, "orders.dlq", n)
+	testkit.WaitDepth(t, ch, "orders.dlq", n)
 	for range n {
 		d, ok, err := ch.Get("orders.dlq", true)
 		if err != nil || !ok {
@@ -119,14 +119,14 @@ func TestCopiesThatDieAgainSurviveTheQuorumSweep(t *testing.T) {
 // them for twins of its confirmed copies: they died elsewhere.
 func TestTheQuorumSweepKeepsTheSameEventDeadInAnotherQueue(t *testing.T) {
 	const n = 5
-	vhost := brokertest.Vhost(t, "warren-ops-fanout")
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "events.dlq", amqp.Table{"x-queue-type": "quorum"})
+	vhost := testkit.Vhost(t, "warren-ops-fanout")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "events.dlq", amqp.Table{"x-queue-type": "quorum"})
 	// The same events reach both queues, as a fanout would deliver them,
 	// and both reject them.
 	for _, q := range []string{"billing", "shipping"} {
-		brokertest.Declare(t, ch, q, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "events.dlq"})
-		brokertest.DeadLetter(t, ch, q, "events.dlq", orderEvents(n))
+		testkit.Declare(t, ch, q, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "events.dlq"})
+		testkit.DeadLetter(t, ch, q, "events.dlq", orderEvents(n))
 	}
 
 	o, ctx, ref, target := resolved(t, vhost, "events.dlq")
@@ -142,8 +142,8 @@ func TestTheQuorumSweepKeepsTheSameEventDeadInAnotherQueue(t *testing.T) {
 	if res.Moved != n || res.Deduplicated != 0 {
 		t.Fatalf("moved %d, deduplicated %d: want billing's %d moved and shipping's none taken for a twin (%v)", res.Moved, res.Deduplicated, n, res.Notes)
 	}
-	brokertest.WaitDepth(t, ch, "billing", n)
-	brokertest.WaitDepth(t, ch, "events.dlq", n)
+	testkit.WaitDepth(t, ch, "billing", n)
+	testkit.WaitDepth(t, ch, "events.dlq", n)
 	for range n {
 		d, ok, err := ch.Get("events.dlq", true)
 		if err != nil || !ok {
@@ -159,11 +159,11 @@ func TestTheQuorumSweepKeepsTheSameEventDeadInAnotherQueue(t *testing.T) {
 // longer than the DLQ's message TTL expires as it is returned. The first
 // page says so, and where such a message goes.
 func TestABrowseOfADLQWithAMessageTTLSaysWhatHoldingCosts(t *testing.T) {
-	vhost := brokertest.Vhost(t, "warren-ops-ttl")
-	ch := brokertest.Channel(t, testConn(t, vhost))
-	brokertest.Declare(t, ch, "orders.dlq", amqp.Table{"x-message-ttl": int32(60000)})
-	brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
-	brokertest.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "o-1", Body: []byte(`{}`)}})
+	vhost := testkit.Vhost(t, "warren-ops-ttl")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", amqp.Table{"x-message-ttl": int32(60000)})
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "o-1", Body: []byte(`{}`)}})
 
 	o, ctx, _, target := resolved(t, vhost, "orders.dlq")
 	if ttl := target.Info.MessageTTL; ttl == nil || *ttl != time.Minute || target.Info.HasDLX {

@@ -8,8 +8,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/channels"
-	"github.com/warrenops/warren/ui/format"
 )
 
 // confirms is what the header knows of publishers waiting for the

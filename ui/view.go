@@ -12,9 +12,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/overview"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
 // View implements tea.Model.

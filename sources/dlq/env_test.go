@@ -9,14 +9,14 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // testVhost creates a vhost of its own for one test and connects to it.
 func testVhost(t testing.TB) (string, *amqp.Connection) {
 	t.Helper()
-	vhost := brokertest.Vhost(t, "warren-dlq")
-	return vhost, brokertest.Dial(t, vhost)
+	vhost := testkit.Vhost(t, "warren-dlq")
+	return vhost, testkit.Dial(t, vhost)
 }
 
 func publish(t testing.TB, ch *amqp.Channel, exchange, key string, p amqp.Publishing) {
@@ -59,12 +59,12 @@ func closeConnection(t testing.TB, name string) {
 			Name     string `json:"name"`
 			Provided string `json:"user_provided_name"`
 		}
-		if err := json.Unmarshal(brokertest.Mgmt(t, http.MethodGet, "/api/connections?columns=name,user_provided_name", nil), &conns); err != nil {
+		if err := json.Unmarshal(testkit.Mgmt(t, http.MethodGet, "/api/connections?columns=name,user_provided_name", nil), &conns); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range conns {
 			if c.Provided == name {
-				brokertest.Mgmt(t, http.MethodDelete, "/api/connections/"+url.PathEscape(c.Name), "")
+				testkit.Mgmt(t, http.MethodDelete, "/api/connections/"+url.PathEscape(c.Name), "")
 				return
 			}
 		}

@@ -8,7 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // feedScene has the broker dead-letter n messages (evt-0000, ...) into the
@@ -16,9 +16,9 @@ import (
 func feedScene(t *testing.T, n int) (QueueInfo, *amqp.Connection, []string) {
 	t.Helper()
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
-	brokertest.Declare(t, ch, sceneDLQ, nil)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	testkit.Declare(t, ch, sceneDLQ, nil)
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmtID(i)

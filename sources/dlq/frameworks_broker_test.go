@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // The frameworks that write error queues themselves, run for real: rascal
@@ -20,7 +20,7 @@ import (
 // test's vhost, and writes its error messages as it really does; the
 // tests then read them with a browse session and a scan, as warren does,
 // and check what the convention tables in frameworks.go make of them
-// (brokertest prepares and runs the programs). The fixtures in frameworks_test.go are built after the frameworks'
+// (testkit prepares and runs the programs). The fixtures in frameworks_test.go are built after the frameworks'
 // source; these are the frameworks themselves.
 //
 // What the pinned versions wrote, as the tests saw it:
@@ -46,7 +46,7 @@ import (
 
 // frameworkQueue describes an error queue or DLQ the test declared.
 func frameworkQueue(t testing.TB, vhost, name string) QueueInfo {
-	return QueueInfo{Vhost: vhost, Name: name, Type: TypeClassic, DeliveryLimit: -1, BrokerVersion: brokertest.Version(t)}
+	return QueueInfo{Vhost: vhost, Name: name, Type: TypeClassic, DeliveryLimit: -1, BrokerVersion: testkit.Version(t)}
 }
 
 // expected is how each message a framework wrote should read.
@@ -185,12 +185,12 @@ func orderMessage(id string) string {
 	return "Order " + strings.TrimPrefix(id, "ord-") + " not found"
 }
 
-func runsOf(r brokertest.FrameworkRun) func(string) int {
+func runsOf(r testkit.FrameworkRun) func(string) int {
 	return func(id string) int { return r.Runs[id] }
 }
 
 // histogram counts the letters by their handler runs.
-func histogram(r brokertest.FrameworkRun) map[int]int {
+func histogram(r testkit.FrameworkRun) map[int]int {
 	h := map[int]int{}
 	for _, n := range r.Runs {
 		h[n]++
@@ -203,7 +203,7 @@ func histogram(r brokertest.FrameworkRun) map[int]int {
 // table; the broker is not involved, so the rascal convention reads it.
 func TestFrameworkRascalForwardsToAnErrorQueue(t *testing.T) {
 	const n = 5
-	brokertest.RascalDir(t) // fails here, before any vhost, when Node.js is missing
+	testkit.RascalDir(t) // fails here, before any vhost, when Node.js is missing
 	for _, c := range []struct{ name, mode string }{
 		// [{strategy: 'forward', publication: 'to_error'}]: one try, one
 		// forward (recovery.orders.forwarded 1).
@@ -215,10 +215,10 @@ func TestFrameworkRascalForwardsToAnErrorQueue(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			vhost, conn := testVhost(t)
-			ch := brokertest.Channel(t, conn)
-			brokertest.Declare(t, ch, "orders", nil)
-			brokertest.Declare(t, ch, "orders_error", nil)
-			r := brokertest.RunRascal(t, vhost, c.mode, n)
+			ch := testkit.Channel(t, conn)
+			testkit.Declare(t, ch, "orders", nil)
+			testkit.Declare(t, ch, "orders_error", nil)
+			r := testkit.RunRascal(t, vhost, c.mode, n)
 
 			w := expected{
 				convention: ConventionRascal, kind: KindException, reason: KindException,
@@ -252,7 +252,7 @@ func TestFrameworkRascalForwardsToAnErrorQueue(t *testing.T) {
 // says what broke.
 func TestFrameworkRascalRepublishesAndTheBrokerDeadLetters(t *testing.T) {
 	const n = 5
-	brokertest.RascalDir(t) // fails here, before any vhost, when Node.js is missing
+	testkit.RascalDir(t) // fails here, before any vhost, when Node.js is missing
 	for _, c := range []struct{ name, mode, why string }{
 		// [{strategy: 'republish', attempts: 2}, {strategy: 'nack'}]:
 		// three tries; the x-death count is 1, rascal's
@@ -266,10 +266,10 @@ func TestFrameworkRascalRepublishesAndTheBrokerDeadLetters(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			vhost, conn := testVhost(t)
-			ch := brokertest.Channel(t, conn)
-			brokertest.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
-			brokertest.Declare(t, ch, sceneDLQ, nil)
-			r := brokertest.RunRascal(t, vhost, c.mode, n)
+			ch := testkit.Channel(t, conn)
+			testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+			testkit.Declare(t, ch, sceneDLQ, nil)
+			r := testkit.RunRascal(t, vhost, c.mode, n)
 
 			w := expected{
 				convention: ConventionBroker, kind: ReasonRejected, reason: ReasonRejected,
@@ -300,15 +300,15 @@ func TestFrameworkRascalRepublishesAndTheBrokerDeadLetters(t *testing.T) {
 // the queue payments_error.
 func TestFrameworkWatermillPoisonQueue(t *testing.T) {
 	const n = 5
-	brokertest.WatermillBin(t) // fails here, before any vhost, when go is missing
+	testkit.WatermillBin(t) // fails here, before any vhost, when go is missing
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	// As watermill-amqp's subscriber declares its queue: durable, no
 	// arguments. Its publisher declares nothing, so the poison queue must
 	// exist before anything is poisoned.
-	brokertest.Declare(t, ch, "payments", nil)
-	brokertest.Declare(t, ch, "payments_error", nil)
-	r := brokertest.RunWatermill(t, vhost, n)
+	testkit.Declare(t, ch, "payments", nil)
+	testkit.Declare(t, ch, "payments_error", nil)
+	r := testkit.RunWatermill(t, vhost, n)
 
 	// Watermill's message UUID is a header, not the message_id property,
 	// and the body carries the payment's ID.

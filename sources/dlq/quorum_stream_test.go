@@ -9,13 +9,13 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // brokerVersion asks the management API, as warren does.
 func brokerVersion(t testing.TB) string {
 	t.Helper()
-	return brokertest.Version(t)
+	return testkit.Version(t)
 }
 
 // returnEach gets every message of queue and returns it with
@@ -24,7 +24,7 @@ func brokerVersion(t testing.TB) string {
 // by exactly that much.
 func returnEach(t testing.TB, conn *amqp.Connection, queue string, n, times int) {
 	t.Helper()
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	for range times {
 		var tags []uint64
 		for len(tags) < n {
@@ -52,10 +52,10 @@ func returnEach(t testing.TB, conn *amqp.Connection, queue string, n, times int)
 // the messages keep their count.
 func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	const name = "dlq.quorum"
 	// No dead-letter exchange: a message pushed past the limit is dropped.
-	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)})
+	testkit.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)})
 	want := []string{fmtID(0), fmtID(1), fmtID(2), fmtID(3)}
 	for _, id := range want {
 		publish(t, ch, "", name, amqp.Publishing{MessageId: id})
@@ -64,7 +64,7 @@ func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 	returnEach(t, conn, name, len(want), 2)
 
 	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeQuorum, DeliveryLimit: 3, BrokerVersion: brokerVersion(t)}
-	freeReturns := brokertest.AtLeast(t, 4, 3)
+	freeReturns := testkit.AtLeast(t, 4, 3)
 	opts := Options{}
 	if !freeReturns {
 		_, err := Open(context.Background(), conn, q, Options{})
@@ -129,9 +129,9 @@ func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 // basic.reject and a channel closing with the message held do on both.
 func TestQuorumReturnsCountAsEachVersionSays(t *testing.T) {
 	_, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	const name = "q"
-	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(10)})
+	testkit.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(10)})
 	publish(t, ch, "", name, amqp.Publishing{MessageId: "a"})
 	waitReady(t, conn, name, 1)
 	get := func(ch *amqp.Channel) amqp.Delivery {
@@ -157,7 +157,7 @@ func TestQuorumReturnsCountAsEachVersionSays(t *testing.T) {
 		}
 		return n
 	}
-	nackCounts := !brokertest.AtLeast(t, 4, 3)
+	nackCounts := !testkit.AtLeast(t, 4, 3)
 	// Each step takes the message on a channel of its own and returns it
 	// one way; the next delivery's count says whether that way counted.
 	want, after := int64(0), "the first delivery"
@@ -171,7 +171,7 @@ func TestQuorumReturnsCountAsEachVersionSays(t *testing.T) {
 		{"channel closed with the message held", true, func(c *amqp.Channel, _ amqp.Delivery) error { return c.Close() }},
 		{"", false, func(_ *amqp.Channel, d amqp.Delivery) error { return d.Ack(false) }},
 	} {
-		c := brokertest.Channel(t, conn)
+		c := testkit.Channel(t, conn)
 		d := get(c)
 		if got := count(d); got != want {
 			t.Errorf("RabbitMQ %s: after %s the delivery count is %d, want %d", brokerVersion(t), after, got, want)
@@ -188,9 +188,9 @@ func TestQuorumReturnsCountAsEachVersionSays(t *testing.T) {
 
 func TestQuorumDLQWithoutLimitIsBrowsedAndSaysOrderIsNotKept(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	const name = "dlq.quorum"
-	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum"})
+	testkit.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum"})
 	for i := range 3 {
 		publish(t, ch, "", name, amqp.Publishing{MessageId: fmtID(i)})
 	}
@@ -215,11 +215,11 @@ func TestQuorumDLQWithoutLimitIsBrowsedAndSaysOrderIsNotKept(t *testing.T) {
 
 func TestStreamDLQIsReadByOffsetAndUnchanged(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	const name = "dlq.stream"
-	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "stream"})
-	brokertest.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "expired"})
-	brokertest.Declare(t, ch, "expired", nil)
+	testkit.Declare(t, ch, name, amqp.Table{"x-queue-type": "stream"})
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "expired"})
+	testkit.Declare(t, ch, "expired", nil)
 	var want []string
 	for i := range 7 {
 		want = append(want, fmtID(i))
@@ -290,9 +290,9 @@ func TestStreamDLQIsReadByOffsetAndUnchanged(t *testing.T) {
 // and there is no x-acquired-count.
 func TestABrowsedLetterCarriesEachVersionsDeliveryCounters(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	const name = "dlq.counted"
-	brokertest.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum"})
+	testkit.Declare(t, ch, name, amqp.Table{"x-queue-type": "quorum"})
 	publish(t, ch, "", name, amqp.Publishing{MessageId: "a"})
 	waitReady(t, conn, name, 1)
 	for _, reject := range []bool{false, false, true} {
@@ -326,7 +326,7 @@ func TestABrowsedLetterCarriesEachVersionsDeliveryCounters(t *testing.T) {
 	}
 	l := p.Letters[0]
 	wantDelivery, wantAcquired := int64(3), int64(-1)
-	if brokertest.AtLeast(t, 4, 3) {
+	if testkit.AtLeast(t, 4, 3) {
 		wantDelivery, wantAcquired = 1, 3
 	}
 	if l.DeliveryCount != wantDelivery || l.AcquiredCount != wantAcquired {

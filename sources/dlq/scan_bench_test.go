@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // benchDeadLetters is the DLQ size of the broker benchmarks:
@@ -47,7 +47,7 @@ func BenchmarkScanBroker(b *testing.B) {
 		var spent time.Duration
 		for b.Loop() {
 			start := time.Now()
-			ch := brokertest.Channel(b, conn)
+			ch := testkit.Channel(b, conn)
 			if err := ch.Qos(0, 0, false); err != nil {
 				b.Fatal(err)
 			}

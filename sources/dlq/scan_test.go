@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 func TestScanCountsTheSceneAndLeavesTheDLQAsItWas(t *testing.T) {
@@ -47,9 +47,9 @@ func TestScanCountsTheSceneAndLeavesTheDLQAsItWas(t *testing.T) {
 
 func TestScanCountsReplayLoopsAndQuarantinedMessages(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, sceneDLQ, nil)
-	brokertest.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, sceneDLQ, nil)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
 	publish(t, ch, "", "src", amqp.Publishing{MessageId: "a", Headers: amqp.Table{HeaderReplayCount: int32(2)}})
 	publish(t, ch, "", "src", amqp.Publishing{MessageId: "b", Headers: amqp.Table{HeaderQuarantineReason: "poison"}})
 	publish(t, ch, "", "src", amqp.Publishing{MessageId: "c"})
@@ -100,9 +100,9 @@ func TestScanOfAHundredThousandDeadLettersKeepsMemoryBounded(t *testing.T) {
 // the source queue holds none, so every publish overflows.
 func fillByMaxLength(t testing.TB, conn *amqp.Connection, n, size int) {
 	t.Helper()
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, sceneDLQ, nil)
-	brokertest.Declare(t, ch, "src", amqp.Table{"x-max-length": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, sceneDLQ, nil)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-max-length": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
@@ -143,14 +143,14 @@ func TestHistogramCountsLikeAScan(t *testing.T) {
 func quorumDLQ(t *testing.T, n int) (*amqp.Connection, QueueInfo) {
 	t.Helper()
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, sceneDLQ, amqp.Table{"x-queue-type": "quorum"})
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, sceneDLQ, amqp.Table{"x-queue-type": "quorum"})
 	for i := range n {
 		publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: strconv.Itoa(i), DeliveryMode: amqp.Persistent, Body: []byte("{}")})
 	}
 	waitReady(t, conn, sceneDLQ, n)
-	q := QueueInfo{Vhost: vhost, Name: sceneDLQ, Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: brokertest.Version(t)}
-	if brokertest.AtLeast(t, 4, 0) {
+	q := QueueInfo{Vhost: vhost, Name: sceneDLQ, Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: testkit.Version(t)}
+	if testkit.AtLeast(t, 4, 0) {
 		q.DeliveryLimit = 20
 	}
 	return conn, q
@@ -182,10 +182,10 @@ func TestACancelledQuorumScanReturnsItsMessagesByANack(t *testing.T) {
 		t.Fatal("the cancelled scan reported no error")
 	}
 	waitReady(t, conn, sceneDLQ, 2500)
-	if !brokertest.AtLeast(t, 4, 3) {
+	if !testkit.AtLeast(t, 4, 3) {
 		return // before 4.3 every return counts, a nack too
 	}
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	for range 2500 {
 		d, ok, err := ch.Get(sceneDLQ, true)
 		if err != nil || !ok {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 func classicDLQ(vhost string) QueueInfo {
@@ -56,9 +56,9 @@ func TestBrowseShowsWhyEachMessageDied(t *testing.T) {
 
 func TestBrowsingAClassicDLQKeepsItsDepthAndOrder(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
-	brokertest.Declare(t, ch, sceneDLQ, nil)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	testkit.Declare(t, ch, sceneDLQ, nil)
 	var want []string
 	for i := range 23 {
 		id := fmtID(i)
@@ -113,8 +113,8 @@ func TestBrowsingAClassicDLQKeepsItsDepthAndOrder(t *testing.T) {
 
 func TestSessionAcksAndReturnsSingleDeliveries(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, sceneDLQ, nil)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, sceneDLQ, nil)
 	for i := range 4 {
 		publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: fmtID(i)})
 	}
@@ -161,8 +161,8 @@ func TestSessionAcksAndReturnsSingleDeliveries(t *testing.T) {
 
 func TestSessionWarnsWhenTheDLQHasConsumers(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, sceneDLQ, nil)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, sceneDLQ, nil)
 	stop := consumeWith(t, conn, sceneDLQ, func(d amqp.Delivery) { _ = d.Nack(false, true) })
 	defer stop()
 	s, err := Open(context.Background(), conn, classicDLQ(vhost), Options{})
@@ -178,15 +178,15 @@ func TestSessionWarnsWhenTheDLQHasConsumers(t *testing.T) {
 
 func TestLosingTheSessionReachesDoneAndGivesMessagesBack(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, sceneDLQ, nil)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, sceneDLQ, nil)
 	publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: "only"})
 	waitReady(t, conn, sceneDLQ, 1)
 
 	name := "warren-dlq-test-" + randomHex()
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(name)
-	other, err := amqp.DialConfig(brokertest.AMQPURL+vhost, amqp.Config{Properties: props})
+	other, err := amqp.DialConfig(testkit.AMQPURL+vhost, amqp.Config{Properties: props})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +220,8 @@ func TestLosingTheSessionReachesDoneAndGivesMessagesBack(t *testing.T) {
 
 func TestCloseStopsAWaitingNextAndReturnsWhatItHeld(t *testing.T) {
 	vhost, conn := testVhost(t)
-	ch := brokertest.Channel(t, conn)
-	brokertest.Declare(t, ch, sceneDLQ, nil)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, sceneDLQ, nil)
 	publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: "a"})
 	publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: "b"})
 	waitReady(t, conn, sceneDLQ, 2)
@@ -231,7 +231,7 @@ func TestCloseStopsAWaitingNextAndReturnsWhatItHeld(t *testing.T) {
 	}
 	// Another consumer takes one of the two, so the page waits for a
 	// second message that will not come.
-	other := brokertest.Channel(t, conn)
+	other := testkit.Channel(t, conn)
 	if err := other.Qos(1, 0, false); err != nil {
 		t.Fatal(err)
 	}

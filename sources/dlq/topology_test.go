@@ -6,7 +6,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // The scene the integration tests browse: one classic DLQ, orders.dlq,
@@ -37,7 +37,7 @@ func bind(t testing.TB, ch *amqp.Channel, queue, key, exchange string) {
 // consumeWith runs settle on every delivery of queue until stop is closed.
 func consumeWith(t testing.TB, conn *amqp.Connection, queue string, settle func(amqp.Delivery)) (stop func()) {
 	t.Helper()
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	if err := ch.Qos(10, 0, false); err != nil {
 		t.Fatal(err)
 	}
@@ -64,22 +64,22 @@ func event(id string) amqp.Publishing {
 // max-length (twice) and pushed out by a quorum delivery limit.
 func buildScene(t testing.TB, conn *amqp.Connection) {
 	t.Helper()
-	ch := brokertest.Channel(t, conn)
+	ch := testkit.Channel(t, conn)
 	toDLQ := func(args amqp.Table) amqp.Table {
 		args["x-dead-letter-exchange"] = ""
 		args["x-dead-letter-routing-key"] = sceneDLQ
 		return args
 	}
-	brokertest.Declare(t, ch, sceneDLQ, nil)
+	testkit.Declare(t, ch, sceneDLQ, nil)
 
 	// Retry path: every rejection from orders goes through orders.dlx by
 	// the message's current routing key; each retry queue expires it
 	// back with the next key, and the third rejection lands in the DLQ.
 	declareExchange(t, ch, "work")
 	declareExchange(t, ch, "orders.dlx")
-	brokertest.Declare(t, ch, sceneOrders, amqp.Table{"x-dead-letter-exchange": "orders.dlx"})
-	brokertest.Declare(t, ch, "orders.retry1", amqp.Table{"x-message-ttl": int32(10), "x-dead-letter-exchange": "work", "x-dead-letter-routing-key": "a2"})
-	brokertest.Declare(t, ch, "orders.retry2", amqp.Table{"x-message-ttl": int32(10), "x-dead-letter-exchange": "work", "x-dead-letter-routing-key": "a3"})
+	testkit.Declare(t, ch, sceneOrders, amqp.Table{"x-dead-letter-exchange": "orders.dlx"})
+	testkit.Declare(t, ch, "orders.retry1", amqp.Table{"x-message-ttl": int32(10), "x-dead-letter-exchange": "work", "x-dead-letter-routing-key": "a2"})
+	testkit.Declare(t, ch, "orders.retry2", amqp.Table{"x-message-ttl": int32(10), "x-dead-letter-exchange": "work", "x-dead-letter-routing-key": "a3"})
 	for _, k := range []string{"a1", "a2", "a3"} {
 		bind(t, ch, sceneOrders, k, "work")
 	}
@@ -91,11 +91,11 @@ func buildScene(t testing.TB, conn *amqp.Connection) {
 	waitReady(t, conn, sceneDLQ, 1)
 	stop()
 
-	brokertest.Declare(t, ch, sceneTTL, toDLQ(amqp.Table{"x-message-ttl": int32(1)}))
+	testkit.Declare(t, ch, sceneTTL, toDLQ(amqp.Table{"x-message-ttl": int32(1)}))
 	publish(t, ch, "", sceneTTL, event("E-ttl"))
 	waitReady(t, conn, sceneDLQ, 2)
 
-	brokertest.Declare(t, ch, sceneCapped, toDLQ(amqp.Table{"x-max-length": int32(1)}))
+	testkit.Declare(t, ch, sceneCapped, toDLQ(amqp.Table{"x-max-length": int32(1)}))
 	publish(t, ch, "", sceneCapped, amqp.Publishing{MessageId: "mid-max1", Body: []byte("one")})
 	waitReady(t, conn, sceneCapped, 1)
 	publish(t, ch, "", sceneCapped, amqp.Publishing{Body: []byte("two")})
@@ -103,7 +103,7 @@ func buildScene(t testing.TB, conn *amqp.Connection) {
 	publish(t, ch, "", sceneCapped, amqp.Publishing{Body: []byte("three")})
 	waitReady(t, conn, sceneDLQ, 4)
 
-	brokertest.Declare(t, ch, sceneBilling, toDLQ(amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2)}))
+	testkit.Declare(t, ch, sceneBilling, toDLQ(amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2)}))
 	// basic.reject: from 4.3 a nack with requeue no longer counts toward
 	// the limit, a reject does on every version.
 	stop = consumeWith(t, conn, sceneBilling, func(d amqp.Delivery) { _ = d.Reject(true) })

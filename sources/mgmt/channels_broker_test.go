@@ -11,7 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // heldConfirms publishes into queue on a confirm-mode channel of a
@@ -104,7 +104,7 @@ func rawUnconfirmed(t *testing.T, name string) int64 {
 	var r struct {
 		Unconfirmed int64 `json:"messages_unconfirmed"`
 	}
-	if err := json.Unmarshal(brokertest.Mgmt(t, "GET", "/api/channels/"+url.PathEscape(name)+"?columns=messages_unconfirmed", nil), &r); err != nil {
+	if err := json.Unmarshal(testkit.Mgmt(t, "GET", "/api/channels/"+url.PathEscape(name)+"?columns=messages_unconfirmed", nil), &r); err != nil {
 		t.Fatal(err)
 	}
 	return r.Unconfirmed

@@ -13,14 +13,14 @@ import (
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
-// The integration tests run against the broker brokertest names (3.10 or
+// The integration tests run against the broker testkit names (3.10 or
 // 4.3, WARREN_TEST_BROKER); a missing broker fails them.
 var (
-	testAMQP = brokertest.AMQPURL
-	testMgmt = brokertest.MgmtURL
+	testAMQP = testkit.AMQPURL
+	testMgmt = testkit.MgmtURL
 )
 
 func testClient(t testing.TB) *Client {
@@ -44,7 +44,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	brokertest.CheckVersion(t)
+	testkit.CheckVersion(t)
 	c := testClient(t)
 	var b [4]byte
 	_, _ = rand.Read(b[:])

@@ -11,7 +11,7 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // closedPort returns a loopback address where nothing listens.
@@ -112,9 +112,9 @@ func TestChannelsWithoutStatisticsBecomeANote(t *testing.T) {
 	var out []rawChannel
 	err := c.get(context.Background(), "channels", url.Values{"disable_stats": {"true"}}, &out)
 	note, ok := channelsUnavailable(err)
-	if brokertest.AtLeast(t, 4, 3) {
+	if testkit.AtLeast(t, 4, 3) {
 		if err != nil || ok {
-			t.Fatalf("RabbitMQ %s: /api/channels without statistics gave %v, note %q", brokertest.Version(t), err, note)
+			t.Fatalf("RabbitMQ %s: /api/channels without statistics gave %v, note %q", testkit.Version(t), err, note)
 		}
 	} else if !ok || !strings.Contains(note, "channel details unavailable") {
 		t.Fatalf("400 from /api/channels gave note %q, ok=%v (error %v)", note, ok, err)

@@ -11,7 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 func lintVhost(t *testing.T, e *env) []string {
@@ -72,7 +72,7 @@ func TestLintOnTheBrokerFiresOnEveryTrippedCheck(t *testing.T) {
 	// From 4.0 a quorum queue without a delivery limit has the default
 	// of 20: a poison message cannot loop there, and without a DLX it is
 	// dropped after 20 returns.
-	if brokertest.AtLeast(t, 4, 0) {
+	if testkit.AtLeast(t, 4, 0) {
 		want = append(want, "quorum-limit-no-dlx plain.quorum")
 	} else {
 		want = append(want, "quorum-no-delivery-limit loop")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // hostile is a queue name as the text format writes it: `say "hi"\`, a
@@ -136,12 +136,12 @@ func TestFirstPageFromTheBrokersMetrics(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(slow.Close)
-	c, err := New(Options{URL: slow.URL, MetricsURL: brokertest.MetricsURL, Username: "guest", Password: "guest"})
+	c, err := New(Options{URL: slow.URL, MetricsURL: testkit.MetricsURL, Username: "guest", Password: "guest"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d, err := c.metricsDepths(context.Background()); err != nil || d == nil {
-		t.Fatalf("the metrics at %s did not answer (make services enables rabbitmq_prometheus): %v", brokertest.MetricsURL, err)
+		t.Fatalf("the metrics at %s did not answer (make services enables rabbitmq_prometheus): %v", testkit.MetricsURL, err)
 	}
 	// The metrics follow the queues' statistics (up to an interval old),
 	// and other tests add or drop queues on the shared broker at any

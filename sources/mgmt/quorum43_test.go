@@ -6,7 +6,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // 4.3 reports how many of a quorum queue's messages wait out a delayed
@@ -20,7 +20,7 @@ func TestQuorumDelayedAndDLXHeldAreReadWhereTheBrokerReportsThem(t *testing.T) {
 	e.queue("votes", amqp.Table{"x-queue-type": "quorum"})
 	e.publish("votes", 2, nil)
 	votesWithStats := "nil/nil"
-	if brokertest.AtLeast(t, 4, 3) {
+	if testkit.AtLeast(t, 4, 3) {
 		votesWithStats = "0/0"
 	}
 	ready := map[string]int64{"work": 0, "votes": 2}

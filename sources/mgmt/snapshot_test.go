@@ -10,7 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 func TestSnapshotDepthsEqualTheBrokers(t *testing.T) {
@@ -281,7 +281,7 @@ func TestStatsListFallsBackWhenTheDetailedEndpointIsMissing(t *testing.T) {
 	e.c.mu.Lock()
 	missing = e.c.detailedMissing
 	e.c.mu.Unlock()
-	if got, want := missing[0], !brokertest.AtLeast(t, 3, 13); got != want {
-		t.Fatalf("RabbitMQ %s: /api/queues/detailed remembered missing = %v, want %v", brokertest.Version(t), got, want)
+	if got, want := missing[0], !testkit.AtLeast(t, 3, 13); got != want {
+		t.Fatalf("RabbitMQ %s: /api/queues/detailed remembered missing = %v, want %v", testkit.Version(t), got, want)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/broker"
-	"github.com/warrenops/warren/sources/brokertest"
+	"github.com/warrenops/warren/testkit"
 )
 
 // The 4.3 broker's own TLS listeners (make services), reached through the
@@ -16,7 +16,7 @@ import (
 // sources/broker, HTTPS through this package. Each way of getting TLS
 // wrong fails with a line that names it.
 func TestTLSListenersOfTheBrokerAcceptTheCAAndClientCertificateAndNameEachFault(t *testing.T) {
-	b := brokertest.TLS(t)
+	b := testkit.TLS(t)
 	expiredCert, expiredKey := b.ExpiredClient(t)
 	cases := []struct {
 		name string
@@ -24,7 +24,7 @@ func TestTLSListenersOfTheBrokerAcceptTheCAAndClientCertificateAndNameEachFault(
 		want string // "" = connects
 	}{
 		{"CA and client certificate connect", config.TLS{CAFile: b.CAFile, CertFile: b.CertFile, KeyFile: b.KeyFile}, ""},
-		{"a CA that did not sign the broker's certificate", config.TLS{CAFile: brokertest.OtherCA(t), CertFile: b.CertFile, KeyFile: b.KeyFile}, "not signed by a CA in tls.ca_file"},
+		{"a CA that did not sign the broker's certificate", config.TLS{CAFile: testkit.OtherCA(t), CertFile: b.CertFile, KeyFile: b.KeyFile}, "not signed by a CA in tls.ca_file"},
 		{"an expired client certificate", config.TLS{CAFile: b.CAFile, CertFile: expiredCert, KeyFile: expiredKey}, "client certificate (tls.cert_file) has expired"},
 		{"no client certificate", config.TLS{CAFile: b.CAFile}, "requires a client certificate"},
 	}

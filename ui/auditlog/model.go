@@ -17,11 +17,11 @@ import (
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/list"
 	"github.com/warrenops/warren/ui/components/table"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
 

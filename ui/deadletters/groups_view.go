@@ -7,9 +7,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/table"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
 // groupsBody is the heading and the table of the failure groups, in the

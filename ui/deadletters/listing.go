@@ -12,9 +12,9 @@ import (
 
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/list"
-	"github.com/warrenops/warren/ui/format"
 )
 
 // listing is the held messages as the operator sees them: what is known

@@ -16,11 +16,11 @@ import (
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/prompt"
-	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/keys"
-	"github.com/warrenops/warren/ui/sanitize"
 	"github.com/warrenops/warren/ui/styles"
 )
 

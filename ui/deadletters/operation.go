@@ -9,11 +9,11 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/progress"
 	"github.com/warrenops/warren/ui/components/prompt"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
 // operation is a replay or a quarantine from its first question to its

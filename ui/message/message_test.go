@@ -13,8 +13,8 @@ import (
 
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/format"
 	"github.com/warrenops/warren/ui/styles"
 )
 

@@ -4,12 +4,12 @@ import (
 	"fmt"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/table"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
-// The cells of an overview row, each worded by ui/format and toned for
+// The cells of an overview row, each worded by text/format and toned for
 // how much it asks for attention.
 
 func oldestReason(q mgmt.Queue) string {

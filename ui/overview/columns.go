@@ -5,10 +5,10 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
 // col names one overview column. The table's columns and each row's

@@ -9,10 +9,10 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
 // historySize is how many depth samples the overview keeps per queue for

@@ -11,9 +11,9 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/sparkline"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
 // Every vhost, one at a time (docs/ARCHITECTURE.md §3.4). Showing every

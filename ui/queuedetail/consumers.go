@@ -8,9 +8,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/table"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
 )
 
 // consumers lists who consumes the queue and how much they may hold

@@ -8,8 +8,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/ui/format"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // setting is one line of the settings section: a policy key, its value

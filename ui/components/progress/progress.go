@@ -10,7 +10,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/warrenops/warren/ui/format"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/styles"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // Unknown stands for a figure nobody knows; the text around it says why,

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // HashMark prefixes a logical ID that is a content hash in a list, where

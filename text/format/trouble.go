@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/sources/mgmt/trouble"
-	"github.com/warrenops/warren/ui/sanitize"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // Mark says why a queue is marked in trouble, as the overview's note

@@ -1,4 +1,4 @@
-// Package brokertest holds what warren's integration tests share: the
+// Package testkit holds what warren's integration tests share: the
 // addresses of the local RabbitMQ and PostgreSQL, a vhost of one's own
 // that is removed afterwards, management API calls and queue depths read
 // straight from the broker. A missing service fails the test, with what
@@ -8,7 +8,7 @@
 // and 4.3 from Debian testing. WARREN_TEST_BROKER (3.10, the default, or
 // 4.3) picks one; WARREN_TEST_AMQP_URL and WARREN_TEST_MGMT_URL override
 // its addresses.
-package brokertest
+package testkit
 
 import (
 	"bytes"

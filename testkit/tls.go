@@ -1,4 +1,4 @@
-package brokertest
+package testkit
 
 import (
 	"crypto"
