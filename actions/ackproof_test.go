@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // fakeHolder records settles; ackErr and syncErr make them fail.
@@ -27,7 +27,7 @@ func (f *fakeHolder) Sync() error             { f.syncs++; return f.syncErr }
 func TestAConfirmedCopyWhoseSourceAckFailsIsUnknown(t *testing.T) {
 	h := &fakeHolder{ackErr: errors.New("channel closed")}
 	o := MessageOutcome{Outcome: Confirmed}
-	err := settleSource(Env{Session: h}, Item{Letter: dlq.DeadLetter{DeliveryTag: 7}}, &o)
+	err := settleSource(Env{Session: h}, Item{Letter: domain.DeadLetter{DeliveryTag: 7}}, &o)
 	if err == nil || o.Outcome != Unknown || o.SourceAcked {
 		t.Fatalf("outcome %s acked=%v err=%v; want unknown, not acked, an error", o.Outcome, o.SourceAcked, err)
 	}

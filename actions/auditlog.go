@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // idsPerRecord keeps outcome records a readable size; an operation on
@@ -78,7 +78,7 @@ func (l *auditLog) intent(ctx context.Context, window int, declareParking bool) 
 		Selected: p.Selected(), Destinations: dests, Bytes: p.Bytes,
 		SkippedApplied: len(p.SkippedApplied), Extra: extra,
 	})
-	letters := make([]dlq.DeadLetter, len(p.Items))
+	letters := make([]domain.DeadLetter, len(p.Items))
 	for i, it := range p.Items {
 		letters[i] = it.Letter
 	}
@@ -197,7 +197,7 @@ func finalRecord(op audit.Op, res *Result, runErr error, more map[string]int) au
 // outcomeRecord describes a batch of messages with one outcome; its
 // detail arrays run parallel to message_ids.
 func (l *auditLog) outcomeRecord(outcome Outcome, batch []MessageOutcome) audit.Record {
-	letters := make([]dlq.DeadLetter, len(batch))
+	letters := make([]domain.DeadLetter, len(batch))
 	var (
 		digests, sizes, dests, replies, offsets, users, ackFailed []string
 		edited                                                    []string
@@ -258,7 +258,7 @@ func (l *auditLog) outcomeRecord(outcome Outcome, batch []MessageOutcome) audit.
 	return l.op.Outcome(string(outcome), mids, lids, detail)
 }
 
-func ids(letters []dlq.DeadLetter) (messageIDs, logicalIDs []string) {
+func ids(letters []domain.DeadLetter) (messageIDs, logicalIDs []string) {
 	messageIDs = make([]string, len(letters))
 	logicalIDs = make([]string, len(letters))
 	for i, d := range letters {

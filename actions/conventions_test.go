@@ -5,27 +5,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // frameworkLetter is a letter a framework wrote into its error queue,
 // naming its origin in headers a publisher controls.
-func frameworkLetter(id string, f dlq.Failure) dlq.DeadLetter {
-	f.Kind = dlq.KindException
-	return dlq.DeadLetter{MessageID: id, LogicalID: id, LogicalIDFrom: dlq.IDMessageID, Failure: f, Group: dlq.GroupOf(f),
+func frameworkLetter(id string, f domain.Failure) domain.DeadLetter {
+	f.Kind = domain.KindException
+	return domain.DeadLetter{MessageID: id, LogicalID: id, LogicalIDFrom: domain.IDMessageID, Failure: f, Group: domain.GroupOf(f),
 		OriginQueue: f.OriginQueue, OriginExchange: f.OriginExchange, Body: []byte("{}")}
 }
 
 func TestAFrameworkOriginIsUsedOnlyWhereThePairingConfirmsIt(t *testing.T) {
-	mt := frameworkLetter("m-1", dlq.Failure{Convention: dlq.ConventionMassTransit, OriginQueue: "orders"})
-	forged := frameworkLetter("m-2", dlq.Failure{Convention: dlq.ConventionMassTransit, OriginQueue: "victim"})
-	spring := frameworkLetter("s-1", dlq.Failure{Convention: dlq.ConventionSpring, OriginExchange: "billing-events", OriginRoutingKey: "billing"})
-	springElsewhere := frameworkLetter("s-2", dlq.Failure{Convention: dlq.ConventionSpring, OriginExchange: "billing-events", OriginRoutingKey: "payroll"})
-	springDefault := frameworkLetter("s-3", dlq.Failure{Convention: dlq.ConventionSpring, OriginExchange: "", OriginRoutingKey: "orders"})
-	nowhere := frameworkLetter("w-1", dlq.Failure{Convention: dlq.ConventionWatermill})
+	mt := frameworkLetter("m-1", domain.Failure{Convention: domain.ConventionMassTransit, OriginQueue: "orders"})
+	forged := frameworkLetter("m-2", domain.Failure{Convention: domain.ConventionMassTransit, OriginQueue: "victim"})
+	spring := frameworkLetter("s-1", domain.Failure{Convention: domain.ConventionSpring, OriginExchange: "billing-events", OriginRoutingKey: "billing"})
+	springElsewhere := frameworkLetter("s-2", domain.Failure{Convention: domain.ConventionSpring, OriginExchange: "billing-events", OriginRoutingKey: "payroll"})
+	springDefault := frameworkLetter("s-3", domain.Failure{Convention: domain.ConventionSpring, OriginExchange: "", OriginRoutingKey: "orders"})
+	nowhere := frameworkLetter("w-1", domain.Failure{Convention: domain.ConventionWatermill})
 	var asked []string
 	req := Request{Action: ActionReplay, Vhost: "/", Queue: "orders_error", Now: time.Now(),
-		Letters: []dlq.DeadLetter{mt, forged, spring, springElsewhere, springDefault, nowhere},
+		Letters: []domain.DeadLetter{mt, forged, spring, springElsewhere, springDefault, nowhere},
 		Origins: Origins{Queues: map[string]bool{"orders": true, "billing": true}, Route: func(x, key string) bool {
 			asked = append(asked, x+"/"+key)
 			return x == "billing-events" && key == "billing"
@@ -73,9 +73,9 @@ func TestAFrameworkOriginIsUsedOnlyWhereThePairingConfirmsIt(t *testing.T) {
 }
 
 func TestAnEasyNetQLetterParksAsItsEnvelopeAndReplaysAsItsMessage(t *testing.T) {
-	d := frameworkLetter("e-1", dlq.Failure{Convention: dlq.ConventionEasyNetQ, OriginQueue: "billing"})
-	d.Body, d.Properties = []byte(`{"OrderId":1}`), dlq.Properties{ContentType: "application/json", MessageID: "e-1"}
-	d.Raw = &dlq.Enveloped{Body: []byte(`{"Exception":"boom","Message":"{\"OrderId\":1}"}`), Properties: dlq.Properties{Type: "EasyNetQ.SystemMessages.Error, EasyNetQ"}}
+	d := frameworkLetter("e-1", domain.Failure{Convention: domain.ConventionEasyNetQ, OriginQueue: "billing"})
+	d.Body, d.Properties = []byte(`{"OrderId":1}`), domain.Properties{ContentType: "application/json", MessageID: "e-1"}
+	d.Raw = &domain.Enveloped{Body: []byte(`{"Exception":"boom","Message":"{\"OrderId\":1}"}`), Properties: domain.Properties{Type: "EasyNetQ.SystemMessages.Error, EasyNetQ"}}
 	replay := makeCopy(d, stamp{action: ActionReplay, operation: "op", at: time.Now()})
 	if string(replay.msg.Body) != `{"OrderId":1}` || replay.msg.ContentType != "application/json" || replay.msg.MessageId != "e-1" {
 		t.Errorf("replayed %q (%s)", replay.msg.Body, replay.msg.ContentType)
@@ -87,7 +87,7 @@ func TestAnEasyNetQLetterParksAsItsEnvelopeAndReplaysAsItsMessage(t *testing.T) 
 }
 
 func TestACopyCarriesNoRoutingHeaders(t *testing.T) {
-	d := frameworkLetter("r-1", dlq.Failure{Convention: dlq.ConventionRascal, OriginQueue: "orders"})
+	d := frameworkLetter("r-1", domain.Failure{Convention: domain.ConventionRascal, OriginQueue: "orders"})
 	d.Headers = map[string]any{"CC": []any{"orders.orders"}, "BCC": []any{"audit"}, "rascal": map[string]any{"originalQueue": "orders"}}
 	c := makeCopy(d, stamp{action: ActionReplay, operation: "op", at: time.Now()})
 	if _, ok := c.msg.Headers["CC"]; ok {

@@ -16,8 +16,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // ActionEdit resubmits one dead letter as the operator edited it
@@ -48,7 +47,7 @@ type editDoc struct {
 // the edit document.
 func Editable(name string) bool {
 	switch {
-	case name == dlq.HeaderDeath, name == "x-delivery-count", name == "x-acquired-count",
+	case name == domain.HeaderDeath, name == "x-delivery-count", name == "x-acquired-count",
 		strings.HasPrefix(name, "x-first-death-"), strings.HasPrefix(name, "x-last-death-"),
 		strings.HasPrefix(name, "x-warren-"):
 		return false
@@ -60,7 +59,7 @@ func Editable(name string) bool {
 // application headers, the body format and the body. A UTF-8 JSON body
 // is embedded as JSON, other UTF-8 text as a string, anything else as
 // base64.
-func EditDocument(d dlq.DeadLetter) ([]byte, error) {
+func EditDocument(d domain.DeadLetter) ([]byte, error) {
 	headers, err := json.Marshal(plainApp(d.Headers))
 	if err != nil {
 		return nil, fmt.Errorf("headers of %s cannot be written as JSON: %w", d.MessageID, err)
@@ -98,7 +97,7 @@ func (e *EditError) Error() string { return e.Err.Error() }
 func (e *EditError) Unwrap() error { return e.Err }
 
 // ParseEdit reads the edited document of d.
-func ParseEdit(d dlq.DeadLetter, text []byte) (Edited, error) {
+func ParseEdit(d domain.DeadLetter, text []byte) (Edited, error) {
 	bad := func(format string, a ...any) (Edited, error) {
 		return Edited{}, &EditError{fmt.Errorf(format, a...)}
 	}
@@ -191,7 +190,7 @@ func editedHeaders(orig amqp.Table, raw json.RawMessage) (amqp.Table, error) {
 // element left as it was, so editing one field of a table does not turn
 // its others into JSON's strings and numbers.
 func typedLike(orig, now any) any {
-	if jsonEqual(dlq.Plain(orig), now) {
+	if jsonEqual(domain.Plain(orig), now) {
 		return orig
 	}
 	switch o := orig.(type) {
@@ -271,13 +270,13 @@ func amqpValue(v any) any {
 
 // Changed reports whether e differs from d in body or application
 // headers.
-func (e Edited) Changed(d dlq.DeadLetter) bool {
+func (e Edited) Changed(d domain.DeadLetter) bool {
 	return !bytes.Equal(e.Body, d.Body) || !reflect.DeepEqual(map[string]any(e.Headers), map[string]any(appHeaders(d.Headers)))
 }
 
 // Diff is a unified diff of the application headers and of the body, the
 // original against the edit; a JSON body is compared indented.
-func (e Edited) Diff(d dlq.DeadLetter) string {
+func (e Edited) Diff(d domain.DeadLetter) string {
 	var b strings.Builder
 	b.WriteString(udiff.Unified("headers (original)", "headers (edited)", headersText(d.Headers), headersText(e.Headers)))
 	b.WriteString(udiff.Unified("body (original)", "body (edited)", bodyText(d.Body), bodyText(e.Body)))
@@ -307,7 +306,7 @@ func Sha256Hex(body []byte) string {
 // queue in vhost: to where a replay would send d (its origin queue,
 // through the default exchange), with d removed once the copy is
 // confirmed.
-func NewEditPlan(vhost, queue string, d dlq.DeadLetter, e Edited) (*Plan, error) {
+func NewEditPlan(vhost, queue string, d domain.DeadLetter, e Edited) (*Plan, error) {
 	req := Request{Action: ActionReplay, Vhost: vhost, Queue: queue, Release: true}
 	dest, skip, _ := req.Decide(d, nil)
 	if skip != Selected {
@@ -324,7 +323,7 @@ func NewEditPlan(vhost, queue string, d dlq.DeadLetter, e Edited) (*Plan, error)
 
 // source is the letter the item's copy is made from: the edited body and
 // headers in place of the original's, marked with the original's hash.
-func (it Item) source() dlq.DeadLetter {
+func (it Item) source() domain.DeadLetter {
 	d := it.Letter
 	if it.Edit == nil {
 		return d
@@ -346,7 +345,7 @@ func appHeaders(h amqp.Table) amqp.Table {
 }
 
 func plainApp(h amqp.Table) map[string]any {
-	return dlq.PlainHeaders(appHeaders(h))
+	return domain.PlainHeaders(appHeaders(h))
 }
 
 func headersText(h amqp.Table) string {

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // Editing one field of a table header leaves its other fields as the
@@ -15,7 +14,7 @@ import (
 // so the consumer must get them unchanged, not as JSON's strings.
 func TestEditingOneFieldOfATableKeepsTheOthersTypes(t *testing.T) {
 	at := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
-	d := dlq.DeadLetter{MessageID: "m-1", Body: []byte(`{"total":1}`), Headers: amqp.Table{
+	d := domain.DeadLetter{MessageID: "m-1", Body: []byte(`{"total":1}`), Headers: amqp.Table{
 		"trace":  amqp.Table{"n": int32(1), "at": at, "raw": []byte{0xff, 0x00}},
 		"hops":   []any{at, int64(7)},
 		"tenant": "acme",

@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/testkit"
 )
@@ -145,7 +146,7 @@ func TestReplayFromAStreamRecordsOffsetsAndRemovesNothing(t *testing.T) {
 	// Browsing from offset 1 leaves offset 0 out of the selection: the
 	// offsets recorded must be exactly those of the letters acted on.
 	ctx := testCtx(t)
-	sess, err := dlq.Open(ctx, s.conn, dlq.QueueInfo{Vhost: s.vhost, Name: s.dlq, Type: dlq.TypeStream, DeliveryLimit: -1}, dlq.Options{StartOffset: 1})
+	sess, err := dlq.Open(ctx, s.conn, domain.QueueInfo{Vhost: s.vhost, Name: s.dlq, Type: domain.TypeStream, DeliveryLimit: -1}, dlq.Options{StartOffset: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // Headers warren adds to the copies it publishes.
@@ -52,7 +51,7 @@ type copyOf struct {
 // An envelope convention's letter (EasyNetQ) is replayed as the original
 // message inside its envelope, and quarantined as the envelope, so the
 // parking queue keeps the exception it carries.
-func makeCopy(d dlq.DeadLetter, s stamp) copyOf {
+func makeCopy(d domain.DeadLetter, s stamp) copyOf {
 	if r := d.Raw; r != nil && s.action == ActionQuarantine && r.Body != nil {
 		d.Properties, d.Headers, d.Body = r.Properties, r.Headers, r.Body
 	}

@@ -7,15 +7,14 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 func TestCopyKeepsPropertiesHeadersAndBody(t *testing.T) {
 	ts := time.Date(2024, 5, 1, 3, 15, 2, 0, time.UTC)
-	d := dlq.DeadLetter{
+	d := domain.DeadLetter{
 		ReplayCount: 2,
-		Properties: dlq.Properties{
+		Properties: domain.Properties{
 			ContentType: "application/json", ContentEncoding: "gzip", DeliveryMode: 2, Priority: 4,
 			CorrelationID: "corr", ReplyTo: "replies", MessageID: "m1", Timestamp: ts,
 			Type: "order.created", AppID: "shop", UserID: "guest",
@@ -57,23 +56,23 @@ func TestCopyDropsWhatTheBrokerWouldRefuseOrExpire(t *testing.T) {
 	published := time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name           string
-		props          dlq.Properties
+		props          domain.Properties
 		now            time.Time
 		wantUser       string
 		wantUserDrop   string
 		wantExpiration string
 		wantExpDrop    bool
 	}{
-		{name: "a foreign user_id is dropped", props: dlq.Properties{UserID: "alice"}, now: published, wantUserDrop: "alice"},
-		{name: "the connection's user_id is kept", props: dlq.Properties{UserID: "guest"}, now: published, wantUser: "guest"},
-		{name: "a TTL with time left keeps the time left", props: dlq.Properties{Expiration: "60000", Timestamp: published}, now: published.Add(15 * time.Second), wantExpiration: "45000"},
-		{name: "a TTL past its deadline is dropped", props: dlq.Properties{Expiration: "60000", Timestamp: published}, now: published.Add(time.Hour), wantExpDrop: true},
-		{name: "a TTL without a timestamp is dropped", props: dlq.Properties{Expiration: "60000"}, now: published, wantExpDrop: true},
-		{name: "a malformed TTL is dropped", props: dlq.Properties{Expiration: "soon", Timestamp: published}, now: published, wantExpDrop: true},
+		{name: "a foreign user_id is dropped", props: domain.Properties{UserID: "alice"}, now: published, wantUserDrop: "alice"},
+		{name: "the connection's user_id is kept", props: domain.Properties{UserID: "guest"}, now: published, wantUser: "guest"},
+		{name: "a TTL with time left keeps the time left", props: domain.Properties{Expiration: "60000", Timestamp: published}, now: published.Add(15 * time.Second), wantExpiration: "45000"},
+		{name: "a TTL past its deadline is dropped", props: domain.Properties{Expiration: "60000", Timestamp: published}, now: published.Add(time.Hour), wantExpDrop: true},
+		{name: "a TTL without a timestamp is dropped", props: domain.Properties{Expiration: "60000"}, now: published, wantExpDrop: true},
+		{name: "a malformed TTL is dropped", props: domain.Properties{Expiration: "soon", Timestamp: published}, now: published, wantExpDrop: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cp := makeCopy(dlq.DeadLetter{Properties: tc.props}, stamp{action: ActionReplay, at: tc.now, connUser: "guest"})
+			cp := makeCopy(domain.DeadLetter{Properties: tc.props}, stamp{action: ActionReplay, at: tc.now, connUser: "guest"})
 			if cp.msg.UserId != tc.wantUser || cp.userIDDropped != tc.wantUserDrop {
 				t.Errorf("user_id %q dropped %q, want %q dropped %q", cp.msg.UserId, cp.userIDDropped, tc.wantUser, tc.wantUserDrop)
 			}
@@ -86,7 +85,7 @@ func TestCopyDropsWhatTheBrokerWouldRefuseOrExpire(t *testing.T) {
 
 func TestQuarantineAndReleaseHeaders(t *testing.T) {
 	at := time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
-	q := makeCopy(dlq.DeadLetter{ReplayCount: 1, Headers: amqp.Table{"k": "v"}},
+	q := makeCopy(domain.DeadLetter{ReplayCount: 1, Headers: amqp.Table{"k": "v"}},
 		stamp{action: ActionQuarantine, operation: "op", at: at, reason: "bad schema", by: "ana"})
 	h := q.msg.Headers
 	if h[HeaderQuarantineReason] != "bad schema" || h[HeaderQuarantineBy] != "ana" || h[HeaderQuarantineAt] != at.Format(time.RFC3339Nano) || h[HeaderOperation] != "op" {
@@ -95,7 +94,7 @@ func TestQuarantineAndReleaseHeaders(t *testing.T) {
 	if _, ok := h[HeaderReplayCount]; ok {
 		t.Fatalf("a quarantine is not a replay, yet the replay count was set")
 	}
-	released := makeCopy(dlq.DeadLetter{ReplayCount: 1, Headers: h}, stamp{action: ActionReplay, operation: "op2", at: at})
+	released := makeCopy(domain.DeadLetter{ReplayCount: 1, Headers: h}, stamp{action: ActionReplay, operation: "op2", at: at})
 	rh := released.msg.Headers
 	for _, k := range []string{HeaderQuarantineReason, HeaderQuarantineBy, HeaderQuarantineAt} {
 		if _, ok := rh[k]; ok {

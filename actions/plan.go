@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // Actions an operation can be.
@@ -84,7 +84,7 @@ func ParseOverride(s string) (Override, error) {
 // Matcher selects dead letters; dlq's compiled filters are one. applied is
 // nil when the inbox does not know.
 type Matcher interface {
-	Match(d dlq.DeadLetter, applied *bool, now time.Time) (bool, error)
+	Match(d domain.DeadLetter, applied *bool, now time.Time) (bool, error)
 }
 
 // Request is everything a plan is computed from. It is plain data, so
@@ -94,7 +94,7 @@ type Request struct {
 	Vhost  string
 	Queue  string // the queue the letters are held from
 	// Letters are the dead letters the browse session holds.
-	Letters []dlq.DeadLetter
+	Letters []domain.DeadLetter
 	Filter  Matcher // nil selects every letter
 	// FilterText is the filter as the operator wrote it, for the audit log.
 	FilterText string
@@ -148,7 +148,7 @@ func (o Origins) confirms(exchange, key string) bool {
 
 // Item is one message the operation will publish.
 type Item struct {
-	Letter dlq.DeadLetter
+	Letter domain.DeadLetter
 	Dest   Destination
 	// Edit, for an edit, is what the copy carries instead of the
 	// letter's body and application headers.
@@ -180,7 +180,7 @@ type Plan struct {
 	// than the items when some share one, and the prompt says so.
 	LogicalIDs int
 	// Skipped letters stay where they are.
-	SkippedApplied     []dlq.DeadLetter
+	SkippedApplied     []domain.DeadLetter
 	SkippedQuarantined int
 	NoDestination      int // no origin queue in x-death and no --to
 	// Unconfirmed are letters whose framework headers name an origin
@@ -298,7 +298,7 @@ const (
 // Decide is the request's word on one letter: where it goes, or why it
 // stays. applied is the inbox's word (nil when unknown). A plan and a
 // streamed operation decide every letter with it.
-func (req Request) Decide(d dlq.DeadLetter, applied *bool) (Destination, Skip, error) {
+func (req Request) Decide(d domain.DeadLetter, applied *bool) (Destination, Skip, error) {
 	if req.Filter != nil {
 		// A message the filter cannot judge (a field it compares is
 		// unknown) is not selected: an action needs a yes.
@@ -324,7 +324,7 @@ func (req Request) Decide(d dlq.DeadLetter, applied *bool) (Destination, Skip, e
 
 // appliedOf is the inbox's word on d: nil when unknown, which includes a
 // logical ID that is only a content hash, since no inbox holds those.
-func appliedOf(req Request, d dlq.DeadLetter) *bool {
+func appliedOf(req Request, d domain.DeadLetter) *bool {
 	if !req.InboxKnown || d.BusinessID() == "" {
 		return nil
 	}
@@ -332,7 +332,7 @@ func appliedOf(req Request, d dlq.DeadLetter) *bool {
 	return &v
 }
 
-func destinationOf(req Request, d dlq.DeadLetter) (Destination, Skip) {
+func destinationOf(req Request, d domain.DeadLetter) (Destination, Skip) {
 	if req.Action == ActionQuarantine {
 		return Destination{RoutingKey: req.Parking}, Selected
 	}
@@ -343,7 +343,7 @@ func destinationOf(req Request, d dlq.DeadLetter) (Destination, Skip) {
 		}
 		return Destination{Exchange: o.Exchange, RoutingKey: key}, Selected
 	}
-	if c := d.Failure.Convention; c != "" && c != dlq.ConventionBroker {
+	if c := d.Failure.Convention; c != "" && c != domain.ConventionBroker {
 		return frameworkDestination(req, d.Failure)
 	}
 	// Back to the queue that failed it, and only that one: its exchange
@@ -363,7 +363,7 @@ func destinationOf(req Request, d dlq.DeadLetter) (Destination, Skip) {
 // back to: the origin queue its convention names, else the original
 // exchange with the original routing key — each only where the DLQ's
 // pairing confirms it, since a publisher wrote those headers.
-func frameworkDestination(req Request, f dlq.Failure) (Destination, Skip) {
+func frameworkDestination(req Request, f domain.Failure) (Destination, Skip) {
 	if q := f.OriginQueue; q != "" && q != req.Queue && req.Origins.confirms("", q) {
 		return Destination{RoutingKey: q}, Selected
 	}
@@ -377,8 +377,8 @@ func frameworkDestination(req Request, f dlq.Failure) (Destination, Skip) {
 	return Destination{}, SkipUnconfirmed
 }
 
-func originalKey(d dlq.DeadLetter) string {
-	if k := d.Failure.OriginRoutingKey; k != "" && d.Failure.Convention != dlq.ConventionBroker {
+func originalKey(d domain.DeadLetter) string {
+	if k := d.Failure.OriginRoutingKey; k != "" && d.Failure.Convention != domain.ConventionBroker {
 		return k
 	}
 	if len(d.RoutingKeys) > 0 {

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
-func letter(id, origin string, size int) dlq.DeadLetter {
-	return dlq.DeadLetter{
-		MessageID: id, LogicalID: id, LogicalIDFrom: dlq.IDMessageID,
+func letter(id, origin string, size int) domain.DeadLetter {
+	return domain.DeadLetter{
+		MessageID: id, LogicalID: id, LogicalIDFrom: domain.IDMessageID,
 		OriginQueue: origin, RoutingKeys: []string{"rk." + origin}, Body: make([]byte, size),
 	}
 }
@@ -19,7 +19,7 @@ func letter(id, origin string, size int) dlq.DeadLetter {
 // onlyOrigin selects letters from one origin queue.
 type onlyOrigin string
 
-func (o onlyOrigin) Match(d dlq.DeadLetter, _ *bool, _ time.Time) (bool, error) {
+func (o onlyOrigin) Match(d domain.DeadLetter, _ *bool, _ time.Time) (bool, error) {
 	return d.OriginQueue == string(o), nil
 }
 
@@ -27,14 +27,14 @@ func (o onlyOrigin) Match(d dlq.DeadLetter, _ *bool, _ time.Time) (bool, error) 
 // the wrong type.
 type failingFilter struct{}
 
-func (failingFilter) Match(dlq.DeadLetter, *bool, time.Time) (bool, error) {
+func (failingFilter) Match(domain.DeadLetter, *bool, time.Time) (bool, error) {
 	return false, errors.New("bad field")
 }
 
 // seesApplied selects letters whose inbox status is unknown (nil).
 type seesApplied struct{}
 
-func (seesApplied) Match(_ dlq.DeadLetter, applied *bool, _ time.Time) (bool, error) {
+func (seesApplied) Match(_ domain.DeadLetter, applied *bool, _ time.Time) (bool, error) {
 	return applied == nil, nil
 }
 
@@ -42,8 +42,8 @@ func TestPlanSelectsDestinationsAndSkips(t *testing.T) {
 	quarantined := letter("q1", "orders", 1)
 	quarantined.Quarantined = true
 	hashed := letter("h1", "orders", 1)
-	hashed.LogicalIDFrom = dlq.IDHash
-	base := []dlq.DeadLetter{
+	hashed.LogicalIDFrom = domain.IDHash
+	base := []domain.DeadLetter{
 		letter("a", "orders", 10), letter("b", "orders", 20), letter("c", "billing", 5),
 		letter("d", "", 7), quarantined, hashed,
 	}
@@ -105,7 +105,7 @@ func TestPlanSelectsDestinationsAndSkips(t *testing.T) {
 		},
 		{
 			name:        "releasing from the parking queue includes quarantined messages",
-			req:         Request{Action: ActionReplay, Queue: "dlq.quarantine", Letters: []dlq.DeadLetter{quarantined}, Release: true},
+			req:         Request{Action: ActionReplay, Queue: "dlq.quarantine", Letters: []domain.DeadLetter{quarantined}, Release: true},
 			wantTargets: []string{"queue:orders"},
 			wantBytes:   1,
 		},
@@ -175,7 +175,7 @@ func TestPlanRefusesWhatCannotBeDone(t *testing.T) {
 }
 
 func TestPlanLeavesOutWhatTheFilterCannotJudge(t *testing.T) {
-	p, err := NewPlan(Request{Action: ActionReplay, Queue: "d", Letters: []dlq.DeadLetter{letter("a", "o", 1), letter("b", "o", 1)}, Filter: failingFilter{}})
+	p, err := NewPlan(Request{Action: ActionReplay, Queue: "d", Letters: []domain.DeadLetter{letter("a", "o", 1), letter("b", "o", 1)}, Filter: failingFilter{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestParseOverride(t *testing.T) {
 }
 
 func TestSummaryStatesCountsDestinationsAndSkips(t *testing.T) {
-	many := make([]dlq.DeadLetter, 0, 40)
+	many := make([]domain.DeadLetter, 0, 40)
 	for i := range 37 {
 		many = append(many, letter(msgID(i), "orders", 100))
 	}
@@ -234,27 +234,27 @@ func TestSummaryStatesCountsDestinationsAndSkips(t *testing.T) {
 		},
 		{
 			name: "several destinations",
-			req:  Request{Action: ActionReplay, Queue: "d", InboxKnown: true, Letters: []dlq.DeadLetter{letter("a", "x", 1), letter("b", "y", 1), letter("c", "y", 1)}},
+			req:  Request{Action: ActionReplay, Queue: "d", InboxKnown: true, Letters: []domain.DeadLetter{letter("a", "x", 1), letter("b", "y", 1), letter("c", "y", 1)}},
 			want: "Replay 3 messages (3 B) from d to 2 destinations (queue y (default exchange): 2, queue x (default exchange): 1)?",
 		},
 		{
 			name: "quarantine names its reason",
-			req:  Request{Action: ActionQuarantine, Queue: "d", Parking: "d.quarantine", Reason: "bad schema", Letters: []dlq.DeadLetter{letter("a", "x", 1)}},
+			req:  Request{Action: ActionQuarantine, Queue: "d", Parking: "d.quarantine", Reason: "bad schema", Letters: []domain.DeadLetter{letter("a", "x", 1)}},
 			want: `Quarantine 1 message (1 B) from d to queue d.quarantine (default exchange) with reason "bad schema"?`,
 		},
 		{
 			name: "release from the parking queue",
-			req:  Request{Action: ActionReplay, Queue: "d.quarantine", Release: true, InboxKnown: true, Letters: []dlq.DeadLetter{letter("a", "x", 1)}, Rate: 50},
+			req:  Request{Action: ActionReplay, Queue: "d.quarantine", Release: true, InboxKnown: true, Letters: []domain.DeadLetter{letter("a", "x", 1)}, Rate: 50},
 			want: "Release 1 message (1 B) from d.quarantine to queue x (default exchange)? at most 50/s",
 		},
 		{
 			name: "nothing left to do",
-			req:  Request{Action: ActionReplay, Queue: "d", InboxKnown: true, Applied: map[string]bool{"a": true}, Letters: []dlq.DeadLetter{letter("a", "x", 1)}},
+			req:  Request{Action: ActionReplay, Queue: "d", InboxKnown: true, Applied: map[string]bool{"a": true}, Letters: []domain.DeadLetter{letter("a", "x", 1)}},
 			want: "Nothing to replay from d: 1 already applied will be skipped",
 		},
 		{
 			name: "an unknown inbox is said",
-			req:  Request{Action: ActionReplay, Queue: "d", Letters: []dlq.DeadLetter{letter("a", "x", 1)}},
+			req:  Request{Action: ActionReplay, Queue: "d", Letters: []domain.DeadLetter{letter("a", "x", 1)}},
 			want: "Replay 1 message (1 B) from d to queue x (default exchange)? inbox unknown: applied messages cannot be skipped",
 		},
 	}

@@ -8,8 +8,7 @@ import (
 	"sort"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // Source is where a streamed operation reads its messages, in queue
@@ -18,7 +17,7 @@ import (
 type Source interface {
 	// Next hands out up to n more letters, with bodies; end is set once
 	// nothing more will come.
-	Next(ctx context.Context, n int) (letters []dlq.DeadLetter, end bool, err error)
+	Next(ctx context.Context, n int) (letters []domain.DeadLetter, end bool, err error)
 	// Keep says n handed-out deliveries stay held until Close.
 	Keep(n int)
 	// Ack removes one delivery whose copy was confirmed.
@@ -189,12 +188,12 @@ func sortGroups(gs []Group) {
 
 // lookupPage asks the inbox about a page's business IDs in one query.
 // known is false when there is no inbox or it failed.
-func lookupPage(ctx context.Context, lookup Lookup, letters []dlq.DeadLetter) (map[string]bool, bool) {
+func lookupPage(ctx context.Context, lookup Lookup, letters []domain.DeadLetter) (map[string]bool, bool) {
 	if lookup == nil {
 		return nil, false
 	}
 	ids := make([]string, 0, len(letters))
-	for _, id := range dlq.BusinessIDs(letters) {
+	for _, id := range domain.BusinessIDs(letters) {
 		if id != "" {
 			ids = append(ids, id)
 		}
@@ -211,7 +210,7 @@ func lookupPage(ctx context.Context, lookup Lookup, letters []dlq.DeadLetter) (m
 
 // appliedIn is the inbox's word on d from a page's lookup: nil when
 // unknown, which includes a content-hash ID no inbox holds.
-func appliedIn(applied map[string]bool, known bool, d dlq.DeadLetter) *bool {
+func appliedIn(applied map[string]bool, known bool, d domain.DeadLetter) *bool {
 	if !known || d.BusinessID() == "" {
 		return nil
 	}

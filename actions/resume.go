@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // Twin names a message by what the audit log records of it: a DLQ message
@@ -25,7 +25,7 @@ type Twin struct {
 }
 
 // TwinOf is d's name as the audit log records it.
-func TwinOf(d dlq.DeadLetter) Twin {
+func TwinOf(d domain.DeadLetter) Twin {
 	return Twin{MessageID: d.MessageID, LogicalID: d.LogicalID, BodySHA256: audit.BodyDigest(d.Body), Death: DeathDigest(d)}
 }
 
@@ -33,7 +33,7 @@ func TwinOf(d dlq.DeadLetter) Twin {
 // queue, reason, exchange, routing keys, count and time. The broker never
 // changes them while the message waits in the DLQ, however often it is
 // delivered again; "" when d has none.
-func DeathDigest(d dlq.DeadLetter) string {
+func DeathDigest(d domain.DeadLetter) string {
 	if len(d.Deaths) == 0 {
 		return ""
 	}
@@ -182,7 +182,7 @@ func requestOf(intent audit.Record) (Request, error) {
 		req.Rate = rate
 	}
 	if req.FilterText != "" {
-		f, err := dlq.CompileFilter(req.FilterText)
+		f, err := domain.CompileFilter(req.FilterText)
 		if err != nil {
 			return Request{}, fmt.Errorf("intent of %s: filter: %w", intent.Operation, err)
 		}

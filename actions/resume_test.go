@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // A source handed back after a lost ack keeps its x-death; the same event
@@ -13,9 +13,9 @@ import (
 // and a record written before deaths were recorded still matches.
 func TestTwinsAreToldApartByWhereTheyDied(t *testing.T) {
 	at := time.Date(2026, 12, 3, 2, 50, 0, 0, time.UTC)
-	letter := func(queue string) dlq.DeadLetter {
-		return dlq.DeadLetter{MessageID: "e-1", LogicalID: "ev-1", Body: []byte(`{}`),
-			Deaths: []dlq.Death{{Queue: queue, Reason: "rejected", Exchange: "events", Count: 1, Time: at}}}
+	letter := func(queue string) domain.DeadLetter {
+		return domain.DeadLetter{MessageID: "e-1", LogicalID: "ev-1", Body: []byte(`{}`),
+			Deaths: []domain.Death{{Queue: queue, Reason: "rejected", Exchange: "events", Count: 1, Time: at}}}
 	}
 	billing, again, shipping := TwinOf(letter("billing")), TwinOf(letter("billing")), TwinOf(letter("shipping"))
 	if billing.Death == "" || billing != again {
@@ -24,7 +24,7 @@ func TestTwinsAreToldApartByWhereTheyDied(t *testing.T) {
 	if billing.Death == shipping.Death {
 		t.Fatal("letters that died in billing and in shipping have the same death")
 	}
-	if DeathDigest(dlq.DeadLetter{MessageID: "m"}) != "" {
+	if DeathDigest(domain.DeadLetter{MessageID: "m"}) != "" {
 		t.Fatal("a letter without x-death has a death")
 	}
 
@@ -57,8 +57,8 @@ func TestTwinsAreToldApartByWhereTheyDied(t *testing.T) {
 // fresh messages and make a second copy.
 func TestAResumeStillRemovesTwinsAnEarlierRunRecordedAsDeduplicated(t *testing.T) {
 	at := time.Date(2026, 12, 3, 2, 50, 0, 0, time.UTC)
-	src := dlq.DeadLetter{MessageID: "m-1", LogicalID: "ev-1", Body: []byte(`{}`),
-		Deaths: []dlq.Death{{Queue: "orders", Reason: "rejected", Count: 1, Time: at}}}
+	src := domain.DeadLetter{MessageID: "m-1", LogicalID: "ev-1", Body: []byte(`{}`),
+		Deaths: []domain.Death{{Queue: "orders", Reason: "rejected", Count: 1, Time: at}}}
 	tw := TwinOf(src)
 	named := func(outcome string) audit.Record {
 		return audit.Record{Operation: "op-1", Vhost: "/", Queue: "orders.dlq", Action: ActionReplay, Outcome: outcome,

@@ -8,6 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/testkit"
 )
@@ -84,7 +85,7 @@ func (s *scene) rejectInto(t testing.TB, n int, msg func(i int) amqp.Publishing)
 
 // browse opens a session on the DLQ (or another queue of the scene) and
 // holds everything in it.
-func (s *scene) browse(t testing.TB, conn *amqp.Connection, queue string) (*dlq.Session, []dlq.DeadLetter) {
+func (s *scene) browse(t testing.TB, conn *amqp.Connection, queue string) (*dlq.Session, []domain.DeadLetter) {
 	t.Helper()
 	sess, letters, err := s.hold(testCtx(t), conn, queue)
 	if err != nil {
@@ -95,8 +96,8 @@ func (s *scene) browse(t testing.TB, conn *amqp.Connection, queue string) (*dlq.
 }
 
 // hold is browse for goroutines other than the test's own.
-func (s *scene) hold(ctx context.Context, conn *amqp.Connection, queue string) (*dlq.Session, []dlq.DeadLetter, error) {
-	sess, err := dlq.Open(ctx, conn, dlq.QueueInfo{Vhost: s.vhost, Name: queue, Type: dlq.TypeClassic, DeliveryLimit: -1}, dlq.Options{Window: 4096})
+func (s *scene) hold(ctx context.Context, conn *amqp.Connection, queue string) (*dlq.Session, []domain.DeadLetter, error) {
+	sess, err := dlq.Open(ctx, conn, domain.QueueInfo{Vhost: s.vhost, Name: queue, Type: domain.TypeClassic, DeliveryLimit: -1}, dlq.Options{Window: 4096})
 	if err != nil {
 		return nil, nil, err
 	}

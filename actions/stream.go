@@ -10,7 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // Streamed is an operation over a whole queue, or its first Limit
@@ -458,7 +458,7 @@ func (s *streamer) dedupe(ctx context.Context, twins []flight) error {
 
 // flightOf is what is kept of d, whose body's sha256 is digest and
 // whose DeathDigest is death.
-func flightOf(d dlq.DeadLetter, digest, death string) flight {
+func flightOf(d domain.DeadLetter, digest, death string) flight {
 	return flight{tag: d.DeliveryTag, messageID: d.MessageID, logicalID: d.LogicalID, size: d.Size, digest: digest, death: death}
 }
 
@@ -520,7 +520,7 @@ func (s *streamer) settle(ctx context.Context, pub *Publisher) error {
 }
 
 // operationOf is the operation that published d, if warren did.
-func operationOf(d dlq.DeadLetter) string {
+func operationOf(d domain.DeadLetter) string {
 	op, _ := d.Headers[HeaderOperation].(string)
 	return op
 }

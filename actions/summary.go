@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // maxGroupsInSummary keeps the prompt one readable sentence.
@@ -81,7 +81,7 @@ func (t question) summary() string {
 		return s
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (%s) from %s to ", capitalise(t.verb()), MessagesAndIDs(t.moving, t.logicalIDs), dlq.Size(t.bytes), t.queue)
+	fmt.Fprintf(&b, "%s %s (%s) from %s to ", capitalise(t.verb()), MessagesAndIDs(t.moving, t.logicalIDs), domain.Size(t.bytes), t.queue)
 	b.WriteString(t.destinationText())
 	if t.action == ActionQuarantine {
 		fmt.Fprintf(&b, " with reason %q", t.reason)
@@ -128,7 +128,7 @@ func (t question) notes() []string {
 func (t question) lines() []string {
 	lines := make([]string, 0, len(t.groups))
 	for _, g := range t.groups {
-		lines = append(lines, fmt.Sprintf("%s → %s (%s)", plural(g.Count, "message"), g.Dest, dlq.Size(g.Bytes)))
+		lines = append(lines, fmt.Sprintf("%s → %s (%s)", plural(g.Count, "message"), g.Dest, domain.Size(g.Bytes)))
 	}
 	return lines
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // A quorum queue can lose acks that cross a change of its leader (a node
@@ -42,7 +42,7 @@ func (c confirmedTwins) add(fl flight) {
 }
 
 // take reports whether d is the twin of a confirmed copy not yet matched.
-func (c confirmedTwins) take(d dlq.DeadLetter) bool {
+func (c confirmedTwins) take(d domain.DeadLetter) bool {
 	k := keyOf(TwinOf(d))
 	if c[k] <= 0 {
 		return false

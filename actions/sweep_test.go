@@ -7,6 +7,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/testkit"
 )
@@ -23,7 +24,7 @@ import (
 // among them.
 func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 	s := newScene(t, 6, plain)
-	q := dlq.QueueInfo{Vhost: s.vhost, Name: s.dlq, Type: dlq.TypeClassic, DeliveryLimit: -1}
+	q := domain.QueueInfo{Vhost: s.vhost, Name: s.dlq, Type: domain.TypeClassic, DeliveryLimit: -1}
 	// The two to come back, in their exact form.
 	var back []amqp.Publishing
 	for _, d := range drainKeep(t, s, 6) {
@@ -35,7 +36,7 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := dlq.CompileFilter(`message_id in ["m-00000", "m-00001", "m-00002", "m-00003"]`)
+	f, err := domain.CompileFilter(`message_id in ["m-00000", "m-00001", "m-00002", "m-00003"]`)
 	if err != nil {
 		t.Fatal(err)
 	}

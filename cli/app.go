@@ -17,6 +17,7 @@ import (
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/broker"
 	"github.com/warrenops/warren/sources/dlq"
@@ -204,7 +205,7 @@ func (a *App) Mgmt() (*mgmt.Client, error) {
 	}
 	return mgmt.New(mgmt.Options{URL: c.ManagementURL, MetricsURL: c.MetricsURL, Username: c.Username, Password: pw, TLS: tc,
 		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint(),
-		Learned: loadPairings(c.Name), OnLearn: func(l mgmt.DLQOverride) {
+		Learned: loadPairings(c.Name), OnLearn: func(l domain.DLQOverride) {
 			// A pairing that cannot be kept still holds in this process;
 			// nothing may write to the terminal the dashboard draws on.
 			_ = keepPairing(c.Name, l)
@@ -212,22 +213,22 @@ func (a *App) Mgmt() (*mgmt.Client, error) {
 }
 
 // DLQOverrides are the DLQ pairings the config pins (docs/ARCHITECTURE.md §6).
-func DLQOverrides(c *config.Context) []mgmt.DLQOverride {
-	var out []mgmt.DLQOverride
+func DLQOverrides(c *config.Context) []domain.DLQOverride {
+	var out []domain.DLQOverride
 	for _, q := range c.Queues {
 		if q.DLQ != "" {
-			out = append(out, mgmt.DLQOverride{Vhost: q.Vhost, Queue: q.Name, DLQ: q.DLQ})
+			out = append(out, domain.DLQOverride{Vhost: q.Vhost, Queue: q.Name, DLQ: q.DLQ})
 		}
 	}
 	return out
 }
 
 // ParkingQueues are the parking queues the config names (quarantine).
-func ParkingQueues(c *config.Context) []mgmt.QueueRef {
-	var out []mgmt.QueueRef
+func ParkingQueues(c *config.Context) []domain.QueueRef {
+	var out []domain.QueueRef
 	for _, q := range c.Queues {
 		if q.Quarantine != "" {
-			out = append(out, mgmt.QueueRef{Vhost: q.Vhost, Name: q.Quarantine})
+			out = append(out, domain.QueueRef{Vhost: q.Vhost, Name: q.Quarantine})
 		}
 	}
 	return out
@@ -289,9 +290,9 @@ func (a *App) Inbox(ctx context.Context, vhost, queue string) (*inbox.Client, er
 // Management is what the commands read from the management API;
 // *mgmt.Client implements it.
 type Management interface {
-	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
-	Overview(ctx context.Context) (*mgmt.Overview, error)
-	Channels(ctx context.Context, vhost string) (*mgmt.ChannelList, error)
+	Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error)
+	Overview(ctx context.Context) (*domain.Overview, error)
+	Channels(ctx context.Context, vhost string) (*domain.ChannelList, error)
 }
 
 // management returns the context and the commands' management API

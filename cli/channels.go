@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -77,7 +77,7 @@ type channelJSON struct {
 	Consumers      *int64   `json:"consumers"`
 }
 
-func channelsOf(l *mgmt.ChannelList) channelsJSON {
+func channelsOf(l *domain.ChannelList) channelsJSON {
 	out := channelsJSON{Channels: make([]channelJSON, 0, len(l.Channels))}
 	out.UnconfirmedTotal, out.UnconfirmedChannels = l.Confirms()
 	if l.Note != "" {
@@ -102,7 +102,7 @@ func rounded(r *float64) *float64 {
 	return &v
 }
 
-func writeChannelsText(w io.Writer, l *mgmt.ChannelList) error {
+func writeChannelsText(w io.Writer, l *domain.ChannelList) error {
 	if l.Note != "" {
 		fmt.Fprintln(w, sanitize.Text(l.Note))
 	}

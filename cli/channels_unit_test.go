@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -14,8 +14,8 @@ func ptr[T any](v T) *T { return &v }
 // unitChannels is a gateway waiting for 37 confirms, an importer with 4
 // pending, a consumer's channel, and a closing channel the broker gave
 // no figures for.
-func unitChannels() *mgmt.ChannelList {
-	return &mgmt.ChannelList{Channels: []mgmt.ChannelStat{
+func unitChannels() *domain.ChannelList {
+	return &domain.ChannelList{Channels: []domain.ChannelStat{
 		{Name: "10.0.0.7:40100 -> 10.0.0.1:5672 (1)", Connection: "order-gateway", User: "svc-gateway", Vhost: "shop", Number: 1,
 			Confirm: ptr(true), Unconfirmed: ptr(int64(37)), Unacked: ptr(int64(0)), Prefetch: ptr(int64(0)),
 			GlobalPrefetch: ptr(int64(0)), Consumers: ptr(int64(0)), PublishRate: ptr(12.345), ConfirmRate: ptr(11.0)},
@@ -99,7 +99,7 @@ func TestChannelsJSONGivesNullForWhatTheBrokerDidNotReport(t *testing.T) {
 }
 
 func TestChannelsWithoutStatisticsSayWhy(t *testing.T) {
-	fake := &fakeManagement{channels: &mgmt.ChannelList{Note: "channel details unavailable: the broker collects no channel statistics (disabled)"}}
+	fake := &fakeManagement{channels: &domain.ChannelList{Note: "channel details unavailable: the broker collects no channel statistics (disabled)"}}
 	r := runUnit(t, fake, "--config", unitConfig(t, ""), "channels")
 	if r.err != nil || !strings.Contains(r.out, "collects no channel statistics") || !strings.Contains(r.out, "no channels") {
 		t.Errorf("err %v, out %q", r.err, r.out)

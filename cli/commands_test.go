@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // These tests run the commands' own logic over a fake management API:
@@ -21,14 +21,14 @@ import (
 
 // fakeManagement answers every snapshot with snap, and counts the calls.
 type fakeManagement struct {
-	snap     *mgmt.Snapshot
-	channels *mgmt.ChannelList
+	snap     *domain.Snapshot
+	channels *domain.ChannelList
 	err      error
-	asked    []mgmt.SnapshotOptions
+	asked    []domain.SnapshotOptions
 	vhosts   []string // the vhosts Channels was asked for
 }
 
-func (f *fakeManagement) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
+func (f *fakeManagement) Snapshot(_ context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error) {
 	f.asked = append(f.asked, o)
 	if f.err != nil {
 		return nil, f.err
@@ -36,14 +36,14 @@ func (f *fakeManagement) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*m
 	return f.snap, nil
 }
 
-func (f *fakeManagement) Overview(context.Context) (*mgmt.Overview, error) {
+func (f *fakeManagement) Overview(context.Context) (*domain.Overview, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
 	return &f.snap.Overview, nil
 }
 
-func (f *fakeManagement) Channels(_ context.Context, vhost string) (*mgmt.ChannelList, error) {
+func (f *fakeManagement) Channels(_ context.Context, vhost string) (*domain.ChannelList, error) {
 	f.vhosts = append(f.vhosts, vhost)
 	if f.err != nil {
 		return nil, f.err
@@ -84,24 +84,24 @@ func runUnit(t *testing.T, fake *fakeManagement, args ...string) cliRun {
 
 // unitSnapshot is a broker with a growing queue, a draining one, a DLQ
 // that holds its messages and a queue nobody consumes.
-func unitSnapshot() *mgmt.Snapshot {
+func unitSnapshot() *domain.Snapshot {
 	now := time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC)
 	head := now.Add(-90 * time.Second)
-	dlq := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	dlq := domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
 	delayed, dlxHeld := int64(12), int64(0)
-	return &mgmt.Snapshot{
+	return &domain.Snapshot{
 		TakenAt:  now,
 		StatsAge: 2 * time.Second,
-		Overview: mgmt.Overview{ClusterName: "rabbit@unit", RabbitMQVersion: "3.10.8"},
-		Nodes:    []mgmt.Node{{Name: "rabbit@unit", Running: true}},
-		Queues: []mgmt.Queue{
+		Overview: domain.Overview{ClusterName: "rabbit@unit", RabbitMQVersion: "3.10.8"},
+		Nodes:    []domain.Node{{Name: "rabbit@unit", Running: true}},
+		Queues: []domain.Queue{
 			{Vhost: "/", Name: "orders", Type: "classic", Messages: 120, Ready: 100, Unacked: 20, Consumers: 2,
 				PublishRate: 5, AckRate: 3, HasRates: true, DLQ: &dlq, DLQMessages: 7, HeadMessageTimestamp: &head},
 			{Vhost: "/", Name: "shipping", Type: "quorum", Messages: 600, Ready: 600, Consumers: 1,
 				PublishRate: 2, AckRate: 12, HasRates: true, OldestUnknownReason: "quorum queues carry no head timestamp",
 				Delayed: &delayed, DLXHeld: &dlxHeld},
 			{Vhost: "/", Name: "orders.dlq", Type: "classic", Messages: 7, Ready: 7, HasRates: true,
-				DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}},
+				DLQOf: []domain.QueueRef{{Vhost: "/", Name: "orders"}}},
 			{Vhost: "/", Name: "audit.\x1b[31mred", Type: "classic", Messages: 3, Ready: 3, HasRates: true},
 		},
 	}

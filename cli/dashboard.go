@@ -6,8 +6,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui"
 	"github.com/warrenops/warren/ui/auditlog"
 	"github.com/warrenops/warren/ui/common"
@@ -60,7 +60,7 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 
 // screens are the constructors the root model opens screens with.
 type screens struct {
-	NewDLQ     func(mgmt.QueueRef) common.Screen
+	NewDLQ     func(domain.QueueRef) common.Screen
 	NewMessage func(common.OpenMessageMsg) common.Screen
 	NewAudit   func() common.Screen
 }
@@ -87,7 +87,7 @@ func newScreens(o *ops.Ops, st styles.Styles) screens {
 		auditOpts.Resumer = o.Audit()
 	}
 	return screens{
-		NewDLQ: func(ref mgmt.QueueRef) common.Screen {
+		NewDLQ: func(ref domain.QueueRef) common.Screen {
 			return deadletters.New(ref, deps, deadletters.Options{
 				ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold,
 				Now: now, Styles: st,

@@ -10,10 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -50,7 +49,7 @@ func (a *App) dlqTarget(ctx context.Context, queue string, f readFlags) (*ops.Op
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := o.Resolve(ctx, mgmt.QueueRef{Vhost: vhostOf(o.Context(), f.vhost), Name: queue})
+	t, err := o.Resolve(ctx, domain.QueueRef{Vhost: vhostOf(o.Context(), f.vhost), Name: queue})
 	if err != nil {
 		o.Close()
 		return nil, nil, err
@@ -62,7 +61,7 @@ func (a *App) dlqTarget(ctx context.Context, queue string, f readFlags) (*ops.Op
 // browse opens a session on the target; a guard refusal exits 3.
 func (a *App) browse(ctx context.Context, o *ops.Ops, t *ops.Target) (*ops.Browse, func(), error) {
 	b, err := o.Browse(ctx, t)
-	var refused *dlq.RefusedError
+	var refused *domain.RefusedError
 	if errors.As(err, &refused) || errors.Is(err, ops.ErrReadOnly) {
 		return nil, nil, Refused(err)
 	}
@@ -78,14 +77,14 @@ func (a *App) browse(ctx context.Context, o *ops.Ops, t *ops.Target) (*ops.Brows
 
 // listed is one dead letter a command prints, with its inbox status.
 type listed struct {
-	dlq.DeadLetter
-	status  inbox.Status
+	domain.DeadLetter
+	status  domain.InboxStatus
 	applied time.Time
 }
 
 // collect pages through the session until limit letters match (or the
 // queue ends), looking up each page's inbox statuses in one query.
-func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *dlq.Filter, keep func(dlq.DeadLetter) bool, limit int) ([]listed, []string, error) {
+func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *domain.Filter, keep func(domain.DeadLetter) bool, limit int) ([]listed, []string, error) {
 	var out []listed
 	var notes []string
 	refused, evalErrs, more := 0, 0, false
@@ -98,7 +97,7 @@ func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *dlq.Fi
 		}
 		notes = append(notes, page.Notes...)
 		refused += len(page.Refused)
-		st, found := ib.Statuses(ctx, dlq.BusinessIDs(page.Letters))
+		st, found := ib.Statuses(ctx, domain.BusinessIDs(page.Letters))
 		for i, d := range page.Letters {
 			if keep != nil && !keep(d) {
 				continue

@@ -16,8 +16,8 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -145,7 +145,7 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 		Action: ops.Action(f.action), Queue: t.Ref, Reason: f.reason,
 		Filter: req.filter, FilterText: f.filter, To: req.to, IncludeApplied: f.includeApplied, Rate: f.rate,
 	}
-	if t.Info.Type == dlq.TypeStream {
+	if t.Info.Type == domain.TypeStream {
 		return a.runHeldAction(ctx, o, t, preq, f)
 	}
 	return a.runStreamedAction(ctx, o, t, preq, f)
@@ -229,14 +229,14 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 		return nil, errors.New("--reason is required: say why these messages are quarantined")
 	}
 	if f.group != "" {
-		src, err := dlq.GroupFilter(f.filter, f.group)
+		src, err := domain.GroupFilter(f.filter, f.group)
 		if err != nil {
 			return nil, err
 		}
 		f.filter = src
 	}
 	if f.filter != "" {
-		flt, err := dlq.CompileFilter(f.filter)
+		flt, err := domain.CompileFilter(f.filter)
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +258,7 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 // holdLetters pages through the session until the queue ends or limit
 // letters are held; the letters past limit stay held until Close returns
 // them.
-func holdLetters(ctx context.Context, sess *ops.Browse, limit int) ([]dlq.DeadLetter, []string, error) {
+func holdLetters(ctx context.Context, sess *ops.Browse, limit int) ([]domain.DeadLetter, []string, error) {
 	var notes []string
 	refused := 0
 	for {

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -86,7 +86,7 @@ func (a *App) runDlqEdit(ctx context.Context, queue, id string, limit int, fr re
 		return err
 	}
 	defer closeBrowse()
-	keep := func(d dlq.DeadLetter) bool { return format.MatchesLogicalID(d, id) }
+	keep := func(d domain.DeadLetter) bool { return format.MatchesLogicalID(d, id) }
 	rows, notes, err := collect(ctx, sess, o.Pager(ctx, t.InboxOf), nil, keep, limit)
 	if err != nil {
 		return err

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -80,7 +80,7 @@ type spreadJSON struct {
 	Max int `json:"max"`
 }
 
-func groupsJSONOf(st *dlq.Stats, groups []dlq.Group, inbox map[string]ops.GroupInbox) groupsJSON {
+func groupsJSONOf(st *domain.Stats, groups []domain.Group, inbox map[string]ops.GroupInbox) groupsJSON {
 	out := groupsJSON{Queue: st.Queue.Name, Total: st.Total, Complete: st.Complete, Groups: make([]groupJSON, 0, len(groups))}
 	for _, g := range groups {
 		j := groupJSON{ID: g.ID, Count: g.Count, Convention: g.Convention, Origin: g.Origin, Kind: g.Kind,
@@ -100,7 +100,7 @@ func groupsJSONOf(st *dlq.Stats, groups []dlq.Group, inbox map[string]ops.GroupI
 	return out
 }
 
-func writeGroupsText(w io.Writer, t *ops.Target, st *dlq.Stats, groups []dlq.Group, inbox map[string]ops.GroupInbox) error {
+func writeGroupsText(w io.Writer, t *ops.Target, st *domain.Stats, groups []domain.Group, inbox map[string]ops.GroupInbox) error {
 	if len(groups) == 0 {
 		fmt.Fprintf(w, "no messages in %s\n", sanitize.Text(t.Ref.Name))
 		return nil

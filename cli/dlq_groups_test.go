@@ -13,7 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -97,7 +97,7 @@ func TestDlqGroupsListsTheFailureGroupsOfAFrameworksErrorQueue(t *testing.T) {
 		t.Fatalf("groups %+v", got)
 	}
 	top := got.Groups[0]
-	want := dlq.GroupOf(dlq.Failure{Convention: dlq.ConventionMassTransit, Kind: dlq.KindException, OriginQueue: "orders",
+	want := domain.GroupOf(domain.Failure{Convention: domain.ConventionMassTransit, Kind: domain.KindException, OriginQueue: "orders",
 		ErrorType: "Orders.OrderNotFoundException", ErrorMessage: "Order 1 not found"})
 	if top.ID != want || top.Count != 3 || top.Convention != "masstransit" || top.Origin != "orders" ||
 		top.Message != "Order <n> not found" || top.ErrorType != "Orders.OrderNotFoundException" || top.FirstFailed == nil {
@@ -117,7 +117,7 @@ func TestDlqGroupsListsTheFailureGroupsOfAFrameworksErrorQueue(t *testing.T) {
 
 func TestAGroupIsListedAndReplayedAlone(t *testing.T) {
 	s := newErrorQueueScene(t)
-	timeout := dlq.GroupOf(dlq.Failure{Convention: dlq.ConventionMassTransit, Kind: dlq.KindException, OriginQueue: "orders",
+	timeout := domain.GroupOf(domain.Failure{Convention: domain.ConventionMassTransit, Kind: domain.KindException, OriginQueue: "orders",
 		ErrorType: "System.TimeoutException", ErrorMessage: "Stock service timed out after 30000 ms"})
 	out, _, err := runDlq(t, s.config, "ls", "orders_error", "--group", timeout[:6], "--json")
 	if err != nil {
@@ -132,7 +132,7 @@ func TestAGroupIsListedAndReplayedAlone(t *testing.T) {
 	}
 	for _, m := range ls.Messages {
 		if m.Group != timeout || m.Convention != "masstransit" || m.ErrorType != "System.TimeoutException" ||
-			m.ErrorMessage != "Stock service timed out after 30000 ms" || m.OriginQueue != "orders" || m.Reason != dlq.KindException {
+			m.ErrorMessage != "Stock service timed out after 30000 ms" || m.OriginQueue != "orders" || m.Reason != domain.KindException {
 			t.Errorf("listed %+v", m)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/text/format"
@@ -39,16 +40,16 @@ func newDlqLsCmd(a *App) *cobra.Command {
 				return Usage(fmt.Errorf("--limit %d: want 1 to %d", limit, maxActionLimit))
 			}
 			if group != "" {
-				src, err := dlq.GroupFilter(filter, group)
+				src, err := domain.GroupFilter(filter, group)
 				if err != nil {
 					return Usage(err)
 				}
 				filter = src
 			}
-			var flt *dlq.Filter
+			var flt *domain.Filter
 			if filter != "" {
 				var err error
-				if flt, err = dlq.CompileFilter(filter); err != nil {
+				if flt, err = domain.CompileFilter(filter); err != nil {
 					return Usage(err)
 				}
 			}
@@ -72,7 +73,7 @@ func newDlqLsCmd(a *App) *cobra.Command {
 
 // listLetters is the browse shared by ls and show: open, page, look up,
 // return everything to the queue.
-func (a *App) listLetters(ctx context.Context, queue string, f readFlags, flt *dlq.Filter, keep func(dlq.DeadLetter) bool, limit int) ([]listed, []string, *ops.Target, error) {
+func (a *App) listLetters(ctx context.Context, queue string, f readFlags, flt *domain.Filter, keep func(domain.DeadLetter) bool, limit int) ([]listed, []string, *ops.Target, error) {
 	o, t, err := a.dlqTarget(ctx, queue, f)
 	if err != nil {
 		return nil, nil, nil, err
@@ -148,7 +149,7 @@ func lsMessageOf(r listed) lsMessage {
 
 func lsJSONOf(rows []listed) lsJSON {
 	out := lsJSON{Messages: make([]lsMessage, 0, len(rows))}
-	h := dlq.NewHistogram()
+	h := domain.NewHistogram()
 	for _, r := range rows {
 		out.Messages = append(out.Messages, lsMessageOf(r))
 		h.Add(r.DeadLetter)
@@ -176,11 +177,11 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	now := time.Now()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tLOGICAL ID\tREASON\tORIGIN\tATTEMPTS\tAGE\tSIZE\tINBOX\tGROUP\tFLAGS")
-	h := dlq.NewHistogram()
+	h := domain.NewHistogram()
 	hashed, undead := false, false
 	for _, r := range rows {
 		h.Add(r.DeadLetter)
-		hashed = hashed || r.LogicalIDFrom == dlq.IDHash
+		hashed = hashed || r.LogicalIDFrom == domain.IDHash
 		undead = undead || !format.DeadLettered(r.DeadLetter)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Position, format.LogicalID(r.DeadLetter), format.Reason(r.DeadLetter),
 			format.Origin(r.DeadLetter), r.Attempts, format.Age(now, r.DeadLetteredAt), format.Bytes(int64(r.Size)), r.status, r.Group, flagsText(r.DeadLetter))
@@ -200,7 +201,7 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	return nil
 }
 
-func flagsText(d dlq.DeadLetter) string {
+func flagsText(d domain.DeadLetter) string {
 	var f []string
 	if d.Quarantined {
 		f = append(f, "quarantined")

@@ -12,8 +12,8 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -82,7 +82,7 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 			return Refused(err)
 		}
 	}
-	if t.Info.Type == dlq.TypeStream {
+	if t.Info.Type == domain.TypeStream {
 		return Usage(fmt.Errorf("%s is a stream: nothing was removed from it, so there is nothing to resume", sanitize.Text(queue)))
 	}
 	r, err := o.Resumable(ctx, t, f.operation)
@@ -94,7 +94,7 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 		return err
 	}
 	pre, err := o.PreviewResume(ctx, t, r)
-	var refused *dlq.RefusedError
+	var refused *domain.RefusedError
 	if errors.As(err, &refused) {
 		return Refused(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -33,7 +33,7 @@ func newDlqShowCmd(a *App) *cobra.Command {
 			if id == "" {
 				return Usage(errors.New("--id is required: the logical ID to show (see dlq ls)"))
 			}
-			keep := func(d dlq.DeadLetter) bool { return format.MatchesLogicalID(d, id) }
+			keep := func(d domain.DeadLetter) bool { return format.MatchesLogicalID(d, id) }
 			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, nil, keep, limit)
 			if err != nil {
 				return err
@@ -67,18 +67,18 @@ func newDlqShowCmd(a *App) *cobra.Command {
 // showJSON is one message in full; bodies that are not UTF-8 are base64.
 type showJSON struct {
 	lsMessage
-	LogicalIDSource string         `json:"logical_id_source"`
-	Position        int            `json:"position"`
-	InboxAppliedAt  *time.Time     `json:"inbox_applied_at,omitempty"`
-	ReplayCount     int            `json:"replay_count"`
-	DeliveryCount   *int64         `json:"delivery_count"`
-	AcquiredCount   *int64         `json:"acquired_count"`
-	Headroom        *int64         `json:"headroom"`
-	Deaths          []dlq.Death    `json:"deaths"`
-	Properties      dlq.Properties `json:"properties"`
-	Headers         map[string]any `json:"headers"`
-	Body            string         `json:"body"`
-	BodyEncoding    string         `json:"body_encoding"`
+	LogicalIDSource string            `json:"logical_id_source"`
+	Position        int               `json:"position"`
+	InboxAppliedAt  *time.Time        `json:"inbox_applied_at,omitempty"`
+	ReplayCount     int               `json:"replay_count"`
+	DeliveryCount   *int64            `json:"delivery_count"`
+	AcquiredCount   *int64            `json:"acquired_count"`
+	Headroom        *int64            `json:"headroom"`
+	Deaths          []domain.Death    `json:"deaths"`
+	Properties      domain.Properties `json:"properties"`
+	Headers         map[string]any    `json:"headers"`
+	Body            string            `json:"body"`
+	BodyEncoding    string            `json:"body_encoding"`
 	// StackTrace is the convention's stack trace; Missing what its
 	// headers lacked or carried in the wrong type; AlsoConventions the
 	// other conventions whose headers it carries.
@@ -89,7 +89,7 @@ type showJSON struct {
 
 func showJSONOf(r listed) showJSON {
 	s := showJSON{lsMessage: lsMessageOf(r), LogicalIDSource: string(r.LogicalIDFrom), Position: r.Position,
-		ReplayCount: r.ReplayCount, Deaths: r.Deaths, Properties: r.Properties, Headers: dlq.PlainHeaders(r.Headers),
+		ReplayCount: r.ReplayCount, Deaths: r.Deaths, Properties: r.Properties, Headers: domain.PlainHeaders(r.Headers),
 		StackTrace: r.Failure.StackTrace, Missing: r.Failure.Missing, AlsoConventions: r.Failure.Also}
 	if s.Missing == nil {
 		s.Missing = []string{}
@@ -98,7 +98,7 @@ func showJSONOf(r listed) showJSON {
 		s.AlsoConventions = []string{}
 	}
 	if s.Deaths == nil {
-		s.Deaths = []dlq.Death{}
+		s.Deaths = []domain.Death{}
 	}
 	if !r.applied.IsZero() {
 		s.InboxAppliedAt = &r.applied
@@ -193,8 +193,8 @@ func writeShowText(w io.Writer, r listed) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if k != dlq.HeaderDeath {
-			shown, note := format.Cut(fmt.Sprint(dlq.Plain(r.Headers[k])), format.HeaderTextLimit)
+		if k != domain.HeaderDeath {
+			shown, note := format.Cut(fmt.Sprint(domain.Plain(r.Headers[k])), format.HeaderTextLimit)
 			line("header "+sanitize.Text(k), sanitize.Text(shown)+note)
 		}
 	}

@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // A header of 120 000 characters must not print on one line: dlq show's
@@ -15,7 +14,7 @@ import (
 // whole; a short header prints as it is.
 func TestDlqShowTextCutsALongHeaderValueAndStatesItsLength(t *testing.T) {
 	long := strings.Repeat("é", 119_999) + "\x1b"
-	r := listed{DeadLetter: dlq.DeadLetter{
+	r := listed{DeadLetter: domain.DeadLetter{
 		MessageID: "m-1", LogicalID: "E-1", DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
 		Headers: amqp.Table{"trace": long, "event_id": "E-1"},
 		Body:    []byte(`{}`),

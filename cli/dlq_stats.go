@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -49,7 +49,7 @@ func newDlqStatsCmd(a *App) *cobra.Command {
 // terminal and the scan's notes on stderr; groupIDs keeps each failure
 // group's business IDs for its inbox counts. A guard refusal exits 3.
 // The caller closes the operations layer.
-func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs bool) (*ops.Ops, *ops.Target, *dlq.Stats, error) {
+func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs bool) (*ops.Ops, *ops.Target, *domain.Stats, error) {
 	// A scan keeps no bodies: its heap stays small, and collecting at
 	// every doubling of it held the scan to 0.8 of a plain consumer. Set
 	// before anything is read, as GOGC in the environment would be.
@@ -67,7 +67,7 @@ func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs b
 	if progress != nil {
 		fmt.Fprintln(a.Err)
 	}
-	var refused *dlq.RefusedError
+	var refused *domain.RefusedError
 	if errors.As(err, &refused) {
 		err = Refused(err)
 	}
@@ -98,7 +98,7 @@ type statsJSON struct {
 	FailureGroups int            `json:"failure_groups"`
 }
 
-func statsJSONOf(st *dlq.Stats) statsJSON {
+func statsJSONOf(st *domain.Stats) statsJSON {
 	out := statsJSON{Total: st.Total, Expected: st.Expected, Complete: st.Complete, Bytes: st.Bytes,
 		Histogram: histJSONOf(st.Attempts, st.Reasons, st.Origins), ReplayLoops: st.ReplayLoops,
 		Quarantined: st.Quarantined, NoTime: st.NoTime, Seconds: round(st.Took.Seconds(), 3),

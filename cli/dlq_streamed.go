@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -77,7 +77,7 @@ func (a *App) runStreamedAction(ctx context.Context, o *ops.Ops, t *ops.Target, 
 // nil, give nil.
 func refusal(err error) error {
 	var (
-		refused *dlq.RefusedError
+		refused *domain.RefusedError
 		bad     *actions.RequestError
 	)
 	switch {

@@ -19,10 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/text/format"
 )
@@ -390,13 +388,13 @@ func TestDlqParkingQueueKeepsTheLogicalIDs(t *testing.T) {
 func TestDlqLsWordsALetterAsTheDLQScreenDoes(t *testing.T) {
 	at := time.Now().Add(-65 * time.Minute)
 	rows := []listed{
-		{DeadLetter: dlq.DeadLetter{Position: 1, LogicalID: "sha256:0123456789abcdef", LogicalIDFrom: dlq.IDHash,
-			Reason: "rejected", OriginQueue: "orders", Attempts: 1, DeadLetteredAt: at, Size: 1536, Headroom: -1}, status: inbox.Unknown},
-		{DeadLetter: dlq.DeadLetter{Position: 2, LogicalID: "ord-1", LogicalIDFrom: dlq.IDHeader,
-			Reason: "expired", OriginQueue: "orders", Attempts: 2, Size: 10, Headroom: -1}, status: inbox.Unknown},
+		{DeadLetter: domain.DeadLetter{Position: 1, LogicalID: "sha256:0123456789abcdef", LogicalIDFrom: domain.IDHash,
+			Reason: "rejected", OriginQueue: "orders", Attempts: 1, DeadLetteredAt: at, Size: 1536, Headroom: -1}, status: domain.InboxUnknown},
+		{DeadLetter: domain.DeadLetter{Position: 2, LogicalID: "ord-1", LogicalIDFrom: domain.IDHeader,
+			Reason: "expired", OriginQueue: "orders", Attempts: 2, Size: 10, Headroom: -1}, status: domain.InboxUnknown},
 	}
 	var out bytes.Buffer
-	if err := writeLsText(&out, &ops.Target{Ref: mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}}, rows); err != nil {
+	if err := writeLsText(&out, &ops.Target{Ref: domain.QueueRef{Vhost: "/", Name: "orders.dlq"}}, rows); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"#sha256:0123456789abcdef", "1h05m", "1.5 KiB", "10 B", format.HashLegend} {

@@ -29,8 +29,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
@@ -281,7 +281,7 @@ func TestHostileCorpusRendersInTheInspectorAndDashboardWithoutEscapes(t *testing
 	profile := lipgloss.ColorProfile()
 	lipgloss.SetColorProfile(termenv.Ascii)
 	t.Cleanup(func() { lipgloss.SetColorProfile(profile) })
-	ref := mgmt.QueueRef{Vhost: s.vhost, Name: hostileDLQ}
+	ref := domain.QueueRef{Vhost: s.vhost, Name: hostileDLQ}
 	for id, d := range s.held {
 		m := message.New(common.OpenMessageMsg{Queue: ref, Letter: dlq.Decode(d, dlq.Options{}, true), Inbox: "unknown", InboxDetail: escapes},
 			message.Options{Styles: styles.Default()})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -17,7 +17,7 @@ func newLintCmd(a *App) *cobra.Command {
 		vhost  string
 	)
 	var checks strings.Builder
-	for _, c := range mgmt.Checks {
+	for _, c := range domain.Checks {
 		fmt.Fprintf(&checks, "  %-28s %-8s %s\n", c.ID, c.Severity, c.Summary)
 	}
 	cmd := &cobra.Command{
@@ -33,7 +33,7 @@ func newLintCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			findings := mgmt.Lint(s)
+			findings := domain.Lint(s)
 			if asJSON {
 				err = writeLintJSON(a.Out, findings, len(s.Queues))
 			} else {
@@ -42,7 +42,7 @@ func newLintCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if n := countSeverity(findings, mgmt.SeverityError); n > 0 {
+			if n := countSeverity(findings, domain.SeverityError); n > 0 {
 				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("lint: %d error(s): dead letters can be lost", n)}
 			}
 			return nil
@@ -53,7 +53,7 @@ func newLintCmd(a *App) *cobra.Command {
 	return cmd
 }
 
-func countSeverity(fs []mgmt.Finding, severity string) int {
+func countSeverity(fs []domain.Finding, severity string) int {
 	n := 0
 	for _, f := range fs {
 		if f.Severity == severity {
@@ -64,21 +64,21 @@ func countSeverity(fs []mgmt.Finding, severity string) int {
 }
 
 type lintJSON struct {
-	Findings      []mgmt.Finding `json:"findings"`
-	Errors        int            `json:"errors"`
-	Warnings      int            `json:"warnings"`
-	QueuesChecked int            `json:"queues_checked"`
+	Findings      []domain.Finding `json:"findings"`
+	Errors        int              `json:"errors"`
+	Warnings      int              `json:"warnings"`
+	QueuesChecked int              `json:"queues_checked"`
 }
 
-func writeLintJSON(w io.Writer, fs []mgmt.Finding, queues int) error {
+func writeLintJSON(w io.Writer, fs []domain.Finding, queues int) error {
 	if fs == nil {
-		fs = []mgmt.Finding{}
+		fs = []domain.Finding{}
 	}
-	return writeJSON(w, lintJSON{Findings: fs, Errors: countSeverity(fs, mgmt.SeverityError),
-		Warnings: countSeverity(fs, mgmt.SeverityWarning), QueuesChecked: queues})
+	return writeJSON(w, lintJSON{Findings: fs, Errors: countSeverity(fs, domain.SeverityError),
+		Warnings: countSeverity(fs, domain.SeverityWarning), QueuesChecked: queues})
 }
 
-func writeLintText(w io.Writer, fs []mgmt.Finding, queues int) error {
+func writeLintText(w io.Writer, fs []domain.Finding, queues int) error {
 	for _, f := range fs {
 		if _, err := fmt.Fprintf(w, "%-7s %-26s %s/%s: %s\n", strings.ToUpper(f.Severity), f.Check,
 			sanitize.Text(f.Vhost), sanitize.Text(f.Queue), sanitize.Text(f.Message)); err != nil {
@@ -90,6 +90,6 @@ func writeLintText(w io.Writer, fs []mgmt.Finding, queues int) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "%d finding(s) in %d queue(s): %d error(s), %d warning(s)\n", len(fs), queues,
-		countSeverity(fs, mgmt.SeverityError), countSeverity(fs, mgmt.SeverityWarning))
+		countSeverity(fs, domain.SeverityError), countSeverity(fs, domain.SeverityWarning))
 	return err
 }

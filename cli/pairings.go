@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // Error queues paired by what their messages say (docs/ARCHITECTURE.md
@@ -32,13 +32,13 @@ var pairingsMu sync.Mutex
 
 // loadPairings reads the context's learned pairings; a missing or
 // unreadable file is none.
-func loadPairings(context string) []mgmt.DLQOverride {
+func loadPairings(context string) []domain.DLQOverride {
 	pairingsMu.Lock()
 	defer pairingsMu.Unlock()
 	all := readPairings()
-	var out []mgmt.DLQOverride
+	var out []domain.DLQOverride
 	for _, p := range all[context] {
-		out = append(out, mgmt.DLQOverride{Vhost: p.Vhost, Queue: p.Queue, DLQ: p.DLQ})
+		out = append(out, domain.DLQOverride{Vhost: p.Vhost, Queue: p.Queue, DLQ: p.DLQ})
 	}
 	return out
 }
@@ -58,7 +58,7 @@ func readPairings() map[string][]learnedPair {
 // keepPairing adds one learned pairing to the context's, replacing an
 // older one of the same queue. It writes a new file and renames it into
 // place, so a reader never sees half of one.
-func keepPairing(context string, l mgmt.DLQOverride) error {
+func keepPairing(context string, l domain.DLQOverride) error {
 	pairingsMu.Lock()
 	defer pairingsMu.Unlock()
 	all := readPairings()

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/overview"
@@ -81,7 +82,7 @@ func selectOnly(t *testing.T, m *overview.Model, name string) *overview.Model {
 
 // refreshUntil refreshes the overview once a second until ok accepts its
 // selected row, failing after 40 s.
-func refreshUntil(t *testing.T, m *overview.Model, what string, ok func(q mgmt.Queue) bool) *overview.Model {
+func refreshUntil(t *testing.T, m *overview.Model, what string, ok func(q domain.Queue) bool) *overview.Model {
 	t.Helper()
 	deadline := time.Now().Add(40 * time.Second)
 	for {
@@ -136,7 +137,7 @@ func TestDelayedRetryMessagesAreShownApartFromReadyOnTheRealBroker(t *testing.T)
 	m := overview.New(overview.Options{Lister: client, Styles: styles.New(true), Vhost: vhost, Refresh: time.Hour})
 	m.SetSize(200, 20)
 	m = selectOnly(t, m, "delayed-retry")
-	m = refreshUntil(t, m, "the delayed messages", func(q mgmt.Queue) bool {
+	m = refreshUntil(t, m, "the delayed messages", func(q domain.Queue) bool {
 		if !is43 {
 			return q.HasRates && q.Messages == 3
 		}
@@ -164,7 +165,7 @@ func TestDelayedRetryMessagesAreShownApartFromReadyOnTheRealBroker(t *testing.T)
 		"delayed-retry-type       all", "not ready yet: every message waits out its delayed retry"}
 	var screen string
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
-		qs := queuedetail.New(queuedetail.Options{Queue: mgmt.QueueRef{Vhost: vhost, Name: "delayed-retry"}, Describer: client,
+		qs := queuedetail.New(queuedetail.Options{Queue: domain.QueueRef{Vhost: vhost, Name: "delayed-retry"}, Describer: client,
 			Styles: styles.New(true), Refresh: time.Hour})
 		qs.SetSize(160, 60)
 		scr, _ := qs.Update(qs.Init()())
@@ -220,13 +221,13 @@ func TestAGrowingDLXBacklogPutsTheRealQueueInTrouble(t *testing.T) {
 	m := overview.New(overview.Options{Lister: client, Styles: styles.New(true), Vhost: vhost, Refresh: time.Hour})
 	m.SetSize(250, 20)
 	m = selectOnly(t, m, "dlx-source")
-	m = refreshUntil(t, m, "a backlog of 3", func(q mgmt.Queue) bool { return q.DLXHeld != nil && *q.DLXHeld == 3 })
+	m = refreshUntil(t, m, "a backlog of 3", func(q domain.Queue) bool { return q.DLXHeld != nil && *q.DLXHeld == 3 })
 	// A backlog that stays is worth a look, not trouble: an overview
 	// opened now sees it steady over two refreshes.
 	m = overview.New(overview.Options{Lister: client, Styles: styles.New(true), Vhost: vhost, Refresh: time.Hour})
 	m.SetSize(250, 20)
 	m = selectOnly(t, m, "dlx-source")
-	m = refreshUntil(t, m, "the backlog of 3", func(q mgmt.Queue) bool { return q.DLXHeld != nil && *q.DLXHeld == 3 })
+	m = refreshUntil(t, m, "the backlog of 3", func(q domain.Queue) bool { return q.DLXHeld != nil && *q.DLXHeld == 3 })
 	time.Sleep(time.Second)
 	m = refreshOverview(t, m)
 	view := m.View()
@@ -240,13 +241,13 @@ func TestAGrowingDLXBacklogPutsTheRealQueueInTrouble(t *testing.T) {
 		t.Fatalf("%d of 2 publishes confirmed", got)
 	}
 	rejectAll(t, conn, "dlx-source", 2, false)
-	m = refreshUntil(t, m, "a backlog of 5", func(q mgmt.Queue) bool { return q.DLXHeld != nil && *q.DLXHeld == 5 })
+	m = refreshUntil(t, m, "a backlog of 5", func(q domain.Queue) bool { return q.DLXHeld != nil && *q.DLXHeld == 5 })
 	view = m.View()
 	if !rowMarked(t, view, "dlx-source") || !strings.Contains(view, "DLX backlog growing (+2 in the last 1m)") || !strings.Contains(view, "1 in trouble") {
 		t.Fatalf("a growing DLX backlog is not trouble:\n%s", view)
 	}
 
-	qs := queuedetail.New(queuedetail.Options{Queue: mgmt.QueueRef{Vhost: vhost, Name: "dlx-source"}, Describer: client,
+	qs := queuedetail.New(queuedetail.Options{Queue: domain.QueueRef{Vhost: vhost, Name: "dlx-source"}, Describer: client,
 		Styles: styles.New(true), Refresh: time.Hour})
 	qs.SetSize(250, 60)
 	scr, _ := qs.Update(qs.Init()())

@@ -18,7 +18,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/common"
 )
@@ -220,7 +220,7 @@ func TestReadOnlyDashboardOffersNoActionAndMovesNothing(t *testing.T) {
 			tm := teatest.NewTestModel(t, tuiModel(t, a, nil), teatest.WithInitialTermSize(140, 40))
 			var screen screenLog
 			screen.waitScreen(t, tm, "READ-ONLY")
-			tm.Send(common.OpenDLQMsg{Queue: mgmt.QueueRef{Vhost: s.vhost, Name: "orders.dlq"}})
+			tm.Send(common.OpenDLQMsg{Queue: domain.QueueRef{Vhost: s.vhost, Name: "orders.dlq"}})
 			screen.waitScreen(t, tm, "ro-2")
 			tm.Type(" ")
 			tm.Type("r")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/broker"
 	"github.com/warrenops/warren/sources/mgmt"
@@ -56,7 +57,7 @@ func screenScene(t *testing.T) (vhost string, scr common.Screen) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Close() })
-	return vhost, newScreens(o, styles.New(true)).NewDLQ(mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"})
+	return vhost, newScreens(o, styles.New(true)).NewDLQ(domain.QueueRef{Vhost: vhost, Name: "orders.dlq"})
 }
 
 // pump runs a screen as the program would: commands in goroutines, their

@@ -24,7 +24,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/common"
 )
@@ -320,7 +320,7 @@ func TestSecretsNeverReachTheDashboardOrItsDebugLog(t *testing.T) {
 			tm := teatest.NewTestModel(t, tuiModel(t, a, &debug), teatest.WithInitialTermSize(140, 40))
 			var screen screenLog
 			debug.waitLogged(t, "overview.snapshotMsg")
-			tm.Send(common.OpenDLQMsg{Queue: mgmt.QueueRef{Vhost: s.vhost, Name: "orders.dlq"}})
+			tm.Send(common.OpenDLQMsg{Queue: domain.QueueRef{Vhost: s.vhost, Name: "orders.dlq"}})
 			screen.waitScreen(t, tm, "DLQ orders.dlq")
 			debug.waitLogged(t, "deadletters.openedMsg")
 			if i == 0 {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -108,14 +108,14 @@ type statusDLQOf struct {
 	Pairing string `json:"pairing"`
 }
 
-func statusOf(s *mgmt.Snapshot) statusJSON {
+func statusOf(s *domain.Snapshot) statusJSON {
 	out := statusJSON{Nodes: make([]statusNode, 0, len(s.Nodes)), Queues: make([]statusQueue, 0, len(s.Queues)),
 		StatsAgeSeconds: round(s.StatsAge.Seconds(), 1)}
 	for _, n := range s.Nodes {
 		out.Nodes = append(out.Nodes, statusNode{Name: n.Name, Running: n.Running})
 	}
-	_, nodesDown := mgmt.NodesRunning(s.Nodes)
-	pairing := make(map[mgmt.QueueRef]string, len(s.Queues))
+	_, nodesDown := domain.NodesRunning(s.Nodes)
+	pairing := make(map[domain.QueueRef]string, len(s.Queues))
 	for _, q := range s.Queues {
 		if q.DLQ != nil {
 			pairing[q.Ref()] = q.DLQSource
@@ -161,15 +161,15 @@ func round(v float64, places int) float64 {
 	return math.Round(v*p) / p
 }
 
-func writeStatusJSON(w io.Writer, s *mgmt.Snapshot) error {
+func writeStatusJSON(w io.Writer, s *domain.Snapshot) error {
 	return writeJSON(w, statusOf(s))
 }
 
-func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
+func writeStatusText(w io.Writer, s *domain.Snapshot) error {
 	ov := s.Overview
 	fmt.Fprintf(w, "RabbitMQ %s, cluster %s; stats at most %s old\n",
 		sanitize.Text(ov.RabbitMQVersion), sanitize.Text(ov.ClusterName), format.Duration(s.StatsAge))
-	if running, down := mgmt.NodesRunning(s.Nodes); len(down) > 0 {
+	if running, down := domain.NodesRunning(s.Nodes); len(down) > 0 {
 		fmt.Fprintf(w, "nodes %d/%d running; down: %s\n", running, len(s.Nodes), sanitizeAll(down))
 	} else {
 		fmt.Fprintf(w, "nodes %d/%d running\n", running, len(s.Nodes))
@@ -193,7 +193,7 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 		fmt.Fprintln(w, "no queues")
 		return nil
 	}
-	rows := append([]mgmt.Queue(nil), s.Queues...)
+	rows := append([]domain.Queue(nil), s.Queues...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Messages > rows[j].Messages })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VHOST\tQUEUE\tTYPE\tREADY\tUNACKED\tCONS\tOLDEST\tIN/s\tOUT/s\tDRAIN\tDLQ")
@@ -208,7 +208,7 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 		dlq := format.Unknown
 		if q.DLQ != nil {
 			dlq = fmt.Sprintf("%s (%s)", sanitize.Text(q.DLQ.Name), format.Count(q.DLQMessages))
-			if q.DLQSource != mgmt.PairedByDLX {
+			if q.DLQSource != domain.PairedByDLX {
 				dlq += " by " + q.DLQSource
 			}
 		}
@@ -243,9 +243,9 @@ func writeStatusText(w io.Writer, s *mgmt.Snapshot) error {
 
 // writeReplicas lists each quorum queue's leader and members, with the
 // members that are down, where some quorum queue is replicated.
-func writeReplicas(w io.Writer, rows []mgmt.Queue, nodes []mgmt.Node) error {
-	_, nodesDown := mgmt.NodesRunning(nodes)
-	var quorum []mgmt.Queue
+func writeReplicas(w io.Writer, rows []domain.Queue, nodes []domain.Node) error {
+	_, nodesDown := domain.NodesRunning(nodes)
+	var quorum []domain.Queue
 	replicated := false
 	for _, q := range rows {
 		if q.Type == "quorum" {
@@ -289,7 +289,7 @@ func sanitizeAll(names []string) string {
 // fullSnapshot reads every queue of vhost (the --vhost flag, else the
 // context's, else all) with statistics: rates for status, and the
 // consumer counts that lint's checks need.
-func (a *App) fullSnapshot(cmd *cobra.Command, vhost string) (*mgmt.Snapshot, error) {
+func (a *App) fullSnapshot(cmd *cobra.Command, vhost string) (*domain.Snapshot, error) {
 	c, m, err := a.management()
 	if err != nil {
 		return nil, err
@@ -297,5 +297,5 @@ func (a *App) fullSnapshot(cmd *cobra.Command, vhost string) (*mgmt.Snapshot, er
 	if !cmd.Flags().Changed("vhost") {
 		vhost = c.Vhost
 	}
-	return m.Snapshot(cmd.Context(), mgmt.SnapshotOptions{Vhost: vhost, AllRates: true})
+	return m.Snapshot(cmd.Context(), domain.SnapshotOptions{Vhost: vhost, AllRates: true})
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 )
 
@@ -14,11 +14,11 @@ import (
 // that lost its member there, one whose statistics still say it online
 // (they lag the node list), one it says nothing about, one with no member
 // on n2, and a classic queue.
-func clusterSnapshot() *mgmt.Snapshot {
+func clusterSnapshot() *domain.Snapshot {
 	s := unitSnapshot()
-	s.Nodes = []mgmt.Node{{Name: "rabbit@n1", Running: true}, {Name: "rabbit@n2"}, {Name: "rabbit@n3", Running: true}}
+	s.Nodes = []domain.Node{{Name: "rabbit@n1", Running: true}, {Name: "rabbit@n2"}, {Name: "rabbit@n3", Running: true}}
 	all := []string{"rabbit@n1", "rabbit@n2", "rabbit@n3"}
-	s.Queues = []mgmt.Queue{
+	s.Queues = []domain.Queue{
 		{Vhost: "/", Name: "payments", Type: "quorum", Messages: 40, Ready: 40, HasRates: true,
 			Node: "rabbit@n3", Members: all, Online: []string{"rabbit@n1", "rabbit@n3"}},
 		{Vhost: "/", Name: "refunds", Type: "quorum", Messages: 4, Ready: 4, HasRates: true,

@@ -23,6 +23,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
 )
@@ -308,7 +309,7 @@ func TestStatusNamesAnUnsetPasswordVariable(t *testing.T) {
 func TestStatusTextWordsFactsAsTheOverviewDoes(t *testing.T) {
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	head := now.Add(-65 * time.Minute)
-	s := &mgmt.Snapshot{TakenAt: now, StatsAge: 1500 * time.Millisecond, Queues: []mgmt.Queue{
+	s := &domain.Snapshot{TakenAt: now, StatsAge: 1500 * time.Millisecond, Queues: []domain.Queue{
 		{Vhost: "/", Name: "draining", Type: "classic", Messages: 320, Ready: 320, Consumers: 2, HasRates: true,
 			PublishRate: 5, AckRate: 15, HeadMessageTimestamp: &head},
 		{Vhost: "/", Name: "growing", Type: "classic", Messages: 10, Ready: 10, Consumers: 1, HasRates: true,

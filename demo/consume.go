@@ -8,8 +8,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // consume feeds each delivery of queue to handle until ctx ends (nil) or
@@ -60,7 +59,7 @@ func consumePaced(ctx context.Context, ch *amqp.Channel, queue, tag string, pref
 // without requeue so the broker takes it down the retry path.
 func ordersService(applied func(ctx context.Context, eventID string)) func(context.Context, amqp.Delivery) error {
 	return func(ctx context.Context, d amqp.Delivery) error {
-		if processOrder(d.Body, 1+deathCount(d.Headers, qOrders, dlq.ReasonRejected)) != nil {
+		if processOrder(d.Body, 1+deathCount(d.Headers, qOrders, domain.ReasonRejected)) != nil {
 			return d.Reject(false)
 		}
 		if id, ok := d.Headers["event_id"].(string); ok && applied != nil {

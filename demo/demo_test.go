@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
 )
 
@@ -33,8 +34,8 @@ func reasonsOf(ds []amqp.Delivery) map[string]int {
 func TestSeedLeavesBrokerDeadLettersForEveryReasonAndRerunsToTheSameContent(t *testing.T) {
 	o := testOptions(t)
 	want := map[string]map[string]int{
-		qOrdersDLQ:   {dlq.ReasonRejected: 12, dlq.ReasonExpired: 4, dlq.ReasonMaxLen: 6, dlq.ReasonDeliveryLimit: 4},
-		qPaymentsDLQ: {dlq.ReasonExpired: 7},
+		qOrdersDLQ:   {domain.ReasonRejected: 12, domain.ReasonExpired: 4, domain.ReasonMaxLen: 6, domain.ReasonDeliveryLimit: 4},
+		qPaymentsDLQ: {domain.ReasonExpired: 7},
 		// Framework error queues: no x-death, the exception in headers.
 		qShipmentsErr: {reasonException: 6},
 		qBillingDLQ:   {reasonException: 5},
@@ -90,14 +91,14 @@ func checkDeadLetters(t *testing.T, queue string, ds []amqp.Delivery) {
 		}
 		deaths, _ := d.Headers["x-death"].([]any)
 		last, _ := deaths[0].(amqp.Table)
-		if last["reason"] != dlq.ReasonRejected {
+		if last["reason"] != domain.ReasonRejected {
 			continue
 		}
-		if got := deathCount(d.Headers, qOrders, dlq.ReasonRejected); got != 3 {
+		if got := deathCount(d.Headers, qOrders, domain.ReasonRejected); got != 3 {
 			t.Errorf("%s: rejected order %s died %d times in orders, want 3", queue, d.MessageId, got)
 		}
 		for _, tier := range []string{qOrdersRetry, qOrdersRetry2} {
-			if deathCount(d.Headers, tier, dlq.ReasonExpired) != 1 {
+			if deathCount(d.Headers, tier, domain.ReasonExpired) != 1 {
 				t.Errorf("%s: rejected order %s has no expired entry for %s in x-death %v", queue, d.MessageId, tier, deaths)
 			}
 		}
@@ -238,9 +239,9 @@ func TestRunHoldsShippingUnackedGrowsEmailDrainsReindexAndStopsCleanly(t *testin
 // billing).
 func checkFrameworkLetters(t *testing.T, queue string, ds []amqp.Delivery) {
 	t.Helper()
-	convention, origin, groups := dlq.ConventionMassTransit, qShipments, 3
+	convention, origin, groups := domain.ConventionMassTransit, qShipments, 3
 	if queue == qBillingDLQ {
-		convention, origin, groups = dlq.ConventionSpring, xBillingEvents+"/"+rkBilling, 2
+		convention, origin, groups = domain.ConventionSpring, xBillingEvents+"/"+rkBilling, 2
 	}
 	seen := map[string]int{}
 	for _, d := range ds {

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // deadLetters is the fixed content the seed drives through the broker: the
@@ -41,11 +40,11 @@ func poisonOrders(r *mrand.Rand, now time.Time) []outgoing {
 		case 8:
 			pub.Headers["x-retry-count"] = int32(5)
 		}
-		out = append(out, outgoing{xOrders, rkPlaced, pub, o.EventID, qOrdersDLQ, dlq.ReasonRejected})
+		out = append(out, outgoing{xOrders, rkPlaced, pub, o.EventID, qOrdersDLQ, domain.ReasonRejected})
 		if n == 3 {
 			dup := orderMessage(o, stableID("order-msg-retry", n), at.Add(2*time.Second))
 			dup.Headers["x-retry-count"] = int32(1)
-			out = append(out, outgoing{xOrders, rkPlaced, dup, o.EventID, qOrdersDLQ, dlq.ReasonRejected})
+			out = append(out, outgoing{xOrders, rkPlaced, dup, o.EventID, qOrdersDLQ, domain.ReasonRejected})
 		}
 	}
 	return out
@@ -68,7 +67,7 @@ func pendingPayments(now time.Time) []outgoing {
 		at := now.Add(-time.Duration(40-5*n) * time.Minute)
 		body := paymentWait{id, rkAwaitingPayment, fmt.Sprintf("ORD-%06d", 401200+n), 4590 + 1000*n, "EUR", at.Add(15 * time.Minute).UTC()}
 		pub := jsonMessage(body, id, stableID("pending-msg", n), "checkout-"+body.OrderID, "checkout", rkAwaitingPayment, at)
-		out = append(out, outgoing{xOrders, rkAwaitingPayment, pub, id, qOrdersDLQ, dlq.ReasonExpired})
+		out = append(out, outgoing{xOrders, rkAwaitingPayment, pub, id, qOrdersDLQ, domain.ReasonExpired})
 	}
 	return out
 }
@@ -94,7 +93,7 @@ func statusUpdates(now time.Time) []outgoing {
 		pub := jsonMessage(body, id, stableID("status-msg", n), "fulfilment-"+body.OrderID, "fulfilment", rkStatus, at)
 		o := outgoing{exchange: xOrders, key: rkStatus, pub: pub, eventID: id}
 		if n < total-statusMaxLength {
-			o.dlq, o.reason = qOrdersDLQ, dlq.ReasonMaxLen
+			o.dlq, o.reason = qOrdersDLQ, domain.ReasonMaxLen
 		}
 		out = append(out, o)
 	}
@@ -110,7 +109,7 @@ func invoices(now time.Time) []outgoing {
 		at := now.Add(-time.Duration(20-3*n) * time.Minute)
 		body := simpleEvent{id, rkInvoice, fmt.Sprintf("ORD-%06d", 401400+n), at.UTC()}
 		pub := jsonMessage(body, id, stableID("invoice-msg", n), "billing-"+body.Ref, "billing", rkInvoice, at)
-		out = append(out, outgoing{xOrders, rkInvoice, pub, id, qOrdersDLQ, dlq.ReasonDeliveryLimit})
+		out = append(out, outgoing{xOrders, rkInvoice, pub, id, qOrdersDLQ, domain.ReasonDeliveryLimit})
 	}
 	return out
 }
@@ -131,7 +130,7 @@ func payments(now time.Time) []outgoing {
 	var out []outgoing
 	add := func(pub amqp.Publishing, eventID string) {
 		pub.Expiration = "1000"
-		out = append(out, outgoing{xPayments, rkAuthorize, pub, eventID, qPaymentsDLQ, dlq.ReasonExpired})
+		out = append(out, outgoing{xPayments, rkAuthorize, pub, eventID, qPaymentsDLQ, domain.ReasonExpired})
 	}
 	for n := range 5 {
 		id := stableID("payment", n)

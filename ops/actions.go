@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/warrenops/warren/actions"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // planHandle is what Execute needs back from Plan.
@@ -98,7 +98,7 @@ func (o *Ops) planWhole(ctx context.Context, req PlanRequest) (Plan, error) {
 // guardRefusal is the guard's refusal in this package's terms; other
 // errors pass unchanged.
 func guardRefusal(err error) error {
-	var refused *dlq.RefusedError
+	var refused *domain.RefusedError
 	if errors.As(err, &refused) {
 		return &RefusedError{Reason: refused.Reason}
 	}

@@ -9,8 +9,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // AuditReader is the audit screen's view of the store: the operations,
@@ -214,7 +213,7 @@ func at(l []string, i int) string {
 // prompt asks it; Resume carries it out.
 type ResumePlan struct {
 	Operation string
-	Queue     mgmt.QueueRef
+	Queue     domain.QueueRef
 	// Question is the prompt's sentence, worded as `dlq resume` words it.
 	Question string
 	// Twins are the recorded confirms whose sources may still be in the
@@ -236,7 +235,7 @@ type ResumePlan struct {
 // Nothing is held. It refuses what `dlq resume` refuses: a read-only
 // context, a store that cannot be written, a stream, an operation that
 // finished, is unknown or was on another queue.
-func (a AuditReader) PlanResume(ctx context.Context, ref mgmt.QueueRef, id string) (*ResumePlan, error) {
+func (a AuditReader) PlanResume(ctx context.Context, ref domain.QueueRef, id string) (*ResumePlan, error) {
 	o := a.o
 	if err := o.writable("resume"); err != nil {
 		return nil, err
@@ -248,7 +247,7 @@ func (a AuditReader) PlanResume(ctx context.Context, ref mgmt.QueueRef, id strin
 	if err != nil {
 		return nil, err
 	}
-	if t.Info.Type == dlq.TypeStream {
+	if t.Info.Type == domain.TypeStream {
 		return nil, fmt.Errorf("%s is a stream: nothing was removed from it, so there is nothing to resume", ref.Name)
 	}
 	r, err := o.Resumable(ctx, t, id)

@@ -16,6 +16,7 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
 )
@@ -67,7 +68,7 @@ func (d *failingDisk) mend() { d.broken.Store(false); d.mendedYet.Store(true) }
 // after two batches of confirms: the operation is left incomplete, as
 // after a crash, with some copies confirmed and their sources acked or
 // not, and some published without a recorded confirm.
-func interruptedScene(t *testing.T, n int) (*Ops, *failingDisk, *amqp.Channel, mgmt.QueueRef, string) {
+func interruptedScene(t *testing.T, n int) (*Ops, *failingDisk, *amqp.Channel, domain.QueueRef, string) {
 	t.Helper()
 	vhost := testkit.Vhost(t, "warren-ops-audit")
 	ch := testkit.Channel(t, testConn(t, vhost))
@@ -96,7 +97,7 @@ func interruptedScene(t *testing.T, n int) (*Ops, *failingDisk, *amqp.Channel, m
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Close() })
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	ctx := testCtx(t)
 	target, err := o.Resolve(ctx, ref)
 	if err != nil {
@@ -216,7 +217,7 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 func TestPlanResumeRefusesWhatDlqResumeRefuses(t *testing.T) {
 	vhost := testkit.Vhost(t, "warren-ops-audit")
 	rejectedScene(t, vhost, 2)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	ctx := testCtx(t)
 	tests := []struct {
 		name string

@@ -9,8 +9,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // Browse is a browse session on a connection of its own: the deliveries
@@ -20,7 +20,7 @@ type Browse struct {
 	conn *amqp.Connection
 	// learn pairs the DLQ with the origins a page's framework letters
 	// name (docs/ARCHITECTURE.md §4.12).
-	learn func([]dlq.DeadLetter)
+	learn func([]domain.DeadLetter)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -45,7 +45,7 @@ func (o *Ops) Browse(ctx context.Context, t *Target) (*Browse, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	return &Browse{Session: s, conn: conn, learn: func(letters []dlq.DeadLetter) {
+	return &Browse{Session: s, conn: conn, learn: func(letters []domain.DeadLetter) {
 		o.learn(t.Ref, frameworkOrigins(letters)...)
 	}}, nil
 }
@@ -74,7 +74,7 @@ func (b *Browse) Close() error {
 // Open starts a browse session for the dashboard. Where browsing could
 // cost messages it fails with a *RefusedError, which says what browsing
 // anyway would do, unless allowRisk is true.
-func (o *Ops) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (Session, error) {
+func (o *Ops) Open(ctx context.Context, ref domain.QueueRef, allowRisk bool) (Session, error) {
 	t, err := o.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (o *Ops) Open(ctx context.Context, ref mgmt.QueueRef, allowRisk bool) (Sess
 // refusal turns the delivery-limit guard's refusal into the screen's,
 // with what browsing anyway would do.
 func refusal(err error) error {
-	var refused *dlq.RefusedError
+	var refused *domain.RefusedError
 	if !errors.As(err, &refused) {
 		return err
 	}
@@ -144,7 +144,7 @@ func (w *session) Next(ctx context.Context) (Page, error) {
 }
 
 // Letters are the held messages, refused ones included, in browse order.
-func (w *session) Letters() []dlq.DeadLetter {
+func (w *session) Letters() []domain.DeadLetter {
 	out := w.Session.Letters()
 	for _, r := range w.Session.Refused() {
 		out = append(out, r.Letter)
@@ -153,7 +153,7 @@ func (w *session) Letters() []dlq.DeadLetter {
 	return out
 }
 
-func byPosition(a, b dlq.DeadLetter) int { return a.Position - b.Position }
+func byPosition(a, b domain.DeadLetter) int { return a.Position - b.Position }
 
 // Done yields the cause when the session died under the screen, nil after
 // Close, and is closed after that.

@@ -7,7 +7,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -50,7 +50,7 @@ func TestADeliveryLimitLetterCountsEveryDelivery(t *testing.T) {
 	deliveryLimitScene(t, vhost)
 	l := newOps(t, &config.Context{Name: "test", Username: "guest"})
 	ctx := testCtx(t)
-	s, err := l.Open(ctx, mgmt.QueueRef{Vhost: vhost, Name: "work.dlq"}, false)
+	s, err := l.Open(ctx, domain.QueueRef{Vhost: vhost, Name: "work.dlq"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

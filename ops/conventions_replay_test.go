@@ -15,8 +15,8 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -73,8 +73,8 @@ func (s *conventionScene) put(queue string, msgs ...amqp.Publishing) {
 	testkit.WaitDepth(s.t, s.ch, queue, before+len(msgs))
 }
 
-func (s *conventionScene) ref(queue string) mgmt.QueueRef {
-	return mgmt.QueueRef{Vhost: s.vhost, Name: queue}
+func (s *conventionScene) ref(queue string) domain.QueueRef {
+	return domain.QueueRef{Vhost: s.vhost, Name: queue}
 }
 
 // replay runs what `warren dlq replay QUEUE --yes` runs: the queue
@@ -664,15 +664,15 @@ func TestConventionReplayOneFailureGroup(t *testing.T) {
 	group := groups[0].ID
 	// The same ID from the letter's failure, as the dashboard computes it.
 	nf := orderNotFound("mt-9999")
-	if id := dlq.GroupOf(dlq.Recognize(amqp.Delivery{MessageId: nf.MessageId, Headers: nf.Headers, Body: nf.Body}, nil, dlq.Builtin())); id != group {
+	if id := domain.GroupOf(dlq.Recognize(amqp.Delivery{MessageId: nf.MessageId, Headers: nf.Headers, Body: nf.Body}, nil, dlq.Builtin())); id != group {
 		t.Errorf("GroupOf the not-found failure is %s, the scan's group %s", id, group)
 	}
-	other := dlq.GroupOf(dlq.Recognize(amqp.Delivery{Headers: timeout.Headers, Body: timeout.Body}, nil, dlq.Builtin()))
+	other := domain.GroupOf(dlq.Recognize(amqp.Delivery{Headers: timeout.Headers, Body: timeout.Body}, nil, dlq.Builtin()))
 	if other != groups[1].ID || other == group {
 		t.Errorf("the carrier timeout's group is %s, the scan's %s", other, groups[1].ID)
 	}
 
-	src, err := dlq.GroupFilter("", group)
+	src, err := domain.GroupFilter("", group)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // Edit is the action that resubmits one dead letter as the operator
@@ -30,8 +30,8 @@ var (
 // EditDraft is one dead letter opened for editing: the file the editor
 // changes, and the session that holds the letter meanwhile.
 type EditDraft struct {
-	Queue  mgmt.QueueRef
-	Letter dlq.DeadLetter
+	Queue  domain.QueueRef
+	Letter domain.DeadLetter
 	// Path is the edit document (mode 0600), removed by FinishEdit.
 	Path    string
 	session any
@@ -40,7 +40,7 @@ type EditDraft struct {
 // StartEdit writes the edit document of d, held by session (the
 // dashboard's Session or the command line's *Browse), to a file of its
 // own that only the operator can read.
-func (o *Ops) StartEdit(queue mgmt.QueueRef, session any, d dlq.DeadLetter) (*EditDraft, error) {
+func (o *Ops) StartEdit(queue domain.QueueRef, session any, d domain.DeadLetter) (*EditDraft, error) {
 	if err := o.writable("edit"); err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (o *Ops) Edit(ctx context.Context, plan Plan) (Result, error) {
 		return Result{}, errors.New("not an edit plan made by FinishEdit")
 	}
 	d := h.plan.Items[0].Letter
-	same := func(l dlq.DeadLetter) bool { return l.DeliveryTag == d.DeliveryTag }
+	same := func(l domain.DeadLetter) bool { return l.DeliveryTag == d.DeliveryTag }
 	held := slices.ContainsFunc(h.hold.Letters(), same) ||
 		slices.ContainsFunc(h.hold.Refused(), func(r dlq.Refusal) bool { return same(r.Letter) })
 	// A round trip proves the session's channel is alive: had it died,

@@ -12,8 +12,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -37,13 +36,13 @@ func runEditor(t *testing.T, d *EditDraft, editor string) error {
 
 // editScene dead-letters ev-a, ev-b by rejection, opens a session on the
 // DLQ and starts an edit of ev-a.
-func editScene(t *testing.T) (*Ops, mgmt.QueueRef, *Browse, *EditDraft) {
+func editScene(t *testing.T) (*Ops, domain.QueueRef, *Browse, *EditDraft) {
 	t.Helper()
 	vhost := testkit.Vhost(t, "warren-edit")
 	rejectedScene(t, vhost, 2)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	tg, err := l.Resolve(ctx, ref)
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +222,7 @@ func TestEditIsRefusedInAReadOnlyContext(t *testing.T) {
 	c := ordersContext()
 	c.ReadOnly = true
 	l := newOps(t, c)
-	if _, err := l.StartEdit(mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}, &Browse{}, dlq.DeadLetter{}); !errors.Is(err, ErrReadOnly) {
+	if _, err := l.StartEdit(domain.QueueRef{Vhost: "/", Name: "orders.dlq"}, &Browse{}, domain.DeadLetter{}); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("StartEdit in a read-only context = %v, want ErrReadOnly", err)
 	}
 }

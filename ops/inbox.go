@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // InboxClient is one consumer's inbox table; *inbox.Client, with a Close
 // that returns an error, implements it.
 type InboxClient interface {
 	Lookup(ctx context.Context, ids []string) (map[string]time.Time, error)
-	Effect(ctx context.Context, window time.Duration) (inbox.Effect, error)
+	Effect(ctx context.Context, window time.Duration) (domain.Effect, error)
 	Close() error
 }
 
@@ -25,7 +24,7 @@ type InboxOpener func(ctx context.Context, vhost, queue string) (InboxClient, er
 // Lookup asks the queue's inbox which logical IDs were applied. The
 // client is opened once per queue and kept; a failure to open is not
 // kept, so the next page tries again.
-func (o *Ops) Lookup(ctx context.Context, ref mgmt.QueueRef, ids []string) (map[string]time.Time, error) {
+func (o *Ops) Lookup(ctx context.Context, ref domain.QueueRef, ids []string) (map[string]time.Time, error) {
 	c, err := o.inbox(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -38,7 +37,7 @@ func (o *Ops) Lookup(ctx context.Context, ref mgmt.QueueRef, ids []string) (map[
 
 // HasInbox reports, from the config alone, whether the queue names an
 // inbox of its own.
-func (o *Ops) HasInbox(ref mgmt.QueueRef) bool {
+func (o *Ops) HasInbox(ref domain.QueueRef) bool {
 	if o.c.OpenInbox == nil {
 		return false
 	}
@@ -48,13 +47,13 @@ func (o *Ops) HasInbox(ref mgmt.QueueRef) bool {
 
 // Effect reads the pace of the queue's inbox over window (docs/ARCHITECTURE.md
 // §4.1): effects per second and when the last one was committed.
-func (o *Ops) Effect(ctx context.Context, ref mgmt.QueueRef, window time.Duration) (inbox.Effect, error) {
+func (o *Ops) Effect(ctx context.Context, ref domain.QueueRef, window time.Duration) (domain.Effect, error) {
 	c, err := o.inbox(ctx, ref)
 	if err != nil {
-		return inbox.Effect{}, err
+		return domain.Effect{}, err
 	}
 	if c == nil {
-		return inbox.Effect{}, ErrNoInbox
+		return domain.Effect{}, ErrNoInbox
 	}
 	return c.Effect(ctx, window)
 }
@@ -62,7 +61,7 @@ func (o *Ops) Effect(ctx context.Context, ref mgmt.QueueRef, window time.Duratio
 // inbox returns the client of the inbox ref's messages land in. Clients
 // are kept per consumer queue, so a DLQ and the queue it belongs to
 // share one pool.
-func (o *Ops) inbox(ctx context.Context, ref mgmt.QueueRef) (InboxClient, error) {
+func (o *Ops) inbox(ctx context.Context, ref domain.QueueRef) (InboxClient, error) {
 	if o.c.OpenInbox == nil {
 		return nil, nil
 	}
@@ -100,7 +99,7 @@ func (o *Ops) inbox(ctx context.Context, ref mgmt.QueueRef) (InboxClient, error)
 // skipped. Without an inbox, or when it fails, known is false and nothing
 // is skipped; note then says why, for the operator (empty when the queue
 // simply has no inbox).
-func (o *Ops) Applied(ctx context.Context, ref mgmt.QueueRef, letters []dlq.DeadLetter) (applied map[string]bool, known bool, note string) {
+func (o *Ops) Applied(ctx context.Context, ref domain.QueueRef, letters []domain.DeadLetter) (applied map[string]bool, known bool, note string) {
 	c, err := o.inbox(ctx, ref)
 	if err != nil {
 		return nil, false, fmt.Sprintf("inbox unavailable (%v): applied messages cannot be skipped", err)
@@ -109,7 +108,7 @@ func (o *Ops) Applied(ctx context.Context, ref mgmt.QueueRef, letters []dlq.Dead
 		return nil, false, ""
 	}
 	ids := make([]string, 0, len(letters))
-	for _, id := range dlq.BusinessIDs(letters) {
+	for _, id := range domain.BusinessIDs(letters) {
 		if id != "" {
 			ids = append(ids, id)
 		}
@@ -127,7 +126,7 @@ func (o *Ops) Applied(ctx context.Context, ref mgmt.QueueRef, letters []dlq.Dead
 
 // Pager looks up the inbox statuses of a listing page by page; without
 // an inbox every status is unknown, with the reason.
-func (o *Ops) Pager(ctx context.Context, ref mgmt.QueueRef) *inbox.Pager {
+func (o *Ops) Pager(ctx context.Context, ref domain.QueueRef) *inbox.Pager {
 	c, err := o.inbox(ctx, ref)
 	switch {
 	case err != nil:
@@ -141,7 +140,7 @@ func (o *Ops) Pager(ctx context.Context, ref mgmt.QueueRef) *inbox.Pager {
 // CompileFilter compiles a filter expression (docs/ARCHITECTURE.md,
 // "Filters") for the dashboard.
 func CompileFilter(src string) (Filter, error) {
-	f, err := dlq.CompileFilter(src)
+	f, err := domain.CompileFilter(src)
 	if err != nil {
 		return nil, err
 	}

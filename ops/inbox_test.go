@@ -12,9 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 const testDSN = "postgres://postgres@127.0.0.1:5432/test"
@@ -73,8 +72,8 @@ func TestEffectIsTheInboxPaceSharedByAQueueAndItsDLQ(t *testing.T) {
 	var opened atomic.Int32
 	l := inboxOps(t, testDSN, inboxTable(t), &opened)
 	ctx := testCtx(t)
-	orders := mgmt.QueueRef{Vhost: "/", Name: "orders"}
-	for ref, want := range map[mgmt.QueueRef]bool{orders: true, {Vhost: "/", Name: "orders.dlq"}: false, {Vhost: "/", Name: "payments"}: false} {
+	orders := domain.QueueRef{Vhost: "/", Name: "orders"}
+	for ref, want := range map[domain.QueueRef]bool{orders: true, {Vhost: "/", Name: "orders.dlq"}: false, {Vhost: "/", Name: "payments"}: false} {
 		if got := l.HasInbox(ref); got != want {
 			t.Errorf("HasInbox(%s) = %v, want %v", ref.Name, got, want)
 		}
@@ -87,10 +86,10 @@ func TestEffectIsTheInboxPaceSharedByAQueueAndItsDLQ(t *testing.T) {
 	if e.Count != 2 || !ok || age < 9*time.Second || age > time.Minute {
 		t.Fatalf("effect = %+v (last %s ago), want 2 effects in the last minute, the last about 10 s ago", e, age)
 	}
-	if _, err := l.Effect(ctx, mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}, time.Minute); err != nil {
+	if _, err := l.Effect(ctx, domain.QueueRef{Vhost: "/", Name: "orders.dlq"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Lookup(ctx, mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}, []string{"ev-a"}); err != nil {
+	if _, err := l.Lookup(ctx, domain.QueueRef{Vhost: "/", Name: "orders.dlq"}, []string{"ev-a"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := opened.Load(); n != 1 {
@@ -101,7 +100,7 @@ func TestEffectIsTheInboxPaceSharedByAQueueAndItsDLQ(t *testing.T) {
 func TestEffectOfAnUnreachableDatabaseSaysWhy(t *testing.T) {
 	var opened atomic.Int32
 	l := inboxOps(t, "postgres://postgres@127.0.0.1:1/test", "inbox", &opened)
-	_, err := l.Effect(testCtx(t), mgmt.QueueRef{Vhost: "/", Name: "orders"}, time.Minute)
+	_, err := l.Effect(testCtx(t), domain.QueueRef{Vhost: "/", Name: "orders"}, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("effect error = %v, want one naming the database", err)
 	}
@@ -112,17 +111,17 @@ func TestEffectOfAnUnreachableDatabaseSaysWhy(t *testing.T) {
 // and in the dashboard's prompt alike.
 func TestAppliedSaysWhyWhenTheInboxCannotAnswer(t *testing.T) {
 	var opened atomic.Int32
-	letters := []dlq.DeadLetter{
-		{LogicalID: "ev-a", LogicalIDFrom: dlq.IDHeader},
-		{LogicalID: "9f2c", LogicalIDFrom: dlq.IDHash},
+	letters := []domain.DeadLetter{
+		{LogicalID: "ev-a", LogicalIDFrom: domain.IDHeader},
+		{LogicalID: "9f2c", LogicalIDFrom: domain.IDHash},
 	}
 	down := inboxOps(t, "postgres://postgres@127.0.0.1:1/test", "inbox", &opened)
-	applied, known, note := down.Applied(testCtx(t), mgmt.QueueRef{Vhost: "/", Name: "orders"}, letters)
+	applied, known, note := down.Applied(testCtx(t), domain.QueueRef{Vhost: "/", Name: "orders"}, letters)
 	if applied != nil || known || !strings.Contains(note, "applied messages cannot be skipped") || !strings.Contains(note, "127.0.0.1:1") {
 		t.Errorf("inbox down: applied %v, known %v, note %q; want unknown with the database named", applied, known, note)
 	}
 	none := newOps(t, &config.Context{Name: "test"})
-	if applied, known, note := none.Applied(testCtx(t), mgmt.QueueRef{Vhost: "/", Name: "orders"}, letters); applied != nil || known || note != "" {
+	if applied, known, note := none.Applied(testCtx(t), domain.QueueRef{Vhost: "/", Name: "orders"}, letters); applied != nil || known || note != "" {
 		t.Errorf("no inbox: applied %v, known %v, note %q; want unknown and silent", applied, known, note)
 	}
 }

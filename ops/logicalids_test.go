@@ -6,7 +6,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -24,7 +24,7 @@ func TestThePlansQuestionSaysWhenHeldMessagesShareALogicalID(t *testing.T) {
 
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	s, err := l.Open(ctx, ref, false)
 	if err != nil {
 		t.Fatal(err)

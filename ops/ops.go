@@ -21,14 +21,14 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // QueueReader is what resolving a DLQ needs from the management API;
 // *mgmt.Client implements it.
 type QueueReader interface {
-	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
+	Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error)
 }
 
 // Clients are the pieces the layer works with, all from the selected
@@ -66,10 +66,10 @@ type Ops struct {
 	storeErr  error
 
 	mu      sync.Mutex
-	inboxes map[mgmt.QueueRef]InboxClient
-	known   map[mgmt.QueueRef]config.Knowledge // per DLQ, learned by Resolve
+	inboxes map[domain.QueueRef]InboxClient
+	known   map[domain.QueueRef]config.Knowledge // per DLQ, learned by Resolve
 	// confirmed are each DLQ's confirmed origins, learned by Resolve.
-	confirmed map[mgmt.QueueRef]pairing
+	confirmed map[domain.QueueRef]pairing
 	knownOps  knownOps
 }
 
@@ -85,8 +85,8 @@ func New(c Clients) (*Ops, error) {
 		c.Conventions = func(string, string) []dlq.Convention { return nil }
 	}
 	host, _ := os.Hostname()
-	return &Ops{c: c, host: host, inboxes: map[mgmt.QueueRef]InboxClient{}, known: map[mgmt.QueueRef]config.Knowledge{},
-		confirmed: map[mgmt.QueueRef]pairing{}}, nil
+	return &Ops{c: c, host: host, inboxes: map[domain.QueueRef]InboxClient{}, known: map[domain.QueueRef]config.Knowledge{},
+		confirmed: map[domain.QueueRef]pairing{}}, nil
 }
 
 // writable refuses what would change a broker's messages in a read-only
@@ -121,7 +121,7 @@ func (o *Ops) Close() error {
 			errs = append(errs, c.Close())
 		}
 	}
-	o.inboxes = map[mgmt.QueueRef]InboxClient{}
+	o.inboxes = map[domain.QueueRef]InboxClient{}
 	o.mu.Unlock()
 	if o.store != nil {
 		errs = append(errs, o.store.Close())

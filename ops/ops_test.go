@@ -12,8 +12,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -30,7 +29,7 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 	rejectedScene(t, vhost, 3)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 
 	s, err := l.Open(ctx, ref, false)
 	if err != nil {
@@ -45,7 +44,7 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 		t.Fatalf("page holds %d letters of a depth of %d, want 3 of 3", len(page.Letters), page.Depth)
 	}
 	for _, d := range page.Letters {
-		if d.Reason != "rejected" || d.OriginQueue != "orders" || !strings.HasPrefix(d.LogicalID, "ev-") || d.LogicalIDFrom != dlq.IDHeader {
+		if d.Reason != "rejected" || d.OriginQueue != "orders" || !strings.HasPrefix(d.LogicalID, "ev-") || d.LogicalIDFrom != domain.IDHeader {
 			t.Errorf("letter %+v: want a rejection from orders with the event_id header as logical ID", d)
 		}
 	}
@@ -111,7 +110,7 @@ func TestQuarantineGoesToTheParkingQueue(t *testing.T) {
 	rejectedScene(t, vhost, 2)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	s, err := l.Open(ctx, ref, false)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +139,7 @@ func TestQuorumDLQWithADeliveryLimitIsRefusedUnlessAllowed(t *testing.T) {
 	testkit.Declare(t, ch, "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "limited.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "limited.dlq"}
 
 	_, err := l.Open(ctx, ref, false)
 	if testkit.AtLeast(t, 4, 3) {
@@ -176,7 +175,7 @@ func TestASessionKilledByTheBrokerReportsWhy(t *testing.T) {
 	rejectedScene(t, vhost, 1)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	s, err := l.Open(ctx, mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}, false)
+	s, err := l.Open(ctx, domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +238,7 @@ func TestAWholeQueuePlanReadsEveryMessageAndStreamsTheFilteredOnes(t *testing.T)
 	rejectedScene(t, vhost, 6)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	f, err := CompileFilter(`logical_id in ["ev-a", "ev-c", "ev-e"]`)
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +287,7 @@ func TestAWholeQueuePlanRefusesAMissingDestinationBeforeMovingAnything(t *testin
 		t.Fatal(err)
 	}
 	l := newOps(t, ordersContext())
-	_, err := l.Plan(testCtx(t), PlanRequest{Action: Replay, Queue: mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}, Whole: true})
+	_, err := l.Plan(testCtx(t), PlanRequest{Action: Replay, Queue: domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}, Whole: true})
 	if !errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "orders") {
 		t.Fatalf("plan with the origin queue gone = %v, want ErrNoDestination naming it", err)
 	}
@@ -304,7 +303,7 @@ func TestAPlanWhoseSessionDiedPublishesNothing(t *testing.T) {
 	rejectedScene(t, vhost, 3)
 	l := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	s, err := l.Open(ctx, ref, false)
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,13 @@ package ops
 
 import (
 	"errors"
-	amqp "github.com/rabbitmq/amqp091-go"
 	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -19,7 +20,7 @@ func TestTheOperationsLayerRefusesEveryChangeInAReadOnlyContext(t *testing.T) {
 	rejectedScene(t, vhost, 3)
 	o := newOps(t, &config.Context{Name: "ro", ReadOnly: true, Vhost: vhost})
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	tgt, err := o.Resolve(ctx, ref)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestAForgedDeathOriginIsNotReplayedTo(t *testing.T) {
 	testkit.WaitDepth(t, ch, "orders.dlq", 3)
 	o := newOps(t, &config.Context{Name: "t", Vhost: vhost})
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	tgt, err := o.Resolve(ctx, ref)
 	if err != nil {
 		t.Fatal(err)

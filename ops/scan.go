@@ -4,21 +4,21 @@ import (
 	"context"
 	"errors"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // Scan reads the whole DLQ for statistics on a connection of its own,
 // with what browsing knows (logical IDs, attempts, origin limits). The
 // delivery-limit guard is never overridden here: a scan returns every
 // message of the queue, not one page.
-func (o *Ops) Scan(ctx context.Context, ref mgmt.QueueRef, progress func(read int)) (*dlq.Stats, error) {
+func (o *Ops) Scan(ctx context.Context, ref domain.QueueRef, progress func(read int)) (*domain.Stats, error) {
 	t, err := o.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	st, err := o.ScanTarget(ctx, t, progress)
-	var refused *dlq.RefusedError
+	var refused *domain.RefusedError
 	if errors.As(err, &refused) {
 		return nil, &RefusedError{Reason: refused.Reason}
 	}
@@ -27,7 +27,7 @@ func (o *Ops) Scan(ctx context.Context, ref mgmt.QueueRef, progress func(read in
 
 // ScanTarget scans a resolved DLQ; a guard refusal is the guard's own
 // *dlq.RefusedError.
-func (o *Ops) ScanTarget(ctx context.Context, t *Target, progress func(read int)) (*dlq.Stats, error) {
+func (o *Ops) ScanTarget(ctx context.Context, t *Target, progress func(read int)) (*domain.Stats, error) {
 	conn, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func (o *Ops) ScanTarget(ctx context.Context, t *Target, progress func(read int)
 	st, err := dlq.Scan(ctx, conn, t.Info, t.Opts, progress)
 	if err == nil {
 		for _, g := range st.Groups.List() {
-			if g.Convention != dlq.ConventionBroker {
+			if g.Convention != domain.ConventionBroker {
 				o.learn(t.Ref, g.OriginQueue)
 			}
 		}
@@ -58,7 +58,7 @@ const lookupBatch = 1000
 // GroupsInbox asks the inbox of t about every group of a scan made with
 // t.Opts.GroupIDs: Known is false for all when the queue has no inbox
 // or it cannot answer, and the error says why.
-func (o *Ops) GroupsInbox(ctx context.Context, t *Target, groups []dlq.Group) (map[string]GroupInbox, error) {
+func (o *Ops) GroupsInbox(ctx context.Context, t *Target, groups []domain.Group) (map[string]GroupInbox, error) {
 	out := make(map[string]GroupInbox, len(groups))
 	if !o.HasInbox(t.InboxOf) {
 		return out, ErrNoInbox

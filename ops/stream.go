@@ -10,8 +10,8 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // A whole-queue operation, as the command line runs it: a preview reads
@@ -219,7 +219,7 @@ func (o *Ops) stream(ctx context.Context, t *Target, op actions.Streamed, limit 
 	}
 	op.Limit = feed.Limit()
 	op.Close = feed.Close
-	if t.Info.Type == dlq.TypeQuorum {
+	if t.Info.Type == domain.TypeQuorum {
 		// A quorum queue may lose acks across a change of leader: the
 		// run then sweeps the queue for twins of its confirmed copies.
 		op.Sweep = func() (actions.SweepSource, error) {
@@ -251,7 +251,7 @@ func (o *Ops) feed(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, erro
 
 // lookup asks the inbox of ref's messages, page by page; nil when the
 // queue has none, so statuses are unknown.
-func (o *Ops) lookup(ref mgmt.QueueRef) actions.Lookup {
+func (o *Ops) lookup(ref domain.QueueRef) actions.Lookup {
 	if o.c.OpenInbox == nil {
 		return nil
 	}
@@ -310,9 +310,11 @@ func settledDepth(conn *amqp.Connection, t *Target) (int, error) {
 // emptySource is a queue with nothing to sweep.
 type emptySource struct{}
 
-func (emptySource) Next(context.Context, int) ([]dlq.DeadLetter, bool, error) { return nil, true, nil }
-func (emptySource) Keep(int)                                                  {}
-func (emptySource) Ack(uint64) error                                          { return nil }
-func (emptySource) AckAll([]uint64) error                                     { return nil }
-func (emptySource) Sync() error                                               { return nil }
-func (emptySource) Close() error                                              { return nil }
+func (emptySource) Next(context.Context, int) ([]domain.DeadLetter, bool, error) {
+	return nil, true, nil
+}
+func (emptySource) Keep(int)              {}
+func (emptySource) Ack(uint64) error      { return nil }
+func (emptySource) AckAll([]uint64) error { return nil }
+func (emptySource) Sync() error           { return nil }
+func (emptySource) Close() error          { return nil }

@@ -13,8 +13,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -131,7 +130,7 @@ func TestTheQuorumSweepKeepsTheSameEventDeadInAnotherQueue(t *testing.T) {
 
 	o, ctx, ref, target := resolved(t, vhost, "events.dlq")
 	const rule = `origin_queue == "billing"`
-	f, err := dlq.CompileFilter(rule)
+	f, err := domain.CompileFilter(rule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +185,11 @@ func TestABrowseOfADLQWithAMessageTTLSaysWhatHoldingCosts(t *testing.T) {
 
 // resolved is an Ops on the orders context and the target of queue name
 // in vhost, resolved as a command resolves it.
-func resolved(t *testing.T, vhost, name string) (*Ops, context.Context, mgmt.QueueRef, *Target) {
+func resolved(t *testing.T, vhost, name string) (*Ops, context.Context, domain.QueueRef, *Target) {
 	t.Helper()
 	o := newOps(t, ordersContext())
 	ctx := testCtx(t)
-	ref := mgmt.QueueRef{Vhost: vhost, Name: name}
+	ref := domain.QueueRef{Vhost: vhost, Name: name}
 	target, err := o.Resolve(ctx, ref)
 	if err != nil {
 		t.Fatal(err)

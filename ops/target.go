@@ -9,6 +9,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
 )
@@ -16,15 +17,15 @@ import (
 // Target is a DLQ with what reading it needs, resolved from one snapshot
 // of its vhost.
 type Target struct {
-	Ref  mgmt.QueueRef
-	Info dlq.QueueInfo
+	Ref  domain.QueueRef
+	Info domain.QueueInfo
 	Opts dlq.Options
 	// Knows is what the config says of the DLQ, helped by the broker's
 	// pairing: the queue it belongs to, its parking queue, whether it is
 	// a parking queue itself.
 	Knows config.Knowledge
 	// InboxOf is the queue whose inbox holds these messages' effects.
-	InboxOf mgmt.QueueRef
+	InboxOf domain.QueueRef
 	// Unacked is how many of the queue's messages a consumer held when it
 	// was resolved: a browse cannot see them.
 	Unacked int64
@@ -45,8 +46,8 @@ type pairing struct {
 // its vhost: its type, delivery limit and consumers, the broker's
 // version, the config's knowledge of it, and the delivery limits of its
 // quorum origins (so their dead letters show every delivery).
-func (o *Ops) Resolve(ctx context.Context, ref mgmt.QueueRef) (*Target, error) {
-	snap, err := o.c.Mgmt.Snapshot(ctx, mgmt.SnapshotOptions{Vhost: ref.Vhost, RatesFor: []mgmt.QueueRef{ref}})
+func (o *Ops) Resolve(ctx context.Context, ref domain.QueueRef) (*Target, error) {
+	snap, err := o.c.Mgmt.Snapshot(ctx, domain.SnapshotOptions{Vhost: ref.Vhost, RatesFor: []domain.QueueRef{ref}})
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func (o *Ops) Resolve(ctx context.Context, ref mgmt.QueueRef) (*Target, error) {
 	version := snap.Overview.RabbitMQVersion
 	t := &Target{
 		Ref: ref,
-		Info: dlq.QueueInfo{
+		Info: domain.QueueInfo{
 			Vhost: ref.Vhost, Name: ref.Name, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
 			BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages,
 			HasDLX: q.HasDLX,
@@ -86,7 +87,7 @@ func (o *Ops) Resolve(ctx context.Context, ref mgmt.QueueRef) (*Target, error) {
 
 // knowledge is what the config says about ref, helped by the broker's
 // pairing (the queues that dead-letter into it).
-func knowledge(c *config.Context, ref mgmt.QueueRef, dlqOf []mgmt.QueueRef) config.Knowledge {
+func knowledge(c *config.Context, ref domain.QueueRef, dlqOf []domain.QueueRef) config.Knowledge {
 	sources := make([]string, 0, len(dlqOf))
 	for _, o := range dlqOf {
 		sources = append(sources, o.Name)
@@ -96,7 +97,7 @@ func knowledge(c *config.Context, ref mgmt.QueueRef, dlqOf []mgmt.QueueRef) conf
 
 // knowledgeOf is what Resolve learned about ref; before any Resolve, only
 // the config speaks.
-func (o *Ops) knowledgeOf(ref mgmt.QueueRef) config.Knowledge {
+func (o *Ops) knowledgeOf(ref domain.QueueRef) config.Knowledge {
 	o.mu.Lock()
 	k, ok := o.known[ref]
 	o.mu.Unlock()
@@ -112,20 +113,20 @@ func (o *Ops) knowledgeOf(ref mgmt.QueueRef) config.Knowledge {
 // DLQ), those the config or a framework's naming pairs with it, and for a
 // parking queue those of the DLQ it parks for — never one paired only
 // because dlq's own messages named it, since a publisher wrote those.
-func confirmedOrigins(snap *mgmt.Snapshot, dlq mgmt.Queue, k config.Knowledge) (map[string]bool, func(string) bool) {
-	index := make(map[mgmt.QueueRef]int, len(snap.Queues))
+func confirmedOrigins(snap *domain.Snapshot, dlq domain.Queue, k config.Knowledge) (map[string]bool, func(string) bool) {
+	index := make(map[domain.QueueRef]int, len(snap.Queues))
 	for i := range snap.Queues {
 		index[snap.Queues[i].Ref()] = i
 	}
-	exists := func(r mgmt.QueueRef) bool { _, ok := index[r]; return ok }
-	targets := map[mgmt.QueueRef]bool{dlq.Ref(): true}
-	if base, ok := strings.CutSuffix(dlq.Name, mgmt.ParkingSuffix); ok && dlq.Parking {
-		targets[mgmt.QueueRef{Vhost: dlq.Vhost, Name: base}] = true
+	exists := func(r domain.QueueRef) bool { _, ok := index[r]; return ok }
+	targets := map[domain.QueueRef]bool{dlq.Ref(): true}
+	if base, ok := strings.CutSuffix(dlq.Name, domain.ParkingSuffix); ok && dlq.Parking {
+		targets[domain.QueueRef{Vhost: dlq.Vhost, Name: base}] = true
 	}
 	out := map[string]bool{}
 	for i := range snap.Queues {
 		q := &snap.Queues[i]
-		if q.DLQ != nil && targets[*q.DLQ] && q.DLQSource != mgmt.PairedByLetter {
+		if q.DLQ != nil && targets[*q.DLQ] && q.DLQSource != domain.PairedByLetter {
 			out[q.Name] = true
 			continue
 		}
@@ -138,18 +139,18 @@ func confirmedOrigins(snap *mgmt.Snapshot, dlq mgmt.Queue, k config.Knowledge) (
 		}
 	}
 	for t := range targets {
-		if base, ok := mgmt.ErrorQueueOf(t.Name); ok && exists(mgmt.QueueRef{Vhost: t.Vhost, Name: base}) {
+		if base, ok := mgmt.ErrorQueueOf(t.Name); ok && exists(domain.QueueRef{Vhost: t.Vhost, Name: base}) {
 			out[base] = true
 		}
 	}
 	if k.Queue != nil && k.Queue.Name != "" {
 		out[k.Queue.Name] = true
 	}
-	return out, func(name string) bool { return exists(mgmt.QueueRef{Vhost: dlq.Vhost, Name: name}) }
+	return out, func(name string) bool { return exists(domain.QueueRef{Vhost: dlq.Vhost, Name: name}) }
 }
 
 // pairingOf is what Resolve learned of ref's origins.
-func (o *Ops) pairingOf(ref mgmt.QueueRef) pairing {
+func (o *Ops) pairingOf(ref domain.QueueRef) pairing {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.confirmed[ref]
@@ -158,7 +159,7 @@ func (o *Ops) pairingOf(ref mgmt.QueueRef) pairing {
 // origins confirms the origins framework headers name for an operation on
 // ref: its confirmed queues, and routes that reach one of them, read
 // from the broker's bindings once per exchange and key.
-func (o *Ops) origins(ref mgmt.QueueRef) actions.Origins {
+func (o *Ops) origins(ref domain.QueueRef) actions.Origins {
 	p := o.pairingOf(ref)
 	queues := p.confirmed
 	r, ok := o.c.Mgmt.(router)
@@ -193,7 +194,7 @@ const routeTimeout = 10 * time.Second
 
 // router is the management client's routing, which a fake may lack.
 type router interface {
-	RouteKey(ctx context.Context, vhost, exchange, key string) ([]mgmt.QueueRef, error)
+	RouteKey(ctx context.Context, vhost, exchange, key string) ([]domain.QueueRef, error)
 }
 
 // learner is the management client's memory of pairings learned from
@@ -204,23 +205,23 @@ type learner interface {
 
 // learn pairs the error queue ref with the origin queues its framework
 // letters name, so the next snapshot shows them paired (PairedByLetter).
-func (o *Ops) learn(ref mgmt.QueueRef, origins ...string) {
+func (o *Ops) learn(ref domain.QueueRef, origins ...string) {
 	l, ok := o.c.Mgmt.(learner)
 	if !ok {
 		return
 	}
 	for _, q := range origins {
-		if q != "" && q != dlq.OtherKey && q != dlq.NoneKey {
+		if q != "" && q != domain.OtherKey && q != domain.NoneKey {
 			l.Learn(ref.Vhost, q, ref.Name)
 		}
 	}
 }
 
 // frameworkOrigins are the origin queues framework letters name.
-func frameworkOrigins(letters []dlq.DeadLetter) []string {
+func frameworkOrigins(letters []domain.DeadLetter) []string {
 	var out []string
 	for _, d := range letters {
-		if c := d.Failure.Convention; c != "" && c != dlq.ConventionBroker && d.Failure.OriginQueue != "" {
+		if c := d.Failure.Convention; c != "" && c != domain.ConventionBroker && d.Failure.OriginQueue != "" {
 			out = append(out, d.Failure.OriginQueue)
 		}
 	}

@@ -7,8 +7,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // Session holds a DLQ's messages unacknowledged while the operator looks.
@@ -17,7 +16,7 @@ type Session interface {
 	Next(ctx context.Context) (Page, error)
 	// Letters are the letters held now: after an action, those that were
 	// acted on are no longer held.
-	Letters() []dlq.DeadLetter
+	Letters() []domain.DeadLetter
 	// Done reports the session's end: nil after Close, the cause when the
 	// channel or connection died.
 	Done() <-chan error
@@ -26,8 +25,8 @@ type Session interface {
 
 // Page is one page of a browse.
 type Page struct {
-	Letters []dlq.DeadLetter // newly held
-	End     bool             // nothing more to browse
+	Letters []domain.DeadLetter // newly held
+	End     bool                // nothing more to browse
 	// Depth is the queue's depth when the session opened; 0 when unknown.
 	Depth int
 	// Notes tell the operator what browsing implies (consumers on the
@@ -51,7 +50,7 @@ var ErrNoInbox = errors.New("no inbox configured for this queue")
 type Filter interface {
 	// Match evaluates the filter on d; applied is nil when the inbox
 	// status is unknown.
-	Match(d dlq.DeadLetter, applied *bool, now time.Time) (bool, error)
+	Match(d domain.DeadLetter, applied *bool, now time.Time) (bool, error)
 }
 
 // Action names an operation on dead letters.
@@ -66,11 +65,11 @@ const (
 // PlanRequest is what the operator asked for.
 type PlanRequest struct {
 	Action Action
-	Queue  mgmt.QueueRef
+	Queue  domain.QueueRef
 	// Session holds the letters: the dashboard's Session, or the
 	// command line's *Browse.
 	Session any
-	Letters []dlq.DeadLetter
+	Letters []domain.DeadLetter
 	Reason  string // quarantine reason
 	// Whole asks for every message the queue holds rather than the held
 	// letters: a preview reads the queue to plan, and the run streams

@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/channels"
 )
@@ -51,7 +51,7 @@ func (m Model) pollConfirms() tea.Cmd {
 // confirmsEvery is the count's pace: the refresh, but no faster than the
 // broker recomputes channel figures.
 func (m Model) confirmsEvery() time.Duration {
-	return max(m.o.Refresh, mgmt.DefaultStatsInterval)
+	return max(m.o.Refresh, domain.DefaultStatsInterval)
 }
 
 // confirmsText is the header's part: "unconfirmed 37 on 2 channels",

@@ -7,25 +7,25 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/channels"
 )
 
 // fakeChannels lists the channels of list.
-type fakeChannels struct{ list *mgmt.ChannelList }
+type fakeChannels struct{ list *domain.ChannelList }
 
-func (f fakeChannels) Channels(context.Context, string) (*mgmt.ChannelList, error) {
+func (f fakeChannels) Channels(context.Context, string) (*domain.ChannelList, error) {
 	return f.list, nil
 }
 
-func confirming(name string, n int64) mgmt.ChannelStat {
+func confirming(name string, n int64) domain.ChannelStat {
 	yes := true
-	return mgmt.ChannelStat{Name: name, Confirm: &yes, Unconfirmed: &n}
+	return domain.ChannelStat{Name: name, Confirm: &yes, Unconfirmed: &n}
 }
 
 // loaded is the root after its first snapshot and its first count of
 // unconfirmed publishes.
-func loaded(t *testing.T, list *mgmt.ChannelList) Model {
+func loaded(t *testing.T, list *domain.ChannelList) Model {
 	t.Helper()
 	m := newRoot(Options{Context: "prod-eu", Environment: "prod", ReadOnly: true, Channels: fakeChannels{list}})
 	m, _ = step(t, m, m.overview.Init()())
@@ -37,16 +37,16 @@ func TestHeaderCountsUnconfirmedPublishesAcrossChannels(t *testing.T) {
 	no, zero := false, int64(0)
 	tests := []struct {
 		name string
-		list *mgmt.ChannelList
+		list *domain.ChannelList
 		want string
 	}{
-		{"pending on two channels", &mgmt.ChannelList{Channels: []mgmt.ChannelStat{
+		{"pending on two channels", &domain.ChannelList{Channels: []domain.ChannelStat{
 			confirming("gw", 33), confirming("import", 4), confirming("idle", 0),
 			{Name: "consumer", Confirm: &no, Unconfirmed: &zero},
 		}}, "unconfirmed 37 on 2 channels · RabbitMQ"},
-		{"one channel", &mgmt.ChannelList{Channels: []mgmt.ChannelStat{confirming("gw", 1)}}, "unconfirmed 1 on 1 channel · RabbitMQ"},
-		{"nothing pending", &mgmt.ChannelList{Channels: []mgmt.ChannelStat{confirming("gw", 0)}}, "confirms: none pending · RabbitMQ"},
-		{"no channel statistics", &mgmt.ChannelList{Note: "channel details unavailable"}, ""},
+		{"one channel", &domain.ChannelList{Channels: []domain.ChannelStat{confirming("gw", 1)}}, "unconfirmed 1 on 1 channel · RabbitMQ"},
+		{"nothing pending", &domain.ChannelList{Channels: []domain.ChannelStat{confirming("gw", 0)}}, "confirms: none pending · RabbitMQ"},
+		{"no channel statistics", &domain.ChannelList{Note: "channel details unavailable"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestHeaderCountsUnconfirmedPublishesAcrossChannels(t *testing.T) {
 }
 
 func TestNarrowHeaderDropsTheCountBeforeTheBroker(t *testing.T) {
-	m := loaded(t, &mgmt.ChannelList{Channels: []mgmt.ChannelStat{confirming("gw", 37)}})
+	m := loaded(t, &domain.ChannelList{Channels: []domain.ChannelStat{confirming("gw", 37)}})
 	m, _ = step(t, m, resize(80, 40))
 	first := strings.Split(m.View(), "\n")[0]
 	if strings.Contains(first, "unconfirmed") || !strings.Contains(first, "RabbitMQ") {
@@ -78,7 +78,7 @@ func TestNarrowHeaderDropsTheCountBeforeTheBroker(t *testing.T) {
 }
 
 func TestCOpensTheChannelsScreenAndEscGoesBack(t *testing.T) {
-	m := loaded(t, &mgmt.ChannelList{Channels: []mgmt.ChannelStat{confirming("gw", 37)}})
+	m := loaded(t, &domain.ChannelList{Channels: []domain.ChannelStat{confirming("gw", 37)}})
 	m, cmd := step(t, m, press("c"))
 	if _, ok := m.top().(*channels.Model); !ok || cmd == nil {
 		t.Fatalf("c opened %T", m.top())

@@ -9,18 +9,17 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/styles"
 )
 
 // ordersInbox gives orders an inbox with a steady pace.
 type ordersInbox struct{}
 
-func (ordersInbox) HasInbox(ref mgmt.QueueRef) bool { return ref.Name == "orders" }
+func (ordersInbox) HasInbox(ref domain.QueueRef) bool { return ref.Name == "orders" }
 
-func (ordersInbox) Effect(_ context.Context, _ mgmt.QueueRef, window time.Duration) (inbox.Effect, error) {
-	return inbox.Effect{Window: window, Count: 5880, Rate: 98, Now: clock, Last: clock.Add(-time.Second)}, nil
+func (ordersInbox) Effect(_ context.Context, _ domain.QueueRef, window time.Duration) (domain.Effect, error) {
+	return domain.Effect{Window: window, Count: 5880, Rate: 98, Now: clock, Last: clock.Add(-time.Second)}, nil
 }
 
 func TestEffectsReachTheOverviewAndTheQueueScreen(t *testing.T) {

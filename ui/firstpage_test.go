@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -20,7 +20,7 @@ type pagingBroker struct {
 	release chan struct{}
 }
 
-func (p *pagingBroker) FirstPage(_ context.Context, vhost string, size int) (*mgmt.Snapshot, error) {
+func (p *pagingBroker) FirstPage(_ context.Context, vhost string, size int) (*domain.Snapshot, error) {
 	s := scene()
 	s.Overview.PublishRate, s.Overview.AckRate, s.Overview.RatesUnknown = 0, 0, true
 	s.Queues = s.Queues[:min(size, 2)]
@@ -28,7 +28,7 @@ func (p *pagingBroker) FirstPage(_ context.Context, vhost string, size int) (*mg
 	return s, nil
 }
 
-func (p *pagingBroker) Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
+func (p *pagingBroker) Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error) {
 	select {
 	case <-p.release:
 	case <-ctx.Done():

@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 func count(n int64) *int64 { return &n }
@@ -18,24 +18,24 @@ func count(n int64) *int64 { return &n }
 // full, so the dead letters orders holds for its DLX grow with every
 // snapshot; invoices holds only messages waiting out their delay; emails
 // is a classic queue, which reports neither figure.
-func scene43(n int) *mgmt.Snapshot {
-	ordersDLQ := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+func scene43(n int) *domain.Snapshot {
+	ordersDLQ := domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
 	held := 4 + 3*int64(n)
 	retry := map[string]any{"x-queue-type": "quorum", "x-delayed-retry-type": "failed", "x-delayed-retry-min": float64(1000), "x-delayed-retry-max": float64(30000)}
 	orders := map[string]any{"x-dead-letter-exchange": "dlx", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"}
 	for k, v := range retry {
 		orders[k] = v
 	}
-	return &mgmt.Snapshot{
+	return &domain.Snapshot{
 		TakenAt:  clock.Add(-2 * time.Second),
 		StatsAge: 5 * time.Second,
-		Overview: mgmt.Overview{
+		Overview: domain.Overview{
 			ClusterName: "rabbit43@prod-eu-1", RabbitMQVersion: "4.3.6", StatsInterval: 5 * time.Second,
-			Totals:      mgmt.Totals{Messages: 1250 + held, Ready: 1200, Unacked: 10},
+			Totals:      domain.Totals{Messages: 1250 + held, Ready: 1200, Unacked: 10},
 			PublishRate: 95, AckRate: 90,
 		},
-		Nodes: []mgmt.Node{{Name: "rabbit43@node1", Running: true}},
-		Queues: []mgmt.Queue{
+		Nodes: []domain.Node{{Name: "rabbit43@node1", Running: true}},
+		Queues: []domain.Queue{
 			{Vhost: "/", Name: "orders", Type: "quorum", Durable: true, Messages: 1250 + held, Ready: 1200, Unacked: 10,
 				Delayed: count(40), DLXHeld: count(held), DLXHeldBytes: count(held * 310), ReadyReturned: count(25),
 				DelayedRetry: "failed (min: 1000ms, max: 30000ms)",
@@ -43,7 +43,7 @@ func scene43(n int) *mgmt.Snapshot {
 				OldestUnknownReason: "quorum queues report no head message timestamp",
 				Node:                "rabbit43@node1", Members: []string{"rabbit43@node1"}, Arguments: orders},
 			{Vhost: "/", Name: "orders.dlq", Type: "quorum", Durable: true, Messages: 1, Ready: 1, Delayed: count(0), DLXHeld: count(0),
-				DelayedRetry: "disabled", DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}},
+				DelayedRetry: "disabled", DLQOf: []domain.QueueRef{{Vhost: "/", Name: "orders"}},
 				OldestUnknownReason: "quorum queues report no head message timestamp",
 				Arguments:           map[string]any{"x-queue-type": "quorum", "x-max-length": float64(1), "x-overflow": "reject-publish"}},
 			{Vhost: "/", Name: "invoices", Type: "quorum", Durable: true, Messages: 3, Delayed: count(3), DLXHeld: count(0),

@@ -18,7 +18,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/channels"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/effect"
@@ -58,7 +58,7 @@ type Options struct {
 
 	// Screens the root opens on request; a nil constructor makes the
 	// request an error on the footer.
-	NewDLQ     func(mgmt.QueueRef) common.Screen
+	NewDLQ     func(domain.QueueRef) common.Screen
 	NewMessage func(common.OpenMessageMsg) common.Screen
 	NewAudit   func() common.Screen
 

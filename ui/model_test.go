@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/queuedetail"
 	"github.com/warrenops/warren/ui/styles"
@@ -91,10 +91,10 @@ func quits(cmd tea.Cmd) bool {
 func TestNavigationMessagesManageTheStack(t *testing.T) {
 	closed := 0
 	dlq := &screen{title: "dlq", closed: &closed}
-	var asked mgmt.QueueRef
-	m := newRoot(Options{NewDLQ: func(r mgmt.QueueRef) common.Screen { asked = r; return dlq }})
+	var asked domain.QueueRef
+	m := newRoot(Options{NewDLQ: func(r domain.QueueRef) common.Screen { asked = r; return dlq }})
 
-	ref := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	ref := domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
 	m, _ = step(t, m, common.OpenDLQMsg{Queue: ref})
 	if asked != ref || m.top() != common.Screen(dlq) {
 		t.Fatalf("OpenDLQMsg did not open the DLQ screen for %v", ref)
@@ -124,7 +124,7 @@ func TestNavigationMessagesManageTheStack(t *testing.T) {
 func TestOpenQueueMsgPushesTheQueueScreen(t *testing.T) {
 	f := &fakeBroker{}
 	m := newRoot(Options{Lister: f, Describer: f})
-	m, cmd := step(t, m, common.OpenQueueMsg{Queue: mgmt.QueueRef{Vhost: "/", Name: "orders"}})
+	m, cmd := step(t, m, common.OpenQueueMsg{Queue: domain.QueueRef{Vhost: "/", Name: "orders"}})
 	if _, ok := m.top().(*queuedetail.Model); !ok || cmd == nil {
 		t.Fatalf("top is %T, want the queue screen fetching", m.top())
 	}
@@ -287,7 +287,7 @@ func TestHeaderSaysWhenThereIsNoConfig(t *testing.T) {
 
 func TestHeaderShowsAlarms(t *testing.T) {
 	m := newRoot(Options{})
-	nodes := []mgmt.Node{{Name: "rabbit@a", Running: true, MemAlarm: true}, {Name: "rabbit@b"}}
+	nodes := []domain.Node{{Name: "rabbit@a", Running: true, MemAlarm: true}, {Name: "rabbit@b"}}
 	got := m.nodes(nodes)
 	for _, want := range []string{"nodes 1/2 running", "ALARM: memory on rabbit@a"} {
 		if !strings.Contains(got, want) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -26,14 +26,14 @@ func (c *clusterBroker) stop(node string) {
 	c.stopped = node
 }
 
-func (c *clusterBroker) Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
+func (c *clusterBroker) Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error) {
 	s, err := c.fakeBroker.Snapshot(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s.Nodes = []mgmt.Node{{Name: "rabbit@node1", Running: true}, {Name: "rabbit@node2", Running: true}, {Name: "rabbit@node3", Running: true}}
+	s.Nodes = []domain.Node{{Name: "rabbit@node1", Running: true}, {Name: "rabbit@node2", Running: true}, {Name: "rabbit@node3", Running: true}}
 	for i := range s.Nodes {
 		if s.Nodes[i].Name == c.stopped {
 			s.Nodes[i].Running = false
@@ -44,14 +44,14 @@ func (c *clusterBroker) Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*
 
 func TestHeaderNamesTheNodesDown(t *testing.T) {
 	m := newRoot(Options{})
-	got := m.nodes([]mgmt.Node{{Name: "rabbit@a", Running: true}, {Name: "rabbit@b\x1b[2J"}, {Name: "rabbit@c"}})
+	got := m.nodes([]domain.Node{{Name: "rabbit@a", Running: true}, {Name: "rabbit@b\x1b[2J"}, {Name: "rabbit@c"}})
 	if !strings.Contains(got, "nodes 1/3 running (down: rabbit@b") || !strings.Contains(got, ", rabbit@c)") {
 		t.Errorf("header %q does not name both nodes down", got)
 	}
 	if strings.Contains(got, "\x1b[2J") {
 		t.Errorf("a node name from the broker reached the screen unsanitised: %q", got)
 	}
-	if got := m.nodes([]mgmt.Node{{Name: "rabbit@a", Running: true}}); strings.Contains(got, "down") {
+	if got := m.nodes([]domain.Node{{Name: "rabbit@a", Running: true}}); strings.Contains(got, "down") {
 		t.Errorf("every node runs, yet %q", got)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/overview"
@@ -130,7 +130,7 @@ func (m Model) failure(st overview.Status) string {
 	switch {
 	case st.Stopped:
 		text = "not polling: " + msg + " (fix the credentials, then press r)"
-	case mgmt.IsDisconnected(st.Err):
+	case domain.IsDisconnected(st.Err):
 		text = "disconnected, retrying (last error: " + msg + ")"
 	default:
 		text = "refresh failed, retrying (last error: " + msg + ")"
@@ -148,7 +148,7 @@ func (m Model) statsAge(st overview.Status) time.Duration {
 }
 
 // nodes says how many nodes run, names those down, and lists alarms.
-func (m Model) nodes(nodes []mgmt.Node) string {
+func (m Model) nodes(nodes []domain.Node) string {
 	var alarms []string
 	for _, n := range nodes {
 		name := sanitize.Text(n.Name)
@@ -162,7 +162,7 @@ func (m Model) nodes(nodes []mgmt.Node) string {
 			alarms = append(alarms, "partition on "+name)
 		}
 	}
-	running, down := mgmt.NodesRunning(nodes)
+	running, down := domain.NodesRunning(nodes)
 	up := fmt.Sprintf("nodes %d/%d running", running, len(nodes))
 	if len(down) > 0 {
 		for i, n := range down {

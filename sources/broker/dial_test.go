@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/mgmt"
 )
 
@@ -115,7 +116,7 @@ func TestManagementAPIOverTLSWithCAAndClientCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	overview := func(cfg *tls.Config) (*mgmt.Overview, error) {
+	overview := func(cfg *tls.Config) (*domain.Overview, error) {
 		c, err := mgmt.New(mgmt.Options{URL: "https://" + front, Username: "guest", Password: "guest", TLS: cfg, Timeout: 5 * time.Second})
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 func benchDelivery() amqp.Delivery {
@@ -34,8 +35,8 @@ func BenchmarkScanAdd(b *testing.B) {
 		{"spring", springRepublished("s-1", "Card 4242 declined")},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			st := &Stats{Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
-				Groups: NewGroups(false), Conventions: map[string]int{}}
+			st := &domain.Stats{Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
+				Groups: domain.NewGroups(false), Conventions: map[string]int{}}
 			sc := &scanner{st: st, o: Options{}.withDefaults()}
 			b.ReportAllocs()
 			for b.Loop() {
@@ -49,7 +50,7 @@ func BenchmarkScanAdd(b *testing.B) {
 func BenchmarkNormalize(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = Normalize("Order 1001 for customer 3f2a9c1e-0b7d-4c55-9a1e-2b3c4d5e6f70 not found in 'eu-west'")
+		_ = domain.Normalize("Order 1001 for customer 3f2a9c1e-0b7d-4c55-9a1e-2b3c4d5e6f70 not found in 'eu-west'")
 	}
 }
 

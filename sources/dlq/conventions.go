@@ -11,25 +11,7 @@ import (
 	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-)
-
-// Failure kinds: the broker's reasons, and an exception a framework
-// caught and wrote down (docs/ARCHITECTURE.md §4.12).
-const (
-	KindException = "exception"
-	// KindSkipped is a message no consumer took (MassTransit's _skipped).
-	KindSkipped = "skipped"
-)
-
-// Convention names, as `dlq ls --json` and the inspector give them.
-const (
-	ConventionBroker      = "broker"
-	ConventionSpring      = "spring"
-	ConventionMassTransit = "masstransit"
-	ConventionNServiceBus = "nservicebus"
-	ConventionEasyNetQ    = "easynetq"
-	ConventionRascal      = "rascal"
-	ConventionWatermill   = "watermill"
+	"github.com/warrenops/warren/domain"
 )
 
 // Bounds on what a failure keeps of hostile or huge headers.
@@ -39,59 +21,6 @@ const (
 	maxStackTrace   = 64 * 1024 // the inspector's copy
 	maxOriginName   = 255       // AMQP's shortstr: a longer name is no queue
 )
-
-// Failure is what a message says about why and where it failed, read by
-// the convention that wrote it: the broker's own dead-lettering or a
-// framework's error queue (docs/ARCHITECTURE.md §4.12).
-type Failure struct {
-	// Convention is the name of the convention read; "" when the
-	// message follows none.
-	Convention string
-	// Kind is rejected, expired, maxlen, delivery_limit or exception.
-	Kind string
-	// ErrorType is the exception's type; ErrorMessage its first line,
-	// cut; StackTrace the whole trace, cut, kept for the inspector.
-	ErrorType    string
-	ErrorMessage string
-	StackTrace   string
-	// Attempts is the convention's own count of deliveries, 0 when it
-	// keeps none.
-	Attempts int
-	// FailedAt is when the convention says it failed; zero if unknown.
-	FailedAt time.Time
-	// The origin: a queue, or an exchange with the routing key.
-	OriginQueue      string
-	OriginExchange   string
-	OriginRoutingKey string
-	// Missing names the fields the convention writes that this message
-	// lacks or carries with the wrong type, so the inspector can say so.
-	Missing []string
-	// Also names other conventions whose headers the message carries
-	// too; the first convention read wins.
-	Also []string
-	// Envelope is the message inside an envelope convention (EasyNetQ):
-	// what is shown and replayed instead of the envelope; nil otherwise.
-	Envelope *Enveloped
-}
-
-// Enveloped is the original message an envelope convention carries.
-type Enveloped struct {
-	Properties Properties
-	Headers    amqp.Table
-	Body       []byte
-}
-
-// Origin is the failure's origin in one word: the queue, else
-// exchange/key, else "".
-func (f Failure) Origin() string {
-	switch {
-	case f.OriginQueue != "":
-		return f.OriginQueue
-	case f.OriginExchange != "" || f.OriginRoutingKey != "":
-		return f.OriginExchange + "/" + f.OriginRoutingKey
-	}
-	return ""
-}
 
 // field is one fact a convention keeps in a header.
 type field int
@@ -130,7 +59,7 @@ type Convention struct {
 	Required []field
 	// fix adjusts what the paths read, for conventions whose values need
 	// more than a lookup (a URI, a queue@machine, an envelope body).
-	fix func(f *Failure, d amqp.Delivery)
+	fix func(f *domain.Failure, d amqp.Delivery)
 	// claim recognises a convention without marker headers (an
 	// envelope in the body).
 	claim func(d amqp.Delivery) bool
@@ -186,7 +115,7 @@ func NewConvention(name string, paths map[string]string) (Convention, error) {
 // Recognize reads d by the first convention that claims it: the broker's
 // own dead-lettering when x-death (or x-first/last-death) is present,
 // else the conventions in order. deaths is d's parsed x-death.
-func Recognize(d amqp.Delivery, deaths []Death, conventions []Convention) Failure {
+func Recognize(d amqp.Delivery, deaths []domain.Death, conventions []Convention) domain.Failure {
 	return recognize(d, deaths, findOrigin(deaths, d.Headers), newConventionSet(conventions), true)
 }
 
@@ -224,12 +153,12 @@ func (s *conventionSet) marked(h amqp.Table) bool {
 	return false
 }
 
-func recognize(d amqp.Delivery, deaths []Death, org origin, set *conventionSet, full bool) Failure {
+func recognize(d amqp.Delivery, deaths []domain.Death, org origin, set *conventionSet, full bool) domain.Failure {
 	conventions := set.list
 	marked := set.marked(d.Headers)
-	var f Failure
+	var f domain.Failure
 	if org.Queue != "" || org.Reason != "" {
-		f = Failure{Convention: ConventionBroker, Kind: org.Reason, OriginQueue: org.Queue, OriginExchange: org.Exchange}
+		f = domain.Failure{Convention: domain.ConventionBroker, Kind: org.Reason, OriginQueue: org.Queue, OriginExchange: org.Exchange}
 		if len(org.RoutingKeys) > 0 {
 			f.OriginRoutingKey = org.RoutingKeys[0]
 		}
@@ -250,7 +179,7 @@ func recognize(d amqp.Delivery, deaths []Death, org origin, set *conventionSet, 
 		}
 		if f.Convention != "" {
 			f.Also = append(f.Also, c.Name)
-			if f.Convention == ConventionBroker && f.ErrorMessage == "" {
+			if f.Convention == domain.ConventionBroker && f.ErrorMessage == "" {
 				// The broker's reason says where and how, not what
 				// broke: the framework's exception, if any, says that.
 				g := c.read(d, full)
@@ -277,8 +206,8 @@ func (c *Convention) claims(d amqp.Delivery) bool {
 
 // read fills a failure from c's paths. Without full only what a scan
 // counts is kept: no stack trace.
-func (c *Convention) read(d amqp.Delivery, full bool) Failure {
-	f := Failure{Convention: c.Name, Kind: KindException}
+func (c *Convention) read(d amqp.Delivery, full bool) domain.Failure {
+	f := domain.Failure{Convention: c.Name, Kind: domain.KindException}
 	var wrong []string
 	str := func(fl field, limit int, firstLine bool) string {
 		p := c.Paths[fl]
@@ -289,8 +218,8 @@ func (c *Convention) read(d amqp.Delivery, full bool) Failure {
 		if !ok {
 			return ""
 		}
-		s, ok := text(v)
-		if n, isInt := integer(v); !ok && isInt && fl == fErrorType {
+		s, ok := domain.ValueText(v)
+		if n, isInt := domain.ValueInt(v); !ok && isInt && fl == fErrorType {
 			// rascal's error.code may be a number.
 			s, ok = strconv.FormatInt(n, 10), true
 		}
@@ -315,7 +244,7 @@ func (c *Convention) read(d amqp.Delivery, full bool) Failure {
 	}
 	if p := c.Paths[fAttempts]; p != "" {
 		if v, ok := lookup(d.Headers, p); ok {
-			if n, ok := integer(v); ok && n >= 0 {
+			if n, ok := domain.ValueInt(v); ok && n >= 0 {
 				f.Attempts = clampInt(n)
 			} else {
 				wrong = append(wrong, fieldNames[fAttempts]+" ("+p+" is not a whole number)")
@@ -350,7 +279,7 @@ func (c *Convention) read(d amqp.Delivery, full bool) Failure {
 	return f
 }
 
-func missingField(f Failure, r field) bool {
+func missingField(f domain.Failure, r field) bool {
 	switch r {
 	case fOriginQueue:
 		return f.OriginQueue == ""
@@ -381,7 +310,7 @@ func lookup(h amqp.Table, path string) (any, bool) {
 		if path[i] != '.' {
 			continue
 		}
-		if t, ok := table(h[path[:i]]); ok {
+		if t, ok := domain.ValueTable(h[path[:i]]); ok {
 			if v, ok := lookup(t, path[i+1:]); ok {
 				return v, true
 			}
@@ -414,16 +343,16 @@ func cut(s string, limit int) string {
 // seconds or milliseconds, or text in RFC 3339 or one of the layouts
 // .NET frameworks write.
 func anyTime(v any) (time.Time, bool) {
-	if t, ok := timestamp(v); ok {
+	if t, ok := domain.ValueTime(v); ok {
 		return t, true
 	}
-	if n, ok := integer(v); ok && n > 0 {
+	if n, ok := domain.ValueInt(v); ok && n > 0 {
 		if n > 1e11 { // milliseconds
 			return time.UnixMilli(n).UTC(), true
 		}
 		return time.Unix(n, 0).UTC(), true
 	}
-	s, ok := text(v)
+	s, ok := domain.ValueText(v)
 	if !ok {
 		return time.Time{}, false
 	}

@@ -5,31 +5,15 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-)
-
-// Header names the broker and warren write (docs/ARCHITECTURE.md §4.2, §4.4).
-const (
-	HeaderDeath              = "x-death"
-	HeaderFirstDeathQueue    = "x-first-death-queue"
-	HeaderFirstDeathReason   = "x-first-death-reason"
-	HeaderFirstDeathExchange = "x-first-death-exchange"
-	HeaderLastDeathQueue     = "x-last-death-queue"
-	HeaderLastDeathReason    = "x-last-death-reason"
-	HeaderLastDeathExchange  = "x-last-death-exchange"
-	HeaderDeliveryCount      = "x-delivery-count"
-	HeaderAcquiredCount      = "x-acquired-count"
-	HeaderStreamOffset       = "x-stream-offset"
-	HeaderReplayCount        = "x-warren-replay-count"
-	HeaderQuarantineReason   = "x-warren-quarantine-reason"
-	HeaderOperation          = "x-warren-operation"
+	"github.com/warrenops/warren/domain"
 )
 
 // markers reports whether h carries warren's own marks, which change how
 // warren treats a message (left out of bulk replays, counted as a loop),
 // and the operation they name.
 func markers(h amqp.Table) (marked bool, operation string) {
-	marked = h[HeaderQuarantineReason] != nil || h[HeaderReplayCount] != nil
-	operation, _ = text(h[HeaderOperation])
+	marked = h[domain.HeaderQuarantineReason] != nil || h[domain.HeaderReplayCount] != nil
+	operation, _ = domain.ValueText(h[domain.HeaderOperation])
 	return marked, operation
 }
 
@@ -41,47 +25,39 @@ func (o Options) believed(h amqp.Table) bool {
 	return !marked || o.KnownOperation == nil || (op != "" && o.KnownOperation(op))
 }
 
-// Dead-lettering reasons.
-const (
-	ReasonRejected      = "rejected"
-	ReasonExpired       = "expired"
-	ReasonMaxLen        = "maxlen"
-	ReasonDeliveryLimit = "delivery_limit"
-)
-
 // ParseDeaths reads the x-death header: an array of tables, most recent
 // first. Entries that are not tables are skipped, fields of the wrong
 // type are left empty, and a missing or nonsensical count reads as 1
 // (the entry exists, so the message died there at least once).
-func ParseDeaths(h amqp.Table) []Death {
+func ParseDeaths(h amqp.Table) []domain.Death {
 	return parseDeathsInto(nil, h, true)
 }
 
 // parseDeathsInto appends to dst[:0], so a scan reuses one slice; a scan
 // also has no use for routing keys.
-func parseDeathsInto(dst []Death, h amqp.Table, withKeys bool) []Death {
+func parseDeathsInto(dst []domain.Death, h amqp.Table, withKeys bool) []domain.Death {
 	dst = dst[:0]
-	entries, ok := list(h[HeaderDeath])
+	entries, ok := domain.ValueList(h[domain.HeaderDeath])
 	if !ok {
 		return dst
 	}
 	for _, e := range entries {
-		t, ok := table(e)
+		t, ok := domain.ValueTable(e)
 		if !ok {
 			continue
 		}
-		d := Death{Count: 1}
-		d.Queue, _ = text(t["queue"])
-		d.Reason, _ = text(t["reason"])
-		d.Exchange, _ = text(t["exchange"])
-		if n, ok := integer(t["count"]); ok && n > 0 {
+		d := domain.Death{Count: 1}
+		d.Queue, _ = domain.ValueText(t["queue"])
+		d.Reason, _ = domain.ValueText(t["reason"])
+		d.Exchange, _ = domain.ValueText(t["exchange"])
+		if n, ok := domain.ValueInt(t["count"]); ok && n > 0 {
 			d.Count = n
 		}
-		d.Time, _ = timestamp(t["time"])
-		d.OriginalExpiration, _ = scalarText(t["original-expiration"])
-		if keys, ok := list(t["routing-keys"]); ok && withKeys {
+		d.Time, _ = domain.ValueTime(t["time"])
+		d.OriginalExpiration, _ = domain.ValueScalarText(t["original-expiration"])
+		if keys, ok := domain.ValueList(t["routing-keys"]); ok && withKeys {
 			for _, k := range keys {
-				if s, ok := text(k); ok {
+				if s, ok := domain.ValueText(k); ok {
 					d.RoutingKeys = append(d.RoutingKeys, s)
 				}
 			}
@@ -104,28 +80,28 @@ type origin struct {
 // dead-lettering, while before 3.13 x-last-death-* can only have come
 // from a producer: trusting those first would let a producer pick the
 // queue an operator's replay publishes to.
-func findOrigin(deaths []Death, h amqp.Table) origin {
+func findOrigin(deaths []domain.Death, h amqp.Table) origin {
 	if len(deaths) > 0 {
 		d := deaths[0]
 		return origin{Queue: d.Queue, Reason: d.Reason, Exchange: d.Exchange, RoutingKeys: d.RoutingKeys}
 	}
 	var o origin
-	if q, ok := text(h[HeaderLastDeathQueue]); ok {
+	if q, ok := domain.ValueText(h[domain.HeaderLastDeathQueue]); ok {
 		o.Queue = q
-		o.Reason, _ = text(h[HeaderLastDeathReason])
-		o.Exchange, _ = text(h[HeaderLastDeathExchange])
+		o.Reason, _ = domain.ValueText(h[domain.HeaderLastDeathReason])
+		o.Exchange, _ = domain.ValueText(h[domain.HeaderLastDeathExchange])
 		return o
 	}
-	o.Queue, _ = text(h[HeaderFirstDeathQueue])
-	o.Reason, _ = text(h[HeaderFirstDeathReason])
-	o.Exchange, _ = text(h[HeaderFirstDeathExchange])
+	o.Queue, _ = domain.ValueText(h[domain.HeaderFirstDeathQueue])
+	o.Reason, _ = domain.ValueText(h[domain.HeaderFirstDeathReason])
+	o.Exchange, _ = domain.ValueText(h[domain.HeaderFirstDeathExchange])
 	return o
 }
 
 // latestDeath is the latest time any x-death entry records. The broker
 // keeps only the first time per queue and reason, so this is the best
 // lower bound on when the message was last dead-lettered.
-func latestDeath(deaths []Death) time.Time {
+func latestDeath(deaths []domain.Death) time.Time {
 	var t time.Time
 	for _, d := range deaths {
 		if d.Time.After(t) {
@@ -138,7 +114,7 @@ func latestDeath(deaths []Death) time.Time {
 // Attempts is docs/ARCHITECTURE.md §2's attempt count: the largest of the x-death
 // counts summed for the origin queue, x-delivery-count and the
 // application's own attempts header, plus warren's replay count.
-func Attempts(deaths []Death, origin string, h amqp.Table, attemptsHeader string) int {
+func Attempts(deaths []domain.Death, origin string, h amqp.Table, attemptsHeader string) int {
 	var sum int64
 	for _, d := range deaths {
 		if d.Queue == origin {
@@ -146,11 +122,11 @@ func Attempts(deaths []Death, origin string, h amqp.Table, attemptsHeader string
 		}
 	}
 	best := sum
-	if n, ok := integer(h[HeaderDeliveryCount]); ok && n > best {
+	if n, ok := domain.ValueInt(h[domain.HeaderDeliveryCount]); ok && n > best {
 		best = n
 	}
 	if attemptsHeader != "" {
-		if n, ok := integer(h[attemptsHeader]); ok && n > best {
+		if n, ok := domain.ValueInt(h[attemptsHeader]); ok && n > best {
 			best = n
 		}
 	}
@@ -159,7 +135,7 @@ func Attempts(deaths []Death, origin string, h amqp.Table, attemptsHeader string
 
 // ReplayCount is how many times warren has replayed the message.
 func ReplayCount(h amqp.Table) int {
-	n, ok := integer(h[HeaderReplayCount])
+	n, ok := domain.ValueInt(h[domain.HeaderReplayCount])
 	if !ok || n < 0 {
 		return 0
 	}

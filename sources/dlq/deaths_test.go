@@ -7,6 +7,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -24,7 +25,7 @@ func TestParseDeathsReadsEveryBrokerShape(t *testing.T) {
 	tests := []struct {
 		name string
 		h    amqp.Table
-		want []Death
+		want []domain.Death
 	}{
 		{"no header", nil, nil},
 		{"3.10 reject after retries, most recent first", amqp.Table{
@@ -33,30 +34,30 @@ func TestParseDeathsReadsEveryBrokerShape(t *testing.T) {
 				deathEntry("orders.retry2", "expired", 1, t0.Add(time.Minute), "a2"),
 			},
 			"x-first-death-queue": "orders", "x-first-death-reason": "rejected", "x-first-death-exchange": "ex",
-		}, []Death{
+		}, []domain.Death{
 			{Queue: "orders", Reason: "rejected", Exchange: "ex", RoutingKeys: []string{"a3"}, Count: 3, Time: t0},
 			{Queue: "orders.retry2", Reason: "expired", Exchange: "ex", RoutingKeys: []string{"a2"}, Count: 1, Time: t0.Add(time.Minute)},
 		}},
 		{"per-message TTL keeps original-expiration", amqp.Table{
 			"x-death": []any{amqp.Table{"queue": "q", "reason": "expired", "count": int64(1), "original-expiration": "5000"}},
-		}, []Death{{Queue: "q", Reason: "expired", Count: 1, OriginalExpiration: "5000"}}},
+		}, []domain.Death{{Queue: "q", Reason: "expired", Count: 1, OriginalExpiration: "5000"}}},
 		{"count as other integer types", amqp.Table{
 			"x-death": []any{amqp.Table{"queue": "a", "count": int32(2)}, amqp.Table{"queue": "b", "count": uint8(4)}, amqp.Table{"queue": "c", "count": float64(5)}},
-		}, []Death{{Queue: "a", Count: 2}, {Queue: "b", Count: 4}, {Queue: "c", Count: 5}}},
+		}, []domain.Death{{Queue: "a", Count: 2}, {Queue: "b", Count: 4}, {Queue: "c", Count: 5}}},
 		{"missing, negative or absurd count reads as one", amqp.Table{
 			"x-death": []any{amqp.Table{"queue": "a"}, amqp.Table{"queue": "b", "count": int64(-7)}, amqp.Table{"queue": "c", "count": "lots"}, amqp.Table{"queue": "d", "count": math.NaN()}},
-		}, []Death{{Queue: "a", Count: 1}, {Queue: "b", Count: 1}, {Queue: "c", Count: 1}, {Queue: "d", Count: 1}}},
+		}, []domain.Death{{Queue: "a", Count: 1}, {Queue: "b", Count: 1}, {Queue: "c", Count: 1}, {Queue: "d", Count: 1}}},
 		{"bytes instead of strings", amqp.Table{
 			"x-death": []any{amqp.Table{"queue": []byte("q"), "reason": []byte("maxlen"), "routing-keys": []any{[]byte("k"), int32(1)}}},
-		}, []Death{{Queue: "q", Reason: "maxlen", Count: 1, RoutingKeys: []string{"k"}}}},
+		}, []domain.Death{{Queue: "q", Reason: "maxlen", Count: 1, RoutingKeys: []string{"k"}}}},
 		{"entries that are not tables are skipped", amqp.Table{
 			"x-death": []any{"junk", nil, int64(3), []any{}, amqp.Table{"queue": "q"}},
-		}, []Death{{Queue: "q", Count: 1}}},
+		}, []domain.Death{{Queue: "q", Count: 1}}},
 		{"x-death not an array", amqp.Table{"x-death": amqp.Table{"queue": "q"}}, nil},
 		{"x-death a string", amqp.Table{"x-death": "rejected"}, nil},
-		{"program-built slice of tables", amqp.Table{"x-death": []amqp.Table{{"queue": "q", "count": 2}}}, []Death{{Queue: "q", Count: 2}}},
-		{"time as epoch seconds", amqp.Table{"x-death": []any{amqp.Table{"queue": "q", "time": t0.Unix()}}}, []Death{{Queue: "q", Count: 1, Time: time.Unix(t0.Unix(), 0)}}},
-		{"routing-keys a string is ignored", amqp.Table{"x-death": []any{amqp.Table{"queue": "q", "routing-keys": "k"}}}, []Death{{Queue: "q", Count: 1}}},
+		{"program-built slice of tables", amqp.Table{"x-death": []amqp.Table{{"queue": "q", "count": 2}}}, []domain.Death{{Queue: "q", Count: 2}}},
+		{"time as epoch seconds", amqp.Table{"x-death": []any{amqp.Table{"queue": "q", "time": t0.Unix()}}}, []domain.Death{{Queue: "q", Count: 1, Time: time.Unix(t0.Unix(), 0)}}},
+		{"routing-keys a string is ignored", amqp.Table{"x-death": []any{amqp.Table{"queue": "q", "routing-keys": "k"}}}, []domain.Death{{Queue: "q", Count: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,10 +110,10 @@ func TestFindOriginPrefersTheMostRecentDeath(t *testing.T) {
 }
 
 func TestAttemptsTakesTheLargestCounterPlusReplays(t *testing.T) {
-	deaths := []Death{{Queue: "orders", Reason: "rejected", Count: 3}, {Queue: "orders.retry", Reason: "expired", Count: 2}, {Queue: "orders", Reason: "expired", Count: 1}}
+	deaths := []domain.Death{{Queue: "orders", Reason: "rejected", Count: 3}, {Queue: "orders.retry", Reason: "expired", Count: 2}, {Queue: "orders", Reason: "expired", Count: 1}}
 	tests := []struct {
 		name   string
-		deaths []Death
+		deaths []domain.Death
 		origin string
 		h      amqp.Table
 		header string
@@ -125,7 +126,7 @@ func TestAttemptsTakesTheLargestCounterPlusReplays(t *testing.T) {
 		{"application header not configured is ignored", nil, "q", amqp.Table{"x-retry-count": int32(6)}, "", 0},
 		{"replays are added", deaths, "orders", amqp.Table{"x-warren-replay-count": int64(2)}, "", 6},
 		{"negative replay count ignored", deaths, "orders", amqp.Table{"x-warren-replay-count": int64(-5)}, "", 4},
-		{"saturates instead of overflowing", []Death{{Queue: "q", Count: math.MaxInt64}, {Queue: "q", Count: math.MaxInt64}}, "q", amqp.Table{"x-warren-replay-count": int64(math.MaxInt64)}, "", math.MaxInt32},
+		{"saturates instead of overflowing", []domain.Death{{Queue: "q", Count: math.MaxInt64}, {Queue: "q", Count: math.MaxInt64}}, "q", amqp.Table{"x-warren-replay-count": int64(math.MaxInt64)}, "", math.MaxInt32},
 		{"no information", nil, "", nil, "", 0},
 	}
 	for _, tt := range tests {
@@ -161,15 +162,15 @@ func TestDecodeFillsTheDeadLetter(t *testing.T) {
 		},
 	}
 	got := Decode(d, Options{LogicalID: "json:event.id"}, false)
-	failure := Failure{Convention: ConventionBroker, Kind: "rejected", OriginQueue: "orders", OriginExchange: "ex",
+	failure := domain.Failure{Convention: domain.ConventionBroker, Kind: "rejected", OriginQueue: "orders", OriginExchange: "ex",
 		OriginRoutingKey: "order.created", FailedAt: t0.Add(time.Hour)}
-	want := DeadLetter{
-		Failure: failure, Group: GroupOf(failure),
-		DeliveryTag: 7, Offset: 42, Redelivered: true, MessageID: "m-1", LogicalID: "E-9", LogicalIDFrom: IDJSON,
+	want := domain.DeadLetter{
+		Failure: failure, Group: domain.GroupOf(failure),
+		DeliveryTag: 7, Offset: 42, Redelivered: true, MessageID: "m-1", LogicalID: "E-9", LogicalIDFrom: domain.IDJSON,
 		Reason: "rejected", OriginQueue: "orders", OriginExchange: "ex", RoutingKeys: []string{"order.created"},
 		Attempts: 4, ReplayCount: 1, DeadLetteredAt: t0.Add(time.Hour), Deaths: ParseDeaths(d.Headers),
 		Size: len(d.Body), Quarantined: true, DeliveryCount: 1, AcquiredCount: -1, Headroom: -1,
-		Properties: Properties{ContentType: "application/json", MessageID: "m-1", Timestamp: t0},
+		Properties: domain.Properties{ContentType: "application/json", MessageID: "m-1", Timestamp: t0},
 		Headers:    d.Headers,
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // DefaultWindow is how many messages a browse page holds.
@@ -69,10 +70,10 @@ func (o Options) withDefaults() Options {
 // Decode turns a delivery into a dead letter. It is pure: the session
 // fills Position and Headroom, which depend on the browse. Without
 // keepBody only the body's size is kept.
-func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
+func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 	deaths := ParseDeaths(d.Headers)
 	org := findOrigin(deaths, d.Headers)
-	dl := DeadLetter{
+	dl := domain.DeadLetter{
 		DeliveryTag:    d.DeliveryTag,
 		Redelivered:    d.Redelivered,
 		MessageID:      d.MessageId,
@@ -84,7 +85,7 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 		DeadLetteredAt: latestDeath(deaths),
 		Deaths:         deaths,
 		Size:           len(d.Body),
-		Quarantined:    d.Headers[HeaderQuarantineReason] != nil,
+		Quarantined:    d.Headers[domain.HeaderQuarantineReason] != nil,
 		DeliveryCount:  -1,
 		AcquiredCount:  -1,
 		Headroom:       -1,
@@ -100,13 +101,13 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 	}
 	dl.Failure = recognize(d, deaths, org, o.withDefaults().all, true)
 	applyFailure(&dl, &d)
-	if n, ok := integer(d.Headers[HeaderDeliveryCount]); ok && n >= 0 {
+	if n, ok := domain.ValueInt(d.Headers[domain.HeaderDeliveryCount]); ok && n >= 0 {
 		dl.DeliveryCount = n
 	}
-	if n, ok := integer(d.Headers[HeaderAcquiredCount]); ok && n >= 0 {
+	if n, ok := domain.ValueInt(d.Headers[domain.HeaderAcquiredCount]); ok && n >= 0 {
 		dl.AcquiredCount = n
 	}
-	if n, ok := integer(d.Headers[HeaderStreamOffset]); ok {
+	if n, ok := domain.ValueInt(d.Headers[domain.HeaderStreamOffset]); ok {
 		dl.Offset = n
 	}
 	dl.LogicalID, dl.LogicalIDFrom = LogicalID(o.LogicalID, d.MessageId, d.Headers, d.Body)
@@ -122,15 +123,15 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) DeadLetter {
 // letter's broker-shaped fields, where the broker said nothing: reason,
 // origin, attempts and time; an envelope's original message becomes the
 // message shown and replayed.
-func applyFailure(dl *DeadLetter, d *amqp.Delivery) {
+func applyFailure(dl *domain.DeadLetter, d *amqp.Delivery) {
 	f := dl.Failure
-	dl.Group = GroupOf(f)
-	if f.Convention == ConventionBroker && f.Attempts > 0 {
+	dl.Group = domain.GroupOf(f)
+	if f.Convention == domain.ConventionBroker && f.Attempts > 0 {
 		// Tries a framework recovered from before the broker
 		// dead-lettered the message, beside those x-death counts.
 		dl.Attempts = max(dl.Attempts, frameworkTries(dl.Deaths, f, dl.ReplayCount))
 	}
-	if f.Convention == "" || f.Convention == ConventionBroker {
+	if f.Convention == "" || f.Convention == domain.ConventionBroker {
 		return
 	}
 	dl.Reason = f.Kind
@@ -146,7 +147,7 @@ func applyFailure(dl *DeadLetter, d *amqp.Delivery) {
 		dl.DeadLetteredAt = f.FailedAt
 	}
 	if e := f.Envelope; e != nil {
-		dl.Raw = &Enveloped{Properties: dl.Properties, Headers: d.Headers, Body: d.Body}
+		dl.Raw = &domain.Enveloped{Properties: dl.Properties, Headers: d.Headers, Body: d.Body}
 		dl.Properties, dl.Headers = e.Properties, e.Headers
 		dl.MessageID = e.Properties.MessageID
 		d.Body, d.MessageId, d.Headers = e.Body, e.Properties.MessageID, e.Headers
@@ -156,7 +157,7 @@ func applyFailure(dl *DeadLetter, d *amqp.Delivery) {
 
 // frameworkTries adds the tries a framework counted to the deaths x-death
 // counts at the origin, and warren's replays.
-func frameworkTries(deaths []Death, f Failure, replays int) int {
+func frameworkTries(deaths []domain.Death, f domain.Failure, replays int) int {
 	var n int64
 	for _, d := range deaths {
 		if d.Queue == f.OriginQueue {
@@ -168,7 +169,7 @@ func frameworkTries(deaths []Death, f Failure, replays int) int {
 
 // attempts is Attempts, raised for deaths by a quorum origin's delivery
 // limit when that limit is known.
-func attempts(deaths []Death, org origin, h amqp.Table, o Options) int {
+func attempts(deaths []domain.Death, org origin, h amqp.Table, o Options) int {
 	n := Attempts(deaths, org.Queue, h, o.AttemptsHeader)
 	limit, ok := o.OriginDeliveryLimits[org.Queue]
 	if !ok || limit < 0 {
@@ -176,7 +177,7 @@ func attempts(deaths []Death, org origin, h amqp.Table, o Options) int {
 	}
 	var byLimit int64
 	for _, d := range deaths {
-		if d.Queue == org.Queue && d.Reason == ReasonDeliveryLimit {
+		if d.Queue == org.Queue && d.Reason == domain.ReasonDeliveryLimit {
 			byLimit = addSat(byLimit, mulSat(d.Count, limit+1))
 		} else if d.Queue == org.Queue {
 			byLimit = addSat(byLimit, d.Count)
@@ -198,8 +199,8 @@ func mulSat(a, b int64) int64 {
 	return a * b
 }
 
-func properties(d amqp.Delivery) Properties {
-	return Properties{
+func properties(d amqp.Delivery) domain.Properties {
+	return domain.Properties{
 		ContentType:     d.ContentType,
 		ContentEncoding: d.ContentEncoding,
 		DeliveryMode:    d.DeliveryMode,

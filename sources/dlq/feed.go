@@ -8,6 +8,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // DefaultFeedWindow is a feed consumer's prefetch. An operation acks a
@@ -36,7 +37,7 @@ const dryChecks = 3
 // at most about a window of bodies whatever the queue's size; the broker
 // keeps the rest.
 type Feed struct {
-	q      QueueInfo
+	q      domain.QueueInfo
 	o      Options
 	ch     *amqp.Channel
 	limit  int
@@ -76,12 +77,12 @@ type Feed struct {
 // consumer's prefetch (DefaultFeedWindow when zero). A stream is not fed:
 // nothing can be removed from it. A quorum queue whose delivery limit a
 // return would count against is refused unless o.AllowLimitRisk.
-func OpenFeed(conn *amqp.Connection, q QueueInfo, o Options, limit, window int) (*Feed, error) {
-	if q.Type == TypeStream {
+func OpenFeed(conn *amqp.Connection, q domain.QueueInfo, o Options, limit, window int) (*Feed, error) {
+	if q.Type == domain.TypeStream {
 		return nil, fmt.Errorf("%s is a stream: nothing can be removed from it, so it is acted on by offset, one page at a time", q.Name)
 	}
 	if q.Type == "" {
-		q.Type = TypeClassic
+		q.Type = domain.TypeClassic
 	}
 	o = o.withDefaults()
 	if err := checkOpen(q, o); err != nil {
@@ -154,7 +155,7 @@ func (f *Feed) stop() error {
 // came), then takes what has arrived. end is set once the limit is
 // reached or the queue gave nothing for the idle time; what arrives past
 // the limit stays held and goes back with Close.
-func (f *Feed) Next(ctx context.Context, n int) (letters []DeadLetter, end bool, err error) {
+func (f *Feed) Next(ctx context.Context, n int) (letters []domain.DeadLetter, end bool, err error) {
 	if f.keptByCons >= f.window/2 && !f.stopped {
 		// Half the window is held: a fresh consumer gets a whole one.
 		if err := f.stop(); err != nil {
@@ -250,7 +251,7 @@ func (f *Feed) finish() error {
 	return err
 }
 
-func (f *Feed) decode(d amqp.Delivery) DeadLetter {
+func (f *Feed) decode(d amqp.Delivery) domain.DeadLetter {
 	dl := Decode(d, f.o, true)
 	dl.Position = f.taken
 	f.taken++
@@ -488,7 +489,7 @@ func (f *Feed) ready() (int, error) {
 
 // Depth is how many messages q holds ready now: the N an operation that
 // starts now may take.
-func Depth(conn *amqp.Connection, q QueueInfo) (int, error) {
+func Depth(conn *amqp.Connection, q domain.QueueInfo) (int, error) {
 	ch, depth, _, err := inspect(conn, q)
 	if err != nil {
 		return 0, err

@@ -8,12 +8,13 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
 // feedScene has the broker dead-letter n messages (evt-0000, ...) into the
 // scene's DLQ through a zero TTL.
-func feedScene(t *testing.T, n int) (QueueInfo, *amqp.Connection, []string) {
+func feedScene(t *testing.T, n int) (domain.QueueInfo, *amqp.Connection, []string) {
 	t.Helper()
 	vhost, conn := testVhost(t)
 	ch := testkit.Channel(t, conn)
@@ -29,7 +30,7 @@ func feedScene(t *testing.T, n int) (QueueInfo, *amqp.Connection, []string) {
 }
 
 // drain reads the whole feed, acking the letters keep says no to.
-func drain(t *testing.T, f *Feed, keep func(DeadLetter) bool) (taken []DeadLetter) {
+func drain(t *testing.T, f *Feed, keep func(domain.DeadLetter) bool) (taken []domain.DeadLetter) {
 	t.Helper()
 	ctx := context.Background()
 	for {
@@ -62,7 +63,7 @@ func TestAFeedReturnsWhatItKeepsInOrderWithFreshConsumers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	odd := func(d DeadLetter) bool { return d.Position%2 == 1 }
+	odd := func(d domain.DeadLetter) bool { return d.Position%2 == 1 }
 	taken := drain(t, f, odd)
 	if got := logicalIDs(taken); !slices.Equal(got, ids) {
 		t.Fatalf("the feed handed out %d messages out of order or incomplete", len(got))
@@ -94,7 +95,7 @@ func TestAFeedTakesNoMoreThanItsLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	taken := drain(t, f, func(DeadLetter) bool { return false })
+	taken := drain(t, f, func(domain.DeadLetter) bool { return false })
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +110,10 @@ func TestAFeedTakesNoMoreThanItsLimit(t *testing.T) {
 
 func TestAFeedRefusesAStreamAndARiskyQuorumQueue(t *testing.T) {
 	_, conn := testVhost(t)
-	if _, err := OpenFeed(conn, QueueInfo{Name: "s", Type: TypeStream}, Options{}, 1, 0); err == nil || !strings.Contains(err.Error(), "stream") {
+	if _, err := OpenFeed(conn, domain.QueueInfo{Name: "s", Type: domain.TypeStream}, Options{}, 1, 0); err == nil || !strings.Contains(err.Error(), "stream") {
 		t.Errorf("stream: %v, want a refusal naming the stream", err)
 	}
-	q := QueueInfo{Name: "q", Type: TypeQuorum, DeliveryLimit: 5, BrokerVersion: "3.10.8"}
+	q := domain.QueueInfo{Name: "q", Type: domain.TypeQuorum, DeliveryLimit: 5, BrokerVersion: "3.10.8"}
 	if _, err := OpenFeed(conn, q, Options{}, 1, 0); err == nil || !strings.Contains(err.Error(), "delivery limit 5") {
 		t.Errorf("quorum with a limit on 3.10: %v, want the guard's refusal", err)
 	}
@@ -128,7 +129,7 @@ func TestAFeedAcksContiguousRunsWithoutReachingAKeptDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var letters []DeadLetter
+	var letters []domain.DeadLetter
 	for len(letters) < len(ids) {
 		page, _, err := f.Next(context.Background(), 100)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // The conventions of the frameworks that write error queues themselves
@@ -31,7 +32,7 @@ import (
 // are DefaultErrorQueueNameFormatter's and
 // DefaultDeadLetterQueueNameFormatter's.
 var massTransit = Convention{
-	Name: ConventionMassTransit,
+	Name: domain.ConventionMassTransit,
 	Paths: [fieldCount]string{
 		fOriginQueue:  "MT-Fault-InputAddress",
 		fErrorType:    "MT-Fault-ExceptionType",
@@ -48,11 +49,11 @@ var massTransit = Convention{
 // fixMassTransit turns the input address (rabbitmq://host/vhost/queue?…)
 // into its queue, and reads a skipped message (MT-Reason "dead-letter",
 // no exception) as such.
-func fixMassTransit(f *Failure, d amqp.Delivery) {
+func fixMassTransit(f *domain.Failure, d amqp.Delivery) {
 	f.OriginQueue = queueOfAddress(f.OriginQueue)
-	if r, _ := text(d.Headers["MT-Reason"]); r == "dead-letter" && f.ErrorType == "" {
-		f.Kind = KindSkipped
-		f.ErrorType = KindSkipped
+	if r, _ := domain.ValueText(d.Headers["MT-Reason"]); r == "dead-letter" && f.ErrorType == "" {
+		f.Kind = domain.KindSkipped
+		f.ErrorType = domain.KindSkipped
 		f.ErrorMessage = "no consumer on the endpoint took the message"
 		f.Missing = nil
 	}
@@ -91,7 +92,7 @@ func queueOfAddress(addr string) string {
 // RabbitMessageChannelBinder.getErrorMessageHandler. Neither writes the
 // exception's type: it is read from the stack trace.
 var spring = Convention{
-	Name: ConventionSpring,
+	Name: domain.ConventionSpring,
 	Paths: [fieldCount]string{
 		fOriginExchange:   "x-original-exchange",
 		fOriginRoutingKey: "x-original-routingKey",
@@ -107,8 +108,8 @@ var spring = Convention{
 // fixSpring takes the error type from the stack trace: the exception
 // whose message x-exception-message holds is the first "Caused by:"
 // (the first line is the listener's wrapper), else the first line's.
-func fixSpring(f *Failure, d amqp.Delivery) {
-	trace, _ := text(d.Headers["x-exception-stacktrace"])
+func fixSpring(f *domain.Failure, d amqp.Delivery) {
+	trace, _ := domain.ValueText(d.Headers["x-exception-stacktrace"])
 	line := FirstLine(trace)
 	if i := strings.Index(trace, "Caused by: "); i >= 0 {
 		line = FirstLine(trace[i+len("Caused by: "):])
@@ -146,7 +147,7 @@ func isTypeName(s string) bool {
 // counters (NServiceBus.Retries, NServiceBus.FLRetries), so an error
 // queue's message does not say how often it was tried.
 var nServiceBus = Convention{
-	Name: ConventionNServiceBus,
+	Name: domain.ConventionNServiceBus,
 	Paths: [fieldCount]string{
 		fOriginQueue:  "NServiceBus.FailedQ",
 		fErrorType:    "NServiceBus.ExceptionInfo.ExceptionType",
@@ -161,11 +162,11 @@ var nServiceBus = Convention{
 // fixNServiceBus drops the machine from a FailedQ of queue@machine (the
 // MSMQ form) and reads the time of failure, whose colon before the
 // microseconds no Go layout can say.
-func fixNServiceBus(f *Failure, d amqp.Delivery) {
+func fixNServiceBus(f *domain.Failure, d amqp.Delivery) {
 	if q, _, ok := strings.Cut(f.OriginQueue, "@"); ok {
 		f.OriginQueue = q
 	}
-	s, _ := text(d.Headers["NServiceBus.TimeOfFailure"])
+	s, _ := domain.ValueText(d.Headers["NServiceBus.TimeOfFailure"])
 	if len(s) > 19 && s[19] == ':' {
 		s = s[:19] + "." + s[20:]
 	}
@@ -184,7 +185,7 @@ func fixNServiceBus(f *Failure, d amqp.Delivery) {
 // (originalExchange, originalRoutingKey). Every consumed message carries
 // originalQueue, so only error or recovery mark a failure.
 var rascal = Convention{
-	Name: ConventionRascal,
+	Name: domain.ConventionRascal,
 	Paths: [fieldCount]string{
 		fOriginQueue:      "rascal.originalQueue",
 		fOriginExchange:   "rascal.originalExchange",
@@ -203,23 +204,23 @@ var rascal = Convention{
 // forwarded message. A message the broker dead-lettered after rascal's
 // republishes has the last try in x-death, which Decode adds
 // (Convention.additive).
-func fixRascal(f *Failure, d amqp.Delivery) {
+func fixRascal(f *domain.Failure, d amqp.Delivery) {
 	rec, ok := lookup(d.Headers, "rascal.recovery")
 	if !ok {
 		return
 	}
-	t, ok := table(rec)
+	t, ok := domain.ValueTable(rec)
 	if !ok {
 		return
 	}
 	var n int64
 	for _, v := range t {
-		counts, ok := table(v)
+		counts, ok := domain.ValueTable(v)
 		if !ok {
 			continue
 		}
 		for _, key := range []string{"forwarded", "republished"} {
-			if k, ok := integer(counts[key]); ok && k > 0 {
+			if k, ok := domain.ValueInt(counts[key]); ok && k > 0 {
 				n = addSat(n, k)
 			}
 		}
@@ -238,7 +239,7 @@ func fixRascal(f *Failure, d amqp.Delivery) {
 // config it is a fanout exchange, which pairing does not confirm as a
 // queue.
 var watermill = Convention{
-	Name: ConventionWatermill,
+	Name: domain.ConventionWatermill,
 	Paths: [fieldCount]string{
 		fOriginQueue:  "topic_poisoned",
 		fErrorMessage: "reason_poisoned",
@@ -259,7 +260,7 @@ var watermill = Convention{
 // plain value. Hosepipe, EasyNetQ's own replay tool, publishes the
 // original body and properties to the queue named in Queue.
 var easyNetQ = Convention{
-	Name:     ConventionEasyNetQ,
+	Name:     domain.ConventionEasyNetQ,
 	Required: []field{fOriginRoutingKey, fErrorMessage},
 	fix:      fixEasyNetQ,
 	claim:    claimsEnvelope,
@@ -313,7 +314,7 @@ type envelopeProps struct {
 // fixEasyNetQ unwraps the envelope: origin, exception and the original
 // message. A body that is not a whole envelope is said to be so, and
 // gives no origin to replay to.
-func fixEasyNetQ(f *Failure, d amqp.Delivery) {
+func fixEasyNetQ(f *domain.Failure, d amqp.Delivery) {
 	var e envelope
 	if err := json.Unmarshal(d.Body, &e); err != nil || e.Message == nil {
 		f.Missing = append(f.Missing, "envelope (the body is not a whole EasyNetQ error envelope)")
@@ -327,9 +328,9 @@ func fixEasyNetQ(f *Failure, d amqp.Delivery) {
 	if t, ok := anyTime(e.DateTime); ok {
 		f.FailedAt = t
 	}
-	inner := &Enveloped{Body: []byte(*e.Message)}
+	inner := &domain.Enveloped{Body: []byte(*e.Message)}
 	if p := e.BasicProperties; p != nil {
-		inner.Properties = Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
+		inner.Properties = domain.Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
 			DeliveryMode: p.DeliveryMode, Priority: p.Priority, CorrelationID: p.CorrelationID, ReplyTo: p.ReplyTo,
 			Expiration: timeSpanMillis(p.Expiration), MessageID: p.MessageID, Type: p.Type, UserID: p.UserID, AppID: p.AppID}
 		if p.Timestamp > 0 {
@@ -358,7 +359,7 @@ func envelopeHeaders(in map[string]any) amqp.Table {
 }
 
 func envelopeValue(v any, depth int) (any, bool) {
-	if depth > maxPlainDepth {
+	if depth > domain.MaxValueDepth {
 		return nil, false
 	}
 	if m, ok := v.(map[string]any); ok {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -45,8 +46,8 @@ import (
 //     _watermill_message_uuid; no count of tries, no message_id.
 
 // frameworkQueue describes an error queue or DLQ the test declared.
-func frameworkQueue(t testing.TB, vhost, name string) QueueInfo {
-	return QueueInfo{Vhost: vhost, Name: name, Type: TypeClassic, DeliveryLimit: -1, BrokerVersion: testkit.Version(t)}
+func frameworkQueue(t testing.TB, vhost, name string) domain.QueueInfo {
+	return domain.QueueInfo{Vhost: vhost, Name: name, Type: domain.TypeClassic, DeliveryLimit: -1, BrokerVersion: testkit.Version(t)}
 }
 
 // expected is how each message a framework wrote should read.
@@ -74,7 +75,7 @@ type expected struct {
 
 // checkLetters checks every browsed letter, each logical ID once, and
 // that they all fall in one failure group; it returns that group's ID.
-func checkLetters(t *testing.T, letters []DeadLetter, ids []string, w expected) string {
+func checkLetters(t *testing.T, letters []domain.DeadLetter, ids []string, w expected) string {
 	t.Helper()
 	var got []string
 	for _, d := range letters {
@@ -84,7 +85,7 @@ func checkLetters(t *testing.T, letters []DeadLetter, ids []string, w expected) 
 	if !slices.Equal(got, ids) {
 		t.Fatalf("the error queue holds %v, want %v", got, ids)
 	}
-	groupID := Fingerprint{Convention: w.convention, Origin: w.originQueue, Type: w.groupType, Message: w.normalized}.ID()
+	groupID := domain.Fingerprint{Convention: w.convention, Origin: w.originQueue, Type: w.groupType, Message: w.normalized}.ID()
 	var keys []string
 	if w.routingKey != "" {
 		keys = []string{w.routingKey}
@@ -93,8 +94,8 @@ func checkLetters(t *testing.T, letters []DeadLetter, ids []string, w expected) 
 	// the headers of the first, as the framework wrote them.
 	var checks []string
 	problems := map[string][]string{}
-	first := map[string]DeadLetter{}
-	fail := func(check string, d DeadLetter, format string, args ...any) {
+	first := map[string]domain.DeadLetter{}
+	fail := func(check string, d domain.DeadLetter, format string, args ...any) {
 		if _, ok := problems[check]; !ok {
 			checks = append(checks, check)
 			first[check] = d
@@ -139,7 +140,7 @@ func checkLetters(t *testing.T, letters []DeadLetter, ids []string, w expected) 
 
 // checkScan scans the queue and checks its counts: n letters of one
 // convention, reason, origin and failure group.
-func checkScan(t *testing.T, conn *amqp.Connection, q QueueInfo, o Options, n int, w expected, groupID string, attempts map[int]int) {
+func checkScan(t *testing.T, conn *amqp.Connection, q domain.QueueInfo, o Options, n int, w expected, groupID string, attempts map[int]int) {
 	t.Helper()
 	st, err := Scan(context.Background(), conn, q, o, nil)
 	if err != nil {
@@ -165,7 +166,7 @@ func checkScan(t *testing.T, conn *amqp.Connection, q QueueInfo, o Options, n in
 		t.Fatalf("%d failure groups, want 1: %+v", len(groups), groups)
 	}
 	g := groups[0]
-	want := Fingerprint{Convention: w.convention, Origin: w.originQueue, Type: w.groupType, Message: w.normalized}
+	want := domain.Fingerprint{Convention: w.convention, Origin: w.originQueue, Type: w.groupType, Message: w.normalized}
 	if g.ID != groupID || g.Count != n || g.Fingerprint != want {
 		t.Errorf("group %s of %d, %+v; want %s of %d, %+v", g.ID, g.Count, g.Fingerprint, groupID, n, want)
 	}
@@ -221,7 +222,7 @@ func TestFrameworkRascalForwardsToAnErrorQueue(t *testing.T) {
 			r := testkit.RunRascal(t, vhost, c.mode, n)
 
 			w := expected{
-				convention: ConventionRascal, kind: KindException, reason: KindException,
+				convention: domain.ConventionRascal, kind: domain.KindException, reason: domain.KindException,
 				originQueue: "orders", originExchange: "", routingKey: "orders", errorType: "ENOTFOUND", groupType: "ENOTFOUND",
 				message: orderMessage, normalized: "Order <n> not found",
 				// Every forward and republish follows one failed try, and
@@ -272,11 +273,11 @@ func TestFrameworkRascalRepublishesAndTheBrokerDeadLetters(t *testing.T) {
 			r := testkit.RunRascal(t, vhost, c.mode, n)
 
 			w := expected{
-				convention: ConventionBroker, kind: ReasonRejected, reason: ReasonRejected,
+				convention: domain.ConventionBroker, kind: domain.ReasonRejected, reason: domain.ReasonRejected,
 				// rascal republishes through the default exchange with
 				// the queue's name as routing key.
 				originQueue: "orders", originExchange: "", routingKey: "orders", errorType: "ENOTFOUND", groupType: "ENOTFOUND",
-				also: []string{ConventionRascal}, message: orderMessage, normalized: "Order <n> not found",
+				also: []string{domain.ConventionRascal}, message: orderMessage, normalized: "Order <n> not found",
 				attempts: runsOf(r), attemptsWhy: c.why,
 			}
 			q := frameworkQueue(t, vhost, sceneDLQ)
@@ -334,8 +335,8 @@ func TestFrameworkWatermillPoisonQueue(t *testing.T) {
 	w := expected{
 		// Watermill writes no error type and no routing key: the topic
 		// is the queue, and the group's type is the failure's kind.
-		convention: ConventionWatermill, kind: KindException, reason: KindException,
-		originQueue: "payments", groupType: KindException,
+		convention: domain.ConventionWatermill, kind: domain.KindException, reason: domain.KindException,
+		originQueue: "payments", groupType: domain.KindException,
 		message:    func(id string) string { return message[id] },
 		normalized: "charge <n>: insufficient funds",
 		// The handler ran three times (Retry with two retries inside

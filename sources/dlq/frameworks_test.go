@@ -6,6 +6,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // Messages as each framework writes them to its error queue, built from
@@ -122,29 +123,29 @@ func TestEachConventionReadsWhatItsFrameworkWrites(t *testing.T) {
 	cases := []struct {
 		name string
 		d    amqp.Delivery
-		want Failure
+		want domain.Failure
 	}{
-		{"masstransit", massTransitFault("m-1", "Order 1001 not found"), Failure{
-			Convention: ConventionMassTransit, Kind: KindException, OriginQueue: "orders",
+		{"masstransit", massTransitFault("m-1", "Order 1001 not found"), domain.Failure{
+			Convention: domain.ConventionMassTransit, Kind: domain.KindException, OriginQueue: "orders",
 			ErrorType: "Orders.OrderNotFoundException", ErrorMessage: "Order 1001 not found",
 			Attempts: 5, FailedAt: at("2026-12-04T03:15:02.1234567Z")}},
-		{"spring", springRepublished("s-1", "Card 4242 declined"), Failure{
-			Convention: ConventionSpring, Kind: KindException, OriginExchange: "billing-events", OriginRoutingKey: "billing",
+		{"spring", springRepublished("s-1", "Card 4242 declined"), domain.Failure{
+			Convention: domain.ConventionSpring, Kind: domain.KindException, OriginExchange: "billing-events", OriginRoutingKey: "billing",
 			ErrorType: "com.acme.billing.PaymentDeclinedException", ErrorMessage: "Card 4242 declined", Attempts: 3}},
-		{"nservicebus", nServiceBusFailed("n-1", "Customer 7 is on hold"), Failure{
-			Convention: ConventionNServiceBus, Kind: KindException, OriginQueue: "Sales",
+		{"nservicebus", nServiceBusFailed("n-1", "Customer 7 is on hold"), domain.Failure{
+			Convention: domain.ConventionNServiceBus, Kind: domain.KindException, OriginQueue: "Sales",
 			ErrorType: "System.InvalidOperationException", ErrorMessage: "Customer 7 is on hold",
 			FailedAt: at("2026-12-04T03:15:02.123456Z")}},
-		{"easynetq", easyNetQEnvelope(easyNetQV8), Failure{
-			Convention: ConventionEasyNetQ, Kind: KindException, OriginQueue: "Shop.Messages.OrderPlaced, Shop.Messages_billing",
+		{"easynetq", easyNetQEnvelope(easyNetQV8), domain.Failure{
+			Convention: domain.ConventionEasyNetQ, Kind: domain.KindException, OriginQueue: "Shop.Messages.OrderPlaced, Shop.Messages_billing",
 			OriginExchange: "Shop.Messages.OrderPlaced, Shop.Messages",
 			ErrorType:      "System.InvalidOperationException", ErrorMessage: "Order 1001 not found",
 			FailedAt: at("2026-12-04T03:15:02.1234567Z")}},
-		{"rascal", rascalForwarded("stock service said 503", "ESERVICE"), Failure{
-			Convention: ConventionRascal, Kind: KindException, OriginQueue: "orders", OriginExchange: "shop", OriginRoutingKey: "order.created",
+		{"rascal", rascalForwarded("stock service said 503", "ESERVICE"), domain.Failure{
+			Convention: domain.ConventionRascal, Kind: domain.KindException, OriginQueue: "orders", OriginExchange: "shop", OriginRoutingKey: "order.created",
 			ErrorType: "ESERVICE", ErrorMessage: "stock service said 503", Attempts: 2}},
-		{"watermill", watermillPoisoned("charge 5: insufficient funds"), Failure{
-			Convention: ConventionWatermill, Kind: KindException, OriginQueue: "payments",
+		{"watermill", watermillPoisoned("charge 5: insufficient funds"), domain.Failure{
+			Convention: domain.ConventionWatermill, Kind: domain.KindException, OriginQueue: "payments",
 			ErrorMessage: "charge 5: insufficient funds"}},
 	}
 	for _, c := range cases {
@@ -170,7 +171,7 @@ func TestEachConventionReadsWhatItsFrameworkWrites(t *testing.T) {
 	}
 }
 
-func equalFailure(a, b Failure) bool {
+func equalFailure(a, b domain.Failure) bool {
 	return a.Convention == b.Convention && a.Kind == b.Kind && a.ErrorType == b.ErrorType && a.ErrorMessage == b.ErrorMessage &&
 		a.Attempts == b.Attempts && a.OriginQueue == b.OriginQueue && a.OriginExchange == b.OriginExchange &&
 		a.OriginRoutingKey == b.OriginRoutingKey
@@ -192,7 +193,7 @@ func TestAnEasyNetQEnvelopeIsShownAsTheMessageInside(t *testing.T) {
 	if d.Raw == nil || !strings.Contains(string(d.Raw.Body), `"BasicProperties"`) || d.Raw.Properties.Type == "" {
 		t.Error("the envelope as it arrived is not kept")
 	}
-	if d.Reason != KindException || d.Origin() != "Shop.Messages.OrderPlaced, Shop.Messages_billing" || d.Group == "" {
+	if d.Reason != domain.KindException || d.Origin() != "Shop.Messages.OrderPlaced, Shop.Messages_billing" || d.Group == "" {
 		t.Errorf("reason %q, origin %q, group %q", d.Reason, d.Origin(), d.Group)
 	}
 }
@@ -204,10 +205,10 @@ func TestBrokerDeadLetteringWinsAndTheFrameworkSaysWhatBroke(t *testing.T) {
 	d.Headers["x-death"] = []any{amqp.Table{"queue": "orders", "reason": "rejected", "count": int64(1), "exchange": "",
 		"routing-keys": []any{"orders"}, "time": time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)}}
 	f := Recognize(d, ParseDeaths(d.Headers), Builtin())
-	if f.Convention != ConventionBroker || f.Kind != ReasonRejected || f.OriginQueue != "orders" {
+	if f.Convention != domain.ConventionBroker || f.Kind != domain.ReasonRejected || f.OriginQueue != "orders" {
 		t.Errorf("the broker's own dead-lettering did not win: %+v", f)
 	}
-	if f.ErrorMessage != "stock service said 503" || len(f.Also) != 1 || f.Also[0] != ConventionRascal {
+	if f.ErrorMessage != "stock service said 503" || len(f.Also) != 1 || f.Also[0] != domain.ConventionRascal {
 		t.Errorf("the framework's word is lost: message %q, also %v", f.ErrorMessage, f.Also)
 	}
 }
@@ -251,13 +252,13 @@ func TestBadInputIsReadHonestly(t *testing.T) {
 	})
 	t.Run("two conventions: the first is read, the other named", func(t *testing.T) {
 		f := Recognize(two, nil, Builtin())
-		if f.Convention != ConventionMassTransit || len(f.Also) != 1 || f.Also[0] != ConventionSpring {
+		if f.Convention != domain.ConventionMassTransit || len(f.Also) != 1 || f.Also[0] != domain.ConventionSpring {
 			t.Errorf("convention %q, also %v", f.Convention, f.Also)
 		}
 	})
 	t.Run("a truncated EasyNetQ envelope gives no origin", func(t *testing.T) {
 		d := Decode(easyNetQEnvelope(easyNetQV8[:120]), Options{}, true)
-		if d.Failure.Convention != ConventionEasyNetQ || d.Origin() != "" || d.Failure.Envelope != nil || d.Raw != nil ||
+		if d.Failure.Convention != domain.ConventionEasyNetQ || d.Origin() != "" || d.Failure.Envelope != nil || d.Raw != nil ||
 			!strings.Contains(strings.Join(d.Failure.Missing, "|"), "envelope") {
 			t.Errorf("failure %+v, origin %q", d.Failure, d.Origin())
 		}
@@ -274,7 +275,7 @@ func TestBadInputIsReadHonestly(t *testing.T) {
 		}
 		d.Headers["MT-Reason"] = "dead-letter"
 		f := Recognize(d, nil, Builtin())
-		if f.Kind != KindSkipped || f.OriginQueue != "orders" || f.Missing != nil {
+		if f.Kind != domain.KindSkipped || f.OriginQueue != "orders" || f.Missing != nil {
 			t.Errorf("skipped read as %+v", f)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // fieldGen turns fuzz bytes into AMQP field values of every type the
@@ -142,10 +143,10 @@ func FuzzLogicalID(f *testing.F) {
 		if id == "" {
 			t.Fatal("empty logical ID")
 		}
-		if len(id) > maxLogicalID && from != IDHash {
+		if len(id) > maxLogicalID && from != domain.IDHash {
 			t.Fatalf("logical ID of %d bytes from %s", len(id), from)
 		}
-		if from == IDHash && !strings.HasPrefix(id, "sha256:") {
+		if from == domain.IDHash && !strings.HasPrefix(id, "sha256:") {
 			t.Fatalf("hash ID not marked: %q", id)
 		}
 	})
@@ -165,7 +166,7 @@ func FuzzDecodeHeaders(f *testing.F) {
 		if dl.Attempts < 0 || dl.Size != size {
 			t.Fatalf("attempts %d size %d", dl.Attempts, dl.Size)
 		}
-		if _, err := json.Marshal(PlainHeaders(d.Headers)); err != nil {
+		if _, err := json.Marshal(domain.PlainHeaders(d.Headers)); err != nil {
 			t.Fatalf("plain headers do not marshal: %v", err)
 		}
 	})
@@ -177,15 +178,15 @@ func FuzzFilter(f *testing.F) {
 	f.Add(`logical_id matches "^(a+)+$"`, []byte{})
 	f.Add(`len(header("x-death")) > 0`, []byte{})
 	f.Fuzz(func(t *testing.T, src string, headerData []byte) {
-		flt, err := CompileFilter(src)
+		flt, err := domain.CompileFilter(src)
 		if err != nil {
 			return
 		}
 		g := &fieldGen{b: headerData}
 		applied := len(headerData)%2 == 0
-		dl := DeadLetter{LogicalID: "aaaa", Headers: g.table(0), DeadLetteredAt: t0}
+		dl := domain.DeadLetter{LogicalID: "aaaa", Headers: g.table(0), DeadLetteredAt: t0}
 		_, _ = flt.Match(dl, &applied, t0.Add(time.Minute))
-		_, _ = flt.Match(DeadLetter{}, nil, t0)
+		_, _ = flt.Match(domain.DeadLetter{}, nil, t0)
 	})
 }
 

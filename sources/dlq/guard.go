@@ -4,52 +4,16 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/warrenops/warren/domain"
 )
-
-// Queue types as the management API names them.
-const (
-	TypeClassic = "classic"
-	TypeQuorum  = "quorum"
-	TypeStream  = "stream"
-)
-
-// QueueInfo is what reading a DLQ needs to know about it, from the
-// management API.
-type QueueInfo struct {
-	Vhost, Name, Type string
-	// DeliveryLimit is the quorum delivery limit in force (set, or the
-	// 4.0+ default), -1 for none.
-	DeliveryLimit int64
-	BrokerVersion string
-	Consumers     int
-	Messages      int64
-	// MessageTTL is the queue's message TTL (argument or policy), nil
-	// for none; HasDLX says whether expired messages are dead-lettered
-	// rather than dropped.
-	MessageTTL *time.Duration
-	HasDLX     bool
-}
-
-// RefusedError says why warren will not browse a queue.
-type RefusedError struct {
-	Queue  QueueInfo
-	Reason string
-}
-
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("refusing to browse %s in vhost %s: %s", e.Queue.Name, e.Queue.Vhost, e.Reason)
-}
 
 // Refusal is a held message warren will not treat as browsable, and why.
 // It stays held until it is acted on or the session closes.
 type Refusal struct {
-	Letter DeadLetter
+	Letter domain.DeadLetter
 	Reason string
 }
-
-// limited reports whether the quorum delivery-limit guard applies.
-func (q QueueInfo) limited() bool { return q.Type == TypeQuorum && q.DeliveryLimit >= 0 }
 
 // returnCostsCount reports whether basic.nack with requeue counts toward
 // a quorum queue's delivery limit on this broker version: it does before
@@ -97,11 +61,11 @@ func parseVersion(v string) (major, minor int, pre, ok bool) {
 // checkOpen is the guard of docs/ARCHITECTURE.md §4.3 before anything is delivered:
 // a quorum queue with a delivery limit on a broker where a return costs a
 // count is refused unless the operator knowingly allows it.
-func checkOpen(q QueueInfo, o Options) error {
-	if !q.limited() || !returnCostsCount(q.BrokerVersion) || o.AllowLimitRisk {
+func checkOpen(q domain.QueueInfo, o Options) error {
+	if !limited(q) || !returnCostsCount(q.BrokerVersion) || o.AllowLimitRisk {
 		return nil
 	}
-	return &RefusedError{Queue: q, Reason: fmt.Sprintf(
+	return &domain.RefusedError{Queue: q, Reason: fmt.Sprintf(
 		"it is a quorum queue with delivery limit %d and RabbitMQ %s counts every return toward that limit, "+
 			"so browsing adds one delivery to each message it shows and a message already at its limit would be "+
 			"dropped or dead-lettered on return; allow the risk explicitly to browse anyway (RabbitMQ 4.3+ returns for free)",
@@ -118,8 +82,8 @@ func versionText(v string) string {
 // refusal says why a held quorum message is not browsable: it has no
 // headroom left, so the return at the end of the browse (before 4.3) or
 // a lost channel (any version) would push it past its limit.
-func refusal(q QueueInfo, dl DeadLetter) (string, bool) {
-	if !q.limited() || dl.Headroom > 0 {
+func refusal(q domain.QueueInfo, dl domain.DeadLetter) (string, bool) {
+	if !limited(q) || dl.Headroom > 0 {
 		return "", false
 	}
 	returns := max(dl.DeliveryCount, 0)
@@ -132,22 +96,22 @@ func refusal(q QueueInfo, dl DeadLetter) (string, bool) {
 }
 
 // sessionNotes are the caveats an operator should read with the first page.
-func sessionNotes(q QueueInfo, consumers int) []string {
+func sessionNotes(q domain.QueueInfo, consumers int) []string {
 	var notes []string
-	if consumers > 0 && q.Type != TypeStream {
+	if consumers > 0 && q.Type != domain.TypeStream {
 		notes = append(notes, fmt.Sprintf("DLQ has %d consumers: they cannot see held messages, and messages they take are not browsed", consumers))
 	}
 	switch {
-	case q.Type == TypeStream:
+	case q.Type == domain.TypeStream:
 		notes = append(notes, "stream: read by offset, nothing is removed or returned")
-	case q.limited() && returnCostsCount(q.BrokerVersion):
+	case limited(q) && returnCostsCount(q.BrokerVersion):
 		notes = append(notes, fmt.Sprintf("delivery limit %d: this browse adds one delivery to every message it shows (override in force); order not kept", q.DeliveryLimit))
-	case q.limited():
+	case limited(q):
 		notes = append(notes, fmt.Sprintf("delivery limit %d: messages are returned with basic.nack, which does not count on RabbitMQ %s; a lost channel does; order not kept", q.DeliveryLimit, q.BrokerVersion))
-	case q.Type == TypeQuorum:
+	case q.Type == domain.TypeQuorum:
 		notes = append(notes, "quorum queue: returned messages may not keep their order")
 	}
-	if q.MessageTTL != nil && q.Type != TypeStream {
+	if q.MessageTTL != nil && q.Type != domain.TypeStream {
 		// A held message cannot expire; one held past its TTL expires
 		// the moment it is returned.
 		fate := "dropped: nothing keeps it"
@@ -157,4 +121,9 @@ func sessionNotes(q QueueInfo, consumers int) []string {
 		notes = append(notes, fmt.Sprintf("message TTL %v: a message held longer than that expires as it is returned, %s; close the session before then", *q.MessageTTL, fate))
 	}
 	return notes
+}
+
+// limited reports whether the quorum delivery-limit guard applies.
+func limited(q domain.QueueInfo) bool {
+	return q.Type == domain.TypeQuorum && q.DeliveryLimit >= 0
 }

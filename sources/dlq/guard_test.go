@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/warrenops/warren/domain"
 )
 
 func TestReturnCostsACountBeforeRabbitMQ43(t *testing.T) {
@@ -39,24 +41,24 @@ func TestReturnCostsACountBeforeRabbitMQ43(t *testing.T) {
 func TestOpenGuardRefusesLimitedQuorumQueuesWhereReturnsCost(t *testing.T) {
 	tests := []struct {
 		name    string
-		q       QueueInfo
+		q       domain.QueueInfo
 		allow   bool
 		refused bool
 	}{
-		{"classic", QueueInfo{Type: TypeClassic, DeliveryLimit: -1, BrokerVersion: "3.10.8"}, false, false},
-		{"stream", QueueInfo{Type: TypeStream, DeliveryLimit: -1, BrokerVersion: "4.0.0"}, false, false},
-		{"quorum without limit on 3.10", QueueInfo{Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: "3.10.8"}, false, false},
-		{"quorum with limit on 3.10", QueueInfo{Type: TypeQuorum, DeliveryLimit: 5, BrokerVersion: "3.10.8"}, false, true},
-		{"quorum with 4.0 default limit", QueueInfo{Type: TypeQuorum, DeliveryLimit: 20, BrokerVersion: "4.0.9"}, false, true},
-		{"quorum with limit, version unknown", QueueInfo{Type: TypeQuorum, DeliveryLimit: 20}, false, true},
-		{"quorum with limit, operator override", QueueInfo{Type: TypeQuorum, DeliveryLimit: 5, BrokerVersion: "3.10.8"}, true, false},
-		{"quorum with limit on 4.3", QueueInfo{Type: TypeQuorum, DeliveryLimit: 20, BrokerVersion: "4.3.0"}, false, false},
+		{"classic", domain.QueueInfo{Type: domain.TypeClassic, DeliveryLimit: -1, BrokerVersion: "3.10.8"}, false, false},
+		{"stream", domain.QueueInfo{Type: domain.TypeStream, DeliveryLimit: -1, BrokerVersion: "4.0.0"}, false, false},
+		{"quorum without limit on 3.10", domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: -1, BrokerVersion: "3.10.8"}, false, false},
+		{"quorum with limit on 3.10", domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: 5, BrokerVersion: "3.10.8"}, false, true},
+		{"quorum with 4.0 default limit", domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: 20, BrokerVersion: "4.0.9"}, false, true},
+		{"quorum with limit, version unknown", domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: 20}, false, true},
+		{"quorum with limit, operator override", domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: 5, BrokerVersion: "3.10.8"}, true, false},
+		{"quorum with limit on 4.3", domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: 20, BrokerVersion: "4.3.0"}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.q.Name, tt.q.Vhost = "dlq", "/"
 			err := checkOpen(tt.q, Options{AllowLimitRisk: tt.allow})
-			var re *RefusedError
+			var re *domain.RefusedError
 			if got := errors.As(err, &re); got != tt.refused {
 				t.Fatalf("refused = %v (%v), want %v", got, err, tt.refused)
 			}
@@ -68,11 +70,11 @@ func TestOpenGuardRefusesLimitedQuorumQueuesWhereReturnsCost(t *testing.T) {
 }
 
 func TestHeldQuorumMessagesWithoutHeadroomAreRefused(t *testing.T) {
-	old := QueueInfo{Type: TypeQuorum, DeliveryLimit: 3, BrokerVersion: "3.12.0"}
-	current := QueueInfo{Type: TypeQuorum, DeliveryLimit: 3, BrokerVersion: "4.3.0"}
+	old := domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: 3, BrokerVersion: "3.12.0"}
+	current := domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: 3, BrokerVersion: "4.3.0"}
 	tests := []struct {
 		name     string
-		q        QueueInfo
+		q        domain.QueueInfo
 		headroom int64
 		want     bool
 		mention  string
@@ -80,12 +82,12 @@ func TestHeldQuorumMessagesWithoutHeadroomAreRefused(t *testing.T) {
 		{"headroom left", old, 1, false, ""},
 		{"none left, returns cost", old, 0, true, "returning it again will"},
 		{"none left, returns free", current, 0, true, "channel is lost"},
-		{"classic never", QueueInfo{Type: TypeClassic, DeliveryLimit: -1}, -1, false, ""},
-		{"unlimited quorum never", QueueInfo{Type: TypeQuorum, DeliveryLimit: -1}, -1, false, ""},
+		{"classic never", domain.QueueInfo{Type: domain.TypeClassic, DeliveryLimit: -1}, -1, false, ""},
+		{"unlimited quorum never", domain.QueueInfo{Type: domain.TypeQuorum, DeliveryLimit: -1}, -1, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reason, got := refusal(tt.q, DeadLetter{Headroom: tt.headroom, DeliveryCount: 3 - tt.headroom})
+			reason, got := refusal(tt.q, domain.DeadLetter{Headroom: tt.headroom, DeliveryCount: 3 - tt.headroom})
 			if got != tt.want || !strings.Contains(reason, tt.mention) {
 				t.Errorf("refusal = %q, %v; want %v mentioning %q", reason, got, tt.want, tt.mention)
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // maxLogicalID bounds an ID taken from a header or body: an ID is a key,
@@ -21,21 +22,21 @@ const maxLogicalID = 512
 // or json:PATH), falling back to the message_id property and then to a
 // content hash "sha256:<first 16 hex digits>" marked IDHash. A source
 // whose value is missing, empty, not scalar or too long falls back.
-func LogicalID(spec string, messageID string, h amqp.Table, body []byte) (string, IDSource) {
+func LogicalID(spec string, messageID string, h amqp.Table, body []byte) (string, domain.IDSource) {
 	switch {
 	case strings.HasPrefix(spec, "header:"):
-		if s, ok := scalarText(h[strings.TrimPrefix(spec, "header:")]); ok && usableID(s) {
-			return s, IDHeader
+		if s, ok := domain.ValueScalarText(h[strings.TrimPrefix(spec, "header:")]); ok && usableID(s) {
+			return s, domain.IDHeader
 		}
 	case strings.HasPrefix(spec, "json:"):
 		if s, ok := jsonPath(body, strings.TrimPrefix(spec, "json:")); ok && usableID(s) {
-			return s, IDJSON
+			return s, domain.IDJSON
 		}
 	}
 	if usableID(messageID) {
-		return messageID, IDMessageID
+		return messageID, domain.IDMessageID
 	}
-	return HashID(body), IDHash
+	return HashID(body), domain.IDHash
 }
 
 // HashID is the content-hash fallback for a message without an ID.

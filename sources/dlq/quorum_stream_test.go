@@ -9,6 +9,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -63,12 +64,12 @@ func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 	waitReady(t, conn, name, len(want))
 	returnEach(t, conn, name, len(want), 2)
 
-	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeQuorum, DeliveryLimit: 3, BrokerVersion: brokerVersion(t)}
+	q := domain.QueueInfo{Vhost: vhost, Name: name, Type: domain.TypeQuorum, DeliveryLimit: 3, BrokerVersion: brokerVersion(t)}
 	freeReturns := testkit.AtLeast(t, 4, 3)
 	opts := Options{}
 	if !freeReturns {
 		_, err := Open(context.Background(), conn, q, Options{})
-		var refused *RefusedError
+		var refused *domain.RefusedError
 		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "delivery limit 3") || !strings.Contains(err.Error(), q.BrokerVersion) {
 			t.Fatalf("Open = %v, want a refusal naming the limit and the version", err)
 		}
@@ -81,7 +82,7 @@ func TestQuorumDLQNearItsLimitIsRefusedAndNothingIsDropped(t *testing.T) {
 		opts.AllowLimitRisk = true
 	}
 
-	browse := func() []DeadLetter {
+	browse := func() []domain.DeadLetter {
 		t.Helper()
 		s, err := Open(context.Background(), conn, q, opts)
 		if err != nil {
@@ -151,7 +152,7 @@ func TestQuorumReturnsCountAsEachVersionSays(t *testing.T) {
 		return amqp.Delivery{}
 	}
 	count := func(d amqp.Delivery) int64 {
-		n, ok := integer(d.Headers[HeaderDeliveryCount])
+		n, ok := domain.ValueInt(d.Headers[domain.HeaderDeliveryCount])
 		if !ok {
 			return 0
 		}
@@ -195,7 +196,7 @@ func TestQuorumDLQWithoutLimitIsBrowsedAndSaysOrderIsNotKept(t *testing.T) {
 		publish(t, ch, "", name, amqp.Publishing{MessageId: fmtID(i)})
 	}
 	waitReady(t, conn, name, 3)
-	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
+	q := domain.QueueInfo{Vhost: vhost, Name: name, Type: domain.TypeQuorum, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
 	s, err := Open(context.Background(), conn, q, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -238,13 +239,13 @@ func TestStreamDLQIsReadByOffsetAndUnchanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeStream, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
+	q := domain.QueueInfo{Vhost: vhost, Name: name, Type: domain.TypeStream, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
 
 	s, err := Open(context.Background(), conn, q, Options{Window: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var read []DeadLetter
+	var read []domain.DeadLetter
 	var cursors []int64
 	for {
 		p, err := s.Next(context.Background())
@@ -261,7 +262,7 @@ func TestStreamDLQIsReadByOffsetAndUnchanged(t *testing.T) {
 		t.Fatalf("stream read %v, want %v", got, want)
 	}
 	for i, l := range read {
-		if l.Offset != int64(i) || l.DeliveryTag != 0 || l.Reason != ReasonExpired || l.OriginQueue != "src" {
+		if l.Offset != int64(i) || l.DeliveryTag != 0 || l.Reason != domain.ReasonExpired || l.OriginQueue != "src" {
 			t.Errorf("message %d: offset %d tag %d reason %q origin %q", i, l.Offset, l.DeliveryTag, l.Reason, l.OriginQueue)
 		}
 	}
@@ -314,7 +315,7 @@ func TestABrowsedLetterCarriesEachVersionsDeliveryCounters(t *testing.T) {
 		}
 		waitReady(t, conn, name, 1)
 	}
-	q := QueueInfo{Vhost: vhost, Name: name, Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
+	q := domain.QueueInfo{Vhost: vhost, Name: name, Type: domain.TypeQuorum, DeliveryLimit: -1, BrokerVersion: brokerVersion(t)}
 	s, err := Open(context.Background(), conn, q, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -6,65 +6,22 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // Bounds that keep a scan's memory independent of the queue's size and
 // of what hostile headers contain.
 const (
-	maxStatKeys    = 1000 // distinct reasons or origins; the rest count as OtherKey
-	maxAttemptsKey = 1000 // attempts above this count under this key
-	progressEvery  = 1000
+	progressEvery = 1000
 )
-
-// OtherKey collects reasons or origins beyond the first maxStatKeys, and
-// NoneKey messages that carry none.
-const (
-	OtherKey = "(other)"
-	NoneKey  = "(none)"
-)
-
-// Stats summarise a whole DLQ (docs/ARCHITECTURE.md §4.1, §9). Only counters are
-// kept, never bodies or per-message records.
-type Stats struct {
-	Queue QueueInfo
-	// Expected is the queue's depth when the scan began, -1 for a stream
-	// (read to its tail).
-	Expected int
-	Total    int
-	Bytes    int64
-	// Attempts counts messages per attempt count (maxAttemptsKey holds
-	// that many or more).
-	Attempts map[int]int
-	Reasons  map[string]int
-	Origins  map[string]int
-	// Groups counts the failure groups (docs/ARCHITECTURE.md §4.12);
-	// Conventions counts messages by the convention read, NoneKey for
-	// those that follow none.
-	Groups      *Groups
-	Conventions map[string]int
-	ReplayLoops int
-	Quarantined int
-	// MarksClaimed counts messages whose warren marks name an operation
-	// the audit log does not know (not in Quarantined or ReplayLoops).
-	MarksClaimed int
-	// OldestDeadLettered and NewestDeadLettered span the messages that
-	// carry a dead-lettering time; NoTime counts those that do not.
-	OldestDeadLettered, NewestDeadLettered time.Time
-	NoTime                                 int
-	// Complete is false when the scan stopped before reading Expected
-	// messages (consumers or expiry took some meanwhile).
-	Complete bool
-	Notes    []string
-	Took     time.Duration
-}
 
 // Scan reads a whole DLQ for statistics and gives every message back:
 // classic queues by closing the channel (free, order kept), quorum
 // queues by one basic.nack each, streams by offset. The quorum guard of
 // Open applies. progress, if set, is called every thousand messages.
-func Scan(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options, progress func(done int)) (*Stats, error) {
+func Scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Options, progress func(done int)) (*domain.Stats, error) {
 	if q.Type == "" {
-		q.Type = TypeClassic
+		q.Type = domain.TypeClassic
 	}
 	o = o.withDefaults()
 	if err := checkOpen(q, o); err != nil {
@@ -76,19 +33,19 @@ func Scan(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options, pr
 		return nil, err
 	}
 	defer ch.Close()
-	stream := q.Type == TypeStream
+	stream := q.Type == domain.TypeStream
 	if stream {
 		// As in a browse, a stream is read to its idle tail.
 		depth = -1
 	}
-	st := &Stats{
+	st := &domain.Stats{
 		Queue: q, Expected: depth,
 		Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
-		Groups: NewGroups(o.GroupIDs), Conventions: map[string]int{},
+		Groups: domain.NewGroups(o.GroupIDs), Conventions: map[string]int{},
 		Notes: sessionNotes(q, consumers),
 	}
 	sc := &scanner{o: o, st: st, progress: progress, stream: stream, upTo: depth}
-	if q.Type == TypeQuorum && depth > maxPrefetch {
+	if q.Type == domain.TypeQuorum && depth > maxPrefetch {
 		// Every message is held until the end, and a quorum queue lets
 		// one consumer hold no more than its prefetch.
 		sc.upTo = maxPrefetch
@@ -115,10 +72,10 @@ func Scan(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options, pr
 
 type scanner struct {
 	o        Options
-	st       *Stats
+	st       *domain.Stats
 	progress func(int)
 	stream   bool
-	deaths   []Death // reused for every message
+	deaths   []domain.Death // reused for every message
 	lastTag  uint64
 	upTo     int // the scan ends once it has read this many (-1: a stream)
 	closed   chan *amqp.Error
@@ -130,7 +87,7 @@ type scanner struct {
 // holds the queue, say): then it ends and says how many it read.
 const maxIdleWaits = 30
 
-func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error {
+func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q domain.QueueInfo) error {
 	// Every message is held until the end, so a classic scan needs an
 	// unlimited prefetch. A quorum queue reads an unlimited prefetch as
 	// 2000 and stops there: it gets the largest one AMQP can express. A
@@ -138,8 +95,8 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error
 	prefetch, args := 0, amqp.Table(nil)
 	switch {
 	case sc.stream:
-		prefetch, args = min(sc.o.Window, maxPrefetch), amqp.Table{HeaderStreamOffset: "first"}
-	case q.Type == TypeQuorum:
+		prefetch, args = min(sc.o.Window, maxPrefetch), amqp.Table{domain.HeaderStreamOffset: "first"}
+	case q.Type == domain.TypeQuorum:
 		prefetch = maxPrefetch
 	}
 	if err := ch.Qos(prefetch, 0, false); err != nil {
@@ -163,7 +120,7 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q QueueInfo) error
 			err = aerr
 		}
 	}
-	if q.Type == TypeQuorum && sc.lastTag > 0 {
+	if q.Type == domain.TypeQuorum && sc.lastTag > 0 {
 		// On 4.3+ a nack is free where a closing channel costs a count,
 		// so the deliveries go back by a nack on every way out, a
 		// cancelled scan included. Every delivery is still held, so one
@@ -236,10 +193,10 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	f := recognize(d, sc.deaths, org, sc.o.all, false)
 	n := attempts(sc.deaths, org, d.Headers, sc.o)
 	reason, origin, at := org.Reason, org.Queue, latestDeath(sc.deaths)
-	if f.Convention == ConventionBroker && f.Attempts > 0 {
+	if f.Convention == domain.ConventionBroker && f.Attempts > 0 {
 		n = max(n, frameworkTries(sc.deaths, f, ReplayCount(d.Headers)))
 	}
-	if f.Convention != "" && f.Convention != ConventionBroker {
+	if f.Convention != "" && f.Convention != domain.ConventionBroker {
 		reason, origin = f.Kind, f.Origin()
 		n = max(n, clampInt(addSat(int64(f.Attempts), int64(ReplayCount(d.Headers)))))
 		if at.IsZero() {
@@ -253,17 +210,17 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	}
 	st.Total++
 	st.Bytes += int64(len(d.Body))
-	st.Attempts[min(n, maxAttemptsKey)]++
-	bump(st.Reasons, reason)
-	bump(st.Origins, origin)
-	bump(st.Conventions, f.Convention)
+	st.Attempts[min(n, domain.MaxAttemptsKey)]++
+	domain.Bump(st.Reasons, reason)
+	domain.Bump(st.Origins, origin)
+	domain.Bump(st.Conventions, f.Convention)
 	var businessID string
 	if sc.o.GroupIDs {
 		id, from := LogicalID(sc.o.LogicalID, d.MessageId, d.Headers, d.Body)
 		if e := f.Envelope; e != nil {
 			id, from = LogicalID(sc.o.LogicalID, e.Properties.MessageID, e.Headers, e.Body)
 		}
-		if from != IDHash {
+		if from != domain.IDHash {
 			businessID = id
 		}
 	}
@@ -272,7 +229,7 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 		if ReplayCount(d.Headers) > 0 {
 			st.ReplayLoops++
 		}
-		if d.Headers[HeaderQuarantineReason] != nil {
+		if d.Headers[domain.HeaderQuarantineReason] != nil {
 			st.Quarantined++
 		}
 	} else {
@@ -292,14 +249,4 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 		sc.progress(st.Total)
 	}
 	return nil
-}
-
-func bump(m map[string]int, key string) {
-	switch _, ok := m[key]; {
-	case key == "":
-		key = NoneKey
-	case !ok && len(m) >= maxStatKeys:
-		key = OtherKey
-	}
-	m[key]++
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -27,7 +28,7 @@ func TestScanCountsTheSceneAndLeavesTheDLQAsItWas(t *testing.T) {
 	if st.Total != 5 || st.Expected != 5 || !st.Complete {
 		t.Errorf("total %d of %d, complete %v", st.Total, st.Expected, st.Complete)
 	}
-	wantReasons := map[string]int{ReasonRejected: 1, ReasonExpired: 1, ReasonMaxLen: 2, ReasonDeliveryLimit: 1}
+	wantReasons := map[string]int{domain.ReasonRejected: 1, domain.ReasonExpired: 1, domain.ReasonMaxLen: 2, domain.ReasonDeliveryLimit: 1}
 	wantOrigins := map[string]int{sceneOrders: 1, sceneTTL: 1, sceneCapped: 2, sceneBilling: 1}
 	wantAttempts := map[int]int{3: 2, 1: 3}
 	if !maps.Equal(st.Reasons, wantReasons) || !maps.Equal(st.Origins, wantOrigins) || !maps.Equal(st.Attempts, wantAttempts) {
@@ -50,8 +51,8 @@ func TestScanCountsReplayLoopsAndQuarantinedMessages(t *testing.T) {
 	ch := testkit.Channel(t, conn)
 	testkit.Declare(t, ch, sceneDLQ, nil)
 	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
-	publish(t, ch, "", "src", amqp.Publishing{MessageId: "a", Headers: amqp.Table{HeaderReplayCount: int32(2)}})
-	publish(t, ch, "", "src", amqp.Publishing{MessageId: "b", Headers: amqp.Table{HeaderQuarantineReason: "poison"}})
+	publish(t, ch, "", "src", amqp.Publishing{MessageId: "a", Headers: amqp.Table{domain.HeaderReplayCount: int32(2)}})
+	publish(t, ch, "", "src", amqp.Publishing{MessageId: "b", Headers: amqp.Table{domain.HeaderQuarantineReason: "poison"}})
 	publish(t, ch, "", "src", amqp.Publishing{MessageId: "c"})
 	waitReady(t, conn, sceneDLQ, 3)
 	st, err := Scan(context.Background(), conn, classicDLQ(vhost), Options{}, nil)
@@ -85,7 +86,7 @@ func TestScanOfAHundredThousandDeadLettersKeepsMemoryBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Total != n || st.Reasons[ReasonMaxLen] != n || st.Bytes != n*1024 {
+	if st.Total != n || st.Reasons[domain.ReasonMaxLen] != n || st.Bytes != n*1024 {
 		t.Fatalf("scanned %d (reasons %v, %d bytes), want %d", st.Total, st.Reasons, st.Bytes, n)
 	}
 	const bound = 48 << 20
@@ -122,17 +123,17 @@ func fillByMaxLength(t testing.TB, conn *amqp.Connection, n, size int) {
 }
 
 func TestHistogramCountsLikeAScan(t *testing.T) {
-	h := NewHistogram()
-	for _, d := range []DeadLetter{
-		{Attempts: 3, Reason: ReasonRejected, OriginQueue: "orders"},
-		{Attempts: 3, Reason: ReasonRejected, OriginQueue: "orders"},
+	h := domain.NewHistogram()
+	for _, d := range []domain.DeadLetter{
+		{Attempts: 3, Reason: domain.ReasonRejected, OriginQueue: "orders"},
+		{Attempts: 3, Reason: domain.ReasonRejected, OriginQueue: "orders"},
 		{Attempts: 5000, Reason: "", OriginQueue: ""},
 	} {
 		h.Add(d)
 	}
-	if !maps.Equal(h.Attempts, map[int]int{3: 2, maxAttemptsKey: 1}) ||
-		!maps.Equal(h.Reasons, map[string]int{ReasonRejected: 2, NoneKey: 1}) ||
-		!maps.Equal(h.Origins, map[string]int{"orders": 2, NoneKey: 1}) {
+	if !maps.Equal(h.Attempts, map[int]int{3: 2, domain.MaxAttemptsKey: 1}) ||
+		!maps.Equal(h.Reasons, map[string]int{domain.ReasonRejected: 2, domain.NoneKey: 1}) ||
+		!maps.Equal(h.Origins, map[string]int{"orders": 2, domain.NoneKey: 1}) {
 		t.Errorf("histogram %+v", h)
 	}
 }
@@ -140,7 +141,7 @@ func TestHistogramCountsLikeAScan(t *testing.T) {
 // quorumDLQ declares a quorum queue holding n messages and describes it
 // as the broker under test does: 4.x sets a delivery limit of 20 by
 // default, which a 4.3 scan may hold since its nacks do not count.
-func quorumDLQ(t *testing.T, n int) (*amqp.Connection, QueueInfo) {
+func quorumDLQ(t *testing.T, n int) (*amqp.Connection, domain.QueueInfo) {
 	t.Helper()
 	vhost, conn := testVhost(t)
 	ch := testkit.Channel(t, conn)
@@ -149,7 +150,7 @@ func quorumDLQ(t *testing.T, n int) (*amqp.Connection, QueueInfo) {
 		publish(t, ch, "", sceneDLQ, amqp.Publishing{MessageId: strconv.Itoa(i), DeliveryMode: amqp.Persistent, Body: []byte("{}")})
 	}
 	waitReady(t, conn, sceneDLQ, n)
-	q := QueueInfo{Vhost: vhost, Name: sceneDLQ, Type: TypeQuorum, DeliveryLimit: -1, BrokerVersion: testkit.Version(t)}
+	q := domain.QueueInfo{Vhost: vhost, Name: sceneDLQ, Type: domain.TypeQuorum, DeliveryLimit: -1, BrokerVersion: testkit.Version(t)}
 	if testkit.AtLeast(t, 4, 0) {
 		q.DeliveryLimit = 20
 	}

@@ -1,3 +1,7 @@
+// Package dlq reads dead-letter queues without harm (docs/ARCHITECTURE.md §4.3):
+// browse sessions that hold a page unacknowledged and return it, x-death
+// parsing for every supported broker version, attempt counts, origins and
+// logical IDs, and a statistics scan that keeps no bodies.
 package dlq
 
 import (
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // maxPrefetch is the largest prefetch AMQP 0-9-1 can express, and so the
@@ -27,7 +32,7 @@ var (
 
 // Page is one window of a browse.
 type Page struct {
-	Letters []DeadLetter
+	Letters []domain.DeadLetter
 	// Refused are held messages the guard will not treat as browsable.
 	Refused []Refusal
 	// End is set once the queue has nothing more to give this session.
@@ -49,7 +54,7 @@ type Page struct {
 // called concurrently with itself; everything else is safe from any
 // goroutine.
 type Session struct {
-	q      QueueInfo
+	q      domain.QueueInfo
 	o      Options
 	ch     *amqp.Channel
 	stream bool
@@ -74,18 +79,18 @@ type Session struct {
 }
 
 type entry struct {
-	dl     DeadLetter
+	dl     domain.DeadLetter
 	reason string // non-empty when refused
 }
 
 // Open starts a browse session on q. A quorum queue the delivery-limit
 // guard refuses yields a *RefusedError and nothing is delivered.
-func Open(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options) (*Session, error) {
+func Open(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Options) (*Session, error) {
 	if q.Name == "" {
 		return nil, errors.New("no DLQ named")
 	}
 	if q.Type == "" {
-		q.Type = TypeClassic
+		q.Type = domain.TypeClassic
 	}
 	o = o.withDefaults()
 	if err := checkOpen(q, o); err != nil {
@@ -100,7 +105,7 @@ func Open(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options) (*
 	}
 	s := &Session{
 		q: q, o: o, ch: ch,
-		stream:   q.Type == TypeStream,
+		stream:   q.Type == domain.TypeStream,
 		tag:      "warren-browse-" + randomHex(),
 		done:     make(chan error, 1),
 		quit:     make(chan struct{}),
@@ -120,7 +125,7 @@ func Open(ctx context.Context, conn *amqp.Connection, q QueueInfo, o Options) (*
 
 // inspect opens the session's channel and reads the queue's depth and
 // consumers with a passive declare.
-func inspect(conn *amqp.Connection, q QueueInfo) (*amqp.Channel, int, int, error) {
+func inspect(conn *amqp.Connection, q domain.QueueInfo) (*amqp.Channel, int, int, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("open a channel to browse %s: %w", q.Name, err)
@@ -153,7 +158,7 @@ func (s *Session) watch(notify chan *amqp.Error) {
 func (s *Session) Done() <-chan error { return s.done }
 
 // Queue returns the queue being browsed.
-func (s *Session) Queue() QueueInfo { return s.q }
+func (s *Session) Queue() domain.QueueInfo { return s.q }
 
 // ReadOnly reports whether the session browses a stream, where nothing
 // is acknowledged or returned.
@@ -216,9 +221,9 @@ func (s *Session) consume(window int) (<-chan amqp.Delivery, string, error) {
 	}
 	var args amqp.Table
 	if s.stream {
-		args = amqp.Table{HeaderStreamOffset: "first"}
+		args = amqp.Table{domain.HeaderStreamOffset: "first"}
 		if s.cursor > 0 {
-			args[HeaderStreamOffset] = s.cursor
+			args[domain.HeaderStreamOffset] = s.cursor
 		}
 	}
 	s.pages++
@@ -282,7 +287,7 @@ func (s *Session) take(page *Page, d amqp.Delivery, from int64) error {
 	}
 	dl.Position = s.seen
 	s.seen++
-	if s.q.limited() {
+	if limited(s.q) {
 		dl.Headroom = s.q.DeliveryLimit - max(dl.DeliveryCount, 0)
 	}
 	reason, refused := refusal(s.q, dl)
@@ -353,7 +358,7 @@ func (s *Session) compact() {
 
 // Letters returns the browsable messages still held (for a stream, all
 // read so far), in browse order.
-func (s *Session) Letters() []DeadLetter { return s.collect(false) }
+func (s *Session) Letters() []domain.DeadLetter { return s.collect(false) }
 
 // Refused returns the refused messages still held.
 func (s *Session) Refused() []Refusal {
@@ -368,10 +373,10 @@ func (s *Session) Refused() []Refusal {
 	return out
 }
 
-func (s *Session) collect(refused bool) []DeadLetter {
+func (s *Session) collect(refused bool) []domain.DeadLetter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []DeadLetter
+	var out []domain.DeadLetter
 	for _, e := range s.order {
 		if (e.reason != "") == refused && s.holds(e.dl) {
 			out = append(out, e.dl)
@@ -380,7 +385,7 @@ func (s *Session) collect(refused bool) []DeadLetter {
 	return out
 }
 
-func (s *Session) holds(dl DeadLetter) bool {
+func (s *Session) holds(dl domain.DeadLetter) bool {
 	if s.stream {
 		return true
 	}

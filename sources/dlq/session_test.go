@@ -9,11 +9,12 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
-func classicDLQ(vhost string) QueueInfo {
-	return QueueInfo{Vhost: vhost, Name: sceneDLQ, Type: TypeClassic, DeliveryLimit: -1, BrokerVersion: "3.10.8"}
+func classicDLQ(vhost string) domain.QueueInfo {
+	return domain.QueueInfo{Vhost: vhost, Name: sceneDLQ, Type: domain.TypeClassic, DeliveryLimit: -1, BrokerVersion: "3.10.8"}
 }
 
 func TestBrowseShowsWhyEachMessageDied(t *testing.T) {
@@ -24,16 +25,16 @@ func TestBrowseShowsWhyEachMessageDied(t *testing.T) {
 
 	want := []struct {
 		id             string
-		from           IDSource
+		from           domain.IDSource
 		reason, origin string
 		exchange       string
 		attempts       int
 	}{
-		{"E-retry", IDHeader, ReasonRejected, sceneOrders, "work", 3},
-		{"E-ttl", IDHeader, ReasonExpired, sceneTTL, "", 1},
-		{"mid-max1", IDMessageID, ReasonMaxLen, sceneCapped, "", 1},
-		{HashID([]byte("two")), IDHash, ReasonMaxLen, sceneCapped, "", 1},
-		{"E-limit", IDHeader, ReasonDeliveryLimit, sceneBilling, "", 3},
+		{"E-retry", domain.IDHeader, domain.ReasonRejected, sceneOrders, "work", 3},
+		{"E-ttl", domain.IDHeader, domain.ReasonExpired, sceneTTL, "", 1},
+		{"mid-max1", domain.IDMessageID, domain.ReasonMaxLen, sceneCapped, "", 1},
+		{HashID([]byte("two")), domain.IDHash, domain.ReasonMaxLen, sceneCapped, "", 1},
+		{"E-limit", domain.IDHeader, domain.ReasonDeliveryLimit, sceneBilling, "", 3},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("browsed %d messages (%v), want %d", len(got), logicalIDs(got), len(want))
@@ -74,7 +75,7 @@ func TestBrowsingAClassicDLQKeepsItsDepthAndOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pages []int
-	var seen []DeadLetter
+	var seen []domain.DeadLetter
 	for {
 		p, err := s.Next(ctx)
 		if err != nil {

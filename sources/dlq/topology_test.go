@@ -6,6 +6,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -113,7 +114,7 @@ func buildScene(t testing.TB, conn *amqp.Connection) {
 }
 
 // browseAll reads a whole queue through a session and closes it.
-func browseAll(t testing.TB, conn *amqp.Connection, q QueueInfo, o Options) []DeadLetter {
+func browseAll(t testing.TB, conn *amqp.Connection, q domain.QueueInfo, o Options) []domain.DeadLetter {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -126,7 +127,7 @@ func browseAll(t testing.TB, conn *amqp.Connection, q QueueInfo, o Options) []De
 			t.Errorf("close: %v", err)
 		}
 	}()
-	var out []DeadLetter
+	var out []domain.DeadLetter
 	for {
 		p, err := s.Next(ctx)
 		if err != nil {
@@ -142,7 +143,7 @@ func browseAll(t testing.TB, conn *amqp.Connection, q QueueInfo, o Options) []De
 	}
 }
 
-func logicalIDs(ls []DeadLetter) []string {
+func logicalIDs(ls []domain.DeadLetter) []string {
 	out := make([]string, len(ls))
 	for i, l := range ls {
 		out[i] = l.LogicalID

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/warrenops/warren/domain"
 )
 
 // DefaultStatementTimeout bounds every query when Options leave it unset.
@@ -160,43 +161,21 @@ func (c *Client) Lookup(ctx context.Context, ids []string) (map[string]time.Time
 	return found, nil
 }
 
-// Effect is the inbox's pace: how many effects were committed in the
-// window, and when the last one was, by the database's clock.
-type Effect struct {
-	Window time.Duration
-	Count  int64
-	// Rate is effects per second over the window.
-	Rate float64
-	// Last is the newest effect; zero when the table is empty.
-	Last time.Time
-	// Now is the database's clock when it answered.
-	Now time.Time
-}
-
-// LastAge is how long ago the last effect was committed; false when
-// there has been none.
-func (e Effect) LastAge() (time.Duration, bool) {
-	if e.Last.IsZero() {
-		return 0, false
-	}
-	return max(e.Now.Sub(e.Last), 0), true
-}
-
 // Effect reads the effect rate over window and the last effect time.
-func (c *Client) Effect(ctx context.Context, window time.Duration) (Effect, error) {
+func (c *Client) Effect(ctx context.Context, window time.Duration) (domain.Effect, error) {
 	if c.effectSQL == "" {
-		return Effect{}, ErrNoTimeColumn
+		return domain.Effect{}, ErrNoTimeColumn
 	}
 	if window <= 0 {
-		return Effect{}, fmt.Errorf("effect window must be positive, got %s", window)
+		return domain.Effect{}, fmt.Errorf("effect window must be positive, got %s", window)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	e := Effect{Window: window}
+	e := domain.Effect{Window: window}
 	var last *time.Time
 	err := c.pool.QueryRow(ctx, c.effectSQL, window.Seconds()).Scan(&e.Count, &last, &e.Now)
 	if err != nil {
-		return Effect{}, c.explain("read the inbox effect rate", err)
+		return domain.Effect{}, c.explain("read the inbox effect rate", err)
 	}
 	if last != nil {
 		e.Last = *last

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/warrenops/warren/domain"
 )
 
 // The integration tests use the real PostgreSQL the design names; a
@@ -106,13 +107,13 @@ func TestLookupTellsAppliedFromPending(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, id := range tt.ids {
-				want := Pending
+				want := domain.InboxPending
 				for _, a := range tt.applied {
 					if a == id {
-						want = Applied
+						want = domain.InboxApplied
 					}
 				}
-				if got := StatusOf(found, nil, id); got != want {
+				if got := domain.InboxStatusOf(found, nil, id); got != want {
 					t.Errorf("%s: %s, want %s", id, got, want)
 				}
 				if when, ok := found[id]; ok && tt.withTime != !when.IsZero() {
@@ -198,7 +199,7 @@ func TestUnreachableDatabaseIsUnknownWithAReason(t *testing.T) {
 	if err == nil {
 		t.Fatal("lookup against port 1 succeeded")
 	}
-	if got := StatusOf(found, err, "E-1"); got != Unknown {
+	if got := domain.InboxStatusOf(found, err, "E-1"); got != domain.InboxUnknown {
 		t.Errorf("status %s, want unknown", got)
 	}
 	_, effErr := c.Effect(ctx, time.Minute)
@@ -277,16 +278,16 @@ func TestStatusOf(t *testing.T) {
 		found map[string]time.Time
 		err   error
 		id    string
-		want  Status
+		want  domain.InboxStatus
 		bool  *bool
 	}{
-		{found, nil, "a", Applied, ptr(true)},
-		{found, nil, "b", Pending, ptr(false)},
-		{found, errors.New("down"), "a", Unknown, nil},
-		{nil, nil, "a", Unknown, nil},
+		{found, nil, "a", domain.InboxApplied, ptr(true)},
+		{found, nil, "b", domain.InboxPending, ptr(false)},
+		{found, errors.New("down"), "a", domain.InboxUnknown, nil},
+		{nil, nil, "a", domain.InboxUnknown, nil},
 	}
 	for _, tt := range tests {
-		got := StatusOf(tt.found, tt.err, tt.id)
+		got := domain.InboxStatusOf(tt.found, tt.err, tt.id)
 		if got != tt.want {
 			t.Errorf("StatusOf(%v, %v, %q) = %s, want %s", tt.found, tt.err, tt.id, got, tt.want)
 		}
@@ -306,7 +307,7 @@ func TestPagerGivesUpOnAFailedDatabaseAndSkipsEmptyIDs(t *testing.T) {
 	}
 	p := NewPager(open(t, Options{Table: table, IDColumn: "event_id"}), "")
 	st, found := p.Statuses(context.Background(), []string{"E-1", "", "E-2"})
-	if st[0] != Applied || st[1] != Unknown || st[2] != Pending || len(found) != 1 || p.Reason() != "" {
+	if st[0] != domain.InboxApplied || st[1] != domain.InboxUnknown || st[2] != domain.InboxPending || len(found) != 1 || p.Reason() != "" {
 		t.Errorf("statuses %v, found %v, reason %q", st, found, p.Reason())
 	}
 
@@ -314,14 +315,14 @@ func TestPagerGivesUpOnAFailedDatabaseAndSkipsEmptyIDs(t *testing.T) {
 	for range 2 {
 		start := time.Now()
 		st, _ := down.Statuses(context.Background(), []string{"E-1"})
-		if st[0] != Unknown || !strings.Contains(down.Reason(), "refused") {
+		if st[0] != domain.InboxUnknown || !strings.Contains(down.Reason(), "refused") {
 			t.Errorf("down: %v, reason %q", st, down.Reason())
 		}
 		if time.Since(start) > 2*time.Second {
 			t.Errorf("a lookup on a failed inbox took %s", time.Since(start))
 		}
 	}
-	if st, _ := NewPager(nil, "").Statuses(context.Background(), []string{"E-1"}); st[0] != Unknown {
+	if st, _ := NewPager(nil, "").Statuses(context.Background(), []string{"E-1"}); st[0] != domain.InboxUnknown {
 		t.Errorf("no inbox: %v", st)
 	}
 }

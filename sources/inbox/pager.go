@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // Lookuper finds which IDs an inbox applied; *Client implements it.
@@ -35,7 +37,7 @@ func (p *Pager) Reason() string { return p.reason }
 // Statuses looks up a page's IDs in one query. An empty ID (one that is
 // no business ID, such as a content hash) is never looked up and its
 // status is Unknown. found holds the effect times of applied IDs.
-func (p *Pager) Statuses(ctx context.Context, ids []string) (statuses []Status, found map[string]time.Time) {
+func (p *Pager) Statuses(ctx context.Context, ids []string) (statuses []domain.InboxStatus, found map[string]time.Time) {
 	var err error
 	if p.client != nil && p.reason == "" {
 		ask := make([]string, 0, len(ids))
@@ -51,11 +53,11 @@ func (p *Pager) Statuses(ctx context.Context, ids []string) (statuses []Status, 
 	if p.reason != "" {
 		found, err = nil, errors.New(p.reason)
 	}
-	statuses = make([]Status, len(ids))
+	statuses = make([]domain.InboxStatus, len(ids))
 	for i, id := range ids {
-		statuses[i] = Unknown
+		statuses[i] = domain.InboxUnknown
 		if id != "" {
-			statuses[i] = StatusOf(found, err, id)
+			statuses[i] = domain.InboxStatusOf(found, err, id)
 		}
 	}
 	return statuses, found

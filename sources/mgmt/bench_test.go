@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // BenchmarkSnapshot measures one dashboard refresh (cheap list, cached
@@ -22,7 +23,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	e := newEnv(b)
 	e.exchange("dlx", "direct")
 	ch := e.channel()
-	var visible []QueueRef
+	var visible []domain.QueueRef
 	for i := 0; i < n; i += 2 {
 		name := fmt.Sprintf("q%05d", i)
 		dlq := name + ".dlq"
@@ -37,16 +38,16 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.Fatal(err)
 		}
 		if len(visible) < 40 {
-			visible = append(visible, QueueRef{Vhost: e.vhost, Name: name})
+			visible = append(visible, domain.QueueRef{Vhost: e.vhost, Name: name})
 		}
 	}
 	ctx := context.Background()
 	for _, bc := range []struct {
 		name string
-		o    SnapshotOptions
+		o    domain.SnapshotOptions
 	}{
-		{"refresh", SnapshotOptions{Vhost: e.vhost, RatesFor: visible}},
-		{"all-rates", SnapshotOptions{Vhost: e.vhost, AllRates: true}},
+		{"refresh", domain.SnapshotOptions{Vhost: e.vhost, RatesFor: visible}},
+		{"all-rates", domain.SnapshotOptions{Vhost: e.vhost, AllRates: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {

@@ -1,73 +1,12 @@
 package mgmt
 
 import (
-	"cmp"
 	"context"
 	"net/url"
-	"slices"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
-
-// ChannelStat is one channel as the channels screen and `warren channels`
-// list it (docs/ARCHITECTURE.md §4.9). A figure the broker did not report
-// is nil: unknown, never 0.
-type ChannelStat struct {
-	Name       string // "CONNECTION (N)", unique while the channel lives
-	Connection string // the name the client gave its connection (connection_name), else its addresses
-	User       string
-	Vhost      string
-	Number     int
-	// Confirm is whether the channel is in confirm mode.
-	Confirm *bool
-	// Unconfirmed are publishes the broker has taken and not yet
-	// confirmed (messages_unconfirmed).
-	Unconfirmed *int64
-	// Unacked are deliveries to the channel's consumers not yet acked.
-	Unacked *int64
-	// Prefetch is the per-consumer prefetch (0: no limit), GlobalPrefetch
-	// the channel-wide one.
-	Prefetch       *int64
-	GlobalPrefetch *int64
-	Consumers      *int64
-	// PublishRate is what the channel publishes per second, ConfirmRate
-	// what the broker confirms to it, AckRate what its consumers ack.
-	// Nil when the broker keeps no such rate for the channel (it never
-	// published, confirmed or acked, or rates are off).
-	PublishRate *float64
-	ConfirmRate *float64
-	AckRate     *float64
-}
-
-// Pending is the channel's unconfirmed publishes, 0 when not in confirm
-// mode or unknown.
-func (c ChannelStat) Pending() int64 {
-	if c.Confirm == nil || !*c.Confirm || c.Unconfirmed == nil {
-		return 0
-	}
-	return *c.Unconfirmed
-}
-
-// ChannelList is every channel of a vhost (or of the broker) with the
-// broker's figures.
-type ChannelList struct {
-	Channels []ChannelStat // most unconfirmed first, then by name
-	// Note says why the list is empty when the broker collects no
-	// channel statistics.
-	Note    string
-	TakenAt time.Time
-}
-
-// Confirms sums the unconfirmed publishes of the channels in confirm
-// mode, and counts the channels that have some pending.
-func (l *ChannelList) Confirms() (unconfirmed int64, channels int) {
-	for _, c := range l.Channels {
-		if n := c.Pending(); n > 0 {
-			unconfirmed += n
-			channels++
-		}
-	}
-	return unconfirmed, channels
-}
 
 // channelColumns are the fields the list reads: a channel carries many
 // more (idle time, garbage collection, per-queue and per-exchange
@@ -80,7 +19,7 @@ const channelColumns = "name,number,user,vhost,confirm,messages_unconfirmed,mess
 // collects no channel statistics (3.10 with them disabled answers 400)
 // gives an empty list and a Note. Connections are read beside, for the
 // names their clients gave them.
-func (c *Client) Channels(ctx context.Context, vhost string) (*ChannelList, error) {
+func (c *Client) Channels(ctx context.Context, vhost string) (*domain.ChannelList, error) {
 	path, connPath := "channels", "connections"
 	if vhost != "" {
 		path, connPath = "vhosts/"+esc(vhost)+"/channels", "vhosts/"+esc(vhost)+"/connections"
@@ -116,7 +55,7 @@ func (c *Client) Channels(ctx context.Context, vhost string) (*ChannelList, erro
 			given[cn.Name] = cn.Given
 		}
 	}
-	out := &ChannelList{TakenAt: time.Now(), Note: note, Channels: make([]ChannelStat, 0, len(raw))}
+	out := &domain.ChannelList{TakenAt: time.Now(), Note: note, Channels: make([]domain.ChannelStat, 0, len(raw))}
 	for _, r := range raw {
 		s := r.stat()
 		if g, ok := given[s.Connection]; ok {
@@ -124,24 +63,8 @@ func (c *Client) Channels(ctx context.Context, vhost string) (*ChannelList, erro
 		}
 		out.Channels = append(out.Channels, s)
 	}
-	SortChannels(out.Channels)
+	domain.SortChannels(out.Channels)
 	return out, nil
-}
-
-// SortChannels orders channels by unconfirmed publishes, most first
-// (unknown last), then by name.
-func SortChannels(chs []ChannelStat) {
-	slices.SortStableFunc(chs, func(a, b ChannelStat) int {
-		switch {
-		case a.Unconfirmed == nil && b.Unconfirmed != nil:
-			return 1
-		case a.Unconfirmed != nil && b.Unconfirmed == nil:
-			return -1
-		case a.Unconfirmed != nil && *a.Unconfirmed != *b.Unconfirmed:
-			return cmp.Compare(*b.Unconfirmed, *a.Unconfirmed)
-		}
-		return cmp.Compare(a.Name, b.Name)
-	})
 }
 
 // rawChannelStat is /api/channels with the columns of channelColumns.
@@ -185,8 +108,8 @@ func (r *rawRateOnly) rate() *float64 {
 	return &v
 }
 
-func (r rawChannelStat) stat() ChannelStat {
-	s := ChannelStat{
+func (r rawChannelStat) stat() domain.ChannelStat {
+	s := domain.ChannelStat{
 		Name: r.Name, Connection: r.Connection.Name, User: r.User, Vhost: r.Vhost, Number: r.Number,
 		Confirm: r.Confirm, Unconfirmed: r.Unconfirmed.count(), Unacked: r.Unacked.count(),
 		Prefetch: r.Prefetch.count(), GlobalPrefetch: r.GlobalPrefetch.count(), Consumers: r.Consumers.count(),

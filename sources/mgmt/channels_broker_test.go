@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -83,13 +84,13 @@ func heldConfirms(t *testing.T, vhost, name, queue string, window int) (ch *amqp
 }
 
 // channelsOf is the connection's channels as Channels lists them.
-func channelsOf(t *testing.T, c *Client, vhost, conn string) []ChannelStat {
+func channelsOf(t *testing.T, c *Client, vhost, conn string) []domain.ChannelStat {
 	t.Helper()
 	l, err := c.Channels(context.Background(), vhost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []ChannelStat
+	var out []domain.ChannelStat
 	for _, ch := range l.Channels {
 		if ch.Connection == conn {
 			out = append(out, ch)
@@ -124,7 +125,7 @@ func TestChannelsShowAPublisherWaitingForConfirms(t *testing.T) {
 
 	// The broker's figures change once per statistics interval (5 s by
 	// default), and a new channel's first ones may predate confirm.select.
-	var pub ChannelStat
+	var pub domain.ChannelStat
 	waitFor(t, 30*time.Second, func() (bool, string) {
 		chs := channelsOf(t, e.c, e.vhost, conn)
 		for _, ch := range chs {
@@ -199,7 +200,7 @@ func TestQueueDetailSaysWhetherPublishersAreKnown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(d.Publishers) != 0 || d.PublishersNote != NoPublisherLinks {
+		if len(d.Publishers) != 0 || d.PublishersNote != domain.NoPublisherLinks {
 			t.Errorf("rates_mode %s: publishers %+v, note %q", ov.RatesMode, d.Publishers, d.PublishersNote)
 		}
 		return

@@ -5,23 +5,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+
+	"github.com/warrenops/warren/domain"
 )
-
-// Publisher is a channel publishing to an exchange that routes to a
-// queue, as the broker links them when its rates mode is detailed.
-type Publisher struct {
-	Exchange   string // "" is the default exchange
-	Channel    string
-	Connection string
-	User       string
-	// PublishRate is what the channel publishes to the exchange per
-	// second; nil when the broker gives no rate.
-	PublishRate *float64
-}
-
-// NoPublisherLinks is what the queue screen says when the broker keeps no
-// per-channel figures for exchanges: only rates_mode=detailed does.
-const NoPublisherLinks = "the broker's rates mode does not link publishers to exchanges; see the channels screen"
 
 // maxPublisherExchanges bounds the exchanges read for one queue's
 // publishers; a queue bound to more is rare, and the rest are named as
@@ -32,13 +18,13 @@ const maxPublisherExchanges = 16
 // ref (the default exchange included), read from each exchange's
 // "incoming" figures. Only a broker with rates_mode=detailed keeps them;
 // otherwise it returns no publishers and says why.
-func (c *Client) publishersOf(ctx context.Context, ref QueueRef, ratesMode string) ([]Publisher, string, error) {
+func (c *Client) publishersOf(ctx context.Context, ref domain.QueueRef, ratesMode string) ([]domain.Publisher, string, error) {
 	if ratesMode != "detailed" {
-		return nil, NoPublisherLinks, nil
+		return nil, domain.NoPublisherLinks, nil
 	}
 	var binds []rawBinding
 	if err := c.get(ctx, "queues/"+esc(ref.Vhost)+"/"+esc(ref.Name)+"/bindings", nil, &binds); err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return nil, "", nil
 		}
 		return nil, "", err
@@ -54,13 +40,13 @@ func (c *Client) publishersOf(ctx context.Context, ref QueueRef, ratesMode strin
 		note = "publishers read for the first 16 exchanges bound to this queue only"
 		exchanges = exchanges[:maxPublisherExchanges]
 	}
-	got := make([][]Publisher, len(exchanges))
+	got := make([][]domain.Publisher, len(exchanges))
 	err := forEach(ctx, len(exchanges), maxParallel, func(ctx context.Context, i int) error {
 		name := exchanges[i]
 		path := "exchanges/" + esc(ref.Vhost) + "/" + esc(cmp.Or(name, "amq.default"))
 		var r rawExchangeIncoming
 		err := c.get(ctx, path, nil, &r)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return nil // deleted meanwhile
 		}
 		if err != nil {
@@ -73,7 +59,7 @@ func (c *Client) publishersOf(ctx context.Context, ref QueueRef, ratesMode strin
 		return nil, "", err
 	}
 	out := slices.Concat(got...)
-	slices.SortStableFunc(out, func(a, b Publisher) int {
+	slices.SortStableFunc(out, func(a, b domain.Publisher) int {
 		ra, rb := 0.0, 0.0
 		if a.PublishRate != nil {
 			ra = *a.PublishRate
@@ -100,13 +86,13 @@ type rawExchangeIncoming struct {
 	} `json:"incoming"`
 }
 
-func (r rawExchangeIncoming) publishers(exchange string) []Publisher {
-	out := make([]Publisher, 0, len(r.Incoming))
+func (r rawExchangeIncoming) publishers(exchange string) []domain.Publisher {
+	out := make([]domain.Publisher, 0, len(r.Incoming))
 	for _, in := range r.Incoming {
 		if in.Channel.Name == "" {
 			continue // the channel closed
 		}
-		p := Publisher{Exchange: exchange, Channel: in.Channel.Name, Connection: in.Channel.ConnectionName, User: in.Channel.User}
+		p := domain.Publisher{Exchange: exchange, Channel: in.Channel.Name, Connection: in.Channel.ConnectionName, User: in.Channel.User}
 		if in.Stats != nil {
 			p.PublishRate = in.Stats.Publish.rate()
 		}

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // fakeAPI answers GET paths with canned JSON and records the queries.
@@ -116,11 +118,11 @@ func TestChannelsWithoutStatisticsGiveANote(t *testing.T) {
 
 func TestPublishersNeedDetailedRates(t *testing.T) {
 	c, asked := fakeAPI(t, nil)
-	pubs, note, err := c.publishersOf(context.Background(), QueueRef{Vhost: "shop", Name: "orders"}, "basic")
+	pubs, note, err := c.publishersOf(context.Background(), domain.QueueRef{Vhost: "shop", Name: "orders"}, "basic")
 	if err != nil || pubs != nil || len(*asked) != 0 {
 		t.Fatalf("basic rates: %v %v, asked %v; want nothing read", pubs, err, *asked)
 	}
-	if note != NoPublisherLinks {
+	if note != domain.NoPublisherLinks {
 		t.Errorf("note %q", note)
 	}
 }
@@ -136,7 +138,7 @@ func TestPublishersAreReadFromTheQueuesExchanges(t *testing.T) {
 			{"stats":{"publish":400,"publish_details":{"rate":9.5}},"channel_details":{"name":"b (2)","connection_name":"importer","user":"svc-import"}},
 			{"stats":{"publish":1},"channel_details":[]}]}`,
 	})
-	pubs, note, err := c.publishersOf(context.Background(), QueueRef{Vhost: "shop", Name: "orders"}, "detailed")
+	pubs, note, err := c.publishersOf(context.Background(), domain.QueueRef{Vhost: "shop", Name: "orders"}, "detailed")
 	if err != nil || note != "" {
 		t.Fatal(err, note)
 	}

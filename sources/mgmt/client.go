@@ -1,3 +1,6 @@
+// Package mgmt reads the RabbitMQ management HTTP API into a
+// domain.Snapshot: the broker, its nodes and alarms, queues with their DLQ
+// pairing, channels and consumers. It never imports the UI.
 package mgmt
 
 import (
@@ -17,6 +20,7 @@ import (
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 )
 
 // Options say where the management API is and as whom to call it.
@@ -33,17 +37,17 @@ type Options struct {
 	Timeout time.Duration
 	// DLQOverrides pin DLQ pairings from config (docs/ARCHITECTURE.md §6), for every
 	// snapshot and queue read by this client.
-	DLQOverrides []DLQOverride
+	DLQOverrides []domain.DLQOverride
 	// ParkingQueues are the parking queues config names (an empty Vhost
 	// matches any), besides each DLQ's default one.
-	ParkingQueues []QueueRef
+	ParkingQueues []domain.QueueRef
 	// PasswordHint ends a bad-credentials error: what to check, naming
 	// where the password came from (config.Context.PasswordHint).
 	PasswordHint string
 	// Learned are error-queue pairings learned from messages before
 	// (Learn), and OnLearn is told of each new one, to keep them.
-	Learned []DLQOverride
-	OnLearn func(DLQOverride)
+	Learned []domain.DLQOverride
+	OnLearn func(domain.DLQOverride)
 }
 
 // DefaultTimeout bounds one management API request when Options.Timeout
@@ -62,16 +66,16 @@ type Client struct {
 	pwHint   string
 	http     *http.Client
 	rh       *rabbithole.Client
-	pins     []DLQOverride
-	parking  []QueueRef
+	pins     []domain.DLQOverride
+	parking  []domain.QueueRef
 	metrics  string // the Prometheus endpoint, "" for none
 	// metricsAuth: the endpoint is on the management API's host, which
 	// may be sent the credentials.
 	metricsAuth bool
 
 	mu      sync.Mutex
-	learned []DLQOverride // error queues paired by what their messages say
-	onLearn func(DLQOverride)
+	learned []domain.DLQOverride // error queues paired by what their messages say
+	onLearn func(domain.DLQOverride)
 	version string
 	// detailedMissing is set when a 3.13+ broker answered 404 to
 	// /api/queues/detailed (the feature flag is not enabled yet), [0],
@@ -80,13 +84,13 @@ type Client struct {
 	topo            topoCache
 	// rowStats are the visible rows' statistics, reused for one
 	// statistics interval (see ratesFor).
-	rowStats map[QueueRef]rowStats
+	rowStats map[domain.QueueRef]rowStats
 	// lastSnapshot is how long the last snapshot took (topologyReuse).
 	lastSnapshot time.Duration
 	// overview is the last /api/overview, reused by Snapshot (see
 	// recentOverview); overviewAt is when it was asked for and
 	// overviewTook how long it took.
-	overview     *Overview
+	overview     *domain.Overview
 	overviewAt   time.Time
 	overviewTook time.Duration
 }
@@ -136,7 +140,7 @@ func New(o Options) (*Client, error) {
 		http:        &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: refuseRedirect},
 		rh:          rh,
 		pins:        o.DLQOverrides,
-		learned:     append([]DLQOverride(nil), o.Learned...),
+		learned:     append([]domain.DLQOverride(nil), o.Learned...),
 		onLearn:     o.OnLearn,
 		metrics:     metrics,
 		parking:     o.ParkingQueues,
@@ -223,7 +227,7 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		rec tls.RecordHeaderError
 	)
 	unreachable := func(format string, args ...any) error {
-		return &Error{Kind: ErrUnreachable, Where: c.where, Err: err, Msg: fmt.Sprintf(format, args...)}
+		return &domain.Error{Kind: domain.ErrUnreachable, Where: c.where, Err: err, Msg: fmt.Sprintf(format, args...)}
 	}
 	var redirect *redirectError
 	switch {
@@ -254,23 +258,23 @@ func (c *Client) statusError(resp *http.Response, path string) error {
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
 		if strings.Contains(r.Reason, "Not management user") {
-			return &Error{Kind: ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
+			return &domain.Error{Kind: domain.ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
 				Msg: fmt.Sprintf("management API at %s: user %q has no management tag; give it the monitoring or management tag", c.where, c.username)}
 		}
-		return &Error{Kind: ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
+		return &domain.Error{Kind: domain.ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
 			Msg: fmt.Sprintf("management API at %s: bad credentials for user %q; %s", c.where, c.username, c.pwHint)}
 	case http.StatusForbidden:
-		return &Error{Kind: ErrForbidden, Where: c.where, Status: resp.StatusCode,
+		return &domain.Error{Kind: domain.ErrForbidden, Where: c.where, Status: resp.StatusCode,
 			Msg: fmt.Sprintf("management API at %s: user %q may not read %s", c.where, c.username, pathOnly(path))}
 	case http.StatusNotFound:
-		return &Error{Kind: ErrNotFound, Where: c.where, Status: resp.StatusCode,
+		return &domain.Error{Kind: domain.ErrNotFound, Where: c.where, Status: resp.StatusCode,
 			Msg: fmt.Sprintf("management API at %s: %s not found", c.where, pathOnly(path))}
 	}
 	reason := r.Reason
 	if reason == "" {
 		reason = strings.TrimSpace(string(body))
 	}
-	return &Error{Where: c.where, Status: resp.StatusCode, Reason: reason,
+	return &domain.Error{Where: c.where, Status: resp.StatusCode, Reason: reason,
 		Msg: fmt.Sprintf("management API at %s: %s answered %d: %s", c.where, pathOnly(path), resp.StatusCode, reason)}
 }
 

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // A quorum queue's leader, members and the members the broker reports
@@ -40,11 +42,11 @@ func TestQuorumMembersDownFromOnline(t *testing.T) {
 }
 
 func TestNodesRunningNamesTheNodesDown(t *testing.T) {
-	running, down := NodesRunning([]Node{{Name: "a", Running: true}, {Name: "b"}, {Name: "c", Running: true}, {Name: "d"}})
+	running, down := domain.NodesRunning([]domain.Node{{Name: "a", Running: true}, {Name: "b"}, {Name: "c", Running: true}, {Name: "d"}})
 	if running != 2 || !slices.Equal(down, []string{"b", "d"}) {
 		t.Errorf("running %d, down %v; want 2 and [b d]", running, down)
 	}
-	if running, down := NodesRunning(nil); running != 0 || down != nil {
+	if running, down := domain.NodesRunning(nil); running != 0 || down != nil {
 		t.Errorf("no nodes: running %d, down %v", running, down)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/warrenops/warren/domain"
 )
 
 // lenient are the options for decoding what the broker sends with the
@@ -24,7 +25,7 @@ const queueBlock = 1024
 // of the exact length: a slice grown one append at a time would allocate
 // about five times its final size on the way (large slices grow by a
 // quarter), which at 10 000 queues was most of a refresh's garbage.
-func decodeQueues(r io.Reader, withStats bool) ([]Queue, error) {
+func decodeQueues(r io.Reader, withStats bool) ([]domain.Queue, error) {
 	dec := jsontext.NewDecoder(r, lenient)
 	tok, err := dec.ReadToken()
 	if err != nil {
@@ -33,8 +34,8 @@ func decodeQueues(r io.Reader, withStats bool) ([]Queue, error) {
 	if tok.Kind() != '[' {
 		return nil, fmt.Errorf("want a list of queues, got a JSON %s", tok.Kind())
 	}
-	var blocks [][]Queue
-	cur := make([]Queue, 0, queueBlock)
+	var blocks [][]domain.Queue
+	cur := make([]domain.Queue, 0, queueBlock)
 	var raw rawQueue // one for all, zeroed before each: v2 merges into a value
 	for dec.PeekKind() != ']' {
 		raw = rawQueue{}
@@ -43,14 +44,14 @@ func decodeQueues(r io.Reader, withStats bool) ([]Queue, error) {
 		}
 		if len(cur) == cap(cur) {
 			blocks = append(blocks, cur)
-			cur = make([]Queue, 0, queueBlock)
+			cur = make([]domain.Queue, 0, queueBlock)
 		}
 		cur = append(cur, raw.queue(withStats))
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, err
 	}
-	out := make([]Queue, 0, len(blocks)*queueBlock+len(cur))
+	out := make([]domain.Queue, 0, len(blocks)*queueBlock+len(cur))
 	for _, b := range blocks {
 		out = append(out, b...)
 	}

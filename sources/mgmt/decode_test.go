@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 func TestDecodeQueuesKeepsOrderAcrossBlocks(t *testing.T) {
@@ -111,7 +113,7 @@ func TestDecode43QueueFiguresAndLeavesWhatIsMissingUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]Queue{}
+	byName := map[string]domain.Queue{}
 	for _, q := range queues {
 		byName[q.Name] = q
 	}
@@ -150,17 +152,17 @@ func TestDecode43QueueFiguresAndLeavesWhatIsMissingUnknown(t *testing.T) {
 	// judged on rates it does not have, and its visible row stays so.
 	fresh := byName["fresh"]
 	fresh.Messages, fresh.Ready = 2, 2
-	if d := fresh.Drain(); d.Movement != NoRates {
+	if d := fresh.Drain(); d.Movement != domain.NoRates {
 		t.Errorf("fresh: drain %+v, want rates unknown", d)
 	}
-	cheap := Queue{Vhost: "v", Name: "fresh", Type: "quorum", Messages: 2, Ready: 2}
+	cheap := domain.Queue{Vhost: "v", Name: "fresh", Type: "quorum", Messages: 2, Ready: 2}
 	if row := withStats(cheap, statsOf(byName["fresh"], time.Now())); row.HasRates || !row.StatsPending || row.Consumers != 0 {
 		t.Errorf("fresh row with its pending statistics: %+v, want rates and consumers unknown", row)
 	}
 	if row := withStats(cheap, statsOf(byName["delayed"], time.Now())); !row.HasRates || row.Delayed == nil || *row.Delayed != 3 || row.DelayedRetry == "" {
 		t.Errorf("row with statistics: %+v", row)
 	}
-	if d := byName["delayed"].Drain(); d.Movement != Delayed {
+	if d := byName["delayed"].Drain(); d.Movement != domain.Delayed {
 		t.Errorf("delayed: drain %+v, want delayed (not empty)", d)
 	}
 }

@@ -6,47 +6,9 @@ import (
 	"net/url"
 	"sort"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
-
-// Sample is one point of a queue's recent history.
-type Sample struct {
-	At    time.Time
-	Value float64
-}
-
-// QueueDetail is what the queue screen shows: the queue with rates and
-// head timestamp, who consumes it and how much they may hold.
-type QueueDetail struct {
-	Queue     Queue
-	Consumers []Consumer
-	// Channels are the channels of the consumers; ChannelsNote says why
-	// they are missing when the broker does not report them.
-	Channels     []Channel
-	ChannelsNote string
-	// Publishers are the channels publishing to the exchanges that route
-	// to the queue, where the broker's rates mode links them;
-	// PublishersNote says why they are not known otherwise.
-	Publishers     []Publisher
-	PublishersNote string
-	// UnackedUsed is the queue's unacknowledged deliveries; UnackedAllowed
-	// the sum of its consumers' prefetch limits (3 consumers × 20 = 60).
-	// UnackedUnlimited is set when some consumer has no limit, so the
-	// allowed figure is no bound.
-	UnackedUsed      int64
-	UnackedAllowed   int64
-	UnackedUnlimited bool
-	// DeliveryLimit is -1 when none applies.
-	DeliveryLimit int64
-	// Findings are the topology checks (docs/ARCHITECTURE.md §4.7) about this queue.
-	Findings []Finding
-	// Depth, PublishRates and AckRates cover the last ten minutes in
-	// steps of ten seconds, oldest first, when the API keeps them.
-	Depth        []Sample
-	PublishRates []Sample
-	AckRates     []Sample
-	StatsAge     time.Duration
-	TakenAt      time.Time
-}
 
 // historyParams ask the API for ten minutes of samples every 10 s.
 var historyParams = url.Values{
@@ -57,16 +19,16 @@ var historyParams = url.Values{
 // Queue reads one queue for the queue screen. The queue's vhost is read
 // through Snapshot (cheap list, cached topology) so that its DLQ pairing
 // and findings match the overview's.
-func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, error) {
-	ref := QueueRef{Vhost: vhost, Name: name}
+func (c *Client) Queue(ctx context.Context, vhost, name string) (*domain.QueueDetail, error) {
+	ref := domain.QueueRef{Vhost: vhost, Name: name}
 	start := time.Now()
 	var (
-		s   *Snapshot
+		s   *domain.Snapshot
 		raw *rawQueue
 	)
 	err := parallel(ctx,
 		func(ctx context.Context) (err error) {
-			s, err = c.Snapshot(ctx, SnapshotOptions{Vhost: vhost})
+			s, err = c.Snapshot(ctx, domain.SnapshotOptions{Vhost: vhost})
 			return err
 		},
 		func(ctx context.Context) (err error) {
@@ -81,7 +43,7 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 		raw.Vhost = vhost
 	}
 	q := raw.queue(true)
-	q.resolveDeadLettering()
+	q.ResolveDeadLettering()
 	i := -1
 	for j := range s.Queues {
 		if s.Queues[j].Ref() == ref {
@@ -99,7 +61,7 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 	withoutRates(s.Queues[i:i+1], s.Overview.RatesMode)
 	q = s.Queues[i]
 
-	d := &QueueDetail{Queue: q, UnackedUsed: q.Unacked, DeliveryLimit: q.DeliveryLimit(s.Overview.RabbitMQVersion)}
+	d := &domain.QueueDetail{Queue: q, UnackedUsed: q.Unacked, DeliveryLimit: q.DeliveryLimit(s.Overview.RabbitMQVersion)}
 	for _, rc := range raw.ConsumerDetails {
 		d.Consumers = append(d.Consumers, rc.consumer(ref))
 	}
@@ -112,7 +74,7 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 		return nil, err
 	}
 	d.UnackedAllowed, d.UnackedUnlimited = unackedAllowed(d.Consumers, d.Channels)
-	for _, f := range Lint(s) {
+	for _, f := range domain.Lint(s) {
 		if f.Vhost == vhost && f.Queue == name {
 			d.Findings = append(d.Findings, f)
 		}
@@ -128,7 +90,7 @@ func (c *Client) Queue(ctx context.Context, vhost, name string) (*QueueDetail, e
 }
 
 // channelsOf reads the channels the consumers use.
-func (c *Client) channelsOf(ctx context.Context, cons []Consumer) ([]Channel, string, error) {
+func (c *Client) channelsOf(ctx context.Context, cons []domain.Consumer) ([]domain.Channel, string, error) {
 	var names []string
 	seen := map[string]bool{}
 	for _, co := range cons {
@@ -137,7 +99,7 @@ func (c *Client) channelsOf(ctx context.Context, cons []Consumer) ([]Channel, st
 			names = append(names, co.Channel)
 		}
 	}
-	got := make([]*Channel, len(names))
+	got := make([]*domain.Channel, len(names))
 	notes := make([]string, len(names))
 	err := forEach(ctx, len(names), maxParallel, func(ctx context.Context, i int) error {
 		var r rawChannel
@@ -146,7 +108,7 @@ func (c *Client) channelsOf(ctx context.Context, cons []Consumer) ([]Channel, st
 			notes[i] = n
 			return nil
 		}
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return nil // closed meanwhile
 		}
 		if err != nil {
@@ -157,7 +119,7 @@ func (c *Client) channelsOf(ctx context.Context, cons []Consumer) ([]Channel, st
 		return nil
 	})
 	var (
-		out  []Channel
+		out  []domain.Channel
 		note string
 	)
 	for i, ch := range got {
@@ -174,8 +136,8 @@ func (c *Client) channelsOf(ctx context.Context, cons []Consumer) ([]Channel, st
 // unackedAllowed sums the prefetch limits of the consumers that must ack.
 // A consumer without its own limit is bound by its channel's global
 // prefetch (counted once per channel), or by nothing.
-func unackedAllowed(cons []Consumer, chans []Channel) (allowed int64, unlimited bool) {
-	byName := make(map[string]Channel, len(chans))
+func unackedAllowed(cons []domain.Consumer, chans []domain.Channel) (allowed int64, unlimited bool) {
+	byName := make(map[string]domain.Channel, len(chans))
 	for _, ch := range chans {
 		byName[ch.Name] = ch
 	}
@@ -202,10 +164,10 @@ func unackedAllowed(cons []Consumer, chans []Channel) (allowed int64, unlimited 
 }
 
 // levels turns depth samples into history, oldest first.
-func levels(raw []rawSample) []Sample {
-	out := make([]Sample, 0, len(raw))
+func levels(raw []rawSample) []domain.Sample {
+	out := make([]domain.Sample, 0, len(raw))
 	for _, s := range raw {
-		out = append(out, Sample{At: time.UnixMilli(s.Timestamp), Value: s.Sample})
+		out = append(out, domain.Sample{At: time.UnixMilli(s.Timestamp), Value: s.Sample})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 	return out
@@ -213,7 +175,7 @@ func levels(raw []rawSample) []Sample {
 
 // rates turns counter samples (summed across series) into per-second
 // rates between consecutive samples, oldest first.
-func rates(series ...[]rawSample) []Sample {
+func rates(series ...[]rawSample) []domain.Sample {
 	sum := map[int64]float64{}
 	for _, s := range series {
 		for _, p := range s {
@@ -225,7 +187,7 @@ func rates(series ...[]rawSample) []Sample {
 		ts = append(ts, t)
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	var out []Sample
+	var out []domain.Sample
 	for i := 1; i < len(ts); i++ {
 		dt := float64(ts[i]-ts[i-1]) / 1000
 		if dt <= 0 {
@@ -235,7 +197,7 @@ func rates(series ...[]rawSample) []Sample {
 		if v < 0 {
 			v = 0 // a counter reset (queue re-declared)
 		}
-		out = append(out, Sample{At: time.UnixMilli(ts[i]), Value: v})
+		out = append(out, domain.Sample{At: time.UnixMilli(ts[i]), Value: v})
 	}
 	return out
 }

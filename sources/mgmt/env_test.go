@@ -13,6 +13,7 @@ import (
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -152,10 +153,10 @@ func (e *env) publish(queue string, n int, msg func(i int) amqp.Publishing) {
 
 // snapshot polls Snapshot until ok accepts it, failing after 20 s (the
 // management API's figures lag by the stats interval, 5 s by default).
-func (e *env) snapshot(o SnapshotOptions, ok func(*Snapshot) bool) *Snapshot {
+func (e *env) snapshot(o domain.SnapshotOptions, ok func(*domain.Snapshot) bool) *domain.Snapshot {
 	e.t.Helper()
 	o.Vhost = e.vhost
-	var last *Snapshot
+	var last *domain.Snapshot
 	waitFor(e.t, 20*time.Second, func() (bool, string) {
 		s, err := e.c.Snapshot(context.Background(), o)
 		if err != nil {
@@ -167,7 +168,7 @@ func (e *env) snapshot(o SnapshotOptions, ok func(*Snapshot) bool) *Snapshot {
 	return last
 }
 
-func describe(s *Snapshot) string {
+func describe(s *domain.Snapshot) string {
 	var b strings.Builder
 	for _, q := range s.Queues {
 		fmt.Fprintf(&b, "%s: %d/%d/%d λ=%.1f μ=%.1f; ", q.Name, q.Messages, q.Ready, q.Unacked, q.PublishRate, q.AckRate)

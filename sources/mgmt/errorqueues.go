@@ -3,14 +3,8 @@ package mgmt
 import (
 	"context"
 	"strings"
-)
 
-// How a queue was paired with its DLQ (docs/ARCHITECTURE.md §4.12).
-const (
-	PairedByDLX    = "dlx"      // its dead-letter exchange routes there
-	PairedByConfig = "config"   // the config names it
-	PairedByNaming = "naming"   // a framework's naming: orders → orders_error
-	PairedByLetter = "messages" // the error queue's messages name it as their origin
+	"github.com/warrenops/warren/domain"
 )
 
 // errorSuffixes are the names frameworks give a queue's own error queues:
@@ -29,7 +23,7 @@ var sharedErrorQueues = []string{"error", "EasyNetQ_Default_Error_Queue"}
 // naming, then by what the messages of an error queue said (learned). It
 // marks every queue named as an error queue, so it is judged as a DLQ
 // while unpaired.
-func pairErrorQueues(queues []Queue, index map[QueueRef]int, learned []DLQOverride) {
+func pairErrorQueues(queues []domain.Queue, index map[domain.QueueRef]int, learned []domain.DLQOverride) {
 	for i := range queues {
 		q := &queues[i]
 		if isErrorName(q.Name) {
@@ -42,20 +36,20 @@ func pairErrorQueues(queues []Queue, index map[QueueRef]int, learned []DLQOverri
 			continue
 		}
 		for _, suffix := range errorSuffixes {
-			ref := QueueRef{Vhost: q.Vhost, Name: q.Name + suffix}
+			ref := domain.QueueRef{Vhost: q.Vhost, Name: q.Name + suffix}
 			if _, ok := index[ref]; ok {
-				q.DLQ, q.DLQSource = &ref, PairedByNaming
+				q.DLQ, q.DLQSource = &ref, domain.PairedByNaming
 				break
 			}
 		}
 	}
 	for _, l := range learned {
-		i, ok := index[QueueRef{Vhost: l.Vhost, Name: l.Queue}]
+		i, ok := index[domain.QueueRef{Vhost: l.Vhost, Name: l.Queue}]
 		if !ok || queues[i].DLQ != nil || l.DLQ == l.Queue {
 			continue
 		}
-		if _, ok := index[QueueRef{Vhost: l.Vhost, Name: l.DLQ}]; ok {
-			queues[i].DLQ, queues[i].DLQSource = &QueueRef{Vhost: l.Vhost, Name: l.DLQ}, PairedByLetter
+		if _, ok := index[domain.QueueRef{Vhost: l.Vhost, Name: l.DLQ}]; ok {
+			queues[i].DLQ, queues[i].DLQSource = &domain.QueueRef{Vhost: l.Vhost, Name: l.DLQ}, domain.PairedByLetter
 		}
 	}
 }
@@ -89,7 +83,7 @@ func (c *Client) Learn(vhost, queue, dlq string) {
 	if queue == "" || queue == dlq {
 		return
 	}
-	l := DLQOverride{Vhost: vhost, Queue: queue, DLQ: dlq}
+	l := domain.DLQOverride{Vhost: vhost, Queue: queue, DLQ: dlq}
 	c.mu.Lock()
 	for _, k := range c.learned {
 		if k.Vhost == vhost && k.Queue == queue {
@@ -113,10 +107,10 @@ func (c *Client) Learn(vhost, queue, dlq string) {
 const maxLearned = 10_000
 
 // Learned are the pairings Learn was told, oldest first.
-func (c *Client) Learned() []DLQOverride {
+func (c *Client) Learned() []domain.DLQOverride {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]DLQOverride(nil), c.learned...)
+	return append([]domain.DLQOverride(nil), c.learned...)
 }
 
 // RouteKey is where a message published to exchange Exchange of vhost
@@ -125,16 +119,16 @@ func (c *Client) Learned() []DLQOverride {
 // The default exchange ("") routes to the queue named Key when it
 // exists. Headers and plugin exchanges are taken to reach every queue
 // bound to them.
-func (c *Client) RouteKey(ctx context.Context, vhost, exchange, key string) ([]QueueRef, error) {
+func (c *Client) RouteKey(ctx context.Context, vhost, exchange, key string) ([]domain.QueueRef, error) {
 	sc, err := c.scope(ctx, vhost)
 	if err != nil {
 		return nil, err
 	}
-	t := Topology{Exchanges: sc.exchanges, Alternates: sc.alternates, Bindings: map[ExchangeRef][]Binding{}}
-	want := []ExchangeRef{{Vhost: vhost, Name: exchange}}
-	for hop := 0; hop <= maxHops && len(want) > 0; hop++ {
-		var next []ExchangeRef
-		var fetch []ExchangeRef
+	t := domain.Topology{Exchanges: sc.exchanges, Alternates: sc.alternates, Bindings: map[domain.ExchangeRef][]domain.Binding{}}
+	want := []domain.ExchangeRef{{Vhost: vhost, Name: exchange}}
+	for hop := 0; hop <= domain.MaxHops && len(want) > 0; hop++ {
+		var next []domain.ExchangeRef
+		var fetch []domain.ExchangeRef
 		for _, x := range want {
 			if _, ok := t.Exchanges[x]; ok && x.Name != "" {
 				fetch = append(fetch, x)
@@ -148,19 +142,19 @@ func (c *Client) RouteKey(ctx context.Context, vhost, exchange, key string) ([]Q
 			t.Bindings[x] = list
 			for _, b := range list {
 				if b.ToExchange {
-					next = append(next, ExchangeRef{Vhost: vhost, Name: b.Destination})
+					next = append(next, domain.ExchangeRef{Vhost: vhost, Name: b.Destination})
 				}
 			}
 			if ae := t.Alternates[x]; ae != "" {
-				next = append(next, ExchangeRef{Vhost: vhost, Name: ae})
+				next = append(next, domain.ExchangeRef{Vhost: vhost, Name: ae})
 			}
 		}
 		want = next
 	}
-	t.indexDirect()
-	out := map[QueueRef]bool{}
-	t.route(ExchangeRef{Vhost: vhost, Name: exchange}, &key, nil, out, 0)
-	refs := make([]QueueRef, 0, len(out))
+	t.IndexDirect()
+	out := map[domain.QueueRef]bool{}
+	t.Reach(domain.ExchangeRef{Vhost: vhost, Name: exchange}, key, out)
+	refs := make([]domain.QueueRef, 0, len(out))
 	for r := range out {
 		refs = append(refs, r)
 	}

@@ -1,40 +1,44 @@
 package mgmt
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/warrenops/warren/domain"
+)
 
 func TestErrorQueuesPairByDeadLetteringThenNamingThenMessages(t *testing.T) {
-	topo := Topology{Exchanges: map[ExchangeRef]string{{"v", "dlx"}: "fanout"},
-		Bindings: map[ExchangeRef][]Binding{{"v", "dlx"}: {{Source: "dlx", Destination: "pay.dead"}}}}
-	qs := []Queue{
+	topo := domain.Topology{Exchanges: map[domain.ExchangeRef]string{{Vhost: "v", Name: "dlx"}: "fanout"},
+		Bindings: map[domain.ExchangeRef][]domain.Binding{{Vhost: "v", Name: "dlx"}: {{Source: "dlx", Destination: "pay.dead"}}}}
+	qs := []domain.Queue{
 		{Vhost: "v", Name: "orders"}, {Vhost: "v", Name: "orders_error", Messages: 6}, {Vhost: "v", Name: "orders_skipped"},
 		{Vhost: "v", Name: "billing"}, {Vhost: "v", Name: "billing.dlq", Messages: 5},
 		{Vhost: "v", Name: "Sales"}, {Vhost: "v", Name: "error", Messages: 2},
 		queue("v", "pay", "classic", dlx("dlx", "")), {Vhost: "v", Name: "pay.dead"}, {Vhost: "v", Name: "pay_error"},
 		{Vhost: "v", Name: "EasyNetQ_Default_Error_Queue"},
 	}
-	learned := []DLQOverride{
+	learned := []domain.DLQOverride{
 		{Vhost: "v", Queue: "Sales", DLQ: "error"},
 		{Vhost: "v", Queue: "orders", DLQ: "error"}, // naming pairs orders first
 		{Vhost: "v", Queue: "pay", DLQ: "error"},    // dead-lettering pairs pay first
 		{Vhost: "v", Queue: "gone", DLQ: "error"},
 	}
 	pairDLQs(qs, &topo, nil, learned...)
-	by := map[string]*Queue{}
+	by := map[string]*domain.Queue{}
 	for i := range qs {
 		by[qs[i].Name] = &qs[i]
 	}
 	for _, c := range []struct{ queue, dlq, source string }{
-		{"orders", "orders_error", PairedByNaming},
-		{"billing", "billing.dlq", PairedByNaming},
-		{"Sales", "error", PairedByLetter},
-		{"pay", "pay.dead", PairedByDLX},
+		{"orders", "orders_error", domain.PairedByNaming},
+		{"billing", "billing.dlq", domain.PairedByNaming},
+		{"Sales", "error", domain.PairedByLetter},
+		{"pay", "pay.dead", domain.PairedByDLX},
 	} {
 		q := by[c.queue]
 		if q.DLQ == nil || q.DLQ.Name != c.dlq || q.DLQSource != c.source {
 			t.Errorf("%s pairs with %v by %q, want %s by %s", c.queue, q.DLQ, q.DLQSource, c.dlq, c.source)
 		}
 	}
-	if by["orders"].DLQMessages != 6 || by["orders_error"].PairedBy != PairedByNaming {
+	if by["orders"].DLQMessages != 6 || by["orders_error"].PairedBy != domain.PairedByNaming {
 		t.Errorf("orders shows %d dead letters; orders_error paired by %q", by["orders"].DLQMessages, by["orders_error"].PairedBy)
 	}
 	if s := by["orders_skipped"]; !s.IsDLQ() || len(s.DLQOf) != 1 || s.DLQOf[0].Name != "orders" {
@@ -68,12 +72,12 @@ func TestErrorQueueOfNamesTheQueueItServes(t *testing.T) {
 // their last full list gave, an error queue's included, or it would be
 // judged as a queue with no consumers until the next list.
 func TestARowReadAloneKeepsItsPairing(t *testing.T) {
-	ref := &QueueRef{Vhost: "v", Name: "orders"}
-	old := Queue{Name: "orders_error", DLQ: ref, DLQSource: PairedByNaming, DLQOf: []QueueRef{*ref}, PairedBy: PairedByNaming,
+	ref := &domain.QueueRef{Vhost: "v", Name: "orders"}
+	old := domain.Queue{Name: "orders_error", DLQ: ref, DLQSource: domain.PairedByNaming, DLQOf: []domain.QueueRef{*ref}, PairedBy: domain.PairedByNaming,
 		RetryTarget: ref, DLQMessages: 4, Parking: true, ErrorQueue: true}
-	fresh := Queue{Name: "orders_error", Messages: 9}
+	fresh := domain.Queue{Name: "orders_error", Messages: 9}
 	fresh.KeepPairing(old)
-	if fresh.DLQ != ref || fresh.DLQSource != PairedByNaming || len(fresh.DLQOf) != 1 || fresh.PairedBy != PairedByNaming ||
+	if fresh.DLQ != ref || fresh.DLQSource != domain.PairedByNaming || len(fresh.DLQOf) != 1 || fresh.PairedBy != domain.PairedByNaming ||
 		fresh.RetryTarget != ref || fresh.DLQMessages != 4 || !fresh.Parking || !fresh.ErrorQueue || fresh.Messages != 9 {
 		t.Errorf("kept %+v", fresh)
 	}

@@ -11,6 +11,7 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -49,16 +50,16 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 		contains []string
 	}{
 		{"wrong password", Options{URL: testMgmt, Username: "guest", Password: "not-the-Password-42"},
-			ErrUnauthorized, []string{`bad credentials for user "guest"`, "password_env"}},
+			domain.ErrUnauthorized, []string{`bad credentials for user "guest"`, "password_env"}},
 		{"user without the management tag", Options{URL: testMgmt, Username: user, Password: secret},
-			ErrUnauthorized, []string{user, "no management tag"}},
+			domain.ErrUnauthorized, []string{user, "no management tag"}},
 		{"nothing listening (plugin off or broker down)", Options{URL: "http://" + closed, Username: "guest", Password: "not-the-Password-42"},
-			ErrUnreachable, []string{"management API at http://" + closed + " unreachable", "is the management plugin enabled?",
+			domain.ErrUnreachable, []string{"management API at http://" + closed + " unreachable", "is the management plugin enabled?",
 				"rabbitmq-plugins enable rabbitmq_management"}},
 		{"https against a plain HTTP port", Options{URL: "https://127.0.0.1:15672", Username: "guest", Password: "guest"},
-			ErrUnreachable, []string{"does not speak TLS", "http://"}},
+			domain.ErrUnreachable, []string{"does not speak TLS", "http://"}},
 		{"credentials in the URL stay out of messages", Options{URL: "http://guest:not-the-Password-42@" + closed},
-			ErrUnreachable, []string{"http://" + closed}},
+			domain.ErrUnreachable, []string{"http://" + closed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +71,7 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 			if !errors.Is(err, tt.kind) {
 				t.Fatalf("error %v is not %v", err, tt.kind)
 			}
-			if IsDisconnected(err) != (tt.kind == ErrUnreachable) {
+			if domain.IsDisconnected(err) != (tt.kind == domain.ErrUnreachable) {
 				t.Fatalf("IsDisconnected(%v) wrong", err)
 			}
 			msg := err.Error()
@@ -98,7 +99,7 @@ func TestUnknownQueueIsNotFound(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, err := e.c.Queue(context.Background(), e.vhost, "no-such-queue")
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no-such-queue") {
+	if !errors.Is(err, domain.ErrNotFound) || !strings.Contains(err.Error(), "no-such-queue") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -135,7 +136,7 @@ func TestSnapshotWithChannelsListsThem(t *testing.T) {
 	if _, err := ch.Consume("work", "watcher", false, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.snapshot(SnapshotOptions{Channels: true}, func(s *Snapshot) bool {
+	e.snapshot(domain.SnapshotOptions{Channels: true}, func(s *domain.Snapshot) bool {
 		if len(s.Consumers) != 1 || s.Consumers[0].Tag != "watcher" || s.ChannelsNote != "" {
 			return false
 		}
@@ -154,12 +155,12 @@ func TestADeadlineIsADisconnectionThatStillSaysDeadline(t *testing.T) {
 	defer cancel()
 	<-ctx.Done()
 	_, err := testClient(t).Overview(ctx)
-	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not answer in time") {
+	if !errors.Is(err, domain.ErrUnreachable) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not answer in time") {
 		t.Fatalf("got %v", err)
 	}
 	cctx, ccancel := context.WithCancel(context.Background())
 	ccancel()
-	if _, err := testClient(t).Overview(cctx); !errors.Is(err, context.Canceled) || errors.Is(err, ErrUnreachable) {
+	if _, err := testClient(t).Overview(cctx); !errors.Is(err, context.Canceled) || errors.Is(err, domain.ErrUnreachable) {
 		t.Fatalf("a cancelled read is not a disconnection: %v", err)
 	}
 }

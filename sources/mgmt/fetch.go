@@ -9,12 +9,9 @@ import (
 	"sort"
 	"sync"
 	"time"
-)
 
-// DefaultStatsInterval is RabbitMQ's collect_statistics_interval default.
-// The API does not publish the configured value, so figures are taken to
-// lag by up to this much.
-const DefaultStatsInterval = 5 * time.Second
+	"github.com/warrenops/warren/domain"
+)
 
 // statsColumns are the queue fields read when rates are wanted. Asking
 // for columns also makes a 3.13+ broker compute the detailed figures.
@@ -31,7 +28,7 @@ func inVhost(collection, vhost string) string {
 }
 
 // Overview reads /api/overview: version, totals and broker-wide rates.
-func (c *Client) Overview(ctx context.Context) (*Overview, error) {
+func (c *Client) Overview(ctx context.Context) (*domain.Overview, error) {
 	return c.readOverview(ctx, nil)
 }
 
@@ -41,7 +38,7 @@ func (c *Client) Overview(ctx context.Context) (*Overview, error) {
 // full overview counts every queue record to answer (1-2 s on a broker
 // of 100 000 queues); this one answers in milliseconds for an
 // administrator or monitor.
-func (c *Client) countsOverview(ctx context.Context) (*Overview, error) {
+func (c *Client) countsOverview(ctx context.Context) (*domain.Overview, error) {
 	ov, err := c.readOverview(ctx, url.Values{"disable_stats": {"true"}})
 	if err != nil {
 		return nil, err
@@ -50,7 +47,7 @@ func (c *Client) countsOverview(ctx context.Context) (*Overview, error) {
 	return ov, nil
 }
 
-func (c *Client) readOverview(ctx context.Context, q url.Values) (*Overview, error) {
+func (c *Client) readOverview(ctx context.Context, q url.Values) (*domain.Overview, error) {
 	var r struct {
 		ClusterName       string       `json:"cluster_name"`
 		RabbitMQVersion   string       `json:"rabbitmq_version"`
@@ -83,10 +80,10 @@ func (c *Client) readOverview(ctx context.Context, q url.Values) (*Overview, err
 	c.mu.Lock()
 	c.version = v
 	c.mu.Unlock()
-	return &Overview{
+	return &domain.Overview{
 		ClusterName: r.ClusterName, RabbitMQVersion: v, ManagementVersion: r.ManagementVersion,
-		ErlangVersion: r.ErlangVersion, StatsInterval: DefaultStatsInterval, RatesMode: r.RatesMode,
-		Totals:      Totals{Messages: r.QueueTotals.Messages, Ready: r.QueueTotals.Ready, Unacked: r.QueueTotals.Unacked},
+		ErlangVersion: r.ErlangVersion, StatsInterval: domain.DefaultStatsInterval, RatesMode: r.RatesMode,
+		Totals:      domain.Totals{Messages: r.QueueTotals.Messages, Ready: r.QueueTotals.Ready, Unacked: r.QueueTotals.Unacked},
 		PublishRate: r.MessageStats.publishRate(), AckRate: r.MessageStats.drainRate(),
 		Node: r.Node, QueueCount: r.ObjectTotals.Queues, ConsumerCount: r.ObjectTotals.Consumers,
 		ConnectionCount: r.ObjectTotals.Connections, ChannelCount: r.ObjectTotals.Channels,
@@ -95,15 +92,15 @@ func (c *Client) readOverview(ctx context.Context, q url.Values) (*Overview, err
 }
 
 // Nodes reads /api/nodes: the cluster members and their alarms.
-func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
+func (c *Client) Nodes(ctx context.Context) ([]domain.Node, error) {
 	var raw []rawNode
 	q := url.Values{"columns": {"name,running,mem_used,mem_limit,mem_alarm,disk_free,disk_free_limit,disk_free_alarm,partitions"}}
 	if err := c.get(ctx, "nodes", q, &raw); err != nil {
 		return nil, err
 	}
-	out := make([]Node, 0, len(raw))
+	out := make([]domain.Node, 0, len(raw))
 	for _, n := range raw {
-		out = append(out, Node{Name: n.Name, Running: n.Running,
+		out = append(out, domain.Node{Name: n.Name, Running: n.Running,
 			MemUsed: int64(n.MemUsed), MemLimit: int64(n.MemLimit), MemAlarm: n.MemAlarm,
 			DiskFree: int64(n.DiskFree), DiskLimit: int64(n.DiskFreeLimit), DiskAlarm: n.DiskFreeAlarm,
 			Partitions: n.Partitions})
@@ -153,7 +150,7 @@ const cheapColumns = "name,vhost,type,durable,exclusive,state,arguments,policy,e
 // about two thirds of the one list of all, which also runs into the
 // broker's request timeout sooner. One at a time, since each keeps a
 // broker core busy and two at once took twice as long each on two cores.
-func (c *Client) listQueuesCheap(ctx context.Context, vhost string) ([]Queue, error) {
+func (c *Client) listQueuesCheap(ctx context.Context, vhost string) ([]domain.Queue, error) {
 	q := url.Values{"disable_stats": {"true"}, "enable_queue_totals": {"true"}}
 	if c.slimColumns() {
 		q.Set("columns", cheapColumns)
@@ -170,10 +167,10 @@ func (c *Client) listQueuesCheap(ctx context.Context, vhost string) ([]Queue, er
 	// more than one is held besides it; the whole is sized for the last
 	// count of queues, so it is not copied as it grows.
 	var mu sync.Mutex
-	out := make([]Queue, 0, c.queueCountHint())
+	out := make([]domain.Queue, 0, c.queueCountHint())
 	err = forEach(ctx, len(names), vhostParallel, func(ctx context.Context, i int) error {
 		l, err := c.listQueues(ctx, inVhost("queues", names[i]), q, false)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			// Deleted since it was listed: it has no queues now.
 			return nil
 		}
@@ -207,7 +204,7 @@ func (c *Client) queueCountHint() int {
 // Before 4.0 the answer for one queue without statistics carries no depth
 // (3.10 ignores enable_queue_totals there), so each is read with its
 // statistics, which are kept for ratesFor as a list's rows' are.
-func (c *Client) queuesCheap(ctx context.Context, refs []QueueRef) (queues []Queue, gone []QueueRef, err error) {
+func (c *Client) queuesCheap(ctx context.Context, refs []domain.QueueRef) (queues []domain.Queue, gone []domain.QueueRef, err error) {
 	refs = uniqueRefs(refs)
 	cheap := c.slimColumns()
 	columns, extra := cheapColumns, url.Values{"disable_stats": {"true"}, "enable_queue_totals": {"true"}}
@@ -218,7 +215,7 @@ func (c *Client) queuesCheap(ctx context.Context, refs []QueueRef) (queues []Que
 	got := make([]*rawQueue, len(refs))
 	err = forEach(ctx, len(refs), rowParallel, func(ctx context.Context, i int) error {
 		r, err := c.queueStats(ctx, refs[i], columns, extra)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return nil
 		}
 		got[i] = r
@@ -227,8 +224,8 @@ func (c *Client) queuesCheap(ctx context.Context, refs []QueueRef) (queues []Que
 	if err != nil {
 		return nil, nil, err
 	}
-	queues = make([]Queue, 0, len(refs))
-	fresh := map[QueueRef]rowStats{}
+	queues = make([]domain.Queue, 0, len(refs))
+	fresh := map[domain.QueueRef]rowStats{}
 	for i, r := range got {
 		if r == nil {
 			gone = append(gone, refs[i])
@@ -247,9 +244,9 @@ func (c *Client) queuesCheap(ctx context.Context, refs []QueueRef) (queues []Que
 	return queues, gone, nil
 }
 
-func uniqueRefs(refs []QueueRef) []QueueRef {
-	seen := make(map[QueueRef]bool, len(refs))
-	out := make([]QueueRef, 0, len(refs))
+func uniqueRefs(refs []domain.QueueRef) []domain.QueueRef {
+	seen := make(map[domain.QueueRef]bool, len(refs))
+	out := make([]domain.QueueRef, 0, len(refs))
 	for _, r := range refs {
 		if !seen[r] {
 			seen[r] = true
@@ -265,7 +262,7 @@ func uniqueRefs(refs []QueueRef) []QueueRef {
 func (c *Client) slimColumns() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return AtLeast(c.version, 4, 0)
+	return domain.AtLeast(c.version, 4, 0)
 }
 
 // vhostParallel is how many vhosts' lists are read at once.
@@ -288,8 +285,8 @@ func (c *Client) vhostNames(ctx context.Context) ([]string, error) {
 }
 
 // listQueues reads a list of queues at path, decoding it as it streams in.
-func (c *Client) listQueues(ctx context.Context, path string, q url.Values, withStats bool) ([]Queue, error) {
-	var out []Queue
+func (c *Client) listQueues(ctx context.Context, path string, q url.Values, withStats bool) ([]domain.Queue, error) {
+	var out []domain.Queue
 	err := c.read(ctx, path, q, func(r io.Reader) (err error) {
 		out, err = decodeQueues(r, withStats)
 		return err
@@ -307,21 +304,21 @@ func (c *Client) listQueues(ctx context.Context, path string, q url.Values, with
 // has no per-vhost form on every version (4.3 answers
 // /api/queues/detailed/VHOST with 404 and serves /api/queues/detailed),
 // so a 404 disables only the form that gave it.
-func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]Queue, error) {
+func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]domain.Queue, error) {
 	q := url.Values{"columns": {statsColumns}}
 	form := 0
 	if vhost != "" {
 		form = 1
 	}
 	c.mu.Lock()
-	detailed := AtLeast(c.version, 3, 13) && !c.detailedMissing[form]
+	detailed := domain.AtLeast(c.version, 3, 13) && !c.detailedMissing[form]
 	c.mu.Unlock()
 	if detailed {
 		queues, err := c.listQueues(ctx, inVhost("queues/detailed", vhost), q, true)
 		if err == nil {
 			return c.settlePending(ctx, vhost, queues)
 		}
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, domain.ErrNotFound) {
 			return nil, err
 		}
 		c.mu.Lock()
@@ -339,7 +336,7 @@ func (c *Client) listQueuesStats(ctx context.Context, vhost string) ([]Queue, er
 // statistics (StatsPending: a queue seconds old) the policy the cheap
 // list names, so what the queue is configured to do is known even while
 // its figures are not.
-func (c *Client) settlePending(ctx context.Context, vhost string, queues []Queue) ([]Queue, error) {
+func (c *Client) settlePending(ctx context.Context, vhost string, queues []domain.Queue) ([]domain.Queue, error) {
 	pending := 0
 	for _, q := range queues {
 		if q.StatsPending {
@@ -353,7 +350,7 @@ func (c *Client) settlePending(ctx context.Context, vhost string, queues []Queue
 	if err != nil {
 		return nil, err
 	}
-	byRef := make(map[QueueRef]*Queue, len(cheap))
+	byRef := make(map[domain.QueueRef]*domain.Queue, len(cheap))
 	for i := range cheap {
 		byRef[cheap[i].Ref()] = &cheap[i]
 	}
@@ -369,8 +366,8 @@ func (c *Client) settlePending(ctx context.Context, vhost string, queues []Queue
 	return queues, nil
 }
 
-func convert(raw []rawQueue, withStats bool) []Queue {
-	out := make([]Queue, len(raw))
+func convert(raw []rawQueue, withStats bool) []domain.Queue {
+	out := make([]domain.Queue, len(raw))
 	for i := range raw {
 		out[i] = raw[i].queue(withStats)
 	}
@@ -380,7 +377,7 @@ func convert(raw []rawQueue, withStats bool) []Queue {
 // queueStats reads one queue with its statistics; extra adds parameters
 // (sample ranges for the queue screen, or disable_stats for its cheap
 // form).
-func (c *Client) queueStats(ctx context.Context, ref QueueRef, columns string, extra url.Values) (*rawQueue, error) {
+func (c *Client) queueStats(ctx context.Context, ref domain.QueueRef, columns string, extra url.Values) (*rawQueue, error) {
 	q := url.Values{}
 	if columns != "" {
 		q.Set("columns", columns)
@@ -400,16 +397,16 @@ func (c *Client) queueStats(ctx context.Context, ref QueueRef, columns string, e
 // broker recomputes them once per statistics interval; the others are
 // requested, in parallel. A queue deleted meanwhile is skipped. It
 // returns when the oldest figures used were requested (now if none).
-func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef, reuse time.Duration) (time.Time, error) {
+func (c *Client) ratesFor(ctx context.Context, queues []domain.Queue, refs []domain.QueueRef, reuse time.Duration) (time.Time, error) {
 	now := time.Now()
-	index := make(map[QueueRef]int, len(queues))
+	index := make(map[domain.QueueRef]int, len(queues))
 	for i, q := range queues {
 		index[q.Ref()] = i
 	}
 	cached := c.cachedStats(refs, now, reuse)
 	oldest := now
-	var want []QueueRef
-	seen := map[QueueRef]bool{}
+	var want []domain.QueueRef
+	seen := map[domain.QueueRef]bool{}
 	for _, r := range refs {
 		j, ok := index[r]
 		if !ok || seen[r] {
@@ -428,7 +425,7 @@ func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef, 
 	got := make([]*rawQueue, len(want))
 	err := forEach(ctx, len(want), rowParallel, func(ctx context.Context, i int) error {
 		r, err := c.queueStats(ctx, want[i], statsColumns, nil)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return nil
 		}
 		got[i] = r
@@ -437,7 +434,7 @@ func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef, 
 	if err != nil {
 		return now, err
 	}
-	fresh := make(map[QueueRef]rowStats, len(want))
+	fresh := make(map[domain.QueueRef]rowStats, len(want))
 	for i, r := range got {
 		if r == nil {
 			continue
@@ -463,8 +460,8 @@ func (c *Client) ratesFor(ctx context.Context, queues []Queue, refs []QueueRef, 
 // together: rates come from the first, depths from the second, which is
 // read from the queues themselves while the statistics lag by up to an
 // interval (a queue declared a moment ago has no figures there yet).
-func (c *Client) allQueuesWithStats(ctx context.Context, vhost string) ([]Queue, error) {
-	var cheap, stats []Queue
+func (c *Client) allQueuesWithStats(ctx context.Context, vhost string) ([]domain.Queue, error) {
+	var cheap, stats []domain.Queue
 	err := parallel(ctx,
 		func(ctx context.Context) (err error) { cheap, err = c.listQueuesCheap(ctx, vhost); return err },
 		func(ctx context.Context) (err error) { stats, err = c.listQueuesStats(ctx, vhost); return err },
@@ -472,7 +469,7 @@ func (c *Client) allQueuesWithStats(ctx context.Context, vhost string) ([]Queue,
 	if err != nil {
 		return nil, err
 	}
-	byRef := make(map[QueueRef]Queue, len(stats))
+	byRef := make(map[domain.QueueRef]domain.Queue, len(stats))
 	for _, q := range stats {
 		byRef[q.Ref()] = q
 	}
@@ -487,7 +484,7 @@ func (c *Client) allQueuesWithStats(ctx context.Context, vhost string) ([]Queue,
 // withDepth is the statistics view of a queue with the depth and state
 // of its cheap view. The head timestamp's reason is worked out again
 // against the fresher depth.
-func withDepth(stats, cheap Queue) Queue {
+func withDepth(stats, cheap domain.Queue) domain.Queue {
 	stats.Messages, stats.Ready, stats.Unacked = cheap.Messages, cheap.Ready, cheap.Unacked
 	if cheap.State != "" {
 		stats.State = cheap.State
@@ -501,14 +498,4 @@ func withDepth(stats, cheap Queue) Queue {
 		stats.OldestUnknownReason = "statistics not collected yet"
 	}
 	return stats
-}
-
-// SortQueues orders queues by vhost then name, as the API lists them.
-func SortQueues(qs []Queue) {
-	sort.SliceStable(qs, func(i, j int) bool {
-		if qs[i].Vhost != qs[j].Vhost {
-			return qs[i].Vhost < qs[j].Vhost
-		}
-		return qs[i].Name < qs[j].Name
-	})
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // FirstPage reads the size deepest queues (of vhost, "" for all) without
@@ -39,19 +41,19 @@ import (
 // of one vhost): the counts come from the overview without statistics,
 // the message totals from the vhosts' own, and the rates are unknown
 // (Overview.RatesUnknown) until the first full snapshot.
-func (c *Client) FirstPage(ctx context.Context, vhost string, size int) (*Snapshot, error) {
+func (c *Client) FirstPage(ctx context.Context, vhost string, size int) (*domain.Snapshot, error) {
 	start := time.Now()
 	size = max(size, 1)
 	var (
-		ov     *Overview
-		nodes  []Node
+		ov     *domain.Overview
+		nodes  []domain.Node
 		vs     []vhostHeld
-		queues []Queue
+		queues []domain.Queue
 		total  int
 		// The metrics' page and the management API's race: the first to
 		// finish cancels the other, whose cancellation is then no error.
 		pageOK                  bool
-		fromMetrics             []Queue
+		fromMetrics             []domain.Queue
 		metricsTotal            int
 		pageCtx, stopPage       = context.WithCancel(ctx)
 		metricsCtx, stopMetrics = context.WithCancel(ctx)
@@ -138,7 +140,7 @@ func (c *Client) FirstPage(ctx context.Context, vhost string, size int) (*Snapsh
 		// The pages skipped vhosts; the overview counts every queue.
 		total = ov.QueueCount
 	}
-	s := &Snapshot{Overview: *ov, Nodes: nodes, Queues: queues, Partial: true, QueueTotal: total, FromMetrics: !pageOK}
+	s := &domain.Snapshot{Overview: *ov, Nodes: nodes, Queues: queues, Partial: true, QueueTotal: total, FromMetrics: !pageOK}
 	if vhost == "" {
 		for _, v := range vs {
 			s.Vhosts = append(s.Vhosts, v.Name)
@@ -151,7 +153,7 @@ func (c *Client) FirstPage(ctx context.Context, vhost string, size int) (*Snapsh
 
 // deepestPage reads one page of the size deepest queues of vhost ("" for
 // all) and how many queues it holds.
-func (c *Client) deepestPage(ctx context.Context, vhost string, size int) ([]Queue, int, error) {
+func (c *Client) deepestPage(ctx context.Context, vhost string, size int) ([]domain.Queue, int, error) {
 	var page struct {
 		TotalCount int        `json:"total_count"`
 		Items      []rawQueue `json:"items"`
@@ -186,8 +188,8 @@ type vhostHeld struct {
 // heldTotals adds up the vhosts' messages: the broker-wide totals, as
 // /api/overview sums the same statistics. A vhost without statistics yet
 // adds nothing.
-func heldTotals(vs []vhostHeld) Totals {
-	var t Totals
+func heldTotals(vs []vhostHeld) domain.Totals {
+	var t domain.Totals
 	add := func(to *int64, n *int64) {
 		if n != nil {
 			*to += *n
@@ -211,7 +213,7 @@ func heldTotals(vs []vhostHeld) Totals {
 // snapshot that follows shows it. It returns the queues and how many
 // queues the vhosts read hold.
 func deepestAcross(ctx context.Context, vs []vhostHeld, size int,
-	page func(ctx context.Context, vhost string, size int) ([]Queue, int, error)) ([]Queue, int, error) {
+	page func(ctx context.Context, vhost string, size int) ([]domain.Queue, int, error)) ([]domain.Queue, int, error) {
 	held := func(v vhostHeld) int64 {
 		if v.Messages == nil {
 			return math.MaxInt64
@@ -221,7 +223,7 @@ func deepestAcross(ctx context.Context, vs []vhostHeld, size int,
 	order := slices.Clone(vs)
 	sort.SliceStable(order, func(a, b int) bool { return held(order[a]) > held(order[b]) })
 	var (
-		kept  []Queue
+		kept  []domain.Queue
 		total int
 	)
 	for _, v := range order {
@@ -229,7 +231,7 @@ func deepestAcross(ctx context.Context, vs []vhostHeld, size int,
 			break
 		}
 		got, n, err := page(ctx, v.Name, size)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			continue // deleted since it was listed
 		}
 		if err != nil {

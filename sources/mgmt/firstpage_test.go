@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 func TestFirstPageIsTheDeepestQueuesWithTheTotal(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.queuesHolding(map[string]int{"shallow": 1, "deep": 5, "middle": 3})
-	var s *Snapshot
+	var s *domain.Snapshot
 	waitFor(t, 20*time.Second, func() (bool, string) {
 		var err error
 		if s, err = e.c.FirstPage(context.Background(), e.vhost, 2); err != nil {
@@ -29,7 +31,7 @@ func TestFirstPageIsTheDeepestQueuesWithTheTotal(t *testing.T) {
 		t.Fatalf("partial %v of %d: %s", s.Partial, s.QueueTotal, describe(s))
 	}
 	if s.Overview.RabbitMQVersion == "" || s.Overview.QueueCount < 3 || !s.Overview.RatesUnknown ||
-		len(s.Nodes) == 0 || s.Queues[0].HasRates || s.StatsAge < DefaultStatsInterval {
+		len(s.Nodes) == 0 || s.Queues[0].HasRates || s.StatsAge < domain.DefaultStatsInterval {
 		t.Fatalf("overview %+v nodes %+v first %+v age %v", s.Overview, s.Nodes, s.Queues[0], s.StatsAge)
 	}
 }
@@ -42,7 +44,7 @@ func TestHeldTotalsAddTheVhostsThatHaveStatistics(t *testing.T) {
 		{Name: "new"}, // no statistics yet
 		{Name: "b", Messages: n(5), Ready: n(5), Unacked: n(0)},
 	})
-	if got != (Totals{Messages: 15, Ready: 12, Unacked: 3}) {
+	if got != (domain.Totals{Messages: 15, Ready: 12, Unacked: 3}) {
 		t.Fatalf("totals %+v", got)
 	}
 }
@@ -50,7 +52,7 @@ func TestHeldTotalsAddTheVhostsThatHaveStatistics(t *testing.T) {
 func TestDeepestAcrossReadsOnlyTheVhostsThatCanHoldADeeperQueue(t *testing.T) {
 	t.Parallel()
 	n := func(v int64) *int64 { return &v }
-	pages := map[string][]Queue{
+	pages := map[string][]domain.Queue{
 		"busy":   {{Vhost: "busy", Name: "b1", Messages: 40}, {Vhost: "busy", Name: "b2", Messages: 9}, {Vhost: "busy", Name: "b3", Messages: 1}},
 		"some":   {{Vhost: "some", Name: "s1", Messages: 12}, {Vhost: "some", Name: "s2", Messages: 3}},
 		"fresh":  {{Vhost: "fresh", Name: "f1", Messages: 2}},
@@ -60,7 +62,7 @@ func TestDeepestAcrossReadsOnlyTheVhostsThatCanHoldADeeperQueue(t *testing.T) {
 	vs := []vhostHeld{{Name: "empty", Messages: n(0)}, {Name: "little", Messages: n(8)}, {Name: "busy", Messages: n(50)},
 		{Name: "fresh"}, {Name: "some", Messages: n(15)}}
 	var read []string
-	page := func(_ context.Context, vhost string, size int) ([]Queue, int, error) {
+	page := func(_ context.Context, vhost string, size int) ([]domain.Queue, int, error) {
 		read = append(read, vhost)
 		p := pages[vhost]
 		return p[:min(size, len(p))], len(p), nil
@@ -96,14 +98,14 @@ func TestEveryVhostIsListedWithItsDepths(t *testing.T) {
 	b.queue("b-work", nil)
 	b.publish("b-work", 2, nil)
 	b.queue("b-idle", nil)
-	want := map[QueueRef]int64{
+	want := map[domain.QueueRef]int64{
 		{Vhost: a.vhost, Name: "a-work"}: 4,
 		{Vhost: b.vhost, Name: "b-work"}: 2,
 		{Vhost: b.vhost, Name: "b-idle"}: 0,
 	}
 	c := testClient(t)
-	check := func(what string, qs []Queue, want map[QueueRef]int64) (bool, string) {
-		got := map[QueueRef]int64{}
+	check := func(what string, qs []domain.Queue, want map[domain.QueueRef]int64) (bool, string) {
+		got := map[domain.QueueRef]int64{}
 		for _, q := range qs {
 			if _, ok := want[q.Ref()]; ok {
 				got[q.Ref()] = q.Messages
@@ -112,7 +114,7 @@ func TestEveryVhostIsListedWithItsDepths(t *testing.T) {
 		return maps.Equal(got, want), fmt.Sprintf("%s: %v", what, got)
 	}
 	waitFor(t, 20*time.Second, func() (bool, string) {
-		s, err := c.Snapshot(context.Background(), SnapshotOptions{})
+		s, err := c.Snapshot(context.Background(), domain.SnapshotOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +123,7 @@ func TestEveryVhostIsListedWithItsDepths(t *testing.T) {
 	// The page holds the deepest 500 of the broker (the API's largest
 	// page): the two queues holding messages are among them, unless the
 	// shared broker holds 500 deeper ones.
-	delete(want, QueueRef{Vhost: b.vhost, Name: "b-idle"})
+	delete(want, domain.QueueRef{Vhost: b.vhost, Name: "b-idle"})
 	waitFor(t, 20*time.Second, func() (bool, string) {
 		s, err := c.FirstPage(context.Background(), "", 500)
 		if err != nil {
@@ -130,7 +132,7 @@ func TestEveryVhostIsListedWithItsDepths(t *testing.T) {
 		if !slices.Contains(s.Vhosts, a.vhost) || !slices.Contains(s.Vhosts, b.vhost) {
 			t.Fatalf("first page of every vhost names vhosts %q, without %q or %q", s.Vhosts, a.vhost, b.vhost)
 		}
-		if !s.Partial || s.QueueTotal < len(s.Queues) || !slices.IsSortedFunc(s.Queues, func(x, y Queue) int { return int(y.Messages - x.Messages) }) {
+		if !s.Partial || s.QueueTotal < len(s.Queues) || !slices.IsSortedFunc(s.Queues, func(x, y domain.Queue) int { return int(y.Messages - x.Messages) }) {
 			t.Fatalf("first page of every vhost: partial %v, %d of %d, not deepest first: %s", s.Partial, len(s.Queues), s.QueueTotal, describe(s))
 		}
 		return check("first page of every vhost", s.Queues, want)

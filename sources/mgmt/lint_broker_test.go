@@ -11,17 +11,18 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
 func lintVhost(t *testing.T, e *env) []string {
 	t.Helper()
-	s, err := e.c.Snapshot(context.Background(), SnapshotOptions{Vhost: e.vhost, AllRates: true})
+	s, err := e.c.Snapshot(context.Background(), domain.SnapshotOptions{Vhost: e.vhost, AllRates: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, f := range Lint(s) {
+	for _, f := range domain.Lint(s) {
 		got = append(got, f.Check+" "+f.Queue)
 	}
 	sort.Strings(got)
@@ -100,8 +101,8 @@ func TestLintOnTheBrokerIsSilentOnAHealthyTopology(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The policy applies asynchronously: wait until payments is paired.
-	e.snapshot(SnapshotOptions{}, func(s *Snapshot) bool {
-		q := s.Queue(QueueRef{Vhost: e.vhost, Name: "payments"})
+	e.snapshot(domain.SnapshotOptions{}, func(s *domain.Snapshot) bool {
+		q := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: "payments"})
 		return q != nil && q.DLQ != nil
 	})
 	if got := lintVhost(t, e); len(got) != 0 {
@@ -132,12 +133,12 @@ func TestLintExplainsADeadLetterBacklogHeldByAQuorumQueue(t *testing.T) {
 		}
 	}
 	waitFor(t, 20*time.Second, func() (bool, string) {
-		s, err := e.c.Snapshot(context.Background(), SnapshotOptions{Vhost: e.vhost, AllRates: true})
+		s, err := e.c.Snapshot(context.Background(), domain.SnapshotOptions{Vhost: e.vhost, AllRates: true})
 		if err != nil {
 			return false, err.Error()
 		}
-		for _, f := range Lint(s) {
-			if f.Check == CheckDLXBacklog && f.Queue == "held" {
+		for _, f := range domain.Lint(s) {
+			if f.Check == domain.CheckDLXBacklog && f.Queue == "held" {
 				return strings.Contains(f.Message, "2 dead letters are held") && strings.Contains(f.Message, "the target held.dlq is full (1 of max-length 1"), f.Message
 			}
 		}

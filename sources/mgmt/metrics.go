@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // The broker's Prometheus endpoint (the rabbitmq_prometheus plugin) gives
@@ -285,7 +287,7 @@ func truncate(b []byte, n int) string {
 // deepestOf returns the size deepest of qs in vhost ("" for all), deepest
 // first and by name among equals, as queues with their depths only, and
 // how many queues vhost holds.
-func deepestOf(qs []depth, vhost string, size int) ([]Queue, int) {
+func deepestOf(qs []depth, vhost string, size int) ([]domain.Queue, int) {
 	in := make([]depth, 0, len(qs))
 	for _, q := range qs {
 		if vhost == "" || q.vhost == vhost {
@@ -301,9 +303,9 @@ func deepestOf(qs []depth, vhost string, size int) ([]Queue, int) {
 		}
 		return in[a].name < in[b].name
 	})
-	out := make([]Queue, 0, min(len(in), size))
+	out := make([]domain.Queue, 0, min(len(in), size))
 	for _, d := range in[:min(len(in), size)] {
-		out = append(out, Queue{Vhost: d.vhost, Name: d.name, Messages: d.messages, Ready: d.ready, Unacked: d.unacked})
+		out = append(out, domain.Queue{Vhost: d.vhost, Name: d.name, Messages: d.messages, Ready: d.ready, Unacked: d.unacked})
 	}
 	return out, len(in)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -146,7 +147,7 @@ func TestFirstPageFromTheBrokersMetrics(t *testing.T) {
 	// The metrics follow the queues' statistics (up to an interval old),
 	// and other tests add or drop queues on the shared broker at any
 	// moment: the test waits for a page that shows the depths.
-	var s *Snapshot
+	var s *domain.Snapshot
 	waitFor(t, 30*time.Second, func() (bool, string) {
 		start := time.Now()
 		if s, err = c.FirstPage(context.Background(), e.vhost, 2); err != nil {

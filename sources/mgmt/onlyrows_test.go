@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // A dashboard that holds the list of every queue reads the rows on screen
@@ -18,14 +19,14 @@ func TestASnapshotOfSomeRowsReadsThemAloneWithTheirDepths(t *testing.T) {
 	e.queue("doomed", nil)
 	e.publish("work", 4, nil)
 	e.publish("work.dlq", 2, nil)
-	work, dlq := QueueRef{Vhost: e.vhost, Name: "work"}, QueueRef{Vhost: e.vhost, Name: "work.dlq"}
-	doomed := QueueRef{Vhost: e.vhost, Name: "doomed"}
+	work, dlq := domain.QueueRef{Vhost: e.vhost, Name: "work"}, domain.QueueRef{Vhost: e.vhost, Name: "work.dlq"}
+	doomed := domain.QueueRef{Vhost: e.vhost, Name: "doomed"}
 	if _, err := e.channel().QueueDelete("doomed", false, false, false); err != nil {
 		t.Fatal(err)
 	}
 	// The depths come from the queues' own figures, which they emit
 	// every few seconds, as the list's do.
-	s := e.snapshot(SnapshotOptions{OnlyRows: true, RatesFor: []QueueRef{dlq, work, doomed, work}}, func(s *Snapshot) bool {
+	s := e.snapshot(domain.SnapshotOptions{OnlyRows: true, RatesFor: []domain.QueueRef{dlq, work, doomed, work}}, func(s *domain.Snapshot) bool {
 		return len(s.Queues) == 2 && s.Queues[0].Messages == 2 && s.Queues[1].Messages == 4 && s.Queues[1].HasRates
 	})
 	if !s.OnlyRows || len(s.Queues) != 2 {

@@ -1,11 +1,15 @@
 package mgmt
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/warrenops/warren/domain"
+)
 
 func TestOriginDeliveryLimitsCountOnlyQueuesWithALimit(t *testing.T) {
-	dlq := QueueRef{Vhost: "/", Name: "orders.dlq"}
-	origins := []QueueRef{{Vhost: "/", Name: "limited"}, {Vhost: "/", Name: "classic"}, {Vhost: "/", Name: "unlimited"}}
-	snap := &Snapshot{Overview: Overview{RabbitMQVersion: "3.13.7"}, Queues: []Queue{
+	dlq := domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	origins := []domain.QueueRef{{Vhost: "/", Name: "limited"}, {Vhost: "/", Name: "classic"}, {Vhost: "/", Name: "unlimited"}}
+	snap := &domain.Snapshot{Overview: domain.Overview{RabbitMQVersion: "3.13.7"}, Queues: []domain.Queue{
 		{Vhost: "/", Name: "orders.dlq", DLQOf: origins},
 		{Vhost: "/", Name: "limited", Type: "quorum", Arguments: map[string]any{"x-delivery-limit": float64(5)}},
 		{Vhost: "/", Name: "classic", Type: "classic", Arguments: map[string]any{"x-delivery-limit": float64(5)}},

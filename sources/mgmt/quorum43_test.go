@@ -6,6 +6,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -32,17 +33,17 @@ func TestQuorumDelayedAndDLXHeldAreReadWhereTheBrokerReportsThem(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		o    SnapshotOptions
+		o    domain.SnapshotOptions
 		want map[string]string // queue → delayed/dlx held
 	}{
-		{"cheap list", SnapshotOptions{}, map[string]string{"work": "nil/nil", "votes": "nil/nil"}},
-		{"with statistics", SnapshotOptions{AllRates: true}, map[string]string{"work": "nil/nil", "votes": votesWithStats}},
+		{"cheap list", domain.SnapshotOptions{}, map[string]string{"work": "nil/nil", "votes": "nil/nil"}},
+		{"with statistics", domain.SnapshotOptions{AllRates: true}, map[string]string{"work": "nil/nil", "votes": votesWithStats}},
 	} {
 		var got map[string]string
-		e.snapshot(c.o, func(s *Snapshot) bool {
+		e.snapshot(c.o, func(s *domain.Snapshot) bool {
 			got = map[string]string{}
 			for name := range c.want {
-				if q := s.Queue(QueueRef{Vhost: e.vhost, Name: name}); q != nil && q.Ready == ready[name] {
+				if q := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: name}); q != nil && q.Ready == ready[name] {
 					got[name] = known(q.Delayed) + "/" + known(q.DLXHeld)
 				}
 			}

@@ -3,6 +3,8 @@ package mgmt
 import (
 	"context"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // rowStats are the figures of one queue that only its statistics view
@@ -26,7 +28,7 @@ type rowStats struct {
 	at time.Time
 }
 
-func statsOf(q Queue, at time.Time) rowStats {
+func statsOf(q domain.Queue, at time.Time) rowStats {
 	return rowStats{Consumers: q.Consumers, HeadMessageTimestamp: q.HeadMessageTimestamp,
 		OldestUnknownReason: q.OldestUnknownReason, PublishRate: q.PublishRate, AckRate: q.AckRate,
 		Delayed: q.Delayed, DLXHeld: q.DLXHeld, DLXHeldBytes: q.DLXHeldBytes, ReadyReturned: q.ReadyReturned,
@@ -38,7 +40,7 @@ func statsOf(q Queue, at time.Time) rowStats {
 // view's fresher depth, as withDepth does. A queue the broker listed
 // without its statistics stays without rates: its consumers and rates
 // are unknown, not 0.
-func withStats(cheap Queue, s rowStats) Queue {
+func withStats(cheap domain.Queue, s rowStats) domain.Queue {
 	if s.Pending {
 		cheap.StatsPending = true
 		cheap.HeadMessageTimestamp, cheap.OldestUnknownReason = s.HeadMessageTimestamp, s.OldestUnknownReason
@@ -62,7 +64,7 @@ func withStats(cheap Queue, s rowStats) Queue {
 
 // cachedStats returns the figures of refs read less than maxAge ago and
 // forgets every older entry.
-func (c *Client) cachedStats(refs []QueueRef, now time.Time, maxAge time.Duration) map[QueueRef]rowStats {
+func (c *Client) cachedStats(refs []domain.QueueRef, now time.Time, maxAge time.Duration) map[domain.QueueRef]rowStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for r, s := range c.rowStats {
@@ -70,7 +72,7 @@ func (c *Client) cachedStats(refs []QueueRef, now time.Time, maxAge time.Duratio
 			delete(c.rowStats, r)
 		}
 	}
-	out := make(map[QueueRef]rowStats, len(refs))
+	out := make(map[domain.QueueRef]rowStats, len(refs))
 	for _, r := range refs {
 		if s, ok := c.rowStats[r]; ok {
 			out[r] = s
@@ -79,11 +81,11 @@ func (c *Client) cachedStats(refs []QueueRef, now time.Time, maxAge time.Duratio
 	return out
 }
 
-func (c *Client) keepStats(got map[QueueRef]rowStats) {
+func (c *Client) keepStats(got map[domain.QueueRef]rowStats) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.rowStats == nil {
-		c.rowStats = make(map[QueueRef]rowStats, len(got))
+		c.rowStats = make(map[domain.QueueRef]rowStats, len(got))
 	}
 	for r, s := range got {
 		c.rowStats[r] = s
@@ -95,7 +97,7 @@ func (c *Client) keepStats(got map[QueueRef]rowStats) {
 // and for ten times what it took when that is longer: the broker counts
 // every queue to answer it, which takes it a second or two on 100 000
 // queues. at is when the figures returned were asked for.
-func (c *Client) recentOverview(ctx context.Context, now time.Time) (*Overview, time.Time, error) {
+func (c *Client) recentOverview(ctx context.Context, now time.Time) (*domain.Overview, time.Time, error) {
 	c.mu.Lock()
 	last, at, took := c.overview, c.overviewAt, c.overviewTook
 	c.mu.Unlock()

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // countingProxy forwards to the broker's management API and counts the
@@ -54,11 +56,11 @@ func TestVisibleRowStatisticsAreReadOncePerStatisticsInterval(t *testing.T) {
 	e.queue("work", nil)
 	e.publish("work", 4, nil)
 	c, p := proxiedClient(t)
-	ref := QueueRef{Vhost: e.vhost, Name: "work"}
-	opts := SnapshotOptions{Vhost: e.vhost, RatesFor: []QueueRef{ref}}
+	ref := domain.QueueRef{Vhost: e.vhost, Name: "work"}
+	opts := domain.SnapshotOptions{Vhost: e.vhost, RatesFor: []domain.QueueRef{ref}}
 	// A queue seconds old is listed without its statistics, which are
 	// unknown and asked for again at each snapshot until they come.
-	e.snapshot(opts, func(s *Snapshot) bool {
+	e.snapshot(opts, func(s *domain.Snapshot) bool {
 		q := s.Queue(ref)
 		if q != nil && q.StatsPending && q.HasRates {
 			t.Fatalf("a row without its statistics reads as known: %+v", q)
@@ -75,20 +77,20 @@ func TestVisibleRowStatisticsAreReadOncePerStatisticsInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := p.rowRequests(e.vhost, "work"); n != 1 {
-		t.Fatalf("two snapshots within %v asked for the row's statistics %d times, want once", DefaultStatsInterval, n)
+		t.Fatalf("two snapshots within %v asked for the row's statistics %d times, want once", domain.DefaultStatsInterval, n)
 	}
 	q1, q2 := first.Queue(ref), second.Queue(ref)
 	if !q2.HasRates || q2.PublishRate != q1.PublishRate || q2.Consumers != q1.Consumers || q2.OldestUnknownReason != q1.OldestUnknownReason {
 		t.Fatalf("reused figures differ: first %+v, second %+v", q1, q2)
 	}
 	// The reused figures are as old as the request that read them.
-	if min := DefaultStatsInterval + second.TakenAt.Sub(first.TakenAt); second.StatsAge < min {
+	if min := domain.DefaultStatsInterval + second.TakenAt.Sub(first.TakenAt); second.StatsAge < min {
 		t.Fatalf("stats age %v of reused figures, want at least %v", second.StatsAge, min)
 	}
 
 	// A row not read before is asked for at once.
 	e.queue("other", nil)
-	other := QueueRef{Vhost: e.vhost, Name: "other"}
+	other := domain.QueueRef{Vhost: e.vhost, Name: "other"}
 	opts.RatesFor = append(opts.RatesFor, other)
 	third, err := c.Snapshot(context.Background(), opts)
 	if err != nil {
@@ -99,7 +101,7 @@ func TestVisibleRowStatisticsAreReadOncePerStatisticsInterval(t *testing.T) {
 	}
 
 	// After one interval the figures are read again.
-	waitFor(t, DefaultStatsInterval+5*time.Second, func() (bool, string) {
+	waitFor(t, domain.DefaultStatsInterval+5*time.Second, func() (bool, string) {
 		if _, err := c.Snapshot(context.Background(), opts); err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +128,7 @@ func TestReusedStatisticsTakeTheFresherDepth(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			q := withStats(Queue{Name: "q", Type: "classic", Messages: c.ready, Ready: c.ready}, c.stats)
+			q := withStats(domain.Queue{Name: "q", Type: "classic", Messages: c.ready, Ready: c.ready}, c.stats)
 			if !q.HasRates || q.Ready != c.ready || q.OldestUnknownReason != c.wantReason ||
 				(c.wantReason == "") != (q.HeadMessageTimestamp != nil) {
 				t.Fatalf("got %+v", q)
@@ -143,12 +145,12 @@ func TestReusedStatisticsTakeTheFresherDepth(t *testing.T) {
 // since the statistics were collected has no oldest message.
 func TestAStatisticsRowJoinedWithAFresherEmptyDepthLosesItsHead(t *testing.T) {
 	ts := time.Unix(1_700_000_000, 0)
-	stats := Queue{Name: "q", Type: "classic", Messages: 5, Ready: 5, HasRates: true, HeadMessageTimestamp: &ts}
-	q := withDepth(stats, Queue{Name: "q", Type: "classic"})
+	stats := domain.Queue{Name: "q", Type: "classic", Messages: 5, Ready: 5, HasRates: true, HeadMessageTimestamp: &ts}
+	q := withDepth(stats, domain.Queue{Name: "q", Type: "classic"})
 	if q.HeadMessageTimestamp != nil || q.OldestUnknownReason != "no ready message" {
 		t.Fatalf("an emptied queue keeps a head from before: %+v", q)
 	}
-	if q := withDepth(stats, Queue{Name: "q", Type: "classic", Messages: 2, Ready: 2}); q.HeadMessageTimestamp == nil {
+	if q := withDepth(stats, domain.Queue{Name: "q", Type: "classic", Messages: 2, Ready: 2}); q.HeadMessageTimestamp == nil {
 		t.Fatal("a queue still holding messages lost its head timestamp")
 	}
 }
@@ -157,7 +159,7 @@ func TestTheOverviewIsReadOncePerStatisticsInterval(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c, p := proxiedClient(t)
-	opts := SnapshotOptions{Vhost: e.vhost}
+	opts := domain.SnapshotOptions{Vhost: e.vhost}
 	first, err := c.Snapshot(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -170,12 +172,12 @@ func TestTheOverviewIsReadOncePerStatisticsInterval(t *testing.T) {
 	n := p.count["/api/overview"]
 	p.mu.Unlock()
 	if n != 1 {
-		t.Fatalf("two snapshots within %v read /api/overview %d times, want once", DefaultStatsInterval, n)
+		t.Fatalf("two snapshots within %v read /api/overview %d times, want once", domain.DefaultStatsInterval, n)
 	}
 	if second.Overview.RabbitMQVersion != first.Overview.RabbitMQVersion || second.Overview.RabbitMQVersion == "" {
 		t.Fatalf("reused overview lost the version: %q vs %q", second.Overview.RabbitMQVersion, first.Overview.RabbitMQVersion)
 	}
-	if min := DefaultStatsInterval + second.TakenAt.Sub(first.TakenAt); second.StatsAge < min {
+	if min := domain.DefaultStatsInterval + second.TakenAt.Sub(first.TakenAt); second.StatsAge < min {
 		t.Fatalf("stats age %v with a reused overview, want at least %v", second.StatsAge, min)
 	}
 	// Overview itself, used by config check and the CLI, always asks.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
 
 // publishEvery publishes to queue at one message per interval until the
@@ -76,8 +77,8 @@ func TestSnapshotDrainETA(t *testing.T) {
 		e := newEnv(t)
 		e.queue("grow", nil)
 		publishEvery(t, e, "grow", 20*time.Millisecond)
-		ref := QueueRef{Vhost: e.vhost, Name: "grow"}
-		s := e.snapshot(SnapshotOptions{AllRates: true}, func(s *Snapshot) bool {
+		ref := domain.QueueRef{Vhost: e.vhost, Name: "grow"}
+		s := e.snapshot(domain.SnapshotOptions{AllRates: true}, func(s *domain.Snapshot) bool {
 			q := s.Queue(ref)
 			return q != nil && q.PublishRate > 20
 		})
@@ -85,7 +86,7 @@ func TestSnapshotDrainETA(t *testing.T) {
 		if _, draining := q.DrainETA(); draining {
 			t.Fatalf("λ=%.1f μ=%.1f reported as draining", q.PublishRate, q.AckRate)
 		}
-		if d := q.Drain(); d.Movement != Growing || d.Growth <= 0 {
+		if d := q.Drain(); d.Movement != domain.Growing || d.Growth <= 0 {
 			t.Fatalf("drain %+v, want growing", d)
 		}
 	})
@@ -96,8 +97,8 @@ func TestSnapshotDrainETA(t *testing.T) {
 		e.publish("drain", 4000, nil)
 		publishEvery(t, e, "drain", 20*time.Millisecond) // λ ≈ 50/s
 		ackEvery(t, e, "drain", 4*time.Millisecond)      // μ ≈ 250/s at most
-		ref := QueueRef{Vhost: e.vhost, Name: "drain"}
-		s := e.snapshot(SnapshotOptions{RatesFor: []QueueRef{ref}}, func(s *Snapshot) bool {
+		ref := domain.QueueRef{Vhost: e.vhost, Name: "drain"}
+		s := e.snapshot(domain.SnapshotOptions{RatesFor: []domain.QueueRef{ref}}, func(s *domain.Snapshot) bool {
 			q := s.Queue(ref)
 			return q != nil && q.PublishRate > 20 && q.AckRate > q.PublishRate+20
 		})
@@ -107,7 +108,7 @@ func TestSnapshotDrainETA(t *testing.T) {
 		if !draining || eta != want || eta <= 0 {
 			t.Fatalf("λ=%.1f μ=%.1f backlog %d: ETA %v draining %v, want %v", q.PublishRate, q.AckRate, q.Messages, eta, draining, want)
 		}
-		if d := q.Drain(); d.Movement != Draining || d.ETA <= 0 {
+		if d := q.Drain(); d.Movement != domain.Draining || d.ETA <= 0 {
 			t.Fatalf("drain %+v, want draining", d)
 		}
 	})

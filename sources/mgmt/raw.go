@@ -9,6 +9,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/warrenops/warren/domain"
 )
 
 // The management API's JSON, decoded only as far as warren needs it.
@@ -90,7 +91,7 @@ func (n *number) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil
 	}
-	if f, ok := toFloat(v); ok {
+	if f, ok := domain.ToFloat(v); ok {
 		n.V, n.Set = f, true
 	}
 	return nil
@@ -170,12 +171,12 @@ type rawConsumer struct {
 	ActivityStatus string     `json:"activity_status"`
 }
 
-func (r rawConsumer) consumer(q QueueRef) Consumer {
+func (r rawConsumer) consumer(q domain.QueueRef) domain.Consumer {
 	if r.Queue.Name != "" {
-		q = QueueRef{Vhost: r.Queue.Vhost, Name: r.Queue.Name}
+		q = domain.QueueRef{Vhost: r.Queue.Vhost, Name: r.Queue.Name}
 	}
 	active := r.Active == nil || *r.Active
-	return Consumer{Queue: q, Tag: r.Tag, Channel: r.Channel.Name, AckRequired: r.AckRequired,
+	return domain.Consumer{Queue: q, Tag: r.Tag, Channel: r.Channel.Name, AckRequired: r.AckRequired,
 		PrefetchCount: r.PrefetchCount, Active: active, ActivityStatus: r.ActivityStatus}
 }
 
@@ -214,8 +215,8 @@ type rawQueue struct {
 // queue converts the raw form; withStats says whether rates and the head
 // timestamp were asked for (a missing figure then means "none", not
 // "not fetched").
-func (r *rawQueue) queue(withStats bool) Queue {
-	q := Queue{
+func (r *rawQueue) queue(withStats bool) domain.Queue {
+	q := domain.Queue{
 		Vhost: r.Vhost, Name: r.Name, Type: r.Type, Durable: r.Durable,
 		State:    r.State,
 		Messages: r.Messages, Ready: r.Ready, Unacked: r.Unacked,
@@ -271,7 +272,7 @@ func byPriority(o object) map[int]int64 {
 	out := make(map[int]int64, len(o))
 	for k, v := range o {
 		p, err := strconv.Atoi(k)
-		n, ok := toFloat(v)
+		n, ok := domain.ToFloat(v)
 		if err == nil && ok {
 			out[p] = int64(n)
 		}
@@ -281,7 +282,7 @@ func byPriority(o object) map[int]int64 {
 
 // headTimestamp turns head_message_timestamp (seconds) into a time, or
 // says why there is none (docs/ARCHITECTURE.md §4.1: never invent a figure).
-func headTimestamp(q Queue, ts number, fetched bool) (*time.Time, string) {
+func headTimestamp(q domain.Queue, ts number, fetched bool) (*time.Time, string) {
 	switch {
 	case q.Type == "quorum":
 		return nil, "quorum queues report no head message timestamp"
@@ -299,21 +300,6 @@ func headTimestamp(q Queue, ts number, fetched bool) (*time.Time, string) {
 	sec, frac := math.Modf(ts.V)
 	t := time.Unix(int64(sec), int64(frac*1e9))
 	return &t, ""
-}
-
-func toFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	}
-	return 0, false
 }
 
 type rawPolicy struct {
@@ -357,8 +343,8 @@ type rawChannel struct {
 	MessageStats   *rawMsgStats `json:"message_stats"`
 }
 
-func (r rawChannel) channel() Channel {
-	ch := Channel{Name: r.Name, Connection: r.Connection.Name, Vhost: r.Vhost, User: r.User,
+func (r rawChannel) channel() domain.Channel {
+	ch := domain.Channel{Name: r.Name, Connection: r.Connection.Name, Vhost: r.Vhost, User: r.User,
 		PrefetchCount: r.PrefetchCount, GlobalPrefetch: r.GlobalPrefetch, Unacked: r.Unacked,
 		Unconfirmed: r.Unconfirmed, ConfirmMode: r.Confirm, Consumers: r.ConsumerCount}
 	if m := r.MessageStats; m != nil {

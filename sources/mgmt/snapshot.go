@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // Snapshot reads the broker as o asks. Every snapshot pairs queues with
@@ -13,15 +15,15 @@ import (
 // only for what o names, so a refresh on 10 000 queues costs one cheap
 // list plus a request per visible row (exchanges, policies and
 // dead-letter bindings come from a short-lived cache).
-func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
+func (c *Client) Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error) {
 	start := time.Now()
 	ov, ovAt, err := c.recentOverview(ctx, start)
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{Overview: *ov}
+	s := &domain.Snapshot{Overview: *ov}
 	var (
-		queues []Queue
+		queues []domain.Queue
 		sc     *scopeEntry
 		// statsFrom is when the oldest figures of the snapshot were asked for.
 		statsFrom = ovAt
@@ -65,9 +67,9 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 		})
 	}
 	if err := parallel(ctx, jobs...); err != nil {
-		if errors.Is(err, ErrNotFound) && o.Vhost != "" {
+		if errors.Is(err, domain.ErrNotFound) && o.Vhost != "" {
 			// Every per-vhost collection answers 404 for an unknown vhost.
-			return nil, &Error{Kind: ErrNotFound, Where: c.where, Status: 404, Msg: fmt.Sprintf(
+			return nil, &domain.Error{Kind: domain.ErrNotFound, Where: c.where, Status: 404, Msg: fmt.Sprintf(
 				"management API at %s: vhost %q does not exist (or user %q may not see it)", c.where, o.Vhost, c.username)}
 		}
 		return nil, err
@@ -81,8 +83,8 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 	if err != nil {
 		return nil, err
 	}
-	SortQueues(queues)
-	pairDLQs(queues, &topo, append(append([]DLQOverride(nil), o.DLQOverrides...), c.pins...), c.Learned()...)
+	domain.SortQueues(queues)
+	pairDLQs(queues, &topo, append(append([]domain.DLQOverride(nil), o.DLQOverrides...), c.pins...), c.Learned()...)
 	markParking(queues, c.parking)
 	s.Queues, s.Topology = queues, topo
 	return c.taken(s, start, statsFrom, ov), nil
@@ -92,7 +94,7 @@ func (c *Client) Snapshot(ctx context.Context, o SnapshotOptions) (*Snapshot, er
 // one collection interval old when it answered; StatsAge is that bound
 // as of TakenAt, counted from the oldest request whose figures a row
 // reuses (statsFrom).
-func (c *Client) taken(s *Snapshot, start, statsFrom time.Time, ov *Overview) *Snapshot {
+func (c *Client) taken(s *domain.Snapshot, start, statsFrom time.Time, ov *domain.Overview) *domain.Snapshot {
 	withoutRates(s.Queues, ov.RatesMode)
 	s.TakenAt = time.Now()
 	c.mu.Lock()
@@ -102,48 +104,22 @@ func (c *Client) taken(s *Snapshot, start, statsFrom time.Time, ov *Overview) *S
 	return s
 }
 
-// Sources are the queues whose dead letters end up in ref: the queues
-// that dead-letter into it, or, for a DLQ's default parking queue, into
-// that DLQ.
-func (s *Snapshot) Sources(ref QueueRef) []QueueRef {
-	q := s.Queue(ref)
-	if q == nil {
-		return nil
-	}
-	if base, ok := strings.CutSuffix(q.Name, ParkingSuffix); ok && q.Parking && !q.IsDLQ() {
-		if d := s.Queue(QueueRef{Vhost: q.Vhost, Name: base}); d != nil {
-			return d.DLQOf
-		}
-	}
-	return q.DLQOf
-}
-
-// Queue returns the snapshot's queue, or nil.
-func (s *Snapshot) Queue(ref QueueRef) *Queue {
-	for i := range s.Queues {
-		if s.Queues[i].Ref() == ref {
-			return &s.Queues[i]
-		}
-	}
-	return nil
-}
-
 // pairDLQs sets each queue's DLQ (config override first, then where its
 // dead-letter exchange routes), DLQOf and DLQMessages.
-func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride, learned ...DLQOverride) {
-	if t.direct == nil {
-		t.indexDirect()
+func pairDLQs(queues []domain.Queue, t *domain.Topology, overrides []domain.DLQOverride, learned ...domain.DLQOverride) {
+	if !t.Indexed() {
+		t.IndexDirect()
 	}
-	index := make(map[QueueRef]int, len(queues))
+	index := make(map[domain.QueueRef]int, len(queues))
 	for i := range queues {
 		index[queues[i].Ref()] = i
 		queues[i].DLQ, queues[i].DLQOf, queues[i].DLQMessages, queues[i].RetryTarget = nil, nil, 0, nil
 		queues[i].DLQSource, queues[i].PairedBy, queues[i].ErrorQueue = "", "", false
 	}
-	exists := func(r QueueRef) bool { _, ok := index[r]; return ok }
+	exists := func(r domain.QueueRef) bool { _, ok := index[r]; return ok }
 	// Where each queue's dead letters go by the broker's own routing,
 	// before config pins: a retry loop is a topology fact.
-	routes := make([][]QueueRef, len(queues))
+	routes := make([][]domain.QueueRef, len(queues))
 	for i := range queues {
 		r, ok := t.DeadLetterRoute(queues[i], exists)
 		if !ok || r.Missing {
@@ -158,10 +134,10 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride, learned ...D
 	for i := range queues {
 		q := &queues[i]
 		if name, ok := overrideFor(*q, overrides); ok {
-			q.DLQ, q.DLQSource = &QueueRef{Vhost: q.Vhost, Name: name}, PairedByConfig
+			q.DLQ, q.DLQSource = &domain.QueueRef{Vhost: q.Vhost, Name: name}, domain.PairedByConfig
 			continue
 		}
-		var targets []QueueRef
+		var targets []domain.QueueRef
 		for _, ref := range routes[i] {
 			if isRetryReturn(*q, ref, routes[index[ref]]) {
 				back := ref
@@ -171,7 +147,7 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride, learned ...D
 			targets = append(targets, ref)
 		}
 		if q.DLQ = pickDLQ(*q, targets); q.DLQ != nil {
-			q.DLQSource = PairedByDLX
+			q.DLQSource = domain.PairedByDLX
 		}
 	}
 	pairErrorQueues(queues, index, learned)
@@ -193,8 +169,8 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride, learned ...D
 		// orders has one DLQ.
 		q := &queues[i]
 		if base, ok := ErrorQueueOf(q.Name); ok && q.ErrorQueue && len(q.DLQOf) == 0 {
-			if _, ok := index[QueueRef{Vhost: q.Vhost, Name: base}]; ok {
-				q.DLQOf, q.PairedBy = []QueueRef{{Vhost: q.Vhost, Name: base}}, PairedByNaming
+			if _, ok := index[domain.QueueRef{Vhost: q.Vhost, Name: base}]; ok {
+				q.DLQOf, q.PairedBy = []domain.QueueRef{{Vhost: q.Vhost, Name: base}}, domain.PairedByNaming
 			}
 		}
 	}
@@ -204,7 +180,7 @@ func pairDLQs(queues []Queue, t *Topology, overrides []DLQOverride, learned ...D
 // (work ⇄ wait): q holds messages for a TTL and dead-letters them back to
 // target, which dead-letters into q. Such a target is where retries go,
 // not q's DLQ.
-func isRetryReturn(q Queue, target QueueRef, targetRoutes []QueueRef) bool {
+func isRetryReturn(q domain.Queue, target domain.QueueRef, targetRoutes []domain.QueueRef) bool {
 	if _, ttl := q.LimitSetting("message-ttl"); !ttl {
 		return false
 	}
@@ -216,7 +192,7 @@ func isRetryReturn(q Queue, target QueueRef, targetRoutes []QueueRef) bool {
 	return false
 }
 
-func overrideFor(q Queue, overrides []DLQOverride) (string, bool) {
+func overrideFor(q domain.Queue, overrides []domain.DLQOverride) (string, bool) {
 	for _, o := range overrides {
 		if o.Queue == q.Name && (o.Vhost == "" || o.Vhost == q.Vhost) && o.DLQ != "" {
 			return o.DLQ, true
@@ -228,7 +204,7 @@ func overrideFor(q Queue, overrides []DLQOverride) (string, bool) {
 // channelsAndConsumers reads channels and consumers. A 3.10 broker with
 // statistics disabled answers 400 to /api/channels and /api/consumers:
 // that becomes a note, not a failure.
-func (c *Client) channelsAndConsumers(ctx context.Context, vhost string) ([]Channel, []Consumer, string, error) {
+func (c *Client) channelsAndConsumers(ctx context.Context, vhost string) ([]domain.Channel, []domain.Consumer, string, error) {
 	var (
 		rawCh []rawChannel
 		rawCo []rawConsumer
@@ -258,13 +234,13 @@ func (c *Client) channelsAndConsumers(ctx context.Context, vhost string) ([]Chan
 	if err != nil {
 		return nil, nil, "", err
 	}
-	chans := make([]Channel, 0, len(rawCh))
+	chans := make([]domain.Channel, 0, len(rawCh))
 	for _, r := range rawCh {
 		chans = append(chans, r.channel())
 	}
-	cons := make([]Consumer, 0, len(rawCo))
+	cons := make([]domain.Consumer, 0, len(rawCo))
 	for _, r := range rawCo {
-		cons = append(cons, r.consumer(QueueRef{}))
+		cons = append(cons, r.consumer(domain.QueueRef{}))
 	}
 	return chans, cons, note, nil
 }
@@ -272,7 +248,7 @@ func (c *Client) channelsAndConsumers(ctx context.Context, vhost string) ([]Chan
 // channelsUnavailable turns the 400 that /api/channels gives when the
 // broker collects no statistics into a note for the screen.
 func channelsUnavailable(err error) (string, bool) {
-	var e *Error
+	var e *domain.Error
 	if !errors.As(err, &e) || e.Status != 400 {
 		return "", false
 	}
@@ -282,11 +258,35 @@ func channelsUnavailable(err error) (string, bool) {
 // withoutRates marks the queues' rates unknown when the broker collects
 // none (rates_mode = none): it then lists no rate details, which would
 // read as rates of 0, and every busy queue would look stalled.
-func withoutRates(qs []Queue, ratesMode string) {
+func withoutRates(qs []domain.Queue, ratesMode string) {
 	if ratesMode != "none" {
 		return
 	}
 	for i := range qs {
 		qs[i].HasRates, qs[i].PublishRate, qs[i].AckRate = false, 0, 0
+	}
+}
+
+// markParking sets Parking on the queues config names as parking queues
+// (an empty Vhost matches any) and on each DLQ's default parking queue.
+// It runs after pairDLQs, which tells which queues are DLQs.
+func markParking(queues []domain.Queue, pins []domain.QueueRef) {
+	dlqs := make(map[domain.QueueRef]bool)
+	for _, q := range queues {
+		if q.IsDLQ() {
+			dlqs[q.Ref()] = true
+		}
+	}
+	for i := range queues {
+		q := &queues[i]
+		q.Parking = false
+		for _, p := range pins {
+			if p.Name == q.Name && (p.Vhost == "" || p.Vhost == q.Vhost) {
+				q.Parking = true
+			}
+		}
+		if base, ok := strings.CutSuffix(q.Name, domain.ParkingSuffix); ok && dlqs[domain.QueueRef{Vhost: q.Vhost, Name: base}] {
+			q.Parking = true
+		}
 	}
 }

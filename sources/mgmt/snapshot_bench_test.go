@@ -5,16 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // cheapListJSON is what /api/queues/VHOST?disable_stats=true&
 // enable_queue_totals=true answers for n queues, half of them
 // dead-lettering into the other half through one exchange, in the shape
 // RabbitMQ 3.10 gives it.
-func cheapListJSON(b *testing.B, n int) ([]byte, *scopeEntry, []Binding) {
+func cheapListJSON(b *testing.B, n int) ([]byte, *scopeEntry, []domain.Binding) {
 	b.Helper()
 	qs := make([]map[string]any, 0, n)
-	var binds []Binding
+	var binds []domain.Binding
 	for i := 0; i < n/2; i++ {
 		name := fmt.Sprintf("svc-%05d.events", i)
 		base := func(q string, args map[string]any) map[string]any {
@@ -28,15 +30,15 @@ func cheapListJSON(b *testing.B, n int) ([]byte, *scopeEntry, []Binding) {
 		qs = append(qs,
 			base(name, map[string]any{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": name}),
 			base(name+".dlq", map[string]any{}))
-		binds = append(binds, Binding{Source: "dlx", Destination: name + ".dlq", RoutingKey: name, Arguments: map[string]any{}})
+		binds = append(binds, domain.Binding{Source: "dlx", Destination: name + ".dlq", RoutingKey: name, Arguments: map[string]any{}})
 	}
 	raw, err := json.Marshal(qs)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sc := &scopeEntry{
-		exchanges:  map[ExchangeRef]string{{Vhost: "v", Name: "dlx"}: "direct", {Vhost: "v", Name: ""}: "direct"},
-		alternates: map[ExchangeRef]string{},
+		exchanges:  map[domain.ExchangeRef]string{{Vhost: "v", Name: "dlx"}: "direct", {Vhost: "v", Name: ""}: "direct"},
+		alternates: map[domain.ExchangeRef]string{},
 		policies:   map[string]map[string]map[string]any{},
 	}
 	return raw, sc, binds
@@ -49,8 +51,8 @@ func cheapListJSON(b *testing.B, n int) ([]byte, *scopeEntry, []Binding) {
 // measured by the harness (testdata/bench).
 func BenchmarkRefreshClientSide10k(b *testing.B) {
 	raw, sc, binds := cheapListJSON(b, 10000)
-	topo := Topology{Exchanges: sc.exchanges, Alternates: sc.alternates,
-		Bindings: map[ExchangeRef][]Binding{{Vhost: "v", Name: "dlx"}: binds}}
+	topo := domain.Topology{Exchanges: sc.exchanges, Alternates: sc.alternates,
+		Bindings: map[domain.ExchangeRef][]domain.Binding{{Vhost: "v", Name: "dlx"}: binds}}
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -59,7 +61,7 @@ func BenchmarkRefreshClientSide10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		applyPolicies(queues, sc)
-		SortQueues(queues)
+		domain.SortQueues(queues)
 		pairDLQs(queues, &topo, nil)
 		if queues[0].DLQ == nil {
 			b.Fatal("no DLQ paired")

@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -29,9 +30,9 @@ func TestSnapshotDepthsEqualTheBrokers(t *testing.T) {
 	}
 
 	want := map[string][3]int64{"work": {7, 5, 2}, "votes": {3, 3, 0}}
-	s := e.snapshot(SnapshotOptions{}, func(s *Snapshot) bool {
+	s := e.snapshot(domain.SnapshotOptions{}, func(s *domain.Snapshot) bool {
 		for name, w := range want {
-			q := s.Queue(QueueRef{Vhost: e.vhost, Name: name})
+			q := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: name})
 			if q == nil || [3]int64{q.Messages, q.Ready, q.Unacked} != w {
 				return false
 			}
@@ -51,10 +52,10 @@ func TestSnapshotDepthsEqualTheBrokers(t *testing.T) {
 	if s.Overview.RabbitMQVersion == "" || len(s.Nodes) == 0 || !s.Nodes[0].Running || s.Nodes[0].MemLimit == 0 {
 		t.Fatalf("overview %+v nodes %+v", s.Overview, s.Nodes)
 	}
-	if q := s.Queue(QueueRef{Vhost: e.vhost, Name: "votes"}); q.Type != "quorum" || q.Node == "" {
+	if q := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: "votes"}); q.Type != "quorum" || q.Node == "" {
 		t.Fatalf("quorum queue read as %+v", q)
 	}
-	if s.StatsAge < DefaultStatsInterval || s.TakenAt.IsZero() {
+	if s.StatsAge < domain.DefaultStatsInterval || s.TakenAt.IsZero() {
 		t.Fatalf("stats age %v, taken at %v", s.StatsAge, s.TakenAt)
 	}
 }
@@ -69,12 +70,12 @@ func TestSnapshotPairsDLQThroughAnArgument(t *testing.T) {
 	e.publish("orders", 2, nil)
 	rejectAll(t, e, "orders", 2)
 
-	s := e.snapshot(SnapshotOptions{}, func(s *Snapshot) bool {
-		q := s.Queue(QueueRef{Vhost: e.vhost, Name: "orders"})
+	s := e.snapshot(domain.SnapshotOptions{}, func(s *domain.Snapshot) bool {
+		q := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: "orders"})
 		return q != nil && q.DLQMessages == 2
 	})
-	q := s.Queue(QueueRef{Vhost: e.vhost, Name: "orders"})
-	dlq := s.Queue(QueueRef{Vhost: e.vhost, Name: "orders.dlq"})
+	q := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: "orders"})
+	dlq := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: "orders.dlq"})
 	if q.DLQ == nil || *q.DLQ != dlq.Ref() || !dlq.IsDLQ() || dlq.DLQOf[0] != q.Ref() || q.IsDLQ() {
 		t.Fatalf("pairing: orders.DLQ=%v, orders.dlq.DLQOf=%v", q.DLQ, dlq.DLQOf)
 	}
@@ -93,11 +94,11 @@ func TestSnapshotPairsDLQThroughAPolicy(t *testing.T) {
 	e.queue("mail", nil)
 	e.publish("mail", 3, nil) // they expire and the broker dead-letters them
 
-	s := e.snapshot(SnapshotOptions{}, func(s *Snapshot) bool {
-		q := s.Queue(QueueRef{Vhost: e.vhost, Name: "mail"})
+	s := e.snapshot(domain.SnapshotOptions{}, func(s *domain.Snapshot) bool {
+		q := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: "mail"})
 		return q != nil && q.Policy == "dead-letters" && q.DLQMessages == 3
 	})
-	q := s.Queue(QueueRef{Vhost: e.vhost, Name: "mail"})
+	q := s.Queue(domain.QueueRef{Vhost: e.vhost, Name: "mail"})
 	if q.DLQ == nil || q.DLQ.Name != "mail.dead" || !q.HasDLX || q.Arguments["x-dead-letter-exchange"] != nil {
 		t.Fatalf("pairing through the policy: %+v", q)
 	}
@@ -135,9 +136,9 @@ func TestSnapshotOldestAge(t *testing.T) {
 	e.publish("stamped", 3, stamp)
 	e.publish("unstamped", 3, nil)
 	e.publish("votes", 3, stamp)
-	refs := []QueueRef{{e.vhost, "stamped"}, {e.vhost, "unstamped"}, {e.vhost, "votes"}}
+	refs := []domain.QueueRef{{Vhost: e.vhost, Name: "stamped"}, {Vhost: e.vhost, Name: "unstamped"}, {Vhost: e.vhost, Name: "votes"}}
 
-	s := e.snapshot(SnapshotOptions{RatesFor: refs}, func(s *Snapshot) bool {
+	s := e.snapshot(domain.SnapshotOptions{RatesFor: refs}, func(s *domain.Snapshot) bool {
 		for _, r := range refs {
 			// Until the broker has collected statistics for a queue, its
 			// age is unknown for that reason, not the one under test.
@@ -152,7 +153,7 @@ func TestSnapshotOldestAge(t *testing.T) {
 		t.Fatalf("oldest age of a timestamped classic queue = %v, %v; want about 90 s", age, ok)
 	}
 	for _, c := range []struct {
-		ref    QueueRef
+		ref    domain.QueueRef
 		reason string
 	}{{refs[1], "timestamp property"}, {refs[2], "quorum"}} {
 		q := s.Queue(c.ref)
@@ -162,7 +163,7 @@ func TestSnapshotOldestAge(t *testing.T) {
 	}
 }
 
-func allPrefetch(chs []Channel, n int) bool {
+func allPrefetch(chs []domain.Channel, n int) bool {
 	for _, ch := range chs {
 		if ch.PrefetchCount != n {
 			return false
@@ -185,7 +186,7 @@ func TestQueueDetailShowsUnackedAgainstPrefetch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var d *QueueDetail
+	var d *domain.QueueDetail
 	waitFor(t, 20*time.Second, func() (bool, string) {
 		var err error
 		d, err = e.c.Queue(context.Background(), e.vhost, "work")
@@ -215,8 +216,8 @@ func TestQueueDetailShowsUnackedAgainstPrefetch(t *testing.T) {
 	}
 }
 
-func fmtDetail(d *QueueDetail) string {
-	return fmt.Sprintf("%s consumers %d, channels %d, unacked %d/%d", describe(&Snapshot{Queues: []Queue{d.Queue}}),
+func fmtDetail(d *domain.QueueDetail) string {
+	return fmt.Sprintf("%s consumers %d, channels %d, unacked %d/%d", describe(&domain.Snapshot{Queues: []domain.Queue{d.Queue}}),
 		len(d.Consumers), len(d.Channels), d.UnackedUsed, d.UnackedAllowed)
 }
 
@@ -230,11 +231,11 @@ func TestOddNamesAndTheDefaultVhostAreEscaped(t *testing.T) {
 	if err != nil || d.Queue.Name != odd || d.Queue.Messages != 2 {
 		t.Fatalf("queue %q: %v %+v", odd, err, d)
 	}
-	if _, err := e.c.Snapshot(context.Background(), SnapshotOptions{Vhost: "/"}); err != nil {
+	if _, err := e.c.Snapshot(context.Background(), domain.SnapshotOptions{Vhost: "/"}); err != nil {
 		t.Fatalf("snapshot of vhost /: %v", err)
 	}
-	_, err = e.c.Snapshot(context.Background(), SnapshotOptions{Vhost: e.vhost + "-missing"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "vhost") {
+	_, err = e.c.Snapshot(context.Background(), domain.SnapshotOptions{Vhost: e.vhost + "-missing"})
+	if !errors.Is(err, domain.ErrNotFound) || !strings.Contains(err.Error(), "vhost") {
 		t.Fatalf("missing vhost: %v", err)
 	}
 }

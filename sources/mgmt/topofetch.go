@@ -3,8 +3,11 @@ package mgmt
 import (
 	"context"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // topologyTTL is how long exchanges, policies and dead-letter bindings are
@@ -32,20 +35,20 @@ const bulkBindings = 16
 
 type scopeEntry struct {
 	at         time.Time
-	exchanges  map[ExchangeRef]string
-	alternates map[ExchangeRef]string
+	exchanges  map[domain.ExchangeRef]string
+	alternates map[domain.ExchangeRef]string
 	// policies maps vhost → policy name → definition.
 	policies map[string]map[string]map[string]any
 }
 
 type bindingEntry struct {
 	at   time.Time
-	list []Binding
+	list []domain.Binding
 }
 
 type topoCache struct {
 	scopes   map[string]*scopeEntry // by vhost, "" = all
-	bindings map[ExchangeRef]bindingEntry
+	bindings map[domain.ExchangeRef]bindingEntry
 }
 
 // scope returns exchanges and policies for vhost ("" = all), cached.
@@ -73,10 +76,10 @@ func (c *Client) scope(ctx context.Context, vhost string) (*scopeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &scopeEntry{at: now, exchanges: map[ExchangeRef]string{}, alternates: map[ExchangeRef]string{},
+	e := &scopeEntry{at: now, exchanges: map[domain.ExchangeRef]string{}, alternates: map[domain.ExchangeRef]string{},
 		policies: map[string]map[string]map[string]any{}}
 	for _, x := range xs {
-		ref := ExchangeRef{Vhost: x.Vhost, Name: x.Name}
+		ref := domain.ExchangeRef{Vhost: x.Vhost, Name: x.Name}
 		e.exchanges[ref] = x.Type
 		if ae, ok := x.Arguments["alternate-exchange"].(string); ok {
 			e.alternates[ref] = ae
@@ -100,11 +103,11 @@ func (c *Client) scope(ctx context.Context, vhost string) (*scopeEntry, error) {
 // deadLetterTopology reads the source bindings of the dead-letter
 // exchanges the queues name, following exchange-to-exchange bindings and
 // alternate exchanges.
-func (c *Client) deadLetterTopology(ctx context.Context, sc *scopeEntry, queues []Queue) (Topology, error) {
-	t := Topology{Exchanges: sc.exchanges, Alternates: sc.alternates, Bindings: map[ExchangeRef][]Binding{}}
-	var want []ExchangeRef
-	seen := map[ExchangeRef]bool{}
-	add := func(x ExchangeRef) {
+func (c *Client) deadLetterTopology(ctx context.Context, sc *scopeEntry, queues []domain.Queue) (domain.Topology, error) {
+	t := domain.Topology{Exchanges: sc.exchanges, Alternates: sc.alternates, Bindings: map[domain.ExchangeRef][]domain.Binding{}}
+	var want []domain.ExchangeRef
+	seen := map[domain.ExchangeRef]bool{}
+	add := func(x domain.ExchangeRef) {
 		if x.Name == "" || seen[x] {
 			return
 		}
@@ -116,10 +119,10 @@ func (c *Client) deadLetterTopology(ctx context.Context, sc *scopeEntry, queues 
 	}
 	for _, q := range queues {
 		if q.HasDLX {
-			add(ExchangeRef{Vhost: q.Vhost, Name: q.DeadLetterExchange})
+			add(domain.ExchangeRef{Vhost: q.Vhost, Name: q.DeadLetterExchange})
 		}
 	}
-	for hop := 0; hop <= maxHops && len(want) > 0; hop++ {
+	for hop := 0; hop <= domain.MaxHops && len(want) > 0; hop++ {
 		got, err := c.bindingsOf(ctx, want)
 		if err != nil {
 			return t, err
@@ -129,11 +132,11 @@ func (c *Client) deadLetterTopology(ctx context.Context, sc *scopeEntry, queues 
 			t.Bindings[x] = list
 			for _, b := range list {
 				if b.ToExchange {
-					add(ExchangeRef{Vhost: x.Vhost, Name: b.Destination})
+					add(domain.ExchangeRef{Vhost: x.Vhost, Name: b.Destination})
 				}
 			}
 			if ae := t.Alternates[x]; ae != "" {
-				add(ExchangeRef{Vhost: x.Vhost, Name: ae})
+				add(domain.ExchangeRef{Vhost: x.Vhost, Name: ae})
 			}
 		}
 	}
@@ -142,11 +145,11 @@ func (c *Client) deadLetterTopology(ctx context.Context, sc *scopeEntry, queues 
 
 // bindingsOf returns the source bindings of xs, from the cache where
 // fresh.
-func (c *Client) bindingsOf(ctx context.Context, xs []ExchangeRef) (map[ExchangeRef][]Binding, error) {
+func (c *Client) bindingsOf(ctx context.Context, xs []domain.ExchangeRef) (map[domain.ExchangeRef][]domain.Binding, error) {
 	now := time.Now()
 	ttl := c.topologyReuse()
-	out := make(map[ExchangeRef][]Binding, len(xs))
-	missing := map[string][]ExchangeRef{}
+	out := make(map[domain.ExchangeRef][]domain.Binding, len(xs))
+	missing := map[string][]domain.ExchangeRef{}
 	c.mu.Lock()
 	for _, x := range xs {
 		if e, ok := c.topo.bindings[x]; ok && now.Sub(e.at) < ttl {
@@ -158,13 +161,13 @@ func (c *Client) bindingsOf(ctx context.Context, xs []ExchangeRef) (map[Exchange
 	c.mu.Unlock()
 
 	var mu sync.Mutex
-	store := func(x ExchangeRef, list []Binding) {
+	store := func(x domain.ExchangeRef, list []domain.Binding) {
 		mu.Lock()
 		out[x] = list
 		mu.Unlock()
 		c.mu.Lock()
 		if c.topo.bindings == nil {
-			c.topo.bindings = map[ExchangeRef]bindingEntry{}
+			c.topo.bindings = map[domain.ExchangeRef]bindingEntry{}
 		}
 		c.topo.bindings[x] = bindingEntry{at: now, list: list}
 		c.mu.Unlock()
@@ -177,7 +180,7 @@ func (c *Client) bindingsOf(ctx context.Context, xs []ExchangeRef) (map[Exchange
 				if err := c.get(ctx, "bindings/"+esc(vhost), nil, &raw); err != nil {
 					return err
 				}
-				bySource := map[string][]Binding{}
+				bySource := map[string][]domain.Binding{}
 				for _, b := range raw {
 					bySource[b.Source] = append(bySource[b.Source], b.binding())
 				}
@@ -195,7 +198,7 @@ func (c *Client) bindingsOf(ctx context.Context, xs []ExchangeRef) (map[Exchange
 				if err := c.get(ctx, path, nil, &raw); err != nil {
 					return err
 				}
-				list := make([]Binding, 0, len(raw))
+				list := make([]domain.Binding, 0, len(raw))
 				for _, b := range raw {
 					list = append(list, b.binding())
 				}
@@ -208,19 +211,46 @@ func (c *Client) bindingsOf(ctx context.Context, xs []ExchangeRef) (map[Exchange
 	return out, err
 }
 
-func (b rawBinding) binding() Binding {
-	return Binding{Source: b.Source, Destination: b.Destination, ToExchange: b.DestinationType == "exchange",
+func (b rawBinding) binding() domain.Binding {
+	return domain.Binding{Source: b.Source, Destination: b.Destination, ToExchange: b.DestinationType == "exchange",
 		RoutingKey: b.RoutingKey, Arguments: map[string]any(b.Arguments)}
 }
 
 // applyPolicies fills the effective policy definition of queues that came
 // from the cheap list (which names the policy but does not expand it).
-func applyPolicies(queues []Queue, sc *scopeEntry) {
+func applyPolicies(queues []domain.Queue, sc *scopeEntry) {
 	for i := range queues {
 		q := &queues[i]
 		if q.EffectiveDefinition == nil && q.Policy != "" {
 			q.EffectiveDefinition = sc.policies[q.Vhost][q.Policy]
 		}
-		q.resolveDeadLettering()
+		q.ResolveDeadLettering()
 	}
+}
+
+// pickDLQ chooses q's DLQ among a route's targets: not q itself, then a
+// name that extends q's (orders → orders.dlq), then one that says dead or
+// dlq, then the first by name. The choice is deterministic.
+func pickDLQ(q domain.Queue, targets []domain.QueueRef) *domain.QueueRef {
+	var others []domain.QueueRef
+	for _, t := range targets {
+		if t != q.Ref() {
+			others = append(others, t)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	for _, t := range others {
+		if strings.HasPrefix(t.Name, q.Name) {
+			return &t
+		}
+	}
+	for _, t := range others {
+		n := strings.ToLower(t.Name)
+		if strings.Contains(n, "dlq") || strings.Contains(n, "dead") {
+			return &t
+		}
+	}
+	return &others[0]
 }

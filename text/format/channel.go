@@ -3,7 +3,7 @@ package format
 import (
 	"fmt"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // CountOf is a count the broker may not have reported: Unknown when nil.
@@ -23,7 +23,7 @@ func RateOf(r *float64) string {
 }
 
 // Confirm is a channel's confirm mode: yes, no, or Unknown.
-func Confirm(c mgmt.ChannelStat) string {
+func Confirm(c domain.ChannelStat) string {
 	switch {
 	case c.Confirm == nil:
 		return Unknown
@@ -36,7 +36,7 @@ func Confirm(c mgmt.ChannelStat) string {
 // Unconfirmed is a channel's unconfirmed publishes; Unknown when the
 // channel is not in confirm mode (nothing to confirm) or the broker did
 // not say.
-func Unconfirmed(c mgmt.ChannelStat) string {
+func Unconfirmed(c domain.ChannelStat) string {
 	if c.Confirm == nil || !*c.Confirm {
 		return Unknown
 	}
@@ -45,7 +45,7 @@ func Unconfirmed(c mgmt.ChannelStat) string {
 
 // Prefetch is a channel's prefetch: the per-consumer limit ("none" for
 // no limit), with the channel-wide one as "/50g" when set.
-func Prefetch(c mgmt.ChannelStat) string {
+func Prefetch(c domain.ChannelStat) string {
 	if c.Prefetch == nil {
 		return Unknown
 	}

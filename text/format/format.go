@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -133,7 +133,7 @@ func Time(t time.Time) string {
 // Bytes is a size in binary multiples: 512 B, 1.5 KiB, 3.0 MiB. The
 // plan's question (actions), which may not import ui, words sizes through
 // the same dlq.Size.
-func Bytes(n int64) string { return dlq.Size(n).String() }
+func Bytes(n int64) string { return domain.Size(n).String() }
 
 // QueueName names a queue for people: the name alone in the default vhost
 // "/", else with its vhost. The result is sanitised.

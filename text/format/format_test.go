@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/domain/trouble"
 )
 
 var now = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -116,20 +114,20 @@ func TestCountsInSentences(t *testing.T) {
 func TestEveryMovementHasWords(t *testing.T) {
 	tests := []struct {
 		name       string
-		d          mgmt.Drain
+		d          domain.Drain
 		cell, note string
 	}{
-		{"no rates", mgmt.Drain{Movement: mgmt.NoRates}, Unknown, "drain unknown: rates not fetched yet"},
-		{"empty", mgmt.Drain{Movement: mgmt.Empty}, "empty", "empty"},
-		{"draining", mgmt.Drain{Movement: mgmt.Draining, ETA: 32 * time.Second}, "ETA 32s", "drains in 32s"},
-		{"growing", mgmt.Drain{Movement: mgmt.Growing, Growth: 12.34}, "growing +12/s", "not draining: growing +12/s"},
-		{"held", mgmt.Drain{Movement: mgmt.Held}, "held", "held: no consumers (a DLQ or parking queue keeps its messages until someone acts)"},
-		{"retry wait", mgmt.Drain{Movement: mgmt.RetryWait}, "retry wait", "held until the messages' TTL sends them back (retry queue)"},
-		{"no consumers", mgmt.Drain{Movement: mgmt.NoConsumers}, "no consumers", "not draining: no consumers"},
-		{"stalled", mgmt.Drain{Movement: mgmt.Stalled}, "stalled", "not draining: consumers are not acknowledging"},
-		{"steady", mgmt.Drain{Movement: mgmt.Steady}, "steady", "not draining: in = out, the backlog stays"},
-		{"delayed", mgmt.Drain{Movement: mgmt.Delayed}, "delayed", "not ready yet: every message waits out its delayed retry"},
-		{"DLX backlog", mgmt.Drain{Movement: mgmt.DLXBacklog}, "DLX backlog", "nothing to consume: every message is a dead letter held for the DLX"},
+		{"no rates", domain.Drain{Movement: domain.NoRates}, Unknown, "drain unknown: rates not fetched yet"},
+		{"empty", domain.Drain{Movement: domain.Empty}, "empty", "empty"},
+		{"draining", domain.Drain{Movement: domain.Draining, ETA: 32 * time.Second}, "ETA 32s", "drains in 32s"},
+		{"growing", domain.Drain{Movement: domain.Growing, Growth: 12.34}, "growing +12/s", "not draining: growing +12/s"},
+		{"held", domain.Drain{Movement: domain.Held}, "held", "held: no consumers (a DLQ or parking queue keeps its messages until someone acts)"},
+		{"retry wait", domain.Drain{Movement: domain.RetryWait}, "retry wait", "held until the messages' TTL sends them back (retry queue)"},
+		{"no consumers", domain.Drain{Movement: domain.NoConsumers}, "no consumers", "not draining: no consumers"},
+		{"stalled", domain.Drain{Movement: domain.Stalled}, "stalled", "not draining: consumers are not acknowledging"},
+		{"steady", domain.Drain{Movement: domain.Steady}, "steady", "not draining: in = out, the backlog stays"},
+		{"delayed", domain.Drain{Movement: domain.Delayed}, "delayed", "not ready yet: every message waits out its delayed retry"},
+		{"DLX backlog", domain.Drain{Movement: domain.DLXBacklog}, "DLX backlog", "nothing to consume: every message is a dead letter held for the DLX"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,36 +142,36 @@ func TestEveryMovementHasWords(t *testing.T) {
 }
 
 func TestRetryNoteSaysWhereAndWhen(t *testing.T) {
-	target := &mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	target := &domain.QueueRef{Vhost: "/", Name: "orders"}
 	check(t, []struct{ name, got, want string }{
-		{"not a retry queue", RetryNote(mgmt.Queue{Name: "orders"}), ""},
-		{"without a TTL", RetryNote(mgmt.Queue{Name: "orders.retry", RetryTarget: target}), "retry queue: expired messages go back to orders"},
-		{"with a TTL", RetryNote(mgmt.Queue{Name: "orders.retry", RetryTarget: target,
+		{"not a retry queue", RetryNote(domain.Queue{Name: "orders"}), ""},
+		{"without a TTL", RetryNote(domain.Queue{Name: "orders.retry", RetryTarget: target}), "retry queue: expired messages go back to orders"},
+		{"with a TTL", RetryNote(domain.Queue{Name: "orders.retry", RetryTarget: target,
 			Arguments: map[string]any{"x-message-ttl": 250}}), "retry queue: expired messages go back to orders after 250ms"},
 	})
 }
 
 func TestEffectSaysThePaceAndTheLast(t *testing.T) {
 	check(t, []struct{ name, got, want string }{
-		{"with a last effect", Effect(inbox.Effect{Window: time.Minute, Rate: 2, Now: now, Last: now.Add(-3 * time.Second)}),
+		{"with a last effect", Effect(domain.Effect{Window: time.Minute, Rate: 2, Now: now, Last: now.Add(-3 * time.Second)}),
 			"2.0 effects/s over the last 1m, last 3s ago"},
-		{"none", Effect(inbox.Effect{Window: time.Minute, Now: now}), "0 effects/s over the last 1m, none ever recorded"},
+		{"none", Effect(domain.Effect{Window: time.Minute, Now: now}), "0 effects/s over the last 1m, none ever recorded"},
 	})
 }
 
 func TestLogicalIDSaysWhenItIsAHash(t *testing.T) {
-	hash := dlq.DeadLetter{LogicalID: "sha256:0123456789abcdef", LogicalIDFrom: dlq.IDHash}
-	header := dlq.DeadLetter{LogicalID: "ord-1", LogicalIDFrom: dlq.IDHeader}
+	hash := domain.DeadLetter{LogicalID: "sha256:0123456789abcdef", LogicalIDFrom: domain.IDHash}
+	header := domain.DeadLetter{LogicalID: "ord-1", LogicalIDFrom: domain.IDHeader}
 	check(t, []struct{ name, got, want string }{
 		{"a hash is marked in a list", LogicalID(hash), "#sha256:0123456789abcdef"},
 		{"a configured ID is plain in a list", LogicalID(header), "ord-1"},
 		{"a hash says so in full", LogicalIDSource(hash), "sha256:0123456789abcdef (content hash: no configured ID found)"},
 		{"a configured ID names its source", LogicalIDSource(header), "ord-1 (from header)"},
-		{"no source known", LogicalIDSource(dlq.DeadLetter{LogicalID: "x"}), "x"},
+		{"no source known", LogicalIDSource(domain.DeadLetter{LogicalID: "x"}), "x"},
 	})
 	for _, tt := range []struct {
 		name string
-		l    dlq.DeadLetter
+		l    domain.DeadLetter
 		s    string
 		want bool
 	}{
@@ -193,29 +191,29 @@ func TestLogicalIDSaysWhenItIsAHash(t *testing.T) {
 func TestDelayedRetryAndTheFiguresOf43(t *testing.T) {
 	three, zero, bytes := int64(3), int64(0), int64(2048)
 	check(t, []struct{ name, got, want string }{
-		{"the broker's words", DelayedRetry(mgmt.DelayedRetry{Broker: "all (min: 2000ms, max: 10000ms)", Type: "all", Min: 2000, Max: 10000}), "all (min: 2000ms, max: 10000ms)"},
-		{"from a policy", DelayedRetry(mgmt.DelayedRetry{Type: "failed", Min: 500, Max: 90000}), "failed (min: 500ms, max: 1m30s)"},
-		{"type only", DelayedRetry(mgmt.DelayedRetry{Type: "returned", Min: -1, Max: -1}), "returned"},
-		{"nothing said", DelayedRetry(mgmt.DelayedRetry{Min: -1, Max: -1}), ""},
-		{"hostile words", DelayedRetry(mgmt.DelayedRetry{Broker: "all\x1b[2J"}), "all\\x1b[2J"},
-		{"delayed messages", DelayedNote(mgmt.Queue{Delayed: &three, DelayedRetry: "all (min: 2000ms, max: 10000ms)"}),
+		{"the broker's words", DelayedRetry(domain.DelayedRetry{Broker: "all (min: 2000ms, max: 10000ms)", Type: "all", Min: 2000, Max: 10000}), "all (min: 2000ms, max: 10000ms)"},
+		{"from a policy", DelayedRetry(domain.DelayedRetry{Type: "failed", Min: 500, Max: 90000}), "failed (min: 500ms, max: 1m30s)"},
+		{"type only", DelayedRetry(domain.DelayedRetry{Type: "returned", Min: -1, Max: -1}), "returned"},
+		{"nothing said", DelayedRetry(domain.DelayedRetry{Min: -1, Max: -1}), ""},
+		{"hostile words", DelayedRetry(domain.DelayedRetry{Broker: "all\x1b[2J"}), "all\\x1b[2J"},
+		{"delayed messages", DelayedNote(domain.Queue{Delayed: &three, DelayedRetry: "all (min: 2000ms, max: 10000ms)"}),
 			"3 delayed (delayed retry all (min: 2000ms, max: 10000ms)), ready again after the delay"},
-		{"none delayed", DelayedNote(mgmt.Queue{Delayed: &zero}), ""},
-		{"delayed unknown", DelayedNote(mgmt.Queue{}), ""},
-		{"DLX held with bytes", DLXHeldNote(mgmt.Queue{DLXHeld: &three, DLXHeldBytes: &bytes}), "3 dead letters held for the DLX (2.0 KiB)"},
-		{"DLX held without bytes", DLXHeldNote(mgmt.Queue{DLXHeld: &three}), "3 dead letters held for the DLX"},
-		{"DLX held unknown", DLXHeldNote(mgmt.Queue{}), ""},
+		{"none delayed", DelayedNote(domain.Queue{Delayed: &zero}), ""},
+		{"delayed unknown", DelayedNote(domain.Queue{}), ""},
+		{"DLX held with bytes", DLXHeldNote(domain.Queue{DLXHeld: &three, DLXHeldBytes: &bytes}), "3 dead letters held for the DLX (2.0 KiB)"},
+		{"DLX held without bytes", DLXHeldNote(domain.Queue{DLXHeld: &three}), "3 dead letters held for the DLX"},
+		{"DLX held unknown", DLXHeldNote(domain.Queue{}), ""},
 		{"DLX mark", Mark(trouble.Mark{Kind: trouble.DLXGrowing, Added: 4}, "", time.Minute),
 			"DLX backlog growing (+4 in the last 1m)"},
 	})
 }
 
 func TestClaimedMarksSayWhoseTheyAre(t *testing.T) {
-	l := dlq.DeadLetter{MarksClaimed: true, ClaimedReplays: 3, Headers: map[string]any{dlq.HeaderQuarantineReason: "x"}}
+	l := domain.DeadLetter{MarksClaimed: true, ClaimedReplays: 3, Headers: map[string]any{domain.HeaderQuarantineReason: "x"}}
 	if got := ClaimedMarks(l); got != "quarantined, replayed 3× claimed by the message: no operation of the audit log wrote it" {
 		t.Errorf("%q", got)
 	}
-	if ClaimedMarks(dlq.DeadLetter{}) != "" {
+	if ClaimedMarks(domain.DeadLetter{}) != "" {
 		t.Error("a message without claims")
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -18,8 +18,8 @@ const (
 // LogicalID is a dead letter's logical ID in a list: a content hash is
 // marked, because two copies of one business message that differ by a
 // byte get two hashes and will not be recognised as one.
-func LogicalID(l dlq.DeadLetter) string {
-	if l.LogicalIDFrom == dlq.IDHash {
+func LogicalID(l domain.DeadLetter) string {
+	if l.LogicalIDFrom == domain.IDHash {
 		return HashMark + sanitize.Text(l.LogicalID)
 	}
 	return sanitize.Text(l.LogicalID)
@@ -27,10 +27,10 @@ func LogicalID(l dlq.DeadLetter) string {
 
 // LogicalIDSource is a dead letter's logical ID with where it came from,
 // for a view of one message.
-func LogicalIDSource(l dlq.DeadLetter) string {
+func LogicalIDSource(l domain.DeadLetter) string {
 	id := sanitize.Text(l.LogicalID)
 	switch {
-	case l.LogicalIDFrom == dlq.IDHash:
+	case l.LogicalIDFrom == domain.IDHash:
 		return id + " (content hash: no configured ID found)"
 	case l.LogicalIDFrom != "":
 		return id + " (from " + sanitize.Text(string(l.LogicalIDFrom)) + ")"
@@ -40,8 +40,8 @@ func LogicalIDSource(l dlq.DeadLetter) string {
 
 // MatchesLogicalID reports whether s names the dead letter's logical ID,
 // as typed or as a list shows it, so an ID copied from a list works.
-func MatchesLogicalID(l dlq.DeadLetter, s string) bool {
-	return s == l.LogicalID || (l.LogicalIDFrom == dlq.IDHash && s == HashMark+l.LogicalID)
+func MatchesLogicalID(l domain.DeadLetter, s string) bool {
+	return s == l.LogicalID || (l.LogicalIDFrom == domain.IDHash && s == HashMark+l.LogicalID)
 }
 
 // NotDeadLettered words a message that carries no x-death header: the
@@ -60,19 +60,19 @@ const (
 // DeadLettered reports whether the broker dead-lettered the message (it
 // carries x-death) or a framework moved it to its error queue with its
 // convention's headers (docs/ARCHITECTURE.md §4.12).
-func DeadLettered(l dlq.DeadLetter) bool { return len(l.Deaths) > 0 || Framework(l) }
+func DeadLettered(l domain.DeadLetter) bool { return len(l.Deaths) > 0 || Framework(l) }
 
 // Framework reports whether a framework's convention, not the broker,
 // says why the message failed.
-func Framework(l dlq.DeadLetter) bool {
+func Framework(l domain.DeadLetter) bool {
 	c := l.Failure.Convention
-	return c != "" && c != dlq.ConventionBroker
+	return c != "" && c != domain.ConventionBroker
 }
 
 // Reason is a dead letter's reason in a list: the broker's reason, or for
 // a framework's letter its exception's type without namespace (else its
 // kind); NoDeath when nothing dead-lettered it.
-func Reason(l dlq.DeadLetter) string {
+func Reason(l domain.DeadLetter) string {
 	if !DeadLettered(l) {
 		return NoDeath
 	}
@@ -95,25 +95,25 @@ func ShortType(t string) string {
 // else the exchange/routing key its convention names; without x-death or
 // a convention only what the x-last-death-* or x-first-death-* headers
 // name.
-func Origin(l dlq.DeadLetter) string { return orUnknown(sanitize.Text(l.Origin())) }
+func Origin(l domain.DeadLetter) string { return orUnknown(sanitize.Text(l.Origin())) }
 
 // Convention names the convention a letter was read by, as an operator
 // knows it: "RabbitMQ dead-lettering (x-death)", "MassTransit", …
 func Convention(name string) string {
 	switch name {
-	case dlq.ConventionBroker:
+	case domain.ConventionBroker:
 		return "RabbitMQ dead-lettering (x-death)"
-	case dlq.ConventionMassTransit:
+	case domain.ConventionMassTransit:
 		return "MassTransit error queue (MT-Fault-*)"
-	case dlq.ConventionSpring:
+	case domain.ConventionSpring:
 		return "Spring AMQP republish (x-exception-*, x-original-*)"
-	case dlq.ConventionNServiceBus:
+	case domain.ConventionNServiceBus:
 		return "NServiceBus error queue (NServiceBus.ExceptionInfo.*)"
-	case dlq.ConventionEasyNetQ:
+	case domain.ConventionEasyNetQ:
 		return "EasyNetQ error envelope (body)"
-	case dlq.ConventionRascal:
+	case domain.ConventionRascal:
 		return "rascal recovery (rascal header)"
-	case dlq.ConventionWatermill:
+	case domain.ConventionWatermill:
 		return "Watermill poison queue (reason_poisoned)"
 	case "":
 		return "none: no x-death and no framework's error headers"
@@ -137,13 +137,13 @@ type Counter struct{ Name, Value string }
 // against the delivery limit (every return before 4.0; from 4.0 not
 // those of basic.nack), x-acquired-count every time a consumer took the
 // message (4.0+). Counters the message does not carry are left out.
-func DeliveryCounts(l dlq.DeadLetter) []Counter {
+func DeliveryCounts(l domain.DeadLetter) []Counter {
 	var out []Counter
 	if l.DeliveryCount >= 0 {
-		out = append(out, Counter{dlq.HeaderDeliveryCount, fmt.Sprintf("%d (returns counted toward the delivery limit; from RabbitMQ 4.0 basic.nack returns are not)", l.DeliveryCount)})
+		out = append(out, Counter{domain.HeaderDeliveryCount, fmt.Sprintf("%d (returns counted toward the delivery limit; from RabbitMQ 4.0 basic.nack returns are not)", l.DeliveryCount)})
 	}
 	if l.AcquiredCount >= 0 {
-		out = append(out, Counter{dlq.HeaderAcquiredCount, fmt.Sprintf("%d (times a consumer took it, whatever it did next)", l.AcquiredCount)})
+		out = append(out, Counter{domain.HeaderAcquiredCount, fmt.Sprintf("%d (times a consumer took it, whatever it did next)", l.AcquiredCount)})
 	}
 	return out
 }
@@ -151,12 +151,12 @@ func DeliveryCounts(l dlq.DeadLetter) []Counter {
 // ClaimedMarks words warren's marks on a message that names no operation
 // the audit log knows: the message's claim, not warren's record; "" when
 // it claims none (docs/ARCHITECTURE.md §7).
-func ClaimedMarks(l dlq.DeadLetter) string {
+func ClaimedMarks(l domain.DeadLetter) string {
 	if !l.MarksClaimed {
 		return ""
 	}
 	var what []string
-	if l.Headers[dlq.HeaderQuarantineReason] != nil {
+	if l.Headers[domain.HeaderQuarantineReason] != nil {
 		what = append(what, "quarantined")
 	}
 	if l.ClaimedReplays > 0 {

@@ -5,15 +5,15 @@ import (
 	"testing"
 
 	"github.com/warrenops/warren/actions"
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 )
 
 // actions may not import ui, so the plan's question words its counts and
 // sizes itself; this keeps them the words every view uses.
 func TestThePlansQuestionWordsFiguresAsTheViewsDo(t *testing.T) {
 	for _, size := range []int{3, 1536, 3 << 20} {
-		l := dlq.DeadLetter{MessageID: "a", LogicalID: "a", LogicalIDFrom: dlq.IDMessageID, OriginQueue: "orders", Body: make([]byte, size)}
-		p, err := actions.NewPlan(actions.Request{Action: actions.ActionReplay, Queue: "orders.dlq", InboxKnown: true, Letters: []dlq.DeadLetter{l}})
+		l := domain.DeadLetter{MessageID: "a", LogicalID: "a", LogicalIDFrom: domain.IDMessageID, OriginQueue: "orders", Body: make([]byte, size)}
+		p, err := actions.NewPlan(actions.Request{Action: actions.ActionReplay, Queue: "orders.dlq", InboxKnown: true, Letters: []domain.DeadLetter{l}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,32 +4,31 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
 // movementWords are the words for each movement without a figure: as a
 // table cell, and as a sentence that says what it means.
-var movementWords = map[mgmt.Movement]struct{ cell, note string }{
-	mgmt.NoRates:     {Unknown, "drain unknown: rates not fetched yet"},
-	mgmt.Empty:       {"empty", "empty"},
-	mgmt.Held:        {"held", "held: no consumers (a DLQ or parking queue keeps its messages until someone acts)"},
-	mgmt.RetryWait:   {"retry wait", "held until the messages' TTL sends them back (retry queue)"},
-	mgmt.NoConsumers: {"no consumers", "not draining: no consumers"},
-	mgmt.Stalled:     {"stalled", "not draining: consumers are not acknowledging"},
-	mgmt.Steady:      {"steady", "not draining: in = out, the backlog stays"},
-	mgmt.Delayed:     {"delayed", "not ready yet: every message waits out its delayed retry"},
-	mgmt.DLXBacklog:  {"DLX backlog", "nothing to consume: every message is a dead letter held for the DLX"},
+var movementWords = map[domain.Movement]struct{ cell, note string }{
+	domain.NoRates:     {Unknown, "drain unknown: rates not fetched yet"},
+	domain.Empty:       {"empty", "empty"},
+	domain.Held:        {"held", "held: no consumers (a DLQ or parking queue keeps its messages until someone acts)"},
+	domain.RetryWait:   {"retry wait", "held until the messages' TTL sends them back (retry queue)"},
+	domain.NoConsumers: {"no consumers", "not draining: no consumers"},
+	domain.Stalled:     {"stalled", "not draining: consumers are not acknowledging"},
+	domain.Steady:      {"steady", "not draining: in = out, the backlog stays"},
+	domain.Delayed:     {"delayed", "not ready yet: every message waits out its delayed retry"},
+	domain.DLXBacklog:  {"DLX backlog", "nothing to consume: every message is a dead letter held for the DLX"},
 }
 
 // Drain is a queue's movement in a table cell: the overview's DRAIN
 // column and the DRAIN column of `warren status`.
-func Drain(d mgmt.Drain) string {
+func Drain(d domain.Drain) string {
 	switch d.Movement {
-	case mgmt.Draining:
+	case domain.Draining:
 		return "ETA " + Duration(d.ETA)
-	case mgmt.Growing:
+	case domain.Growing:
 		return "growing +" + PerSecond(d.Growth)
 	}
 	if w, ok := movementWords[d.Movement]; ok {
@@ -41,24 +40,24 @@ func Drain(d mgmt.Drain) string {
 // DrainNote is a queue's movement as a sentence that says what it means,
 // where there is room for one: a queue's own screen, and the overview's
 // note on a queue in trouble.
-func DrainNote(d mgmt.Drain) string {
+func DrainNote(d domain.Drain) string {
 	switch d.Movement {
-	case mgmt.Draining:
+	case domain.Draining:
 		return "drains in " + Duration(d.ETA)
-	case mgmt.Growing:
+	case domain.Growing:
 		return "not draining: " + Drain(d)
 	}
 	if w, ok := movementWords[d.Movement]; ok {
 		return w.note
 	}
-	return movementWords[mgmt.NoRates].note
+	return movementWords[domain.NoRates].note
 }
 
 // DelayedRetry words a quorum queue's delayed-retry setting (RabbitMQ
 // 4.3): the broker's own words when it reports them ("all (min: 2000ms,
 // max: 10000ms)", "disabled"), else what the arguments or policy ask for
 // ("failed (min: 1s)"); "" when nothing says.
-func DelayedRetry(d mgmt.DelayedRetry) string {
+func DelayedRetry(d domain.DelayedRetry) string {
 	if d.Broker != "" {
 		return sanitize.Text(d.Broker)
 	}
@@ -83,7 +82,7 @@ func DelayedRetry(d mgmt.DelayedRetry) string {
 // retry, and under which setting: "3 delayed (retry all (min: 2000ms,
 // max: 10000ms)), ready again after the delay"; "" when none is known
 // to wait.
-func DelayedNote(q mgmt.Queue) string {
+func DelayedNote(q domain.Queue) string {
 	if q.Delayed == nil || *q.Delayed == 0 {
 		return ""
 	}
@@ -97,7 +96,7 @@ func DelayedNote(q mgmt.Queue) string {
 // DLXHeldNote says how many dead letters an at-least-once quorum queue
 // holds for its DLX: "7 dead letters held for the DLX (21 B)"; "" when
 // none is known to be held.
-func DLXHeldNote(q mgmt.Queue) string {
+func DLXHeldNote(q domain.Queue) string {
 	if q.DLXHeld == nil || *q.DLXHeld == 0 {
 		return ""
 	}
@@ -110,7 +109,7 @@ func DLXHeldNote(q mgmt.Queue) string {
 
 // RetryNote says where a retry queue's messages go and when; empty for
 // any other queue.
-func RetryNote(q mgmt.Queue) string {
+func RetryNote(q domain.Queue) string {
 	if q.RetryTarget == nil {
 		return ""
 	}
@@ -124,7 +123,7 @@ func RetryNote(q mgmt.Queue) string {
 
 // Effect is the pace of a queue's inbox, by the database's clock: "2.0
 // effects/s over the last 1m, last 3s ago".
-func Effect(e inbox.Effect) string {
+func Effect(e domain.Effect) string {
 	text := Rate(e.Rate) + " effects/s over the last " + Duration(e.Window)
 	if age, ok := e.LastAge(); ok {
 		return text + ", last " + Ago(age)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/domain/trouble"
 	"github.com/warrenops/warren/text/sanitize"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // Reader is what the audit screen needs from the audit store.
@@ -26,7 +26,7 @@ type Reader interface {
 type Resumer interface {
 	// PlanResume reads what resuming operation id on queue would do,
 	// holding nothing; it refuses what `dlq resume` refuses.
-	PlanResume(ctx context.Context, queue mgmt.QueueRef, id string) (*ops.ResumePlan, error)
+	PlanResume(ctx context.Context, queue domain.QueueRef, id string) (*ops.ResumePlan, error)
 	// Resume carries the plan out; progress is called from its
 	// goroutines.
 	Resume(ctx context.Context, p *ops.ResumePlan, progress func(ops.Progress)) (ops.Result, error)

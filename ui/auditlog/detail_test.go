@@ -14,8 +14,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -52,7 +52,7 @@ type fakeResumer struct {
 	ran     int
 }
 
-func (f *fakeResumer) PlanResume(_ context.Context, q mgmt.QueueRef, id string) (*ops.ResumePlan, error) {
+func (f *fakeResumer) PlanResume(_ context.Context, q domain.QueueRef, id string) (*ops.ResumePlan, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.planned = append(f.planned, q.Vhost+" "+q.Name+" "+id)

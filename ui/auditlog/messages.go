@@ -7,8 +7,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // lastLoad numbers loads and resumes across audit screens, so an answer
@@ -83,7 +83,7 @@ func detailCmd(ctx context.Context, r Reader, id string, load int64) tea.Cmd {
 	}
 }
 
-func planResumeCmd(ctx context.Context, r Resumer, ref mgmt.QueueRef, id string, n int64) tea.Cmd {
+func planResumeCmd(ctx context.Context, r Resumer, ref domain.QueueRef, id string, n int64) tea.Cmd {
 	return func() tea.Msg {
 		p, err := r.PlanResume(ctx, ref, id)
 		return resumePlanMsg{id: n, plan: p, err: err}

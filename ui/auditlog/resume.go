@@ -11,8 +11,8 @@ import (
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
@@ -82,7 +82,7 @@ func (r *resume) Start(s audit.OperationSummary) tea.Cmd {
 	}
 	r.id = lastLoad.Add(1)
 	r.state = planning
-	ref := mgmt.QueueRef{Vhost: s.Vhost, Name: s.Queue}
+	ref := domain.QueueRef{Vhost: s.Vhost, Name: s.Queue}
 	return planResumeCmd(r.ctx, r.r, ref, s.Operation, r.id)
 }
 

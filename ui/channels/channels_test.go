@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -35,7 +35,7 @@ type fakeLister struct {
 	err     error
 }
 
-func (f *fakeLister) Channels(context.Context, string) (*mgmt.ChannelList, error) {
+func (f *fakeLister) Channels(context.Context, string) (*domain.ChannelList, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -43,7 +43,7 @@ func (f *fakeLister) Channels(context.Context, string) (*mgmt.ChannelList, error
 		return nil, f.err
 	}
 	n := f.pending[min(f.calls, len(f.pending))-1]
-	l := &mgmt.ChannelList{Channels: []mgmt.ChannelStat{
+	l := &domain.ChannelList{Channels: []domain.ChannelStat{
 		{Name: "10.0.0.7:40100 -> 10.0.0.1:5672 (1)", Connection: "order-gateway", User: "svc-gateway", Vhost: "shop", Number: 1,
 			Confirm: ptr(true), Unconfirmed: ptr(n), Unacked: ptr(int64(0)), Prefetch: ptr(int64(0)), PublishRate: ptr(4.0), ConfirmRate: ptr(3.2)},
 		{Name: "10.0.0.8:40200 -> 10.0.0.1:5672 (3)", Connection: "importer", User: "svc-import", Vhost: "shop", Number: 3,
@@ -52,7 +52,7 @@ func (f *fakeLister) Channels(context.Context, string) (*mgmt.ChannelList, error
 			Confirm: ptr(false), Unconfirmed: ptr(int64(0)), Unacked: ptr(int64(20)), Prefetch: ptr(int64(20)), GlobalPrefetch: ptr(int64(50)), AckRate: ptr(4.2)},
 		{Name: "10.0.0.9:40300 -> 10.0.0.1:5672 (2)", Vhost: "shop", Number: 2},
 	}}
-	mgmt.SortChannels(l.Channels)
+	domain.SortChannels(l.Channels)
 	return l, nil
 }
 
@@ -96,7 +96,7 @@ func TestTroubleNeedsSeveralRisesNotTwoSamples(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := history{}
 			for i, n := range tt.counts {
-				h.record([]mgmt.ChannelStat{{Name: "gw", Confirm: ptr(true), Unconfirmed: ptr(n)}}, t0.Add(time.Duration(i)*5*time.Second))
+				h.record([]domain.ChannelStat{{Name: "gw", Confirm: ptr(true), Unconfirmed: ptr(n)}}, t0.Add(time.Duration(i)*5*time.Second))
 			}
 			if got := h.growing("gw"); got != tt.growing {
 				t.Errorf("growing = %v over %v, want %v", got, tt.counts, tt.growing)
@@ -109,7 +109,7 @@ func TestTroubleClearsOnceTheRisesLeaveTheWindow(t *testing.T) {
 	h := history{}
 	at := t0
 	rec := func(n int64) {
-		h.record([]mgmt.ChannelStat{{Name: "gw", Confirm: ptr(true), Unconfirmed: ptr(n)}}, at)
+		h.record([]domain.ChannelStat{{Name: "gw", Confirm: ptr(true), Unconfirmed: ptr(n)}}, at)
 		at = at.Add(5 * time.Second)
 	}
 	for _, n := range []int64{10, 20, 30, 40} {
@@ -223,20 +223,20 @@ func (p program) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (p program) View() string { return p.s.View() }
 
-type listerFunc func() *mgmt.ChannelList
+type listerFunc func() *domain.ChannelList
 
-func (f listerFunc) Channels(context.Context, string) (*mgmt.ChannelList, error) { return f(), nil }
+func (f listerFunc) Channels(context.Context, string) (*domain.ChannelList, error) { return f(), nil }
 
 // Channels close between two reads: the cursor stays on its channel when
 // it is still open, and a shorter list never leaves it past the end.
 func TestTheCursorFollowsItsChannelWhenTheListShrinks(t *testing.T) {
-	channel := func(conn string) mgmt.ChannelStat {
-		return mgmt.ChannelStat{Name: conn + " (1)", Connection: conn, Vhost: "shop", Number: 1}
+	channel := func(conn string) domain.ChannelStat {
+		return domain.ChannelStat{Name: conn + " (1)", Connection: conn, Vhost: "shop", Number: 1}
 	}
 	lists := [][]string{{"a", "b", "c", "d", "e"}, {"b", "d"}, {"a"}}
 	calls := 0
-	m := New(Options{Styles: styles.New(true), Refresh: time.Hour, Now: func() time.Time { return t0 }, Lister: listerFunc(func() *mgmt.ChannelList {
-		l := &mgmt.ChannelList{}
+	m := New(Options{Styles: styles.New(true), Refresh: time.Hour, Now: func() time.Time { return t0 }, Lister: listerFunc(func() *domain.ChannelList {
+		l := &domain.ChannelList{}
 		for _, c := range lists[min(calls, len(lists)-1)] {
 			l.Channels = append(l.Channels, channel(c))
 		}

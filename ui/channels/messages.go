@@ -6,7 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -17,7 +17,7 @@ type tickMsg struct{ common.Stamp }
 // screen that asked.
 type listMsg struct {
 	common.Stamp
-	List *mgmt.ChannelList
+	List *domain.ChannelList
 	Err  error
 }
 

@@ -19,7 +19,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
@@ -29,7 +29,7 @@ import (
 
 // Lister is what the screen needs from the management API.
 type Lister interface {
-	Channels(ctx context.Context, vhost string) (*mgmt.ChannelList, error)
+	Channels(ctx context.Context, vhost string) (*domain.ChannelList, error)
 }
 
 // Options are the screen's settings.
@@ -61,7 +61,7 @@ type Model struct {
 	filter textinput.Model
 	typing bool
 
-	list    *mgmt.ChannelList
+	list    *domain.ChannelList
 	err     error
 	trend   history
 	view    []int // indexes into list.Channels that pass the filter
@@ -167,7 +167,7 @@ func (m *Model) apply(msg listMsg) tea.Cmd {
 	next := tick(m.o.Refresh, m.stamp)
 	if msg.Err != nil {
 		m.err = msg.Err
-		if errors.Is(msg.Err, mgmt.ErrUnauthorized) {
+		if errors.Is(msg.Err, domain.ErrUnauthorized) {
 			// Retrying cannot fix refused credentials; r tries again.
 			return common.ReportError(fmt.Errorf("reading channels: %w", msg.Err))
 		}
@@ -232,7 +232,7 @@ func (m *Model) arrange(keep string) {
 	}
 }
 
-func matches(c mgmt.ChannelStat, f string) bool {
+func matches(c domain.ChannelStat, f string) bool {
 	for _, s := range []string{c.Connection, c.User, c.Vhost, c.Name} {
 		if strings.Contains(strings.ToLower(s), f) {
 			return true
@@ -268,7 +268,7 @@ func (m *Model) summary() string {
 	}
 	if m.err != nil {
 		what := "refresh failed, retrying: "
-		if errors.Is(m.err, mgmt.ErrUnauthorized) {
+		if errors.Is(m.err, domain.ErrUnauthorized) {
 			what = "not polling (fix the credentials, then press r): "
 		}
 		return ansi.Truncate(title+"  "+m.st.Trouble.Render(what+sanitize.Text(m.err.Error())), m.Width, "…")

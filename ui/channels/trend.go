@@ -3,7 +3,7 @@ package channels
 import (
 	"time"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // A channel is marked when its unconfirmed publishes keep growing: over
@@ -28,7 +28,7 @@ type history map[string][]sample
 
 // record adds the list's figures taken at now, forgets samples older
 // than the window and channels that are gone.
-func (h history) record(chs []mgmt.ChannelStat, now time.Time) {
+func (h history) record(chs []domain.ChannelStat, now time.Time) {
 	seen := make(map[string]bool, len(chs))
 	for _, c := range chs {
 		if c.Confirm == nil || !*c.Confirm || c.Unconfirmed == nil {

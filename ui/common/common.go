@@ -7,8 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // Screen is one view the root model stacks and shows.
@@ -48,15 +47,15 @@ type PushMsg struct{ Screen Screen }
 type PopMsg struct{}
 
 // OpenQueueMsg asks the root to open the queue screen.
-type OpenQueueMsg struct{ Queue mgmt.QueueRef }
+type OpenQueueMsg struct{ Queue domain.QueueRef }
 
 // OpenDLQMsg asks the root to open the DLQ screen of a queue.
-type OpenDLQMsg struct{ Queue mgmt.QueueRef }
+type OpenDLQMsg struct{ Queue domain.QueueRef }
 
 // OpenMessageMsg asks the root to open the inspector on one dead letter.
 type OpenMessageMsg struct {
-	Queue  mgmt.QueueRef
-	Letter dlq.DeadLetter
+	Queue  domain.QueueRef
+	Letter domain.DeadLetter
 	// Inbox is the letter's inbox status (applied|pending|unknown) and
 	// InboxDetail the row or the reason, as the DLQ screen knows them.
 	Inbox       string
@@ -69,7 +68,7 @@ type OpenMessageMsg struct {
 // HeldChangedMsg tells the DLQ screen of Queue that a screen above it
 // settled a message its session held (an edit), so it reads its held
 // letters again.
-type HeldChangedMsg struct{ Queue mgmt.QueueRef }
+type HeldChangedMsg struct{ Queue domain.QueueRef }
 
 // OpenAuditMsg asks the root to open the audit screen.
 type OpenAuditMsg struct{}

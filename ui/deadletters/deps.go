@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // Deps are the services the DLQ screen works through. Tests pass fakes;
@@ -31,7 +30,7 @@ type Scanner interface {
 	// and then with how many were read. Where reading could cost
 	// messages (a quorum DLQ whose delivery limit counts returns) it
 	// fails with a *ops.RefusedError.
-	Scan(ctx context.Context, queue mgmt.QueueRef, progress func(read int)) (*dlq.Stats, error)
+	Scan(ctx context.Context, queue domain.QueueRef, progress func(read int)) (*domain.Stats, error)
 }
 
 // Browser opens browse sessions on a DLQ.
@@ -39,7 +38,7 @@ type Browser interface {
 	// Open starts a session. Where browsing could cost messages (a quorum
 	// DLQ with a delivery limit) it fails with a *ops.RefusedError unless
 	// allowRisk is true.
-	Open(ctx context.Context, queue mgmt.QueueRef, allowRisk bool) (ops.Session, error)
+	Open(ctx context.Context, queue domain.QueueRef, allowRisk bool) (ops.Session, error)
 }
 
 // InboxLookup finds which logical IDs a consumer already applied.
@@ -47,7 +46,7 @@ type InboxLookup interface {
 	// Lookup returns the applied IDs with the time they were applied (zero
 	// when the inbox has no time column); an absent ID is pending. It
 	// fails with ops.ErrNoInbox when the queue has no inbox configured.
-	Lookup(ctx context.Context, queue mgmt.QueueRef, logicalIDs []string) (map[string]time.Time, error)
+	Lookup(ctx context.Context, queue domain.QueueRef, logicalIDs []string) (map[string]time.Time, error)
 }
 
 // Actions plans and executes replay and quarantine.

@@ -8,8 +8,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -30,7 +30,7 @@ func (p program) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (p program) View() string { return p.s.View() }
 
-func quorumLetters() []dlq.DeadLetter {
+func quorumLetters() []domain.DeadLetter {
 	ls := sampleLetters()
 	for i := range ls {
 		ls[i].DeliveryCount = int64(i + 1)
@@ -43,12 +43,12 @@ func TestGolden(t *testing.T) {
 	tests := []struct {
 		name    string
 		depth   int
-		letters []dlq.DeadLetter
+		letters []domain.DeadLetter
 		notes   []string
 		opts    Options
 		keys    []tea.Msg
 		until   string
-		scan    *dlq.Stats
+		scan    *domain.Stats
 	}{
 		{
 			name:    "dlq_screen",

@@ -11,7 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
@@ -25,7 +25,7 @@ import (
 type groups struct {
 	open bool
 	tbl  table.Model
-	list []dlq.Group
+	list []domain.Group
 	// from is what list was counted from, so that it is counted again
 	// only when that changes.
 	from  groupSource
@@ -47,7 +47,7 @@ func newGroups(st styles.Styles) *groups {
 // and the message takes the rest. On a narrow screen the least telling
 // go first: when a group first failed, then the convention (most
 // queues have one), then the attempts and when it last failed.
-func groupColumns(list []dlq.Group) []table.Column {
+func groupColumns(list []domain.Group) []table.Column {
 	conv, origin, typ, count := len("CONVENTION"), len("ORIGIN"), len("TYPE"), len("COUNT")
 	for _, g := range list {
 		conv = max(conv, ansi.StringWidth(sanitize.Text(g.Convention)))
@@ -75,10 +75,10 @@ func (g *groups) close() {
 	g.open, g.built, g.list = false, false, nil
 }
 
-func (g *groups) current() (dlq.Group, bool) {
+func (g *groups) current() (domain.Group, bool) {
 	c := g.tbl.Cursor()
 	if c < 0 || c >= len(g.list) {
-		return dlq.Group{}, false
+		return domain.Group{}, false
 	}
 	return g.list[c], true
 }
@@ -120,13 +120,13 @@ func (m *Model) countGroups() {
 	}
 	g.tbl.SetColumns(groupColumns(g.list))
 	g.tbl.SetLen(len(g.list))
-	g.tbl.SetCursor(max(slices.IndexFunc(g.list, func(x dlq.Group) bool { return x.ID == keep.ID }), 0))
+	g.tbl.SetCursor(max(slices.IndexFunc(g.list, func(x domain.Group) bool { return x.ID == keep.ID }), 0))
 }
 
 // addGroups counts the letters' failures into groups counted elsewhere
 // (by a scan, which cannot see the held messages), largest first.
-func addGroups(base []dlq.Group, letters []dlq.DeadLetter) []dlq.Group {
-	tally := dlq.NewGroups(false)
+func addGroups(base []domain.Group, letters []domain.DeadLetter) []domain.Group {
+	tally := domain.NewGroups(false)
 	for _, l := range letters {
 		tally.Add(l.Failure, l.Attempts, l.LogicalID, l.BusinessID())
 	}
@@ -135,7 +135,7 @@ func addGroups(base []dlq.Group, letters []dlq.DeadLetter) []dlq.Group {
 	}
 	out := slices.Clone(base)
 	for _, h := range tally.List() {
-		i := slices.IndexFunc(out, func(g dlq.Group) bool { return g.ID == h.ID })
+		i := slices.IndexFunc(out, func(g domain.Group) bool { return g.ID == h.ID })
 		if i < 0 {
 			out = append(out, h)
 			continue
@@ -150,7 +150,7 @@ func addGroups(base []dlq.Group, letters []dlq.DeadLetter) []dlq.Group {
 			g.LastFailed = h.LastFailed
 		}
 	}
-	slices.SortStableFunc(out, func(a, b dlq.Group) int {
+	slices.SortStableFunc(out, func(a, b domain.Group) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.ID, b.ID))
 	})
 	return out
@@ -197,7 +197,7 @@ func (m *Model) showGroup() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if g.Convention == dlq.OtherKey {
+	if g.Convention == domain.OtherKey {
 		return common.ReportError(errors.New("this row counts together the groups past those warren counts apart; it names no one group to list"))
 	}
 	src := fmt.Sprintf("group == %q", g.ID)
@@ -223,7 +223,7 @@ func (m *Model) showGroup() tea.Cmd {
 
 // groupWords say what listing a group did: how many of its messages are
 // held and selected, and, after a scan, how many the queue holds.
-func (m *Model) groupWords(g dlq.Group, scanned bool, letGo int) string {
+func (m *Model) groupWords(g domain.Group, scanned bool, letGo int) string {
 	n := len(m.held.visible)
 	id := g.ID[:min(len(g.ID), 4)] + "…"
 	words := fmt.Sprintf("group %s : %s", id, format.Messages(n))

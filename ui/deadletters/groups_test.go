@@ -8,12 +8,12 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/common"
 )
 
-func groupsDriver(t *testing.T, letters []dlq.DeadLetter, acts *fakeActions, sc *fakeScanner) *driver {
+func groupsDriver(t *testing.T, letters []domain.DeadLetter, acts *fakeActions, sc *fakeScanner) *driver {
 	t.Helper()
 	deps := Deps{
 		Browser: &fakeBrowser{sessions: []*fakeSession{newSession(ops.Page{Letters: letters}), newSession()}},
@@ -38,7 +38,7 @@ func heldIDs(m *Model) []string {
 	return ids
 }
 
-func letterIDs(ls []dlq.DeadLetter) string {
+func letterIDs(ls []domain.DeadLetter) string {
 	var ids []string
 	for _, l := range ls {
 		ids = append(ids, l.LogicalID)
@@ -124,7 +124,7 @@ func TestGroupsWithNoLettersSaySo(t *testing.T) {
 
 func TestHostileErrorsAreShownSanitised(t *testing.T) {
 	evil := frameworkLetter(0, "ev-1", massTransit("Evil\x1b[31mType", "boom \x1b]52;c;ZXZpbA==\x07 \x1b[2J", "orders\x9b"), 1, 1)
-	d := groupsDriver(t, []dlq.DeadLetter{evil}, nil, nil)
+	d := groupsDriver(t, []domain.DeadLetter{evil}, nil, nil)
 	d.keys("g")
 	v := d.m.View()
 	for _, raw := range []string{"\x1b", "\x07", "\x9b"} {
@@ -141,7 +141,7 @@ func TestHostileErrorsAreShownSanitised(t *testing.T) {
 
 func TestGroupsAfterAScanCountTheWholeQueue(t *testing.T) {
 	st := wholeStats()
-	st.Groups = dlq.NewGroups(false)
+	st.Groups = domain.NewGroups(false)
 	held := groupLetters()
 	for i := 0; i < 40; i++ {
 		f := held[0].Failure
@@ -174,7 +174,7 @@ func TestGroupsAfterAScanCountTheWholeQueue(t *testing.T) {
 }
 
 func TestTheGroupsFitTheScreen(t *testing.T) {
-	many := make([]dlq.DeadLetter, 60)
+	many := make([]domain.DeadLetter, 60)
 	for i := range many {
 		f := massTransit(fmt.Sprintf("Orders.Handlers.Failure%02dException", i%30), fmt.Sprintf("failure %c happened while handling the order", 'a'+i%30), fmt.Sprintf("origin-queue-%d", i%9))
 		many[i] = frameworkLetter(i, fmt.Sprintf("ev-%d", i), f, 1+i%5, i)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/table"
@@ -68,7 +68,7 @@ func (m *Model) groupRows() int {
 	return max(m.height-used, 1)
 }
 
-func (m *Model) groupRow(g dlq.Group) table.Row {
+func (m *Model) groupRow(g domain.Group) table.Row {
 	now := m.opts.Now()
 	r := table.Row{Cells: []table.Cell{
 		{Text: sanitize.Text(g.ID)},
@@ -81,7 +81,7 @@ func (m *Model) groupRow(g dlq.Group) table.Row {
 		{Text: format.Age(now, g.LastFailed)},
 		{Text: attemptSpan(g.MinAttempts, g.MaxAttempts)},
 	}}
-	if g.Convention == dlq.OtherKey {
+	if g.Convention == domain.OtherKey {
 		r.Tone = table.Muted
 	}
 	return r

@@ -14,36 +14,35 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
 
 var (
 	t0  = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
-	ref = mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	ref = domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
 )
 
 func init() { lipgloss.SetColorProfile(termenv.Ascii) }
 
 // letter builds a dead letter n minutes old.
-func letter(pos int, id, reason, origin string, attempts, minutes int) dlq.DeadLetter {
-	return dlq.DeadLetter{
+func letter(pos int, id, reason, origin string, attempts, minutes int) domain.DeadLetter {
+	return domain.DeadLetter{
 		Position: pos, DeliveryTag: uint64(pos + 1), MessageID: "m-" + id, LogicalID: id,
-		LogicalIDFrom: dlq.IDHeader, Reason: reason, OriginQueue: origin, OriginExchange: "orders",
+		LogicalIDFrom: domain.IDHeader, Reason: reason, OriginQueue: origin, OriginExchange: "orders",
 		Attempts: attempts, DeadLetteredAt: t0.Add(-time.Duration(minutes) * time.Minute),
-		Deaths: []dlq.Death{{Queue: origin, Reason: reason, Exchange: "orders", Count: 1,
+		Deaths: []domain.Death{{Queue: origin, Reason: reason, Exchange: "orders", Count: 1,
 			Time: t0.Add(-time.Duration(minutes) * time.Minute)}},
 		Size: 100 + pos, DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
-		Properties: dlq.Properties{MessageID: "m-" + id, ContentType: "application/json"},
+		Properties: domain.Properties{MessageID: "m-" + id, ContentType: "application/json"},
 		Body:       []byte(`{"id":"` + id + `"}`),
 	}
 }
 
-func sampleLetters() []dlq.DeadLetter {
-	ls := []dlq.DeadLetter{
+func sampleLetters() []domain.DeadLetter {
+	ls := []domain.DeadLetter{
 		letter(0, "ev-1", "rejected", "orders", 3, 5),
 		letter(1, "ev-2", "rejected", "orders", 1, 65),
 		letter(2, "ev-3", "expired", "payments", 2, 3000),
@@ -51,46 +50,46 @@ func sampleLetters() []dlq.DeadLetter {
 	}
 	ls[2].ReplayCount = 2
 	ls[3].Quarantined = true
-	ls[1].LogicalIDFrom, ls[1].LogicalID = dlq.IDHash, "9f86d081"
+	ls[1].LogicalIDFrom, ls[1].LogicalID = domain.IDHash, "9f86d081"
 	return ls
 }
 
 // frameworkLetter builds a dead letter a framework's error queue holds: no
 // x-death, its failure told by the convention's headers, and grouped as
 // decoding groups it.
-func frameworkLetter(pos int, id string, f dlq.Failure, attempts, minutes int) dlq.DeadLetter {
+func frameworkLetter(pos int, id string, f domain.Failure, attempts, minutes int) domain.DeadLetter {
 	l := letter(pos, id, f.Kind, f.OriginQueue, attempts, minutes)
 	l.Deaths = nil
 	f.Attempts, f.FailedAt = attempts, l.DeadLetteredAt
-	l.Failure, l.Group = f, dlq.GroupOf(f)
+	l.Failure, l.Group = f, domain.GroupOf(f)
 	return l
 }
 
-func massTransit(errorType, message, origin string) dlq.Failure {
-	return dlq.Failure{Convention: dlq.ConventionMassTransit, Kind: dlq.KindException,
+func massTransit(errorType, message, origin string) domain.Failure {
+	return domain.Failure{Convention: domain.ConventionMassTransit, Kind: domain.KindException,
 		ErrorType: errorType, ErrorMessage: message, OriginQueue: origin}
 }
 
 // groupLetters fail three ways: two orders not found (one group), a
 // timeout, and one the broker expired.
-func groupLetters() []dlq.DeadLetter {
+func groupLetters() []domain.DeadLetter {
 	const notFound = "Orders.OrderNotFoundException"
-	ls := []dlq.DeadLetter{
+	ls := []domain.DeadLetter{
 		frameworkLetter(0, "ev-1", massTransit(notFound, "Order 1001 not found", "orders"), 5, 5),
 		frameworkLetter(1, "ev-2", massTransit("System.TimeoutException", "The operation timed out after 30000 ms", "payments"), 3, 12),
 		frameworkLetter(2, "ev-3", massTransit(notFound, "Order 1002 not found", "orders"), 3, 65),
 		letter(3, "ev-4", "expired", "orders", 1, 3000),
 	}
-	ls[3].Failure = dlq.Failure{Convention: dlq.ConventionBroker, Kind: "expired", OriginQueue: "orders",
+	ls[3].Failure = domain.Failure{Convention: domain.ConventionBroker, Kind: "expired", OriginQueue: "orders",
 		OriginExchange: "orders", FailedAt: ls[3].DeadLetteredAt}
-	ls[3].Group = dlq.GroupOf(ls[3].Failure)
+	ls[3].Group = domain.GroupOf(ls[3].Failure)
 	return ls
 }
 
 type fakeSession struct {
 	mu     sync.Mutex
 	pages  []ops.Page
-	held   []dlq.DeadLetter
+	held   []domain.DeadLetter
 	done   chan error
 	closed bool
 }
@@ -111,15 +110,15 @@ func (s *fakeSession) Next(context.Context) (ops.Page, error) {
 	return p, nil
 }
 
-func (s *fakeSession) Letters() []dlq.DeadLetter {
+func (s *fakeSession) Letters() []domain.DeadLetter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]dlq.DeadLetter(nil), s.held...)
+	return append([]domain.DeadLetter(nil), s.held...)
 }
 
 // release drops letters from the held set, as an action does with the
 // ones it acked or returned.
-func (s *fakeSession) release(ls []dlq.DeadLetter) {
+func (s *fakeSession) release(ls []domain.DeadLetter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	gone := map[int]bool{}
@@ -162,7 +161,7 @@ type fakeBrowser struct {
 	allowRisk []bool
 }
 
-func (b *fakeBrowser) Open(_ context.Context, _ mgmt.QueueRef, allowRisk bool) (ops.Session, error) {
+func (b *fakeBrowser) Open(_ context.Context, _ domain.QueueRef, allowRisk bool) (ops.Session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.allowRisk = append(b.allowRisk, allowRisk)
@@ -182,7 +181,7 @@ type fakeInbox struct {
 	err     error
 }
 
-func (f fakeInbox) Lookup(_ context.Context, _ mgmt.QueueRef, ids []string) (map[string]time.Time, error) {
+func (f fakeInbox) Lookup(_ context.Context, _ domain.QueueRef, ids []string) (map[string]time.Time, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -257,9 +256,9 @@ func (a *fakeActions) plans() ([]ops.PlanRequest, []ops.Plan) {
 	return append([]ops.PlanRequest(nil), a.requests...), append([]ops.Plan(nil), a.executed...)
 }
 
-type filterFunc func(d dlq.DeadLetter, applied *bool) (bool, error)
+type filterFunc func(d domain.DeadLetter, applied *bool) (bool, error)
 
-func (f filterFunc) Match(d dlq.DeadLetter, applied *bool, _ time.Time) (bool, error) {
+func (f filterFunc) Match(d domain.DeadLetter, applied *bool, _ time.Time) (bool, error) {
 	return f(d, applied)
 }
 
@@ -269,14 +268,14 @@ func compile(src string) (ops.Filter, error) {
 	switch {
 	case strings.HasPrefix(src, "reason == "):
 		want := strings.Trim(strings.TrimPrefix(src, "reason == "), `"`)
-		return filterFunc(func(d dlq.DeadLetter, _ *bool) (bool, error) { return d.Reason == want, nil }), nil
+		return filterFunc(func(d domain.DeadLetter, _ *bool) (bool, error) { return d.Reason == want, nil }), nil
 	case strings.HasPrefix(src, "group == "):
 		want := strings.Trim(strings.TrimPrefix(src, "group == "), `"`)
-		return filterFunc(func(d dlq.DeadLetter, _ *bool) (bool, error) { return d.Group == want, nil }), nil
+		return filterFunc(func(d domain.DeadLetter, _ *bool) (bool, error) { return d.Group == want, nil }), nil
 	case src == "applied == false":
-		return filterFunc(func(_ dlq.DeadLetter, a *bool) (bool, error) { return a != nil && !*a, nil }), nil
+		return filterFunc(func(_ domain.DeadLetter, a *bool) (bool, error) { return a != nil && !*a, nil }), nil
 	case src == "header(x) > 1":
-		return filterFunc(func(dlq.DeadLetter, *bool) (bool, error) { return false, errors.New("invalid operation: nil > int") }), nil
+		return filterFunc(func(domain.DeadLetter, *bool) (bool, error) { return false, errors.New("invalid operation: nil > int") }), nil
 	}
 	return nil, fmt.Errorf("unknown name %s (1:1)", src)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/list"
@@ -25,7 +25,7 @@ type listing struct {
 	// rows is the table's height now, which the rest of the screen
 	// decides.
 	rows    func() int
-	letters []dlq.DeadLetter
+	letters []domain.DeadLetter
 	inbox   map[string]inboxStatus
 	visible []int // indexes into letters
 	// list runs over visible and selects a row by its Position, so a
@@ -96,7 +96,7 @@ func (l *listing) position(i int) int { return l.letters[l.visible[i]].Position 
 
 // reset holds letters instead of what was held: nothing is selected and,
 // for a new session, nothing is known of the inbox.
-func (l *listing) reset(letters []dlq.DeadLetter, newSession bool) {
+func (l *listing) reset(letters []domain.DeadLetter, newSession bool) {
 	l.letters = letters
 	l.list.ClearSelection()
 	if newSession {
@@ -228,18 +228,18 @@ func (l *listing) selectAllMatching() tea.Cmd {
 	return common.Info(fmt.Sprintf("selected %d %s", len(l.visible), what))
 }
 
-func (l *listing) current() (dlq.DeadLetter, bool) {
+func (l *listing) current() (domain.DeadLetter, bool) {
 	c := l.list.Cursor()
 	if c < 0 {
-		return dlq.DeadLetter{}, false
+		return domain.DeadLetter{}, false
 	}
 	return l.letters[l.visible[c]], true
 }
 
 // targets are the selected messages, or the one under the cursor when
 // nothing is selected.
-func (l *listing) targets() []dlq.DeadLetter {
-	var out []dlq.DeadLetter
+func (l *listing) targets() []domain.DeadLetter {
+	var out []domain.DeadLetter
 	for _, d := range l.letters {
 		if l.list.IsSelected(d.Position) {
 			out = append(out, d)

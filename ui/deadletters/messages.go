@@ -8,9 +8,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // lastID numbers sessions and operations across every DLQ screen, so a
@@ -46,7 +45,7 @@ type sessionDoneMsg struct {
 
 type lettersMsg struct {
 	sid     int64
-	letters []dlq.DeadLetter
+	letters []domain.DeadLetter
 }
 
 type planMsg struct {
@@ -67,7 +66,7 @@ type resultMsg struct {
 	err error
 }
 
-func openCmd(ctx context.Context, lf *life, b Browser, ref mgmt.QueueRef, allowRisk bool, sid int64) tea.Cmd {
+func openCmd(ctx context.Context, lf *life, b Browser, ref domain.QueueRef, allowRisk bool, sid int64) tea.Cmd {
 	return func() tea.Msg {
 		s, err := b.Open(ctx, ref, allowRisk)
 		if err == nil && !lf.adopt(sid, s) {
@@ -110,7 +109,7 @@ func closeCmd(lf *life, sid int64) tea.Cmd {
 	}
 }
 
-func inboxCmd(ctx context.Context, in InboxLookup, ref mgmt.QueueRef, ids []string, sid int64) tea.Cmd {
+func inboxCmd(ctx context.Context, in InboxLookup, ref domain.QueueRef, ids []string, sid int64) tea.Cmd {
 	return func() tea.Msg {
 		if in == nil {
 			return inboxMsg{sid: sid, asked: ids, err: ops.ErrNoInbox}

@@ -14,8 +14,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
@@ -60,7 +60,7 @@ const (
 // env is what the screen's parts share: the queue, the services and
 // settings, the context and life of the screen's commands, and its width.
 type env struct {
-	ref   mgmt.QueueRef
+	ref   domain.QueueRef
 	deps  Deps
 	opts  Options
 	st    styles.Styles
@@ -98,7 +98,7 @@ type Model struct {
 }
 
 // New returns the screen for the DLQ ref; Init opens the browse session.
-func New(ref mgmt.QueueRef, deps Deps, opts Options) *Model {
+func New(ref domain.QueueRef, deps Deps, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -8,8 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
@@ -36,14 +35,14 @@ type scanProgressMsg struct {
 
 type scanMsg struct {
 	id    int64
-	stats *dlq.Stats
+	stats *domain.Stats
 	err   error
 }
 
 // Update handles the scan's messages; a figure of a scan that is no
 // longer running is dropped by its ID. shown is true when the panel
 // turned to the whole queue's figures, which the held messages join.
-func (s *scan) Update(msg tea.Msg, held []dlq.DeadLetter) (cmd tea.Cmd, shown bool) {
+func (s *scan) Update(msg tea.Msg, held []domain.DeadLetter) (cmd tea.Cmd, shown bool) {
 	switch msg := msg.(type) {
 	case scanProgressMsg:
 		return s.progressed(msg), false
@@ -89,7 +88,7 @@ func (s *scan) progressed(msg scanProgressMsg) tea.Cmd {
 	return waitScan(msg.ch, msg.id)
 }
 
-func (s *scan) scanned(msg scanMsg, held []dlq.DeadLetter) (tea.Cmd, bool) {
+func (s *scan) scanned(msg scanMsg, held []domain.DeadLetter) (tea.Cmd, bool) {
 	if msg.id != s.id || !s.running {
 		return nil, false
 	}
@@ -111,7 +110,7 @@ func (s *scan) scanned(msg scanMsg, held []dlq.DeadLetter) (tea.Cmd, bool) {
 }
 
 // scanCmd runs the scan; progress goes to ch without ever blocking it.
-func scanCmd(ctx context.Context, s Scanner, ref mgmt.QueueRef, id int64, ch chan int) tea.Cmd {
+func scanCmd(ctx context.Context, s Scanner, ref domain.QueueRef, id int64, ch chan int) tea.Cmd {
 	return func() tea.Msg {
 		defer close(ch)
 		st, err := s.Scan(ctx, ref, func(read int) {
@@ -151,11 +150,11 @@ type whole struct {
 	took             time.Duration
 	// groups are the failure groups of the whole queue, nil when the
 	// scan counted none.
-	groups []dlq.Group
+	groups []domain.Group
 }
 
-func merge(st *dlq.Stats, held []dlq.DeadLetter, at time.Time) *whole {
-	h := dlq.NewHistogram()
+func merge(st *domain.Stats, held []domain.DeadLetter, at time.Time) *whole {
+	h := domain.NewHistogram()
 	w := &whole{
 		total: st.Total + len(held), held: len(held), bytes: st.Bytes,
 		attempts: h.Attempts, reasons: h.Reasons, origins: h.Origins,

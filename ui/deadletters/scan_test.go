@@ -9,15 +9,14 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // fakeScanner reports progress, then waits for release (or a cancel)
 // before it answers.
 type fakeScanner struct {
-	stats     *dlq.Stats
+	stats     *domain.Stats
 	err       error
 	progress  []int
 	started   chan struct{}
@@ -25,11 +24,11 @@ type fakeScanner struct {
 	cancelled chan struct{}
 }
 
-func newScanner(st *dlq.Stats, err error) *fakeScanner {
+func newScanner(st *domain.Stats, err error) *fakeScanner {
 	return &fakeScanner{stats: st, err: err, started: make(chan struct{}), release: make(chan struct{}), cancelled: make(chan struct{})}
 }
 
-func (f *fakeScanner) Scan(ctx context.Context, _ mgmt.QueueRef, progress func(int)) (*dlq.Stats, error) {
+func (f *fakeScanner) Scan(ctx context.Context, _ domain.QueueRef, progress func(int)) (*domain.Stats, error) {
 	close(f.started)
 	for _, n := range f.progress {
 		progress(n)
@@ -44,8 +43,8 @@ func (f *fakeScanner) Scan(ctx context.Context, _ mgmt.QueueRef, progress func(i
 }
 
 // wholeStats are 996 messages the scan read, beside the 4 held.
-func wholeStats() *dlq.Stats {
-	return &dlq.Stats{
+func wholeStats() *domain.Stats {
+	return &domain.Stats{
 		Expected: 996, Total: 996, Bytes: 2 << 20, Complete: true, Took: 1200 * time.Millisecond,
 		Attempts:    map[int]int{1: 500, 3: 496},
 		Reasons:     map[string]int{"rejected": 900, "expired": 96},

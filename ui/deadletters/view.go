@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/histogram"
@@ -258,7 +258,7 @@ func (m *Model) panel(width int) ([]string, []string) {
 
 // reasonKey and orNone key the held messages' histograms as a scan keys
 // the whole queue's, and a message without x-death as its row says.
-func reasonKey(l dlq.DeadLetter) string {
+func reasonKey(l domain.DeadLetter) string {
 	if !format.DeadLettered(l) {
 		return format.NoDeath
 	}
@@ -267,7 +267,7 @@ func reasonKey(l dlq.DeadLetter) string {
 
 func orNone(s string) string {
 	if s == "" {
-		return dlq.NoneKey
+		return domain.NoneKey
 	}
 	return s
 }
@@ -301,7 +301,7 @@ func (m *Model) hasHeadroom() bool {
 	return false
 }
 
-func (m *Model) cells(l dlq.DeadLetter) []string {
+func (m *Model) cells(l domain.DeadLetter) []string {
 	var flags []string
 	if l.Quarantined {
 		flags = append(flags, "Q")
@@ -324,7 +324,7 @@ func (m *Model) cells(l dlq.DeadLetter) []string {
 	return out
 }
 
-func (m *Model) inboxCell(l dlq.DeadLetter) string {
+func (m *Model) inboxCell(l domain.DeadLetter) string {
 	st, ok := m.held.inbox[l.LogicalID]
 	if ok && st.state == "" {
 		return "…"

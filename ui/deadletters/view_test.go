@@ -9,8 +9,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -74,7 +74,7 @@ func TestHostileContentNeverReachesTheTerminal(t *testing.T) {
 	evil.MessageID = "m\x1b[31m"
 	evil.Headers = map[string]any{"x-\x1b[2J": "\x1b]52;c;ZXZpbA==\x07"}
 	evil.Body = []byte("\x1b[2J\x1b]52;c;ZXZpbA==\x07\xff")
-	s := newSession(ops.Page{Letters: []dlq.DeadLetter{evil}, Notes: []string{"note \x1b[2J"}})
+	s := newSession(ops.Page{Letters: []domain.DeadLetter{evil}, Notes: []string{"note \x1b[2J"}})
 	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}}, Options{})
 	d.browsing(1)
 	d.keys("/")
@@ -87,7 +87,7 @@ func TestHostileContentNeverReachesTheTerminal(t *testing.T) {
 
 func TestTheViewFitsTheScreen(t *testing.T) {
 	long := strings.Repeat("a long note about consumers on this DLQ ", 8)
-	many := make([]dlq.DeadLetter, 60)
+	many := make([]domain.DeadLetter, 60)
 	for i := range many {
 		many[i] = letter(i, fmt.Sprintf("ev-%d", i), []string{"rejected", "expired", "maxlen", "delivery_limit"}[i%4], fmt.Sprintf("origin-%d", i%9), i%7, i)
 	}

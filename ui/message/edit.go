@@ -11,9 +11,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
@@ -22,7 +21,7 @@ import (
 
 // Editor edits and resubmits one dead letter; *ops.Ops implements it.
 type Editor interface {
-	StartEdit(queue mgmt.QueueRef, session any, d dlq.DeadLetter) (*ops.EditDraft, error)
+	StartEdit(queue domain.QueueRef, session any, d domain.DeadLetter) (*ops.EditDraft, error)
 	FinishEdit(d *ops.EditDraft, editorErr error) (ops.Plan, error)
 	Edit(ctx context.Context, plan ops.Plan) (ops.Result, error)
 }

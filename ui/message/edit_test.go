@@ -16,9 +16,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -28,7 +27,7 @@ type fakeEditor struct {
 	edited    []ops.Plan
 }
 
-func (f *fakeEditor) StartEdit(q mgmt.QueueRef, _ any, d dlq.DeadLetter) (*ops.EditDraft, error) {
+func (f *fakeEditor) StartEdit(q domain.QueueRef, _ any, d domain.DeadLetter) (*ops.EditDraft, error) {
 	return &ops.EditDraft{Queue: q, Letter: d, Path: "/tmp/warren-edit-test.json"}, nil
 }
 
@@ -251,7 +250,7 @@ type discardingEditor struct {
 	dir string
 }
 
-func (f *discardingEditor) StartEdit(q mgmt.QueueRef, _ any, d dlq.DeadLetter) (*ops.EditDraft, error) {
+func (f *discardingEditor) StartEdit(q domain.QueueRef, _ any, d domain.DeadLetter) (*ops.EditDraft, error) {
 	p := filepath.Join(f.dir, "draft.json")
 	if err := os.WriteFile(p, d.Body, 0o600); err != nil {
 		return nil, err

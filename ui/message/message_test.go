@@ -11,8 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
@@ -25,17 +24,17 @@ func init() { lipgloss.SetColorProfile(termenv.Ascii) }
 func sample() common.OpenMessageMsg {
 	first := t0.Add(-50 * time.Minute)
 	return common.OpenMessageMsg{
-		Queue: mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"},
-		Letter: dlq.DeadLetter{
-			Position: 2, DeliveryTag: 3, MessageID: "m-42", LogicalID: "ev-42", LogicalIDFrom: dlq.IDHeader,
+		Queue: domain.QueueRef{Vhost: "/", Name: "orders.dlq"},
+		Letter: domain.DeadLetter{
+			Position: 2, DeliveryTag: 3, MessageID: "m-42", LogicalID: "ev-42", LogicalIDFrom: domain.IDHeader,
 			Reason: "rejected", OriginQueue: "orders", OriginExchange: "orders", RoutingKeys: []string{"order.created"},
 			Attempts: 4, ReplayCount: 1, DeadLetteredAt: t0.Add(-5 * time.Minute), Size: 60,
 			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1, Redelivered: true,
-			Deaths: []dlq.Death{
+			Deaths: []domain.Death{
 				{Queue: "orders", Reason: "rejected", Exchange: "orders", RoutingKeys: []string{"order.created"}, Count: 3, Time: first},
 				{Queue: "orders.retry", Reason: "expired", Exchange: "", RoutingKeys: []string{"orders"}, Count: 3, Time: first.Add(time.Second), OriginalExpiration: "10000"},
 			},
-			Properties: dlq.Properties{
+			Properties: domain.Properties{
 				ContentType: "application/json", DeliveryMode: 2, MessageID: "m-42", CorrelationID: "c-7",
 				Timestamp: t0.Add(-time.Hour), Type: "order.created", AppID: "checkout",
 			},
@@ -105,14 +104,14 @@ func TestTheBodyIsShownAsTheFormatterWordsIt(t *testing.T) {
 	tests := []struct {
 		name  string
 		body  []byte
-		props dlq.Properties
+		props domain.Properties
 		want  []string
 	}{
-		{name: "json is indented", body: []byte(`{"a":1}`), props: dlq.Properties{ContentType: "application/json"},
+		{name: "json is indented", body: []byte(`{"a":1}`), props: domain.Properties{ContentType: "application/json"},
 			want: []string{"json · 7 B", "  {\n    \"a\": 1\n  }"}},
 		{name: "text with two bad bytes is a hex dump with an ASCII column", body: []byte("{\"id\": 4\xff\xfe}\n"),
 			want: []string{"bytes · 12 B", `00000000  7b 22 69 64 22 3a 20 34  ff fe 7d 0a              |{"id": 4..}.|`}},
-		{name: "a compressed body says why it is bytes", body: []byte("xyz"), props: dlq.Properties{ContentEncoding: "gzip"},
+		{name: "a compressed body says why it is bytes", body: []byte("xyz"), props: domain.Properties{ContentEncoding: "gzip"},
 			want: []string{"bytes · 3 B · content encoding gzip, shown as bytes", "78 79 7a"}},
 		{name: "a large binary body says how much more there is", body: bytes.Repeat([]byte{0}, 2*format.HexLimit),
 			want: []string{"bytes · 8.0 KiB", "00000ff0  00", "… 4096 more bytes not shown (warren dlq show --json gives the whole body)"}},
@@ -234,17 +233,17 @@ func TestAMessageWithoutXDeathSaysTheBrokerNeverDeadLetteredIt(t *testing.T) {
 // massTransitSample is a letter MassTransit moved to orders_error, as the
 // reader decodes it, with an escape sequence in its stack trace.
 func massTransitSample() common.OpenMessageMsg {
-	f := dlq.Failure{Convention: dlq.ConventionMassTransit, Kind: dlq.KindException, OriginQueue: "orders",
+	f := domain.Failure{Convention: domain.ConventionMassTransit, Kind: domain.KindException, OriginQueue: "orders",
 		ErrorType: "Orders.OrderNotFoundException", ErrorMessage: "Order 1001 not found",
 		StackTrace: "   at Orders.SubmitOrderConsumer.Consume(ConsumeContext`1 context) in /src/SubmitOrderConsumer.cs:line 42\x1b[2J\n\tat MassTransit.Pipeline.Filters.ConsumerMessageFilter`2.Send()",
 		Attempts:   5, FailedAt: t0.Add(-3 * time.Minute), Missing: []string{"failed_at (MT-Fault-Timestamp is not a time)"}}
 	return common.OpenMessageMsg{
-		Queue: mgmt.QueueRef{Vhost: "/", Name: "orders_error"},
-		Letter: dlq.DeadLetter{
-			Position: 0, DeliveryTag: 1, MessageID: "m-1001", LogicalID: "m-1001", LogicalIDFrom: dlq.IDMessageID,
-			Reason: dlq.KindException, OriginQueue: "orders", Attempts: 5, DeadLetteredAt: t0.Add(-3 * time.Minute), Size: 25,
-			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1, Failure: f, Group: dlq.GroupOf(f),
-			Properties: dlq.Properties{ContentType: "application/vnd.masstransit+json", MessageID: "m-1001"},
+		Queue: domain.QueueRef{Vhost: "/", Name: "orders_error"},
+		Letter: domain.DeadLetter{
+			Position: 0, DeliveryTag: 1, MessageID: "m-1001", LogicalID: "m-1001", LogicalIDFrom: domain.IDMessageID,
+			Reason: domain.KindException, OriginQueue: "orders", Attempts: 5, DeadLetteredAt: t0.Add(-3 * time.Minute), Size: 25,
+			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1, Failure: f, Group: domain.GroupOf(f),
+			Properties: domain.Properties{ContentType: "application/vnd.masstransit+json", MessageID: "m-1001"},
 			Headers: map[string]any{"MT-Reason": "fault", "MT-Fault-ExceptionType": "Orders.OrderNotFoundException",
 				"MT-Fault-Message": "Order 1001 not found", "MT-Fault-InputAddress": "rabbitmq://rabbit/orders"},
 			Body: []byte(`{"message":{"orderId":1001}}`),

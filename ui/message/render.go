@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -115,17 +115,17 @@ func (m *Model) content(width int) string {
 // failure says which convention the message was read by, what broke and
 // where, and what the convention's headers lacked
 // (docs/ARCHITECTURE.md §4.12).
-func (m *Model) failure(b *strings.Builder, l dlq.DeadLetter, width int) {
+func (m *Model) failure(b *strings.Builder, l domain.DeadLetter, width int) {
 	f := l.Failure
 	if f.Convention == "" && len(l.Deaths) > 0 {
-		f.Convention = dlq.ConventionBroker
+		f.Convention = domain.ConventionBroker
 	}
 	m.section(b, "Failure")
 	m.field(b, "read as", format.Convention(f.Convention))
 	if len(f.Also) > 0 {
 		m.field(b, "also carries", m.st.Warn.Render(sanitize.Text(strings.Join(f.Also, ", "))+" headers (the first convention read wins)"))
 	}
-	broker := f.Convention == dlq.ConventionBroker
+	broker := f.Convention == domain.ConventionBroker
 	if f.Convention == "" {
 		return
 	}
@@ -151,7 +151,7 @@ func (m *Model) failure(b *strings.Builder, l dlq.DeadLetter, width int) {
 	default:
 		m.field(b, "origin", m.st.Warn.Render("none named: a replay needs --to"))
 	}
-	if !f.FailedAt.IsZero() && f.Convention != dlq.ConventionBroker {
+	if !f.FailedAt.IsZero() && f.Convention != domain.ConventionBroker {
 		m.field(b, "failed at", m.when(f.FailedAt))
 	}
 	if l.Group != "" {
@@ -200,7 +200,7 @@ func (m *Model) inboxStatus() string {
 	return m.st.Muted.Render("unknown")
 }
 
-func (m *Model) properties(b *strings.Builder, p dlq.Properties) {
+func (m *Model) properties(b *strings.Builder, p domain.Properties) {
 	mode := "—"
 	switch p.DeliveryMode {
 	case 1:
@@ -222,7 +222,7 @@ func (m *Model) properties(b *strings.Builder, p dlq.Properties) {
 	m.field(b, "timestamp", m.when(p.Timestamp))
 }
 
-func (m *Model) deaths(b *strings.Builder, deaths []dlq.Death) {
+func (m *Model) deaths(b *strings.Builder, deaths []domain.Death) {
 	if len(deaths) == 0 {
 		b.WriteString("  " + m.st.Muted.Render("none: "+format.NotDeadLettered) + "\n")
 		return
@@ -274,7 +274,7 @@ func (m *Model) headers(b *strings.Builder, h map[string]any, width int) {
 	limit := max(width-w-3, 20) * headerValueLines
 	for _, k := range names {
 		name := ansi.Truncate(sanitize.Text(k), w, "…")
-		shown, note := format.Cut(value(dlq.Tables(h[k])), limit)
+		shown, note := format.Cut(value(domain.Tables(h[k])), limit)
 		v := sanitize.Text(shown)
 		if note != "" {
 			v += m.st.Muted.Render(note)
@@ -318,7 +318,7 @@ func value(v any) string {
 	return fmt.Sprint(v)
 }
 
-func (m *Model) body(b *strings.Builder, l dlq.DeadLetter, width int) {
+func (m *Model) body(b *strings.Builder, l domain.DeadLetter, width int) {
 	if l.Body == nil {
 		b.WriteString("  " + m.st.Muted.Render("not held: this view came from a statistics scan") + "\n")
 		return

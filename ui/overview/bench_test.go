@@ -1,32 +1,31 @@
 package overview
 
 import (
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 
 	"cmp"
 	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/warrenops/warren/sources/mgmt"
 )
 
 // bigBroker is n queues over 20 vhosts, one in ten with a DLQ, in the
 // API's order (vhost, then name), as a snapshot comes.
-func bigBroker(n int) *mgmt.Snapshot {
-	qs := make([]mgmt.Queue, 0, n)
+func bigBroker(n int) *domain.Snapshot {
+	qs := make([]domain.Queue, 0, n)
 	for i := range n {
 		q := queue(fmt.Sprintf("tenant-%02d", i%20), fmt.Sprintf("service-%06d.events.queue", i), int64(i*7919%100000))
 		if i%10 == 0 {
-			q.DLQ, q.DLQMessages = &mgmt.QueueRef{Vhost: q.Vhost, Name: q.Name + ".dlq"}, int64(i%13)
+			q.DLQ, q.DLQMessages = &domain.QueueRef{Vhost: q.Vhost, Name: q.Name + ".dlq"}, int64(i%13)
 		}
 		qs = append(qs, q)
 	}
-	slices.SortFunc(qs, func(a, b mgmt.Queue) int { return cmp.Or(cmp.Compare(a.Vhost, b.Vhost), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(qs, func(a, b domain.Queue) int { return cmp.Or(cmp.Compare(a.Vhost, b.Vhost), cmp.Compare(a.Name, b.Name)) })
 	return snapshot(qs...)
 }
 
-func loadedBig(b *testing.B, n int) (*Model, *mgmt.Snapshot) {
+func loadedBig(b *testing.B, n int) (*Model, *domain.Snapshot) {
 	snap := bigBroker(n)
 	l := &lister{replies: []reply{{snap: snap}}}
 	m := newModel(l)

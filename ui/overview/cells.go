@@ -3,7 +3,7 @@ package overview
 import (
 	"fmt"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/table"
@@ -12,7 +12,7 @@ import (
 // The cells of an overview row, each worded by text/format and toned for
 // how much it asks for attention.
 
-func oldestReason(q mgmt.Queue) string {
+func oldestReason(q domain.Queue) string {
 	if q.OldestUnknownReason != "" {
 		return sanitize.Text(q.OldestUnknownReason)
 	}
@@ -31,14 +31,14 @@ func ageCell(r row) table.Cell {
 
 // consumersCell is the CONS cell: the cheap list carries no consumer
 // count, so a row without statistics does not know it.
-func consumersCell(q mgmt.Queue) table.Cell {
+func consumersCell(q domain.Queue) table.Cell {
 	if !q.HasRates {
 		return table.Cell{Text: format.Unknown, Tone: table.Muted}
 	}
 	return table.Cell{Text: fmt.Sprint(q.Consumers)}
 }
 
-func rateCell(q mgmt.Queue, v float64) table.Cell {
+func rateCell(q domain.Queue, v float64) table.Cell {
 	if !q.HasRates {
 		return table.Cell{Text: format.Unknown, Tone: table.Muted}
 	}
@@ -63,18 +63,18 @@ func dlqCell(r row) table.Cell {
 
 // drainCell is the drain estimate of docs/ARCHITECTURE.md §4.1: backlog ÷
 // (μ − λ) when the queue drains, else how it is failing to.
-func drainCell(q mgmt.Queue) table.Cell {
+func drainCell(q domain.Queue) table.Cell {
 	d := q.Drain()
 	return table.Cell{Text: format.Drain(d), Tone: drainTone(d.Movement)}
 }
 
 // drainTone warns of a queue that fails to drain. A DLQ, a parking queue
 // and a retry queue are meant to hold their messages, so they stay quiet.
-func drainTone(m mgmt.Movement) table.Tone {
+func drainTone(m domain.Movement) table.Tone {
 	switch m {
-	case mgmt.Draining, mgmt.Steady:
+	case domain.Draining, domain.Steady:
 		return table.Normal
-	case mgmt.Growing, mgmt.NoConsumers, mgmt.Stalled:
+	case domain.Growing, domain.NoConsumers, domain.Stalled:
 		return table.Warn
 	}
 	return table.Muted
@@ -84,7 +84,7 @@ func drainTone(m mgmt.Movement) table.Tone {
 // delayed retry, counted in TOTAL but not in READY. Unknown where the
 // broker does not report it (other queue types, rows without
 // statistics).
-func delayedCell(q mgmt.Queue) table.Cell {
+func delayedCell(q domain.Queue) table.Cell {
 	if q.Delayed == nil {
 		return table.Cell{Text: format.Unknown, Tone: table.Muted}
 	}

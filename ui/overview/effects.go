@@ -3,7 +3,7 @@ package overview
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/effect"
@@ -12,7 +12,7 @@ import (
 
 // fetchEffects reads the inbox of every row on screen that has one.
 func (m *Model) fetchEffects() tea.Cmd {
-	var refs []mgmt.QueueRef
+	var refs []domain.QueueRef
 	start, end := m.tbl.Window()
 	for i := start; i < end; i++ {
 		if r := m.rows[m.view[i]]; r.hasInbox {
@@ -39,7 +39,7 @@ func (m *Model) forgetEffects() {
 	if len(m.effects) == 0 {
 		return
 	}
-	listed := make(map[mgmt.QueueRef]struct{}, len(m.rows))
+	listed := make(map[domain.QueueRef]struct{}, len(m.rows))
 	for _, r := range m.rows {
 		if r.hasInbox {
 			listed[r.q.Ref()] = struct{}{}

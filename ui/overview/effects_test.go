@@ -1,6 +1,7 @@
 package overview
 
 import (
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 
 	"context"
@@ -14,8 +15,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/components/table"
 )
@@ -24,22 +23,22 @@ import (
 // given answer or err.
 type effects struct {
 	mu      sync.Mutex
-	inboxes map[string]inbox.Effect
+	inboxes map[string]domain.Effect
 	err     error
 	asked   []string
 }
 
-func (f *effects) HasInbox(ref mgmt.QueueRef) bool {
+func (f *effects) HasInbox(ref domain.QueueRef) bool {
 	_, ok := f.inboxes[ref.Name]
 	return ok
 }
 
-func (f *effects) Effect(_ context.Context, ref mgmt.QueueRef, window time.Duration) (inbox.Effect, error) {
+func (f *effects) Effect(_ context.Context, ref domain.QueueRef, window time.Duration) (domain.Effect, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, ref.Name)
 	if f.err != nil {
-		return inbox.Effect{}, f.err
+		return domain.Effect{}, f.err
 	}
 	e := f.inboxes[ref.Name]
 	e.Window = window
@@ -56,11 +55,11 @@ func withEffects(l *lister, f *effects) *Model {
 func header(m *Model) string { return strings.Split(m.View(), "\n")[1] }
 
 func TestEffectsAreReadForVisibleRowsWithAnInboxOnly(t *testing.T) {
-	var qs []mgmt.Queue
+	var qs []domain.Queue
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		qs = append(qs, queue("/", name, int64(100-len(qs))))
 	}
-	f := &effects{inboxes: map[string]inbox.Effect{
+	f := &effects{inboxes: map[string]domain.Effect{
 		"a": {Count: 120, Rate: 2, Now: taken, Last: taken.Add(-3 * time.Second)},
 		"c": {Now: taken},
 		"h": {Rate: 9, Now: taken}, // below the screen
@@ -100,7 +99,7 @@ func TestEffectsAreReadForVisibleRowsWithAnInboxOnly(t *testing.T) {
 }
 
 func TestEffectsUnknownWhenTheDatabaseIsDown(t *testing.T) {
-	f := &effects{inboxes: map[string]inbox.Effect{"a": {}}, err: errors.New("cannot reach PostgreSQL at 127.0.0.1:5432")}
+	f := &effects{inboxes: map[string]domain.Effect{"a": {}}, err: errors.New("cannot reach PostgreSQL at 127.0.0.1:5432")}
 	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}}}
 	m := withEffects(l, f)
 	m, cmd := load(t, m, m.Init())
@@ -136,18 +135,18 @@ func TestNoInboxNoEffectColumns(t *testing.T) {
 }
 
 func TestEffectsOfAnotherOverviewAreIgnored(t *testing.T) {
-	f := &effects{inboxes: map[string]inbox.Effect{"a": {Rate: 1, Now: taken}}}
+	f := &effects{inboxes: map[string]domain.Effect{"a": {Rate: 1, Now: taken}}}
 	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}}}
 	m := withEffects(l, f)
 	m, _ = load(t, m, m.Init())
 	other := effect.New(f)
-	m, _ = update(t, m, other.Fetch([]mgmt.QueueRef{{Vhost: "/", Name: "a"}})())
+	m, _ = update(t, m, other.Fetch([]domain.QueueRef{{Vhost: "/", Name: "a"}})())
 	if len(m.effects) != 0 {
 		t.Fatal("another overview's answer was kept")
 	}
 }
 
-func refNames(refs []mgmt.QueueRef) []string {
+func refNames(refs []domain.QueueRef) []string {
 	var out []string
 	for _, r := range refs {
 		out = append(out, r.Name)
@@ -193,7 +192,7 @@ func hasEffects(cmd tea.Cmd) bool {
 
 func TestEffectColumnsGoLastOnNarrowTerminals(t *testing.T) {
 	q := queue("tenant-with-a-long-name", "a-queue-name-that-is-much-too-long-to-fit", 123456)
-	f := &effects{inboxes: map[string]inbox.Effect{q.Name: {Rate: 3, Now: taken}}}
+	f := &effects{inboxes: map[string]domain.Effect{q.Name: {Rate: 3, Now: taken}}}
 	tests := []struct {
 		width          int
 		rate, last, ty bool

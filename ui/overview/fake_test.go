@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -23,26 +23,26 @@ var taken = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
 // what it was asked.
 type lister struct {
 	replies []reply
-	asked   []mgmt.SnapshotOptions
+	asked   []domain.SnapshotOptions
 }
 
 type reply struct {
-	snap *mgmt.Snapshot
+	snap *domain.Snapshot
 	err  error
 }
 
-func (l *lister) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
+func (l *lister) Snapshot(_ context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error) {
 	l.asked = append(l.asked, o)
 	r := l.replies[min(len(l.asked), len(l.replies))-1]
 	return r.snap, r.err
 }
 
-func snapshot(qs ...mgmt.Queue) *mgmt.Snapshot {
-	return &mgmt.Snapshot{TakenAt: taken, Queues: qs, Nodes: []mgmt.Node{{Name: "rabbit@a", Running: true}}}
+func snapshot(qs ...domain.Queue) *domain.Snapshot {
+	return &domain.Snapshot{TakenAt: taken, Queues: qs, Nodes: []domain.Node{{Name: "rabbit@a", Running: true}}}
 }
 
-func queue(vhost, name string, messages int64) mgmt.Queue {
-	return mgmt.Queue{Vhost: vhost, Name: name, Type: "classic", Messages: messages, Ready: messages, Consumers: 1, HasRates: true, PublishRate: 1, AckRate: 1}
+func queue(vhost, name string, messages int64) domain.Queue {
+	return domain.Queue{Vhost: vhost, Name: name, Type: "classic", Messages: messages, Ready: messages, Consumers: 1, HasRates: true, PublishRate: 1, AckRate: 1}
 }
 
 // newModel polls every nanosecond so that a scheduled tick, when a test

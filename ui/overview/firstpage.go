@@ -4,19 +4,19 @@ import (
 	"context"
 	"slices"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/domain/trouble"
 )
 
 // FirstPager is what a lister offers when it can read the deepest queues
 // quickly: the overview then draws that page while the full snapshot,
 // which on a large broker takes seconds, is on its way.
 type FirstPager interface {
-	FirstPage(ctx context.Context, vhost string, size int) (*mgmt.Snapshot, error)
+	FirstPage(ctx context.Context, vhost string, size int) (*domain.Snapshot, error)
 }
 
 // firstPageSize covers the table of any common terminal height.
@@ -25,7 +25,7 @@ const firstPageSize = 100
 // firstPageMsg carries the partial first snapshot.
 type firstPageMsg struct {
 	common.Stamp
-	Snap *mgmt.Snapshot
+	Snap *domain.Snapshot
 	Err  error
 }
 
@@ -79,7 +79,7 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 		relist = vhostsOfPage(snap.Queues, snap.Vhosts) // from the page's order, deepest first
 		// Rows are kept in the lists' order, by vhost then name, so that
 		// each vhost's list replaces its rows in place.
-		mgmt.SortQueues(snap.Queues)
+		domain.SortQueues(snap.Queues)
 	}
 	m.status = Status{Loaded: true, Overview: snap.Overview, Nodes: snap.Nodes, TakenAt: snap.TakenAt, StatsAge: snap.StatsAge}
 	for _, q := range snap.Queues {
@@ -94,7 +94,7 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 		// near the end hold two copies of every row.
 		room = make([]row, 0, m.partialOf+m.partialOf/32+64)
 	}
-	m.rows, m.order = buildRows(snap, map[mgmt.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, room), nil
+	m.rows, m.order = buildRows(snap, map[domain.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, room), nil
 	if byVhost {
 		m.brokerVhosts = slices.Sorted(slices.Values(snap.Vhosts))
 		m.relist, m.awaitingFull = relist, false
@@ -106,7 +106,7 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 
 // vhostsOfPage orders vhosts for the first list: those of the page's
 // queues in the page's order (deepest first), then the others.
-func vhostsOfPage(page []mgmt.Queue, vhosts []string) []string {
+func vhostsOfPage(page []domain.Queue, vhosts []string) []string {
 	var out []string
 	for _, q := range page {
 		if !slices.Contains(out, q.Vhost) && slices.Contains(vhosts, q.Vhost) {

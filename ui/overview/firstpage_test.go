@@ -5,18 +5,18 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // pager is a lister that also answers FirstPage with one scripted page.
 type pager struct {
 	*lister
-	page  *mgmt.Snapshot
+	page  *domain.Snapshot
 	err   error
 	sizes []int
 }
 
-func (p *pager) FirstPage(_ context.Context, _ string, size int) (*mgmt.Snapshot, error) {
+func (p *pager) FirstPage(_ context.Context, _ string, size int) (*domain.Snapshot, error) {
 	p.sizes = append(p.sizes, size)
 	return p.page, p.err
 }
@@ -98,7 +98,7 @@ func TestFirstPageFromTheMetricsSaysSo(t *testing.T) {
 func TestFirstPageAfterTheFullSnapshotIsIgnored(t *testing.T) {
 	cases := []struct {
 		name string
-		page *mgmt.Snapshot
+		page *domain.Snapshot
 		err  error
 	}{
 		{"a late page", snapshot(queue("/", "stale", 1_000)), nil},

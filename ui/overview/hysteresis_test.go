@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/components/table"
 )
 
@@ -18,10 +18,10 @@ type clockedScene struct {
 	every time.Duration
 	at    time.Duration
 	calls int
-	queue func(at time.Duration) []mgmt.Queue
+	queue func(at time.Duration) []domain.Queue
 }
 
-func (c *clockedScene) Snapshot(context.Context, mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
+func (c *clockedScene) Snapshot(context.Context, domain.SnapshotOptions) (*domain.Snapshot, error) {
 	if c.calls > 0 {
 		c.at += c.every
 	}
@@ -35,15 +35,15 @@ func (c *clockedScene) Snapshot(context.Context, mgmt.SnapshotOptions) (*mgmt.Sn
 // letter every 5 s, email has no consumers, shipping's consumers stall,
 // and reindex grows 2.7 messages a second. From stop on, orders.dlq takes
 // no more and the three work queues drain.
-func troubleScene(stop time.Duration) func(at time.Duration) []mgmt.Queue {
-	dlq := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
-	return func(at time.Duration) []mgmt.Queue {
+func troubleScene(stop time.Duration) func(at time.Duration) []domain.Queue {
+	dlq := domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	return func(at time.Duration) []domain.Queue {
 		letters := 3 + int64(min(at, stop)/(5*time.Second))
 		orders := queue("/", "orders", 0)
 		orders.DLQ, orders.DLQMessages = &dlq, letters
 		ordersDLQ := queue("/", "orders.dlq", letters)
 		ordersDLQ.Consumers, ordersDLQ.PublishRate, ordersDLQ.AckRate = 0, 0, 0
-		ordersDLQ.DLQOf = []mgmt.QueueRef{orders.Ref()}
+		ordersDLQ.DLQOf = []domain.QueueRef{orders.Ref()}
 		email := queue("/", "email", 300)
 		email.PublishRate, email.AckRate = 4, 9
 		shipping := queue("/", "shipping", 100)
@@ -57,7 +57,7 @@ func troubleScene(stop time.Duration) func(at time.Duration) []mgmt.Queue {
 			reindex.Messages = 900 + int64(at.Seconds()*2.7)
 			reindex.Ready = reindex.Messages
 		}
-		return []mgmt.Queue{orders, ordersDLQ, email, shipping, reindex}
+		return []domain.Queue{orders, ordersDLQ, email, shipping, reindex}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // largeScene is a broker whose list of every queue takes listCost to
@@ -23,7 +23,7 @@ import (
 type largeScene struct {
 	every    time.Duration
 	at       time.Duration
-	queue    func(at time.Duration) []mgmt.Queue
+	queue    func(at time.Duration) []domain.Queue
 	listCost time.Duration
 	// readAt is when the last snapshot read the queues.
 	readAt time.Duration
@@ -37,7 +37,7 @@ type largeScene struct {
 func (l *largeScene) now() time.Time { return taken.Add(l.at) }
 
 // vhosts are the vhosts of qs, each once, plus those named in extra.
-func (l *largeScene) vhosts(qs []mgmt.Queue) []string {
+func (l *largeScene) vhosts(qs []domain.Queue) []string {
 	var out []string
 	for _, q := range qs {
 		if !slices.Contains(out, q.Vhost) {
@@ -55,9 +55,9 @@ func (l *largeScene) refresh(t *testing.T, m *Model) *Model {
 	return m
 }
 
-func (l *largeScene) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error) {
+func (l *largeScene) Snapshot(_ context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error) {
 	l.readAt = l.at
-	var qs []mgmt.Queue
+	var qs []domain.Queue
 	for _, q := range l.queue(l.at) {
 		if !l.gone[q.Name] {
 			qs = append(qs, q)
@@ -66,13 +66,13 @@ func (l *largeScene) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.
 	if !o.OnlyRows {
 		l.lists++
 		l.listed = append(l.listed, o.Vhost)
-		var in []mgmt.Queue
+		var in []domain.Queue
 		for _, q := range qs {
 			if o.Vhost == "" || q.Vhost == o.Vhost {
 				in = append(in, q)
 			}
 		}
-		slices.SortStableFunc(in, func(x, y mgmt.Queue) int {
+		slices.SortStableFunc(in, func(x, y domain.Queue) int {
 			return cmp.Or(strings.Compare(x.Vhost, y.Vhost), strings.Compare(x.Name, y.Name))
 		})
 		l.at += l.listCost
@@ -86,11 +86,11 @@ func (l *largeScene) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.
 	l.rowReads++
 	snap := snapshot(l.queue(l.at)...)
 	snap.TakenAt = l.now()
-	want := map[mgmt.QueueRef]bool{}
+	want := map[domain.QueueRef]bool{}
 	for _, r := range o.RatesFor {
 		want[r] = true
 	}
-	var read []mgmt.Queue
+	var read []domain.Queue
 	for _, q := range snap.Queues {
 		if !want[q.Ref()] {
 			continue
@@ -108,8 +108,8 @@ func (l *largeScene) Snapshot(_ context.Context, o mgmt.SnapshotOptions) (*mgmt.
 
 // withIdle adds n empty queues to a scene, so that the table of a small
 // terminal shows only the deepest.
-func withIdle(n int, scene func(time.Duration) []mgmt.Queue) func(time.Duration) []mgmt.Queue {
-	return func(at time.Duration) []mgmt.Queue {
+func withIdle(n int, scene func(time.Duration) []domain.Queue) func(time.Duration) []domain.Queue {
+	return func(at time.Duration) []domain.Queue {
 		qs := scene(at)
 		for i := range n {
 			idle := queue("/", fmt.Sprintf("idle-%02d", i), 0)
@@ -299,13 +299,13 @@ func countTrue(m map[string]bool) int {
 
 // inVhosts spreads a scene over vhosts: the trouble scene in vhost
 // "c-orders", and n idle queues in each of the others.
-func inVhosts(idle int, others []string, scene func(time.Duration) []mgmt.Queue) func(time.Duration) []mgmt.Queue {
-	return func(at time.Duration) []mgmt.Queue {
-		var qs []mgmt.Queue
+func inVhosts(idle int, others []string, scene func(time.Duration) []domain.Queue) func(time.Duration) []domain.Queue {
+	return func(at time.Duration) []domain.Queue {
+		var qs []domain.Queue
 		for _, q := range scene(at) {
 			q.Vhost = "c-orders"
 			if q.DLQ != nil {
-				q.DLQ = &mgmt.QueueRef{Vhost: "c-orders", Name: q.DLQ.Name}
+				q.DLQ = &domain.QueueRef{Vhost: "c-orders", Name: q.DLQ.Name}
 			}
 			for i := range q.DLQOf {
 				q.DLQOf[i].Vhost = "c-orders"
@@ -375,7 +375,7 @@ func TestSeveralVhostsAreListedOneAtATimeInTurn(t *testing.T) {
 	// A queue declared in b shows once b is listed; one deleted in a
 	// goes once a is.
 	prev := scene.queue
-	scene.queue = func(at time.Duration) []mgmt.Queue {
+	scene.queue = func(at time.Duration) []domain.Queue {
 		return append(prev(at), queue("b", "idle-new", 7))
 	}
 	scene.gone["idle-03"] = true
@@ -397,7 +397,7 @@ func TestSeveralVhostsAreListedOneAtATimeInTurn(t *testing.T) {
 	if has("a", "idle-03") || has("b", "idle-03") {
 		t.Error("a queue deleted is still shown after its vhost's list")
 	}
-	if _, ok := m.trends[mgmt.QueueRef{Vhost: "a", Name: "idle-03"}]; ok {
+	if _, ok := m.trends[domain.QueueRef{Vhost: "a", Name: "idle-03"}]; ok {
 		t.Error("a deleted queue's trend is kept")
 	}
 
@@ -474,9 +474,9 @@ func TestTroubleMarksInAVhostListedInTurnHoldStill(t *testing.T) {
 // broker, without pairing, and the broker's vhosts.
 type pagedScene struct{ *largeScene }
 
-func (p pagedScene) FirstPage(_ context.Context, vhost string, size int) (*mgmt.Snapshot, error) {
+func (p pagedScene) FirstPage(_ context.Context, vhost string, size int) (*domain.Snapshot, error) {
 	qs := slices.Clone(p.queue(p.at))
-	slices.SortStableFunc(qs, func(a, b mgmt.Queue) int { return cmp.Compare(b.Messages, a.Messages) })
+	slices.SortStableFunc(qs, func(a, b domain.Queue) int { return cmp.Compare(b.Messages, a.Messages) })
 	snap := snapshot()
 	snap.TakenAt = p.now()
 	snap.Partial, snap.QueueTotal, snap.Vhosts = true, len(qs), p.vhosts(qs)

@@ -1,7 +1,7 @@
 package overview
 
 import (
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -16,7 +16,7 @@ type tickMsg struct {
 // overview that asked, with what it asked for.
 type snapshotMsg struct {
 	common.Stamp
-	Opts mgmt.SnapshotOptions
-	Snap *mgmt.Snapshot
+	Opts domain.SnapshotOptions
+	Snap *domain.Snapshot
 	Err  error
 }

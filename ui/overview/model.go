@@ -19,8 +19,8 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/domain/trouble"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/components/table"
@@ -29,7 +29,7 @@ import (
 
 // QueueLister is what the overview needs from the management API.
 type QueueLister interface {
-	Snapshot(ctx context.Context, o mgmt.SnapshotOptions) (*mgmt.Snapshot, error)
+	Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error)
 }
 
 // Options configure the overview.
@@ -57,8 +57,8 @@ var lastID atomic.Int64
 // Status is what the root shows in its header about the broker.
 type Status struct {
 	Loaded   bool // at least one snapshot arrived
-	Overview mgmt.Overview
-	Nodes    []mgmt.Node
+	Overview domain.Overview
+	Nodes    []domain.Node
 	TakenAt  time.Time
 	StatsAge time.Duration
 	// ListedAt is when every queue was last listed; the rows on screen
@@ -111,7 +111,7 @@ type Model struct {
 	vhostCursor   string
 	relist        []string
 	vhostListedAt map[string]time.Time
-	lastAsked     mgmt.SnapshotOptions
+	lastAsked     domain.SnapshotOptions
 	// awaitingFull is set while no full snapshot has come after a first
 	// page was asked for; partialOf is the broker's queue count while
 	// only that page is shown, 0 otherwise.
@@ -128,7 +128,7 @@ type Model struct {
 	order   []int
 	orderBy SortBy
 	view    []int
-	trends  map[mgmt.QueueRef]*trend
+	trends  map[domain.QueueRef]*trend
 	judge   *trouble.Tracker
 	tbl     table.Model
 	// cols are the table's columns now, chosen by colSpec.
@@ -136,7 +136,7 @@ type Model struct {
 	colSpec spec
 
 	inbox   effect.Fetcher
-	effects map[mgmt.QueueRef]effect.Answer
+	effects map[domain.QueueRef]effect.Answer
 
 	width, height int
 	// clock is the time the polling goes by; tests set their own.
@@ -162,12 +162,12 @@ func New(o Options) *Model {
 		vhost:   o.Vhost,
 		vhosts:  map[string]struct{}{},
 		filter:  fi,
-		trends:  map[mgmt.QueueRef]*trend{},
+		trends:  map[domain.QueueRef]*trend{},
 		judge:   trouble.New(o.Window),
 		tbl:     table.New(cols, o.Styles),
 		cols:    ids,
 		inbox:   effect.New(o.Effects),
-		effects: map[mgmt.QueueRef]effect.Answer{},
+		effects: map[domain.QueueRef]effect.Answer{},
 		clock:   time.Now,
 
 		vhostListedAt: map[string]time.Time{},
@@ -202,10 +202,10 @@ func (m *Model) SetSize(width, height int) {
 }
 
 // Selected returns the queue under the cursor.
-func (m *Model) Selected() (mgmt.Queue, bool) {
+func (m *Model) Selected() (domain.Queue, bool) {
 	c := m.tbl.Cursor()
 	if c < 0 {
-		return mgmt.Queue{}, false
+		return domain.Queue{}, false
 	}
 	return m.rows[m.view[c]].q, true
 }
@@ -354,7 +354,7 @@ func (m *Model) rearrange() {
 	m.arrange(selected.Ref(), ok)
 }
 
-func (m *Model) arrange(keep mgmt.QueueRef, ok bool) {
+func (m *Model) arrange(keep domain.QueueRef, ok bool) {
 	if m.order == nil || m.orderBy != m.sortBy {
 		m.order, m.orderBy = sortedOrder(m.rows, m.sortBy), m.sortBy
 	}

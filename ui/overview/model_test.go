@@ -10,7 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/table"
@@ -22,10 +22,10 @@ func TestSortKeyCyclesThroughOrders(t *testing.T) {
 	a := queue("/", "alpha", 10)
 	a.HeadMessageTimestamp = ts(time.Minute)
 	b := queue("/", "bravo", 500)
-	b.DLQ, b.DLQMessages = &mgmt.QueueRef{Vhost: "/", Name: "bravo.dlq"}, 2
+	b.DLQ, b.DLQMessages = &domain.QueueRef{Vhost: "/", Name: "bravo.dlq"}, 2
 	c := queue("/", "charlie", 50)
 	c.HeadMessageTimestamp = ts(time.Hour)
-	c.DLQ, c.DLQMessages = &mgmt.QueueRef{Vhost: "/", Name: "charlie.dlq"}, 9
+	c.DLQ, c.DLQMessages = &domain.QueueRef{Vhost: "/", Name: "charlie.dlq"}, 9
 	l := &lister{replies: []reply{{snap: snapshot(a, b, c)}}}
 	m := newModel(l)
 	m, _ = load(t, m, m.Init())
@@ -146,12 +146,12 @@ func TestStaleTickIsIgnored(t *testing.T) {
 }
 
 func TestDisconnectedBrokerIsRetriedAndRecovers(t *testing.T) {
-	down := &mgmt.Error{Kind: mgmt.ErrUnreachable, Msg: "connection refused"}
+	down := &domain.Error{Kind: domain.ErrUnreachable, Msg: "connection refused"}
 	l := &lister{replies: []reply{{snap: snapshot(queue("/", "a", 1))}, {err: down}, {snap: snapshot(queue("/", "a", 2))}}}
 	m := newModel(l)
 	m, _ = load(t, m, m.Init())
 	m, cmd := load(t, m, m.fetch())
-	if st := m.Status(); !mgmt.IsDisconnected(st.Err) || st.Stopped || !st.Loaded {
+	if st := m.Status(); !domain.IsDisconnected(st.Err) || st.Stopped || !st.Loaded {
 		t.Fatalf("status after failure = %+v", st)
 	}
 	if _, ok := run(t, cmd).(tickMsg); !ok {
@@ -168,7 +168,7 @@ func TestDisconnectedBrokerIsRetriedAndRecovers(t *testing.T) {
 }
 
 func TestRefusedCredentialsStopPolling(t *testing.T) {
-	refused := &mgmt.Error{Kind: mgmt.ErrUnauthorized, Msg: "401"}
+	refused := &domain.Error{Kind: domain.ErrUnauthorized, Msg: "401"}
 	l := &lister{replies: []reply{{err: refused}, {snap: snapshot(queue("/", "a", 1))}}}
 	m := newModel(l)
 	m, cmd := load(t, m, m.Init())
@@ -183,7 +183,7 @@ func TestRefusedCredentialsStopPolling(t *testing.T) {
 }
 
 func TestRatesAreAskedForVisibleRowsOnly(t *testing.T) {
-	var qs []mgmt.Queue
+	var qs []domain.Queue
 	for i := range 100 {
 		q := queue("/", string(rune('A'+i/26))+string(rune('a'+i%26)), int64(1000-i))
 		q.HasRates = false
@@ -207,8 +207,8 @@ func TestRatesAreAskedForVisibleRowsOnly(t *testing.T) {
 }
 
 func TestTroubleAndWarnings(t *testing.T) {
-	dlq := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
-	withDLQ := func(n int64) mgmt.Queue {
+	dlq := domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	withDLQ := func(n int64) domain.Queue {
 		q := queue("/", "orders", 5)
 		q.DLQ, q.DLQMessages = &dlq, n
 		return q
@@ -217,43 +217,43 @@ func TestTroubleAndWarnings(t *testing.T) {
 	noConsumers.Consumers = 0
 	unread := queue("/", "off-screen", 5)
 	unread.Consumers, unread.HasRates = 0, false
-	growing := func(depth int64) mgmt.Queue {
+	growing := func(depth int64) domain.Queue {
 		q := queue("/", "growing", depth)
 		q.PublishRate, q.AckRate = 50, 10
 		return q
 	}
-	isDLQ := func(n int64) mgmt.Queue {
+	isDLQ := func(n int64) domain.Queue {
 		q := queue("/", "orders.dlq", n)
-		q.Consumers, q.DLQOf = 0, []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}
+		q.Consumers, q.DLQOf = 0, []domain.QueueRef{{Vhost: "/", Name: "orders"}}
 		return q
 	}
-	parked := func(n int64) mgmt.Queue {
+	parked := func(n int64) domain.Queue {
 		q := queue("/", "orders.dlq.quarantine", n)
 		q.Consumers, q.Parking = 0, true
 		return q
 	}
 	onAlarm := queue("/", "alarmed", 0)
 	onAlarm.Node = "rabbit@b"
-	alarmNodes := []mgmt.Node{{Name: "rabbit@b", Running: true, MemAlarm: true}}
+	alarmNodes := []domain.Node{{Name: "rabbit@b", Running: true, MemAlarm: true}}
 	tests := []struct {
 		name    string
-		samples []mgmt.Queue
-		nodes   []mgmt.Node
+		samples []domain.Queue
+		nodes   []domain.Node
 		want    table.Tone
 	}{
-		{name: "steady queue is normal", samples: []mgmt.Queue{queue("/", "q", 5), queue("/", "q", 5)}, want: table.Normal},
-		{name: "paired DLQ holding letters is a warning", samples: []mgmt.Queue{withDLQ(3), withDLQ(3)}, want: table.Warn},
-		{name: "paired DLQ growing is trouble", samples: []mgmt.Queue{withDLQ(3), withDLQ(4)}, want: table.Trouble},
-		{name: "no consumers with ready messages is trouble", samples: []mgmt.Queue{noConsumers, noConsumers}, want: table.Trouble},
-		{name: "a row without statistics is not judged: its consumers are unknown", samples: []mgmt.Queue{unread, unread}, want: table.Normal},
-		{name: "publish above ack and depth rising once is not yet: one step is no trend", samples: []mgmt.Queue{growing(100), growing(150)}, want: table.Normal},
-		{name: "publish above ack and depth rising over three samples is trouble", samples: []mgmt.Queue{growing(100), growing(150), growing(200)}, want: table.Trouble},
-		{name: "publish above ack but depth falling is not", samples: []mgmt.Queue{growing(150), growing(100)}, want: table.Normal},
-		{name: "DLQ receiving letters is trouble", samples: []mgmt.Queue{isDLQ(3), isDLQ(5)}, want: table.Trouble},
-		{name: "DLQ holding letters is a warning", samples: []mgmt.Queue{isDLQ(5), isDLQ(5)}, want: table.Warn},
-		{name: "parking queue without consumers is a warning, not trouble", samples: []mgmt.Queue{parked(14), parked(14)}, want: table.Warn},
-		{name: "parking queue taking a quarantine is a warning", samples: []mgmt.Queue{parked(14), parked(20)}, want: table.Warn},
-		{name: "queue on a node in alarm is trouble", samples: []mgmt.Queue{onAlarm, onAlarm}, nodes: alarmNodes, want: table.Trouble},
+		{name: "steady queue is normal", samples: []domain.Queue{queue("/", "q", 5), queue("/", "q", 5)}, want: table.Normal},
+		{name: "paired DLQ holding letters is a warning", samples: []domain.Queue{withDLQ(3), withDLQ(3)}, want: table.Warn},
+		{name: "paired DLQ growing is trouble", samples: []domain.Queue{withDLQ(3), withDLQ(4)}, want: table.Trouble},
+		{name: "no consumers with ready messages is trouble", samples: []domain.Queue{noConsumers, noConsumers}, want: table.Trouble},
+		{name: "a row without statistics is not judged: its consumers are unknown", samples: []domain.Queue{unread, unread}, want: table.Normal},
+		{name: "publish above ack and depth rising once is not yet: one step is no trend", samples: []domain.Queue{growing(100), growing(150)}, want: table.Normal},
+		{name: "publish above ack and depth rising over three samples is trouble", samples: []domain.Queue{growing(100), growing(150), growing(200)}, want: table.Trouble},
+		{name: "publish above ack but depth falling is not", samples: []domain.Queue{growing(150), growing(100)}, want: table.Normal},
+		{name: "DLQ receiving letters is trouble", samples: []domain.Queue{isDLQ(3), isDLQ(5)}, want: table.Trouble},
+		{name: "DLQ holding letters is a warning", samples: []domain.Queue{isDLQ(5), isDLQ(5)}, want: table.Warn},
+		{name: "parking queue without consumers is a warning, not trouble", samples: []domain.Queue{parked(14), parked(14)}, want: table.Warn},
+		{name: "parking queue taking a quarantine is a warning", samples: []domain.Queue{parked(14), parked(20)}, want: table.Warn},
+		{name: "queue on a node in alarm is trouble", samples: []domain.Queue{onAlarm, onAlarm}, nodes: alarmNodes, want: table.Trouble},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,11 +280,11 @@ func TestTroubleAndWarnings(t *testing.T) {
 }
 
 func TestNavigationFromARow(t *testing.T) {
-	dlq := mgmt.QueueRef{Vhost: "/", Name: "a.dlq"}
+	dlq := domain.QueueRef{Vhost: "/", Name: "a.dlq"}
 	withDLQ := queue("/", "a", 30)
 	withDLQ.DLQ = &dlq
 	isDLQ := queue("/", "a.dlq", 20)
-	isDLQ.DLQOf = []mgmt.QueueRef{withDLQ.Ref()}
+	isDLQ.DLQOf = []domain.QueueRef{withDLQ.Ref()}
 	plain := queue("/", "plain", 10)
 	parked := queue("/", "a.dlq.quarantine", 5)
 	parked.Parking = true
@@ -342,13 +342,13 @@ func TestDepthHistoryIsBoundedAndForgetsDeletedQueues(t *testing.T) {
 	for range historySize + 5 {
 		m, _ = load(t, m, m.fetch())
 	}
-	if n := m.trends[mgmt.QueueRef{Vhost: "/", Name: "a"}].depth.Len(); n != historySize {
+	if n := m.trends[domain.QueueRef{Vhost: "/", Name: "a"}].depth.Len(); n != historySize {
 		t.Fatalf("history holds %d samples, want %d", n, historySize)
 	}
 	l.replies = []reply{{snap: snapshot(queue("/", "a", 1))}}
 	l.asked = nil
 	m, _ = load(t, m, m.fetch())
-	if _, ok := m.trends[mgmt.QueueRef{Vhost: "/", Name: "b"}]; ok {
+	if _, ok := m.trends[domain.QueueRef{Vhost: "/", Name: "b"}]; ok {
 		t.Fatal("history of a deleted queue is kept")
 	}
 }
@@ -396,14 +396,14 @@ func TestTheVhostColumnFitsTheVhostsShown(t *testing.T) {
 	tests := []struct {
 		name      string
 		scope     string
-		queues    []mgmt.Queue
+		queues    []domain.Queue
 		wantVhost int // width of the VHOST column, 0 for none
 		wantCell  string
 	}{
-		{name: "one vhost shown drops the column", scope: "billing", queues: []mgmt.Queue{queue("billing", "invoices", 1)}},
-		{name: "short vhosts keep it as narrow as its title", queues: []mgmt.Queue{queue("/", "a", 1), queue("b", "b", 1)}, wantVhost: 5, wantCell: "/"},
-		{name: "it fits the longest vhost", queues: []mgmt.Queue{queue("/", "a", 1), queue("billing-eu", "b", 1)}, wantVhost: 10, wantCell: "/"},
-		{name: "up to a bound", queues: []mgmt.Queue{queue("tenant-with-a-very-long-name", "a", 1)}, wantVhost: vhostMaxWidth, wantCell: "tenant-with-a-v…"},
+		{name: "one vhost shown drops the column", scope: "billing", queues: []domain.Queue{queue("billing", "invoices", 1)}},
+		{name: "short vhosts keep it as narrow as its title", queues: []domain.Queue{queue("/", "a", 1), queue("b", "b", 1)}, wantVhost: 5, wantCell: "/"},
+		{name: "it fits the longest vhost", queues: []domain.Queue{queue("/", "a", 1), queue("billing-eu", "b", 1)}, wantVhost: 10, wantCell: "/"},
+		{name: "up to a bound", queues: []domain.Queue{queue("tenant-with-a-very-long-name", "a", 1)}, wantVhost: vhostMaxWidth, wantCell: "tenant-with-a-v…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -434,8 +434,8 @@ func TestTheVhostColumnFitsTheVhostsShown(t *testing.T) {
 	}
 }
 
-func manyQueuesWithoutRates(n int) []mgmt.Queue {
-	var qs []mgmt.Queue
+func manyQueuesWithoutRates(n int) []domain.Queue {
+	var qs []domain.Queue
 	for i := range n {
 		q := queue("/", fmt.Sprintf("q%03d", i), int64(1000-i))
 		q.HasRates = false
@@ -554,15 +554,15 @@ func TestTheOldestColumnFitsTheAgesShown(t *testing.T) {
 
 func TestAnErrorQueueSaysHowItWasPaired(t *testing.T) {
 	for _, c := range []struct {
-		q    mgmt.Queue
+		q    domain.Queue
 		want string
 	}{
-		{mgmt.Queue{Name: "orders_error", DLQOf: []mgmt.QueueRef{{Name: "orders"}}, PairedBy: mgmt.PairedByNaming, ErrorQueue: true},
+		{domain.Queue{Name: "orders_error", DLQOf: []domain.QueueRef{{Name: "orders"}}, PairedBy: domain.PairedByNaming, ErrorQueue: true},
 			" · error queue of orders (paired by naming)"},
-		{mgmt.Queue{Name: "error", DLQOf: []mgmt.QueueRef{{Name: "Sales"}}, PairedBy: mgmt.PairedByLetter, ErrorQueue: true},
+		{domain.Queue{Name: "error", DLQOf: []domain.QueueRef{{Name: "Sales"}}, PairedBy: domain.PairedByLetter, ErrorQueue: true},
 			" · error queue of Sales, as its messages say"},
-		{mgmt.Queue{Name: "error", ErrorQueue: true}, " · an error queue by its name: d shows which queues its messages name"},
-		{mgmt.Queue{Name: "orders.dlq", DLQOf: []mgmt.QueueRef{{Name: "orders"}}, PairedBy: mgmt.PairedByDLX}, ""},
+		{domain.Queue{Name: "error", ErrorQueue: true}, " · an error queue by its name: d shows which queues its messages name"},
+		{domain.Queue{Name: "orders.dlq", DLQOf: []domain.QueueRef{{Name: "orders"}}, PairedBy: domain.PairedByDLX}, ""},
 	} {
 		if got := pairedBy(c.q); got != c.want {
 			t.Errorf("%s: %q, want %q", c.q.Name, got, c.want)

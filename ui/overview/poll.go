@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -17,20 +17,20 @@ import (
 // command's goroutine.
 func (m *Model) fetch() tea.Cmd {
 	lister, id, tag := m.lister, m.id, m.tag
-	opts := mgmt.SnapshotOptions{Vhost: m.vhost, RatesFor: m.visibleRefs()}
+	opts := domain.SnapshotOptions{Vhost: m.vhost, RatesFor: m.visibleRefs()}
 	switch {
 	case m.sortBy == ByAge:
 		// Ordering by age needs every queue's head timestamp, which
 		// only the heavier all-rates listing has; the other orders
 		// need none.
-		opts = mgmt.SnapshotOptions{Vhost: m.vhost, AllRates: true}
+		opts = domain.SnapshotOptions{Vhost: m.vhost, AllRates: true}
 	case !m.listDue():
 		// With no row on screen (a filter that matches none), only the
 		// header is read.
 		opts.OnlyRows = true
 	case m.byVhost():
 		vh := m.nextListed()
-		opts = mgmt.SnapshotOptions{Vhost: vh, RatesFor: refsIn(opts.RatesFor, vh), WithVhosts: true}
+		opts = domain.SnapshotOptions{Vhost: vh, RatesFor: refsIn(opts.RatesFor, vh), WithVhosts: true}
 	default:
 		opts.WithVhosts = m.vhost == ""
 	}
@@ -102,12 +102,12 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 	m.inflight = false
 	if msg.Err != nil {
 		m.status.Err = msg.Err
-		if errors.Is(msg.Err, mgmt.ErrUnauthorized) {
+		if errors.Is(msg.Err, domain.ErrUnauthorized) {
 			m.status.Stopped = true
 			return m, nil
 		}
 		if vh := msg.Opts.Vhost; vh != "" && m.vhost == "" && m.partialOf > 0 && !msg.Opts.OnlyRows &&
-			!errors.Is(msg.Err, mgmt.ErrNotFound) && !slices.Contains(m.relist, vh) {
+			!errors.Is(msg.Err, domain.ErrNotFound) && !slices.Contains(m.relist, vh) {
 			// A vhost of the first list failed: its turn comes again
 			// after the others, or its rows would stay the page's.
 			m.relist = append(m.relist, vh)
@@ -154,7 +154,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 // them again, keeping the cursor on keep's queue, and schedules what
 // comes next: a fetch at once when asked (now) or when rows on screen
 // lack rates the fetch did not ask for, else the next tick.
-func (m *Model) settle(keep mgmt.QueueRef, ok bool, asked mgmt.SnapshotOptions, now bool) tea.Cmd {
+func (m *Model) settle(keep domain.QueueRef, ok bool, asked domain.SnapshotOptions, now bool) tea.Cmd {
 	m.order = nil
 	m.arrange(keep, ok)
 	m.forgetEffects()
@@ -210,11 +210,11 @@ func (m *Model) fillRates(force bool) tea.Cmd {
 // fetch did not ask for them (the first fetch, or rows that moved into
 // view), in which case fetching again at once fills them in. Rows asked
 // for but still without rates are not retried early, so this cannot loop.
-func (m *Model) missingRates(asked mgmt.SnapshotOptions) bool {
+func (m *Model) missingRates(asked domain.SnapshotOptions) bool {
 	if asked.AllRates {
 		return false
 	}
-	want := make(map[mgmt.QueueRef]struct{}, len(asked.RatesFor))
+	want := make(map[domain.QueueRef]struct{}, len(asked.RatesFor))
 	for _, r := range asked.RatesFor {
 		want[r] = struct{}{}
 	}
@@ -228,9 +228,9 @@ func (m *Model) missingRates(asked mgmt.SnapshotOptions) bool {
 	return false
 }
 
-func (m *Model) visibleRefs() []mgmt.QueueRef {
+func (m *Model) visibleRefs() []domain.QueueRef {
 	start, end := m.tbl.Window()
-	refs := make([]mgmt.QueueRef, 0, end-start)
+	refs := make([]domain.QueueRef, 0, end-start)
 	for i := start; i < end; i++ {
 		refs = append(refs, m.rows[m.view[i]].q.Ref())
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/components/table"
 )
 
@@ -80,10 +80,10 @@ func TestTheSelectedRowSaysWhatWaitsAndWhatIsHeldForTheDLX(t *testing.T) {
 
 func TestAGrowingDLXBacklogPutsTheQueueInTrouble(t *testing.T) {
 	held := int64(3)
-	scene := &clockedScene{every: DefaultRefresh, queue: func(at time.Duration) []mgmt.Queue {
+	scene := &clockedScene{every: DefaultRefresh, queue: func(at time.Duration) []domain.Queue {
 		q := queue("/", "src", held)
 		q.Type, q.Ready, q.DLXHeld, q.Consumers, q.PublishRate, q.AckRate = "quorum", 0, n(held), 0, 0, 0
-		return []mgmt.Queue{q}
+		return []domain.Queue{q}
 	}}
 	m := New(Options{Lister: scene, Refresh: time.Nanosecond, Window: time.Minute})
 	m.SetSize(120, 30)

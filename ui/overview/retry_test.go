@@ -8,18 +8,18 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/table"
 )
 
 // retryQueue waits ttl ms before its messages expire back into target.
-func retryQueue(name, target string, ttl float64) mgmt.Queue {
+func retryQueue(name, target string, ttl float64) domain.Queue {
 	q := queue("/", name, 4)
 	q.Consumers = 0
 	q.Arguments = map[string]any{"x-message-ttl": ttl, "x-dead-letter-exchange": ""}
 	q.HasDLX = true
-	q.RetryTarget = &mgmt.QueueRef{Vhost: "/", Name: target}
+	q.RetryTarget = &domain.QueueRef{Vhost: "/", Name: target}
 	return q
 }
 
@@ -48,12 +48,12 @@ func TestTheDLQColumnWidensForLongRetryTargets(t *testing.T) {
 	long := retryQueue("payments.retry", "payments.settlement", 1000)
 	tests := []struct {
 		name  string
-		rows  []mgmt.Queue
+		rows  []domain.Queue
 		width int
 	}{
-		{name: "depths only keep the narrow column", rows: []mgmt.Queue{short}, width: dlqMinWidth},
-		{name: "a retry target widens it", rows: []mgmt.Queue{short, retryQueue("a.retry", "orders", 1000)}, width: ansi.StringWidth("↻ orders")},
-		{name: "up to a bound", rows: []mgmt.Queue{short, long}, width: dlqMaxWidth},
+		{name: "depths only keep the narrow column", rows: []domain.Queue{short}, width: dlqMinWidth},
+		{name: "a retry target widens it", rows: []domain.Queue{short, retryQueue("a.retry", "orders", 1000)}, width: ansi.StringWidth("↻ orders")},
+		{name: "up to a bound", rows: []domain.Queue{short, long}, width: dlqMaxWidth},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/domain/trouble"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/sparkline"
@@ -56,7 +56,7 @@ var snapshotSeq atomic.Uint64
 // row is one queue ready to show: display strings are sanitised once per
 // snapshot, not once per frame.
 type row struct {
-	q mgmt.Queue
+	q domain.Queue
 	// trend holds the queue's display strings (sanitised vhost and name,
 	// the vhost's width, the filter's lower-cased vhost/name) and its
 	// depth history.
@@ -82,7 +82,7 @@ type row struct {
 // The rows are written into reuse when it is large enough: the previous
 // snapshot's rows, built with the same trends, which nothing reads any
 // more.
-func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool, reuse []row) []row {
+func buildRows(snap *domain.Snapshot, trends map[domain.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(domain.QueueRef) bool, reuse []row) []row {
 	alarms := nodeAlarms(snap.Nodes)
 	judge.Observe(snap.TakenAt, snap.Queues)
 	prev := len(reuse)
@@ -124,7 +124,7 @@ func buildRows(snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trou
 
 // makeRow is the row of queue q, with its trend's display strings, the
 // judge's marks and the alarm of its node.
-func makeRow(q mgmt.Queue, t *trend, marks []trouble.Mark, window time.Duration, alarm string, takenAt time.Time, hasInbox bool) row {
+func makeRow(q domain.Queue, t *trend, marks []trouble.Mark, window time.Duration, alarm string, takenAt time.Time, hasInbox bool) row {
 	r := row{q: q, trend: t, hasInbox: hasInbox}
 	if q.RetryTarget != nil {
 		r.retry = sanitize.Text(q.RetryTarget.Name)
@@ -151,9 +151,9 @@ func makeRow(q mgmt.Queue, t *trend, marks []trouble.Mark, window time.Duration,
 // take the new depth. It reports false when a queue read is not among
 // the rows (declared since the list was read): then only a new list
 // can place it.
-func mergeRows(rows []row, snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool) bool {
+func mergeRows(rows []row, snap *domain.Snapshot, trends map[domain.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(domain.QueueRef) bool) bool {
 	alarms := nodeAlarms(snap.Nodes)
-	at := func(ref mgmt.QueueRef) int {
+	at := func(ref domain.QueueRef) int {
 		if t := trends[ref]; t != nil && t.row < len(rows) && rows[t.row].q.Ref() == ref {
 			return t.row
 		}
@@ -179,7 +179,7 @@ func mergeRows(rows []row, snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend,
 		}
 	}
 	seen := make(map[int]bool, len(changed))
-	observed := make([]mgmt.Queue, 0, len(changed))
+	observed := make([]domain.Queue, 0, len(changed))
 	unique := changed[:0]
 	for _, i := range changed {
 		if !seen[i] {
@@ -201,7 +201,7 @@ func mergeRows(rows []row, snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend,
 // and says why. What a queue's movement means is judged over a window of
 // snapshots (marks, from sources/mgmt/trouble); a node alarm and what a
 // queue holds are facts of this snapshot.
-func assess(q mgmt.Queue, marks []trouble.Mark, window time.Duration, alarm string) (table.Tone, []string) {
+func assess(q domain.Queue, marks []trouble.Mark, window time.Duration, alarm string) (table.Tone, []string) {
 	var trouble, warn []string
 	if alarm != "" {
 		trouble = append(trouble, alarm)
@@ -235,7 +235,7 @@ func assess(q mgmt.Queue, marks []trouble.Mark, window time.Duration, alarm stri
 }
 
 // nodeAlarms maps a node to the alarm it raises, if any.
-func nodeAlarms(nodes []mgmt.Node) map[string]string {
+func nodeAlarms(nodes []domain.Node) map[string]string {
 	alarms := map[string]string{}
 	for _, n := range nodes {
 		var what []string
@@ -270,13 +270,13 @@ func compareAge(x, y *row) int {
 
 // pairedBy says how an error queue was paired with the queues it serves
 // when it was not by dead-lettering (docs/ARCHITECTURE.md §4.12).
-func pairedBy(q mgmt.Queue) string {
+func pairedBy(q domain.Queue) string {
 	switch {
 	case len(q.DLQOf) == 0 && q.ErrorQueue:
 		return " · an error queue by its name: d shows which queues its messages name"
-	case len(q.DLQOf) == 0 || q.PairedBy == "" || q.PairedBy == mgmt.PairedByDLX:
+	case len(q.DLQOf) == 0 || q.PairedBy == "" || q.PairedBy == domain.PairedByDLX:
 		return ""
-	case q.PairedBy == mgmt.PairedByLetter:
+	case q.PairedBy == domain.PairedByLetter:
 		return fmt.Sprintf(" · error queue of %s, as its messages say", sanitize.Text(q.DLQOf[0].Name))
 	}
 	return fmt.Sprintf(" · error queue of %s (paired by %s)", sanitize.Text(q.DLQOf[0].Name), q.PairedBy)

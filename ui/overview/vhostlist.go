@@ -9,8 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/domain/trouble"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/sparkline"
@@ -69,8 +69,8 @@ func (m *Model) askList(vhosts ...string) {
 }
 
 // refsIn are the refs of vhost.
-func refsIn(refs []mgmt.QueueRef, vhost string) []mgmt.QueueRef {
-	var out []mgmt.QueueRef
+func refsIn(refs []domain.QueueRef, vhost string) []domain.QueueRef {
+	var out []domain.QueueRef
 	for _, r := range refs {
 		if r.Vhost == vhost {
 			out = append(out, r)
@@ -114,7 +114,7 @@ func (m *Model) setBrokerVhosts(names []string) {
 	}
 	for _, vh := range vhostsOf(m.rows) {
 		if _, found := slices.BinarySearch(m.brokerVhosts, vh); !found {
-			m.rows = spliceVhost(m.rows, vh, &mgmt.Snapshot{TakenAt: m.clock()}, m.trends, m.judge, m.inbox.HasInbox)
+			m.rows = spliceVhost(m.rows, vh, &domain.Snapshot{TakenAt: m.clock()}, m.trends, m.judge, m.inbox.HasInbox)
 		}
 	}
 }
@@ -162,14 +162,14 @@ func (m *Model) oldestListed() time.Time {
 // judge and their trends dropped; those listed keep their trends and are
 // observed by the judge. The rows are moved in place when their slice
 // has room.
-func spliceVhost(rows []row, vh string, snap *mgmt.Snapshot, trends map[mgmt.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(mgmt.QueueRef) bool) []row {
+func spliceVhost(rows []row, vh string, snap *domain.Snapshot, trends map[domain.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(domain.QueueRef) bool) []row {
 	a := sort.Search(len(rows), func(i int) bool { return rows[i].q.Vhost >= vh })
 	b := sort.Search(len(rows), func(i int) bool { return rows[i].q.Vhost > vh })
 	listed := make(map[string]struct{}, len(snap.Queues))
 	for _, q := range snap.Queues {
 		listed[q.Name] = struct{}{}
 	}
-	var gone []mgmt.QueueRef
+	var gone []domain.QueueRef
 	for i := a; i < b; i++ {
 		if _, ok := listed[rows[i].q.Name]; !ok {
 			ref := rows[i].q.Ref()
@@ -199,7 +199,7 @@ func spliceVhost(rows []row, vh string, snap *mgmt.Snapshot, trends map[mgmt.Que
 }
 
 // newTrend is the trend of a queue first seen.
-func newTrend(q mgmt.Queue) *trend {
+func newTrend(q domain.Queue) *trend {
 	vhost := sanitize.Text(q.Vhost)
 	return &trend{depth: sparkline.NewHistory[int64](historySize),
 		vhost: vhost, vhostWidth: ansi.StringWidth(vhost), name: sanitize.Text(q.Name),

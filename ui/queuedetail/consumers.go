@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/table"
@@ -15,7 +15,7 @@ import (
 
 // consumers lists who consumes the queue and how much they may hold
 // unacknowledged (docs/ARCHITECTURE.md §4.1: 3 consumers × prefetch 20 = 60).
-func (m *Model) consumers(d *mgmt.QueueDetail) string {
+func (m *Model) consumers(d *domain.QueueDetail) string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render(fmt.Sprintf("Consumers (%d)", len(d.Consumers))))
 	b.WriteString(" " + m.unacked(d))
@@ -71,7 +71,7 @@ func (m *Model) consumers(d *mgmt.QueueDetail) string {
 const maxTagWidth = 40
 
 // unacked is the used/allowed figure against the consumers' prefetch.
-func (m *Model) unacked(d *mgmt.QueueDetail) string {
+func (m *Model) unacked(d *domain.QueueDetail) string {
 	used := format.Count(d.UnackedUsed)
 	switch {
 	case d.UnackedUnlimited:
@@ -86,7 +86,7 @@ func (m *Model) unacked(d *mgmt.QueueDetail) string {
 
 // channels shows the consumers' channels, with the confirm-mode ones'
 // unconfirmed publishes.
-func (m *Model) channels(d *mgmt.QueueDetail) string {
+func (m *Model) channels(d *domain.QueueDetail) string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render(fmt.Sprintf("Channels (%d)", len(d.Channels))))
 	if d.ChannelsNote != "" {

@@ -3,7 +3,7 @@ package queuedetail
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/effect"
@@ -12,17 +12,17 @@ import (
 // inboxOwner is the queue whose inbox records the effects of this
 // queue's messages: the queue itself, or for a DLQ the queue it belongs
 // to.
-func (m *Model) inboxOwner() (mgmt.QueueRef, bool) {
+func (m *Model) inboxOwner() (domain.QueueRef, bool) {
 	if m.detail == nil {
-		return mgmt.QueueRef{}, false
+		return domain.QueueRef{}, false
 	}
 	q := m.detail.Queue
-	for _, ref := range append([]mgmt.QueueRef{q.Ref()}, q.DLQOf...) {
+	for _, ref := range append([]domain.QueueRef{q.Ref()}, q.DLQOf...) {
 		if m.inbox.HasInbox(ref) {
 			return ref, true
 		}
 	}
-	return mgmt.QueueRef{}, false
+	return domain.QueueRef{}, false
 }
 
 // fetchEffect reads the inbox beside the queue, never both at once: a
@@ -32,7 +32,7 @@ func (m *Model) fetchEffect() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	return m.inbox.Fetch([]mgmt.QueueRef{owner})
+	return m.inbox.Fetch([]domain.QueueRef{owner})
 }
 
 func (m *Model) applyEffect(msg effect.Msg) {

@@ -9,25 +9,24 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/styles"
 )
 
 // effects is a fake inbox: the queues named in inboxes have one.
 type effects struct {
-	inboxes map[string]inbox.Effect
+	inboxes map[string]domain.Effect
 	err     error
 	asked   []string
 }
 
-func (f *effects) HasInbox(ref mgmt.QueueRef) bool {
+func (f *effects) HasInbox(ref domain.QueueRef) bool {
 	_, ok := f.inboxes[ref.Name]
 	return ok
 }
 
-func (f *effects) Effect(_ context.Context, ref mgmt.QueueRef, window time.Duration) (inbox.Effect, error) {
+func (f *effects) Effect(_ context.Context, ref domain.QueueRef, window time.Duration) (domain.Effect, error) {
 	f.asked = append(f.asked, ref.Name)
 	e := f.inboxes[ref.Name]
 	e.Window = window
@@ -52,24 +51,24 @@ func effectOf(t *testing.T, m *Model, cmd tea.Cmd) *Model {
 }
 
 func TestInboxEffectLine(t *testing.T) {
-	orders := mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic"}
-	dlq := mgmt.Queue{Vhost: "/", Name: "orders.dlq", Type: "classic", DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}}
-	recent := inbox.Effect{Count: 252, Rate: 4.2, Now: now, Last: now.Add(-3 * time.Second)}
+	orders := domain.Queue{Vhost: "/", Name: "orders", Type: "classic"}
+	dlq := domain.Queue{Vhost: "/", Name: "orders.dlq", Type: "classic", DLQOf: []domain.QueueRef{{Vhost: "/", Name: "orders"}}}
+	recent := domain.Effect{Count: 252, Rate: 4.2, Now: now, Last: now.Add(-3 * time.Second)}
 	tests := []struct {
 		name      string
-		q         mgmt.Queue
+		q         domain.Queue
 		fx        *effects
 		want      string
 		wantAsked string
 	}{
-		{name: "a queue with an inbox shows its pace", q: orders, fx: &effects{inboxes: map[string]inbox.Effect{"orders": recent}},
+		{name: "a queue with an inbox shows its pace", q: orders, fx: &effects{inboxes: map[string]domain.Effect{"orders": recent}},
 			want: "inbox: 4.2 effects/s over the last 1m, last 3s ago", wantAsked: "orders"},
-		{name: "a DLQ shows the inbox of the queue it belongs to", q: dlq, fx: &effects{inboxes: map[string]inbox.Effect{"orders": recent}},
+		{name: "a DLQ shows the inbox of the queue it belongs to", q: dlq, fx: &effects{inboxes: map[string]domain.Effect{"orders": recent}},
 			want: "inbox (of orders): 4.2 effects/s", wantAsked: "orders"},
-		{name: "an empty inbox says so", q: orders, fx: &effects{inboxes: map[string]inbox.Effect{"orders": {Now: now}}},
+		{name: "an empty inbox says so", q: orders, fx: &effects{inboxes: map[string]domain.Effect{"orders": {Now: now}}},
 			want: "0 effects/s over the last 1m, none ever recorded", wantAsked: "orders"},
 		{name: "a database that does not answer is unknown with the reason", q: orders,
-			fx:   &effects{inboxes: map[string]inbox.Effect{"orders": {}}, err: errors.New("cannot reach PostgreSQL at 127.0.0.1:5432")},
+			fx:   &effects{inboxes: map[string]domain.Effect{"orders": {}}, err: errors.New("cannot reach PostgreSQL at 127.0.0.1:5432")},
 			want: "inbox effects: unknown (cannot reach PostgreSQL at 127.0.0.1:5432)", wantAsked: "orders"},
 		{name: "a queue without an inbox has no line", q: orders, fx: &effects{}},
 	}
@@ -101,8 +100,8 @@ func TestInboxEffectLine(t *testing.T) {
 }
 
 func TestOneInboxReadAtATime(t *testing.T) {
-	fx := &effects{inboxes: map[string]inbox.Effect{"orders": {Now: now}}}
-	q := mgmt.Queue{Vhost: "/", Name: "orders"}
+	fx := &effects{inboxes: map[string]domain.Effect{"orders": {Now: now}}}
+	q := domain.Queue{Vhost: "/", Name: "orders"}
 	m := New(Options{Queue: q.Ref(), Describer: &describer{detail: detail(q)}, Styles: styles.New(true),
 		Refresh: time.Nanosecond, Now: func() time.Time { return now }, Effects: fx})
 	m, _ = step(t, m, m.Init()())
@@ -112,7 +111,7 @@ func TestOneInboxReadAtATime(t *testing.T) {
 		t.Fatalf("a second read started while the first was running: %v", fx.asked)
 	}
 	other := effect.New(&effects{inboxes: fx.inboxes, err: errors.New("other screen")})
-	m, _ = step(t, m, other.Fetch([]mgmt.QueueRef{q.Ref()})())
+	m, _ = step(t, m, other.Fetch([]domain.QueueRef{q.Ref()})())
 	if m.fetchEffect() != nil || strings.Contains(m.View(), "other screen") {
 		t.Fatal("another screen's answer was applied")
 	}

@@ -1,7 +1,7 @@
 package queuedetail
 
 import (
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -15,6 +15,6 @@ type tickMsg struct {
 // screen that asked.
 type detailMsg struct {
 	common.Stamp
-	Detail *mgmt.QueueDetail
+	Detail *domain.QueueDetail
 	Err    error
 }

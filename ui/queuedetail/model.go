@@ -14,8 +14,8 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/domain/trouble"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/styles"
@@ -23,12 +23,12 @@ import (
 
 // QueueDescriber is what the queue screen needs from the management API.
 type QueueDescriber interface {
-	Queue(ctx context.Context, vhost, name string) (*mgmt.QueueDetail, error)
+	Queue(ctx context.Context, vhost, name string) (*domain.QueueDetail, error)
 }
 
 // Options configure the queue screen.
 type Options struct {
-	Queue     mgmt.QueueRef
+	Queue     domain.QueueRef
 	Describer QueueDescriber
 	Styles    styles.Styles
 	Refresh   time.Duration
@@ -52,14 +52,14 @@ var lastID atomic.Int64
 // Model is the queue screen.
 type Model struct {
 	id, tag   int
-	ref       mgmt.QueueRef
+	ref       domain.QueueRef
 	describer QueueDescriber
 	refresh   time.Duration
 	now       func() time.Time
 	st        styles.Styles
 	keys      KeyMap
 
-	detail *mgmt.QueueDetail
+	detail *domain.QueueDetail
 	err    error
 	// judge holds the queue's movement marks across refreshes, as the
 	// overview's do (docs/ARCHITECTURE.md §4.10).
@@ -172,7 +172,7 @@ func (m *Model) openDLQ() tea.Cmd {
 		return common.ReportError(errors.New("queue " + m.ref.Name + " is not loaded yet"))
 	}
 	q := m.detail.Queue
-	var ref mgmt.QueueRef
+	var ref domain.QueueRef
 	switch {
 	case q.IsDLQ() || q.Parking:
 		ref = q.Ref()
@@ -204,12 +204,12 @@ func (m *Model) apply(msg detailMsg) tea.Cmd {
 	switch {
 	case msg.Err == nil:
 		m.detail = msg.Detail
-		m.judge.Observe(msg.Detail.TakenAt, []mgmt.Queue{msg.Detail.Queue})
-	case errors.Is(msg.Err, mgmt.ErrNotFound):
+		m.judge.Observe(msg.Detail.TakenAt, []domain.Queue{msg.Detail.Queue})
+	case errors.Is(msg.Err, domain.ErrNotFound):
 		m.gone = true
 	}
 	m.render()
-	if m.gone || errors.Is(msg.Err, mgmt.ErrUnauthorized) {
+	if m.gone || errors.Is(msg.Err, domain.ErrUnauthorized) {
 		return nil
 	}
 	id, tag := m.id, m.tag

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
@@ -21,24 +21,24 @@ func init() { lipgloss.SetColorProfile(termenv.Ascii) }
 var now = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
 
 type describer struct {
-	detail *mgmt.QueueDetail
+	detail *domain.QueueDetail
 	err    error
-	asked  []mgmt.QueueRef
+	asked  []domain.QueueRef
 }
 
-func (d *describer) Queue(_ context.Context, vhost, name string) (*mgmt.QueueDetail, error) {
-	d.asked = append(d.asked, mgmt.QueueRef{Vhost: vhost, Name: name})
+func (d *describer) Queue(_ context.Context, vhost, name string) (*domain.QueueDetail, error) {
+	d.asked = append(d.asked, domain.QueueRef{Vhost: vhost, Name: name})
 	return d.detail, d.err
 }
 
-func detail(q mgmt.Queue) *mgmt.QueueDetail {
-	return &mgmt.QueueDetail{Queue: q, TakenAt: now, DeliveryLimit: -1}
+func detail(q domain.Queue) *domain.QueueDetail {
+	return &domain.QueueDetail{Queue: q, TakenAt: now, DeliveryLimit: -1}
 }
 
 // newScreen polls every nanosecond so that a tick a test runs returns at
 // once.
 func newScreen(d *describer) *Model {
-	m := New(Options{Queue: mgmt.QueueRef{Vhost: "/", Name: "orders"}, Describer: d, Styles: styles.New(true),
+	m := New(Options{Queue: domain.QueueRef{Vhost: "/", Name: "orders"}, Describer: d, Styles: styles.New(true),
 		Refresh: time.Nanosecond, Now: func() time.Time { return now }})
 	m.SetSize(120, 200)
 	return m
@@ -59,7 +59,7 @@ func loaded(t *testing.T, d *describer) (*Model, tea.Cmd) {
 func press(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
 
 func TestDetailIsFetchedForTheQueueAndPolled(t *testing.T) {
-	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic", Messages: 12})}
+	d := &describer{detail: detail(domain.Queue{Vhost: "/", Name: "orders", Type: "classic", Messages: 12})}
 	m, cmd := loaded(t, d)
 	if len(d.asked) != 1 || d.asked[0].Name != "orders" {
 		t.Fatalf("asked %v", d.asked)
@@ -77,11 +77,11 @@ func TestDetailIsFetchedForTheQueueAndPolled(t *testing.T) {
 }
 
 func TestStaleResultsAreDropped(t *testing.T) {
-	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 1})}
+	d := &describer{detail: detail(domain.Queue{Vhost: "/", Name: "orders", Messages: 1})}
 	m, _ := loaded(t, d)
 	stale := m.fetch()
 	m, _ = step(t, m, press("r"))
-	d.detail = detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 999})
+	d.detail = detail(domain.Queue{Vhost: "/", Name: "orders", Messages: 999})
 	if _, cmd := step(t, m, stale()); cmd != nil || m.detail.Queue.Messages != 1 {
 		t.Fatal("a result of the previous chain was applied")
 	}
@@ -91,15 +91,15 @@ func TestStaleResultsAreDropped(t *testing.T) {
 }
 
 func TestOpenDLQ(t *testing.T) {
-	paired := mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	paired := domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
 	tests := []struct {
 		name string
-		q    mgmt.Queue
+		q    domain.Queue
 		want any
 	}{
-		{name: "queue opens its paired DLQ", q: mgmt.Queue{Vhost: "/", Name: "orders", DLQ: &paired}, want: common.OpenDLQMsg{Queue: paired}},
-		{name: "DLQ opens itself", q: mgmt.Queue{Vhost: "/", Name: "orders.dlq", DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}}, want: common.OpenDLQMsg{Queue: paired}},
-		{name: "queue without DLQ explains", q: mgmt.Queue{Vhost: "/", Name: "orders"}, want: "no dead-letter queue"},
+		{name: "queue opens its paired DLQ", q: domain.Queue{Vhost: "/", Name: "orders", DLQ: &paired}, want: common.OpenDLQMsg{Queue: paired}},
+		{name: "DLQ opens itself", q: domain.Queue{Vhost: "/", Name: "orders.dlq", DLQOf: []domain.QueueRef{{Vhost: "/", Name: "orders"}}}, want: common.OpenDLQMsg{Queue: paired}},
+		{name: "queue without DLQ explains", q: domain.Queue{Vhost: "/", Name: "orders"}, want: "no dead-letter queue"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,14 +122,14 @@ func TestOpenDLQ(t *testing.T) {
 }
 
 func TestFailuresKeepTheLastFiguresAndDeletedQueueStopsPolling(t *testing.T) {
-	d := &describer{detail: detail(mgmt.Queue{Vhost: "/", Name: "orders", Messages: 7})}
+	d := &describer{detail: detail(domain.Queue{Vhost: "/", Name: "orders", Messages: 7})}
 	m, _ := loaded(t, d)
-	d.detail, d.err = nil, &mgmt.Error{Kind: mgmt.ErrUnreachable, Msg: "connection refused"}
+	d.detail, d.err = nil, &domain.Error{Kind: domain.ErrUnreachable, Msg: "connection refused"}
 	m, cmd := step(t, m, m.fetch()())
 	if cmd == nil || m.detail == nil || !strings.Contains(m.View(), "refresh failed, retrying") || !strings.Contains(m.View(), "depth 7") {
 		t.Fatalf("a failed refresh must keep the figures and retry:\n%s", m.View())
 	}
-	d.err = &mgmt.Error{Kind: mgmt.ErrNotFound, Msg: "not found"}
+	d.err = &domain.Error{Kind: domain.ErrNotFound, Msg: "not found"}
 	m, cmd = step(t, m, m.fetch()())
 	if cmd != nil || !strings.Contains(m.View(), "no longer exists") {
 		t.Fatalf("a deleted queue must stop polling and say so:\n%s", m.View())
@@ -137,7 +137,7 @@ func TestFailuresKeepTheLastFiguresAndDeletedQueueStopsPolling(t *testing.T) {
 }
 
 func TestSettingsShowWhereEachValueComesFrom(t *testing.T) {
-	q := mgmt.Queue{Vhost: "/", Name: "orders", Type: "quorum", Policy: "limits", HasDLX: true,
+	q := domain.Queue{Vhost: "/", Name: "orders", Type: "quorum", Policy: "limits", HasDLX: true,
 		Arguments:           map[string]any{"x-dead-letter-exchange": "dlx", "x-max-length": float64(1000), "x-overflow": "reject-publish"},
 		EffectiveDefinition: map[string]any{"max-length": float64(500), "message-ttl": float64(60000), "overflow": "drop-head"},
 	}
@@ -161,12 +161,12 @@ func TestSettingsShowWhereEachValueComesFrom(t *testing.T) {
 func TestUnackedAgainstPrefetch(t *testing.T) {
 	tests := []struct {
 		name string
-		d    mgmt.QueueDetail
+		d    domain.QueueDetail
 		want string
 	}{
-		{name: "within", d: mgmt.QueueDetail{UnackedUsed: 12, UnackedAllowed: 60}, want: "unacked 12 / 60 allowed"},
-		{name: "at the limit", d: mgmt.QueueDetail{UnackedUsed: 60, UnackedAllowed: 60}, want: "at their prefetch limit"},
-		{name: "unlimited", d: mgmt.QueueDetail{UnackedUsed: 5, UnackedUnlimited: true}, want: "no limit"},
+		{name: "within", d: domain.QueueDetail{UnackedUsed: 12, UnackedAllowed: 60}, want: "unacked 12 / 60 allowed"},
+		{name: "at the limit", d: domain.QueueDetail{UnackedUsed: 60, UnackedAllowed: 60}, want: "at their prefetch limit"},
+		{name: "unlimited", d: domain.QueueDetail{UnackedUsed: 5, UnackedUnlimited: true}, want: "no limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,9 +179,9 @@ func TestUnackedAgainstPrefetch(t *testing.T) {
 }
 
 func TestFindingsAndBrokerTextAreSanitised(t *testing.T) {
-	d := detail(mgmt.Queue{Vhost: "/", Name: "orders\x1b[2J"})
-	d.Findings = []mgmt.Finding{{Check: "dlx-routes-nowhere", Severity: mgmt.SeverityError, Message: "DLX \x1b]0;x\x07 has no binding"}}
-	d.Consumers = []mgmt.Consumer{{Tag: "tag\x1b[1m", Channel: "ch", AckRequired: true, PrefetchCount: 1}}
+	d := detail(domain.Queue{Vhost: "/", Name: "orders\x1b[2J"})
+	d.Findings = []domain.Finding{{Check: "dlx-routes-nowhere", Severity: domain.SeverityError, Message: "DLX \x1b]0;x\x07 has no binding"}}
+	d.Consumers = []domain.Consumer{{Tag: "tag\x1b[1m", Channel: "ch", AckRequired: true, PrefetchCount: 1}}
 	m, _ := loaded(t, &describer{detail: d})
 	view := m.View()
 	if strings.ContainsRune(view, 0x1b) || strings.ContainsRune(view, 0x07) {
@@ -193,8 +193,8 @@ func TestFindingsAndBrokerTextAreSanitised(t *testing.T) {
 }
 
 func TestARetryQueueSaysWhereItsMessagesGo(t *testing.T) {
-	back := mgmt.QueueRef{Vhost: "/", Name: "orders"}
-	q := mgmt.Queue{Vhost: "/", Name: "orders.retry", Type: "classic", HasDLX: true, RetryTarget: &back,
+	back := domain.QueueRef{Vhost: "/", Name: "orders"}
+	q := domain.Queue{Vhost: "/", Name: "orders.retry", Type: "classic", HasDLX: true, RetryTarget: &back,
 		Arguments: map[string]any{"x-message-ttl": float64(5000), "x-dead-letter-exchange": ""}}
 	m, _ := loaded(t, &describer{detail: detail(q)})
 	view := m.View()
@@ -218,20 +218,20 @@ func TestARetryQueueSaysWhereItsMessagesGo(t *testing.T) {
 // The header says how the backlog moves, in the words of the overview's
 // DRAIN column and of `warren status`.
 func TestHeaderSaysHowTheBacklogMoves(t *testing.T) {
-	dlx := mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	dlx := domain.QueueRef{Vhost: "/", Name: "orders"}
 	tests := []struct {
 		name string
-		q    mgmt.Queue
+		q    domain.Queue
 		want string
 	}{
-		{"draining", mgmt.Queue{Messages: 12000, PublishRate: 80, AckRate: 100, Consumers: 3, HasRates: true}, "drains in 10m"},
-		{"growing", mgmt.Queue{Messages: 10, PublishRate: 150, AckRate: 100, Consumers: 1, HasRates: true}, "not draining: growing +50/s"},
-		{"steady", mgmt.Queue{Messages: 160, PublishRate: 2.4, AckRate: 2.4, Consumers: 3, HasRates: true}, "not draining: in = out, the backlog stays"},
-		{"stalled", mgmt.Queue{Messages: 10, Consumers: 2, HasRates: true}, "not draining: consumers are not acknowledging"},
-		{"no consumers", mgmt.Queue{Messages: 10, HasRates: true}, "not draining: no consumers"},
-		{"a DLQ holds", mgmt.Queue{Messages: 10, HasRates: true, DLQOf: []mgmt.QueueRef{dlx}}, "held: no consumers"},
-		{"no rates", mgmt.Queue{Messages: 10, Consumers: 1}, "rates not reported"},
-		{"empty", mgmt.Queue{HasRates: true}, "ack 0/s · empty"},
+		{"draining", domain.Queue{Messages: 12000, PublishRate: 80, AckRate: 100, Consumers: 3, HasRates: true}, "drains in 10m"},
+		{"growing", domain.Queue{Messages: 10, PublishRate: 150, AckRate: 100, Consumers: 1, HasRates: true}, "not draining: growing +50/s"},
+		{"steady", domain.Queue{Messages: 160, PublishRate: 2.4, AckRate: 2.4, Consumers: 3, HasRates: true}, "not draining: in = out, the backlog stays"},
+		{"stalled", domain.Queue{Messages: 10, Consumers: 2, HasRates: true}, "not draining: consumers are not acknowledging"},
+		{"no consumers", domain.Queue{Messages: 10, HasRates: true}, "not draining: no consumers"},
+		{"a DLQ holds", domain.Queue{Messages: 10, HasRates: true, DLQOf: []domain.QueueRef{dlx}}, "held: no consumers"},
+		{"no rates", domain.Queue{Messages: 10, Consumers: 1}, "rates not reported"},
+		{"empty", domain.Queue{HasRates: true}, "ack 0/s · empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,13 +245,13 @@ func TestHeaderSaysHowTheBacklogMoves(t *testing.T) {
 }
 
 func TestAMovementMarkIsHeldAfterTheQueueDrainsAgainThenClears(t *testing.T) {
-	stalled := mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic", Messages: 10, Ready: 10, Consumers: 2, HasRates: true}
+	stalled := domain.Queue{Vhost: "/", Name: "orders", Type: "classic", Messages: 10, Ready: 10, Consumers: 2, HasRates: true}
 	draining := stalled
 	draining.AckRate = 5
 	d := &describer{}
 	m := newScreen(d)
 	held := "not draining: consumers are not acknowledging"
-	refresh := func(q mgmt.Queue, at time.Duration) string {
+	refresh := func(q domain.Queue, at time.Duration) string {
 		t.Helper()
 		d.detail = detail(q)
 		d.detail.TakenAt = now.Add(at)
@@ -282,9 +282,9 @@ func TestAMovementMarkIsHeldAfterTheQueueDrainsAgainThenClears(t *testing.T) {
 func TestIdleTimesFitTheirColumn(t *testing.T) {
 	for _, idle := range []time.Duration{29 * time.Second, 21*time.Hour + 4*time.Minute, 335 * 24 * time.Hour} {
 		since := now.Add(-idle)
-		d := detail(mgmt.Queue{Vhost: "/", Name: "orders", Type: "classic"})
-		d.Consumers = []mgmt.Consumer{{Tag: "c1", Channel: "ch (1)", AckRequired: true, PrefetchCount: 10, Active: true}}
-		d.Channels = []mgmt.Channel{{Name: "ch (1)", User: "orders", PrefetchCount: 10, IdleSince: &since}}
+		d := detail(domain.Queue{Vhost: "/", Name: "orders", Type: "classic"})
+		d.Consumers = []domain.Consumer{{Tag: "c1", Channel: "ch (1)", AckRequired: true, PrefetchCount: 10, Active: true}}
+		d.Channels = []domain.Channel{{Name: "ch (1)", User: "orders", PrefetchCount: 10, IdleSince: &since}}
 		m, _ := loaded(t, &describer{detail: d})
 		want := "idle " + format.Duration(idle)
 		var row string

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/table"
@@ -13,7 +13,7 @@ import (
 // publishers lists the channels publishing to the exchanges that route to
 // the queue, where the broker links them (rates_mode=detailed), and
 // otherwise says it cannot.
-func (m *Model) publishers(d *mgmt.QueueDetail) string {
+func (m *Model) publishers(d *domain.QueueDetail) string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render(fmt.Sprintf("Publishers (%d)", len(d.Publishers))))
 	if d.PublishersNote != "" {

@@ -4,22 +4,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 func TestPublishersAreListedWhereTheBrokerLinksThem(t *testing.T) {
 	rate := 12.5
 	tests := []struct {
 		name    string
-		d       mgmt.QueueDetail
+		d       domain.QueueDetail
 		want    []string
 		notWant string
 	}{
-		{name: "rates mode basic", d: mgmt.QueueDetail{PublishersNote: mgmt.NoPublisherLinks},
+		{name: "rates mode basic", d: domain.QueueDetail{PublishersNote: domain.NoPublisherLinks},
 			want: []string{"Publishers (0)", "the broker's rates mode does not link publishers to exchanges; see the channels screen"}, notWant: "EXCHANGE"},
-		{name: "detailed, nobody publishing", d: mgmt.QueueDetail{},
+		{name: "detailed, nobody publishing", d: domain.QueueDetail{},
 			want: []string{"Publishers (0)", "no channel publishes to this queue's exchanges"}},
-		{name: "detailed", d: mgmt.QueueDetail{Publishers: []mgmt.Publisher{
+		{name: "detailed", d: domain.QueueDetail{Publishers: []domain.Publisher{
 			{Exchange: "", Channel: "10.0.0.7:40100 -> 10.0.0.1:5672 (1)", Connection: "order-gateway\x1b[2J", User: "svc-gateway", PublishRate: &rate},
 			{Exchange: "orders-x", Channel: "10.0.0.8:40200 -> 10.0.0.1:5672 (3)", Connection: "importer", User: "svc-import"},
 		}}, want: []string{"Publishers (2)", "(default)", `order-gateway\x1b[2J`, "12", "orders-x", "importer", "—"}},

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -14,23 +14,23 @@ func n(v int64) *int64 { return &v }
 func TestTheDepthSplitsDelayedFromReadyWhereTheBrokerSaysAndNowhereElse(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
-		q         mgmt.Queue
+		q         domain.Queue
 		want      []string
 		wantNot   []string
 		retryRows bool
 	}{
-		{"4.3 with a delayed retry", mgmt.Queue{Type: "quorum", Messages: 5, Ready: 2, Delayed: n(3), ReadyReturned: n(2), HasRates: true,
+		{"4.3 with a delayed retry", domain.Queue{Type: "quorum", Messages: 5, Ready: 2, Delayed: n(3), ReadyReturned: n(2), HasRates: true,
 			DelayedRetry: "all (min: 2000ms, max: 10000ms)", Arguments: map[string]any{"x-delayed-retry-type": "all"}},
 			[]string{"depth 5 (ready 2, delayed 3, unacked 0)", "delayed retry all (min: 2000ms, max: 10000ms) · 3 waiting out their delay · 2 ready after a return"},
 			nil, true},
-		{"4.3 without one", mgmt.Queue{Type: "quorum", Messages: 5, Ready: 5, Delayed: n(0), HasRates: true, DelayedRetry: "disabled"},
+		{"4.3 without one", domain.Queue{Type: "quorum", Messages: 5, Ready: 5, Delayed: n(0), HasRates: true, DelayedRetry: "disabled"},
 			[]string{"depth 5 (ready 5, delayed 0, unacked 0)"}, []string{"delayed retry"}, false},
-		{"a policy asks for one, figure not read", mgmt.Queue{Type: "quorum", Messages: 5, Ready: 5, HasRates: true,
+		{"a policy asks for one, figure not read", domain.Queue{Type: "quorum", Messages: 5, Ready: 5, HasRates: true,
 			EffectiveDefinition: map[string]any{"delayed-retry-type": "failed", "delayed-retry-min": float64(1000)}},
 			[]string{"depth 5 (ready 5, delayed —, unacked 0)", "delayed retry failed (min: 1s)"}, nil, true},
-		{"before 4.3", mgmt.Queue{Type: "quorum", Messages: 5, Ready: 5, HasRates: true},
+		{"before 4.3", domain.Queue{Type: "quorum", Messages: 5, Ready: 5, HasRates: true},
 			[]string{"depth 5 (ready 5, unacked 0)"}, []string{"delayed", "DLX backlog"}, false},
-		{"a queue seconds old", mgmt.Queue{Type: "quorum", Messages: 5, Ready: 5, StatsPending: true},
+		{"a queue seconds old", domain.Queue{Type: "quorum", Messages: 5, Ready: 5, StatsPending: true},
 			[]string{"consumers —", "consumers and rates unknown: the broker has not emitted this queue's statistics yet"},
 			[]string{"0 consumers"}, false},
 	} {
@@ -56,7 +56,7 @@ func TestTheDepthSplitsDelayedFromReadyWhereTheBrokerSaysAndNowhereElse(t *testi
 }
 
 func TestTheDLXBacklogTakesTheTroubleToneWhileItGrows(t *testing.T) {
-	q := mgmt.Queue{Vhost: "/", Name: "orders", Type: "quorum", Messages: 3, DLXHeld: n(3), DLXHeldBytes: n(9), HasRates: true}
+	q := domain.Queue{Vhost: "/", Name: "orders", Type: "quorum", Messages: 3, DLXHeld: n(3), DLXHeldBytes: n(9), HasRates: true}
 	d := &describer{detail: detail(q)}
 	m, _ := loaded(t, d)
 	line := "DLX backlog: 3 dead letters held for the DLX (9 B); see the findings below"

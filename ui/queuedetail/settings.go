@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -44,7 +44,7 @@ var settingKeys = []setting{
 
 // settings shows the arguments and the policy side by side with the value
 // that wins, so an operator sees why a queue behaves as it does.
-func (m *Model) settings(d *mgmt.QueueDetail) string {
+func (m *Model) settings(d *domain.QueueDetail) string {
 	q := d.Queue
 	var b strings.Builder
 	policy := "no policy applies"
@@ -76,7 +76,7 @@ func (m *Model) settings(d *mgmt.QueueDetail) string {
 // screen: a quorum queue whose broker says its delayed retry is on (4.3)
 // or that sets one of them. A queue without one is not burdened with
 // three lines of defaults.
-func showsDelayedRetry(q mgmt.Queue) bool {
+func showsDelayedRetry(q domain.Queue) bool {
 	if q.Type != "quorum" {
 		return false
 	}
@@ -84,7 +84,7 @@ func showsDelayedRetry(q mgmt.Queue) bool {
 	return d.Set() || d.Type != "" || d.Min >= 0 || d.Max >= 0
 }
 
-func (m *Model) settingValue(q mgmt.Queue, s setting) (value, source string) {
+func (m *Model) settingValue(q domain.Queue, s setting) (value, source string) {
 	arg, hasArg := q.Arguments["x-"+s.key]
 	pol, hasPol := q.EffectiveDefinition[s.key]
 	switch {
@@ -103,7 +103,7 @@ func (m *Model) settingValue(q mgmt.Queue, s setting) (value, source string) {
 	return m.st.Muted.Render(s.def), "default"
 }
 
-func deliveryLimit(q mgmt.Queue, limit int64, value, source string) (string, string) {
+func deliveryLimit(q domain.Queue, limit int64, value, source string) (string, string) {
 	if limit < 0 {
 		if q.HasDLX {
 			return "none", source + "; poison messages can loop forever"
@@ -116,7 +116,7 @@ func deliveryLimit(q mgmt.Queue, limit int64, value, source string) (string, str
 	return value, source
 }
 
-func (m *Model) pairedDLQ(q mgmt.Queue) string {
+func (m *Model) pairedDLQ(q domain.Queue) string {
 	switch {
 	case q.DLQ != nil:
 		depth := fmt.Sprintf(" (%s messages)", format.Count(q.DLQMessages))

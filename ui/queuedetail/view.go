@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/sources/mgmt/trouble"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/domain/trouble"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/components/sparkline"
@@ -42,7 +42,7 @@ func (m *Model) content() string {
 }
 
 // summary is the queue's identity and figures.
-func (m *Model) summary(d *mgmt.QueueDetail) string {
+func (m *Model) summary(d *domain.QueueDetail) string {
 	q := d.Queue
 	ident := []string{m.st.Title.Render(sanitize.Text(q.Name)), "in vhost " + sanitize.Text(q.Vhost), sanitize.Text(q.Type)}
 	if q.Durable {
@@ -69,7 +69,7 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 		switch {
 		case len(of) == 0:
 			ident = append(ident, "an error queue by its name; its messages say which queues it serves")
-		case q.PairedBy != "" && q.PairedBy != mgmt.PairedByDLX:
+		case q.PairedBy != "" && q.PairedBy != domain.PairedByDLX:
 			ident = append(ident, "DLQ of "+strings.Join(of, ", ")+" (paired by "+q.PairedBy+")")
 		default:
 			ident = append(ident, "DLQ of "+strings.Join(of, ", "))
@@ -118,7 +118,7 @@ func (m *Model) summary(d *mgmt.QueueDetail) string {
 // queue's settings ask for a delayed retry and left out elsewhere, so an
 // older broker's screen reads as before. The dead letters held for the
 // DLX, in the depth too, have their own line.
-func depthParts(q mgmt.Queue) string {
+func depthParts(q domain.Queue) string {
 	parts := []string{"ready " + format.Count(q.Ready)}
 	if q.Delayed != nil || q.DelayedRetrySetting().Set() {
 		parts = append(parts, "delayed "+format.CountOf(q.Delayed))
@@ -128,7 +128,7 @@ func depthParts(q mgmt.Queue) string {
 
 // retryLine is a quorum queue's delayed retry and what it holds back;
 // "" when it has none, unless messages are delayed all the same.
-func (m *Model) retryLine(q mgmt.Queue) string {
+func (m *Model) retryLine(q domain.Queue) string {
 	d := q.DelayedRetrySetting()
 	words := format.DelayedRetry(d)
 	if words == "" || !d.Set() && (q.Delayed == nil || *q.Delayed == 0) {
@@ -148,7 +148,7 @@ func (m *Model) retryLine(q mgmt.Queue) string {
 // holds for its DLX: in the trouble tone while it grows (the judgement
 // over the window, docs/ARCHITECTURE.md §4.10), else in the warning tone
 // while any is held; the findings say why the target does not take them.
-func (m *Model) dlxLine(q mgmt.Queue) string {
+func (m *Model) dlxLine(q domain.Queue) string {
 	held := format.DLXHeldNote(q)
 	if held == "" {
 		return ""
@@ -166,7 +166,7 @@ func (m *Model) dlxLine(q mgmt.Queue) string {
 // over the window holds a mark (docs/ARCHITECTURE.md §4.10), so the line
 // does not flicker with the rates. A mark still held after the latest
 // movement changed is said beside it.
-func (m *Model) drain(q mgmt.Queue) string {
+func (m *Model) drain(q domain.Queue) string {
 	d := q.Drain()
 	text := format.DrainNote(d)
 	marks := m.judge.Marks(q.Ref())
@@ -176,21 +176,21 @@ func (m *Model) drain(q mgmt.Queue) string {
 		if mk.Kind < trouble.NoConsumers {
 			continue
 		}
-		if mk.Drain.Movement == d.Movement && (d.Movement != mgmt.Growing || mk.Kind == trouble.Growing) {
+		if mk.Drain.Movement == d.Movement && (d.Movement != domain.Growing || mk.Kind == trouble.Growing) {
 			marked = true
 			continue
 		}
 		held = append(held, m.st.Trouble.Render(format.Mark(mk, "", m.judge.Window())))
 	}
 	switch d.Movement {
-	case mgmt.Empty, mgmt.Draining:
-	case mgmt.Growing, mgmt.NoConsumers, mgmt.Stalled:
+	case domain.Empty, domain.Draining:
+	case domain.Growing, domain.NoConsumers, domain.Stalled:
 		if marked {
 			text = m.st.Trouble.Render(text)
 		} else {
 			text = m.st.Warn.Render(text)
 		}
-	case mgmt.Steady:
+	case domain.Steady:
 		text = m.st.Warn.Render(text)
 	default:
 		text = m.st.Muted.Render(text)
@@ -199,7 +199,7 @@ func (m *Model) drain(q mgmt.Queue) string {
 }
 
 // findings are the topology checks of docs/ARCHITECTURE.md §4.7 about this queue.
-func (m *Model) findings(d *mgmt.QueueDetail) string {
+func (m *Model) findings(d *domain.QueueDetail) string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render("Topology warnings"))
 	if len(d.Findings) == 0 {
@@ -208,7 +208,7 @@ func (m *Model) findings(d *mgmt.QueueDetail) string {
 	}
 	for _, f := range d.Findings {
 		style, mark := m.st.Warn, "~"
-		if f.Severity == mgmt.SeverityError {
+		if f.Severity == domain.SeverityError {
 			style, mark = m.st.Trouble, "!"
 		}
 		line := fmt.Sprintf("%s %-7s %s: %s", mark, sanitize.Text(f.Severity), sanitize.Text(f.Check), sanitize.Text(f.Message))
@@ -218,7 +218,7 @@ func (m *Model) findings(d *mgmt.QueueDetail) string {
 }
 
 // history draws the depth and rates the API kept, oldest on the left.
-func (m *Model) history(d *mgmt.QueueDetail) string {
+func (m *Model) history(d *domain.QueueDetail) string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render("Over the last 10 minutes"))
 	if len(d.Depth) == 0 && len(d.PublishRates) == 0 && len(d.AckRates) == 0 {
@@ -228,7 +228,7 @@ func (m *Model) history(d *mgmt.QueueDetail) string {
 	width := max(m.Width-41, 10)
 	series := []struct {
 		name    string
-		samples []mgmt.Sample
+		samples []domain.Sample
 		format  func(float64) string
 	}{
 		{"depth", d.Depth, func(v float64) string { return format.Count(int64(v)) }},

@@ -11,8 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // Reader reads the pace of a queue's inbox (docs/ARCHITECTURE.md §4.1:
@@ -20,8 +19,8 @@ import (
 type Reader interface {
 	// HasInbox reports, without I/O, whether the config gives the queue
 	// an inbox.
-	HasInbox(ref mgmt.QueueRef) bool
-	Effect(ctx context.Context, ref mgmt.QueueRef, window time.Duration) (inbox.Effect, error)
+	HasInbox(ref domain.QueueRef) bool
+	Effect(ctx context.Context, ref domain.QueueRef, window time.Duration) (domain.Effect, error)
 }
 
 // Window is the span the effect rate is averaged over.
@@ -33,19 +32,19 @@ const timeout = 10 * time.Second
 
 // Answer is what the inbox said about one queue.
 type Answer struct {
-	Effect inbox.Effect
+	Effect domain.Effect
 	Err    error
 }
 
 // Msg carries one round's answers back to the Fetcher that asked.
 type Msg struct {
 	id      int
-	Refs    []mgmt.QueueRef
+	Refs    []domain.QueueRef
 	Answers []Answer
 }
 
 // Answer returns the answer about ref, if the round asked about it.
-func (msg Msg) Answer(ref mgmt.QueueRef) (Answer, bool) {
+func (msg Msg) Answer(ref domain.QueueRef) (Answer, bool) {
 	for i, r := range msg.Refs {
 		if r == ref {
 			return msg.Answers[i], true
@@ -71,13 +70,13 @@ func New(r Reader) Fetcher {
 }
 
 // HasInbox reports, without I/O, whether the queue has an inbox.
-func (f *Fetcher) HasInbox(ref mgmt.QueueRef) bool {
+func (f *Fetcher) HasInbox(ref domain.QueueRef) bool {
 	return f.r != nil && f.r.HasInbox(ref)
 }
 
 // Fetch reads the inboxes of refs all at once, unless a round is still
 // running. The command copies what it needs.
-func (f *Fetcher) Fetch(refs []mgmt.QueueRef) tea.Cmd {
+func (f *Fetcher) Fetch(refs []domain.QueueRef) tea.Cmd {
 	if f.r == nil || f.busy || len(refs) == 0 {
 		return nil
 	}

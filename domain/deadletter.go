@@ -1,14 +1,13 @@
-// Package dlq reads dead-letter queues without harm (docs/ARCHITECTURE.md §4.3):
-// browse sessions that hold a page unacknowledged and return it, x-death
-// parsing for every supported broker version, attempt counts, origins and
-// logical IDs, and a statistics scan that keeps no bodies.
-package dlq
+// Package domain holds warren's words, which the adapters (sources/...)
+// fill and the front ends (cli, ui) show: a queue and its reference, a
+// snapshot of the broker, a dead letter and its failure, failure groups,
+// the filter language, a DLQ's statistics and an inbox status. It does no
+// I/O. docs/ARCHITECTURE.md draws the layers.
+package domain
 
 import (
 	"fmt"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // Death is one x-death entry: a queue and reason, counted.
@@ -85,7 +84,7 @@ type DeadLetter struct {
 	// convention (EasyNetQ) they are the original message's inside it,
 	// and Raw keeps the envelope as it arrived.
 	Properties Properties
-	Headers    amqp.Table
+	Headers    map[string]any
 	Body       []byte // nil in statistics scans
 	Raw        *Enveloped
 }

@@ -1,4 +1,4 @@
-package dlq
+package domain
 
 import (
 	"strconv"
@@ -82,12 +82,12 @@ func TestGroupsCountSpanAndAttempts(t *testing.T) {
 
 func TestGroupsStayBoundedWhateverTheMessagesSay(t *testing.T) {
 	g := NewGroups(false)
-	for i := 0; i < maxStatKeys+50; i++ {
+	for i := 0; i < MaxStatKeys+50; i++ {
 		g.Add(Failure{Convention: ConventionRascal, ErrorType: "E" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strconv.Itoa(i)}, 1, "", "")
 	}
 	list := g.List()
-	if len(list) != maxStatKeys+1 {
-		t.Fatalf("%d groups, want %d and one for the rest", len(list), maxStatKeys+1)
+	if len(list) != MaxStatKeys+1 {
+		t.Fatalf("%d groups, want %d and one for the rest", len(list), MaxStatKeys+1)
 	}
 	var other int
 	for _, grp := range list {

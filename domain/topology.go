@@ -1,4 +1,4 @@
-package mgmt
+package domain
 
 import (
 	"sort"
@@ -31,14 +31,14 @@ type Topology struct {
 	Bindings   map[ExchangeRef][]Binding
 	// direct indexes the bindings of direct exchanges by routing key, so
 	// pairing 10 000 queues with one shared dead-letter exchange does not
-	// scan all its bindings once per queue; nil until indexDirect.
+	// scan all its bindings once per queue; nil until IndexDirect.
 	direct map[ExchangeRef]map[string][]Binding
 }
 
-// indexDirect builds the routing-key index of direct exchanges' bindings.
+// IndexDirect builds the routing-key index of direct exchanges' bindings.
 // Call it once the bindings are complete and before the topology is
 // shared: routing only reads it.
-func (t *Topology) indexDirect() {
+func (t *Topology) IndexDirect() {
 	t.direct = make(map[ExchangeRef]map[string][]Binding)
 	for x, list := range t.Bindings {
 		if t.Exchanges[x] != "direct" {
@@ -52,9 +52,18 @@ func (t *Topology) indexDirect() {
 	}
 }
 
-// maxHops bounds exchange-to-exchange routing (and alternate exchanges)
+// MaxHops bounds exchange-to-exchange routing (and alternate exchanges)
 // followed when resolving where a dead letter goes.
-const maxHops = 4
+const MaxHops = 4
+
+// Indexed reports whether IndexDirect has run.
+func (t *Topology) Indexed() bool { return t.direct != nil }
+
+// Reach adds to out every queue a message published to x with key
+// reaches, following exchange bindings and alternate exchanges.
+func (t *Topology) Reach(x ExchangeRef, key string, out map[QueueRef]bool) {
+	t.route(x, &key, nil, out, 0)
+}
 
 // Route is where dead letters of one queue go.
 type Route struct {
@@ -101,7 +110,7 @@ func (t *Topology) DeadLetterRoute(q Queue, exists func(QueueRef) bool) (Route, 
 }
 
 func (t *Topology) route(x ExchangeRef, key *string, exists func(QueueRef) bool, out map[QueueRef]bool, hops int) {
-	if hops > maxHops {
+	if hops > MaxHops {
 		return
 	}
 	if x.Name == "" {
@@ -176,31 +185,4 @@ func topicWords(p, k []string) bool {
 		dp = next
 	}
 	return dp[len(k)]
-}
-
-// pickDLQ chooses q's DLQ among a route's targets: not q itself, then a
-// name that extends q's (orders → orders.dlq), then one that says dead or
-// dlq, then the first by name. The choice is deterministic.
-func pickDLQ(q Queue, targets []QueueRef) *QueueRef {
-	var others []QueueRef
-	for _, t := range targets {
-		if t != q.Ref() {
-			others = append(others, t)
-		}
-	}
-	if len(others) == 0 {
-		return nil
-	}
-	for _, t := range others {
-		if strings.HasPrefix(t.Name, q.Name) {
-			return &t
-		}
-	}
-	for _, t := range others {
-		n := strings.ToLower(t.Name)
-		if strings.Contains(n, "dlq") || strings.Contains(n, "dead") {
-			return &t
-		}
-	}
-	return &others[0]
 }

@@ -1,7 +1,4 @@
-// Package mgmt reads the RabbitMQ management HTTP API into a Snapshot: the
-// broker, its nodes and alarms, queues with their DLQ pairing, channels and
-// consumers. It never imports the UI.
-package mgmt
+package domain
 
 import (
 	"slices"
@@ -75,30 +72,6 @@ type DLQOverride struct {
 // ParkingSuffix names a DLQ's parking queue when config names none:
 // orders.dlq's is orders.dlq.quarantine.
 const ParkingSuffix = ".quarantine"
-
-// markParking sets Parking on the queues config names as parking queues
-// (an empty Vhost matches any) and on each DLQ's default parking queue.
-// It runs after pairDLQs, which tells which queues are DLQs.
-func markParking(queues []Queue, pins []QueueRef) {
-	dlqs := make(map[QueueRef]bool)
-	for _, q := range queues {
-		if q.IsDLQ() {
-			dlqs[q.Ref()] = true
-		}
-	}
-	for i := range queues {
-		q := &queues[i]
-		q.Parking = false
-		for _, p := range pins {
-			if p.Name == q.Name && (p.Vhost == "" || p.Vhost == q.Vhost) {
-				q.Parking = true
-			}
-		}
-		if base, ok := strings.CutSuffix(q.Name, ParkingSuffix); ok && dlqs[QueueRef{Vhost: q.Vhost, Name: base}] {
-			q.Parking = true
-		}
-	}
-}
 
 // Overview is the broker-wide header.
 type Overview struct {
@@ -320,4 +293,30 @@ func NodesRunning(nodes []Node) (running int, down []string) {
 		}
 	}
 	return running, down
+}
+
+// Sources are the queues whose dead letters end up in ref: the queues
+// that dead-letter into it, or, for a DLQ's default parking queue, into
+// that DLQ.
+func (s *Snapshot) Sources(ref QueueRef) []QueueRef {
+	q := s.Queue(ref)
+	if q == nil {
+		return nil
+	}
+	if base, ok := strings.CutSuffix(q.Name, ParkingSuffix); ok && q.Parking && !q.IsDLQ() {
+		if d := s.Queue(QueueRef{Vhost: q.Vhost, Name: base}); d != nil {
+			return d.DLQOf
+		}
+	}
+	return q.DLQOf
+}
+
+// Queue returns the snapshot's queue, or nil.
+func (s *Snapshot) Queue(ref QueueRef) *Queue {
+	for i := range s.Queues {
+		if s.Queues[i].Ref() == ref {
+			return &s.Queues[i]
+		}
+	}
+	return nil
 }

@@ -1,8 +1,6 @@
-package mgmt
+package domain
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 )
@@ -130,12 +128,12 @@ func TestDeliveryLimitFromArgumentPolicyOrVersionDefault(t *testing.T) {
 func TestSettingPrefersArgumentOverPolicy(t *testing.T) {
 	q := Queue{Arguments: map[string]any{"x-dead-letter-exchange": "from-arg"},
 		EffectiveDefinition: map[string]any{"dead-letter-exchange": "from-policy", "dead-letter-routing-key": "rk"}}
-	q.resolveDeadLettering()
+	q.ResolveDeadLettering()
 	if !q.HasDLX || q.DeadLetterExchange != "from-arg" || q.DeadLetterRoutingKey != "rk" {
 		t.Fatalf("resolved %+v", q)
 	}
 	empty := Queue{Arguments: map[string]any{"x-dead-letter-exchange": ""}}
-	empty.resolveDeadLettering()
+	empty.ResolveDeadLettering()
 	if !empty.HasDLX || empty.DeadLetterExchange != "" {
 		t.Fatalf("an empty DLX names the default exchange and still counts: %+v", empty)
 	}
@@ -160,94 +158,6 @@ func TestParseVersion(t *testing.T) {
 		}
 	}
 }
-
-func TestHeadTimestampSaysWhyItIsUnknown(t *testing.T) {
-	tests := []struct {
-		name       string
-		json       string
-		withStats  bool
-		wantTime   bool
-		wantReason string
-	}{
-		{"classic with timestamp", `{"type":"classic","consumers":0,"messages_ready":3,"head_message_timestamp":1700000000}`, true, true, ""},
-		{"classic without timestamp", `{"type":"classic","consumers":0,"messages_ready":3,"head_message_timestamp":null}`, true, false, "no timestamp property"},
-		{"classic empty", `{"type":"classic","consumers":0,"messages_ready":0}`, true, false, "no ready message"},
-		{"classic not fetched", `{"type":"classic","messages_ready":3}`, false, false, "not fetched"},
-		{"classic whose statistics the broker has not emitted yet", `{"type":"classic","messages_ready":3}`, true, false, "not fetched"},
-		{"quorum", `{"type":"quorum","consumers":0,"messages_ready":3}`, true, false, "quorum"},
-		{"stream", `{"type":"stream","consumers":0,"messages_ready":3}`, true, false, "stream"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var r rawQueue
-			if err := json.Unmarshal([]byte(tt.json), &r); err != nil {
-				t.Fatal(err)
-			}
-			q := r.queue(tt.withStats)
-			if (q.HeadMessageTimestamp != nil) != tt.wantTime {
-				t.Fatalf("timestamp = %v, want set=%v", q.HeadMessageTimestamp, tt.wantTime)
-			}
-			if tt.wantTime && !q.HeadMessageTimestamp.Equal(time.Unix(1700000000, 0)) {
-				t.Fatalf("timestamp = %v", q.HeadMessageTimestamp)
-			}
-			if !strings.Contains(q.OldestUnknownReason, tt.wantReason) {
-				t.Fatalf("reason = %q, want it to contain %q", q.OldestUnknownReason, tt.wantReason)
-			}
-		})
-	}
-}
-
-func TestOlderBrokersEmptyListsDecodeAsEmptyObjects(t *testing.T) {
-	var r rawQueue
-	if err := json.Unmarshal([]byte(`{"name":"q","arguments":[],"effective_policy_definition":[],"exclusive":null}`), &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.Arguments != nil || r.EffectivePolicy != nil {
-		t.Fatalf("arguments %v, policy %v", r.Arguments, r.EffectivePolicy)
-	}
-}
-
-func TestRatesFromCounterSamples(t *testing.T) {
-	got := rates(
-		[]rawSample{{Sample: 100, Timestamp: 20000}, {Sample: 0, Timestamp: 0}, {Sample: 50, Timestamp: 10000}},
-		[]rawSample{{Sample: 10, Timestamp: 20000}, {Sample: 0, Timestamp: 0}, {Sample: 0, Timestamp: 10000}},
-	)
-	want := []float64{5, 6}
-	if len(got) != len(want) {
-		t.Fatalf("got %v", got)
-	}
-	for i := range want {
-		if got[i].Value != want[i] {
-			t.Fatalf("rate %d = %v, want %v (all: %v)", i, got[i].Value, want[i], got)
-		}
-	}
-}
-
-func TestUnackedAllowedSumsPerConsumerPrefetch(t *testing.T) {
-	chans := []Channel{{Name: "a"}, {Name: "b"}, {Name: "g", GlobalPrefetch: 50}}
-	tests := []struct {
-		name          string
-		cons          []Consumer
-		wantAllowed   int64
-		wantUnlimited bool
-	}{
-		{"three consumers at prefetch 20", []Consumer{{Channel: "a", AckRequired: true, PrefetchCount: 20},
-			{Channel: "a", AckRequired: true, PrefetchCount: 20}, {Channel: "b", AckRequired: true, PrefetchCount: 20}}, 60, false},
-		{"auto-ack consumers hold nothing", []Consumer{{Channel: "a", AckRequired: false}}, 0, false},
-		{"no prefetch is unlimited", []Consumer{{Channel: "a", AckRequired: true}, {Channel: "b", AckRequired: true, PrefetchCount: 5}}, 5, true},
-		{"global prefetch counts once per channel", []Consumer{{Channel: "g", AckRequired: true}, {Channel: "g", AckRequired: true}}, 50, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			allowed, unlimited := unackedAllowed(tt.cons, chans)
-			if allowed != tt.wantAllowed || unlimited != tt.wantUnlimited {
-				t.Fatalf("got %d, %v; want %d, %v", allowed, unlimited, tt.wantAllowed, tt.wantUnlimited)
-			}
-		})
-	}
-}
-
-func n(v int64) *int64 { return &v }
 
 func TestDelayedRetryFromTheBrokerArgumentsOrPolicy(t *testing.T) {
 	for _, tt := range []struct {
@@ -275,23 +185,4 @@ func TestDelayedRetryFromTheBrokerArgumentsOrPolicy(t *testing.T) {
 	}
 }
 
-// A broker with rates_mode = none lists no rate details: its queues'
-// rates are unknown, not 0, so a busy queue is not judged stalled.
-func TestRatesAreUnknownWhenTheBrokerCollectsNone(t *testing.T) {
-	busy := Queue{Messages: 90, Ready: 90, Consumers: 3, HasRates: true}
-	if busy.Drain().Movement != Stalled {
-		t.Fatalf("the premise: a busy queue read with rates of 0 is judged %v", busy.Drain().Movement)
-	}
-	qs := []Queue{busy}
-	withoutRates(qs, "basic")
-	if !qs[0].HasRates {
-		t.Fatal("rates_mode basic lost the rates")
-	}
-	withoutRates(qs, "none")
-	if qs[0].HasRates || qs[0].Drain().Movement != NoRates {
-		t.Fatalf("rates_mode none: %+v judged %v, want rates unknown", qs[0], qs[0].Drain().Movement)
-	}
-	if _, ok := qs[0].DrainETA(); ok {
-		t.Fatal("rates_mode none still gives a drain ETA")
-	}
-}
+func n(v int64) *int64 { return &v }

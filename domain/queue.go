@@ -1,7 +1,9 @@
-package mgmt
+package domain
 
 import (
+	"encoding/json"
 	"math"
+	"sort"
 	"time"
 )
 
@@ -31,7 +33,7 @@ func (q Queue) LimitSetting(key string) (int64, bool) {
 	var out int64
 	found := false
 	for _, v := range []any{q.Arguments["x-"+key], q.EffectiveDefinition[key]} {
-		f, ok := toFloat(v)
+		f, ok := ToFloat(v)
 		if !ok {
 			continue
 		}
@@ -56,8 +58,8 @@ func (q Queue) DeliveryLimit(brokerVersion string) int64 {
 	}
 	v := ParseVersion(brokerVersion)
 	modern := v.AtLeast(4, 0) || v == (Version{})
-	arg, hasArg := toFloat(q.Arguments["x-delivery-limit"])
-	pol, hasPol := toFloat(q.EffectiveDefinition["delivery-limit"])
+	arg, hasArg := ToFloat(q.Arguments["x-delivery-limit"])
+	pol, hasPol := ToFloat(q.EffectiveDefinition["delivery-limit"])
 	var n int64
 	switch {
 	case hasArg && hasPol && modern && (arg < 0 || pol < 0):
@@ -94,8 +96,8 @@ func (q Queue) HasLengthLimit() bool {
 	return a || b
 }
 
-// resolveDeadLettering fills the DLX fields from arguments and policy.
-func (q *Queue) resolveDeadLettering() {
+// ResolveDeadLettering fills the DLX fields from arguments and policy.
+func (q *Queue) ResolveDeadLettering() {
 	v, ok := q.Setting("dead-letter-exchange")
 	q.HasDLX = ok
 	q.DeadLetterExchange, _ = v.(string)
@@ -267,10 +269,49 @@ func (q Queue) DelayedRetrySetting() DelayedRetry {
 	d := DelayedRetry{Broker: q.DelayedRetry, Type: q.StringSetting("delayed-retry-type"), Min: -1, Max: -1}
 	for key, into := range map[string]*int64{"delayed-retry-min": &d.Min, "delayed-retry-max": &d.Max} {
 		if v, ok := q.Setting(key); ok {
-			if f, ok := toFloat(v); ok {
+			if f, ok := ToFloat(v); ok {
 				*into = int64(f)
 			}
 		}
 	}
 	return d
+}
+
+// DefaultStatsInterval is RabbitMQ's collect_statistics_interval default.
+// The API does not publish the configured value, so figures are taken to
+// lag by up to this much.
+const DefaultStatsInterval = 5 * time.Second
+
+// SortQueues orders queues by vhost then name, as the API lists them.
+func SortQueues(qs []Queue) {
+	sort.SliceStable(qs, func(i, j int) bool {
+		if qs[i].Vhost != qs[j].Vhost {
+			return qs[i].Vhost < qs[j].Vhost
+		}
+		return qs[i].Name < qs[j].Name
+	})
+}
+
+// How a queue was paired with its DLQ (docs/ARCHITECTURE.md §4.12).
+const (
+	PairedByDLX    = "dlx"      // its dead-letter exchange routes there
+	PairedByConfig = "config"   // the config names it
+	PairedByNaming = "naming"   // a framework's naming: orders → orders_error
+	PairedByLetter = "messages" // the error queue's messages name it as their origin
+)
+
+// ToFloat reads a number the management API gave as JSON.
+func ToFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
 }

@@ -1,4 +1,4 @@
-package dlq
+package domain
 
 // Histogram counts dead letters by attempts, reason and origin queue
 // (docs/ARCHITECTURE.md §4.1), with the same bounds as a scan.
@@ -15,7 +15,7 @@ func NewHistogram() *Histogram {
 
 // Add counts one dead letter.
 func (h *Histogram) Add(d DeadLetter) {
-	h.Attempts[min(d.Attempts, maxAttemptsKey)]++
-	bump(h.Reasons, d.Reason)
-	bump(h.Origins, d.Origin())
+	h.Attempts[min(d.Attempts, MaxAttemptsKey)]++
+	Bump(h.Reasons, d.Reason)
+	Bump(h.Origins, d.Origin())
 }

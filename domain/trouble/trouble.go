@@ -13,7 +13,7 @@ package trouble
 import (
 	"time"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 // DefaultWindow is how far back a judgement looks: a minute, thirty
@@ -60,7 +60,7 @@ type Mark struct {
 	Added int64
 	// Drain is the movement of the latest sample that showed the
 	// judgement (NoConsumers, Stalled, Growing).
-	Drain mgmt.Drain
+	Drain domain.Drain
 	// Shown of Judged samples within the window showed the judgement
 	// (NoConsumers, Stalled, Growing).
 	Shown, Judged int
@@ -73,7 +73,7 @@ type Mark struct {
 // more than the queues on screen.
 type Tracker struct {
 	window time.Duration
-	queues map[mgmt.QueueRef]*series
+	queues map[domain.QueueRef]*series
 	// last holds the series of the last Observe's queues, in its order;
 	// gen numbers the Observe calls.
 	last []*series
@@ -85,7 +85,7 @@ type Tracker struct {
 // a large broker never rise and are never read with statistics, so they
 // carry no judged part.
 type series struct {
-	ref          mgmt.QueueRef
+	ref          domain.QueueRef
 	gen          uint64 // the Observe that last listed the queue
 	prevMessages int64
 	prevDLQ      int64
@@ -104,7 +104,7 @@ type judged struct {
 	rises      [arrivals][]rise
 	verdicts   []verdict
 	raised     [kinds]bool
-	drain      [kinds]mgmt.Drain
+	drain      [kinds]domain.Drain
 	marks      []Mark
 }
 
@@ -139,7 +139,7 @@ func New(window time.Duration) *Tracker {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &Tracker{window: window, queues: map[mgmt.QueueRef]*series{}}
+	return &Tracker{window: window, queues: map[domain.QueueRef]*series{}}
 }
 
 // Window is how far back the tracker looks.
@@ -147,7 +147,7 @@ func (t *Tracker) Window() time.Duration { return t.window }
 
 // Observe records the queues of one snapshot taken at `at` and forgets
 // the queues it does not list, so memory follows the broker.
-func (t *Tracker) Observe(at time.Time, qs []mgmt.Queue) {
+func (t *Tracker) Observe(at time.Time, qs []domain.Queue) {
 	now := at.UnixNano()
 	t.gen++
 	prev := t.last
@@ -188,7 +188,7 @@ func (t *Tracker) Observe(at time.Time, qs []mgmt.Queue) {
 // read less often. It forgets no queue, and a queue it is not given keeps
 // its last sample, so a rise is counted once, between the readings that
 // show it, whichever kind of read they came from.
-func (t *Tracker) ObserveSome(at time.Time, qs []mgmt.Queue) {
+func (t *Tracker) ObserveSome(at time.Time, qs []domain.Queue) {
 	now := at.UnixNano()
 	for _, q := range qs {
 		ref := q.Ref()
@@ -203,12 +203,12 @@ func (t *Tracker) ObserveSome(at time.Time, qs []mgmt.Queue) {
 
 // Forget drops the queues refs name: deleted, as the list of their vhost
 // showed while the others were not listed.
-func (t *Tracker) Forget(refs []mgmt.QueueRef) {
+func (t *Tracker) Forget(refs []domain.QueueRef) {
 	for _, r := range refs {
 		if s := t.queues[r]; s != nil {
 			// A series the last Observe placed is matched by its name
 			// there: a forgotten one must not be.
-			s.ref = mgmt.QueueRef{}
+			s.ref = domain.QueueRef{}
 			delete(t.queues, r)
 		}
 	}
@@ -216,7 +216,7 @@ func (t *Tracker) Forget(refs []mgmt.QueueRef) {
 
 // Marks are the marks raised on a queue after the latest snapshot, in
 // Kind order; nil when none is.
-func (t *Tracker) Marks(ref mgmt.QueueRef) []Mark {
+func (t *Tracker) Marks(ref domain.QueueRef) []Mark {
 	if s := t.queues[ref]; s != nil && s.judged != nil {
 		return s.marks
 	}
@@ -232,7 +232,7 @@ func (t *Tracker) MarksAt(i int) []Mark {
 	return t.last[i].marks
 }
 
-func (s *series) observe(now, window int64, q mgmt.Queue) {
+func (s *series) observe(now, window int64, q domain.Queue) {
 	hasDLQ := q.DLQ != nil
 	rose := s.seen && (hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ || q.IsDLQ() && q.Messages > s.prevMessages)
 	if s.judged == nil && !rose && q.DLXHeld == nil && !movesJudged(q) {
@@ -271,7 +271,7 @@ func (s *series) observe(now, window int64, q mgmt.Queue) {
 
 // movesJudged reports whether a sample of q is judged on its movement:
 // a work queue read with statistics (see movement).
-func movesJudged(q mgmt.Queue) bool {
+func movesJudged(q domain.Queue) bool {
 	return q.HasRates && !q.IsDLQ() && !q.Parking && q.RetryTarget == nil
 }
 
@@ -295,20 +295,20 @@ func (s *series) observeDLX(now, window int64, held *int64) {
 // and a retry queue are meant to hold messages, and a row whose
 // statistics were not read carries no consumer count or rates: neither
 // is judged.
-func (s *series) movement(q mgmt.Queue) (Kind, mgmt.Drain, bool) {
+func (s *series) movement(q domain.Queue) (Kind, domain.Drain, bool) {
 	if !movesJudged(q) {
-		return kinds, mgmt.Drain{}, false
+		return kinds, domain.Drain{}, false
 	}
 	if q.Ready == 0 {
-		return kinds, mgmt.Drain{}, true
+		return kinds, domain.Drain{}, true
 	}
 	d := q.Drain()
 	switch {
 	case q.Consumers == 0:
-		return NoConsumers, mgmt.Drain{Movement: mgmt.NoConsumers}, true
-	case d.Movement == mgmt.Stalled:
+		return NoConsumers, domain.Drain{Movement: domain.NoConsumers}, true
+	case d.Movement == domain.Stalled:
 		return Stalled, d, true
-	case d.Movement == mgmt.Growing && s.rose(q.Messages):
+	case d.Movement == domain.Growing && s.rose(q.Messages):
 		return Growing, d, true
 	}
 	return kinds, d, true

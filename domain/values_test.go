@@ -1,4 +1,4 @@
-package dlq
+package domain
 
 import (
 	"bytes"
@@ -80,9 +80,9 @@ func TestIntegerAcceptsWholeNumbersOnly(t *testing.T) {
 		{nil, 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := integer(tt.in)
+		got, ok := ValueInt(tt.in)
 		if got != tt.want || ok != tt.wantOK {
-			t.Errorf("integer(%#v) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.wantOK)
+			t.Errorf("ValueInt(%#v) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.wantOK)
 		}
 	}
 }

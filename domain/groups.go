@@ -1,4 +1,4 @@
-package dlq
+package domain
 
 import (
 	"crypto/sha256"
@@ -68,7 +68,7 @@ type Group struct {
 }
 
 // Groups counts dead letters by fingerprint within the scan's bounds:
-// past maxStatKeys distinct groups, the rest count in one OtherKey group.
+// past MaxStatKeys distinct groups, the rest count in one OtherKey group.
 type Groups struct {
 	byKey   map[Fingerprint]*Group
 	keepIDs bool
@@ -88,7 +88,7 @@ func (g *Groups) Add(f Failure, attempts int, logicalID, businessID string) stri
 func (g *Groups) add(k Fingerprint, f Failure, attempts int, logicalID, businessID string) string {
 	grp := g.byKey[k]
 	if grp == nil {
-		if len(g.byKey) >= maxStatKeys {
+		if len(g.byKey) >= MaxStatKeys {
 			k = Fingerprint{Convention: OtherKey, Origin: OtherKey, Type: OtherKey, Message: "more groups than warren counts apart"}
 			grp = g.byKey[k]
 		}

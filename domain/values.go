@@ -1,4 +1,4 @@
-package dlq
+package domain
 
 import (
 	"math"
@@ -16,8 +16,8 @@ import (
 // decoder produces (and the wider Go types a program may build), and say
 // "no" rather than guess or panic.
 
-// text returns v as a string when it is textual: a string or bytes.
-func text(v any) (string, bool) {
+// ValueText returns v as a string when it is textual: a string or bytes.
+func ValueText(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
 		return x, true
@@ -27,22 +27,22 @@ func text(v any) (string, bool) {
 	return "", false
 }
 
-// scalarText renders a scalar header value as text, for use as an ID:
+// ValueScalarText renders a scalar header value as text, for use as an ID:
 // strings, bytes and integers qualify; tables, arrays, floats do not.
-func scalarText(v any) (string, bool) {
-	if s, ok := text(v); ok {
+func ValueScalarText(v any) (string, bool) {
+	if s, ok := ValueText(v); ok {
 		return s, true
 	}
-	if n, ok := integer(v); ok {
+	if n, ok := ValueInt(v); ok {
 		return strconv.FormatInt(n, 10), true
 	}
 	return "", false
 }
 
-// integer returns v as an int64 when it is a whole number that fits: any
+// ValueInt returns v as an int64 when it is a whole number that fits: any
 // integer type, an integral float, a decimal with an integral value, or a
 // string of decimal digits (some clients send counters as text).
-func integer(v any) (int64, bool) {
+func ValueInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int8:
 		return int64(x), true
@@ -107,20 +107,20 @@ func decimalInt(d amqp.Decimal) (int64, bool) {
 	return int64(d.Value) / div, true
 }
 
-// timestamp returns v as a time when it is an AMQP timestamp, or an
+// ValueTime returns v as a time when it is an AMQP timestamp, or an
 // integer of seconds since the epoch (as some clients write times).
-func timestamp(v any) (time.Time, bool) {
+func ValueTime(v any) (time.Time, bool) {
 	if t, ok := v.(time.Time); ok {
 		return t, !t.IsZero()
 	}
-	if n, ok := integer(v); ok && n > 0 && n < 1<<40 {
+	if n, ok := ValueInt(v); ok && n > 0 && n < 1<<40 {
 		return time.Unix(n, 0), true
 	}
 	return time.Time{}, false
 }
 
-// table returns v as a table when it is one, whatever map type holds it.
-func table(v any) (amqp.Table, bool) {
+// ValueTable returns v as a table when it is one, whatever map type holds it.
+func ValueTable(v any) (amqp.Table, bool) {
 	switch x := v.(type) {
 	case amqp.Table:
 		return x, true
@@ -130,9 +130,9 @@ func table(v any) (amqp.Table, bool) {
 	return nil, false
 }
 
-// list returns v as a list when it is an array of any element type a
+// ValueList returns v as a list when it is an array of any element type a
 // program may have built.
-func list(v any) ([]any, bool) {
+func ValueList(v any) ([]any, bool) {
 	switch x := v.(type) {
 	case []any:
 		return x, true
@@ -152,9 +152,9 @@ func list(v any) ([]any, bool) {
 	return nil, false
 }
 
-// maxPlainDepth bounds recursion over nested tables and arrays, which a
+// MaxValueDepth bounds recursion over nested tables and arrays, which a
 // hostile publisher can nest as deep as the frame allows.
-const maxPlainDepth = 32
+const MaxValueDepth = 32
 
 // Plain converts an AMQP field value to plain Go values that JSON and the
 // filter language understand: string, int64, float64, bool, time.Time,
@@ -165,7 +165,7 @@ const maxPlainDepth = 32
 func Plain(v any) any { return plain(v, 0) }
 
 func plain(v any, depth int) any {
-	if depth > maxPlainDepth {
+	if depth > MaxValueDepth {
 		return nil
 	}
 	switch x := v.(type) {
@@ -188,17 +188,17 @@ func plain(v any, depth int) any {
 	case amqp.Decimal:
 		return decimalText(x)
 	}
-	if n, ok := integer(v); ok {
+	if n, ok := ValueInt(v); ok {
 		return n
 	}
-	if t, ok := table(v); ok {
+	if t, ok := ValueTable(v); ok {
 		out := make(map[string]any, len(t))
 		for k, e := range t {
 			out[k] = plain(e, depth+1)
 		}
 		return out
 	}
-	if l, ok := list(v); ok {
+	if l, ok := ValueList(v); ok {
 		out := make([]any, len(l))
 		for i, e := range l {
 			out[i] = plain(e, depth+1)

@@ -1,4 +1,4 @@
-package dlq
+package domain
 
 import (
 	"strings"
@@ -75,27 +75,4 @@ func TestCompileFilterExplainsMistakes(t *testing.T) {
 	}
 }
 
-func TestTheFilterSelectsByFailureGroupAndError(t *testing.T) {
-	a := Decode(massTransitFault("m-1", "Order 1001 not found"), Options{}, false)
-	b := Decode(massTransitFault("m-2", "Order 1002 not found"), Options{}, false)
-	c := Decode(springRepublished("s-1", "Card 4242 declined"), Options{}, false)
-	f, err := CompileFilter(`group == "` + a.Group + `"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range []struct {
-		d    DeadLetter
-		want bool
-	}{{a, true}, {b, true}, {c, false}} {
-		if got, err := f.Match(x.d, nil, time.Now()); err != nil || got != x.want {
-			t.Errorf("group filter on %s: %v, %v; want %v", x.d.MessageID, got, err, x.want)
-		}
-	}
-	g, err := CompileFilter(`convention == "spring" && error_type endsWith "PaymentDeclinedException" && origin_routing_key == "billing"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, _ := g.Match(c, nil, time.Now()); !ok {
-		t.Error("the Spring letter is not selected by its convention, type and routing key")
-	}
-}
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

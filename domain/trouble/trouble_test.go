@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/domain"
 )
 
 var (
 	t0      = time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
 	refresh = 2 * time.Second
-	dlqRef  = mgmt.QueueRef{Vhost: "/", Name: "orders.dlq"}
+	dlqRef  = domain.QueueRef{Vhost: "/", Name: "orders.dlq"}
 )
 
 // scene gives the queues a snapshot holds at each moment.
-type scene func(at time.Duration) []mgmt.Queue
+type scene func(at time.Duration) []domain.Queue
 
 // step is what one refresh saw of one queue.
 type step struct {
@@ -26,7 +26,7 @@ type step struct {
 
 // watch samples the scene every refresh for d, as the overview does, and
 // returns what each refresh decided about ref.
-func watch(tr *Tracker, s scene, d time.Duration, ref mgmt.QueueRef, kind Kind) []step {
+func watch(tr *Tracker, s scene, d time.Duration, ref domain.QueueRef, kind Kind) []step {
 	var steps []step
 	for at := time.Duration(0); at <= d; at += refresh {
 		tr.Observe(t0.Add(at), s(at))
@@ -42,11 +42,11 @@ func watch(tr *Tracker, s scene, d time.Duration, ref mgmt.QueueRef, kind Kind) 
 // dlqScene is a work queue whose DLQ takes one dead letter every 5 s until
 // stop, and the DLQ itself.
 func dlqScene(stop time.Duration) scene {
-	return func(at time.Duration) []mgmt.Queue {
+	return func(at time.Duration) []domain.Queue {
 		n := int64(min(at, stop) / (5 * time.Second))
-		work := mgmt.Queue{Vhost: "/", Name: "orders", Messages: 10, Ready: 10, HasRates: true, Consumers: 1, PublishRate: 4, AckRate: 4, DLQ: &dlqRef, DLQMessages: 3 + n}
-		dlq := mgmt.Queue{Vhost: "/", Name: "orders.dlq", Messages: 3 + n, Ready: 3 + n, DLQOf: []mgmt.QueueRef{work.Ref()}}
-		return []mgmt.Queue{work, dlq}
+		work := domain.Queue{Vhost: "/", Name: "orders", Messages: 10, Ready: 10, HasRates: true, Consumers: 1, PublishRate: 4, AckRate: 4, DLQ: &dlqRef, DLQMessages: 3 + n}
+		dlq := domain.Queue{Vhost: "/", Name: "orders.dlq", Messages: 3 + n, Ready: 3 + n, DLQOf: []domain.QueueRef{work.Ref()}}
+		return []domain.Queue{work, dlq}
 	}
 }
 
@@ -61,10 +61,10 @@ func TestADLQGrowingEveryFewSecondsStaysMarkedAndClearsAWindowAfterItStops(t *te
 	stop := 4 * time.Minute
 	for _, tt := range []struct {
 		name string
-		ref  mgmt.QueueRef
+		ref  domain.QueueRef
 		kind Kind
 	}{
-		{"the work queue's DLQ growing", mgmt.QueueRef{Vhost: "/", Name: "orders"}, DLQGrowing},
+		{"the work queue's DLQ growing", domain.QueueRef{Vhost: "/", Name: "orders"}, DLQGrowing},
 		{"dead letters arriving in the DLQ", dlqRef, Arriving},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,12 +88,12 @@ func TestADLQGrowingEveryFewSecondsStaysMarkedAndClearsAWindowAfterItStops(t *te
 
 func TestOneDeadLetterMarksTheDLQForOneWindow(t *testing.T) {
 	tr := New(time.Minute)
-	s := func(at time.Duration) []mgmt.Queue {
+	s := func(at time.Duration) []domain.Queue {
 		n := int64(3)
 		if at >= 10*time.Second {
 			n = 4
 		}
-		return []mgmt.Queue{{Vhost: "/", Name: "orders.dlq", Messages: n, DLQOf: []mgmt.QueueRef{{Vhost: "/", Name: "orders"}}}}
+		return []domain.Queue{{Vhost: "/", Name: "orders.dlq", Messages: n, DLQOf: []domain.QueueRef{{Vhost: "/", Name: "orders"}}}}
 	}
 	for _, st := range watch(tr, s, 3*time.Minute, dlqRef, Arriving) {
 		want := st.at >= 10*time.Second && st.at < 70*time.Second
@@ -105,13 +105,13 @@ func TestOneDeadLetterMarksTheDLQForOneWindow(t *testing.T) {
 
 // workScene is a work queue that moves as bad says until stop, then
 // drains with one consumer acknowledging faster than publishes come in.
-func workScene(stop time.Duration, bad func(q *mgmt.Queue, at time.Duration)) scene {
-	return func(at time.Duration) []mgmt.Queue {
-		q := mgmt.Queue{Vhost: "/", Name: "email", Messages: 500, Ready: 500, HasRates: true, Consumers: 1, PublishRate: 4, AckRate: 9}
+func workScene(stop time.Duration, bad func(q *domain.Queue, at time.Duration)) scene {
+	return func(at time.Duration) []domain.Queue {
+		q := domain.Queue{Vhost: "/", Name: "email", Messages: 500, Ready: 500, HasRates: true, Consumers: 1, PublishRate: 4, AckRate: 9}
 		if at < stop {
 			bad(&q, at)
 		}
-		return []mgmt.Queue{q}
+		return []domain.Queue{q}
 	}
 }
 
@@ -120,11 +120,11 @@ func TestNotDrainingStaysMarkedAndClearsWithinAWindowOfDraining(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		kind Kind
-		bad  func(q *mgmt.Queue, at time.Duration)
+		bad  func(q *domain.Queue, at time.Duration)
 	}{
-		{"no consumers", NoConsumers, func(q *mgmt.Queue, _ time.Duration) { q.Consumers, q.AckRate = 0, 0 }},
-		{"stalled", Stalled, func(q *mgmt.Queue, _ time.Duration) { q.AckRate = 0; q.PublishRate = 0 }},
-		{"growing", Growing, func(q *mgmt.Queue, at time.Duration) {
+		{"no consumers", NoConsumers, func(q *domain.Queue, _ time.Duration) { q.Consumers, q.AckRate = 0, 0 }},
+		{"stalled", Stalled, func(q *domain.Queue, _ time.Duration) { q.AckRate = 0; q.PublishRate = 0 }},
+		{"growing", Growing, func(q *domain.Queue, at time.Duration) {
 			// 2.7 messages a second more in than out, seen in steps.
 			q.PublishRate, q.AckRate = 6.7, 4
 			q.Messages = 500 + int64(at.Seconds()*2.7)
@@ -133,7 +133,7 @@ func TestNotDrainingStaysMarkedAndClearsWithinAWindowOfDraining(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := New(time.Minute)
-			ref := mgmt.QueueRef{Vhost: "/", Name: "email"}
+			ref := domain.QueueRef{Vhost: "/", Name: "email"}
 			// Growth is said from three samples: first at 4 s.
 			first := time.Duration(0)
 			if tt.kind == Growing {
@@ -162,15 +162,15 @@ func TestNotDrainingStaysMarkedAndClearsWithinAWindowOfDraining(t *testing.T) {
 func TestAQueueWhoseRatesJitterAroundEachOtherIsNotMarkedGrowing(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	depth := int64(200)
-	s := func(time.Duration) []mgmt.Queue {
+	s := func(time.Duration) []domain.Queue {
 		depth += int64(r.IntN(11) - 5)
 		pub := 20 + r.Float64()*2 - 1
 		ack := 20 + r.Float64()*2 - 1
-		return []mgmt.Queue{{Vhost: "/", Name: "busy", Messages: depth, Ready: depth, HasRates: true, Consumers: 4, PublishRate: pub, AckRate: ack}}
+		return []domain.Queue{{Vhost: "/", Name: "busy", Messages: depth, Ready: depth, HasRates: true, Consumers: 4, PublishRate: pub, AckRate: ack}}
 	}
 	tr := New(time.Minute)
 	marked := 0
-	for _, st := range watch(tr, s, 30*time.Minute, mgmt.QueueRef{Vhost: "/", Name: "busy"}, Growing) {
+	for _, st := range watch(tr, s, 30*time.Minute, domain.QueueRef{Vhost: "/", Name: "busy"}, Growing) {
 		if st.marked && st.at >= tr.Window() {
 			marked++
 		}
@@ -182,9 +182,9 @@ func TestAQueueWhoseRatesJitterAroundEachOtherIsNotMarkedGrowing(t *testing.T) {
 
 func TestRowsWithoutStatisticsAreNotJudgedAndAnUnheldMarkClears(t *testing.T) {
 	tr := New(time.Minute)
-	ref := mgmt.QueueRef{Vhost: "/", Name: "idle"}
-	idle := mgmt.Queue{Vhost: "/", Name: "idle", Messages: 5, Ready: 5, HasRates: true}
-	tr.Observe(t0, []mgmt.Queue{idle})
+	ref := domain.QueueRef{Vhost: "/", Name: "idle"}
+	idle := domain.Queue{Vhost: "/", Name: "idle", Messages: 5, Ready: 5, HasRates: true}
+	tr.Observe(t0, []domain.Queue{idle})
 	if m := tr.Marks(ref); len(m) != 1 || m[0].Kind != NoConsumers {
 		t.Fatalf("marks %+v, want no consumers", m)
 	}
@@ -192,32 +192,32 @@ func TestRowsWithoutStatisticsAreNotJudgedAndAnUnheldMarkClears(t *testing.T) {
 	unread := idle
 	unread.HasRates = false
 	for at := refresh; at < time.Minute; at += refresh {
-		tr.Observe(t0.Add(at), []mgmt.Queue{unread})
+		tr.Observe(t0.Add(at), []domain.Queue{unread})
 		if len(tr.Marks(ref)) != 1 {
 			t.Fatalf("at %v: a row without statistics lost its mark within the window", at)
 		}
 	}
-	tr.Observe(t0.Add(time.Minute), []mgmt.Queue{unread})
+	tr.Observe(t0.Add(time.Minute), []domain.Queue{unread})
 	if m := tr.Marks(ref); m != nil {
 		t.Fatalf("marks %+v after a window with nothing to hold them", m)
 	}
 	never := New(time.Minute)
-	never.Observe(t0, []mgmt.Queue{unread})
+	never.Observe(t0, []domain.Queue{unread})
 	if m := never.Marks(ref); m != nil {
 		t.Fatalf("a row never read with statistics is marked %+v", m)
 	}
 }
 
 func TestQueuesMeantToHoldMessagesAreNotJudgedNotDraining(t *testing.T) {
-	for _, q := range []mgmt.Queue{
-		{Name: "orders.dlq", DLQOf: []mgmt.QueueRef{{Name: "orders"}}},
+	for _, q := range []domain.Queue{
+		{Name: "orders.dlq", DLQOf: []domain.QueueRef{{Name: "orders"}}},
 		{Name: "orders.dlq.quarantine", Parking: true},
-		{Name: "orders.retry", RetryTarget: &mgmt.QueueRef{Name: "orders"}},
+		{Name: "orders.retry", RetryTarget: &domain.QueueRef{Name: "orders"}},
 	} {
 		q.Messages, q.Ready, q.HasRates = 5, 5, true
 		tr := New(time.Minute)
-		tr.Observe(t0, []mgmt.Queue{q})
-		tr.Observe(t0.Add(refresh), []mgmt.Queue{q})
+		tr.Observe(t0, []domain.Queue{q})
+		tr.Observe(t0.Add(refresh), []domain.Queue{q})
 		if m := tr.Marks(q.Ref()); m != nil {
 			t.Errorf("%s marked %+v", q.Name, m)
 		}
@@ -226,11 +226,11 @@ func TestQueuesMeantToHoldMessagesAreNotJudgedNotDraining(t *testing.T) {
 
 func TestDeletedQueuesAreForgotten(t *testing.T) {
 	tr := New(time.Minute)
-	a := mgmt.Queue{Vhost: "/", Name: "a", Messages: 5, Ready: 5, HasRates: true}
+	a := domain.Queue{Vhost: "/", Name: "a", Messages: 5, Ready: 5, HasRates: true}
 	b := a
 	b.Name = "b"
-	tr.Observe(t0, []mgmt.Queue{a, b})
-	tr.Observe(t0.Add(refresh), []mgmt.Queue{a})
+	tr.Observe(t0, []domain.Queue{a, b})
+	tr.Observe(t0.Add(refresh), []domain.Queue{a})
 	if _, ok := tr.queues[b.Ref()]; ok || tr.Marks(b.Ref()) != nil {
 		t.Fatal("a deleted queue is still tracked")
 	}
@@ -243,19 +243,19 @@ func TestDeletedQueuesAreForgotten(t *testing.T) {
 // the broker holds one more dead letter for the DLX every 5 s until stop,
 // then the backlog stays where it is.
 func srcScene(stop time.Duration) scene {
-	return func(at time.Duration) []mgmt.Queue {
+	return func(at time.Duration) []domain.Queue {
 		held := int64(2)
 		if at >= 10*time.Second {
 			held += int64((min(at, stop)-10*time.Second)/(5*time.Second)) + 1
 		}
-		return []mgmt.Queue{{Vhost: "/", Name: "src", Type: "quorum", Messages: held, DLXHeld: &held, HasRates: true}}
+		return []domain.Queue{{Vhost: "/", Name: "src", Type: "quorum", Messages: held, DLXHeld: &held, HasRates: true}}
 	}
 }
 
 func TestAGrowingDLXBacklogIsMarkedAndClearsAWindowAfterItStopsGrowing(t *testing.T) {
 	stop := 3 * time.Minute
 	tr := New(time.Minute)
-	ref := mgmt.QueueRef{Vhost: "/", Name: "src"}
+	ref := domain.QueueRef{Vhost: "/", Name: "src"}
 	// The last rise is at the last multiple of 5 s from 10 s up to stop,
 	// seen by the refresh at or after it.
 	clearAt := lastRise(stop) + tr.Window()
@@ -275,9 +275,9 @@ func TestAGrowingDLXBacklogIsMarkedAndClearsAWindowAfterItStopsGrowing(t *testin
 }
 
 func TestTheDLXBacklogIsJudgedOnlyFromSamplesThatCarryIt(t *testing.T) {
-	ref := mgmt.QueueRef{Vhost: "/", Name: "src"}
-	sample := func(held *int64) []mgmt.Queue {
-		return []mgmt.Queue{{Vhost: "/", Name: "src", Type: "quorum", Messages: 9, DLXHeld: held}}
+	ref := domain.QueueRef{Vhost: "/", Name: "src"}
+	sample := func(held *int64) []domain.Queue {
+		return []domain.Queue{{Vhost: "/", Name: "src", Type: "quorum", Messages: 9, DLXHeld: held}}
 	}
 	marked := func(tr *Tracker) bool {
 		for _, m := range tr.Marks(ref) {
@@ -335,23 +335,23 @@ func TestTheDLXBacklogIsJudgedOnlyFromSamplesThatCarryIt(t *testing.T) {
 
 func TestAQueueKeepsItsSeriesWhenTheListShiftsAroundIt(t *testing.T) {
 	tr := New(time.Minute)
-	idle := mgmt.Queue{Vhost: "/", Name: "idle", Messages: 5, Ready: 5, HasRates: true}
-	busy := mgmt.Queue{Vhost: "/", Name: "busy", Messages: 5, Ready: 5, HasRates: true, Consumers: 2, PublishRate: 1, AckRate: 1}
-	other := mgmt.Queue{Vhost: "other", Name: "idle", Messages: 1, Ready: 1, HasRates: true, Consumers: 1, PublishRate: 1, AckRate: 1}
-	tr.Observe(t0, []mgmt.Queue{idle, busy})
+	idle := domain.Queue{Vhost: "/", Name: "idle", Messages: 5, Ready: 5, HasRates: true}
+	busy := domain.Queue{Vhost: "/", Name: "busy", Messages: 5, Ready: 5, HasRates: true, Consumers: 2, PublishRate: 1, AckRate: 1}
+	other := domain.Queue{Vhost: "other", Name: "idle", Messages: 1, Ready: 1, HasRates: true, Consumers: 1, PublishRate: 1, AckRate: 1}
+	tr.Observe(t0, []domain.Queue{idle, busy})
 	if m := tr.MarksAt(0); len(m) != 1 || m[0].Kind != NoConsumers || tr.MarksAt(1) != nil {
 		t.Fatalf("marks at 0: %+v, at 1: %+v", tr.MarksAt(0), tr.MarksAt(1))
 	}
 	// A queue of the same name in another vhost takes idle's place, and
 	// idle moves down: each keeps its own series.
-	tr.Observe(t0.Add(refresh), []mgmt.Queue{other, idle, busy})
+	tr.Observe(t0.Add(refresh), []domain.Queue{other, idle, busy})
 	if tr.MarksAt(0) != nil || len(tr.MarksAt(1)) != 1 || tr.MarksAt(2) != nil || tr.MarksAt(3) != nil {
 		t.Fatalf("marks %+v, %+v, %+v", tr.MarksAt(0), tr.MarksAt(1), tr.MarksAt(2))
 	}
 	if len(tr.Marks(idle.Ref())) != 1 || tr.Marks(other.Ref()) != nil || len(tr.queues) != 3 {
 		t.Fatalf("by name: idle %+v, other %+v, %d tracked", tr.Marks(idle.Ref()), tr.Marks(other.Ref()), len(tr.queues))
 	}
-	tr.Observe(t0.Add(2*refresh), []mgmt.Queue{busy})
+	tr.Observe(t0.Add(2*refresh), []domain.Queue{busy})
 	if len(tr.queues) != 1 || tr.MarksAt(0) != nil || tr.Marks(idle.Ref()) != nil {
 		t.Fatalf("after two queues went: %d tracked", len(tr.queues))
 	}
@@ -374,7 +374,7 @@ func TestObserveSomeJudgesTheQueuesReadAndForgetsNone(t *testing.T) {
 	if len(marks) != 1 || marks[0].Kind != Arriving || marks[0].Added != 2 {
 		t.Fatalf("the DLQ read alone has marks %+v, want 2 arriving", marks)
 	}
-	work := mgmt.QueueRef{Vhost: "/", Name: "orders"}
+	work := domain.QueueRef{Vhost: "/", Name: "orders"}
 	if m := tr.Marks(work); len(m) != 0 {
 		t.Fatalf("orders, not read since the list, has marks %+v", m)
 	}

@@ -1,4 +1,4 @@
-package dlq
+package domain
 
 import (
 	"fmt"

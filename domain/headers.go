@@ -1,0 +1,26 @@
+package domain
+
+// Header names the broker and warren write (docs/ARCHITECTURE.md §4.2, §4.4).
+const (
+	HeaderDeath              = "x-death"
+	HeaderFirstDeathQueue    = "x-first-death-queue"
+	HeaderFirstDeathReason   = "x-first-death-reason"
+	HeaderFirstDeathExchange = "x-first-death-exchange"
+	HeaderLastDeathQueue     = "x-last-death-queue"
+	HeaderLastDeathReason    = "x-last-death-reason"
+	HeaderLastDeathExchange  = "x-last-death-exchange"
+	HeaderDeliveryCount      = "x-delivery-count"
+	HeaderAcquiredCount      = "x-acquired-count"
+	HeaderStreamOffset       = "x-stream-offset"
+	HeaderReplayCount        = "x-warren-replay-count"
+	HeaderQuarantineReason   = "x-warren-quarantine-reason"
+	HeaderOperation          = "x-warren-operation"
+)
+
+// Dead-lettering reasons.
+const (
+	ReasonRejected      = "rejected"
+	ReasonExpired       = "expired"
+	ReasonMaxLen        = "maxlen"
+	ReasonDeliveryLimit = "delivery_limit"
+)
