@@ -1,68 +1,20 @@
-// Package cli holds warren's non-interactive commands: each builds on App,
-// which loads the config once and opens the clients a command needs.
+// Package cli holds warren's commands and the process entry (Main): each
+// command parses its flags, takes its clients from the composition root
+// (app.Factory), prompts and prints.
 package cli
 
 import (
-	"context"
-	"crypto/tls"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/user"
-	"sync/atomic"
 
-	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/term"
 
-	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
-	"github.com/warrenops/warren/domain"
-	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/sources/broker"
-	"github.com/warrenops/warren/sources/dlq"
-	"github.com/warrenops/warren/sources/inbox"
-	"github.com/warrenops/warren/sources/mgmt"
-	"github.com/warrenops/warren/text/sanitize"
 )
 
-// Exit codes of docs/ARCHITECTURE.md §5.
-const (
-	ExitOK      = 0
-	ExitFailure = 1
-	ExitUsage   = 2
-	ExitRefused = 3
-)
-
-// ExitError carries the process exit code with the error to print.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string { return e.Err.Error() }
-func (e *ExitError) Unwrap() error { return e.Err }
-
-// Usage marks err as bad usage or config (exit 2).
-func Usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
-
-// Refused marks err as refused by a guardrail (exit 3).
-func Refused(err error) error { return &ExitError{Code: ExitRefused, Err: err} }
-
-// ExitCode maps an error to the process exit code.
-func ExitCode(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	return ExitFailure
-}
-
-// App is what every command shares: global flags, the loaded context and
-// the streams to write to.
+// App is what every command shares: the global flags, the streams to
+// write to, and the composition root built from the flags.
 type App struct {
 	ConfigPath  string
 	ContextName string
@@ -77,290 +29,28 @@ type App struct {
 	// NewManagement, when set, replaces the context's management API
 	// client for every command but the dashboard, so a command's own
 	// logic runs in tests without a broker.
-	NewManagement func(*config.Context) (Management, error)
+	NewManagement func(*config.Context) (app.Management, error)
 
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
 
-	// auditWarned is set once the audit file's mode has been warned of,
-	// or the dashboard has taken the terminal (see warnAuditFile).
-	auditWarned atomic.Bool
-
-	file    *config.File
-	ctx     *config.Context
-	ignored []config.Ignored
+	f *app.Factory
 }
 
 // NewApp returns an App writing to the process's streams.
 func NewApp() *App { return &App{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
 
-// Config loads the config file and selects the context, once. With no
-// config file found (and no --config), the context is the local broker
-// as guest (config.Local); a one-off target from the flags then applies
-// to whichever context was chosen.
-func (a *App) Config() (*config.Context, error) {
-	if a.ctx != nil {
-		return a.ctx, nil
+// Factory is the composition root for the global flags as parsed: built
+// on first use (after cobra parsed them), then the same for the run.
+func (a *App) Factory() *app.Factory {
+	if a.f == nil {
+		a.f = app.New(app.Settings{
+			ConfigPath: a.ConfigPath, ContextName: a.ContextName, ReadOnly: a.ReadOnly,
+			Operator: a.Operator, Target: a.Target, NewManagement: a.NewManagement, Err: a.Err,
+		})
 	}
-	f, c, err := a.loadContext()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Apply(a.Target); err != nil {
-		return nil, Usage(err)
-	}
-	if a.ReadOnly {
-		c.ReadOnly = true
-	}
-	a.file, a.ctx = f, c
-	return c, nil
-}
-
-func (a *App) loadContext() (*config.File, *config.Context, error) {
-	found, err := config.Locate(a.ConfigPath)
-	// Said before the dashboard takes the terminal; its header says it
-	// again.
-	a.ignored = found.Ignored
-	for _, i := range found.Ignored {
-		fmt.Fprintf(a.Err, "warren: %s\n", sanitize.Text(i.String()))
-	}
-	if errors.Is(err, config.ErrNotFound) {
-		if a.ContextName != "" {
-			return nil, nil, Usage(fmt.Errorf("--context %s: %w", a.ContextName, err))
-		}
-		return nil, config.Local(), nil
-	}
-	if err != nil {
-		return nil, nil, Usage(err)
-	}
-	f, err := found.Load()
-	if err != nil {
-		return nil, nil, configError(err)
-	}
-	c, err := f.Context(a.ContextName)
-	if err != nil {
-		return nil, nil, Usage(err)
-	}
-	return f, c, nil
-}
-
-// configError marks a config fault as bad config (exit 2), or as refused
-// (exit 3) when warren will not act on it for safety's sake.
-func configError(err error) error {
-	if errors.Is(err, config.ErrRefused) {
-		return Refused(err)
-	}
-	return Usage(err)
-}
-
-// ConfigFile returns the loaded file (after Config); nil when there is
-// none and the local broker stands in.
-func (a *App) ConfigFile() *config.File { return a.file }
-
-// Ignored are the config files found in the working directory and not
-// read (after Config).
-func (a *App) Ignored() []config.Ignored { return a.ignored }
-
-// OperatorName is who the audit log names: flag, config, then $USER.
-func (a *App) OperatorName() string {
-	if a.Operator != "" {
-		return a.Operator
-	}
-	if a.ctx != nil && a.ctx.Operator != "" {
-		return a.ctx.Operator
-	}
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return "unknown"
-}
-
-// login is what connecting needs: the context, its password and its TLS
-// settings.
-func (a *App) login() (*config.Context, string, *tls.Config, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, "", nil, err
-	}
-	pw, err := c.Password()
-	if err != nil {
-		return nil, "", nil, configError(err)
-	}
-	tc, err := c.TLSConfig()
-	if err != nil {
-		return nil, "", nil, configError(err)
-	}
-	return c, pw, tc, nil
-}
-
-// Mgmt returns a management API client for the context.
-func (a *App) Mgmt() (*mgmt.Client, error) {
-	c, pw, tc, err := a.login()
-	if err != nil {
-		return nil, err
-	}
-	return mgmt.New(mgmt.Options{URL: c.ManagementURL, MetricsURL: c.MetricsURL, Username: c.Username, Password: pw, TLS: tc,
-		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint(),
-		Learned: loadPairings(c.Name), OnLearn: func(l domain.DLQOverride) {
-			// A pairing that cannot be kept still holds in this process;
-			// nothing may write to the terminal the dashboard draws on.
-			_ = keepPairing(c.Name, l)
-		}})
-}
-
-// DLQOverrides are the DLQ pairings the config pins (docs/ARCHITECTURE.md §6).
-func DLQOverrides(c *config.Context) []domain.DLQOverride {
-	var out []domain.DLQOverride
-	for _, q := range c.Queues {
-		if q.DLQ != "" {
-			out = append(out, domain.DLQOverride{Vhost: q.Vhost, Queue: q.Name, DLQ: q.DLQ})
-		}
-	}
-	return out
-}
-
-// ParkingQueues are the parking queues the config names (quarantine).
-func ParkingQueues(c *config.Context) []domain.QueueRef {
-	var out []domain.QueueRef
-	for _, q := range c.Queues {
-		if q.Quarantine != "" {
-			out = append(out, domain.QueueRef{Vhost: q.Vhost, Name: q.Quarantine})
-		}
-	}
-	return out
-}
-
-// DialAMQP connects to the context's broker in vhost.
-func (a *App) DialAMQP(vhost string) (*amqp.Connection, error) {
-	c, pw, tc, err := a.login()
-	if err != nil {
-		return nil, err
-	}
-	return broker.Dial(broker.Options{URL: c.AMQPURL, Username: c.Username, Password: pw, Vhost: vhost, TLS: tc,
-		Name: "warren " + a.OperatorName(), PasswordHint: c.PasswordHint()})
-}
-
-// AuditStore opens the context's audit store.
-func (a *App) AuditStore() (audit.Store, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, err
-	}
-	dsn, err := c.AuditDSN()
-	if err != nil {
-		return nil, Usage(err)
-	}
-	st, err := audit.Open(c.Audit, dsn)
-	if err != nil {
-		return nil, err
-	}
-	a.warnAuditFile(st)
-	return st, nil
-}
-
-// Inbox opens the inbox of the queue that vhost/queue belongs to (the
-// queue itself or the queue whose DLQ it is); nil, nil when none is
-// configured.
-func (a *App) Inbox(ctx context.Context, vhost, queue string) (*inbox.Client, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, err
-	}
-	q := c.QueueConfig(vhost, queue)
-	if q == nil || q.Inbox == nil {
-		q = c.QueueForDLQ(vhost, queue)
-	}
-	if q == nil || q.Inbox == nil {
-		return nil, nil
-	}
-	dsn, err := q.Inbox.DSN()
-	if err != nil {
-		return nil, configError(err)
-	}
-	if dsn == "" {
-		return nil, fmt.Errorf("inbox of queue %s: environment variable %s is empty", q.Name, q.Inbox.DSNEnv)
-	}
-	return inbox.Open(ctx, inbox.Options{DSN: dsn, Table: q.Inbox.Table, IDColumn: q.Inbox.IDColumn, TimeColumn: q.Inbox.TimeColumn})
-}
-
-// Management is what the commands read from the management API;
-// *mgmt.Client implements it.
-type Management interface {
-	Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error)
-	Overview(ctx context.Context) (*domain.Overview, error)
-	Channels(ctx context.Context, vhost string) (*domain.ChannelList, error)
-}
-
-// management returns the context and the commands' management API
-// client: the one NewManagement builds, else the context's.
-func (a *App) management() (*config.Context, Management, error) {
-	c, err := a.Config()
-	if err != nil {
-		return nil, nil, err
-	}
-	var m Management
-	if a.NewManagement != nil {
-		m, err = a.NewManagement(c)
-	} else {
-		m, err = a.Mgmt()
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, m, nil
-}
-
-// Ops builds the operations layer over the context's clients; the
-// caller closes it.
-func (a *App) Ops() (*ops.Ops, error) {
-	c, m, err := a.management()
-	if err != nil {
-		return nil, err
-	}
-	return a.opsOver(c, m)
-}
-
-// opsOver builds the operations layer over the management client m.
-func (a *App) opsOver(c *config.Context, m ops.QueueReader) (*ops.Ops, error) {
-	return ops.New(ops.Clients{
-		Context:   c,
-		Operator:  a.OperatorName(),
-		Mgmt:      m,
-		Dial:      a.DialAMQP,
-		OpenAudit: a.AuditStore,
-		OpenInbox: func(ctx context.Context, vhost, queue string) (ops.InboxClient, error) {
-			in, err := a.Inbox(ctx, vhost, queue)
-			if err != nil || in == nil {
-				return nil, err
-			}
-			return inboxClient{in}, nil
-		},
-		Conventions: func(_, queue string) []dlq.Convention { return conventionsFor(c, queue) },
-	})
-}
-
-// conventionsFor are the context's own conventions that read queue's
-// messages; the config validated them when it loaded.
-func conventionsFor(c *config.Context, queue string) []dlq.Convention {
-	var out []dlq.Convention
-	for _, cv := range c.ConventionsFor(queue) {
-		if d, err := dlq.NewConvention(cv.Name, cv.Fields()); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// inboxClient gives the inbox pool the Close signature the layer wants.
-type inboxClient struct{ *inbox.Client }
-
-func (c inboxClient) Close() error {
-	c.Client.Close()
-	return nil
+	return a.f
 }
 
 // IsTerminal reports whether f is an interactive terminal.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
@@ -42,22 +43,22 @@ func newAuditExportCmd(a *App) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != audit.FormatCSV && format != audit.FormatJSONL {
-				return Usage(fmt.Errorf("--format %q: want csv or jsonl", format))
+				return app.Usage(fmt.Errorf("--format %q: want csv or jsonl", format))
 			}
 			now := time.Now()
 			from, err := parseWhen(since, now)
 			if err != nil {
-				return Usage(fmt.Errorf("--since: %w", err))
+				return app.Usage(fmt.Errorf("--since: %w", err))
 			}
 			to, err := parseWhen(until, now)
 			if err != nil {
-				return Usage(fmt.Errorf("--until: %w", err))
+				return app.Usage(fmt.Errorf("--until: %w", err))
 			}
 			operation = strings.TrimSpace(operation)
 			if cmd.Flags().Changed("operation") && operation == "" {
-				return Usage(errors.New("--operation is empty: give an operation ID, as `warren audit tail` lists them"))
+				return app.Usage(errors.New("--operation is empty: give an operation ID, as `warren audit tail` lists them"))
 			}
-			st, err := a.AuditStore()
+			st, err := a.Factory().AuditStore()
 			if err != nil {
 				return err
 			}
@@ -66,7 +67,7 @@ func newAuditExportCmd(a *App) *cobra.Command {
 			n, err := audit.ExportSelected(cmd.Context(), st, a.Out, format, sel)
 			var unknown *audit.UnknownOperationError
 			if errors.As(err, &unknown) {
-				return Usage(errors.New(sanitize.Text(err.Error())))
+				return app.Usage(errors.New(sanitize.Text(err.Error())))
 			}
 			if err != nil {
 				return err
@@ -106,18 +107,18 @@ func newAuditVerifyCmd(a *App) *cobra.Command {
 			if cmd.Flags().Changed("expect-head") {
 				h, err := audit.ParseHead(expect)
 				if err != nil {
-					return Usage(fmt.Errorf("--expect-head %w", err))
+					return app.Usage(fmt.Errorf("--expect-head %w", err))
 				}
 				opt.ExpectHead = &h
 			}
 			if cmd.Flags().Changed("allowed-signers") {
 				signers, err := readAllowedSigners(signersFile)
 				if err != nil {
-					return Usage(fmt.Errorf("--allowed-signers: %w", err))
+					return app.Usage(fmt.Errorf("--allowed-signers: %w", err))
 				}
 				opt.Signers = signers
 			}
-			st, err := a.AuditStore()
+			st, err := a.Factory().AuditStore()
 			if err != nil {
 				return err
 			}
@@ -136,7 +137,7 @@ func newAuditVerifyCmd(a *App) *cobra.Command {
 				}
 			}
 			if !res.OK {
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("audit log in %s: %s", st.Describe(), sanitize.Text(res.String()))}
+				return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("audit log in %s: %s", st.Describe(), sanitize.Text(res.String()))}
 			}
 			return nil
 		},
@@ -208,12 +209,12 @@ func newAuditTailCmd(a *App) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n <= 0 {
-				return Usage(fmt.Errorf("-n %d: want a positive count", n))
+				return app.Usage(fmt.Errorf("-n %d: want a positive count", n))
 			}
 			if interval <= 0 {
-				return Usage(fmt.Errorf("--interval %s: want a positive duration", interval))
+				return app.Usage(fmt.Errorf("--interval %s: want a positive duration", interval))
 			}
-			st, err := a.AuditStore()
+			st, err := a.Factory().AuditStore()
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -37,7 +38,7 @@ func newAuditInitDBCmd(a *App) *cobra.Command {
 			}
 			sql, err := sc.SQL()
 			if err != nil {
-				return Usage(err)
+				return app.Usage(err)
 			}
 			if !apply {
 				fmt.Fprint(a.Out, sql)
@@ -57,7 +58,7 @@ func newAuditInitDBCmd(a *App) *cobra.Command {
 // auditTable is the team store's table the context names, or the
 // default.
 func (a *App) auditTable() string {
-	c, err := a.Config()
+	c, err := a.Factory().Config()
 	if err != nil || !c.UsesPostgresAudit() {
 		return audit.DefaultTable
 	}
@@ -68,19 +69,19 @@ func (a *App) auditTable() string {
 }
 
 func (a *App) initDB(ctx context.Context, sc audit.Schema) error {
-	c, err := a.Config()
+	c, err := a.Factory().Config()
 	if err != nil {
 		return err
 	}
 	if c.ReadOnly {
-		return Refused(fmt.Errorf("context %q is read-only: audit init-db --apply refused; without --apply it prints the SQL", c.Name))
+		return app.Refused(fmt.Errorf("context %q is read-only: audit init-db --apply refused; without --apply it prints the SQL", c.Name))
 	}
 	if !c.UsesPostgresAudit() {
-		return Usage(errors.New("--apply: the context's audit store is not PostgreSQL (audit = \"postgres\" or \"postgres:TABLE\" with audit_dsn_env); without --apply init-db prints the SQL"))
+		return app.Usage(errors.New("--apply: the context's audit store is not PostgreSQL (audit = \"postgres\" or \"postgres:TABLE\" with audit_dsn_env); without --apply init-db prints the SQL"))
 	}
 	dsn, err := c.AuditDSN()
 	if err != nil {
-		return Usage(err)
+		return app.Usage(err)
 	}
 	g, err := audit.InitDB(ctx, dsn, sc)
 	if err != nil {
@@ -100,11 +101,11 @@ func (a *App) initDB(ctx context.Context, sc audit.Schema) error {
 // could rewrite the log. Nothing is printed when the table cannot be read:
 // the audit store's line says why.
 func (a *App) auditGrantsCheck(ctx context.Context) {
-	c, err := a.Config()
+	c, err := a.Factory().Config()
 	if err != nil || !c.UsesPostgresAudit() {
 		return
 	}
-	st, err := a.AuditStore()
+	st, err := a.Factory().AuditStore()
 	if err != nil {
 		return
 	}

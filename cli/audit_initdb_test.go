@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/warrenops/warren/app"
 )
 
 // The team audit table comes from `audit init-db`, never from warren's
@@ -63,7 +65,7 @@ func TestAuditInitDBMakesATableOperatorsCanOnlyAppendTo(t *testing.T) {
 		t.Fatalf("init-db --apply: %v\n%s%s\nwant %q", r.err, r.out, r.errOut, want)
 	}
 	r = execCLI(t, "--config", cfg, "audit", "init-db", "--owner", owner, "--operators", ops, "--apply")
-	if ExitCode(r.err) != ExitFailure || !strings.Contains(r.err.Error(), "already exists") {
+	if app.ExitCode(r.err) != app.ExitFailure || !strings.Contains(r.err.Error(), "already exists") {
 		t.Fatalf("a second init-db --apply: %v, want exit 1 saying the table exists", r.err)
 	}
 
@@ -93,8 +95,8 @@ func TestAuditInitDBRefusesRolesThatDefeatIt(t *testing.T) {
 		{"audit", "init-db", "--operators", "ops", "--table", "x; DROP TABLE y"},
 	} {
 		r := execCLI(t, args...)
-		if ExitCode(r.err) != ExitUsage || r.out != "" {
-			t.Errorf("warren %s: exit %d, printed %q; want exit 2 and nothing printed", strings.Join(args, " "), ExitCode(r.err), r.out)
+		if app.ExitCode(r.err) != app.ExitUsage || r.out != "" {
+			t.Errorf("warren %s: exit %d, printed %q; want exit 2 and nothing printed", strings.Join(args, " "), app.ExitCode(r.err), r.out)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 )
 
@@ -81,8 +82,8 @@ func TestAuditVerifyReportsAnIntactAndABrokenChain(t *testing.T) {
 	}
 	out.Reset()
 	err := runAudit(context.Background(), a, "verify")
-	if ExitCode(err) != ExitFailure {
-		t.Fatalf("broken chain: exit %d (%v), want %d", ExitCode(err), err, ExitFailure)
+	if app.ExitCode(err) != app.ExitFailure {
+		t.Fatalf("broken chain: exit %d (%v), want %d", app.ExitCode(err), err, app.ExitFailure)
 	}
 	if got := out.String(); !strings.HasPrefix(got, "broken at seq 3: hash mismatch") {
 		t.Fatalf("output %q", got)
@@ -129,24 +130,24 @@ func TestAuditVerifyChecksTheKeptHead(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{name: "the kept head is there", args: []string{"--expect-head", arg}, code: ExitOK,
+		{name: "the kept head is there", args: []string{"--expect-head", arg}, code: app.ExitOK,
 			want: "ok: 8 records, chain intact\nthe expected head seq 4 is there, and 4 records follow it\n" + head8 + "\n"},
-		{name: "the hash without its prefix", args: []string{"--expect-head", fmt.Sprintf("%d:%s", kept.Seq, kept.Hash)}, code: ExitOK,
+		{name: "the hash without its prefix", args: []string{"--expect-head", fmt.Sprintf("%d:%s", kept.Seq, kept.Hash)}, code: app.ExitOK,
 			want: "ok: 8 records, chain intact\nthe expected head seq 4 is there, and 4 records follow it\n" + head8 + "\n"},
-		{name: "another hash at the kept seq", args: []string{"--expect-head", "4:" + strings.Repeat("0", 64)}, code: ExitFailure,
+		{name: "another hash at the kept seq", args: []string{"--expect-head", "4:" + strings.Repeat("0", 64)}, code: app.ExitFailure,
 			want:    "the record at seq 4 has hash sha256:" + kept.Hash[:12] + "…, not the expected sha256:000000000000…: the log was rewritten\n" + head8 + "\n",
 			wantErr: "the log was rewritten"},
-		{name: "a head past the end", args: []string{"--expect-head", "9:" + kept.Hash}, code: ExitFailure,
+		{name: "a head past the end", args: []string{"--expect-head", "9:" + kept.Hash}, code: app.ExitFailure,
 			want:    "the log ends at seq 8, before the expected head seq 9: records were removed from its end\n" + head8 + "\n",
 			wantErr: "before the expected head seq 9"},
 		{name: "the last operation deleted", before: func() { truncate(4) }, args: []string{"--expect-head", "8:" + strings.TrimPrefix(head8, "head seq 8 sha256:")},
-			code: ExitFailure, want: "the log ends at seq 4, before the expected head seq 8: records were removed from its end\nhead seq 4 sha256:" + kept.Hash + "\n"},
-		{name: "the file emptied", before: func() { truncate(0) }, args: []string{"--expect-head", arg}, code: ExitFailure,
+			code: app.ExitFailure, want: "the log ends at seq 4, before the expected head seq 8: records were removed from its end\nhead seq 4 sha256:" + kept.Hash + "\n"},
+		{name: "the file emptied", before: func() { truncate(0) }, args: []string{"--expect-head", arg}, code: app.ExitFailure,
 			want: "the log is empty, but the expected head is seq 4: its records were removed\nhead: empty log\n"},
-		{name: "the file emptied, without a kept head", args: nil, code: ExitOK, want: "ok: 0 records, chain intact\nhead: empty log\n"},
-		{name: "no seq", args: []string{"--expect-head", kept.Hash}, code: ExitUsage, wantErr: "want SEQ:HASH"},
-		{name: "a short hash", args: []string{"--expect-head", "4:sha256:abc"}, code: ExitUsage, wantErr: "want SEQ:HASH"},
-		{name: "empty", args: []string{"--expect-head", ""}, code: ExitUsage, wantErr: "want SEQ:HASH"},
+		{name: "the file emptied, without a kept head", args: nil, code: app.ExitOK, want: "ok: 0 records, chain intact\nhead: empty log\n"},
+		{name: "no seq", args: []string{"--expect-head", kept.Hash}, code: app.ExitUsage, wantErr: "want SEQ:HASH"},
+		{name: "a short hash", args: []string{"--expect-head", "4:sha256:abc"}, code: app.ExitUsage, wantErr: "want SEQ:HASH"},
+		{name: "empty", args: []string{"--expect-head", ""}, code: app.ExitUsage, wantErr: "want SEQ:HASH"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,8 +157,8 @@ func TestAuditVerifyChecksTheKeptHead(t *testing.T) {
 			out.Reset()
 			errOut.Reset()
 			err := runAudit(context.Background(), a, append([]string{"verify"}, tt.args...)...)
-			if ExitCode(err) != tt.code {
-				t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, tt.code)
+			if app.ExitCode(err) != tt.code {
+				t.Fatalf("exit %d (%v), want %d", app.ExitCode(err), err, tt.code)
 			}
 			if tt.want != "" && out.String() != tt.want {
 				t.Fatalf("output\n%s\nwant\n%s", out.String(), tt.want)
@@ -179,12 +180,12 @@ func TestAuditVerifyJSONNamesTheHead(t *testing.T) {
 		code int
 		want verifyJSON
 	}{
-		{"no kept head", nil, ExitOK,
+		{"no kept head", nil, app.ExitOK,
 			verifyJSON{OK: true, Records: 4, Verdict: "ok: 4 records, chain intact", HeadSeq: 4, HeadHash: last.Hash}},
-		{"a kept head that holds", []string{"--expect-head", fmt.Sprintf("3:%s", recordAt(t, path, 3).Hash)}, ExitOK,
+		{"a kept head that holds", []string{"--expect-head", fmt.Sprintf("3:%s", recordAt(t, path, 3).Hash)}, app.ExitOK,
 			verifyJSON{OK: true, Records: 4, Verdict: "ok: 4 records, chain intact", HeadSeq: 4, HeadHash: last.Hash,
 				ExpectedHead: &expectHeadJSON{Seq: 3, Hash: recordAt(t, path, 3).Hash, Held: true, Following: 1}}},
-		{"a kept head past the end", []string{"--expect-head", "5:" + last.Hash}, ExitFailure,
+		{"a kept head past the end", []string{"--expect-head", "5:" + last.Hash}, app.ExitFailure,
 			verifyJSON{Records: 4, Verdict: "the log ends at seq 4, before the expected head seq 5: records were removed from its end",
 				HeadSeq: 4, HeadHash: last.Hash, ExpectedHead: &expectHeadJSON{Seq: 5, Hash: last.Hash,
 					Problem: "the log ends at seq 4, before the expected head seq 5: records were removed from its end"}}},
@@ -193,8 +194,8 @@ func TestAuditVerifyJSONNamesTheHead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out.Reset()
 			err := runAudit(context.Background(), a, append([]string{"verify", "--json"}, tt.args...)...)
-			if ExitCode(err) != tt.code {
-				t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, tt.code)
+			if app.ExitCode(err) != tt.code {
+				t.Fatalf("exit %d (%v), want %d", app.ExitCode(err), err, tt.code)
 			}
 			var got verifyJSON
 			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
@@ -262,24 +263,24 @@ func TestAuditVerifyChecksSignedCheckpoints(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{name: "the team's key", args: []string{"--allowed-signers", team}, code: ExitOK,
+		{name: "the team's key", args: []string{"--allowed-signers", team}, code: app.ExitOK,
 			want: "ok: 9 records, chain intact\n4 records after the last signed checkpoint at seq 5 are not signed; that checkpoint is signed by ana@example.com\n" + head + "\n"},
-		{name: "with the kept head too", args: []string{"--allowed-signers", team, "--expect-head", fmt.Sprintf("5:%s", cp.Hash)}, code: ExitOK,
+		{name: "with the kept head too", args: []string{"--allowed-signers", team, "--expect-head", fmt.Sprintf("5:%s", cp.Hash)}, code: app.ExitOK,
 			want: "ok: 9 records, chain intact\nthe expected head seq 5 is there, and 4 records follow it\n" +
 				"4 records after the last signed checkpoint at seq 5 are not signed; that checkpoint is signed by ana@example.com\n" + head + "\n"},
-		{name: "a key not allowed", args: []string{"--allowed-signers", other}, code: ExitFailure,
+		{name: "a key not allowed", args: []string{"--allowed-signers", other}, code: app.ExitFailure,
 			want:    "broken at seq 5: the checkpoint is signed by " + key.Fingerprint() + ", a key the allowed signers do not list\nno signed checkpoint: 4 records are not signed\nhead seq 4 sha256:" + cp.PrevHash + " (the last record before the break)\n",
 			wantErr: "a key the allowed signers do not list"},
-		{name: "no such file", args: []string{"--allowed-signers", filepath.Join(dir, "none")}, code: ExitUsage, wantErr: "--allowed-signers"},
-		{name: "not an allowed_signers file", args: []string{"--allowed-signers", signers("bad", "ssh-ed25519 AAAA\n")}, code: ExitUsage,
+		{name: "no such file", args: []string{"--allowed-signers", filepath.Join(dir, "none")}, code: app.ExitUsage, wantErr: "--allowed-signers"},
+		{name: "not an allowed_signers file", args: []string{"--allowed-signers", signers("bad", "ssh-ed25519 AAAA\n")}, code: app.ExitUsage,
 			wantErr: "want `principal key-type base64-key`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out.Reset()
 			err := runAudit(context.Background(), a, append([]string{"verify"}, tt.args...)...)
-			if ExitCode(err) != tt.code {
-				t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, tt.code)
+			if app.ExitCode(err) != tt.code {
+				t.Fatalf("exit %d (%v), want %d", app.ExitCode(err), err, tt.code)
 			}
 			if tt.want != "" && out.String() != tt.want {
 				t.Fatalf("output\n%s\nwant\n%s", out.String(), tt.want)
@@ -403,8 +404,8 @@ func TestAuditExportOfAnUnknownOperationIsBadUsageAndWritesNothing(t *testing.T)
 		t.Run(tt.name, func(t *testing.T) {
 			out.Reset()
 			err := runAudit(context.Background(), a, append([]string{"export"}, tt.args...)...)
-			if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("exit %d (%v), want %d saying %q", ExitCode(err), err, ExitUsage, tt.want)
+			if app.ExitCode(err) != app.ExitUsage || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("exit %d (%v), want %d saying %q", app.ExitCode(err), err, app.ExitUsage, tt.want)
 			}
 			if out.Len() != 0 {
 				t.Fatalf("wrote %q for an operation it does not have", out.String())
@@ -421,8 +422,8 @@ func TestAuditCommandsRejectBadUsage(t *testing.T) {
 		{"export", "--until", "-5h"},
 		{"tail", "-n", "0"},
 	} {
-		if err := runAudit(context.Background(), a, args...); ExitCode(err) != ExitUsage {
-			t.Errorf("%v: exit %d (%v), want %d", args, ExitCode(err), err, ExitUsage)
+		if err := runAudit(context.Background(), a, args...); app.ExitCode(err) != app.ExitUsage {
+			t.Errorf("%v: exit %d (%v), want %d", args, app.ExitCode(err), err, app.ExitUsage)
 		}
 	}
 }

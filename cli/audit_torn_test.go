@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 )
 
@@ -135,8 +136,8 @@ func TestReadingCommandsLeaveATornAuditFileAsItIs(t *testing.T) {
 			if tt.crash {
 				torn = 5
 			}
-			if ExitCode(r.err) != ExitFailure || !strings.Contains(r.out, fmt.Sprintf("broken at seq %d: line %d: partial record without its newline", torn, torn)) || crashLine != tt.crash {
-				t.Fatalf("audit verify: exit %d\n%s%s", ExitCode(r.err), r.out, r.errOut)
+			if app.ExitCode(r.err) != app.ExitFailure || !strings.Contains(r.out, fmt.Sprintf("broken at seq %d: line %d: partial record without its newline", torn, torn)) || crashLine != tt.crash {
+				t.Fatalf("audit verify: exit %d\n%s%s", app.ExitCode(r.err), r.out, r.errOut)
 			}
 			unchanged("audit verify")
 

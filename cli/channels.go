@@ -30,7 +30,7 @@ func newChannelsCmd(a *App) *cobra.Command {
 			"management API cannot be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, m, err := a.management()
+			c, m, err := a.Factory().Management()
 			if err != nil {
 				return err
 			}

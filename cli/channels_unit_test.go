@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 )
 
@@ -109,7 +110,7 @@ func TestChannelsWithoutStatisticsSayWhy(t *testing.T) {
 func TestChannelsFailureExitsOne(t *testing.T) {
 	fake := &fakeManagement{err: errors.New("management API at http://127.0.0.1:1 unreachable")}
 	r := runUnit(t, fake, "--config", unitConfig(t, ""), "channels")
-	if r.err == nil || ExitCode(r.err) != ExitFailure {
+	if r.err == nil || app.ExitCode(r.err) != app.ExitFailure {
 		t.Errorf("err %v, want exit 1", r.err)
 	}
 }

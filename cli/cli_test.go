@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/warrenops/warren/app"
 )
 
 // cliRoot is the command tree main.go builds; the dashboard itself is
@@ -25,7 +26,7 @@ type cliRun struct {
 	err         error
 }
 
-func (r cliRun) code() int { return ExitCode(r.err) }
+func (r cliRun) code() int { return app.ExitCode(r.err) }
 
 // execCLI runs warren's command line in-process on a fresh App.
 func execCLI(t *testing.T, args ...string) cliRun {

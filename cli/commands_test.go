@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 )
@@ -78,7 +79,7 @@ func runUnit(t *testing.T, fake *fakeManagement, args ...string) cliRun {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	a := &App{In: strings.NewReader(""), Out: &out, Err: &errOut,
-		NewManagement: func(*config.Context) (Management, error) { return fake, nil }}
+		NewManagement: func(*config.Context) (app.Management, error) { return fake, nil }}
 	return execCLIOn(t, a, &out, &errOut, args...)
 }
 
@@ -185,7 +186,7 @@ func TestStatusJSONFromTheSnapshot(t *testing.T) {
 func TestStatusNamesTheManagementAPIsFailure(t *testing.T) {
 	fake := &fakeManagement{err: errors.New("management API at http://127.0.0.1:1 unreachable: connection refused")}
 	r := runUnit(t, fake, "--config", unitConfig(t, ""), "status")
-	if r.code() != ExitFailure || !strings.Contains(r.errOut, "unreachable") {
+	if r.code() != app.ExitFailure || !strings.Contains(r.errOut, "unreachable") {
 		t.Fatalf("exit %d, stderr %q: want 1 and the cause", r.code(), r.errOut)
 	}
 }
@@ -198,15 +199,15 @@ func TestDlqActionsRefuseBeforeTouchingTheBroker(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{"a read-only context", "read_only = true\n", []string{"dlq", "replay", "orders.dlq", "--yes"}, ExitRefused, "read-only"},
-		{"no terminal and no --yes", "", []string{"dlq", "replay", "orders.dlq"}, ExitRefused, "--yes"},
-		{"a negative limit", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--limit", "-1"}, ExitUsage, "--limit -1"},
-		{"a negative rate", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--rate", "-1"}, ExitUsage, "--rate"},
-		{"quarantine without a reason", "", []string{"dlq", "quarantine", "orders.dlq", "--yes"}, ExitUsage, "--reason"},
-		{"a filter that does not compile", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--filter", "attempts >"}, ExitUsage, "attempts"},
-		{"a bad destination", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--to", "/"}, ExitUsage, "--to"},
+		{"a read-only context", "read_only = true\n", []string{"dlq", "replay", "orders.dlq", "--yes"}, app.ExitRefused, "read-only"},
+		{"no terminal and no --yes", "", []string{"dlq", "replay", "orders.dlq"}, app.ExitRefused, "--yes"},
+		{"a negative limit", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--limit", "-1"}, app.ExitUsage, "--limit -1"},
+		{"a negative rate", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--rate", "-1"}, app.ExitUsage, "--rate"},
+		{"quarantine without a reason", "", []string{"dlq", "quarantine", "orders.dlq", "--yes"}, app.ExitUsage, "--reason"},
+		{"a filter that does not compile", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--filter", "attempts >"}, app.ExitUsage, "attempts"},
+		{"a bad destination", "", []string{"dlq", "replay", "orders.dlq", "--yes", "--to", "/"}, app.ExitUsage, "--to"},
 		{"quarantine from a parking queue", "[[contexts.unit.queues]]\nname = \"orders\"\nquarantine = \"orders.parking\"\n",
-			[]string{"dlq", "quarantine", "orders.parking", "--yes", "--reason", "x"}, ExitUsage, "parking queue already"},
+			[]string{"dlq", "quarantine", "orders.parking", "--yes", "--reason", "x"}, app.ExitUsage, "parking queue already"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,7 +245,7 @@ func TestDlqReplayIsRefusedWhenTheAuditFileCannotBeWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runUnit(t, &fakeManagement{snap: unitSnapshot()}, "--config", cfg, "dlq", "replay", "orders.dlq", "--yes")
-	if r.code() != ExitRefused || !strings.Contains(r.errOut, "nothing was changed") {
+	if r.code() != app.ExitRefused || !strings.Contains(r.errOut, "nothing was changed") {
 		t.Fatalf("exit %d, stderr %q: want 3 and that nothing was changed", r.code(), r.errOut)
 	}
 }
@@ -256,7 +257,7 @@ func TestDlqCommandsNameAQueueTheBrokerDoesNotHave(t *testing.T) {
 		{"dlq", "replay", "nope.dlq", "--dry-run"},
 	} {
 		r := runUnit(t, &fakeManagement{snap: unitSnapshot()}, append([]string{"--config", unitConfig(t, "")}, args...)...)
-		if r.code() != ExitFailure || !strings.Contains(r.errOut, "queue nope.dlq not found in vhost /") {
+		if r.code() != app.ExitFailure || !strings.Contains(r.errOut, "queue nope.dlq not found in vhost /") {
 			t.Errorf("%v: exit %d, stderr %q: want 1 naming the queue and vhost", args, r.code(), r.errOut)
 		}
 	}

@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
@@ -36,21 +36,21 @@ type check struct {
 }
 
 func (a *App) configCheck(ctx context.Context) error {
-	c, err := a.Config()
+	c, err := a.Factory().Config()
 	if err != nil {
 		fmt.Fprintf(a.Out, "%-22s FAIL  %v\n", "config", err)
 		return err
 	}
 	fmt.Fprintf(a.Out, "%-22s ok    %s\n", "config", sanitize.Text(a.describeConfig(c)))
 	fmt.Fprintf(a.Out, "%-22s ok    %s\n", "conventions", sanitize.Text(conventionsText(c)))
-	if w := plaintextWarning(c); w != "" {
+	if w := app.PlaintextWarning(c); w != "" {
 		// A warning, not a failure: a broker inside a private network
 		// may be meant to be reached so.
 		fmt.Fprintf(a.Out, "%-22s warn  %s\n", "transport", sanitize.Text(w))
 	}
 	checks := []check{
 		{"amqp", func(context.Context) (string, error) {
-			conn, err := a.DialAMQP(c.Vhost)
+			conn, err := a.Factory().DialAMQP(c.Vhost)
 			if err != nil {
 				return "", err
 			}
@@ -59,10 +59,10 @@ func (a *App) configCheck(ctx context.Context) error {
 			if vhost == "" {
 				vhost = "the URL's vhost"
 			}
-			return fmt.Sprintf("%s as %s, vhost %s", redactURL(c.AMQPURL), c.Username, vhost), nil
+			return fmt.Sprintf("%s as %s, vhost %s", app.RedactURL(c.AMQPURL), c.Username, vhost), nil
 		}},
 		{"management api", func(ctx context.Context) (string, error) {
-			_, m, err := a.management()
+			_, m, err := a.Factory().Management()
 			if err != nil {
 				return "", err
 			}
@@ -70,7 +70,7 @@ func (a *App) configCheck(ctx context.Context) error {
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("%s, RabbitMQ %s", redactURL(c.ManagementURL), ov.RabbitMQVersion), nil
+			return fmt.Sprintf("%s, RabbitMQ %s", app.RedactURL(c.ManagementURL), ov.RabbitMQVersion), nil
 		}},
 	}
 	for _, q := range c.Queues {
@@ -79,7 +79,7 @@ func (a *App) configCheck(ctx context.Context) error {
 		}
 		q := q
 		checks = append(checks, check{"inbox " + q.Name, func(ctx context.Context) (string, error) {
-			in, err := a.Inbox(ctx, q.Vhost, q.Name)
+			in, err := a.Factory().Inbox(ctx, q.Vhost, q.Name)
 			if err != nil {
 				return "", err
 			}
@@ -91,7 +91,7 @@ func (a *App) configCheck(ctx context.Context) error {
 		}})
 	}
 	checks = append(checks, check{"audit store", func(ctx context.Context) (string, error) {
-		st, err := a.AuditStore()
+		st, err := a.Factory().AuditStore()
 		if err != nil {
 			return "", err
 		}
@@ -116,7 +116,7 @@ func (a *App) configCheck(ctx context.Context) error {
 	a.auditGrantsCheck(ctx)
 	a.metricsCheck(ctx)
 	if failed > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d checks failed", failed, len(checks)+1)}
+		return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("%d of %d checks failed", failed, len(checks)+1)}
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func (a *App) configCheck(ctx context.Context) error {
 // broker's Prometheus endpoint. It is optional: its line never fails the
 // check.
 func (a *App) metricsCheck(ctx context.Context) {
-	_, m, err := a.management()
+	_, m, err := a.Factory().Management()
 	if err != nil {
 		return
 	}
@@ -155,7 +155,7 @@ func (a *App) metricsCheck(ctx context.Context) {
 // stands in.
 func (a *App) describeConfig(c *config.Context) string {
 	var text string
-	if f := a.ConfigFile(); f != nil {
+	if f := a.Factory().ConfigFile(); f != nil {
 		text = fmt.Sprintf("%s (context %s)", f.Path, c.Name)
 	} else {
 		text = fmt.Sprintf("no config: %s as %s (looked at %s; `warren config init` writes one)",
@@ -165,16 +165,6 @@ func (a *App) describeConfig(c *config.Context) string {
 		text += "; target overridden by --amqp-url, --management-url or --username"
 	}
 	return text
-}
-
-// redactURL drops any userinfo, so no credential reaches the output.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	return u.String()
 }
 
 // conventionsText lists the conventions in force, in the order they are

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 )
 
@@ -83,7 +84,7 @@ func (a *App) configInit(ctx context.Context, path string, force, interactive bo
 	}
 	if !force {
 		if _, err := os.Stat(path); err == nil {
-			return Refused(fmt.Errorf("%s already exists; pass --force to overwrite it, or --path FILE to write another", path))
+			return app.Refused(fmt.Errorf("%s already exists; pass --force to overwrite it, or --path FILE to write another", path))
 		}
 	}
 	var err error
@@ -100,13 +101,13 @@ func (a *App) configInit(ctx context.Context, path string, force, interactive bo
 	}
 	fmt.Fprintf(a.Out, "wrote %s (context %s)\n", path, ans.Context)
 	if err := a.trustWritten(path); err != nil {
-		return &ExitError{Code: ExitCode(err), Err: fmt.Errorf("%s was written, but %w", path, err)}
+		return &app.ExitError{Code: app.ExitCode(err), Err: fmt.Errorf("%s was written, but %w", path, err)}
 	}
 	// Check what was written, not what the flags said.
 	a.ConfigPath, a.ContextName, a.Target = path, "", config.Target{}
-	a.file, a.ctx = nil, nil
+	a.f = nil // the next use builds the factory over what was written
 	if err := a.configCheck(ctx); err != nil {
-		return &ExitError{Code: ExitCode(err), Err: fmt.Errorf("%s was written, but %w", path, err)}
+		return &app.ExitError{Code: app.ExitCode(err), Err: fmt.Errorf("%s was written, but %w", path, err)}
 	}
 	return nil
 }
@@ -125,7 +126,7 @@ func fillInit(ans initAnswers) (initAnswers, error) {
 			*v = q.def(ans)
 		}
 		if err := q.check(*v); err != nil {
-			return ans, Usage(fmt.Errorf("--%s %w", q.flag, err))
+			return ans, app.Usage(fmt.Errorf("--%s %w", q.flag, err))
 		}
 	}
 	return ans, nil
@@ -216,7 +217,7 @@ func askInit(in io.Reader, out io.Writer, ans initAnswers) (initAnswers, error) 
 				if err := sc.Err(); err != nil {
 					return ans, err
 				}
-				return ans, Usage(errors.New("config init: input ended before every question was answered; nothing was written"))
+				return ans, app.Usage(errors.New("config init: input ended before every question was answered; nothing was written"))
 			}
 			got := strings.TrimSpace(sc.Text())
 			if got == "" {
@@ -247,7 +248,7 @@ func writeConfig(path, text string, force bool) error {
 	}
 	f, err := os.OpenFile(path, flags, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return Refused(fmt.Errorf("%s already exists; pass --force to overwrite it, or --path FILE to write another", path))
+		return app.Refused(fmt.Errorf("%s already exists; pass --force to overwrite it, or --path FILE to write another", path))
 	}
 	if err != nil {
 		return fmt.Errorf("config init: %w", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 )
 
@@ -26,7 +27,7 @@ func targetOf(t *testing.T, args ...string) (*config.Context, cliRun) {
 	var got *config.Context
 	var out, errOut bytes.Buffer
 	a := &App{In: strings.NewReader(""), Out: &out, Err: &errOut,
-		NewManagement: func(c *config.Context) (Management, error) {
+		NewManagement: func(c *config.Context) (app.Management, error) {
 			got = c
 			return &fakeManagement{snap: unitSnapshot()}, nil
 		}}
@@ -97,7 +98,7 @@ func TestBadTargetFlagsAreUsageErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		_, r := targetOf(t, tc.args...)
-		if r.code() != ExitUsage || !strings.Contains(r.errOut, tc.want) || strings.Contains(r.errOut, "hunter2") {
+		if r.code() != app.ExitUsage || !strings.Contains(r.errOut, tc.want) || strings.Contains(r.errOut, "hunter2") {
 			t.Errorf("warren %v: exit %d, stderr %q; want exit 2 saying %q", tc.args, r.code(), r.errOut, tc.want)
 		}
 	}
@@ -163,18 +164,18 @@ func TestConfigInitAsksOnATerminal(t *testing.T) {
 
 func TestConfigInitStopsWhenInputEnds(t *testing.T) {
 	_, err := askInit(strings.NewReader("amqp://h:5672/\n"), &bytes.Buffer{}, initAnswers{})
-	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "nothing was written") {
+	if app.ExitCode(err) != app.ExitUsage || !strings.Contains(err.Error(), "nothing was written") {
 		t.Fatalf("ended input: %v", err)
 	}
 }
 
 func TestConfigInitNeverQuotesWhatMayBeAPassword(t *testing.T) {
 	_, err := fillInit(initAnswers{PasswordEnv: "hunter2!"})
-	if ExitCode(err) != ExitUsage || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "--password-env must be the name of an environment variable") {
+	if app.ExitCode(err) != app.ExitUsage || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "--password-env must be the name of an environment variable") {
 		t.Fatalf("password given as the variable's name: %v", err)
 	}
 	_, err = fillInit(initAnswers{AMQPURL: "amqp://ops:hunter2@h/"})
-	if ExitCode(err) != ExitUsage || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "--amqp-url must not contain a password") {
+	if app.ExitCode(err) != app.ExitUsage || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "--amqp-url must not contain a password") {
 		t.Fatalf("password in the URL: %v", err)
 	}
 }
@@ -191,7 +192,7 @@ func TestConfigInitRefusesToOverwriteBeforeAsking(t *testing.T) {
 	var out bytes.Buffer
 	a := &App{In: strings.NewReader(""), Out: &out, Err: &out}
 	err := a.configInit(context.Background(), "", false, true, initAnswers{})
-	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), own+" already exists; pass --force") {
+	if app.ExitCode(err) != app.ExitRefused || !strings.Contains(err.Error(), own+" already exists; pass --force") {
 		t.Fatalf("init over the user's own config: %v", err)
 	}
 	if out.Len() != 0 {

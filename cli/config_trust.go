@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -37,7 +38,7 @@ func newConfigTrustCmd(a *App) *cobra.Command {
 func (a *App) configTrust(path string) error {
 	t, err := config.Trust(path)
 	if err != nil {
-		return Usage(err)
+		return app.Usage(err)
 	}
 	fmt.Fprintf(a.Out, "trusted %s sha256:%s\n", sanitize.Text(t.Path), t.SHA256)
 	if filepath.Base(t.Path) != config.Candidates()[0] {

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 )
 
@@ -88,7 +89,7 @@ func TestATrustedWorkingDirectoryConfigMayNotChooseThePasswordsVariable(t *testi
 		t.Fatalf("config trust: %v\n%s%s", r.err, r.out, r.errOut)
 	}
 	got, r := targetOf(t, "status")
-	if got != nil || r.code() != ExitRefused {
+	if got != nil || r.code() != app.ExitRefused {
 		t.Fatalf("status over a trusted file naming password_env: exit %d, target %+v", r.code(), got)
 	}
 	for _, want := range []string{"contexts.x.password_env is refused", `"WARREN_TRUST_TEST_SECRET"`, "your own config (", "--config ./warren.toml"} {
@@ -109,14 +110,14 @@ func TestConfigTrustRefusesAFileThatDoesNotLoad(t *testing.T) {
 	trustHere(t)
 	writeFile(t, "warren.toml", "[contexts.x]\nrefresh = 5\n")
 	r := execCLI(t, "config", "trust")
-	if r.code() != ExitUsage || !strings.Contains(r.errOut, "contexts.x.refresh must be a duration") || !strings.Contains(r.errOut, "nothing was trusted") {
+	if r.code() != app.ExitUsage || !strings.Contains(r.errOut, "contexts.x.refresh must be a duration") || !strings.Contains(r.errOut, "nothing was trusted") {
 		t.Fatalf("config trust of a broken file: exit %d, stderr %q", r.code(), r.errOut)
 	}
 	if p, _ := config.TrustFile(); fileExists(p) {
 		t.Fatal("a file that does not load was trusted")
 	}
 	r = execCLI(t, "config", "trust", "absent.toml")
-	if r.code() != ExitUsage || !strings.Contains(r.errOut, "absent.toml") {
+	if r.code() != app.ExitUsage || !strings.Contains(r.errOut, "absent.toml") {
 		t.Fatalf("config trust of a missing file: exit %d, stderr %q", r.code(), r.errOut)
 	}
 }
@@ -170,14 +171,14 @@ func TestTheDashboardsHeaderSaysAWorkingDirectoryConfigWasIgnored(t *testing.T) 
 	var errOut bytes.Buffer
 	a := &App{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errOut}
 	// As RunDashboard does: the config first, then the program.
-	if _, err := a.Config(); err != nil {
+	if _, err := a.Factory().Config(); err != nil {
 		t.Fatal(err)
 	}
 	if errOut.String() != ignoredNotice {
 		t.Fatalf("before the dashboard starts: %q", errOut.String())
 	}
 	errOut.Reset()
-	model, release, err := a.Dashboard(nil)
+	model, release, err := a.Factory().Dashboard(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/demo"
 )
 
@@ -39,7 +40,7 @@ func newDemoCmd(a *App, runTUI func(*App) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.ReadOnly {
 				// Seeding purges and refills the scene's queues.
-				return Refused(errors.New("--read-only: demo refused, since seeding purges and refills the scene's queues; run it without --read-only (the dashboard it opens can still be read-only with warren --read-only --config FILE)"))
+				return app.Refused(errors.New("--read-only: demo refused, since seeding purges and refills the scene's queues; run it without --read-only (the dashboard it opens can still be read-only with warren --read-only --config FILE)"))
 			}
 			if o.Password == "" {
 				o.Password = os.Getenv(demoPasswordEnv)
@@ -61,7 +62,7 @@ func newDemoCmd(a *App, runTUI func(*App) error) *cobra.Command {
 				return err
 			}
 			if cfgOut == "" {
-				cfgOut = filepath.Join(stateDir(), "demo.toml")
+				cfgOut = filepath.Join(app.StateDir(), "demo.toml")
 			}
 			scene.Audit = "file:" + filepath.Join(filepath.Dir(cfgOut), "demo-audit.jsonl")
 			if err := writeDemoConfig(cfgOut, scene.ConfigTOML()); err != nil {
@@ -77,7 +78,7 @@ func newDemoCmd(a *App, runTUI func(*App) error) *cobra.Command {
 			// names; hand it the ones the demo used.
 			os.Setenv(demoPasswordEnv, o.Password)
 			os.Setenv(demoDSNEnv, o.InboxDSN)
-			a.ConfigPath, a.ctx, a.file = cfgOut, nil, nil
+			a.ConfigPath, a.f = cfgOut, nil
 			a.ContextName = ""
 
 			runCtx, cancel := context.WithCancel(ctx)
@@ -112,15 +113,4 @@ func writeDemoConfig(path, text string) error {
 		return fmt.Errorf("demo config: %w", err)
 	}
 	return nil
-}
-
-// stateDir is $XDG_STATE_HOME/warren, or ~/.local/state/warren.
-func stateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "warren")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "warren")
-	}
-	return filepath.Join(os.TempDir(), "warren")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
@@ -27,6 +28,9 @@ type readFlags struct {
 	vhost     string
 	allowRisk bool
 	asJSON    bool
+	// action is what the command will do with what it reads, if
+	// anything: refused up front where the context refuses it.
+	action ops.Action
 }
 
 func addReadFlags(cmd *cobra.Command, f *readFlags) {
@@ -45,9 +49,17 @@ func vhostOf(c *config.Context, flag string) string {
 // dlqTarget resolves QUEUE through the operations layer, which the
 // command then reads and acts through; close the layer when done.
 func (a *App) dlqTarget(ctx context.Context, queue string, f readFlags) (*ops.Ops, *ops.Target, error) {
-	o, err := a.Ops()
+	o, err := a.Factory().Ops()
 	if err != nil {
 		return nil, nil, err
+	}
+	if f.action != "" {
+		// An action that will be refused is refused before anything is
+		// read.
+		if err := o.CheckWritable(f.action); err != nil {
+			o.Close()
+			return nil, nil, exitFor(err)
+		}
 	}
 	t, err := o.Resolve(ctx, domain.QueueRef{Vhost: vhostOf(o.Context(), f.vhost), Name: queue})
 	if err != nil {
@@ -63,7 +75,7 @@ func (a *App) browse(ctx context.Context, o *ops.Ops, t *ops.Target) (*ops.Brows
 	b, err := o.Browse(ctx, t)
 	var refused *domain.RefusedError
 	if errors.As(err, &refused) || errors.Is(err, ops.ErrReadOnly) {
-		return nil, nil, Refused(err)
+		return nil, nil, app.Refused(err)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -14,25 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
-
-// defaultStreamLimit is how many messages of a stream one command acts
-// on: a stream is acted on one held page at a time. Other queues have no
-// default cap.
-const defaultStreamLimit = 10000
-
-// maxActionLimit is the most deliveries one channel can hold: the largest
-// prefetch AMQP can express.
-const maxActionLimit = 65535
-
-// actionBrowseWindow is the browse page for actions: a page of this size
-// keeps the prefetch well above the confirm window as pages accumulate.
-const actionBrowseWindow = 4096
 
 // actionFlags are the flags of dlq replay and dlq quarantine.
 type actionFlags struct {
@@ -98,7 +87,7 @@ func newDlqActionCmd(a *App, action, short, long string) (*cobra.Command, *actio
 // oneQueue makes a missing or extra QUEUE argument bad usage (exit 2).
 func oneQueue(cmd *cobra.Command, args []string) error {
 	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-		return Usage(fmt.Errorf("%s: %w", cmd.CommandPath(), err))
+		return app.Usage(fmt.Errorf("%s: %w", cmd.CommandPath(), err))
 	}
 	return nil
 }
@@ -111,114 +100,98 @@ type actionRequest struct {
 }
 
 func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) error {
-	c, err := a.Config()
+	c, err := a.Factory().Config()
 	if err != nil {
 		return err
 	}
-	if c.ReadOnly && !f.dryRun {
-		return Refused(fmt.Errorf("context %q is read-only: %s refused (--dry-run shows the plan)", c.Name, f.action))
-	}
 	if !f.dryRun && !f.yes && !IsTerminal(a.In) {
-		return Refused(fmt.Errorf("no terminal to confirm on: pass --yes to %s, or --dry-run to see the plan", f.action))
+		return app.Refused(fmt.Errorf("no terminal to confirm on: pass --yes to %s, or --dry-run to see the plan", f.action))
 	}
-	req, err := parseAction(c, queue, f)
+	req, err := parseAction(c, f)
 	if err != nil {
-		return Usage(err)
+		return app.Usage(err)
 	}
-	o, t, err := a.dlqTarget(ctx, queue, readFlags{vhost: req.vhost, allowRisk: f.allowRisk})
+	o, err := a.Factory().Ops()
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	if !f.dryRun {
-		if err := o.CheckAudit(ctx); err != nil {
-			if errors.Is(err, actions.ErrAuditUnavailable) {
-				return Refused(err)
-			}
+	scope := ops.Scope{
+		Action: ops.Action(f.action), Queue: domain.QueueRef{Vhost: req.vhost, Name: queue},
+		Limit: f.limit, Unasked: f.yes && !f.dryRun, DryRun: f.dryRun, AllowRisk: f.allowRisk,
+		Filter: req.filter, FilterText: f.filter, To: req.to, IncludeApplied: f.includeApplied, Rate: f.rate, Reason: f.reason,
+	}
+	if IsTerminal(a.Err) && !scope.Unasked {
+		fmt.Fprintf(a.Err, "reading %s to plan the %s…\n", sanitize.Text(queue), f.action)
+	}
+	plan, err := o.Plan(ctx, scope)
+	if err != nil {
+		return exitFor(err)
+	}
+	defer plan.Close()
+	return a.runPlan(ctx, o, plan, f)
+}
+
+// runPlan prints the plan, asks, runs it with progress on stderr and
+// reports: what every operation of the command line shares.
+func (a *App) runPlan(ctx context.Context, o *ops.Ops, plan *ops.Plan, f actionFlags) error {
+	printNotes(a.Err, plan.Warnings)
+	if plan.Decided {
+		if f.dryRun || plan.Idle() {
+			return a.printPlan(plan, f)
+		}
+		if err := a.confirm(ctx, plan, f); err != nil {
 			return err
 		}
 	}
-	if f.action == actions.ActionQuarantine && t.Knows.Release {
-		return Usage(fmt.Errorf("%s is a parking queue already; replay from it to release its messages", sanitize.Text(queue)))
-	}
-	preq := ops.PlanRequest{
-		Action: ops.Action(f.action), Queue: t.Ref, Reason: f.reason,
-		Filter: req.filter, FilterText: f.filter, To: req.to, IncludeApplied: f.includeApplied, Rate: f.rate,
-	}
-	if t.Info.Type == domain.TypeStream {
-		return a.runHeldAction(ctx, o, t, preq, f)
-	}
-	return a.runStreamedAction(ctx, o, t, preq, f)
-}
-
-// runHeldAction acts on a stream: nothing can be removed from it, so a
-// page of at most --limit messages is held, planned and acted on, and
-// the offsets are recorded.
-func (a *App) runHeldAction(ctx context.Context, o *ops.Ops, t *ops.Target, preq ops.PlanRequest, f actionFlags) error {
-	limit := f.limit
-	if limit == 0 {
-		limit = defaultStreamLimit
-	}
-	if limit > maxActionLimit {
-		return Usage(fmt.Errorf("--limit %d: a stream is acted on one page at a time, at most %d", limit, maxActionLimit))
-	}
-	t.Opts.Window = min(actionBrowseWindow, limit)
-	sess, closeBrowse, err := a.browse(ctx, o, t)
-	if err != nil {
-		return err
-	}
-	defer closeBrowse()
-	letters, notes, err := holdLetters(ctx, sess, limit)
-	if err != nil {
-		return err
-	}
-	preq.Session, preq.Letters = sess, letters
-	plan, err := o.Plan(ctx, preq)
-	if err != nil {
-		return Usage(err)
-	}
-	printNotes(a.Err, append(notes, plan.Warnings...))
-	if f.dryRun || plan.Publish == 0 {
-		return a.printPlan(plan.Summary, plan.Lines, plan.Publish, plan.SkippedApplied, f)
-	}
-	if err := a.confirm(ctx, t.Ref.Name, plan.Summary, plan.Publish, f); err != nil {
-		return err
-	}
+	defer bulkMemory()()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := o.Execute(ctx, plan, a.progressPrinter(string(plan.Action)))
-	return a.report(plan.Action, t.Ref.Name, res, err, f)
+	res, err := o.Run(ctx, plan, a.progressPrinter(string(plan.Action)))
+	return a.report(plan, res, err, f)
 }
 
-// confirm asks the operator, unless --yes: "y", or in a prod context or
-// above the confirm threshold the queue's name and the count typed.
-func (a *App) confirm(ctx context.Context, queue, summary string, n int, f actionFlags) error {
+// exitFor is the one mapping of what an operation refuses before
+// anything moves to an exit code: a guard's refusal (3) — the delivery
+// limit, a read-only context, an audit store that cannot be written, a
+// destination that does not exist — or bad usage (2). Other errors pass.
+func exitFor(err error) error {
+	var (
+		refused *domain.RefusedError
+		bad     *actions.RequestError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &refused), errors.Is(err, ops.ErrReadOnly),
+		errors.Is(err, actions.ErrAuditUnavailable), errors.Is(err, actions.ErrNoDestination):
+		return app.Refused(err)
+	case errors.As(err, &bad):
+		return app.Usage(err)
+	}
+	return err
+}
+
+// confirm asks the operator, unless --yes: "y", or the phrase the plan
+// asks to be typed.
+func (a *App) confirm(ctx context.Context, plan *ops.Plan, f actionFlags) error {
 	if f.yes {
 		return nil
 	}
-	c, err := a.Config()
-	if err != nil {
-		return err
+	if w := plan.Confirm.Warning(); w != "" {
+		fmt.Fprintln(a.Err, w)
 	}
-	threshold := c.ConfirmThreshold
-	if threshold <= 0 {
-		threshold = config.DefaultConfirmThreshold
-	}
-	phrase := ""
-	if c.IsProd() || n > threshold {
-		phrase = fmt.Sprintf("%s %d", queue, n)
-	}
-	ok, err := confirmAction(ctx, a.In, a.Err, sanitize.Text(summary), sanitize.Text(phrase))
+	ok, err := confirmAction(ctx, a.In, a.Err, sanitize.Text(plan.Summary), plan.Confirm.Phrase)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return Refused(errors.New("not confirmed; nothing was changed"))
+		return app.Refused(errors.New("not confirmed; nothing was changed"))
 	}
 	return nil
 }
 
-func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest, error) {
+func parseAction(c *config.Context, f actionFlags) (*actionRequest, error) {
 	r := &actionRequest{vhost: vhostOf(c, f.vhost)}
 	switch {
 	case f.rate < 0:
@@ -242,9 +215,6 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 		}
 		r.filter = flt
 	}
-	if f.action == actions.ActionQuarantine && c.Knowledge(r.vhost, queue, nil).Release {
-		return nil, fmt.Errorf("%s is a parking queue already; replay from it to release its messages", queue)
-	}
 	if f.to != "" {
 		o, err := actions.ParseOverride(f.to)
 		if err != nil {
@@ -253,34 +223,6 @@ func parseAction(c *config.Context, queue string, f actionFlags) (*actionRequest
 		r.to = &o
 	}
 	return r, nil
-}
-
-// holdLetters pages through the session until the queue ends or limit
-// letters are held; the letters past limit stay held until Close returns
-// them.
-func holdLetters(ctx context.Context, sess *ops.Browse, limit int) ([]domain.DeadLetter, []string, error) {
-	var notes []string
-	refused := 0
-	for {
-		page, err := sess.Next(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		notes = append(notes, page.Notes...)
-		refused += len(page.Refused)
-		if page.End || page.Seen-refused >= limit {
-			break
-		}
-	}
-	letters := sess.Letters()
-	if len(letters) > limit {
-		letters = letters[:limit]
-		notes = append(notes, fmt.Sprintf("--limit %d reached: more messages stay in the queue for another run", limit))
-	}
-	if refused > 0 {
-		notes = append(notes, fmt.Sprintf("%d messages refused by the delivery-limit guard stay untouched", refused))
-	}
-	return letters, notes, nil
 }
 
 // confirmAction asks question on w and reads the answer from r: "y" or,
@@ -320,43 +262,42 @@ func confirmAction(ctx context.Context, r io.Reader, w io.Writer, question, phra
 	return strings.EqualFold(line, "y") || strings.EqualFold(line, "yes"), nil
 }
 
-func (a *App) printPlan(summary string, lines []string, moving, skippedApplied int, f actionFlags) error {
+// printPlan prints a plan that will not run: a dry run, or nothing to
+// move.
+func (a *App) printPlan(plan *ops.Plan, f actionFlags) error {
 	if f.asJSON {
-		return writeJSON(a.Out, ops.Counts{Selected: moving, SkippedApplied: skippedApplied})
+		return writeJSON(a.Out, planJSON(plan))
 	}
 	if f.dryRun {
 		fmt.Fprint(a.Out, "dry run: ")
 	}
-	fmt.Fprintln(a.Out, sanitize.Text(summary))
-	for _, l := range lines {
+	fmt.Fprintln(a.Out, sanitize.Text(plan.Summary))
+	for _, l := range plan.Lines {
 		fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
 	}
 	return nil
 }
 
-// report prints how an operation ended and maps it to the exit code:
-// messages that were to move and did not make it exit 1.
-func (a *App) report(action ops.Action, queue string, res ops.Result, err error, f actionFlags) error {
-	if errors.Is(err, actions.ErrAuditUnavailable) {
-		return Refused(err)
-	}
+// report prints what an operation did, and exits non-zero when it
+// failed or left messages in the DLQ.
+func (a *App) report(plan *ops.Plan, res ops.Result, err error, f actionFlags) error {
 	if res.Operation != "" {
 		if f.asJSON {
-			if jerr := writeJSON(a.Out, res); jerr != nil && err == nil {
+			if jerr := writeJSON(a.Out, resultJSON(plan, res)); jerr != nil && err == nil {
 				err = jerr
 			}
 		} else {
-			fmt.Fprintln(a.Out, resultLine(action, queue, res))
+			fmt.Fprintln(a.Out, format.Outcome(string(plan.Action), sanitize.Text(plan.Queue.Name), res.Counts))
 			printAuditHead(a.Out, res.AuditHead)
 		}
 		printNotes(a.Err, res.Notes)
 	}
 	if err != nil {
-		return err
+		return exitFor(err)
 	}
 	if left := res.Left(); left > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d messages were not moved and stay in %s (operation %s; see `warren audit tail`)",
-			left, res.Selected+res.NotSent, sanitize.Text(queue), res.Operation)}
+		return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("%d of %d messages were not moved and stay in %s (operation %s; see `warren audit tail`)",
+			left, res.Selected+res.NotSent, sanitize.Text(plan.Queue.Name), res.Operation)}
 	}
 	return nil
 }
@@ -369,19 +310,4 @@ func printAuditHead(w io.Writer, h *audit.Head) {
 	if h != nil {
 		fmt.Fprintln(w, "audit head: "+h.String())
 	}
-}
-
-func resultLine(action ops.Action, queue string, res ops.Result) string {
-	s := fmt.Sprintf("%s %s: %d selected, %d skipped as applied, %d confirmed, %d returned, %d nacked, %d unknown",
-		action, res.Operation, res.Selected, res.SkippedApplied, res.Confirmed, res.Returned, res.Nacked, res.Unknown)
-	if res.NotSent > 0 {
-		s += fmt.Sprintf(", %d not sent", res.NotSent)
-	}
-	if res.Taken > 0 {
-		s += fmt.Sprintf("; %d read, %d moved, %d kept in %s", res.Taken, res.Moved, res.Kept, sanitize.Text(queue))
-	}
-	if res.Cancelled {
-		s += " (cancelled)"
-	}
-	return s
 }

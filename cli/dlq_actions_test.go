@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/testkit"
 )
@@ -117,24 +118,24 @@ func TestDlqActionsRefuseBadUsageAndUnsafeRuns(t *testing.T) {
 		args   []string
 		code   int
 	}{
-		{"no terminal and no --yes", plain, newDlqReplayCmd, []string{"orders.dlq"}, ExitRefused},
-		{"a read-only context", readOnly, newDlqReplayCmd, []string{"orders.dlq", "--yes"}, ExitRefused},
-		{"a read-only context refuses quarantine", readOnly, newDlqQuarantineCmd, []string{"orders.dlq", "--yes", "--reason", "r"}, ExitRefused},
-		{"quarantine without a reason", plain, newDlqQuarantineCmd, []string{"orders.dlq", "--yes"}, ExitUsage},
-		{"quarantine of a parking queue", plain, newDlqQuarantineCmd, []string{"orders.dlq.quarantine", "--yes", "--reason", "r"}, ExitUsage},
-		{"a negative rate", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--rate", "-1"}, ExitUsage},
-		{"a filter that does not compile", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--filter", "attempts >>> 3"}, ExitUsage},
-		{"a --to without a queue", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--to", "/"}, ExitUsage},
-		{"no queue named", plain, newDlqReplayCmd, []string{"--yes"}, ExitUsage},
-		{"a read-only context refuses edit", readOnly, newDlqEditCmd, []string{"orders.dlq", "--id", "E-1", "--yes"}, ExitRefused},
-		{"edit without --id", plain, newDlqEditCmd, []string{"orders.dlq", "--yes"}, ExitUsage},
-		{"edit with no terminal and no --yes", plain, newDlqEditCmd, []string{"orders.dlq", "--id", "E-1"}, ExitRefused},
+		{"no terminal and no --yes", plain, newDlqReplayCmd, []string{"orders.dlq"}, app.ExitRefused},
+		{"a read-only context", readOnly, newDlqReplayCmd, []string{"orders.dlq", "--yes"}, app.ExitRefused},
+		{"a read-only context refuses quarantine", readOnly, newDlqQuarantineCmd, []string{"orders.dlq", "--yes", "--reason", "r"}, app.ExitRefused},
+		{"quarantine without a reason", plain, newDlqQuarantineCmd, []string{"orders.dlq", "--yes"}, app.ExitUsage},
+		{"quarantine of a parking queue", plain, newDlqQuarantineCmd, []string{"orders.dlq.quarantine", "--yes", "--reason", "r"}, app.ExitUsage},
+		{"a negative rate", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--rate", "-1"}, app.ExitUsage},
+		{"a filter that does not compile", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--filter", "attempts >>> 3"}, app.ExitUsage},
+		{"a --to without a queue", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--to", "/"}, app.ExitUsage},
+		{"no queue named", plain, newDlqReplayCmd, []string{"--yes"}, app.ExitUsage},
+		{"a read-only context refuses edit", readOnly, newDlqEditCmd, []string{"orders.dlq", "--id", "E-1", "--yes"}, app.ExitRefused},
+		{"edit without --id", plain, newDlqEditCmd, []string{"orders.dlq", "--yes"}, app.ExitUsage},
+		{"edit with no terminal and no --yes", plain, newDlqEditCmd, []string{"orders.dlq", "--id", "E-1"}, app.ExitRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := runAction(t, tc.config, tc.cmd, tc.args...)
-			if ExitCode(err) != tc.code {
-				t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, tc.code)
+			if app.ExitCode(err) != tc.code {
+				t.Fatalf("exit %d (%v), want %d", app.ExitCode(err), err, tc.code)
 			}
 		})
 	}
@@ -230,8 +231,8 @@ func TestDlqReplayWithASigningKeyEndsWithASignedCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes")
-	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), "chmod 600") {
-		t.Fatalf("a key others can read: exit %d (%v), want %d naming chmod 600", ExitCode(err), err, ExitRefused)
+	if app.ExitCode(err) != app.ExitRefused || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("a key others can read: exit %d (%v), want %d naming chmod 600", app.ExitCode(err), err, app.ExitRefused)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 	if err := os.Chmod(keyPath, 0o600); err != nil {
@@ -292,8 +293,8 @@ func TestDlqReplayIsRefusedWhenTheOriginQueueIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json")
-	if ExitCode(err) != ExitRefused || !strings.Contains(err.Error(), "queue orders (default exchange) does not exist") {
-		t.Fatalf("exit %d (%v), stderr %q: want %d naming the missing queue", ExitCode(err), err, errOut, ExitRefused)
+	if app.ExitCode(err) != app.ExitRefused || !strings.Contains(err.Error(), "queue orders (default exchange) does not exist") {
+		t.Fatalf("exit %d (%v), stderr %q: want %d naming the missing queue", app.ExitCode(err), err, errOut, app.ExitRefused)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 }
@@ -307,8 +308,8 @@ func TestDlqReplayStopsAtTheFirstReturn(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json", "--to", "nowhere/none")
-	if ExitCode(err) != ExitFailure || !strings.Contains(err.Error(), "exchange nowhere (routing key none) did not route") {
-		t.Fatalf("exit %d (%v), stderr %q: want 1 naming the destination", ExitCode(err), err, errOut)
+	if app.ExitCode(err) != app.ExitFailure || !strings.Contains(err.Error(), "exchange nowhere (routing key none) did not route") {
+		t.Fatalf("exit %d (%v), stderr %q: want 1 naming the destination", app.ExitCode(err), err, errOut)
 	}
 	var res struct{ Returned, Confirmed int }
 	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || res.Returned < 1 || res.Confirmed != 0 {
@@ -332,8 +333,8 @@ func TestDlqReplayIsRefusedWhenTheAuditStoreIsUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes")
-	if ExitCode(err) != ExitRefused {
-		t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, ExitRefused)
+	if app.ExitCode(err) != app.ExitRefused {
+		t.Fatalf("exit %d (%v), want %d", app.ExitCode(err), err, app.ExitRefused)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 	testkit.WaitDepth(t, s.ch, "orders", 0)

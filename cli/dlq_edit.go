@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
@@ -40,7 +41,7 @@ func newDlqEditCmd(a *App) *cobra.Command {
 		Args:  oneQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if id == "" {
-				return Usage(errors.New("--id is required: the logical ID of the message to edit (see dlq ls)"))
+				return app.Usage(errors.New("--id is required: the logical ID of the message to edit (see dlq ls)"))
 			}
 			f.action = actions.ActionEdit
 			fr.allowRisk = f.allowRisk
@@ -57,30 +58,18 @@ func newDlqEditCmd(a *App) *cobra.Command {
 }
 
 func (a *App) runDlqEdit(ctx context.Context, queue, id string, limit int, fr readFlags, f actionFlags) error {
-	c, err := a.Config()
-	if err != nil {
-		return err
-	}
-	if c.ReadOnly {
-		return Refused(fmt.Errorf("context %q is read-only: edit refused", c.Name))
-	}
 	if !f.yes && !IsTerminal(a.In) {
-		return Refused(errors.New("no terminal to confirm on: pass --yes to edit"))
+		return app.Refused(errors.New("no terminal to confirm on: pass --yes to edit"))
 	}
 	if limit < 1 {
-		return Usage(fmt.Errorf("--limit must be at least 1, got %d", limit))
+		return app.Usage(fmt.Errorf("--limit must be at least 1, got %d", limit))
 	}
+	fr.action = ops.Edit
 	o, t, err := a.dlqTarget(ctx, queue, fr)
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	if err := o.CheckAudit(ctx); err != nil {
-		if errors.Is(err, actions.ErrAuditUnavailable) {
-			return Refused(err)
-		}
-		return err
-	}
 	sess, closeBrowse, err := a.browse(ctx, o, t)
 	if err != nil {
 		return err
@@ -98,30 +87,30 @@ func (a *App) runDlqEdit(ctx context.Context, queue, id string, limit int, fr re
 	if len(rows) > 1 {
 		printNotes(a.Err, []string{fmt.Sprintf("%d messages have logical ID %s; editing the first (position %d)", len(rows), id, rows[0].Position)})
 	}
-	draft, err := o.StartEdit(t.Ref, sess, rows[0].DeadLetter)
+	draft, err := o.StartEdit(ctx, t.Ref, sess, rows[0].DeadLetter)
 	if err != nil {
-		return Refused(err)
+		return exitFor(err)
 	}
 	ed := draft.Command()
 	ed.Stdin, ed.Stdout, ed.Stderr = os.Stdin, os.Stdout, os.Stderr
 	inEditor.Store(true)
 	edited := ed.Run()
 	inEditor.Store(false)
-	plan, err := o.FinishEdit(draft, edited)
+	plan, err := o.Plan(ctx, ops.Scope{Action: ops.Edit, Queue: t.Ref, Draft: draft, EditorErr: edited})
 	if err != nil {
-		return err
+		return exitFor(err)
 	}
 	fmt.Fprint(a.Out, sanitize.Block(plan.Diff))
 	for _, l := range plan.Lines {
 		fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
 	}
-	if err := a.confirm(ctx, t.Ref.Name, plan.Summary, plan.Publish, f); err != nil {
-		var ee *ExitError
-		if errors.As(err, &ee) && ee.Code == ExitRefused {
-			return Refused(fmt.Errorf("not confirmed: nothing was published; the message stays in %s", sanitize.Text(queue)))
+	if err := a.confirm(ctx, plan, f); err != nil {
+		var ee *app.ExitError
+		if errors.As(err, &ee) && ee.Code == app.ExitRefused {
+			return app.Refused(fmt.Errorf("not confirmed: nothing was published; the message stays in %s", sanitize.Text(queue)))
 		}
 		return err
 	}
-	res, err := o.Edit(ctx, plan)
-	return a.report(ops.Edit, t.Ref.Name, res, err, f)
+	res, err := o.Run(ctx, plan, nil)
+	return a.report(plan, res, err, f)
 }

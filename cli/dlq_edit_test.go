@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -74,8 +75,8 @@ func TestDlqEditThatCannotGoPublishesNothing(t *testing.T) {
 				id = "E-404"
 			}
 			_, _, err := runDlq(t, s.config, "edit", "orders.dlq", "--id", id, "--yes")
-			if ExitCode(err) != ExitFailure || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing was published") {
-				t.Fatalf("exit %d (%v), want 1 with %q", ExitCode(err), err, tc.want)
+			if app.ExitCode(err) != app.ExitFailure || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing was published") {
+				t.Fatalf("exit %d (%v), want 1 with %q", app.ExitCode(err), err, tc.want)
 			}
 			testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
 			if n := testkit.Depth(t, s.ch, "orders"); n != 0 {

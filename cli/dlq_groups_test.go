@@ -13,6 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
@@ -136,8 +137,8 @@ func TestAGroupIsListedAndReplayedAlone(t *testing.T) {
 			t.Errorf("listed %+v", m)
 		}
 	}
-	if _, errOut, err := runDlq(t, s.config, "ls", "orders_error", "--group", "xyz"); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "4 to 10 hex digits") {
-		t.Errorf("a bad group ID: exit %d, %v %s", ExitCode(err), err, errOut)
+	if _, errOut, err := runDlq(t, s.config, "ls", "orders_error", "--group", "xyz"); app.ExitCode(err) != app.ExitUsage || !strings.Contains(err.Error(), "4 to 10 hex digits") {
+		t.Errorf("a bad group ID: exit %d, %v %s", app.ExitCode(err), err, errOut)
 	}
 
 	out, errOut, err := runDlq(t, s.config, "replay", "orders_error", "--group", timeout, "--yes")

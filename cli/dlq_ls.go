@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlq"
@@ -36,13 +37,13 @@ func newDlqLsCmd(a *App) *cobra.Command {
 			"delivery limit is refused (exit 3) where a browse would count against that limit.",
 		Args: oneQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if limit < 1 || limit > maxActionLimit {
-				return Usage(fmt.Errorf("--limit %d: want 1 to %d", limit, maxActionLimit))
+			if limit < 1 || limit > dlq.MaxHeld {
+				return app.Usage(fmt.Errorf("--limit %d: want 1 to %d", limit, dlq.MaxHeld))
 			}
 			if group != "" {
 				src, err := domain.GroupFilter(filter, group)
 				if err != nil {
-					return Usage(err)
+					return app.Usage(err)
 				}
 				filter = src
 			}
@@ -50,7 +51,7 @@ func newDlqLsCmd(a *App) *cobra.Command {
 			if filter != "" {
 				var err error
 				if flt, err = domain.CompileFilter(filter); err != nil {
-					return Usage(err)
+					return app.Usage(err)
 				}
 			}
 			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, flt, nil, limit)

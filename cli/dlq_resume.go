@@ -3,18 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
-	"github.com/warrenops/warren/text/sanitize"
 )
 
 type resumeFlags struct {
@@ -62,83 +57,42 @@ type resumeJSON struct {
 }
 
 func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) error {
-	c, err := a.Config()
+	c, err := a.Factory().Config()
 	if err != nil {
 		return err
 	}
-	if c.ReadOnly && !f.dryRun {
-		return Refused(fmt.Errorf("context %q is read-only: resume refused (--dry-run says what it would do)", c.Name))
-	}
 	if !f.dryRun && !f.yes && !IsTerminal(a.In) {
-		return Refused(errors.New("no terminal to confirm on: pass --yes to resume, or --dry-run to see what it would do"))
+		return app.Refused(errors.New("no terminal to confirm on: pass --yes to resume, or --dry-run to see what it would do"))
 	}
-	o, t, err := a.dlqTarget(ctx, queue, readFlags{vhost: f.vhost, allowRisk: f.allowRisk})
+	o, err := a.Factory().Ops()
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	if !f.dryRun {
-		if err := o.CheckAudit(ctx); err != nil {
-			return Refused(err)
-		}
-	}
-	if t.Info.Type == domain.TypeStream {
-		return Usage(fmt.Errorf("%s is a stream: nothing was removed from it, so there is nothing to resume", sanitize.Text(queue)))
-	}
-	r, err := o.Resumable(ctx, t, f.operation)
-	var bad *actions.RequestError
-	if errors.As(err, &bad) {
-		return Usage(err)
-	}
+	plan, err := o.Plan(ctx, ops.Scope{
+		Action: ops.Resume, Queue: domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: queue},
+		Operation: f.operation, DryRun: f.dryRun, AllowRisk: f.allowRisk,
+	})
 	if err != nil {
-		return err
+		return exitFor(err)
 	}
-	pre, err := o.PreviewResume(ctx, t, r)
-	var refused *domain.RefusedError
-	if errors.As(err, &refused) {
-		return Refused(err)
+	return a.runPlan(ctx, o, plan, actionFlags{action: string(ops.Resume), dryRun: f.dryRun, yes: f.yes, asJSON: f.asJSON})
+}
+
+// planJSON is what --json prints for a plan that does not run.
+func planJSON(plan *ops.Plan) any {
+	if plan.Action == ops.Resume {
+		return resumeJSON{Operation: plan.Operation}
 	}
-	if err != nil {
-		return err
+	return domain.Counts{Selected: plan.Publish, SkippedApplied: plan.SkippedApplied}
+}
+
+// resultJSON is what --json prints for what an operation did.
+func resultJSON(plan *ops.Plan, res ops.Result) any {
+	if plan.Action != ops.Resume {
+		return res
 	}
-	summary := ops.ResumeQuestion(r, pre)
-	if f.dryRun {
-		if f.asJSON {
-			return writeJSON(a.Out, resumeJSON{Operation: r.Op.ID})
-		}
-		fmt.Fprintln(a.Out, "dry run: "+sanitize.Text(summary))
-		return nil
-	}
-	// The count to type is the messages the resume would move.
-	if err := a.confirm(ctx, queue, summary, pre.Moving, actionFlags{yes: f.yes}); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	defer bulkMemory()()
-	res, err := o.Resume(ctx, t, r, a.progressPrinter("resume"))
-	if errors.Is(err, actions.ErrAuditUnavailable) {
-		return Refused(err)
-	}
-	if res.Operation != "" {
-		if f.asJSON {
-			if jerr := writeJSON(a.Out, resumeJSON{Operation: res.Operation, Resumed: res.Selected, Deduplicated: res.Deduplicated,
-				Confirmed: res.Confirmed, Returned: res.Returned, Nacked: res.Nacked, Unknown: res.Unknown,
-				SkippedApplied: res.SkippedApplied, AuditHead: res.AuditHead}); jerr != nil && err == nil {
-				err = jerr
-			}
-		} else {
-			fmt.Fprintln(a.Out, ops.ResumedText(res))
-			printAuditHead(a.Out, res.AuditHead)
-		}
-		printNotes(a.Err, res.Notes)
-	}
-	if err != nil {
-		return err
-	}
-	if left := res.Left(); left > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d messages were not moved and stay in %s (operation %s; see `warren audit tail`)",
-			left, sanitize.Text(queue), res.Operation)}
-	}
-	return nil
+	return resumeJSON{Operation: res.Operation, Resumed: res.Selected, Deduplicated: res.Deduplicated,
+		Confirmed: res.Confirmed, Returned: res.Returned, Nacked: res.Nacked, Unknown: res.Unknown,
+		SkippedApplied: res.SkippedApplied, AuditHead: res.AuditHead}
 }

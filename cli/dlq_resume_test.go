@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -116,7 +117,7 @@ func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
 
 	// Finished now: a second resume has nothing to do.
 	_, _, err = runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--yes")
-	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "no incomplete operation") {
+	if app.ExitCode(err) != app.ExitUsage || !strings.Contains(err.Error(), "no incomplete operation") {
 		t.Errorf("a second resume: %v, want exit 2 saying there is nothing to resume", err)
 	}
 	if r := execCLI(t, "--config", s.config, "audit", "verify"); r.err != nil || !strings.HasPrefix(r.out, "ok: ") {
@@ -148,16 +149,16 @@ func TestDlqResumeRefusesWhatItCannotFinish(t *testing.T) {
 		code int
 		want string
 	}{
-		{"an unknown operation", []string{"orders.dlq", "--operation", "20990101T000000Z-00000000", "--yes"}, ExitUsage, "no operation 20990101T000000Z-00000000"},
-		{"a finished operation", []string{"orders.dlq", "--operation", finished, "--yes"}, ExitUsage, "finished at"},
-		{"an operation on another queue", []string{"other.dlq", "--operation", finished, "--yes"}, ExitUsage, "was on orders.dlq"},
-		{"no incomplete operation", []string{"orders.dlq", "--yes"}, ExitUsage, "no incomplete operation on orders.dlq"},
+		{"an unknown operation", []string{"orders.dlq", "--operation", "20990101T000000Z-00000000", "--yes"}, app.ExitUsage, "no operation 20990101T000000Z-00000000"},
+		{"a finished operation", []string{"orders.dlq", "--operation", finished, "--yes"}, app.ExitUsage, "finished at"},
+		{"an operation on another queue", []string{"other.dlq", "--operation", finished, "--yes"}, app.ExitUsage, "was on orders.dlq"},
+		{"no incomplete operation", []string{"orders.dlq", "--yes"}, app.ExitUsage, "no incomplete operation on orders.dlq"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, errOut, err := runAction(t, s.config, newDlqResumeCmd, c.args...)
-			if ExitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("exit %d (%v), stderr %q: want %d saying %q", ExitCode(err), err, errOut, c.code, c.want)
+			if app.ExitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("exit %d (%v), stderr %q: want %d saying %q", app.ExitCode(err), err, errOut, c.code, c.want)
 			}
 		})
 	}
@@ -170,8 +171,8 @@ func TestDlqResumeRefusesWhatItCannotFinish(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := runAction(t, bad, newDlqResumeCmd, "orders.dlq", "--yes")
-		if ExitCode(err) != ExitRefused {
-			t.Errorf("exit %d (%v), want %d", ExitCode(err), err, ExitRefused)
+		if app.ExitCode(err) != app.ExitRefused {
+			t.Errorf("exit %d (%v), want %d", app.ExitCode(err), err, app.ExitRefused)
 		}
 	})
 	testkit.WaitDepth(t, s.ch, "orders", 10)
@@ -204,8 +205,8 @@ func TestCtrlCAtThePromptIsANo(t *testing.T) {
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != ExitRefused || !strings.Contains(stderr.String(), "not confirmed; nothing was changed") {
-		t.Fatalf("ctrl+c at the prompt: %v (exit code %d), want exit %d saying nothing was changed; stderr:\n%s", err, ee.ExitCode(), ExitRefused, stderr.String())
+	if !errors.As(err, &ee) || ee.ExitCode() != app.ExitRefused || !strings.Contains(stderr.String(), "not confirmed; nothing was changed") {
+		t.Fatalf("ctrl+c at the prompt: %v (exit code %d), want exit %d saying nothing was changed; stderr:\n%s", err, ee.ExitCode(), app.ExitRefused, stderr.String())
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 10)
 	if n := testkit.Depth(t, s.ch, "orders"); n != 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
@@ -31,7 +32,7 @@ func newDlqShowCmd(a *App) *cobra.Command {
 		Args:  oneQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if id == "" {
-				return Usage(errors.New("--id is required: the logical ID to show (see dlq ls)"))
+				return app.Usage(errors.New("--id is required: the logical ID to show (see dlq ls)"))
 			}
 			keep := func(d domain.DeadLetter) bool { return format.MatchesLogicalID(d, id) }
 			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, nil, keep, limit)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
@@ -69,7 +70,7 @@ func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs b
 	}
 	var refused *domain.RefusedError
 	if errors.As(err, &refused) {
-		err = Refused(err)
+		err = app.Refused(err)
 	}
 	if err != nil {
 		o.Close()

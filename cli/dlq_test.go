@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/testkit"
@@ -215,8 +216,8 @@ func TestDlqLsFiltersAndRejectsBadUsage(t *testing.T) {
 		{"ls"},
 		{"show", "orders.dlq"},
 	} {
-		if _, _, err := runDlq(t, s.config, args...); ExitCode(err) != ExitUsage {
-			t.Errorf("%v: exit %d (%v), want %d", args, ExitCode(err), err, ExitUsage)
+		if _, _, err := runDlq(t, s.config, args...); app.ExitCode(err) != app.ExitUsage {
+			t.Errorf("%v: exit %d (%v), want %d", args, app.ExitCode(err), err, app.ExitUsage)
 		}
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
@@ -269,7 +270,7 @@ func TestDlqShowPrintsEveryMessageWithTheID(t *testing.T) {
 	if strings.Contains(text, "\x1b") || !strings.Contains(text, "body (") || !strings.Contains(text, "death") {
 		t.Errorf("show text:\n%s", text)
 	}
-	if _, _, err := runDlq(t, s.config, "show", "orders.dlq", "--id", "nope"); err == nil || ExitCode(err) != ExitFailure {
+	if _, _, err := runDlq(t, s.config, "show", "orders.dlq", "--id", "nope"); err == nil || app.ExitCode(err) != app.ExitFailure {
 		t.Errorf("unknown ID: %v", err)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
@@ -310,8 +311,8 @@ func TestDlqReadingAQuorumDLQNearItsLimitIsRefused(t *testing.T) {
 		switch {
 		case free && err != nil:
 			t.Errorf("%s on RabbitMQ %s: %v; want the message read, as returns are free there", cmd, testkit.Version(t), err)
-		case !free && (ExitCode(err) != ExitRefused || !strings.Contains(fmt.Sprint(err), "delivery limit 1")):
-			t.Errorf("%s: exit %d, %v; want a refusal (exit 3) naming the limit", cmd, ExitCode(err), err)
+		case !free && (app.ExitCode(err) != app.ExitRefused || !strings.Contains(fmt.Sprint(err), "delivery limit 1")):
+			t.Errorf("%s: exit %d, %v; want a refusal (exit 3) naming the limit", cmd, app.ExitCode(err), err)
 		}
 	}
 	testkit.WaitDepth(t, s.ch, "limited.dlq", 1)

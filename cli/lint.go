@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -43,7 +44,7 @@ func newLintCmd(a *App) *cobra.Command {
 				return err
 			}
 			if n := countSeverity(findings, domain.SeverityError); n > 0 {
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("lint: %d error(s): dead letters can be lost", n)}
+				return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("lint: %d error(s): dead letters can be lost", n)}
 			}
 			return nil
 		},

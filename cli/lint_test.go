@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/app"
 )
 
 func TestLintExitsOneOnErrorsAndListsEveryFinding(t *testing.T) {
@@ -16,8 +17,8 @@ func TestLintExitsOneOnErrorsAndListsEveryFinding(t *testing.T) {
 	s.declare(t, "capped", amqp.Table{"x-max-length": 10})
 
 	out, err := runCmd(t, s.config, newLintCmd, "--json")
-	if ExitCode(err) != ExitFailure || !strings.Contains(err.Error(), "1 error(s)") {
-		t.Fatalf("exit %d, err %v; want 1 for an error finding", ExitCode(err), err)
+	if app.ExitCode(err) != app.ExitFailure || !strings.Contains(err.Error(), "1 error(s)") {
+		t.Fatalf("exit %d, err %v; want 1 for an error finding", app.ExitCode(err), err)
 	}
 	var got lintJSON
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -33,8 +34,8 @@ func TestLintExitsOneOnErrorsAndListsEveryFinding(t *testing.T) {
 	}
 
 	out, err = runCmd(t, s.config, newLintCmd)
-	if ExitCode(err) != ExitFailure {
-		t.Fatalf("text mode exit %d", ExitCode(err))
+	if app.ExitCode(err) != app.ExitFailure {
+		t.Fatalf("text mode exit %d", app.ExitCode(err))
 	}
 	for _, want := range []string{"ERROR", "dlx-missing", s.vhost + "/lost", `"no-such-exchange" does not exist`,
 		"WARNING", "2 finding(s) in 2 queue(s): 1 error(s), 1 warning(s)"} {

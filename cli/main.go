@@ -12,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -24,7 +25,7 @@ var inEditor atomic.Bool
 func Main() int {
 	ops.RemoveStaleDrafts()
 	defer ops.RemoveDrafts()
-	app := NewApp()
+	a := NewApp()
 	// The first ctrl+c (or SIGTERM) ends the command's context, so that a
 	// command holding dead letters returns them with a nack and a prompt
 	// takes it for a no, instead of the process dying with them held,
@@ -62,42 +63,42 @@ func Main() int {
 			return
 		}
 	}()
-	if err := NewRoot(app, RunDashboard).ExecuteContext(ctx); err != nil {
+	if err := NewRoot(a, RunDashboard).ExecuteContext(ctx); err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "warren: interrupted")
-			return ExitFailure
+			return app.ExitFailure
 		}
 		fmt.Fprintln(os.Stderr, "warren:", sanitize.Text(err.Error()))
-		return ExitCode(err)
+		return app.ExitCode(err)
 	}
-	return ExitOK
+	return app.ExitOK
 }
 
 // RunDashboard runs the dashboard on the terminal until the operator
 // quits.
-func RunDashboard(app *App) error {
-	if _, err := app.Config(); err != nil {
+func RunDashboard(a *App) error {
+	if _, err := a.Factory().Config(); err != nil {
 		return err
 	}
 	if !IsTerminal(os.Stdout) || !IsTerminal(os.Stdin) {
-		return Usage(errors.New("the dashboard needs a terminal; for scripts use `warren status`, `warren dlq ls` and --json"))
+		return app.Usage(errors.New("the dashboard needs a terminal; for scripts use `warren status`, `warren dlq ls` and --json"))
 	}
 	// The audit file's mode is warned of before the dashboard takes the
 	// terminal, and never under it.
-	if st, err := app.AuditStore(); err == nil {
+	if st, err := a.Factory().AuditStore(); err == nil {
 		st.Close()
 	}
-	app.auditWarned.Store(true)
+	a.Factory().TerminalTaken()
 	var debug io.Writer
-	if app.Debug != "" {
-		f, err := os.OpenFile(app.Debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if a.Debug != "" {
+		f, err := os.OpenFile(a.Debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return Usage(fmt.Errorf("--debug: %w", err))
+			return app.Usage(fmt.Errorf("--debug: %w", err))
 		}
 		defer f.Close()
 		debug = f
 	}
-	model, release, err := app.Dashboard(debug)
+	model, release, err := a.Factory().Dashboard(debug)
 	if err != nil {
 		return err
 	}

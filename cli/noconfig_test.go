@@ -17,6 +17,7 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
 )
@@ -100,7 +101,7 @@ func TestStatusJSONWithoutAConfigListsTheLocalBrokersQueues(t *testing.T) {
 func TestWithoutAConfigWarrenPasswordIsThePassword(t *testing.T) {
 	home := t.TempDir()
 	r := runWarren(t, home, []string{"WARREN_PASSWORD=not-guests"}, "status")
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "bad credentials") || !strings.Contains(r.stderr, "WARREN_PASSWORD") {
+	if r.code != app.ExitFailure || !strings.Contains(r.stderr, "bad credentials") || !strings.Contains(r.stderr, "WARREN_PASSWORD") {
 		t.Fatalf("a wrong WARREN_PASSWORD: exit %d, stderr %q; want exit 1 naming WARREN_PASSWORD", r.code, r.stderr)
 	}
 	r = runWarren(t, home, []string{"WARREN_PASSWORD=guest"}, "status")
@@ -113,7 +114,7 @@ func TestAOneOffTargetIsWhatWarrenReads(t *testing.T) {
 	home := t.TempDir()
 	// Nothing listens on port 1: the flag, not the default, was used.
 	r := runWarren(t, home, nil, "--management-url", "http://127.0.0.1:1", "status")
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "127.0.0.1:1") {
+	if r.code != app.ExitFailure || !strings.Contains(r.stderr, "127.0.0.1:1") {
 		t.Fatalf("--management-url: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// Over a config whose context answers nothing, the flags reach the
@@ -206,7 +207,7 @@ func TestConfigInitThenConfigCheckPassWithNoSecretInTheFile(t *testing.T) {
 
 	// A second init is refused and leaves the file alone.
 	r = runWarren(t, home, env, "config", "init", "--username", "someone-else", "--path", path)
-	if r.code != ExitRefused || !strings.Contains(r.stderr, "already exists") || !strings.Contains(r.stderr, "--force") {
+	if r.code != app.ExitRefused || !strings.Contains(r.stderr, "already exists") || !strings.Contains(r.stderr, "--force") {
 		t.Fatalf("config init over an existing file: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if again, _ := os.ReadFile(path); string(again) != string(text) {

@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/common"
@@ -67,7 +68,7 @@ func waitReady(t *testing.T, vhost, queue string, want int) {
 // tuiModel wires the dashboard to a's context as main.go does.
 func tuiModel(t *testing.T, a *App, debug io.Writer) tea.Model {
 	t.Helper()
-	model, release, err := a.Dashboard(debug)
+	model, release, err := a.Factory().Dashboard(debug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +173,8 @@ func TestReadOnlyRefusesEveryChangingCommandWithExitThree(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := execCLI(t, tc.args...)
-			if r.code() != ExitRefused {
-				t.Fatalf("exit %d (%v), want %d", r.code(), r.err, ExitRefused)
+			if r.code() != app.ExitRefused {
+				t.Fatalf("exit %d (%v), want %d", r.code(), r.err, app.ExitRefused)
 			}
 			if !strings.Contains(r.err.Error(), "read-only") {
 				t.Errorf("the refusal does not say why: %v", r.err)
@@ -238,7 +239,7 @@ func TestReadOnlyDashboardOffersNoActionAndMovesNothing(t *testing.T) {
 func TestReadOnlyRefusesABrowsePastTheGuardAndTheDemoSeed(t *testing.T) {
 	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
 	r := execCLI(t, "--config", s.config, "--read-only", "dlq", "ls", "orders.dlq", "--allow-limit-risk")
-	if r.code() != ExitRefused || !strings.Contains(r.errOut, "read-only") || !strings.Contains(r.errOut, "--allow-limit-risk") {
+	if r.code() != app.ExitRefused || !strings.Contains(r.errOut, "read-only") || !strings.Contains(r.errOut, "--allow-limit-risk") {
 		t.Errorf("ls --allow-limit-risk in a read-only context: exit %d\n%s", r.code(), r.errOut)
 	}
 	if r := execCLI(t, "--config", s.config, "--read-only", "dlq", "ls", "orders.dlq"); r.code() != 0 {
@@ -248,7 +249,7 @@ func TestReadOnlyRefusesABrowsePastTheGuardAndTheDemoSeed(t *testing.T) {
 		t.Errorf("orders.dlq holds %d, want 4", n)
 	}
 	r = execCLI(t, "--read-only", "demo", "--seed-only", "--vhost", s.vhost+"-demo")
-	if r.code() != ExitRefused || !strings.Contains(r.errOut, "demo refused") {
+	if r.code() != app.ExitRefused || !strings.Contains(r.errOut, "demo refused") {
 		t.Errorf("demo in read-only: exit %d\n%s", r.code(), r.errOut)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 )
 
@@ -33,7 +34,7 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 		"(without a config file: "+config.LocalManagementURL+"); given alone, AMQP is taken on the same host's port 5672 (5671 for https)")
 	f.StringVar(&a.Target.Username, "username", "", "one-off target: the broker user, overriding the context "+
 		"(without a config file: guest; the password only ever comes from $"+config.LocalPasswordEnv+" or the config's password source)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return app.Usage(err) })
 	root.AddCommand(
 		newStatusCmd(a),
 		newChannelsCmd(a),
@@ -50,7 +51,7 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return Usage(err)
+			return app.Usage(err)
 		}
 		return nil
 	}

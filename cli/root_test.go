@@ -1,6 +1,10 @@
 package cli
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/warrenops/warren/app"
+)
 
 func TestBadUsageExitsTwo(t *testing.T) {
 	cases := [][]string{
@@ -11,8 +15,8 @@ func TestBadUsageExitsTwo(t *testing.T) {
 	}
 	for _, args := range cases {
 		r := execCLI(t, args...)
-		if r.code() != ExitUsage {
-			t.Errorf("warren %v: exit %d (%v), want %d", args, r.code(), r.err, ExitUsage)
+		if r.code() != app.ExitUsage {
+			t.Errorf("warren %v: exit %d (%v), want %d", args, r.code(), r.err, app.ExitUsage)
 		}
 	}
 }

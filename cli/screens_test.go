@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
@@ -57,7 +58,7 @@ func screenScene(t *testing.T) (vhost string, scr common.Screen) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Close() })
-	return vhost, newScreens(o, styles.New(true)).NewDLQ(domain.QueueRef{Vhost: vhost, Name: "orders.dlq"})
+	return vhost, app.NewScreens(nil, o, styles.New(true)).NewDLQ(domain.QueueRef{Vhost: vhost, Name: "orders.dlq"})
 }
 
 // pump runs a screen as the program would: commands in goroutines, their

@@ -290,7 +290,7 @@ func sanitizeAll(names []string) string {
 // context's, else all) with statistics: rates for status, and the
 // consumer counts that lint's checks need.
 func (a *App) fullSnapshot(cmd *cobra.Command, vhost string) (*domain.Snapshot, error) {
-	c, m, err := a.management()
+	c, m, err := a.Factory().Management()
 	if err != nil {
 		return nil, err
 	}

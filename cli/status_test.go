@@ -23,6 +23,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
@@ -266,8 +267,8 @@ func TestStatusFailsWithOneClearLine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(statusPasswordEnv, tt.password)
 			out, err := runCmd(t, writeStatusConfig(t, tt.url, ""), newStatusCmd, "--json")
-			if ExitCode(err) != ExitFailure || out != "" {
-				t.Fatalf("exit %d, stdout %q, err %v", ExitCode(err), out, err)
+			if app.ExitCode(err) != app.ExitFailure || out != "" {
+				t.Fatalf("exit %d, stdout %q, err %v", app.ExitCode(err), out, err)
 			}
 			msg := err.Error()
 			for _, w := range tt.want {
@@ -284,8 +285,8 @@ func TestStatusFailsWithOneClearLine(t *testing.T) {
 
 func TestStatusBadConfigIsUsage(t *testing.T) {
 	_, err := runCmd(t, filepath.Join(t.TempDir(), "missing.toml"), newStatusCmd)
-	if ExitCode(err) != ExitUsage {
-		t.Fatalf("exit %d: %v", ExitCode(err), err)
+	if app.ExitCode(err) != app.ExitUsage {
+		t.Fatalf("exit %d: %v", app.ExitCode(err), err)
 	}
 }
 
@@ -297,8 +298,8 @@ func TestStatusNamesAnUnsetPasswordVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := runCmd(t, writeStatusConfig(t, testMgmt, ""), newStatusCmd, "--json")
-	if ExitCode(err) != ExitFailure {
-		t.Fatalf("exit %d: %v", ExitCode(err), err)
+	if app.ExitCode(err) != app.ExitFailure {
+		t.Fatalf("exit %d: %v", app.ExitCode(err), err)
 	}
 	want := "the environment variable " + statusPasswordEnv + " (password_env) is not set"
 	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `bad credentials for user "guest"`) {

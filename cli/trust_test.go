@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 )
 
@@ -138,7 +139,7 @@ func TestAWarrenTomlInTheWorkingDirectoryCannotSendASecretAnywhere(t *testing.T)
 	}
 	for _, args := range [][]string{{"status"}, {"config", "check"}, {"dlq", "ls", "orders.dlq"}} {
 		r := runWarren(t, home, env, args...)
-		if r.code != ExitRefused || !strings.Contains(r.stdout+r.stderr, "contexts.repo.password_env is refused") ||
+		if r.code != app.ExitRefused || !strings.Contains(r.stdout+r.stderr, "contexts.repo.password_env is refused") ||
 			!strings.Contains(r.stdout+r.stderr, "--config ./warren.toml") {
 			t.Fatalf("warren %s after trust: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 		}
@@ -157,7 +158,7 @@ func TestAWarrenTomlInTheWorkingDirectoryCannotSendASecretAnywhere(t *testing.T)
 		t.Fatalf("config trust: exit %d\n%s", r.code, r.stderr)
 	}
 	r = runWarren(t, home, env, "status")
-	if r.code != ExitRefused || !strings.Contains(r.stderr, "contexts.repo.password_file is refused") {
+	if r.code != app.ExitRefused || !strings.Contains(r.stderr, "contexts.repo.password_file is refused") {
 		t.Fatalf("status over a trusted file naming a key as password_file: exit %d\n%s", r.code, r.stderr)
 	}
 	noSecret("password_file", r)
@@ -193,7 +194,7 @@ func TestASecretFileOthersCanReadIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	writeFile(t, cfg, fmt.Sprintf("[contexts.c]\namqp_url = %q\nmanagement_url = %q\nmetrics_url = \"off\"\npassword_file = %q\n", trap.amqp, trap.mgmt, pw))
 	r := runWarren(t, home, nil, "--config", cfg, "status")
 	want := "warren: password_file " + pw + " has mode 0644 and owner "
-	if r.code != ExitRefused || !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "`chmod 600 "+pw+"` fixes it") ||
+	if r.code != app.ExitRefused || !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "`chmod 600 "+pw+"` fixes it") ||
 		strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("status with a password_file others can read: exit %d, stderr %q", r.code, r.stderr)
 	}

@@ -29,10 +29,14 @@ type QueueInfo struct {
 	HasDLX     bool
 }
 
-// RefusedError says why warren will not browse a queue.
+// RefusedError says why warren will not read a queue, and what reading it
+// anyway would risk: the one refusal every front end maps (a guard's
+// refusal, exit code 3 on the command line, a question on the screen).
 type RefusedError struct {
 	Queue  QueueInfo
 	Reason string
+	// Risk is what the operator accepts by overriding the refusal.
+	Risk string
 }
 
 func (e *RefusedError) Error() string {

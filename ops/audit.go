@@ -10,6 +10,7 @@ import (
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // AuditReader is the audit screen's view of the store: the operations,
@@ -209,71 +210,40 @@ func at(l []string, i int) string {
 	return ""
 }
 
-// ResumePlan is what resuming an incomplete operation would do, as the
-// prompt asks it; Resume carries it out.
-type ResumePlan struct {
-	Operation string
-	Queue     domain.QueueRef
-	// Question is the prompt's sentence, worded as `dlq resume` words it.
-	Question string
-	// Twins are the recorded confirms whose sources may still be in the
-	// DLQ; Unconfirmed the copies published without a recorded confirm.
-	Twins, Unconfirmed int
-	// Depth is how many messages the DLQ held when the plan was read:
-	// the resume goes over what it holds when it starts.
-	Depth int
-	// Moving is how many of them the resume would publish, Destinations
-	// where: what the type-to-confirm rule counts.
-	Moving       int
-	Destinations []Destination
-
-	target *Target
-	r      *actions.Resumption
-}
-
-// PlanResume reads what resuming operation id on vhost/queue would do.
-// Nothing is held. It refuses what `dlq resume` refuses: a read-only
-// context, a store that cannot be written, a stream, an operation that
-// finished, is unknown or was on another queue.
-func (a AuditReader) PlanResume(ctx context.Context, ref domain.QueueRef, id string) (*ResumePlan, error) {
-	o := a.o
-	if err := o.writable("resume"); err != nil {
-		return nil, err
-	}
-	if err := o.CheckAudit(ctx); err != nil {
-		return nil, err
-	}
-	t, err := o.Resolve(ctx, ref)
+// planResume reads what finishing the incomplete operation s.Operation
+// on s.Queue would do. Nothing is held. It refuses what every front end
+// refuses: a stream, an operation that finished, is unknown or was on
+// another queue, a log that does not verify.
+func (o *Ops) planResume(ctx context.Context, s Scope) (*Plan, error) {
+	t, err := o.Resolve(ctx, s.Queue)
 	if err != nil {
 		return nil, err
 	}
+	t.Opts.AllowLimitRisk = s.AllowRisk
 	if t.Info.Type == domain.TypeStream {
-		return nil, fmt.Errorf("%s is a stream: nothing was removed from it, so there is nothing to resume", ref.Name)
+		return nil, &actions.RequestError{Err: fmt.Errorf("%s is a stream: nothing was removed from it, so there is nothing to resume", sanitize.Text(s.Queue.Name))}
 	}
-	r, err := o.Resumable(ctx, t, id)
+	r, err := o.resumable(ctx, t, s.Operation)
 	if err != nil {
 		return nil, err
 	}
-	pre, err := o.PreviewResume(ctx, t, r)
+	pre, err := o.previewResume(ctx, t, r)
 	if err != nil {
-		return nil, guardRefusal(err)
+		return nil, err
 	}
-	twins, unconfirmed := resumeCount(r.Confirmed), resumeCount(r.Published)
-	p := &ResumePlan{Operation: r.Op.ID, Queue: ref, Question: ResumeQuestion(r, pre), Twins: twins, Unconfirmed: unconfirmed,
-		Depth: int(t.Info.Messages), Moving: pre.Moving, target: t, r: r}
+	p := &Plan{
+		Decided: true, Summary: ResumeQuestion(r, pre), Selected: pre.Read, Publish: pre.Moving,
+		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Lines: pre.Lines(),
+		Operation: r.Op.ID, Twins: resumeCount(r.Confirmed), Unconfirmed: resumeCount(r.Published),
+		Depth: int(t.Info.Messages),
+		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
+			return o.resume(ctx, t, r, progress)
+		},
+	}
 	for _, g := range pre.Groups {
 		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
 	}
 	return p, nil
-}
-
-// Resume finishes the planned operation, as `dlq resume` does; progress
-// is called from the operation's goroutines.
-func (a AuditReader) Resume(ctx context.Context, p *ResumePlan, progress func(Progress)) (Result, error) {
-	if p == nil || p.r == nil {
-		return Result{}, errors.New("resume: no plan (PlanResume makes one)")
-	}
-	return a.o.Resume(ctx, p.target, p.r, progress)
 }
 
 func resumeCount(m map[actions.Twin]int) int {
@@ -322,10 +292,4 @@ func ResumeQuestion(r *actions.Resumption, pre *actions.Preview) string {
 		s += " " + strings.Join(tail, "; ")
 	}
 	return s
-}
-
-// ResumedText says what a resume did, in one line.
-func ResumedText(res Result) string {
-	return fmt.Sprintf("resumed %s: %d twins removed, %d published again (%d possible duplicates), %d confirmed, %d returned, %d nacked, %d unknown, %d skipped as applied",
-		res.Operation, res.Deduplicated, res.Selected, res.PossibleDuplicates, res.Confirmed, res.Returned, res.Nacked, res.Unknown, res.SkippedApplied)
 }

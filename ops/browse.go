@@ -50,6 +50,8 @@ func (o *Ops) Browse(ctx context.Context, t *Target) (*Browse, error) {
 	}}, nil
 }
 
+func (b *Browse) holder() *Browse { return b }
+
 // Next holds one more page, and learns the pairings its letters name.
 func (b *Browse) Next(ctx context.Context) (*dlq.Page, error) {
 	p, err := b.Session.Next(ctx)
@@ -72,8 +74,8 @@ func (b *Browse) Close() error {
 }
 
 // Open starts a browse session for the dashboard. Where browsing could
-// cost messages it fails with a *RefusedError, which says what browsing
-// anyway would do, unless allowRisk is true.
+// cost messages it fails with a *domain.RefusedError, which says what
+// browsing anyway would risk, unless allowRisk is true.
 func (o *Ops) Open(ctx context.Context, ref domain.QueueRef, allowRisk bool) (Session, error) {
 	t, err := o.Resolve(ctx, ref)
 	if err != nil {
@@ -82,23 +84,9 @@ func (o *Ops) Open(ctx context.Context, ref domain.QueueRef, allowRisk bool) (Se
 	t.Opts.AllowLimitRisk = allowRisk
 	b, err := o.Browse(ctx, t)
 	if err != nil {
-		return nil, refusal(err)
+		return nil, err
 	}
 	return newSession(b), nil
-}
-
-// refusal turns the delivery-limit guard's refusal into the screen's,
-// with what browsing anyway would do.
-func refusal(err error) error {
-	var refused *domain.RefusedError
-	if !errors.As(err, &refused) {
-		return err
-	}
-	return &RefusedError{
-		Reason: err.Error(),
-		Risk: fmt.Sprintf("every message shown gets one more delivery counted against the limit of %d, and one already at its limit is dropped or dead-lettered again when it is returned",
-			refused.Queue.DeliveryLimit),
-	}
 }
 
 // session adapts a Browse to the dashboard. It is the only reader of the

@@ -14,10 +14,6 @@ import (
 	"github.com/warrenops/warren/sources/dlq"
 )
 
-// Edit is the action that resubmits one dead letter as the operator
-// edited it.
-const Edit Action = actions.ActionEdit
-
 // Why an edit publishes nothing. Each error's text is one line that says
 // the message stays.
 var (
@@ -32,22 +28,26 @@ var (
 type EditDraft struct {
 	Queue  domain.QueueRef
 	Letter domain.DeadLetter
-	// Path is the edit document (mode 0600), removed by FinishEdit.
-	Path    string
-	session any
+	// Path is the edit document (mode 0600), removed once the edit is
+	// planned.
+	Path string
+	held *Browse
 }
 
-// StartEdit writes the edit document of d, held by session (the
+// StartEdit writes the edit document of d, held by held (the
 // dashboard's Session or the command line's *Browse), to a file of its
-// own that only the operator can read.
-func (o *Ops) StartEdit(queue domain.QueueRef, session any, d domain.DeadLetter) (*EditDraft, error) {
+// own that only the operator can read. Plan with Action Edit and the
+// draft reads it back once the editor exits.
+func (o *Ops) StartEdit(ctx context.Context, queue domain.QueueRef, held Holder, d domain.DeadLetter) (*EditDraft, error) {
 	if err := o.writable("edit"); err != nil {
 		return nil, err
 	}
-	h := holder(session)
-	if h == nil {
-		return nil, errors.New("no browse session holds this message")
+	// An edit that could not be audited must not cost the operator the
+	// editing.
+	if err := o.CheckAudit(ctx); err != nil {
+		return nil, err
 	}
+	h := held.holder()
 	if h.ReadOnly() {
 		return nil, fmt.Errorf("%s is a stream: nothing can be removed from it, so its messages cannot be edited and resubmitted", queue.Name)
 	}
@@ -64,7 +64,7 @@ func (o *Ops) StartEdit(queue domain.QueueRef, session any, d domain.DeadLetter)
 		_ = os.Remove(f.Name())
 		return nil, fmt.Errorf("edit file %s: %w", f.Name(), err)
 	}
-	return &EditDraft{Queue: queue, Letter: d, Path: f.Name(), session: session}, nil
+	return &EditDraft{Queue: queue, Letter: d, Path: f.Name(), held: h}, nil
 }
 
 // Command is the operator's editor on the draft: $EDITOR, run by the
@@ -85,68 +85,65 @@ func (d *EditDraft) stays() string {
 	return "nothing was published; the message stays in " + d.Queue.Name
 }
 
-// FinishEdit reads the draft once the editor has exited (editorErr is
+// planEdit reads the draft once the editor has exited (s.EditorErr is
 // how it exited) and plans the resubmission: the diff, the destination
 // a replay would use, and the prompt's sentence. The file is removed.
 // Nothing is published, and the message stays, when the editor failed,
 // the file cannot be read, or the edit changed nothing.
-func (o *Ops) FinishEdit(d *EditDraft, editorErr error) (Plan, error) {
+func (o *Ops) planEdit(s Scope) (*Plan, error) {
+	d := s.Draft
+	if d == nil {
+		return nil, errors.New("no edit draft to plan (StartEdit writes one)")
+	}
 	defer d.Discard()
-	if editorErr != nil {
-		return Plan{}, fmt.Errorf("%w (%v): %s", ErrEditorFailed, editorErr, d.stays())
+	if s.EditorErr != nil {
+		return nil, fmt.Errorf("%w (%v): %s", ErrEditorFailed, s.EditorErr, d.stays())
 	}
 	text, err := os.ReadFile(d.Path)
 	if err != nil {
-		return Plan{}, fmt.Errorf("reading the edited file: %v: %s", err, d.stays())
+		return nil, fmt.Errorf("reading the edited file: %v: %s", err, d.stays())
 	}
 	edited, err := actions.ParseEdit(d.Letter, text)
 	if err != nil {
-		return Plan{}, fmt.Errorf("%w: %s", err, d.stays())
+		return nil, fmt.Errorf("%w: %s", err, d.stays())
 	}
 	if !edited.Changed(d.Letter) {
-		return Plan{}, fmt.Errorf("%w: %s", ErrEditUnchanged, d.stays())
+		return nil, fmt.Errorf("%w: %s", ErrEditUnchanged, d.stays())
 	}
-	p, err := actions.NewEditPlan(d.Queue.Vhost, d.Queue.Name, d.Letter, edited)
+	ap, err := actions.NewEditPlan(d.Queue.Vhost, d.Queue.Name, d.Letter, edited)
 	if err != nil {
-		return Plan{}, fmt.Errorf("%w: %s", err, d.stays())
+		return nil, fmt.Errorf("%w: %s", err, d.stays())
 	}
-	dest := p.Groups[0].Dest
-	id := d.Letter.LogicalID
-	return Plan{
-		Action:   Edit,
-		Summary:  fmt.Sprintf("Resubmit the edited message %s from %s to %s?", id, d.Queue.Name, dest),
-		Selected: 1, Publish: 1, Bytes: p.Bytes,
+	dest := ap.Groups[0].Dest
+	return &Plan{
+		Decided:  true,
+		Summary:  fmt.Sprintf("Resubmit the edited message %s from %s to %s?", d.Letter.LogicalID, d.Queue.Name, dest),
+		Selected: 1, Publish: 1, Bytes: ap.Bytes,
 		Destinations: []Destination{{Name: dest.String(), Count: 1}},
 		Lines: []string{
 			fmt.Sprintf("%s: %d bytes, header %s=%s", dest, len(edited.Body), actions.HeaderEditedFrom, actions.Sha256Hex(d.Letter.Body)),
 			fmt.Sprintf("the original leaves %s only once the broker confirms the copy", d.Queue.Name),
 		},
-		Diff:   edited.Diff(d.Letter),
-		Handle: planHandle{plan: p, hold: holder(d.session)},
+		Diff: edited.Diff(d.Letter),
+		run: func(ctx context.Context, _ func(Progress)) (Result, error) {
+			return o.resubmit(ctx, ap, d.held)
+		},
 	}, nil
 }
 
-// Edit publishes a confirmed edit plan (FinishEdit's) with the replay
-// protocol: an audit record first, the copy under the same logical ID
-// with confirms and mandatory, the original acked only after the confirm.
-// A message the session no longer holds is refused before anything is
-// written.
-func (o *Ops) Edit(ctx context.Context, plan Plan) (Result, error) {
-	if err := o.writable("edit"); err != nil {
-		return Result{}, err
-	}
-	h, ok := plan.Handle.(planHandle)
-	if !ok || plan.Action != Edit || len(h.plan.Items) != 1 {
-		return Result{}, errors.New("not an edit plan made by FinishEdit")
-	}
-	d := h.plan.Items[0].Letter
+// resubmit publishes a confirmed edit plan with the replay protocol: an
+// audit record first, the copy under the same logical ID with confirms
+// and mandatory, the original acked only after the confirm. A message
+// the session no longer holds is refused before anything is written.
+func (o *Ops) resubmit(ctx context.Context, ap *actions.Plan, h *Browse) (Result, error) {
+	d := ap.Items[0].Letter
 	same := func(l domain.DeadLetter) bool { return l.DeliveryTag == d.DeliveryTag }
-	held := slices.ContainsFunc(h.hold.Letters(), same) ||
-		slices.ContainsFunc(h.hold.Refused(), func(r dlq.Refusal) bool { return same(r.Letter) })
+	held := slices.ContainsFunc(h.Letters(), same) ||
+		slices.ContainsFunc(h.Refused(), func(r dlq.Refusal) bool { return same(r.Letter) })
 	// A round trip proves the session's channel is alive: had it died,
 	// the broker would have the original back already.
-	if !held || h.hold.Sync() != nil {
-		return Result{}, fmt.Errorf("%w in %s (its browse session ended, or it was acted on): nothing was published", ErrNotHeld, h.plan.Queue)
+	if !held || h.Sync() != nil {
+		return Result{}, fmt.Errorf("%w in %s (its browse session ended, or it was acted on): nothing was published", ErrNotHeld, ap.Queue)
 	}
-	return o.Execute(ctx, plan, nil)
+	return o.execute(ctx, ap, h, nil)
 }

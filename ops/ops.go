@@ -99,6 +99,11 @@ func (o *Ops) writable(what string) error {
 	return nil
 }
 
+// CheckWritable refuses action a in a read-only context, before anything
+// is read: what Plan and Run refuse, asked early by a front end that
+// reads before it plans (an edit browses first).
+func (o *Ops) CheckWritable(a Action) error { return o.writable(string(a)) }
+
 // readOnlyError is ErrReadOnly, worded with the context and what it
 // refused.
 type readOnlyError struct{ context, what string }

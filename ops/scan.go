@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"errors"
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
@@ -17,16 +16,11 @@ func (o *Ops) Scan(ctx context.Context, ref domain.QueueRef, progress func(read 
 	if err != nil {
 		return nil, err
 	}
-	st, err := o.ScanTarget(ctx, t, progress)
-	var refused *domain.RefusedError
-	if errors.As(err, &refused) {
-		return nil, &RefusedError{Reason: refused.Reason}
-	}
-	return st, err
+	return o.ScanTarget(ctx, t, progress)
 }
 
-// ScanTarget scans a resolved DLQ; a guard refusal is the guard's own
-// *dlq.RefusedError.
+// ScanTarget scans a resolved DLQ; a guard refusal is a
+// *domain.RefusedError.
 func (o *Ops) ScanTarget(ctx context.Context, t *Target, progress func(read int)) (*domain.Stats, error) {
 	conn, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {

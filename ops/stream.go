@@ -14,18 +14,14 @@ import (
 	"github.com/warrenops/warren/sources/dlq"
 )
 
-// A whole-queue operation, as the command line runs it: a preview reads
-// the queue and decides every message (the prompt's question), then the
-// operation streams over the messages the queue holds when it starts.
+// A whole-queue operation: a preview reads the queue and decides every
+// message (the prompt's question), then the operation streams over the
+// messages the queue holds when it starts.
 
-// Preview reads the DLQ t — all of it, or its first limit messages when
-// limit > 0 — and says what the operation req would do. Everything read
+// preview reads the DLQ t — all of it, or its first limit messages when
+// limit > 0 — and says what the operation r would do. Everything read
 // goes back, in order.
-func (o *Ops) Preview(ctx context.Context, t *Target, req PlanRequest, limit int) (*actions.Preview, error) {
-	r, err := o.request(req)
-	if err != nil {
-		return nil, err
-	}
+func (o *Ops) preview(ctx context.Context, t *Target, r actions.Request, limit int) (*actions.Preview, error) {
 	conn, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {
 		return nil, err
@@ -39,9 +35,9 @@ func (o *Ops) Preview(ctx context.Context, t *Target, req PlanRequest, limit int
 	return p, errors.Join(err, feed.Close())
 }
 
-// CheckDestinations refuses the previewed operation where a destination
+// checkDestinations refuses the previewed operation where a destination
 // knowably does not exist; nothing is held.
-func (o *Ops) CheckDestinations(t *Target, p *actions.Preview) error {
+func (o *Ops) checkDestinations(t *Target, p *actions.Preview) error {
 	conn, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {
 		return err
@@ -50,50 +46,42 @@ func (o *Ops) CheckDestinations(t *Target, p *actions.Preview) error {
 	return actions.CheckDestinations(conn, p.Request, p.Groups)
 }
 
-// Stream runs the previewed operation over the first messages of the DLQ,
-// as many as the preview read (the N its question stated): the queue may
-// still be taking back what the preview returned, so its depth now could
-// read lower. Cancelling ctx stops publishing; what is in flight settles,
-// and everything not moved stays in the DLQ. progress is called from the
-// operation's goroutines.
-func (o *Ops) Stream(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
-	if err := o.writable(p.Request.Action); err != nil {
-		return Result{}, err
-	}
+// streamPreviewed runs the previewed operation over the first messages
+// of the DLQ, as many as the preview read (the N its question stated):
+// the queue may still be taking back what the preview returned, so its
+// depth now could read lower.
+func (o *Ops) streamPreviewed(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
 	op := actions.Streamed{Request: p.Request, Expect: p.Moving, Groups: p.Groups, Lookup: o.lookup(t.InboxOf)}
 	res, err := o.stream(ctx, t, op, p.Read, progress)
 	if n := res.SkippedApplied - p.SkippedApplied; n > 0 && res.Operation != "" {
 		// The run asks the inbox again as it streams.
 		res.Notes = append(res.Notes, fmt.Sprintf("%d applied since the plan, skipped", n))
 	}
+	if res.Cancelled {
+		res.Notes = append(res.Notes, fmt.Sprintf("cancelled: %d moved, the other %d stay in %s", res.Moved, max(p.Read-res.Moved, 0), t.Ref.Name))
+	}
 	return res, err
 }
 
-// StreamNow runs req over the DLQ as it is now, without a preview (no one
+// streamNow runs r over the DLQ as it is now, without a preview (no one
 // is asked): N is the queue's depth when it starts, at most limit when
 // limit > 0, and each destination is checked as it first comes up.
-func (o *Ops) StreamNow(ctx context.Context, t *Target, req PlanRequest, limit int, progress func(Progress)) (Result, error) {
-	if err := o.writable(string(req.Action)); err != nil {
-		return Result{}, err
-	}
-	r, err := o.request(req)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := r.Validate(); err != nil {
-		return Result{}, err
-	}
+func (o *Ops) streamNow(ctx context.Context, t *Target, r actions.Request, limit int, progress func(Progress)) (Result, error) {
 	depth, err := o.depth(t, limit)
 	if err != nil {
 		return Result{}, err
 	}
 	op := actions.Streamed{Request: r, Expect: depth, Lookup: o.lookup(t.InboxOf)}
-	return o.stream(ctx, t, op, depth, progress)
+	res, err := o.stream(ctx, t, op, depth, progress)
+	if res.Cancelled {
+		res.Notes = append(res.Notes, fmt.Sprintf("cancelled: %d moved, the other %d stay in %s", res.Moved, max(res.Taken-res.Moved, 0), t.Ref.Name))
+	}
+	return res, err
 }
 
-// Resumable reads the audit log for the operation `dlq resume` would
-// finish on t: the one named id, else the latest incomplete one.
-func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Resumption, error) {
+// resumable reads the audit log for the operation a resume would finish
+// on t: the one named id, else the latest incomplete one.
+func (o *Ops) resumable(ctx context.Context, t *Target, id string) (*actions.Resumption, error) {
 	st, err := o.AuditStore()
 	if err != nil {
 		return nil, err
@@ -133,9 +121,9 @@ func (o *Ops) Resumable(ctx context.Context, t *Target, id string) (*actions.Res
 	return r, nil
 }
 
-// PreviewResume reads the DLQ and decides every message as resuming r
+// previewResume reads the DLQ and decides every message as resuming r
 // would, touching nothing: the count and destinations the prompt states.
-func (o *Ops) PreviewResume(ctx context.Context, t *Target, r *actions.Resumption) (*actions.Preview, error) {
+func (o *Ops) previewResume(ctx context.Context, t *Target, r *actions.Resumption) (*actions.Preview, error) {
 	conn, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {
 		return nil, err
@@ -152,13 +140,10 @@ func (o *Ops) PreviewResume(ctx context.Context, t *Target, r *actions.Resumptio
 	return p, errors.Join(err, feed.Close())
 }
 
-// Resume finishes r over every message the DLQ holds now: twins of its
+// resume finishes r over every message the DLQ holds now: twins of its
 // recorded confirms are removed, the rest decided as the operation
 // decided it, and the final record written.
-func (o *Ops) Resume(ctx context.Context, t *Target, r *actions.Resumption, progress func(Progress)) (Result, error) {
-	if err := o.writable("resume"); err != nil {
-		return Result{}, err
-	}
+func (o *Ops) resume(ctx context.Context, t *Target, r *actions.Resumption, progress func(Progress)) (Result, error) {
 	depth, err := o.depth(t, 0)
 	if err != nil {
 		return Result{}, err

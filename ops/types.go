@@ -10,8 +10,16 @@ import (
 	"github.com/warrenops/warren/domain"
 )
 
+// Holder is a browse session that holds letters an operation acts on:
+// the command line's *Browse or the dashboard's Session. Only this
+// package makes them.
+type Holder interface {
+	holder() *Browse
+}
+
 // Session holds a DLQ's messages unacknowledged while the operator looks.
 type Session interface {
+	Holder
 	// Next holds one more page.
 	Next(ctx context.Context) (Page, error)
 	// Letters are the letters held now: after an action, those that were
@@ -34,15 +42,6 @@ type Page struct {
 	Notes []string
 }
 
-// RefusedError says why browsing was refused and what may happen when the
-// operator overrides it.
-type RefusedError struct {
-	Reason string // why browsing is refused
-	Risk   string // what browsing anyway may do
-}
-
-func (e *RefusedError) Error() string { return e.Reason }
-
 // ErrNoInbox means no inbox is configured for the queue.
 var ErrNoInbox = errors.New("no inbox configured for this queue")
 
@@ -56,65 +55,14 @@ type Filter interface {
 // Action names an operation on dead letters.
 type Action string
 
-// Actions the screen offers.
+// The operations on dead letters; a release is a replay from a parking
+// queue.
 const (
-	Replay     Action = "replay"
-	Quarantine Action = "quarantine"
+	Replay     Action = actions.ActionReplay
+	Quarantine Action = actions.ActionQuarantine
+	Edit       Action = actions.ActionEdit
+	Resume     Action = "resume"
 )
-
-// PlanRequest is what the operator asked for.
-type PlanRequest struct {
-	Action Action
-	Queue  domain.QueueRef
-	// Session holds the letters: the dashboard's Session, or the
-	// command line's *Browse.
-	Session any
-	Letters []domain.DeadLetter
-	Reason  string // quarantine reason
-	// Whole asks for every message the queue holds rather than the held
-	// letters: a preview reads the queue to plan, and the run streams
-	// over the messages it held when the preview read it. Session and
-	// Letters are then unused.
-	Whole bool
-
-	// What the command line adds: a filter over the letters, a
-	// destination override, applied messages included, a rate limit.
-	Filter         actions.Matcher
-	FilterText     string
-	To             *actions.Override
-	IncludeApplied bool
-	Rate           float64
-}
-
-// Plan is a dry run of an action, as the prompt shows it.
-type Plan struct {
-	Action Action
-	// Summary is one sentence stating counts and destinations.
-	Summary string
-	// Selected is how many messages the operator picked; Publish is how
-	// many the plan moves. The rest stay: already applied, quarantined,
-	// or without a destination.
-	Selected       int
-	Publish        int
-	SkippedApplied int
-	Destinations   []Destination
-	Bytes          int64
-	Rate           float64 // messages per second; 0 means unlimited
-	Warnings       []string
-	// Lines detail the plan, one line per destination and skip.
-	Lines []string
-	// Diff is an edit's unified diff of headers and body (untrusted:
-	// sanitise before showing it).
-	Diff string
-	// Handle is the implementation's own plan, passed back to Execute.
-	Handle any
-}
-
-// Destination is where some of the messages go.
-type Destination struct {
-	Name  string // e.g. "queue orders" or "exchange orders / order.created"
-	Count int
-}
 
 // Progress is an operation's figures so far.
 type Progress struct {
@@ -128,7 +76,7 @@ type Progress struct {
 
 // Counts are an operation's figures, as the command line's JSON gives
 // them.
-type Counts = actions.Counts
+type Counts = domain.Counts
 
 // Result is how an operation ended: its figures, and the caveats the
 // operator must read (copies that exist twice, properties dropped).

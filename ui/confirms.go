@@ -9,7 +9,6 @@ import (
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
-	"github.com/warrenops/warren/ui/channels"
 )
 
 // confirms is what the header knows of publishers waiting for the
@@ -68,10 +67,8 @@ func (m Model) confirmsText() string {
 }
 
 func (m Model) openChannels() (tea.Model, tea.Cmd) {
-	if m.o.Channels == nil {
+	if m.o.NewChannels == nil {
 		return m.fail(errors.New("the channels screen is not available: no management client"))
 	}
-	return m.push(channels.New(channels.Options{
-		Lister: m.o.Channels, Vhost: m.o.Vhost, Refresh: m.o.Refresh, Styles: m.st, Now: m.now,
-	}))
+	return m.push(m.o.NewChannels())
 }

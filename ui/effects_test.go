@@ -24,8 +24,7 @@ func (ordersInbox) Effect(_ context.Context, _ domain.QueueRef, window time.Dura
 
 func TestEffectsReachTheOverviewAndTheQueueScreen(t *testing.T) {
 	st := styles.New(true)
-	m := New(Options{Context: "prod-eu", Refresh: time.Hour, Lister: &fakeBroker{}, Describer: &fakeBroker{},
-		Effects: ordersInbox{}, Styles: &st, Now: fixedNow})
+	m := New(wired(Options{Context: "prod-eu", Refresh: time.Hour, Styles: &st, Now: fixedNow}, &fakeBroker{}, &fakeBroker{}, ordersInbox{}))
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	// The effects come after the snapshot, so once they show, the
 	// columns are there too; WaitFor consumes what it reads.

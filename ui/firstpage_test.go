@@ -43,7 +43,7 @@ func (p *pagingBroker) Snapshot(ctx context.Context, o domain.SnapshotOptions) (
 func TestTheFirstPageHeaderLeavesTheRatesUnknownUntilTheFullSnapshot(t *testing.T) {
 	b := &pagingBroker{release: make(chan struct{})}
 	st := styles.New(true)
-	m := New(Options{Context: "prod-eu", Refresh: 20 * time.Millisecond, Lister: b, Describer: b, Styles: &st, Now: fixedNow})
+	m := New(wired(Options{Context: "prod-eu", Refresh: 20 * time.Millisecond, Styles: &st, Now: fixedNow}, b, b, nil))
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	// One frame: the partial page, its totals and no rates (waitFor
 	// consumes what it read).

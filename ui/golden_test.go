@@ -19,10 +19,10 @@ func init() { lipgloss.SetColorProfile(termenv.Ascii) }
 
 func goldenModel(f *fakeBroker, refresh time.Duration) Model {
 	st := styles.New(true)
-	return New(Options{
+	return New(wired(Options{
 		Context: "prod-eu", Environment: "prod", ReadOnly: true, Refresh: refresh,
-		Lister: f, Describer: f, Styles: &st, Now: fixedNow,
-	})
+		Styles: &st, Now: fixedNow,
+	}, f, f, nil))
 }
 
 func waitFor(t *testing.T, tm *teatest.TestModel, text string) {
@@ -48,8 +48,8 @@ func TestOverviewGolden(t *testing.T) {
 
 func TestNoConfigOverviewGolden(t *testing.T) {
 	st := styles.New(true)
-	m := New(Options{Context: "local broker", NoConfig: true, Refresh: time.Hour,
-		Lister: &fakeBroker{}, Describer: &fakeBroker{}, Styles: &st, Now: fixedNow})
+	m := New(wired(Options{Context: "local broker", NoConfig: true, Refresh: time.Hour,
+		Styles: &st, Now: fixedNow}, &fakeBroker{}, &fakeBroker{}, nil))
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	waitFor(t, tm, "ETA")
 	golden.RequireEqual(t, finalView(t, tm))

@@ -21,11 +21,9 @@ import (
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/channels"
 	"github.com/warrenops/warren/ui/common"
-	"github.com/warrenops/warren/ui/components/effect"
 	"github.com/warrenops/warren/ui/debug"
 	"github.com/warrenops/warren/ui/keys"
 	"github.com/warrenops/warren/ui/overview"
-	"github.com/warrenops/warren/ui/queuedetail"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -47,20 +45,19 @@ type Options struct {
 	// read, each in a few words ("./warren.toml ignored: not trusted").
 	Ignored []string
 
-	Lister    overview.QueueLister
-	Describer queuedetail.QueueDescriber
-	// Effects reads the inbox figures of queues that have an inbox; nil
-	// leaves them out.
-	Effects effect.Reader
+	// Overview is the home screen, at the bottom of the stack.
+	Overview *overview.Model
 	// Channels lists the broker's channels, for the header's count of
 	// unconfirmed publishes and the channels screen; nil leaves both out.
 	Channels channels.Lister
 
-	// Screens the root opens on request; a nil constructor makes the
-	// request an error on the footer.
-	NewDLQ     func(domain.QueueRef) common.Screen
-	NewMessage func(common.OpenMessageMsg) common.Screen
-	NewAudit   func() common.Screen
+	// Screens the root opens on request, wired by the composition root
+	// (app); a nil constructor makes the request an error on the footer.
+	NewQueue    func(domain.QueueRef) common.Screen
+	NewChannels func() common.Screen
+	NewDLQ      func(domain.QueueRef) common.Screen
+	NewMessage  func(common.OpenMessageMsg) common.Screen
+	NewAudit    func() common.Screen
 
 	// Debug receives one line per handled message; nil disables it.
 	Debug io.Writer
@@ -107,19 +104,13 @@ func New(o Options) Model {
 	h := help.New()
 	h.Styles = st.HelpStyles()
 	return Model{
-		o:    o,
-		st:   st,
-		keys: keys.DefaultGlobal(),
-		help: h,
-		log:  debug.New(o.Debug, now),
-		now:  now,
-		overview: overview.New(overview.Options{
-			Lister:  o.Lister,
-			Styles:  st,
-			Refresh: o.Refresh,
-			Vhost:   o.Vhost,
-			Effects: o.Effects,
-		}),
+		o:        o,
+		st:       st,
+		keys:     keys.DefaultGlobal(),
+		help:     h,
+		log:      debug.New(o.Debug, now),
+		now:      now,
+		overview: o.Overview,
 	}
 }
 
@@ -161,17 +152,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case common.PopMsg:
 		return m.pop()
 	case common.OpenQueueMsg:
-		if m.o.Describer == nil {
+		if m.o.NewQueue == nil {
 			return m.fail(errors.New("the queue screen is not available: no management client"))
 		}
-		return m.push(queuedetail.New(queuedetail.Options{
-			Queue:     msg.Queue,
-			Describer: m.o.Describer,
-			Styles:    m.st,
-			Refresh:   m.o.Refresh,
-			Now:       m.now,
-			Effects:   m.o.Effects,
-		}))
+		return m.push(m.o.NewQueue(msg.Queue))
 	case common.OpenDLQMsg:
 		if m.o.NewDLQ == nil {
 			return m.fail(errors.New("the DLQ screen is not available in this build"))

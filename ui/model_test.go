@@ -11,7 +11,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/ui/channels"
 	"github.com/warrenops/warren/ui/common"
+	"github.com/warrenops/warren/ui/components/effect"
+	"github.com/warrenops/warren/ui/overview"
 	"github.com/warrenops/warren/ui/queuedetail"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -46,12 +49,37 @@ type ping struct{}
 func newRoot(o Options) Model {
 	st := styles.New(true)
 	o.Styles, o.Now = &st, fixedNow
-	if o.Lister == nil {
-		o.Lister = &fakeBroker{}
+	if o.Overview == nil {
+		o = wired(o, &fakeBroker{}, nil, nil)
 	}
 	m := New(o)
 	next, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	return next.(Model)
+}
+
+// wired gives o the overview and the queue and channels screens over the
+// fakes, as the composition root wires them over the broker.
+func wired(o Options, l overview.QueueLister, d queuedetail.QueueDescriber, e effect.Reader) Options {
+	st := styles.New(true)
+	if o.Styles != nil {
+		st = *o.Styles
+	}
+	now := o.Now
+	if now == nil {
+		now = fixedNow
+	}
+	o.Overview = overview.New(overview.Options{Lister: l, Styles: st, Refresh: o.Refresh, Vhost: o.Vhost, Effects: e})
+	if d != nil {
+		o.NewQueue = func(ref domain.QueueRef) common.Screen {
+			return queuedetail.New(queuedetail.Options{Queue: ref, Describer: d, Styles: st, Refresh: o.Refresh, Now: now, Effects: e})
+		}
+	}
+	if o.Channels != nil {
+		o.NewChannels = func() common.Screen {
+			return channels.New(channels.Options{Lister: o.Channels, Vhost: o.Vhost, Refresh: o.Refresh, Styles: st, Now: now})
+		}
+	}
+	return o
 }
 
 func step(t *testing.T, m Model, msg tea.Msg) (Model, tea.Cmd) {
@@ -123,7 +151,7 @@ func TestNavigationMessagesManageTheStack(t *testing.T) {
 
 func TestOpenQueueMsgPushesTheQueueScreen(t *testing.T) {
 	f := &fakeBroker{}
-	m := newRoot(Options{Lister: f, Describer: f})
+	m := newRoot(wired(Options{}, f, f, nil))
 	m, cmd := step(t, m, common.OpenQueueMsg{Queue: domain.QueueRef{Vhost: "/", Name: "orders"}})
 	if _, ok := m.top().(*queuedetail.Model); !ok || cmd == nil {
 		t.Fatalf("top is %T, want the queue screen fetching", m.top())
@@ -227,7 +255,7 @@ func TestKeysGoToTheTopAndOtherMessagesToEveryScreen(t *testing.T) {
 
 func TestOverviewKeepsPollingUnderAnotherScreen(t *testing.T) {
 	f := &fakeBroker{}
-	m := newRoot(Options{Lister: f, Refresh: time.Nanosecond})
+	m := newRoot(wired(Options{Refresh: time.Nanosecond}, f, nil, nil))
 	m, cmd := step(t, m, m.Init()())
 	m, _ = step(t, m, common.PushMsg{Screen: &screen{title: "top", closed: new(int)}})
 	// cmd is the overview's refetch (rates for the visible rows) or its tick.
@@ -241,7 +269,7 @@ func TestOverviewKeepsPollingUnderAnotherScreen(t *testing.T) {
 
 func TestHeaderShowsGuardrailsAndBrokerHealth(t *testing.T) {
 	f := &fakeBroker{}
-	m := newRoot(Options{Lister: f, Context: "prod-eu", Environment: "prod", ReadOnly: true, InsecureTLS: true})
+	m := newRoot(wired(Options{Context: "prod-eu", Environment: "prod", ReadOnly: true, InsecureTLS: true}, f, nil, nil))
 	m, _ = step(t, m, m.Init()())
 	head := strings.Join(strings.Split(m.View(), "\n")[:2], "\n")
 	for _, want := range []string{"prod-eu", "PRODUCTION", "READ-ONLY", "TLS NOT VERIFIED", "RabbitMQ 3.13.7", "nodes 2/2 running", "no alarms", "messages 18390", "stats 7s old"} {
@@ -324,7 +352,7 @@ func TestDebugLogRecordsEveryMessageWithoutSecrets(t *testing.T) {
 // message of several runes: each must act, in order, as if alone.
 func TestKeysArrivingTogetherActOneByOne(t *testing.T) {
 	loaded := func() Model {
-		m := newRoot(Options{Lister: &fakeBroker{}})
+		m := newRoot(Options{})
 		m, _ = step(t, m, m.Init()())
 		return m
 	}

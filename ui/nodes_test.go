@@ -61,7 +61,7 @@ func TestHeaderNamesTheNodesDown(t *testing.T) {
 func TestHeaderShowsANodeDownWithinOneRefreshAndBackUp(t *testing.T) {
 	b := &clusterBroker{}
 	st := styles.New(true)
-	m := New(Options{Context: "prod-eu", Refresh: 20 * time.Millisecond, Lister: b, Describer: b, Styles: &st, Now: fixedNow})
+	m := New(wired(Options{Context: "prod-eu", Refresh: 20 * time.Millisecond, Styles: &st, Now: fixedNow}, b, b, nil))
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	waitFor(t, tm, "nodes 3/3 running")
 	b.stop("rabbit@node2")

@@ -95,7 +95,7 @@ func OpenFeed(conn *amqp.Connection, q domain.QueueInfo, o Options, limit, windo
 	if err != nil {
 		return nil, fmt.Errorf("open a channel to read %s: %w", q.Name, err)
 	}
-	f := &Feed{q: q, o: o, ch: ch, limit: limit, window: min(window, maxPrefetch),
+	f := &Feed{q: q, o: o, ch: ch, limit: limit, window: min(window, MaxHeld),
 		closes: ch.NotifyClose(make(chan *amqp.Error, 1))}
 	if limit <= 0 {
 		f.stopped = true

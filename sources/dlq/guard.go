@@ -69,7 +69,9 @@ func checkOpen(q domain.QueueInfo, o Options) error {
 		"it is a quorum queue with delivery limit %d and RabbitMQ %s counts every return toward that limit, "+
 			"so browsing adds one delivery to each message it shows and a message already at its limit would be "+
 			"dropped or dead-lettered on return; allow the risk explicitly to browse anyway (RabbitMQ 4.3+ returns for free)",
-		q.DeliveryLimit, versionText(q.BrokerVersion))}
+		q.DeliveryLimit, versionText(q.BrokerVersion)),
+		Risk: fmt.Sprintf("every message shown gets one more delivery counted against the limit of %d, and one already at its limit is dropped or dead-lettered again when it is returned",
+			q.DeliveryLimit)}
 }
 
 func versionText(v string) string {

@@ -45,10 +45,10 @@ func Scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 		Notes: sessionNotes(q, consumers),
 	}
 	sc := &scanner{o: o, st: st, progress: progress, stream: stream, upTo: depth}
-	if q.Type == domain.TypeQuorum && depth > maxPrefetch {
+	if q.Type == domain.TypeQuorum && depth > MaxHeld {
 		// Every message is held until the end, and a quorum queue lets
 		// one consumer hold no more than its prefetch.
-		sc.upTo = maxPrefetch
+		sc.upTo = MaxHeld
 	}
 	if depth != 0 {
 		if err := sc.run(ctx, ch, q); err != nil {
@@ -59,7 +59,7 @@ func Scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 	switch {
 	case st.Complete:
 	case sc.upTo < depth && st.Total >= sc.upTo:
-		st.Notes = append(st.Notes, fmt.Sprintf("read the first %d of the %d messages the queue held: a quorum queue lets one consumer hold at most %d unacknowledged, and a scan holds every message it reads until the end", st.Total, depth, maxPrefetch))
+		st.Notes = append(st.Notes, fmt.Sprintf("read the first %d of the %d messages the queue held: a quorum queue lets one consumer hold at most %d unacknowledged, and a scan holds every message it reads until the end", st.Total, depth, MaxHeld))
 	default:
 		st.Notes = append(st.Notes, fmt.Sprintf("read %d of the %d messages the queue held at the start (consumers or expiry took the rest)", st.Total, depth))
 	}
@@ -95,9 +95,9 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q domain.QueueInfo
 	prefetch, args := 0, amqp.Table(nil)
 	switch {
 	case sc.stream:
-		prefetch, args = min(sc.o.Window, maxPrefetch), amqp.Table{domain.HeaderStreamOffset: "first"}
+		prefetch, args = min(sc.o.Window, MaxHeld), amqp.Table{domain.HeaderStreamOffset: "first"}
 	case q.Type == domain.TypeQuorum:
-		prefetch = maxPrefetch
+		prefetch = MaxHeld
 	}
 	if err := ch.Qos(prefetch, 0, false); err != nil {
 		return fmt.Errorf("set prefetch to scan %s: %w", q.Name, err)

@@ -18,9 +18,9 @@ import (
 	"github.com/warrenops/warren/domain"
 )
 
-// maxPrefetch is the largest prefetch AMQP 0-9-1 can express, and so the
-// largest page.
-const maxPrefetch = 65535
+// MaxHeld is the largest prefetch AMQP 0-9-1 can express, and so the
+// largest page and the most deliveries one session holds.
+const MaxHeld = 65535
 
 var (
 	// ErrReadOnly is returned by Ack and Return on a stream: a stream keeps
@@ -186,7 +186,7 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 	if s.end {
 		return s.finish(page), nil
 	}
-	window := min(s.o.Window, maxPrefetch)
+	window := min(s.o.Window, MaxHeld)
 	from := s.cursor
 	deliveries, tag, err := s.consume(window)
 	if err != nil {

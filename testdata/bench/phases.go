@@ -11,6 +11,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
 )
 
@@ -36,7 +37,7 @@ func (b *bench) phases(ctx context.Context, conn *amqp.Connection, vh, queue str
 	}
 	defer pubConn.Close()
 	var ph replayPhases
-	q := dlq.QueueInfo{Vhost: vh, Name: queue, Type: dlq.TypeClassic, DeliveryLimit: -1}
+	q := domain.QueueInfo{Vhost: vh, Name: queue, Type: domain.TypeClassic, DeliveryLimit: -1}
 	req := actions.Request{Action: actions.ActionReplay, Vhost: vh, Queue: queue, Now: time.Now()}
 
 	start := time.Now()

@@ -153,3 +153,26 @@ func AuditHead(h *audit.Head) string {
 	}
 	return " · audit head " + h.String()
 }
+
+// Outcome says what an operation did, in one line: the command line's
+// result and the dashboard's line under the table.
+func Outcome(action, queue string, c domain.Counts) string {
+	var s string
+	if action == "resume" {
+		s = fmt.Sprintf("resumed %s: %d twins removed, %d published again (%d possible duplicates), %d confirmed, %d returned, %d nacked, %d unknown, %d skipped as applied",
+			c.Operation, c.Deduplicated, c.Selected, c.PossibleDuplicates, c.Confirmed, c.Returned, c.Nacked, c.Unknown, c.SkippedApplied)
+	} else {
+		s = fmt.Sprintf("%s %s: %d selected, %d skipped as applied, %d confirmed, %d returned, %d nacked, %d unknown",
+			action, c.Operation, c.Selected, c.SkippedApplied, c.Confirmed, c.Returned, c.Nacked, c.Unknown)
+	}
+	if c.NotSent > 0 {
+		s += fmt.Sprintf(", %d not sent (still in the DLQ)", c.NotSent)
+	}
+	if c.Taken > 0 {
+		s += fmt.Sprintf("; %d read, %d moved, %d kept in %s", c.Taken, c.Moved, c.Kept, queue)
+	}
+	if c.Cancelled {
+		s += " (cancelled)"
+	}
+	return s
+}

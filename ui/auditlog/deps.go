@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 )
 
@@ -24,10 +23,9 @@ type Reader interface {
 // Resumer finishes an operation the audit log holds as incomplete, as
 // `warren dlq resume` does. A read-only context has none.
 type Resumer interface {
-	// PlanResume reads what resuming operation id on queue would do,
-	// holding nothing; it refuses what `dlq resume` refuses.
-	PlanResume(ctx context.Context, queue domain.QueueRef, id string) (*ops.ResumePlan, error)
-	// Resume carries the plan out; progress is called from its
-	// goroutines.
-	Resume(ctx context.Context, p *ops.ResumePlan, progress func(ops.Progress)) (ops.Result, error)
+	// Plan reads what resuming the operation (Action ops.Resume) would
+	// do, holding nothing; it refuses what `dlq resume` refuses.
+	Plan(ctx context.Context, s ops.Scope) (*ops.Plan, error)
+	// Run carries the plan out; progress is called from its goroutines.
+	Run(ctx context.Context, p *ops.Plan, progress func(ops.Progress)) (ops.Result, error)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
@@ -50,21 +49,28 @@ type fakeResumer struct {
 	err     error
 	release chan struct{}
 	ran     int
+	// confirm is what the plan asks to be typed (the rule lives in the
+	// operations layer).
+	confirm ops.Confirm
 }
 
-func (f *fakeResumer) PlanResume(_ context.Context, q domain.QueueRef, id string) (*ops.ResumePlan, error) {
+func (f *fakeResumer) Plan(_ context.Context, s ops.Scope) (*ops.Plan, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	q, id := s.Queue, s.Operation
+	if s.Action != ops.Resume {
+		return nil, fmt.Errorf("planned %s, want a resume", s.Action)
+	}
 	f.planned = append(f.planned, q.Vhost+" "+q.Name+" "+id)
 	if f.err != nil {
 		return nil, f.err
 	}
-	return &ops.ResumePlan{Operation: id, Queue: q, Twins: 2, Unconfirmed: 1, Depth: 2, Moving: 2,
-		Destinations: []ops.Destination{{Name: "queue payments.parking (default exchange)", Count: 2}},
-		Question:     "Resume quarantine " + id + " on " + q.Name + " (started 2024-05-01T02:50:00Z): remove up to 2 twins of recorded confirms, then quarantine what the operation had not moved?"}, nil
+	return &ops.Plan{Action: ops.Resume, Decided: true, Operation: id, Queue: q, Twins: 2, Unconfirmed: 1, Depth: 2, Publish: 2,
+		Destinations: []ops.Destination{{Name: "queue payments.parking (default exchange)", Count: 2}}, Confirm: f.confirm,
+		Summary: "Resume quarantine " + id + " on " + q.Name + " (started 2024-05-01T02:50:00Z): remove up to 2 twins of recorded confirms, then quarantine what the operation had not moved?"}, nil
 }
 
-func (f *fakeResumer) Resume(ctx context.Context, p *ops.ResumePlan, progress func(ops.Progress)) (ops.Result, error) {
+func (f *fakeResumer) Run(ctx context.Context, p *ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
 	f.mu.Lock()
 	f.ran++
 	f.mu.Unlock()
@@ -297,7 +303,7 @@ func TestXCancelsARunningResume(t *testing.T) {
 			info = msg.Text
 		}
 	}
-	if !strings.Contains(info, "· cancelled · 1 not sent (still in the DLQ)") {
+	if !strings.Contains(info, "1 not sent (still in the DLQ) (cancelled)") {
 		t.Fatalf("the result of a cancelled resume: %q", info)
 	}
 }
@@ -351,7 +357,7 @@ func TestResumeSaysWhyItDoesNothing(t *testing.T) {
 }
 
 func TestAProductionResumeAsksForTheQueueAndTheCount(t *testing.T) {
-	d := detailModel(detailReader(), Options{Resumer: &fakeResumer{}, Prod: true})
+	d := detailModel(detailReader(), Options{Resumer: &fakeResumer{confirm: ops.Confirm{Phrase: "payments.dlq 2", Why: "production context"}}})
 	runDetail(t, d, d.Init())
 	_, cmd := d.Update(press("R"))
 	d.Update(cmd())

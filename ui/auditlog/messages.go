@@ -39,7 +39,7 @@ type detailMsg struct {
 
 type resumePlanMsg struct {
 	id   int64
-	plan *ops.ResumePlan
+	plan *ops.Plan
 	err  error
 }
 
@@ -85,17 +85,17 @@ func detailCmd(ctx context.Context, r Reader, id string, load int64) tea.Cmd {
 
 func planResumeCmd(ctx context.Context, r Resumer, ref domain.QueueRef, id string, n int64) tea.Cmd {
 	return func() tea.Msg {
-		p, err := r.PlanResume(ctx, ref, id)
+		p, err := r.Plan(ctx, ops.Scope{Action: ops.Resume, Queue: ref, Operation: id})
 		return resumePlanMsg{id: n, plan: p, err: err}
 	}
 }
 
 // resumeCmd runs the resume; progress goes to ch without ever blocking
 // it (a slow screen misses intermediate figures, not the result).
-func resumeCmd(ctx context.Context, r Resumer, p *ops.ResumePlan, n int64, ch chan ops.Progress) tea.Cmd {
+func resumeCmd(ctx context.Context, r Resumer, p *ops.Plan, n int64, ch chan ops.Progress) tea.Cmd {
 	return func() tea.Msg {
 		defer close(ch)
-		res, err := r.Resume(ctx, p, func(pr ops.Progress) {
+		res, err := r.Run(ctx, p, func(pr ops.Progress) {
 			select {
 			case ch <- pr:
 			default:

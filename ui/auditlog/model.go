@@ -37,10 +37,6 @@ type Options struct {
 	// read-only context, where R only says why it does nothing.
 	Resumer  Resumer
 	ReadOnly bool
-	// Prod and ConfirmThreshold decide, as for every operation, when the
-	// prompt asks for the queue name and the count to be typed.
-	Prod             bool
-	ConfirmThreshold int
 }
 
 func (o Options) withDefaults() Options {

@@ -10,7 +10,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
@@ -33,7 +32,7 @@ type resume struct {
 	ctx    context.Context
 	state  resumeState
 	id     int64
-	plan   *ops.ResumePlan
+	plan   *ops.Plan
 	prompt prompt.Model
 	// progress is shown while running; stop cancels the run.
 	progress progress.Model
@@ -152,28 +151,14 @@ func (r *resume) planned(msg resumePlanMsg) tea.Cmd {
 	}
 	r.plan = msg.plan
 	p := msg.plan
-	q := prompt.Question{Title: "Resume", Text: sanitize.Text(p.Question)}
+	q := prompt.Question{Title: "Resume", Text: sanitize.Text(p.Summary)}
 	q.Details = append(q.Details,
 		fmt.Sprintf("DLQ: %s in vhost %s, as it holds now", sanitize.Text(p.Queue.Name), sanitize.Text(p.Queue.Vhost)),
 		fmt.Sprintf("twins of recorded confirms: up to %d · published without a recorded confirm: %d", p.Twins, p.Unconfirmed))
 	for _, d := range p.Destinations {
 		q.Details = append(q.Details, fmt.Sprintf("  → %s: %d messages", sanitize.Text(d.Name), d.Count))
 	}
-	threshold := r.opts.ConfirmThreshold
-	if threshold <= 0 {
-		threshold = config.DefaultConfirmThreshold
-	}
-	// The same phrase as `warren dlq resume` asks for.
-	// The count is the messages the resume would move, as the command
-	// line counts it.
-	if r.opts.Prod || p.Moving > threshold {
-		why := fmt.Sprintf("more than %d messages", threshold)
-		if r.opts.Prod {
-			why = "production context"
-		}
-		q.Warning = why + ": type the queue name and the count to confirm"
-		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(p.Queue.Name), p.Moving)
-	}
+	q.Warning, q.TypeToConfirm = p.Confirm.Warning(), p.Confirm.Phrase
 	r.prompt = prompt.New(q, r.st)
 	r.prompt.SetWidth(r.width)
 	r.state = prompting
@@ -211,16 +196,10 @@ func (r *resume) finished(msg resumeResultMsg) tea.Cmd {
 		r.stop()
 	}
 	r.stop, r.stopping = nil, false
-	id := r.plan.Operation
+	id, queue := r.plan.Operation, r.plan.Queue.Name
 	r.plan = nil
 	reload := func() tea.Msg { return resumedMsg{operation: id} }
-	text := sanitize.Text(ops.ResumedText(msg.res))
-	if msg.res.Cancelled {
-		text += " · cancelled"
-	}
-	if msg.res.NotSent > 0 {
-		text += fmt.Sprintf(" · %d not sent (still in the DLQ)", msg.res.NotSent)
-	}
+	text := sanitize.Text(format.Outcome(string(ops.Resume), queue, msg.res.Counts))
 	text += format.AuditHead(msg.res.AuditHead)
 	for _, n := range msg.res.Notes {
 		text += " · " + sanitize.Text(n)

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/ops"
 )
 
 // Screen is one view the root model stacks and shows.
@@ -62,7 +63,7 @@ type OpenMessageMsg struct {
 	InboxDetail string
 	// Session is the DLQ screen's browse session that holds Letter; an
 	// edit resubmits it and removes it through that session.
-	Session any
+	Session ops.Holder
 }
 
 // HeldChangedMsg tells the DLQ screen of Queue that a screen above it

@@ -16,7 +16,7 @@ type stoppableActions struct {
 	started chan struct{}
 }
 
-func (a *stoppableActions) Execute(ctx context.Context, p ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
+func (a *stoppableActions) Run(ctx context.Context, p *ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
 	progress(ops.Progress{Total: p.Publish, Done: 1, Confirmed: 1, At: t0})
 	close(a.started)
 	<-ctx.Done()
@@ -63,7 +63,7 @@ func TestARunningOperationCanBeCancelled(t *testing.T) {
 		t.Fatalf("the progress does not say it is cancelling:\n%s", v)
 	}
 	d.until("the result", func() bool { return d.m.mode() == normal })
-	want := "Replay op-2 cancelled: 4 selected · 0 skipped (applied) · 1 confirmed · 0 returned · 0 nacked · 0 unknown · 3 not sent (still in the DLQ)"
+	want := "replay op-2: 4 selected, 0 skipped as applied, 1 confirmed, 0 returned, 0 nacked, 0 unknown, 3 not sent (still in the DLQ) (cancelled)"
 	if !strings.Contains(d.m.op.result, want) {
 		t.Fatalf("result = %q, want %q", d.m.op.result, want)
 	}

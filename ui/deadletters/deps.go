@@ -29,14 +29,14 @@ type Scanner interface {
 	// session does not, and gives them all back; progress is called now
 	// and then with how many were read. Where reading could cost
 	// messages (a quorum DLQ whose delivery limit counts returns) it
-	// fails with a *ops.RefusedError.
+	// fails with a *domain.RefusedError.
 	Scan(ctx context.Context, queue domain.QueueRef, progress func(read int)) (*domain.Stats, error)
 }
 
 // Browser opens browse sessions on a DLQ.
 type Browser interface {
 	// Open starts a session. Where browsing could cost messages (a quorum
-	// DLQ with a delivery limit) it fails with a *ops.RefusedError unless
+	// DLQ with a delivery limit) it fails with a *domain.RefusedError unless
 	// allowRisk is true.
 	Open(ctx context.Context, queue domain.QueueRef, allowRisk bool) (ops.Session, error)
 }
@@ -51,8 +51,8 @@ type InboxLookup interface {
 
 // Actions plans and executes replay and quarantine.
 type Actions interface {
-	Plan(ctx context.Context, req ops.PlanRequest) (ops.Plan, error)
-	// Execute runs a confirmed plan and reports progress as it goes;
-	// progress is called from Execute's goroutine.
-	Execute(ctx context.Context, plan ops.Plan, progress func(ops.Progress)) (ops.Result, error)
+	Plan(ctx context.Context, s ops.Scope) (*ops.Plan, error)
+	// Run runs a confirmed plan and reports progress as it goes;
+	// progress is called from Run's goroutine.
+	Run(ctx context.Context, plan *ops.Plan, progress func(ops.Progress)) (ops.Result, error)
 }

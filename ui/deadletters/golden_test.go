@@ -46,6 +46,7 @@ func TestGolden(t *testing.T) {
 		letters []domain.DeadLetter
 		notes   []string
 		opts    Options
+		confirm ops.Confirm
 		keys    []tea.Msg
 		until   string
 		scan    *domain.Stats
@@ -68,7 +69,7 @@ func TestGolden(t *testing.T) {
 		{
 			name:    "replay_prompt_in_prod",
 			letters: sampleLetters(),
-			opts:    Options{Prod: true},
+			confirm: ops.Confirm{Phrase: "orders.dlq 3", Why: "production context"},
 			keys:    []tea.Msg{press("*"), press("r")},
 			until:   "To confirm",
 		},
@@ -97,7 +98,7 @@ func TestGolden(t *testing.T) {
 			m := New(ref, Deps{
 				Browser:       &fakeBrowser{sessions: []*fakeSession{s}},
 				Inbox:         fakeInbox{applied: map[string]time.Time{"ev-1": t0.Add(-time.Hour)}},
-				Actions:       &fakeActions{skip: 1},
+				Actions:       &fakeActions{skip: 1, confirm: tt.confirm},
 				CompileFilter: compile,
 				Scanner:       scanner,
 			}, opts)

@@ -87,7 +87,7 @@ func TestEnterListsTheGroupAndTheActionsTakeIt(t *testing.T) {
 	if got := letterIDs(reqs[0].Letters); got != "ev-1,ev-3" {
 		t.Errorf("r replays %q, want the group's held messages", got)
 	}
-	if !reqs[1].Whole || reqs[1].FilterText != want {
+	if reqs[1].Held != nil || reqs[1].FilterText != want {
 		t.Errorf("ctrl+r plans %+v, want the whole queue filtered by %q", reqs[1], want)
 	}
 }

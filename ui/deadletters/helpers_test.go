@@ -87,6 +87,9 @@ func groupLetters() []domain.DeadLetter {
 }
 
 type fakeSession struct {
+	// Holder is never called: only the operations layer asks a session
+	// what it holds, and the fake actions do not.
+	ops.Holder
 	mu     sync.Mutex
 	pages  []ops.Page
 	held   []domain.DeadLetter
@@ -198,10 +201,14 @@ func (f fakeInbox) Lookup(_ context.Context, _ domain.QueueRef, ids []string) (m
 // reporting progress message by message.
 type fakeActions struct {
 	mu       sync.Mutex
-	requests []ops.PlanRequest
-	executed []ops.Plan
+	requests []ops.Scope
+	executed []*ops.Plan
+	scopes   map[*ops.Plan]ops.Scope
 	skip     int
 	execErr  error
+	// confirm is what every plan asks the operator to type (the rule
+	// lives in the operations layer).
+	confirm ops.Confirm
 	// whole is how many messages a whole-queue plan finds; watch is the
 	// browse session whose state each plan records in closedAtPlan.
 	whole        int
@@ -209,7 +216,7 @@ type fakeActions struct {
 	closedAtPlan []bool
 }
 
-func (a *fakeActions) Plan(_ context.Context, req ops.PlanRequest) (ops.Plan, error) {
+func (a *fakeActions) Plan(_ context.Context, req ops.Scope) (*ops.Plan, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.requests = append(a.requests, req)
@@ -217,43 +224,47 @@ func (a *fakeActions) Plan(_ context.Context, req ops.PlanRequest) (ops.Plan, er
 		a.closedAtPlan = append(a.closedAtPlan, a.watch.isClosed())
 	}
 	n := len(req.Letters)
-	if req.Whole {
+	if req.Held == nil {
 		n = a.whole
 	}
 	dest := "queue orders (default exchange)"
 	if req.Action == ops.Quarantine {
 		dest = "queue orders.dlq.quarantine"
 	}
-	return ops.Plan{
-		Action: req.Action, Selected: n, Publish: n - min(a.skip, n), SkippedApplied: min(a.skip, n),
+	p := &ops.Plan{
+		Action: req.Action, Queue: req.Queue, Decided: true, Selected: n, Publish: n - min(a.skip, n), SkippedApplied: min(a.skip, n),
 		Summary:      fmt.Sprintf("%s %d messages from %s to %s", req.Action, n-min(a.skip, n), req.Queue.Name, dest),
 		Destinations: []ops.Destination{{Name: dest, Count: n - min(a.skip, n)}},
 		Bytes:        int64(100 * n),
-		Handle:       req,
-	}, nil
+		Confirm:      a.confirm,
+	}
+	if a.scopes == nil {
+		a.scopes = map[*ops.Plan]ops.Scope{}
+	}
+	a.scopes[p] = req
+	return p, nil
 }
 
-func (a *fakeActions) Execute(_ context.Context, p ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
+func (a *fakeActions) Run(_ context.Context, p *ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
 	a.mu.Lock()
 	a.executed = append(a.executed, p)
+	req := a.scopes[p]
 	a.mu.Unlock()
-	if req, ok := p.Handle.(ops.PlanRequest); ok {
-		if s, ok := req.Session.(*fakeSession); ok {
-			s.release(req.Letters)
-		}
+	if s, ok := req.Held.(*fakeSession); ok {
+		s.release(req.Letters)
 	}
 	n := p.Publish
 	for i := 1; i <= n; i++ {
 		progress(ops.Progress{Total: n, Done: i, Confirmed: i, At: t0.Add(time.Duration(i) * time.Second)})
 	}
-	return ops.Result{Counts: ops.Counts{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n},
+	return ops.Result{Counts: domain.Counts{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n},
 		AuditHead: &audit.Head{Seq: 7, Hash: "9f86d081"}}, a.execErr
 }
 
-func (a *fakeActions) plans() ([]ops.PlanRequest, []ops.Plan) {
+func (a *fakeActions) plans() ([]ops.Scope, []*ops.Plan) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]ops.PlanRequest(nil), a.requests...), append([]ops.Plan(nil), a.executed...)
+	return append([]ops.Scope(nil), a.requests...), append([]*ops.Plan(nil), a.executed...)
 }
 
 type filterFunc func(d domain.DeadLetter, applied *bool) (bool, error)

@@ -28,7 +28,7 @@ type gatedActions struct {
 	started, release chan struct{}
 }
 
-func (a *gatedActions) Execute(ctx context.Context, p ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
+func (a *gatedActions) Run(ctx context.Context, p *ops.Plan, progress func(ops.Progress)) (ops.Result, error) {
 	close(a.started)
 	<-a.release
 	return ops.Result{Counts: ops.Counts{Operation: "op-gated"}}, ctx.Err()
@@ -78,7 +78,7 @@ func TestAnOperationDoesNotStartAfterClose(t *testing.T) {
 	acts := &fakeActions{}
 	m := New(ref, Deps{Actions: acts}, Options{Styles: styles.New(true)})
 	m.Close()()
-	msg := executeCmd(context.Background(), m.life, acts, ops.Plan{Publish: 1}, 1, make(chan ops.Progress, 1))()
+	msg := executeCmd(context.Background(), m.life, acts, &ops.Plan{Decided: true, Publish: 1}, 1, make(chan ops.Progress, 1))()
 	if r := msg.(resultMsg); r.err == nil {
 		t.Error("an operation ran on a closed screen")
 	}

@@ -50,7 +50,7 @@ type lettersMsg struct {
 
 type planMsg struct {
 	op   int64
-	plan ops.Plan
+	plan *ops.Plan
 	err  error
 }
 
@@ -122,7 +122,7 @@ func inboxCmd(ctx context.Context, in InboxLookup, ref domain.QueueRef, ids []st
 // planCmd asks for the plan of req; s, when not nil, is a browse session
 // closed first, so what it held is back in the queue for a whole-queue
 // preview to read.
-func planCmd(ctx context.Context, a Actions, req ops.PlanRequest, s ops.Session, op int64) tea.Cmd {
+func planCmd(ctx context.Context, a Actions, req ops.Scope, s ops.Session, op int64) tea.Cmd {
 	return func() tea.Msg {
 		if s != nil {
 			_ = s.Close() // the deliveries return to the queue either way
@@ -134,20 +134,32 @@ func planCmd(ctx context.Context, a Actions, req ops.PlanRequest, s ops.Session,
 
 // executeCmd runs the plan; progress goes to ch without ever blocking the
 // operation (a slow screen misses intermediate figures, not the result).
-func executeCmd(ctx context.Context, lf *life, a Actions, plan ops.Plan, op int64, ch chan ops.Progress) tea.Cmd {
+func executeCmd(ctx context.Context, lf *life, a Actions, plan *ops.Plan, op int64, ch chan ops.Progress) tea.Cmd {
 	return func() tea.Msg {
 		defer close(ch)
 		if !lf.begin() {
 			return resultMsg{op: op, err: context.Canceled}
 		}
 		defer lf.end()
-		res, err := a.Execute(ctx, plan, func(p ops.Progress) {
+		res, err := a.Run(ctx, plan, func(p ops.Progress) {
 			select {
 			case ch <- p:
 			default:
 			}
 		})
 		return resultMsg{op: op, res: res, err: err}
+	}
+}
+
+// closePlan releases what a plan that will not run holds (a stream's
+// page), off the update loop.
+func closePlan(p *ops.Plan) tea.Cmd {
+	if p == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		_ = p.Close()
+		return nil
 	}
 }
 
@@ -163,8 +175,8 @@ func waitProgress(ch <-chan ops.Progress, op int64) tea.Cmd {
 	}
 }
 
-func isRefused(err error) (*ops.RefusedError, bool) {
-	var r *ops.RefusedError
+func isRefused(err error) (*domain.RefusedError, bool) {
+	var r *domain.RefusedError
 	ok := errors.As(err, &r)
 	return r, ok
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
@@ -27,10 +26,6 @@ import (
 // Options are the context's settings the screen obeys.
 type Options struct {
 	ReadOnly bool
-	Prod     bool
-	// ConfirmThreshold is the number of messages above which an action
-	// needs the queue name and count typed; 0 means the config default.
-	ConfirmThreshold int
 	// Now is the clock; views read time only through it.
 	Now    func() time.Time
 	Styles styles.Styles
@@ -83,7 +78,7 @@ type Model struct {
 	session   ops.Session
 	state     sessionState
 	stateErr  error
-	refusal   *ops.RefusedError
+	refusal   *domain.RefusedError
 	allowRisk bool
 	loading   bool
 	end       bool
@@ -101,9 +96,6 @@ type Model struct {
 func New(ref domain.QueueRef, deps Deps, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.ConfirmThreshold <= 0 {
-		opts.ConfirmThreshold = config.DefaultConfirmThreshold
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{
@@ -329,8 +321,8 @@ func (m *Model) inspect() tea.Cmd {
 
 // planRequest is what an action would act on now: the selection, or the
 // message under the cursor, held by this session.
-func (m *Model) planRequest(a ops.Action, reason string) ops.PlanRequest {
-	return ops.PlanRequest{Action: a, Queue: m.ref, Session: m.session, Letters: m.held.targets(), Reason: reason}
+func (m *Model) planRequest(a ops.Action, reason string) ops.Scope {
+	return ops.Scope{Action: a, Queue: m.ref, Held: m.session, Letters: m.held.targets(), Reason: reason}
 }
 
 // startAction starts a replay or quarantine of the held targets, or with
@@ -385,7 +377,7 @@ func (m *Model) wholeWords() string {
 // queue, and plans a across the whole queue with the screen's filter: a
 // preview reads every message, then the prompt states what would move.
 func (m *Model) startWhole(a ops.Action, reason string) tea.Cmd {
-	req := ops.PlanRequest{Action: a, Queue: m.ref, Whole: true, Reason: reason}
+	req := ops.Scope{Action: a, Queue: m.ref, Reason: reason}
 	if m.held.filter != nil {
 		req.Filter, req.FilterText = m.held.filter, m.held.filterSrc
 	}

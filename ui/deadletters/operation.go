@@ -28,7 +28,7 @@ type operation struct {
 	kind   promptKind
 	reason string
 	action ops.Action
-	plan   ops.Plan
+	plan   *ops.Plan
 	// whole is set for an operation on the whole queue: the browse
 	// session was closed for it, and reopens when it ends.
 	whole bool
@@ -99,11 +99,11 @@ func (o *operation) ask(kind promptKind, q prompt.Question) {
 // start asks the plan for req; its answer comes back as a planMsg. A
 // whole-queue request first closes the browse session s, so every
 // message it held is back in the queue before the preview reads it.
-func (o *operation) start(req ops.PlanRequest, s ops.Session) tea.Cmd {
+func (o *operation) start(req ops.Scope, s ops.Session) tea.Cmd {
 	o.id = nextID()
 	o.mode = planning
 	o.action = req.Action
-	o.whole = req.Whole
+	o.whole = req.Held == nil
 	ctx, stop := context.WithCancel(o.ctx)
 	o.planStop = stop
 	return planCmd(ctx, o.deps.Actions, req, s, o.id)
@@ -135,7 +135,9 @@ func (o *operation) answer(k tea.KeyMsg) (tea.Cmd, wants) {
 	switch d {
 	case prompt.Cancelled:
 		o.mode = normal
-		return common.Info("cancelled: nothing was changed"), o.ended(nothing)
+		release := closePlan(o.plan)
+		o.plan = nil
+		return tea.Batch(common.Info("cancelled: nothing was changed"), release), o.ended(nothing)
 	case prompt.Confirmed:
 		o.mode = normal
 		switch o.kind {
@@ -178,7 +180,7 @@ func (o *operation) planned(msg planMsg) (tea.Cmd, wants) {
 		return common.ReportError(fmt.Errorf("planning the %s of %s failed: %w", o.action, o.ref.Name, msg.err)), o.ended(nothing)
 	}
 	p := msg.plan
-	if p.Publish <= 0 {
+	if p.Idle() {
 		return common.Info(p.Summary), o.ended(nothing)
 	}
 	o.plan = p
@@ -186,7 +188,7 @@ func (o *operation) planned(msg planMsg) (tea.Cmd, wants) {
 	return nil, nothing
 }
 
-func (o *operation) planQuestion(p ops.Plan) prompt.Question {
+func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 	q := prompt.Question{Title: title(p.Action), Text: sanitize.Text(p.Summary)}
 	for _, d := range p.Destinations {
 		q.Details = append(q.Details, fmt.Sprintf("→ %s: %s", sanitize.Text(d.Name), format.Messages(d.Count)))
@@ -203,13 +205,9 @@ func (o *operation) planQuestion(p ops.Plan) prompt.Question {
 	for _, w := range p.Warnings {
 		warn = append(warn, sanitize.Text(w))
 	}
-	if o.opts.Prod || p.Publish > o.opts.ConfirmThreshold {
-		why := fmt.Sprintf("more than %d messages", o.opts.ConfirmThreshold)
-		if o.opts.Prod {
-			why = "production context"
-		}
-		warn = append(warn, why+": type the queue name and the count to confirm")
-		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(o.ref.Name), p.Publish)
+	if w := p.Confirm.Warning(); w != "" {
+		warn = append(warn, w)
+		q.TypeToConfirm = p.Confirm.Phrase
 	}
 	q.Warning = strings.Join(warn, "; ")
 	return q
@@ -257,15 +255,7 @@ func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
 	}
 	o.stop, o.stopping = nil, false
 	r := msg.res
-	outcome := ""
-	if r.Cancelled {
-		outcome = " cancelled"
-	}
-	o.result = fmt.Sprintf("%s %s%s: %d selected · %d skipped (applied) · %d confirmed · %d returned · %d nacked · %d unknown",
-		title(o.plan.Action), r.Operation, outcome, r.Selected, r.SkippedApplied, r.Confirmed, r.Returned, r.Nacked, r.Unknown)
-	if r.NotSent > 0 {
-		o.result += fmt.Sprintf(" · %d not sent (still in the DLQ)", r.NotSent)
-	}
+	o.result = format.Outcome(string(o.plan.Action), sanitize.Text(o.ref.Name), r.Counts)
 	for _, n := range r.Notes {
 		o.result += " · " + n
 	}

@@ -139,7 +139,7 @@ func TestClosingTheScreenCancelsAScan(t *testing.T) {
 }
 
 func TestARefusedOrFailedScanSaysWhy(t *testing.T) {
-	refused := newScanner(nil, &ops.RefusedError{Reason: "it is a quorum queue with delivery limit 5"})
+	refused := newScanner(nil, &domain.RefusedError{Reason: "it is a quorum queue with delivery limit 5"})
 	d := scanningDriver(t, refused)
 	d.keys("S")
 	close(refused.release)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 )
 
@@ -144,9 +145,10 @@ func TestActionsAreRefusedInReadOnly(t *testing.T) {
 }
 
 func TestReplayPrompt(t *testing.T) {
+	prod := ops.Confirm{Phrase: "orders.dlq 2", Why: "production context"}
 	tests := []struct {
 		name        string
-		opts        Options
+		confirm     ops.Confirm
 		answer      []string
 		typed       string
 		wantExec    bool
@@ -155,15 +157,15 @@ func TestReplayPrompt(t *testing.T) {
 		{name: "y confirms a small selection", answer: []string{"y"}, wantExec: true},
 		{name: "n cancels and nothing moves", answer: []string{"n"}},
 		{name: "esc cancels and nothing moves", answer: []string{"esc"}},
-		{name: "prod needs the queue name and count typed", opts: Options{Prod: true}, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
-		{name: "prod does not accept y", opts: Options{Prod: true}, answer: []string{"y", "enter"}, wantCapture: true},
-		{name: "prod does not accept a wrong count", opts: Options{Prod: true}, typed: "orders.dlq 3", answer: []string{"enter"}, wantCapture: true},
-		{name: "a selection above the threshold needs typing", opts: Options{ConfirmThreshold: 1}, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
+		{name: "prod needs the queue name and count typed", confirm: prod, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
+		{name: "prod does not accept y", confirm: prod, answer: []string{"y", "enter"}, wantCapture: true},
+		{name: "prod does not accept a wrong count", confirm: prod, typed: "orders.dlq 3", answer: []string{"enter"}, wantCapture: true},
+		{name: "a selection above the threshold needs typing", confirm: ops.Confirm{Phrase: "orders.dlq 2", Why: "more than 1 messages"}, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			acts := &fakeActions{}
-			d, _ := browsingDriver(t, tt.opts, acts)
+			acts := &fakeActions{confirm: tt.confirm}
+			d, _ := browsingDriver(t, Options{}, acts)
 			d.keys("space", "down", "space", "r")
 			d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
 			v := d.m.View()
@@ -186,7 +188,7 @@ func TestReplayPrompt(t *testing.T) {
 				t.Fatalf("executed %v, want one plan of 2", exec)
 			}
 			d.until("the held letters to refresh", func() bool { return len(d.m.held.letters) == 2 })
-			if !strings.Contains(d.m.View(), "Replay op-1: 2 selected · 0 skipped (applied) · 2 confirmed") {
+			if !strings.Contains(d.m.View(), "replay op-1: 2 selected, 0 skipped as applied, 2 confirmed") {
 				t.Errorf("no result summary:\n%s", d.m.View())
 			}
 			if !strings.Contains(d.m.op.result, "· audit head seq 7 sha256:9f86d081") {
@@ -226,7 +228,7 @@ func TestEscWhilePlanningDropsThePlan(t *testing.T) {
 	if d.m.mode() != normal || !strings.Contains(d.infoText(), "cancelled") {
 		t.Fatalf("mode %v after esc while planning", d.m.mode())
 	}
-	d.m.Update(planMsg{op: op, plan: ops.Plan{Action: ops.Replay, Selected: 1, Publish: 1, Summary: "late"}})
+	d.m.Update(planMsg{op: op, plan: &ops.Plan{Action: ops.Replay, Decided: true, Selected: 1, Publish: 1, Summary: "late"}})
 	if d.m.mode() != normal {
 		t.Errorf("a cancelled plan still opened the prompt")
 	}
@@ -244,7 +246,7 @@ func TestPlanWithEverythingAppliedDoesNotPrompt(t *testing.T) {
 
 func TestProgressUpdates(t *testing.T) {
 	d, _ := browsingDriver(t, Options{}, &fakeActions{})
-	d.m.op.plan = ops.Plan{Action: ops.Replay, Selected: 4, Publish: 4}
+	d.m.op.plan = &ops.Plan{Action: ops.Replay, Decided: true, Selected: 4, Publish: 4}
 	d.m.op.execute()
 	op := d.m.op.id
 	ch := make(chan ops.Progress)
@@ -288,7 +290,7 @@ func TestStaleResultsAreDropped(t *testing.T) {
 		{"inbox answers for the old session", inboxMsg{sid: oldSid, asked: []string{"ev-1"}, err: errors.New("late")}},
 		{"the old session's letters", lettersMsg{sid: oldSid, letters: sampleLetters()}},
 		{"the old session ending", sessionDoneMsg{sid: oldSid, err: errors.New("closed")}},
-		{"a plan nobody waits for", planMsg{op: d.m.op.id + 1000, plan: ops.Plan{Selected: 1, Summary: "stale"}}},
+		{"a plan nobody waits for", planMsg{op: d.m.op.id + 1000, plan: &ops.Plan{Decided: true, Selected: 1, Summary: "stale"}}},
 		{"a result nobody waits for", resultMsg{op: d.m.op.id + 1000, res: ops.Result{Counts: ops.Counts{Operation: "stale"}}}},
 	}
 	for _, s := range stale {
@@ -340,7 +342,7 @@ func TestSessionDeathIsShownAndCanBeReopened(t *testing.T) {
 
 func TestRefusedQuorumDLQOffersAnExplicitOverride(t *testing.T) {
 	s := newSession(ops.Page{Letters: sampleLetters(), Notes: []string{"quorum queue: returned messages may go to the back, order is not kept"}})
-	b := &fakeBrowser{sessions: []*fakeSession{s}, err: &ops.RefusedError{
+	b := &fakeBrowser{sessions: []*fakeSession{s}, err: &domain.RefusedError{
 		Reason: "orders.dlq is a quorum queue with delivery-limit 5: each browse costs a delivery",
 		Risk:   "messages at their limit will be dropped or dead-lettered again",
 	}}

@@ -95,7 +95,7 @@ func TestTheViewFitsTheScreen(t *testing.T) {
 		for _, keys := range [][]string{nil, {"*", "r"}} {
 			t.Run(fmt.Sprintf("%dx%d %v", size[0], size[1], keys), func(t *testing.T) {
 				s := newSession(ops.Page{Letters: many, Notes: []string{long}})
-				d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}, Actions: &fakeActions{}}, Options{Prod: true})
+				d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}, Actions: &fakeActions{confirm: ops.Confirm{Phrase: "orders.dlq 60", Why: "production context"}}}, Options{})
 				d.m.SetSize(size[0], size[1])
 				d.browsing(60)
 				d.keys(keys...)

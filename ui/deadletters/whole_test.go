@@ -36,7 +36,7 @@ func TestWholeQueueReplayPlansTheQueueWithTheFilterAndBrowsesAgain(t *testing.T)
 	}
 	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
 	reqs, _ := acts.plans()
-	if len(reqs) != 1 || !reqs[0].Whole || reqs[0].FilterText != `reason == "rejected"` || reqs[0].Filter == nil || len(reqs[0].Letters) != 0 {
+	if len(reqs) != 1 || reqs[0].Held != nil || reqs[0].FilterText != `reason == "rejected"` || reqs[0].Filter == nil || len(reqs[0].Letters) != 0 {
 		t.Fatalf("plan request = %+v, want the whole queue with the screen's filter", reqs)
 	}
 	if !acts.closedAtPlan[0] || !first.isClosed() {
@@ -98,7 +98,7 @@ func TestWholeQueueQuarantineAsksTheReasonWhileStillBrowsing(t *testing.T) {
 	d.keys("enter")
 	d.until("the plan prompt", func() bool { return d.m.mode() == prompting && d.m.op.kind == confirmPlan })
 	reqs, _ := acts.plans()
-	if len(reqs) != 1 || !reqs[0].Whole || reqs[0].Action != ops.Quarantine || reqs[0].Reason != "bad schema" {
+	if len(reqs) != 1 || reqs[0].Held != nil || reqs[0].Action != ops.Quarantine || reqs[0].Reason != "bad schema" {
 		t.Fatalf("plan request = %+v", reqs)
 	}
 }

@@ -21,9 +21,11 @@ import (
 
 // Editor edits and resubmits one dead letter; *ops.Ops implements it.
 type Editor interface {
-	StartEdit(queue domain.QueueRef, session any, d domain.DeadLetter) (*ops.EditDraft, error)
-	FinishEdit(d *ops.EditDraft, editorErr error) (ops.Plan, error)
-	Edit(ctx context.Context, plan ops.Plan) (ops.Result, error)
+	StartEdit(ctx context.Context, queue domain.QueueRef, held ops.Holder, d domain.DeadLetter) (*ops.EditDraft, error)
+	// Plan with Action ops.Edit reads the draft back once the editor
+	// exits; Run publishes the confirmed plan.
+	Plan(ctx context.Context, s ops.Scope) (*ops.Plan, error)
+	Run(ctx context.Context, plan *ops.Plan, progress func(ops.Progress)) (ops.Result, error)
 }
 
 // The edit's steps come back as these; each carries its draft, so an
@@ -40,7 +42,7 @@ type (
 	}
 	editPlanMsg struct {
 		draft *ops.EditDraft
-		plan  ops.Plan
+		plan  *ops.Plan
 		err   error
 	}
 	editResultMsg struct {
@@ -53,7 +55,7 @@ type (
 // edit is the inspector's edit in progress.
 type edit struct {
 	draft  *ops.EditDraft
-	plan   ops.Plan
+	plan   *ops.Plan
 	prompt *prompt.Model
 	// publishing is closed when the confirmed edit has settled: until
 	// then the edited copy may be in flight on the DLQ screen's session,
@@ -88,7 +90,7 @@ func (m *Model) startEdit() tea.Cmd {
 	start := &draftStart{}
 	m.edit = &edit{start: start}
 	return func() tea.Msg {
-		draft, err := ed.StartEdit(q, s, d)
+		draft, err := ed.StartEdit(context.Background(), q, s, d)
 		start.mu.Lock()
 		defer start.mu.Unlock()
 		if start.gone && draft != nil {
@@ -125,7 +127,7 @@ func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		ed := m.opts.Editor
 		return func() tea.Msg {
-			plan, err := ed.FinishEdit(msg.draft, msg.Err)
+			plan, err := ed.Plan(context.Background(), ops.Scope{Action: ops.Edit, Queue: msg.draft.Queue, Draft: msg.draft, EditorErr: msg.Err})
 			return editPlanMsg{draft: msg.draft, plan: plan, err: err}
 		}, true
 	case editPlanMsg:
@@ -182,7 +184,7 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 		ed, plan, draft := m.opts.Editor, m.edit.plan, m.edit.draft
 		return func() tea.Msg {
 			defer close(done)
-			res, err := ed.Edit(context.Background(), plan)
+			res, err := ed.Run(context.Background(), plan, nil)
 			return editResultMsg{draft: draft, res: res, err: err}
 		}
 	}
@@ -191,7 +193,7 @@ func (m *Model) promptKey(k tea.KeyMsg) tea.Cmd {
 
 // question is the prompt for an edit: the sentence, the destination and
 // the diff, under the replay's rules for typing to confirm.
-func (m *Model) question(p ops.Plan) prompt.Question {
+func (m *Model) question(p *ops.Plan) prompt.Question {
 	q := prompt.Question{Title: "Edit and resubmit", Text: sanitize.Text(p.Summary)}
 	for _, l := range p.Lines {
 		q.Details = append(q.Details, "→ "+sanitize.Text(l))
@@ -204,14 +206,7 @@ func (m *Model) question(p ops.Plan) prompt.Question {
 	for _, l := range diff {
 		q.Details = append(q.Details, sanitize.Text(l))
 	}
-	threshold := m.opts.ConfirmThreshold
-	if threshold <= 0 {
-		threshold = 100
-	}
-	if m.opts.Prod || p.Publish > threshold {
-		q.Warning = "production context: type the queue name and the count to confirm"
-		q.TypeToConfirm = fmt.Sprintf("%s %d", sanitize.Text(m.msg.Queue.Name), p.Publish)
-	}
+	q.Warning, q.TypeToConfirm = p.Confirm.Warning(), p.Confirm.Phrase
 	return q
 }
 

@@ -24,29 +24,36 @@ import (
 
 type fakeEditor struct {
 	finishErr error
-	edited    []ops.Plan
+	edited    []*ops.Plan
 }
 
-func (f *fakeEditor) StartEdit(q domain.QueueRef, _ any, d domain.DeadLetter) (*ops.EditDraft, error) {
+func (f *fakeEditor) StartEdit(_ context.Context, q domain.QueueRef, _ ops.Holder, d domain.DeadLetter) (*ops.EditDraft, error) {
 	return &ops.EditDraft{Queue: q, Letter: d, Path: "/tmp/warren-edit-test.json"}, nil
 }
 
-func (f *fakeEditor) FinishEdit(d *ops.EditDraft, editorErr error) (ops.Plan, error) {
-	if f.finishErr != nil {
-		return ops.Plan{}, f.finishErr
+func (f *fakeEditor) Plan(_ context.Context, s ops.Scope) (*ops.Plan, error) {
+	if s.Action != ops.Edit || s.Draft == nil {
+		return nil, fmt.Errorf("planned %s without a draft, want an edit", s.Action)
 	}
-	return ops.Plan{
-		Action: ops.Edit, Publish: 1, Selected: 1,
+	if f.finishErr != nil {
+		return nil, f.finishErr
+	}
+	return &ops.Plan{
+		Action: ops.Edit, Decided: true, Publish: 1, Selected: 1,
 		Summary: "Resubmit the edited message ev-42 from orders.dlq to queue orders (default exchange)?",
 		Lines:   []string{"the original leaves orders.dlq only once the broker confirms the copy"},
 		Diff:    "--- body (original)\n+++ body (edited)\n@@ -1 +1 @@\n-\"total\": \"19.90\"\n+\"total\": \"19.95\x1b[31m\"\n",
 	}, nil
 }
 
-func (f *fakeEditor) Edit(_ context.Context, p ops.Plan) (ops.Result, error) {
+func (f *fakeEditor) Run(_ context.Context, p *ops.Plan, _ func(ops.Progress)) (ops.Result, error) {
 	f.edited = append(f.edited, p)
 	return ops.Result{Counts: ops.Counts{Operation: "20240501T030000Z-abc", Selected: 1, Confirmed: 1}}, nil
 }
+
+// heldBy stands for the DLQ screen's session: only the operations layer
+// asks it what it holds, and the fake editor does not.
+type heldBy struct{ ops.Holder }
 
 // run runs cmd and every command a batch holds, returning the messages.
 func run(cmd tea.Cmd) []tea.Msg {
@@ -77,7 +84,7 @@ func one(t *testing.T, m *Model, msg tea.Msg) tea.Msg {
 
 func editingModel(ed *fakeEditor, ran *[]*exec.Cmd) *Model {
 	msg := sample()
-	msg.Session = struct{}{} // the DLQ screen's session
+	msg.Session = heldBy{} // the DLQ screen's session
 	return New(msg, Options{Now: func() time.Time { return t0 }, Styles: styles.New(true), Editor: ed,
 		Exec: func(c *exec.Cmd, fn tea.ExecCallback) tea.Cmd {
 			*ran = append(*ran, c)
@@ -250,7 +257,7 @@ type discardingEditor struct {
 	dir string
 }
 
-func (f *discardingEditor) StartEdit(q domain.QueueRef, _ any, d domain.DeadLetter) (*ops.EditDraft, error) {
+func (f *discardingEditor) StartEdit(_ context.Context, q domain.QueueRef, _ ops.Holder, d domain.DeadLetter) (*ops.EditDraft, error) {
 	p := filepath.Join(f.dir, "draft.json")
 	if err := os.WriteFile(p, d.Body, 0o600); err != nil {
 		return nil, err

@@ -24,10 +24,6 @@ type Options struct {
 	// the context may not change anything.
 	Editor   Editor
 	ReadOnly bool
-	// Prod and ConfirmThreshold decide, as for a replay, when the prompt
-	// asks for the queue name and the count typed.
-	Prod             bool
-	ConfirmThreshold int
 	// Exec runs the editor with the terminal released; tea.ExecProcess
 	// unless a test replaces it.
 	Exec func(*exec.Cmd, tea.ExecCallback) tea.Cmd

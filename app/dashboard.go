@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"io"
@@ -10,9 +10,12 @@ import (
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui"
 	"github.com/warrenops/warren/ui/auditlog"
+	"github.com/warrenops/warren/ui/channels"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/deadletters"
 	"github.com/warrenops/warren/ui/message"
+	"github.com/warrenops/warren/ui/overview"
+	"github.com/warrenops/warren/ui/queuedetail"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -20,7 +23,7 @@ import (
 // overview and queue screens, the operations layer for the dead-letter
 // screens, inboxes and the audit store. debug, when set, receives one
 // line per UI message. The returned function releases what it opened.
-func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
+func (a *Factory) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 	c, err := a.Config()
 	if err != nil {
 		return nil, nil, err
@@ -34,7 +37,7 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 		return nil, nil, err
 	}
 	st := styles.Default()
-	screens := newScreens(o, st)
+	screens := NewScreens(m, o, st)
 	model := ui.New(ui.Options{
 		Context:     c.Where(),
 		NoConfig:    c.NoConfig(),
@@ -42,13 +45,13 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 		Environment: c.Environment,
 		ReadOnly:    c.ReadOnly,
 		InsecureTLS: c.TLS.InsecureSkipVerify,
-		Unencrypted: plaintextWarning(c) != "",
+		Unencrypted: PlaintextWarning(c) != "",
 		Refresh:     c.Refresh.Duration,
 		Vhost:       c.Vhost,
-		Lister:      m,
-		Describer:   m,
-		Effects:     o,
+		Overview:    screens.Overview,
 		Channels:    m,
+		NewQueue:    screens.NewQueue,
+		NewChannels: screens.NewChannels,
 		NewDLQ:      screens.NewDLQ,
 		NewMessage:  screens.NewMessage,
 		NewAudit:    screens.NewAudit,
@@ -58,39 +61,59 @@ func (a *App) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 	return model, func() { o.Close() }, nil
 }
 
-// screens are the constructors the root model opens screens with.
-type screens struct {
-	NewDLQ     func(domain.QueueRef) common.Screen
-	NewMessage func(common.OpenMessageMsg) common.Screen
-	NewAudit   func() common.Screen
+// Broker is what the overview, queue and channels screens read from the
+// management API; *mgmt.Client implements it.
+type Broker interface {
+	overview.QueueLister
+	queuedetail.QueueDescriber
+	channels.Lister
 }
 
-// newScreens wires the dead-letter, message and audit screens to the
-// operations layer, with the context's guardrails. In a read-only
-// context the DLQ screen gets no actions and the audit screen no
-// resume, so nothing can change even if a key slipped through.
-func newScreens(o *ops.Ops, st styles.Styles) screens {
+// Screens are every screen of the dashboard: the overview it starts on,
+// and the constructors the root model opens the others with.
+type Screens struct {
+	Overview    *overview.Model
+	NewQueue    func(domain.QueueRef) common.Screen
+	NewChannels func() common.Screen
+	NewDLQ      func(domain.QueueRef) common.Screen
+	NewMessage  func(common.OpenMessageMsg) common.Screen
+	NewAudit    func() common.Screen
+}
+
+// NewScreens wires every screen: the overview, queue and channels
+// screens to the management API b, the dead-letter, message and audit
+// screens to the operations layer, with the context's guardrails. In a
+// read-only context the DLQ screen gets no actions and the audit screen
+// no resume, so nothing can change even if a key slipped through.
+func NewScreens(b Broker, o *ops.Ops, st styles.Styles) Screens {
 	c := o.Context()
+	refresh := c.Refresh.Duration
 	deps := deadletters.Deps{Browser: o, Inbox: o, CompileFilter: ops.CompileFilter, Scanner: o}
 	if !c.ReadOnly {
 		deps.Actions = o
 	}
 	now := o.Now
-	msgOpts := message.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold}
+	msgOpts := message.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly}
 	if !c.ReadOnly {
 		msgOpts.Editor = o
 	}
 	// The audit screen resumes an incomplete operation, except in a
 	// read-only context.
-	auditOpts := auditlog.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold}
+	auditOpts := auditlog.Options{Now: now, Styles: st, ReadOnly: c.ReadOnly}
 	if !c.ReadOnly {
-		auditOpts.Resumer = o.Audit()
+		auditOpts.Resumer = o
 	}
-	return screens{
+	return Screens{
+		Overview: overview.New(overview.Options{Lister: b, Styles: st, Refresh: refresh, Vhost: c.Vhost, Effects: o}),
+		NewQueue: func(ref domain.QueueRef) common.Screen {
+			return queuedetail.New(queuedetail.Options{Queue: ref, Describer: b, Styles: st, Refresh: refresh, Now: now, Effects: o})
+		},
+		NewChannels: func() common.Screen {
+			return channels.New(channels.Options{Lister: b, Vhost: c.Vhost, Refresh: refresh, Styles: st, Now: now})
+		},
 		NewDLQ: func(ref domain.QueueRef) common.Screen {
 			return deadletters.New(ref, deps, deadletters.Options{
-				ReadOnly: c.ReadOnly, Prod: c.IsProd(), ConfirmThreshold: c.ConfirmThreshold,
-				Now: now, Styles: st,
+				ReadOnly: c.ReadOnly, Now: now, Styles: st,
 			})
 		},
 		NewMessage: func(msg common.OpenMessageMsg) common.Screen {

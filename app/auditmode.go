@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"fmt"
@@ -13,12 +13,17 @@ import (
 // the warning reaches the commands that only read it (verify, export)
 // and says why before an action is refused. The dashboard has it said
 // before it takes the terminal (RunDashboard), and nothing after.
-func (a *App) warnAuditFile(st audit.Store) {
+func (a *Factory) warnAuditFile(st audit.Store) {
 	fs, ok := st.(*audit.FileStore)
 	if !ok || a.auditWarned.Load() {
 		return
 	}
 	if w := fs.ModeWarning(); w != "" && a.auditWarned.CompareAndSwap(false, true) {
-		fmt.Fprintln(a.Err, "warren: warning:", sanitize.Text(w))
+		fmt.Fprintln(a.s.Err, "warren: warning:", sanitize.Text(w))
 	}
 }
+
+// TerminalTaken says the dashboard has the terminal: nothing may be
+// written to stderr under it, so the audit file's mode is not warned of
+// again (RunDashboard warns before it starts).
+func (a *Factory) TerminalTaken() { a.auditWarned.Store(true) }

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 // The file holds only queue names; losing it loses only those pairings.
 
 // pairingsFile is $XDG_STATE_HOME/warren/pairings.json.
-func pairingsFile() string { return filepath.Join(stateDir(), "pairings.json") }
+func pairingsFile() string { return filepath.Join(StateDir(), "pairings.json") }
 
 type learnedPair struct {
 	Vhost string `json:"vhost"`
@@ -92,4 +92,15 @@ func keepPairing(context string, l domain.DLQOverride) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), pairingsFile())
+}
+
+// StateDir is $XDG_STATE_HOME/warren, or ~/.local/state/warren.
+func StateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "warren")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "warren")
+	}
+	return filepath.Join(os.TempDir(), "warren")
 }

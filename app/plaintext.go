@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"net"
@@ -8,19 +8,19 @@ import (
 	"github.com/warrenops/warren/config"
 )
 
-// plaintextWarning is the warning for a production context that reaches
+// PlaintextWarning is the warning for a production context that reaches
 // its broker in clear text on another machine: over plain amqp:// or
 // http:// the password and every message read or moved cross the network
 // unencrypted. "" for any other context, and for a loopback host, where
 // nothing leaves the machine.
-func plaintextWarning(c *config.Context) string {
+func PlaintextWarning(c *config.Context) string {
 	if !c.IsProd() {
 		return ""
 	}
 	var plain []string
 	for _, raw := range []string{c.AMQPURL, c.ManagementURL} {
 		if plaintextRemote(raw) {
-			plain = append(plain, redactURL(raw))
+			plain = append(plain, RedactURL(raw))
 		}
 	}
 	if len(plain) == 0 {
@@ -44,4 +44,14 @@ func plaintextRemote(raw string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip == nil || !ip.IsLoopback()
+}
+
+// RedactURL drops any userinfo, so no credential reaches the output.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	return u.String()
 }

@@ -1,0 +1,38 @@
+package app
+
+import "errors"
+
+// Exit codes of docs/ARCHITECTURE.md, "Exit codes".
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+	ExitRefused = 3
+)
+
+// ExitError carries the process exit code with the error to print.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Usage marks err as bad usage or config (exit 2).
+func Usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// Refused marks err as refused by a guardrail (exit 3).
+func Refused(err error) error { return &ExitError{Code: ExitRefused, Err: err} }
+
+// ExitCode maps an error to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}

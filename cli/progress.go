@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/text/format"
+)
+
+// progressPrinter writes an operation's progress to stderr: one line
+// rewritten in place on a terminal, a plain line every few seconds
+// otherwise, so a log shows the run without a flood.
+func (a *App) progressPrinter(action string) func(ops.Progress) {
+	tty := IsTerminal(a.Err)
+	var (
+		mu    sync.Mutex
+		start time.Time
+		last  time.Time
+	)
+	return func(p ops.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if start.IsZero() {
+			start = p.At
+		}
+		if !tty && !p.Finished && p.At.Sub(last) < 5*time.Second {
+			return
+		}
+		last = p.At
+		line := progressLine(action, p, p.At.Sub(start))
+		if tty {
+			fmt.Fprint(a.Err, "\r"+line+"\033[K")
+			if p.Finished {
+				fmt.Fprintln(a.Err)
+			}
+			return
+		}
+		fmt.Fprintln(a.Err, line)
+	}
+}
+
+// progressLine is "replay: 12000 of 200000 settled (11 998 confirmed) ·
+// 8.1k msg/s · ETA 23s".
+func progressLine(action string, p ops.Progress, took time.Duration) string {
+	s := fmt.Sprintf("%s: %d", action, p.Done)
+	if p.Total > 0 {
+		s += fmt.Sprintf(" of %d", p.Total)
+	}
+	s += fmt.Sprintf(" settled (%d confirmed", p.Confirmed)
+	if n := p.Returned + p.Nacked + p.Unknown; n > 0 {
+		s += fmt.Sprintf(", %d returned, %d nacked, %d unknown", p.Returned, p.Nacked, p.Unknown)
+	}
+	s += ")"
+	if took > 0 && p.Done > 0 {
+		perSec := float64(p.Done) / took.Seconds()
+		s += " · " + format.Rate(perSec) + " msg/s"
+		if left := p.Total - p.Done; left > 0 && !p.Finished {
+			s += " · ETA " + format.Duration(time.Duration(float64(left)/perSec*float64(time.Second)))
+		}
+	}
+	return s
+}

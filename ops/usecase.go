@@ -1,0 +1,408 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/text/sanitize"
+)
+
+// The use case both front ends call for every operation on dead letters
+// (replay, quarantine, a release from a parking queue, an edit, a
+// resume): Plan decides what would happen and what the operator must
+// answer, touching nothing; Run carries a plan out. The command line
+// parses flags, prints the plan and asks; the dashboard shows it and
+// asks; neither sequences the steps (docs/ARCHITECTURE.md, "Use cases").
+
+// Scope is what the operator asked for.
+type Scope struct {
+	Action Action
+	Queue  domain.QueueRef
+
+	// Held holds the letters to act on (the dashboard's selection); nil
+	// acts on the whole queue, or on its first Limit messages.
+	Held    Holder
+	Letters []domain.DeadLetter
+	Limit   int
+	// Unasked says no one is asked (--yes): the plan reads nothing, and
+	// the run decides each message as it streams.
+	Unasked bool
+	// DryRun plans only: a read-only context or an audit store that
+	// cannot be written is then no refusal.
+	DryRun bool
+	// AllowRisk browses a quorum DLQ whose delivery limit a browse counts
+	// against (a stream's page is held by a browse).
+	AllowRisk bool
+
+	// What narrows and directs the operation: a filter over the
+	// letters, a destination override, applied messages included, a
+	// rate limit, a quarantine's reason.
+	Filter         actions.Matcher
+	FilterText     string
+	To             *actions.Override
+	IncludeApplied bool
+	Rate           float64
+	Reason         string
+
+	// Operation is the operation a resume finishes; "" takes the latest
+	// incomplete one on Queue.
+	Operation string
+	// Draft and EditorErr are an edit's: the draft StartEdit wrote, and
+	// how the operator's editor exited.
+	Draft     *EditDraft
+	EditorErr error
+}
+
+// Confirm is what the operator must answer before a plan runs: y, or the
+// phrase typed exactly when Why asks for it.
+type Confirm struct {
+	// Phrase is the queue's name (safe for a terminal) and the count;
+	// "" when a y is enough.
+	Phrase string
+	// Why says why the phrase is asked: a production context, or more
+	// messages than the context's threshold.
+	Why string
+}
+
+// Warning is the line a prompt shows above a typed confirmation; "" when
+// none is asked.
+func (c Confirm) Warning() string {
+	if c.Phrase == "" {
+		return ""
+	}
+	return c.Why + ": type the queue name and the count to confirm"
+}
+
+// confirmFor is the one rule for typed confirmations: in a production
+// context, or above the context's threshold, the operator types the
+// queue's name and the count.
+func confirmFor(c *config.Context, queue string, n int) Confirm {
+	threshold := c.ConfirmThreshold
+	if threshold <= 0 {
+		threshold = config.DefaultConfirmThreshold
+	}
+	why := ""
+	switch {
+	case c.IsProd():
+		why = "production context"
+	case n > threshold:
+		why = fmt.Sprintf("more than %d messages", threshold)
+	default:
+		return Confirm{}
+	}
+	return Confirm{Phrase: fmt.Sprintf("%s %d", sanitize.Text(queue), n), Why: why}
+}
+
+// Plan is a dry run of an operation, as the prompt shows it; Run carries
+// it out. Close it when it will not run (a stream's page is held).
+type Plan struct {
+	Action Action
+	Queue  domain.QueueRef
+	// Decided is false for an unasked plan: the run decides each message
+	// as it goes, so the counts below are unknown.
+	Decided bool
+	// Summary is one sentence stating counts and destinations: the
+	// prompt's question.
+	Summary string
+	// Selected is how many messages the operator picked; Publish is how
+	// many the plan moves. The rest stay: already applied, quarantined,
+	// or without a destination.
+	Selected       int
+	Publish        int
+	SkippedApplied int
+	Destinations   []Destination
+	Bytes          int64
+	Rate           float64 // messages per second; 0 means unlimited
+	// Warnings are what reading found that the operator should read
+	// before answering (a page held of a stream, an inbox that did not
+	// answer).
+	Warnings []string
+	// Lines detail the plan, one line per destination and skip.
+	Lines []string
+	// Diff is an edit's unified diff of headers and body (untrusted:
+	// sanitise before showing it).
+	Diff string
+	// Confirm is what the operator must answer.
+	Confirm Confirm
+	// A resume's figures: the recorded confirms whose twins may still be
+	// in the DLQ, the copies published without a recorded confirm, and
+	// the DLQ's depth when the plan was read.
+	Operation          string
+	Twins, Unconfirmed int
+	Depth              int
+
+	run   func(ctx context.Context, progress func(Progress)) (Result, error)
+	close func() error
+}
+
+// Idle reports a plan that would change nothing: it moves no message
+// (a resume still removes twins and closes the operation, so it is never
+// idle).
+func (p *Plan) Idle() bool {
+	return p.Decided && p.Publish == 0 && p.Action != Resume
+}
+
+// Close releases what the plan holds; a plan that ran holds nothing.
+func (p *Plan) Close() error {
+	if p == nil || p.close == nil {
+		return nil
+	}
+	c := p.close
+	p.close = nil
+	return c()
+}
+
+// Destination is where some of the messages go.
+type Destination struct {
+	Name  string // e.g. "queue orders" or "exchange orders / order.created"
+	Count int
+}
+
+// Plan decides what s would do, touching nothing: the counts, the
+// destinations, the question and what the operator must type. Outside a
+// dry run it refuses first what Run would refuse: a read-only context,
+// an audit store that cannot be written, a parking queue quarantined.
+func (o *Ops) Plan(ctx context.Context, s Scope) (*Plan, error) {
+	if err := o.parkingRefusal(s); err != nil {
+		return nil, err
+	}
+	if !s.DryRun {
+		if err := o.writable(string(s.Action)); err != nil {
+			return nil, err
+		}
+		if err := o.CheckAudit(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var (
+		p   *Plan
+		err error
+	)
+	switch {
+	case s.Action == Edit:
+		p, err = o.planEdit(s)
+	case s.Action == Resume:
+		p, err = o.planResume(ctx, s)
+	case s.Held != nil:
+		p, err = o.planHeld(ctx, s, s.Held.holder())
+	default:
+		p, err = o.planQueue(ctx, s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Action, p.Queue = s.Action, s.Queue
+	if p.Decided {
+		p.Confirm = confirmFor(o.c.Context, s.Queue.Name, p.Publish)
+	}
+	return p, nil
+}
+
+// Run carries out a plan; progress is called from the operation's
+// goroutines. Cancelling ctx stops publishing: what is in flight
+// settles, and everything not moved stays in the DLQ.
+func (o *Ops) Run(ctx context.Context, p *Plan, progress func(Progress)) (Result, error) {
+	if p == nil || p.run == nil {
+		return Result{}, errors.New("no plan to run (Plan makes one)")
+	}
+	if err := o.writable(string(p.Action)); err != nil {
+		return Result{}, err
+	}
+	defer p.Close()
+	return p.run(ctx, progress)
+}
+
+// planQueue plans s over the whole queue: a stream's first page is held
+// and planned; another queue is previewed (every message read, decided
+// and given back), unless no one is asked.
+func (o *Ops) planQueue(ctx context.Context, s Scope) (*Plan, error) {
+	t, err := o.Resolve(ctx, s.Queue)
+	if err != nil {
+		return nil, err
+	}
+	t.Opts.AllowLimitRisk = s.AllowRisk
+	r, err := o.request(s)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case t.Info.Type == domain.TypeStream:
+		return o.planStream(ctx, t, s)
+	case s.Unasked:
+		return o.planUnasked(t, r, s)
+	}
+	return o.planWhole(ctx, t, r, s)
+}
+
+// planHeld plans s over the letters h holds. The inbox is asked afresh,
+// so a message applied since its page was read is still skipped; where
+// it cannot answer, Warnings say so.
+func (o *Ops) planHeld(ctx context.Context, s Scope, h *Browse) (*Plan, error) {
+	r, err := o.request(s)
+	if err != nil {
+		return nil, err
+	}
+	applied, known, note := o.Applied(ctx, s.Queue, s.Letters)
+	r.Letters, r.Applied, r.InboxKnown = s.Letters, applied, known
+	ap, err := actions.NewPlan(r)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{
+		Decided: true, Summary: ap.Summary(), Selected: len(s.Letters), Publish: ap.Selected(),
+		SkippedApplied: len(ap.SkippedApplied), Bytes: ap.Bytes, Rate: ap.Rate, Lines: ap.Lines(),
+		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
+			return o.execute(ctx, ap, h, progress)
+		},
+	}
+	if note != "" {
+		p.Warnings = append(p.Warnings, note)
+	}
+	for _, g := range ap.Groups {
+		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
+	}
+	return p, nil
+}
+
+// planWhole previews r over the whole queue (or its first s.Limit
+// messages): every message is read, decided and given back in order,
+// and a destination that knowably does not exist refuses the operation
+// before anything moves. The run streams over the messages the queue
+// holds when it starts, as many as the preview read.
+func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Scope) (*Plan, error) {
+	pre, err := o.preview(ctx, t, r, s.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if pre.Moving > 0 {
+		if err := o.checkDestinations(t, pre); err != nil {
+			return nil, err
+		}
+	}
+	p := &Plan{
+		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
+		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
+		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
+			return o.streamPreviewed(ctx, t, pre, progress)
+		},
+	}
+	for _, g := range pre.Groups {
+		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
+	}
+	return p, nil
+}
+
+// planUnasked plans r without reading the queue: no one is asked, so the
+// run decides as it goes over the messages the queue holds when it
+// starts (at most s.Limit), and each destination is checked as it first
+// comes up.
+func (o *Ops) planUnasked(t *Target, r actions.Request, s Scope) (*Plan, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &Plan{
+		Summary: fmt.Sprintf("%s every message %s holds when the run starts", r.Action, s.Queue.Name),
+		Rate:    s.Rate,
+		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
+			return o.streamNow(ctx, t, r, s.Limit, progress)
+		},
+	}, nil
+}
+
+// The most messages of a stream one operation acts on: a stream is
+// acted on one held page at a time, which nothing removes from it.
+const (
+	defaultStreamLimit = 10000
+	maxStreamLimit     = dlq.MaxHeld
+	// streamWindow keeps the prefetch well above the confirm window as
+	// pages accumulate.
+	streamWindow = 4096
+)
+
+// planStream holds the first s.Limit messages of the stream t (10 000 by
+// default) and plans s over them; the plan holds them until it runs or
+// is closed, and the run records the offsets.
+func (o *Ops) planStream(ctx context.Context, t *Target, s Scope) (*Plan, error) {
+	limit := s.Limit
+	if limit == 0 {
+		limit = defaultStreamLimit
+	}
+	if limit > maxStreamLimit {
+		return nil, &actions.RequestError{Err: fmt.Errorf("--limit %d: a stream is acted on one page at a time, at most %d", limit, maxStreamLimit)}
+	}
+	t.Opts.Window = min(streamWindow, limit)
+	b, err := o.Browse(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	letters, notes, err := holdLetters(ctx, b, limit)
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	s.Letters = letters
+	p, err := o.planHeld(ctx, s, b)
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	p.Warnings = append(notes, p.Warnings...)
+	p.close = b.Close
+	return p, nil
+}
+
+// holdLetters pages through b until the queue ends or limit letters are
+// held; the letters past limit stay held until b closes.
+func holdLetters(ctx context.Context, b *Browse, limit int) ([]domain.DeadLetter, []string, error) {
+	var notes []string
+	refused := 0
+	for {
+		page, err := b.Next(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		notes = append(notes, page.Notes...)
+		refused += len(page.Refused)
+		if page.End || page.Seen-refused >= limit {
+			break
+		}
+	}
+	letters := b.Letters()
+	if len(letters) > limit {
+		letters = letters[:limit]
+		notes = append(notes, fmt.Sprintf("--limit %d reached: more messages stay in the queue for another run", limit))
+	}
+	if refused > 0 {
+		notes = append(notes, fmt.Sprintf("%d messages refused by the delivery-limit guard stay untouched", refused))
+	}
+	return letters, notes, nil
+}
+
+// parkingRefusal refuses a quarantine from a parking queue, for every
+// front end: before anything is read with what the config says, and
+// again once the broker's pairing is known.
+func (o *Ops) parkingRefusal(s Scope) error {
+	if s.Action == Quarantine && o.knowledgeOf(s.Queue).Release {
+		return &actions.RequestError{Err: fmt.Errorf("%s is a parking queue already; replay from it to release its messages", sanitize.Text(s.Queue.Name))}
+	}
+	return nil
+}
+
+// request is the operator's scope with what the config and the broker
+// know of the queue: whether it is a parking queue (a release), and
+// where a quarantine parks.
+func (o *Ops) request(s Scope) (actions.Request, error) {
+	if err := o.parkingRefusal(s); err != nil {
+		return actions.Request{}, err
+	}
+	k := o.knowledgeOf(s.Queue)
+	return actions.Request{
+		Action: string(s.Action), Vhost: s.Queue.Vhost, Queue: s.Queue.Name,
+		Filter: s.Filter, FilterText: s.FilterText,
+		IncludeApplied: s.IncludeApplied, Release: k.Release, To: s.To, Parking: k.Parking,
+		Reason: s.Reason, Rate: s.Rate, Now: o.c.Now(), Origins: o.origins(s.Queue),
+	}, nil
+}
