@@ -99,11 +99,7 @@ func interruptedScene(t *testing.T, n int) (*Ops, *failingDisk, *amqp.Channel, d
 	t.Cleanup(func() { o.Close() })
 	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	ctx := testCtx(t)
-	target, err := o.Resolve(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref, Rate: 4000}, 0, nil)
+	res, err := unasked(t, o, ctx, Scope{Action: Replay, Queue: ref, Rate: 4000})
 	if !errors.Is(err, actions.ErrAuditUnavailable) {
 		t.Fatalf("the replay on a failing disk ended with %v (%+v), want the audit store unavailable", err, res.Counts)
 	}
@@ -141,17 +137,17 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 	}
 
 	disk.mend()
-	plan, err := a.PlanResume(ctx, ref, id)
+	plan, err := o.Plan(ctx, Scope{Action: Resume, Queue: ref, Operation: id})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plan.Operation != id || plan.Depth <= 0 || plan.Twins != outcomes[audit.OutcomeConfirmed] || plan.Unconfirmed != outcomes[audit.OutcomePublishing] ||
-		!strings.HasPrefix(plan.Question, "Resume replay "+id+" on orders.dlq") {
+		!strings.HasPrefix(plan.Summary, "Resume replay "+id+" on orders.dlq") {
 		t.Fatalf("plan %+v; want %d twins and %d unconfirmed of %s", plan, outcomes[audit.OutcomeConfirmed], outcomes[audit.OutcomePublishing], id)
 	}
 	var mu sync.Mutex
 	var last Progress
-	res, err := a.Resume(ctx, plan, func(p Progress) {
+	res, err := o.Run(ctx, plan, func(p Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		last = p
@@ -209,12 +205,12 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 	if err != nil || !chain.OK || chain.Operations != 1 {
 		t.Fatalf("chain %+v, %v; want intact with one operation", chain, err)
 	}
-	if _, err := a.PlanResume(ctx, ref, id); err == nil || !strings.Contains(err.Error(), "finished at") {
+	if _, err := o.Plan(ctx, Scope{Action: Resume, Queue: ref, Operation: id}); err == nil || !strings.Contains(err.Error(), "finished at") {
 		t.Fatalf("resuming it again: %v, want it refused as finished", err)
 	}
 }
 
-func TestPlanResumeRefusesWhatDlqResumeRefuses(t *testing.T) {
+func TestAResumePlanRefusesWhatDlqResumeRefuses(t *testing.T) {
 	vhost := testkit.Vhost(t, "warren-ops-audit")
 	rejectedScene(t, vhost, 2)
 	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
@@ -230,9 +226,9 @@ func TestPlanResumeRefusesWhatDlqResumeRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newOps(t, tt.ctx).Audit().PlanResume(ctx, ref, tt.id)
+			_, err := newOps(t, tt.ctx).Plan(ctx, Scope{Action: Resume, Queue: ref, Operation: tt.id})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("PlanResume: %v, want %q", err, tt.want)
+				t.Fatalf("Plan of a resume: %v, want %q", err, tt.want)
 			}
 		})
 	}

@@ -77,17 +77,17 @@ func (s *conventionScene) ref(queue string) domain.QueueRef {
 	return domain.QueueRef{Vhost: s.vhost, Name: queue}
 }
 
-// replay runs what `warren dlq replay QUEUE --yes` runs: the queue
-// resolved, then every message it holds streamed without a preview
-// (Ops.StreamNow). req's filter and --to are the operator's.
-func (s *conventionScene) replay(queue string, req PlanRequest) Result {
+// replay runs what `warren dlq replay QUEUE --yes` runs: every message
+// the queue holds streamed without a preview (a Scope no one is asked
+// about, planned then run). sc's filter and --to are the operator's.
+func (s *conventionScene) replay(queue string, sc Scope) Result {
 	s.t.Helper()
-	t, err := s.ops.Resolve(s.ctx, s.ref(queue))
+	sc.Action, sc.Queue, sc.Unasked = Replay, s.ref(queue), true
+	p, err := s.ops.Plan(s.ctx, sc)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("plan a replay of %s: %v", queue, err)
 	}
-	req.Action, req.Queue = Replay, t.Ref
-	res, err := s.ops.StreamNow(s.ctx, t, req, 0, nil)
+	res, err := s.ops.Run(s.ctx, p, nil)
 	if err != nil {
 		s.t.Fatalf("replay %s: %v (result %+v)", queue, err, res.Counts)
 	}
@@ -97,12 +97,13 @@ func (s *conventionScene) replay(queue string, req PlanRequest) Result {
 }
 
 // plan is the prompt's question for a whole-queue replay of queue.
-func (s *conventionScene) plan(queue string) Plan {
+func (s *conventionScene) plan(queue string) *Plan {
 	s.t.Helper()
-	p, err := s.ops.Plan(s.ctx, PlanRequest{Action: Replay, Queue: s.ref(queue), Whole: true})
+	p, err := s.ops.Plan(s.ctx, Scope{Action: Replay, Queue: s.ref(queue)})
 	if err != nil {
 		s.t.Fatalf("plan a replay of %s: %v", queue, err)
 	}
+	s.t.Cleanup(func() { p.Close() })
 	s.t.Logf("plan: %s", p.Summary)
 	return p
 }
@@ -278,7 +279,7 @@ func TestConventionReplayMassTransitBackToItsInputQueue(t *testing.T) {
 		s.put("orders_error", sent[id])
 	}
 
-	res := s.replay("orders_error", PlanRequest{})
+	res := s.replay("orders_error", Scope{})
 	if res.Moved != 5 || res.Confirmed != 5 {
 		t.Errorf("moved %d, confirmed %d, want 5 and 5", res.Moved, res.Confirmed)
 	}
@@ -332,7 +333,7 @@ func TestConventionReplaySpringThroughItsOriginalExchange(t *testing.T) {
 		s.put("billing.dlq", sent[id])
 	}
 
-	res := s.replay("billing.dlq", PlanRequest{})
+	res := s.replay("billing.dlq", Scope{})
 	if res.Moved != 5 || res.Confirmed != 5 {
 		t.Errorf("moved %d, confirmed %d, want 5 and 5", res.Moved, res.Confirmed)
 	}
@@ -379,7 +380,7 @@ func TestConventionReplayAForgedOriginStaysUnlessTo(t *testing.T) {
 		}
 	}
 
-	res := s.replay("orders_error", PlanRequest{})
+	res := s.replay("orders_error", Scope{})
 	if res.Moved != 3 || res.Kept != 2 {
 		t.Errorf("moved %d, kept %d, want 3 and 2", res.Moved, res.Kept)
 	}
@@ -389,7 +390,7 @@ func TestConventionReplayAForgedOriginStaysUnlessTo(t *testing.T) {
 	onceEach(t, "orders_error after the replay", arrivals(left, byMessageID), forged)
 
 	// --to /victim: the operator names the destination.
-	res = s.replay("orders_error", PlanRequest{To: &actions.Override{RoutingKey: "victim"}})
+	res = s.replay("orders_error", Scope{To: &actions.Override{RoutingKey: "victim"}})
 	if res.Moved != 2 {
 		t.Errorf("with --to /victim moved %d, want 2", res.Moved)
 	}
@@ -434,7 +435,7 @@ func TestConventionReplayNServiceBusToASharedErrorQueuesOrigin(t *testing.T) {
 		if p := s.plan("error"); p.Publish != 0 || !strings.Contains(p.Summary, "5 stay: destination not confirmed") {
 			t.Errorf("plan moves %d and says %q, want none moved and the 5 said to stay unconfirmed", p.Publish, p.Summary)
 		}
-		res := s.replay("error", PlanRequest{})
+		res := s.replay("error", Scope{})
 		if res.Moved != 0 || res.Kept != 5 {
 			t.Errorf("moved %d, kept %d, want 0 and 5", res.Moved, res.Kept)
 		}
@@ -450,7 +451,7 @@ func TestConventionReplayNServiceBusToASharedErrorQueuesOrigin(t *testing.T) {
 			sent[id] = nServiceBusFailed(id, "Sales", "Customer 7 is on hold")
 			s.put("error", sent[id])
 		}
-		res := s.replay("error", PlanRequest{})
+		res := s.replay("error", Scope{})
 		if res.Moved != 5 || res.Confirmed != 5 {
 			t.Errorf("moved %d, confirmed %d, want 5 and 5", res.Moved, res.Confirmed)
 		}
@@ -507,7 +508,7 @@ func TestConventionReplayEasyNetQSendsTheOriginalMessage(t *testing.T) {
 		s.put(errorQueue, easyNetQEnvelope(t, n, "billing_sub"))
 	}
 
-	res := s.replay(errorQueue, PlanRequest{})
+	res := s.replay(errorQueue, Scope{})
 	if res.Moved != 5 || res.Confirmed != 5 {
 		t.Errorf("moved %d, confirmed %d, want 5 and 5", res.Moved, res.Confirmed)
 	}
@@ -569,7 +570,7 @@ func TestConventionReplayRascalForwardedBackToRascal(t *testing.T) {
 	// Declared after rascal forwarded, so that only a replay could fill it.
 	s.declare("orders.orders", nil)
 
-	res := s.replay("orders_error", PlanRequest{})
+	res := s.replay("orders_error", Scope{})
 	if res.Moved != n || res.Confirmed != n {
 		t.Errorf("moved %d, confirmed %d, want %d and %d", res.Moved, res.Confirmed, n, n)
 	}
@@ -619,7 +620,7 @@ func TestConventionReplayWatermillPoisonedBackToItsTopic(t *testing.T) {
 		body[uuid(d)] = string(d.Body)
 	}
 
-	res := s.replay("payments_error", PlanRequest{})
+	res := s.replay("payments_error", Scope{})
 	if res.Moved != n || res.Confirmed != n {
 		t.Errorf("moved %d, confirmed %d, want %d and %d", res.Moved, res.Confirmed, n, n)
 	}
@@ -680,7 +681,7 @@ func TestConventionReplayOneFailureGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := s.replay("orders_error", PlanRequest{Filter: f, FilterText: src})
+	res := s.replay("orders_error", Scope{Filter: f, FilterText: src})
 	if res.Moved != 3 || res.Kept != 2 {
 		t.Errorf("moved %d, kept %d, want 3 and 2", res.Moved, res.Kept)
 	}

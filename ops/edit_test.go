@@ -56,7 +56,7 @@ func editScene(t *testing.T) (*Ops, domain.QueueRef, *Browse, *EditDraft) {
 	if err != nil || len(page.Letters) != 2 {
 		t.Fatalf("page = %+v, %v; want the 2 dead letters", page, err)
 	}
-	d, err := l.StartEdit(ref, b, page.Letters[0])
+	d, err := l.StartEdit(ctx, ref, b, page.Letters[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +77,12 @@ func TestEditResubmitsTheCopyAndAuditsBothHashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := l.FinishEdit(d, nil)
+	plan, err := l.Plan(ctx, Scope{Action: Edit, Queue: ref, Draft: d})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(d.Path); !os.IsNotExist(err) {
-		t.Errorf("edit file still there after FinishEdit: %v", err)
+		t.Errorf("edit file still there once the edit is planned: %v", err)
 	}
 	if plan.Publish != 1 || plan.Destinations[0].Name != "queue orders (default exchange)" {
 		t.Fatalf("plan = %+v", plan)
@@ -92,7 +92,7 @@ func TestEditResubmitsTheCopyAndAuditsBothHashes(t *testing.T) {
 			t.Errorf("diff lacks %q:\n%s", want, plan.Diff)
 		}
 	}
-	res, err := l.Edit(ctx, plan)
+	res, err := l.Run(ctx, plan, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,9 +176,9 @@ func TestEditPublishesNothingWhenTheEditCannotGo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, ref, b, d := editScene(t)
 			editorErr := runEditor(t, d, editorScript(t, tc.script))
-			_, err := l.FinishEdit(d, editorErr)
+			_, err := l.Plan(testCtx(t), Scope{Action: Edit, Queue: ref, Draft: d, EditorErr: editorErr})
 			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) || !strings.Contains(err.Error(), tc.wantText) {
-				t.Fatalf("FinishEdit = %v, want %q", err, tc.wantText)
+				t.Fatalf("Plan of the edit = %v, want %q", err, tc.wantText)
 			}
 			if !strings.HasSuffix(err.Error(), "nothing was published; the message stays in orders.dlq") || strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %q: want one line saying the message stays", err)
@@ -201,15 +201,15 @@ func TestEditOfAMessageNoLongerHeldIsRefused(t *testing.T) {
 	if err := runEditor(t, d, editorScript(t, `sed -i 's/"id": "ev-a"/"id": "ev-a2"/' "$1"`)); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := l.FinishEdit(d, nil)
+	plan, err := l.Plan(testCtx(t), Scope{Action: Edit, Queue: ref, Draft: d})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.Close() // the session ends while the prompt is open
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := l.Edit(ctx, plan); !errors.Is(err, ErrNotHeld) {
-		t.Fatalf("Edit after the session closed = %v, want ErrNotHeld", err)
+	if _, err := l.Run(ctx, plan, nil); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Run of the edit after the session closed = %v, want ErrNotHeld", err)
 	}
 	ch := testkit.Channel(t, testConn(t, ref.Vhost))
 	testkit.WaitDepth(t, ch, "orders.dlq", 2)
@@ -222,7 +222,7 @@ func TestEditIsRefusedInAReadOnlyContext(t *testing.T) {
 	c := ordersContext()
 	c.ReadOnly = true
 	l := newOps(t, c)
-	if _, err := l.StartEdit(domain.QueueRef{Vhost: "/", Name: "orders.dlq"}, &Browse{}, domain.DeadLetter{}); !errors.Is(err, ErrReadOnly) {
+	if _, err := l.StartEdit(testCtx(t), domain.QueueRef{Vhost: "/", Name: "orders.dlq"}, &Browse{}, domain.DeadLetter{}); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("StartEdit in a read-only context = %v, want ErrReadOnly", err)
 	}
 }

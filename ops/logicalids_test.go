@@ -34,14 +34,14 @@ func TestThePlansQuestionSaysWhenHeldMessagesShareALogicalID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := l.Plan(ctx, PlanRequest{Action: Replay, Queue: ref, Session: s, Letters: page.Letters})
+	plan, err := l.Plan(ctx, Scope{Action: Replay, Queue: ref, Held: s, Letters: page.Letters})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(plan.Summary, "Replay 3 messages, 2 logical IDs: 1 duplicated (") {
 		t.Errorf("summary = %q", plan.Summary)
 	}
-	plan, err = l.Plan(ctx, PlanRequest{Action: Quarantine, Queue: ref, Session: s, Letters: page.Letters[1:], Reason: "poison"})
+	plan, err = l.Plan(ctx, Scope{Action: Quarantine, Queue: ref, Held: s, Letters: page.Letters[1:], Reason: "poison"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 		t.Errorf("lookup without an inbox = %v, want ErrNoInbox", err)
 	}
 
-	plan, err := l.Plan(ctx, PlanRequest{Action: Replay, Queue: ref, Session: s, Letters: page.Letters[:2]})
+	plan, err := l.Plan(ctx, Scope{Action: Replay, Queue: ref, Held: s, Letters: page.Letters[:2]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestBrowsePlanAndReplayThroughTheAdapter(t *testing.T) {
 		t.Errorf("summary = %q", plan.Summary)
 	}
 	var last Progress
-	res, err := l.Execute(ctx, plan, func(p Progress) { last = p })
+	res, err := l.Run(ctx, plan, func(p Progress) { last = p })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,14 +120,14 @@ func TestQuarantineGoesToTheParkingQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := l.Plan(ctx, PlanRequest{Action: Quarantine, Queue: ref, Session: s, Letters: page.Letters, Reason: "poison"})
+	plan, err := l.Plan(ctx, Scope{Action: Quarantine, Queue: ref, Held: s, Letters: page.Letters, Reason: "poison"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plan.Publish != 2 || plan.Destinations[0].Name != "queue orders.dlq.quarantine (default exchange)" {
 		t.Fatalf("plan = %+v", plan)
 	}
-	if _, err := l.Execute(ctx, plan, func(Progress) {}); err != nil {
+	if _, err := l.Run(ctx, plan, func(Progress) {}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitDepth(t, testkit.Channel(t, testConn(t, vhost)), "orders.dlq.quarantine", 2)
@@ -149,7 +149,7 @@ func TestQuorumDLQWithADeliveryLimitIsRefusedUnlessAllowed(t *testing.T) {
 		}
 		return
 	}
-	var refused *RefusedError
+	var refused *domain.RefusedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("open = %v, want a refusal", err)
 	}
@@ -244,7 +244,7 @@ func TestAWholeQueuePlanReadsEveryMessageAndStreamsTheFilteredOnes(t *testing.T)
 		t.Fatal(err)
 	}
 
-	plan, err := l.Plan(ctx, PlanRequest{Action: Replay, Queue: ref, Whole: true, Filter: f, FilterText: "three of six"})
+	plan, err := l.Plan(ctx, Scope{Action: Replay, Queue: ref, Filter: f, FilterText: "three of six"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestAWholeQueuePlanReadsEveryMessageAndStreamsTheFilteredOnes(t *testing.T)
 	ch := testkit.Channel(t, testConn(t, vhost))
 	testkit.WaitDepth(t, ch, "orders.dlq", 6) // the preview gave everything back
 
-	res, err := l.Execute(ctx, plan, nil)
+	res, err := l.Run(ctx, plan, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestAWholeQueuePlanRefusesAMissingDestinationBeforeMovingAnything(t *testin
 		t.Fatal(err)
 	}
 	l := newOps(t, ordersContext())
-	_, err := l.Plan(testCtx(t), PlanRequest{Action: Replay, Queue: domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}, Whole: true})
+	_, err := l.Plan(testCtx(t), Scope{Action: Replay, Queue: domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}})
 	if !errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "orders") {
 		t.Fatalf("plan with the origin queue gone = %v, want ErrNoDestination naming it", err)
 	}
@@ -312,14 +312,14 @@ func TestAPlanWhoseSessionDiedPublishesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := l.Plan(ctx, PlanRequest{Action: Replay, Queue: ref, Session: s, Letters: page.Letters})
+	plan, err := l.Plan(ctx, Scope{Action: Replay, Queue: ref, Held: s, Letters: page.Letters})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The connection drops, as a network would drop it.
-	holder(s).conn.Close()
-	if _, err := l.Execute(ctx, plan, nil); err == nil || !strings.Contains(err.Error(), "nothing was published") {
-		t.Fatalf("Execute on a dead session = %v, want a refusal saying nothing was published", err)
+	s.holder().conn.Close()
+	if _, err := l.Run(ctx, plan, nil); err == nil || !strings.Contains(err.Error(), "nothing was published") {
+		t.Fatalf("Run on a dead session = %v, want a refusal saying nothing was published", err)
 	}
 	ch := testkit.Channel(t, testConn(t, vhost))
 	testkit.WaitDepth(t, ch, "orders.dlq", 3)

@@ -2,11 +2,11 @@ package ops
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
@@ -21,25 +21,37 @@ func TestTheOperationsLayerRefusesEveryChangeInAReadOnlyContext(t *testing.T) {
 	o := newOps(t, &config.Context{Name: "ro", ReadOnly: true, Vhost: vhost})
 	ctx := testCtx(t)
 	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
-	tgt, err := o.Resolve(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := PlanRequest{Action: Replay, Queue: ref}
-	if _, err := o.StreamNow(ctx, tgt, req, 0, nil); !errors.Is(err, ErrReadOnly) {
+	// A whole queue streamed without a preview (--yes): refused when
+	// planned, and a dry run's plan refused when run.
+	if _, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref, Unasked: true}); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("a streamed replay: %v", err)
 	}
-	pre, err := o.Preview(ctx, tgt, req, 0)
+	unasked, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref, Unasked: true, DryRun: true})
+	if err != nil {
+		t.Fatalf("a dry run of a streamed replay changes nothing and is allowed: %v", err)
+	}
+	if _, err := o.Run(ctx, unasked, nil); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("a streamed replay planned as a dry run: %v", err)
+	}
+	// A whole queue previewed: refused when planned to run; a dry run
+	// previews, which changes nothing, and its plan is refused when run.
+	if _, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref}); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("a previewed replay: %v", err)
+	}
+	pre, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref, DryRun: true})
 	if err != nil {
 		t.Fatalf("a preview changes nothing and is allowed: %v", err)
 	}
-	if _, err := o.Stream(ctx, tgt, pre, nil); !errors.Is(err, ErrReadOnly) {
+	if pre.Selected != 3 {
+		t.Errorf("the preview read %d messages, want the 3 of orders.dlq", pre.Selected)
+	}
+	if _, err := o.Run(ctx, pre, nil); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("a previewed replay: %v", err)
 	}
-	if _, err := o.Resume(ctx, tgt, &actions.Resumption{}, nil); !errors.Is(err, ErrReadOnly) {
+	if _, err := o.Plan(ctx, Scope{Action: Resume, Queue: ref}); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("a resume: %v", err)
 	}
-	if _, err := o.Edit(ctx, Plan{}); !errors.Is(err, ErrReadOnly) {
+	if _, err := o.Plan(ctx, Scope{Action: Edit, Queue: ref}); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("an edit: %v", err)
 	}
 	s, err := o.Open(ctx, ref, false)
@@ -49,11 +61,22 @@ func TestTheOperationsLayerRefusesEveryChangeInAReadOnlyContext(t *testing.T) {
 	if _, err := s.Next(ctx); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := o.Plan(ctx, PlanRequest{Action: Quarantine, Queue: ref, Session: s, Letters: s.Letters(), Reason: "x"})
+	if len(s.Letters()) != 3 {
+		t.Fatalf("the session holds %d letters, want 3", len(s.Letters()))
+	}
+	if _, err := o.StartEdit(ctx, ref, s, s.Letters()[0]); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("an edit started: %v", err)
+	}
+	held := Scope{Action: Quarantine, Queue: ref, Held: s, Letters: s.Letters(), Reason: "x"}
+	if _, err := o.Plan(ctx, held); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("a held quarantine planned: %v", err)
+	}
+	held.DryRun = true
+	plan, err := o.Plan(ctx, held)
 	if err != nil {
 		t.Fatalf("a plan changes nothing and is allowed: %v", err)
 	}
-	if _, err := o.Execute(ctx, plan, nil); !errors.Is(err, ErrReadOnly) {
+	if _, err := o.Run(ctx, plan, nil); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("a held quarantine: %v", err)
 	}
 	s.Close()
@@ -84,18 +107,23 @@ func TestAForgedDeathOriginIsNotReplayedTo(t *testing.T) {
 	o := newOps(t, &config.Context{Name: "t", Vhost: vhost})
 	ctx := testCtx(t)
 	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
-	tgt, err := o.Resolve(ctx, ref)
+	pre, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pre, err := o.Preview(ctx, tgt, PlanRequest{Action: Replay, Queue: ref}, 0)
-	if err != nil {
-		t.Fatal(err)
+	// The one that stays is either unconfirmed or without a destination,
+	// and the plan says which.
+	unconfirmed := strings.Contains(pre.Summary, "1 stay: destination not confirmed")
+	noDestination := strings.Contains(pre.Summary, "1 without an origin queue stay")
+	if pre.Publish != 2 || pre.Selected != 3 || pre.SkippedApplied != 0 || unconfirmed == noDestination {
+		t.Fatalf("plan: %d moving of %d read, unconfirmed %v, without destination %v: %s", pre.Publish, pre.Selected, unconfirmed, noDestination, pre.Summary)
 	}
-	if pre.Moving != 2 || pre.Unconfirmed+pre.NoDestination != 1 {
-		t.Fatalf("preview: %d moving, %d unconfirmed, %d without destination: %s", pre.Moving, pre.Unconfirmed, pre.NoDestination, pre.Summary())
+	for _, d := range pre.Destinations {
+		if strings.Contains(d.Name, "victim") {
+			t.Errorf("the plan sends %d messages to %s", d.Count, d.Name)
+		}
 	}
-	if _, err := o.Stream(ctx, tgt, pre, nil); err != nil {
+	if _, err := o.Run(ctx, pre, nil); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitDepth(t, ch, "orders", 2)

@@ -41,7 +41,7 @@ func TestScanRefusesAQuorumDLQWhoseLimitCountsReturns(t *testing.T) {
 		}
 		return
 	}
-	var refused *RefusedError
+	var refused *domain.RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "delivery limit 5") {
 		t.Fatalf("scan = %v, want a refusal naming the limit", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
@@ -43,9 +44,9 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	o, ctx, ref, target := resolved(t, vhost, "orders.dlq")
+	o, ctx, ref, _ := resolved(t, vhost, "orders.dlq")
 	// No preview: each destination is checked as it first comes up.
-	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref}, 0, nil)
+	res, err := unasked(t, o, ctx, Scope{Action: Replay, Queue: ref})
 	if !errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "billing") {
 		t.Fatalf("replay with billing gone = %v (%+v), want ErrNoDestination naming billing", err, res.Counts)
 	}
@@ -92,8 +93,8 @@ func TestCopiesThatDieAgainSurviveTheQuorumSweep(t *testing.T) {
 	}
 	testkit.WaitDepth(t, ch, "orders.dlq", n)
 
-	o, ctx, ref, target := resolved(t, vhost, "orders.dlq")
-	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref}, 0, nil)
+	o, ctx, ref, _ := resolved(t, vhost, "orders.dlq")
+	res, err := unasked(t, o, ctx, Scope{Action: Replay, Queue: ref})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,13 +129,13 @@ func TestTheQuorumSweepKeepsTheSameEventDeadInAnotherQueue(t *testing.T) {
 		testkit.DeadLetter(t, ch, q, "events.dlq", orderEvents(n))
 	}
 
-	o, ctx, ref, target := resolved(t, vhost, "events.dlq")
+	o, ctx, ref, _ := resolved(t, vhost, "events.dlq")
 	const rule = `origin_queue == "billing"`
 	f, err := domain.CompileFilter(rule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := o.StreamNow(ctx, target, PlanRequest{Action: Replay, Queue: ref, Filter: f, FilterText: rule}, 0, nil)
+	res, err := unasked(t, o, ctx, Scope{Action: Replay, Queue: ref, Filter: f, FilterText: rule})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,4 +196,161 @@ func resolved(t *testing.T, vhost, name string) (*Ops, context.Context, domain.Q
 		t.Fatal(err)
 	}
 	return o, ctx, ref, target
+}
+
+// unasked runs s over the whole queue as `--yes` does: planned without a
+// preview (no one is asked, so nothing is read or decided), then run over
+// what the queue holds when the run starts.
+func unasked(t *testing.T, o *Ops, ctx context.Context, s Scope) (Result, error) {
+	t.Helper()
+	s.Unasked = true
+	p, err := o.Plan(ctx, s)
+	if err != nil {
+		t.Fatalf("plan %s of %s: %v", s.Action, s.Queue.Name, err)
+	}
+	if p.Decided || p.Idle() {
+		t.Fatalf("an unasked plan is decided (%v) or idle (%v): nothing was read to decide", p.Decided, p.Idle())
+	}
+	return o.Run(ctx, p, nil)
+}
+
+// A stream keeps its messages, so a whole-stream operation is planned
+// over a page it holds: its first Limit messages (10 000 unless the
+// operator says otherwise), held by the plan until it runs or closes.
+func TestAStreamPlannedWholeHoldsItsFirstLimitMessages(t *testing.T) {
+	const n = 5
+	o, ch, ref := streamScene(t, n)
+	ctx := testCtx(t)
+	// The default limit holds all five; closed, the plan moves nothing.
+	p, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Decided || p.Selected != n || p.Publish != n || len(p.Destinations) != 1 || p.Destinations[0].Name != "queue orders (default exchange)" {
+		t.Fatalf("plan of the whole stream = %+v, want its %d messages to orders", p, n)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "--limit") {
+			t.Errorf("warning %q: the default limit was not reached", w)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("a second Close = %v, want nil", err)
+	}
+	if d := testkit.Depth(t, ch, "orders"); d != 0 {
+		t.Fatalf("orders holds %d after a plan that was closed, want none", d)
+	}
+
+	p, err = o.Plan(ctx, Scope{Action: Replay, Queue: ref, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Selected != 3 || p.Publish != 3 {
+		t.Fatalf("plan limited to 3 = %+v, want 3 moving", p)
+	}
+	res, err := o.Run(ctx, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confirmed != 3 || res.Operation == "" {
+		t.Fatalf("result = %+v, want 3 confirmed", res.Counts)
+	}
+	testkit.WaitDepth(t, ch, "orders", 3)
+	var got []string
+	for range 3 {
+		d, ok, err := ch.Get("orders", true)
+		if err != nil || !ok {
+			t.Fatalf("get from orders: %v %v", ok, err)
+		}
+		got = append(got, d.MessageId)
+	}
+	if strings.Join(got, ",") != "m-ev-a,m-ev-b,m-ev-c" {
+		t.Errorf("orders received %v, want the stream's first three in order", got)
+	}
+
+	var re *actions.RequestError
+	if _, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref, Limit: maxStreamLimit + 1}); !errors.As(err, &re) {
+		t.Errorf("a limit past what a page holds: %v, want a request error", err)
+	}
+	if _, err := o.Plan(ctx, Scope{Action: Resume, Queue: ref}); !errors.As(err, &re) || !strings.Contains(err.Error(), "is a stream") {
+		t.Errorf("a resume on a stream: %v, want it refused as a stream", err)
+	}
+}
+
+// A stream planned with a limit it holds more than says that the rest
+// stay for another run, whatever the page size.
+func TestAStreamPlanLimitedSaysTheRestStay(t *testing.T) {
+	const n = 5
+	o, _, ref := streamScene(t, n)
+	ctx := testCtx(t)
+	for _, limit := range []int{1, 3, 4} {
+		p, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("--limit %d reached: more messages stay in the queue for another run", limit)
+		if p.Selected != limit || !slices.Contains(p.Warnings, want) {
+			t.Errorf("plan of %d of the stream's %d: %d selected, warnings %q; want %q", limit, n, p.Selected, p.Warnings, want)
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// streamScene dead-letters n order events and moves them into the
+// stream orders.dlq, as a shovel would (RabbitMQ 3.10 cannot dead-letter
+// into a stream), headers and all; the config pairs orders with it.
+func streamScene(t *testing.T, n int) (*Ops, *amqp.Channel, domain.QueueRef) {
+	t.Helper()
+	vhost := testkit.Vhost(t, "warren-ops-stream")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", amqp.Table{"x-queue-type": "stream"})
+	testkit.Declare(t, ch, "dead", nil)
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dead"})
+	testkit.DeadLetter(t, ch, "orders", "dead", orderEvents(n))
+	for range n {
+		d, ok, err := ch.Get("dead", false)
+		if err != nil || !ok {
+			t.Fatalf("get from dead: %v %v", ok, err)
+		}
+		m := amqp.Publishing{MessageId: d.MessageId, ContentType: d.ContentType, Headers: d.Headers, Body: d.Body}
+		if err := ch.Publish("", "orders.dlq", false, false, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Ack(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStream(t, vhost, "orders.dlq", n)
+	o := newOps(t, &config.Context{Name: "test", Username: "guest", Queues: []config.Queue{
+		{Name: "orders", DLQ: "orders.dlq", LogicalID: "header:event_id"},
+	}})
+	return o, ch, domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+}
+
+// waitStream waits until a consumer reading the stream from its first
+// offset has seen n messages: a stream's declare-ok count lags.
+func waitStream(t *testing.T, vhost, name string, n int) {
+	t.Helper()
+	ch := testkit.Channel(t, testConn(t, vhost))
+	if err := ch.Qos(n, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ch.Consume(name, "", false, false, false, false, amqp.Table{"x-stream-offset": "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(20 * time.Second)
+	for seen := 0; seen < n; seen++ {
+		select {
+		case <-ds:
+		case <-deadline:
+			t.Fatalf("the stream %s delivered %d of %d messages", name, seen, n)
+		}
+	}
+	ch.Close()
 }

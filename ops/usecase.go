@@ -147,9 +147,14 @@ func (p *Plan) Idle() bool {
 	return p.Decided && p.Publish == 0 && p.Action != Resume
 }
 
-// Close releases what the plan holds; a plan that ran holds nothing.
+// Close releases what the plan holds; a plan that ran holds nothing. A
+// closed plan does not run.
 func (p *Plan) Close() error {
-	if p == nil || p.close == nil {
+	if p == nil {
+		return nil
+	}
+	p.run = nil
+	if p.close == nil {
 		return nil
 	}
 	c := p.close
@@ -213,8 +218,10 @@ func (o *Ops) Run(ctx context.Context, p *Plan, progress func(Progress)) (Result
 	if err := o.writable(string(p.Action)); err != nil {
 		return Result{}, err
 	}
+	run := p.run
+	p.run = nil // a plan runs once
 	defer p.Close()
-	return p.run(ctx, progress)
+	return run(ctx, progress)
 }
 
 // planQueue plans s over the whole queue: a stream's first page is held
@@ -358,7 +365,7 @@ func (o *Ops) planStream(ctx context.Context, t *Target, s Scope) (*Plan, error)
 // held; the letters past limit stay held until b closes.
 func holdLetters(ctx context.Context, b *Browse, limit int) ([]domain.DeadLetter, []string, error) {
 	var notes []string
-	refused := 0
+	refused, end := 0, false
 	for {
 		page, err := b.Next(ctx)
 		if err != nil {
@@ -366,13 +373,15 @@ func holdLetters(ctx context.Context, b *Browse, limit int) ([]domain.DeadLetter
 		}
 		notes = append(notes, page.Notes...)
 		refused += len(page.Refused)
-		if page.End || page.Seen-refused >= limit {
+		if end = page.End; end || page.Seen-refused >= limit {
 			break
 		}
 	}
 	letters := b.Letters()
 	if len(letters) > limit {
 		letters = letters[:limit]
+	}
+	if !end && len(letters) == limit {
 		notes = append(notes, fmt.Sprintf("--limit %d reached: more messages stay in the queue for another run", limit))
 	}
 	if refused > 0 {

@@ -1,0 +1,155 @@
+package ops
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/testkit"
+)
+
+// The one rule for typed confirmations: a production context asks for
+// the phrase whatever the count; another context asks only above its
+// threshold (the default when none is set). The phrase is the queue's
+// name, made safe for a terminal, and the count.
+func TestConfirmForAsksThePhraseInProductionOrAboveTheThreshold(t *testing.T) {
+	const escaped = "orders\x1b[2J\x1b]0;pwned\x07.dlq"
+	tests := []struct {
+		name      string
+		env       string
+		threshold int
+		queue     string
+		n         int
+		want      Confirm
+	}{
+		{"production, one message", "prod", 100, "orders.dlq", 1,
+			Confirm{Phrase: "orders.dlq 1", Why: "production context"}},
+		{"production, none", "prod", 100, "orders.dlq", 0,
+			Confirm{Phrase: "orders.dlq 0", Why: "production context"}},
+		{"production, above the threshold", "prod", 10, "orders.dlq", 500,
+			Confirm{Phrase: "orders.dlq 500", Why: "production context"}},
+		{"production, no threshold set", "prod", 0, "orders.dlq", 2,
+			Confirm{Phrase: "orders.dlq 2", Why: "production context"}},
+		{"staging, none", "staging", 10, "orders.dlq", 0, Confirm{}},
+		{"staging, below the threshold", "staging", 10, "orders.dlq", 9, Confirm{}},
+		{"staging, at the threshold", "staging", 10, "orders.dlq", 10, Confirm{}},
+		{"staging, above the threshold", "staging", 10, "orders.dlq", 11,
+			Confirm{Phrase: "orders.dlq 11", Why: "more than 10 messages"}},
+		{"no environment, at the default threshold", "", 0, "orders.dlq", config.DefaultConfirmThreshold, Confirm{}},
+		{"no environment, above the default threshold", "", 0, "orders.dlq", config.DefaultConfirmThreshold + 1,
+			Confirm{Phrase: "orders.dlq 101", Why: "more than 100 messages"}},
+		{"a threshold above the default", "dev", 1000, "orders.dlq", 500, Confirm{}},
+		{"a name with escape sequences, production", "prod", 100, escaped, 3,
+			Confirm{Phrase: `orders\x1b[2J\x1b]0;pwned\x07.dlq 3`, Why: "production context"}},
+		{"a name with escape sequences, above the threshold", "dev", 0, escaped, 101,
+			Confirm{Phrase: `orders\x1b[2J\x1b]0;pwned\x07.dlq 101`, Why: "more than 100 messages"}},
+		{"a name with escape sequences, at the threshold", "dev", 0, escaped, 100, Confirm{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &config.Context{Name: "test", Environment: tt.env, ConfirmThreshold: tt.threshold}
+			got := confirmFor(c, tt.queue, tt.n)
+			if got != tt.want {
+				t.Fatalf("confirmFor(%q, %q, threshold %d, %d) = %+v, want %+v", tt.env, tt.queue, tt.threshold, tt.n, got, tt.want)
+			}
+			if strings.ContainsAny(got.Phrase, "\x1b\x07") {
+				t.Errorf("phrase %q carries a control character to the terminal", got.Phrase)
+			}
+		})
+	}
+}
+
+func TestConfirmWarningNamesWhyOnlyWhenAPhraseIsAsked(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Confirm
+		want string
+	}{
+		{"no confirmation asked", Confirm{}, ""},
+		{"a why without a phrase", Confirm{Why: "production context"}, ""},
+		{"production", Confirm{Phrase: "orders.dlq 3", Why: "production context"},
+			"production context: type the queue name and the count to confirm"},
+		{"above the threshold", Confirm{Phrase: "orders.dlq 101", Why: "more than 100 messages"},
+			"more than 100 messages: type the queue name and the count to confirm"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.c.Warning(); got != tt.want {
+				t.Fatalf("Warning() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A plan carries the rule's answer for the messages it moves: in a
+// production context the phrase counts those the filter picks, not
+// those read; a plan no one is asked about asks nothing.
+func TestAPlanCarriesTheConfirmationForWhatItMoves(t *testing.T) {
+	vhost := testkit.Vhost(t, "warren-ops-confirm")
+	rejectedScene(t, vhost, 6)
+	c := ordersContext()
+	c.Environment = "prod"
+	l := newOps(t, c)
+	ctx := testCtx(t)
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	f, err := CompileFilter(`logical_id in ["ev-a", "ev-c", "ev-e"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := l.Plan(ctx, Scope{Action: Replay, Queue: ref, Filter: f, FilterText: "three of six", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Confirm{Phrase: "orders.dlq 3", Why: "production context"}); p.Confirm != want || p.Idle() {
+		t.Errorf("plan of 3 of 6 in production: confirm %+v (idle %v), want %+v", p.Confirm, p.Idle(), want)
+	}
+	none, err := CompileFilter(`logical_id == "ev-z"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = l.Plan(ctx, Scope{Action: Replay, Queue: ref, Filter: none, FilterText: "none", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Idle() || p.Publish != 0 {
+		t.Errorf("a plan that moves nothing: idle %v, publish %d", p.Idle(), p.Publish)
+	}
+	p, err = l.Plan(ctx, Scope{Action: Replay, Queue: ref, Unasked: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Confirm != (Confirm{}) || p.Decided || p.Idle() {
+		t.Errorf("an unasked plan: confirm %+v, decided %v, idle %v; want nothing asked and nothing decided", p.Confirm, p.Decided, p.Idle())
+	}
+	testkit.WaitDepth(t, testkit.Channel(t, testConn(t, vhost)), "orders.dlq", 6)
+}
+
+// A plan runs once, and not at all once closed: the page a stream's plan
+// held is given back by Close, so running it then would act on what is no
+// longer held.
+func TestAPlanRunsOnceAndNotAfterClose(t *testing.T) {
+	o := &Ops{c: Clients{Context: &config.Context{Name: "test"}}}
+	runs := 0
+	newPlan := func() *Plan {
+		return &Plan{Action: Replay, run: func(context.Context, func(Progress)) (Result, error) {
+			runs++
+			return Result{}, nil
+		}}
+	}
+	p := newPlan()
+	if _, err := o.Run(context.Background(), p, nil); err != nil || runs != 1 {
+		t.Fatalf("first run: %v, %d runs", err, runs)
+	}
+	if _, err := o.Run(context.Background(), p, nil); err == nil || runs != 1 {
+		t.Fatalf("a plan ran twice: %v, %d runs", err, runs)
+	}
+	closed := newPlan()
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Run(context.Background(), closed, nil); err == nil || runs != 1 {
+		t.Fatalf("a closed plan ran: %v, %d runs", err, runs)
+	}
+}
