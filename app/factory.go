@@ -43,6 +43,10 @@ type Settings struct {
 	// client for every command but the dashboard, so a command's own
 	// logic runs in tests without a broker.
 	NewManagement func(*config.Context) (Management, error)
+	// Dial, when set, replaces the context's AMQP dial for every
+	// command, so a test can see every connection the operations layer
+	// opens.
+	Dial func(vhost string) (*amqp.Connection, error)
 	// Err receives warnings said before anything else (config files
 	// ignored, an audit file open to others).
 	Err io.Writer
@@ -211,6 +215,9 @@ func ParkingQueues(c *config.Context) []domain.QueueRef {
 
 // DialAMQP connects to the context's broker in vhost.
 func (a *Factory) DialAMQP(vhost string) (*amqp.Connection, error) {
+	if a.s.Dial != nil {
+		return a.s.Dial(vhost)
+	}
 	c, pw, tc, err := a.login()
 	if err != nil {
 		return nil, err

@@ -4,6 +4,8 @@
 package cli
 
 import (
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"io"
 	"os"
 
@@ -30,12 +32,26 @@ type App struct {
 	// client for every command but the dashboard, so a command's own
 	// logic runs in tests without a broker.
 	NewManagement func(*config.Context) (app.Management, error)
+	// Dial, when set, replaces the context's AMQP dial (tests).
+	Dial func(vhost string) (*amqp.Connection, error)
 
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
 
 	f *app.Factory
+	// terminal reports whether a stream is an interactive terminal;
+	// IsTerminal unless a test answers for one.
+	terminal func(any) bool
+}
+
+// isTerminal reports whether f is an interactive terminal, as a
+// prompt needs.
+func (a *App) isTerminal(f any) bool {
+	if a.terminal != nil {
+		return a.terminal(f)
+	}
+	return IsTerminal(f)
 }
 
 // NewApp returns an App writing to the process's streams.
@@ -47,7 +63,7 @@ func (a *App) Factory() *app.Factory {
 	if a.f == nil {
 		a.f = app.New(app.Settings{
 			ConfigPath: a.ConfigPath, ContextName: a.ContextName, ReadOnly: a.ReadOnly,
-			Operator: a.Operator, Target: a.Target, NewManagement: a.NewManagement, Err: a.Err,
+			Operator: a.Operator, Target: a.Target, NewManagement: a.NewManagement, Dial: a.Dial, Err: a.Err,
 		})
 	}
 	return a.f

@@ -104,7 +104,7 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 	if err != nil {
 		return err
 	}
-	if !f.dryRun && !f.yes && !IsTerminal(a.In) {
+	if !f.dryRun && !f.yes && !a.isTerminal(a.In) {
 		return app.Refused(fmt.Errorf("no terminal to confirm on: pass --yes to %s, or --dry-run to see the plan", f.action))
 	}
 	req, err := parseAction(c, f)

@@ -58,7 +58,7 @@ func newDlqEditCmd(a *App) *cobra.Command {
 }
 
 func (a *App) runDlqEdit(ctx context.Context, queue, id string, limit int, fr readFlags, f actionFlags) error {
-	if !f.yes && !IsTerminal(a.In) {
+	if !f.yes && !a.isTerminal(a.In) {
 		return app.Refused(errors.New("no terminal to confirm on: pass --yes to edit"))
 	}
 	if limit < 1 {

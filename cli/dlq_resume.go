@@ -61,7 +61,7 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 	if err != nil {
 		return err
 	}
-	if !f.dryRun && !f.yes && !IsTerminal(a.In) {
+	if !f.dryRun && !f.yes && !a.isTerminal(a.In) {
 		return app.Refused(errors.New("no terminal to confirm on: pass --yes to resume, or --dry-run to see what it would do"))
 	}
 	o, err := a.Factory().Ops()
