@@ -10,7 +10,7 @@ import (
 // journalGroup bounds how many records one group commit writes.
 const journalGroup = 64
 
-// journal writes a streamed operation's records in group commits
+// journal writes a walk's records in group commits
 // (docs/ARCHITECTURE.md §4.4): whatever records were handed in while the
 // previous group was being synced go out together, with one sync. The
 // page about to be published waits for its record; a batch of confirms

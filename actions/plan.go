@@ -297,7 +297,7 @@ const (
 
 // Decide is the request's word on one letter: where it goes, or why it
 // stays. applied is the inbox's word (nil when unknown). A plan and a
-// streamed operation decide every letter with it.
+// walk decide every letter with it.
 func (req Request) Decide(d domain.DeadLetter, applied *bool) (Destination, Skip, error) {
 	if req.Filter != nil {
 		// A message the filter cannot judge (a field it compares is

@@ -11,7 +11,7 @@ import (
 	"github.com/warrenops/warren/domain"
 )
 
-// Source is where a streamed operation reads its messages, in queue
+// Source is where a walk reads its messages, in queue
 // order, at most a limit of them; *dlq.Feed is one. The caller closes it,
 // which returns whatever was neither acked nor moved.
 type Source interface {
@@ -33,11 +33,11 @@ type Source interface {
 // inbox cannot say, so nothing is skipped.
 type Lookup func(ctx context.Context, ids []string) (map[string]bool, error)
 
-// pageSize is how many letters a streamed operation decides at once: one
+// pageSize is how many letters a walk decides at once: one
 // inbox query and one write-ahead record per page.
 const pageSize = 512
 
-// Preview is what a streamed operation would do, read from the queue
+// Preview is what a walk would do, read from the queue
 // itself and touching nothing: every message is decided as the operation
 // will decide it, then all are returned. No body is kept.
 type Preview struct {

@@ -96,7 +96,7 @@ type Resumption struct {
 var ErrNothingToResume = errors.New("nothing to resume")
 
 // ReadResumption finds the operation to finish among records: the one
-// named id, or, when id is empty, the latest incomplete streamed operation
+// named id, or, when id is empty, the latest incomplete walk
 // on vhost/queue. An operation that is unknown, finished, on another
 // queue or not streamed is a *RequestError.
 func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumption, error) {

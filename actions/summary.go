@@ -29,7 +29,7 @@ type question struct {
 	unconfirmed        int
 	inboxUnknown       bool
 	rate               float64
-	// Streamed operations only: how many messages were read, and how
+	// Walks only: how many messages were read, and how
 	// many of the moving ones came back after an earlier replay.
 	read, loops int
 }

@@ -53,7 +53,7 @@ func (c confirmedTwins) take(d domain.DeadLetter) bool {
 
 // sweep reads the queue once over src and removes the twins of the run's
 // confirmed copies; everything else stays, returned by src's Close.
-func (s *streamer) sweep(ctx context.Context, src SweepSource) (int, error) {
+func (s *walker) sweep(ctx context.Context, src SweepSource) (int, error) {
 	defer src.Close()
 	removed := 0
 	for {

@@ -42,7 +42,7 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 	}
 	var kept []string
 	var diedAgain string
-	op := Streamed{
+	op := Walk{
 		Request: Request{Action: ActionReplay, Vhost: s.vhost, Queue: s.dlq, Filter: f, FilterText: "four of six"},
 		Limit:   6,
 		Close: func() error {
@@ -69,7 +69,7 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 		},
 		Sweep: func() (SweepSource, error) { return dlq.OpenFeed(s.conn, q, dlq.Options{}, 2+len(back)+1, 0) },
 	}
-	res, err := Stream(testCtx(t), feed, op, s.env(nil), nil)
+	res, err := RunWalk(testCtx(t), feed, op, s.env(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // The garbage collector's settings per use (docs/ARCHITECTURE.md §4.4
 // and §3.4). GOGC or GOMEMLIMIT set in the environment win over both.
 
-// bulkMemory tunes the collector for a streamed operation, whose heap
+// bulkMemory tunes the collector for a walk, whose heap
 // holds at most a window of messages: it runs when the heap has grown
 // fivefold or reaches bulkHeap, instead of at every doubling, which cost
 // a fifth of the process's CPU on a two-core machine. It returns what
@@ -28,7 +28,7 @@ func bulkMemory() (restore func()) {
 	}
 }
 
-// bulkHeap is the heap at which a streamed operation's collector runs
+// bulkHeap is the heap at which a walk's collector runs
 // whatever the growth: well below the 150 MiB the operation may use.
 const bulkHeap = 96 << 20
 

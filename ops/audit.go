@@ -108,10 +108,11 @@ type OperationDetail struct {
 	audit.OperationSummary
 	Host, Context string
 	// Rule is what the intent record states: filter, reason, parking
-	// queue, rate, limit, whether it streamed (docs/ARCHITECTURE.md §4.4).
+	// queue, rate, limit, whether it walked the whole queue (its intent
+	// record says "streamed"; docs/ARCHITECTURE.md §4.4).
 	Filter, Reason, Parking string
 	Rate                    string
-	Streamed                bool
+	Walk                    bool
 	Destinations            []string
 	Bytes                   int64
 	// Resumes counts the times `dlq resume` took the operation up.
@@ -186,7 +187,7 @@ func detailOf(s audit.OperationSummary, recs []audit.Record) *OperationDetail {
 			d.Host, d.Context = r.Host, r.Context
 			x := r.Detail
 			d.Filter, d.Reason, d.Parking, d.Rate = x["filter"], x["reason"], x["parking_queue"], x["rate"]
-			d.Streamed = x["streamed"] == "true"
+			d.Walk = x["streamed"] == "true"
 			d.Destinations = audit.Destinations(x)
 			d.Bytes, _ = strconv.ParseInt(x["bytes"], 10, 64)
 			add(r, false)

@@ -132,8 +132,8 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 	for _, m := range before.Messages {
 		outcomes[m.Outcome]++
 	}
-	if !before.Streamed || outcomes[audit.OutcomeConfirmed] == 0 || outcomes[audit.OutcomePublishing] == 0 {
-		t.Fatalf("the interrupted operation's messages: %v (streamed %v); want confirmed ones and ones published without a confirm", outcomes, before.Streamed)
+	if !before.Walk || outcomes[audit.OutcomeConfirmed] == 0 || outcomes[audit.OutcomePublishing] == 0 {
+		t.Fatalf("the interrupted operation's messages: %v (streamed %v); want confirmed ones and ones published without a confirm", outcomes, before.Walk)
 	}
 
 	disk.mend()

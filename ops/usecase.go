@@ -295,7 +295,7 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
 		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
-			return o.streamPreviewed(ctx, t, pre, progress)
+			return o.walkPreviewed(ctx, t, pre, progress)
 		},
 	}
 	for _, g := range pre.Groups {
@@ -316,7 +316,7 @@ func (o *Ops) planUnasked(t *Target, r actions.Request, s Scope) (*Plan, error) 
 		Summary: fmt.Sprintf("%s every message %s holds when the run starts", r.Action, s.Queue.Name),
 		Rate:    s.Rate,
 		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
-			return o.streamNow(ctx, t, r, s.Limit, progress)
+			return o.walkNow(ctx, t, r, s.Limit, progress)
 		},
 	}, nil
 }

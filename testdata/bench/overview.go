@@ -16,6 +16,8 @@ import (
 
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/ui"
+	"github.com/warrenops/warren/ui/overview"
+	"github.com/warrenops/warren/ui/styles"
 )
 
 // Terminal size of the measured frames: a common laptop terminal.
@@ -199,8 +201,9 @@ func (b *bench) refresh(vh string, anchors []string) (*refreshResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m tea.Model = ui.New(ui.Options{Context: "bench", Lister: client, Describer: client,
-		Refresh: 2 * time.Second, Vhost: vh})
+	// The root model with the overview the composition root gives it.
+	home := overview.New(overview.Options{Lister: client, Styles: styles.Default(), Refresh: 2 * time.Second, Vhost: vh})
+	var m tea.Model = ui.New(ui.Options{Context: "bench", Overview: home, Refresh: 2 * time.Second, Vhost: vh})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: termWidth, Height: termHeight})
 	res := &refreshResult{}
 

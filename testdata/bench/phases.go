@@ -63,7 +63,7 @@ func (b *bench) phases(ctx context.Context, conn *amqp.Connection, vh, queue str
 	if feed, err = dlq.OpenFeed(conn, q, dlq.Options{}, pre.Read, 0); err != nil {
 		return nil, err
 	}
-	res, err := actions.Stream(ctx, feed, actions.Streamed{Request: req, Limit: pre.Read, Expect: pre.Moving, Groups: pre.Groups}, env, nil)
+	res, err := actions.RunWalk(ctx, feed, actions.Walk{Request: req, Limit: pre.Read, Expect: pre.Moving, Groups: pre.Groups}, env, nil)
 	if cerr := feed.Close(); err == nil {
 		err = cerr
 	}

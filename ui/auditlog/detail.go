@@ -306,8 +306,8 @@ func (m *Detail) rule() string {
 	if d.Rate != "" {
 		parts = append(parts, "rate "+sanitize.Text(d.Rate)+" msg/s")
 	}
-	if d.Streamed {
-		parts = append(parts, "streamed")
+	if d.Walk {
+		parts = append(parts, "walked the whole queue")
 	}
 	if d.Resumes > 0 {
 		parts = append(parts, fmt.Sprintf("resumed %d×", d.Resumes))
@@ -320,7 +320,7 @@ func (m *Detail) destinations() string {
 		if m.d.Parking != "" {
 			return "queue " + sanitize.Text(m.d.Parking)
 		}
-		return format.Unknown + " (decided per message as it streamed)"
+		return format.Unknown + " (decided per message as it walked the queue)"
 	}
 	out := make([]string, len(m.d.Destinations))
 	for i, d := range m.d.Destinations {

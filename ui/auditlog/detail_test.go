@@ -26,7 +26,7 @@ func incompleteDetail() *ops.OperationDetail {
 	s := sampleOps()[1]
 	return &ops.OperationDetail{
 		OperationSummary: s, Host: "ops-1", Context: "prod", Reason: "schema v3 rejected",
-		Parking: "payments.dlq.quarantine", Streamed: true, Destinations: []string{"queue payments.dlq.quarantine"}, Bytes: 4096,
+		Parking: "payments.dlq.quarantine", Walk: true, Destinations: []string{"queue payments.dlq.quarantine"}, Bytes: 4096,
 		Messages: []ops.MessageEntry{
 			{Seq: 8, LogicalID: "pay-1", MessageID: "m-1", Outcome: audit.OutcomeConfirmed},
 			{Seq: 8, LogicalID: "pay-2", MessageID: "m-2", Outcome: audit.OutcomeConfirmed},
@@ -132,7 +132,7 @@ func TestEnterOpensTheOperationUnderTheCursor(t *testing.T) {
 		"Operation 20240501T025000Z-0badc0de  quarantine · INCOMPLETE",
 		"bob on ops-1 · context prod",
 		"payments.dlq in vhost / · target queue payments.dlq.quarantine",
-		"no filter · selected 4 · 4.0 KiB · reason schema v3 rejected · streamed",
+		"no filter · selected 4 · 4.0 KiB · reason schema v3 rejected · walked the whole queue",
 		"confirmed 2 · published, no confirm 2",
 		"no final record: interrupted, or still running — R resumes it",
 		`pay-3\x1b[2J`, "published, no confirm",

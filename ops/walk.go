@@ -46,13 +46,13 @@ func (o *Ops) checkDestinations(t *Target, p *actions.Preview) error {
 	return actions.CheckDestinations(conn, p.Request, p.Groups)
 }
 
-// streamPreviewed runs the previewed operation over the first messages
+// walkPreviewed runs the previewed operation over the first messages
 // of the DLQ, as many as the preview read (the N its question stated):
 // the queue may still be taking back what the preview returned, so its
 // depth now could read lower.
-func (o *Ops) streamPreviewed(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
-	op := actions.Streamed{Request: p.Request, Expect: p.Moving, Groups: p.Groups, Lookup: o.lookup(t.InboxOf)}
-	res, err := o.stream(ctx, t, op, p.Read, progress)
+func (o *Ops) walkPreviewed(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
+	op := actions.Walk{Request: p.Request, Expect: p.Moving, Groups: p.Groups, Lookup: o.lookup(t.InboxOf)}
+	res, err := o.walk(ctx, t, op, p.Read, progress)
 	if n := res.SkippedApplied - p.SkippedApplied; n > 0 && res.Operation != "" {
 		// The run asks the inbox again as it streams.
 		res.Notes = append(res.Notes, fmt.Sprintf("%d applied since the plan, skipped", n))
@@ -63,16 +63,16 @@ func (o *Ops) streamPreviewed(ctx context.Context, t *Target, p *actions.Preview
 	return res, err
 }
 
-// streamNow runs r over the DLQ as it is now, without a preview (no one
+// walkNow runs r over the DLQ as it is now, without a preview (no one
 // is asked): N is the queue's depth when it starts, at most limit when
 // limit > 0, and each destination is checked as it first comes up.
-func (o *Ops) streamNow(ctx context.Context, t *Target, r actions.Request, limit int, progress func(Progress)) (Result, error) {
+func (o *Ops) walkNow(ctx context.Context, t *Target, r actions.Request, limit int, progress func(Progress)) (Result, error) {
 	depth, err := o.depth(t, limit)
 	if err != nil {
 		return Result{}, err
 	}
-	op := actions.Streamed{Request: r, Expect: depth, Lookup: o.lookup(t.InboxOf)}
-	res, err := o.stream(ctx, t, op, depth, progress)
+	op := actions.Walk{Request: r, Expect: depth, Lookup: o.lookup(t.InboxOf)}
+	res, err := o.walk(ctx, t, op, depth, progress)
 	if res.Cancelled {
 		res.Notes = append(res.Notes, fmt.Sprintf("cancelled: %d moved, the other %d stay in %s", res.Moved, max(res.Taken-res.Moved, 0), t.Ref.Name))
 	}
@@ -149,8 +149,8 @@ func (o *Ops) resume(ctx context.Context, t *Target, r *actions.Resumption, prog
 		return Result{}, err
 	}
 	depth = max(depth, r.Read)
-	op := actions.Streamed{Request: r.Request, Lookup: o.lookup(t.InboxOf), Resume: r}
-	return o.stream(ctx, t, op, depth, progress)
+	op := actions.Walk{Request: r.Request, Lookup: o.lookup(t.InboxOf), Resume: r}
+	return o.walk(ctx, t, op, depth, progress)
 }
 
 // depth is how many messages t holds now, at most limit when limit > 0.
@@ -171,8 +171,8 @@ func depthOn(conn *amqp.Connection, t *Target, limit int) (int, error) {
 	return depth, err
 }
 
-// stream runs op over the first limit messages of t.
-func (o *Ops) stream(ctx context.Context, t *Target, op actions.Streamed, limit int, progress func(Progress)) (Result, error) {
+// walk runs op over the first limit messages of t.
+func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, progress func(Progress)) (Result, error) {
 	st, err := o.AuditStore()
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
@@ -215,7 +215,7 @@ func (o *Ops) stream(ctx context.Context, t *Target, op actions.Streamed, limit 
 			return dlq.OpenFeed(src, t.Info, t.Opts, depth, 0)
 		}
 	}
-	res, err := actions.Stream(ctx, feed, op, env, o.report(progress))
+	res, err := actions.RunWalk(ctx, feed, op, env, o.report(progress))
 	// Close returns every delivery not moved, in one nack, after the
 	// acks of the moved ones.
 	if cerr := feed.Close(); cerr != nil {

@@ -7,12 +7,12 @@ import (
 	"github.com/warrenops/warren/audit"
 )
 
-// streamLog writes the records of one streamed operation. Nothing is
+// walkLog writes the records of one walk. Nothing is
 // listed up front, since the selection is decided as the queue is read:
 // each page's moving messages are recorded before they are published
 // (outcome publishing), each batch of confirms before its acks, and the
 // other outcomes as they come.
-type streamLog struct {
+type walkLog struct {
 	store audit.Store
 	sign  *audit.SigningKey // nil: no checkpoint
 	op    audit.Op
@@ -22,7 +22,7 @@ type streamLog struct {
 }
 
 // append stores rec: through the journal while there is one.
-func (l *streamLog) append(ctx context.Context, rec audit.Record) error {
+func (l *walkLog) append(ctx context.Context, rec audit.Record) error {
 	if l.j != nil {
 		return l.j.write(rec)
 	}
@@ -30,7 +30,7 @@ func (l *streamLog) append(ctx context.Context, rec audit.Record) error {
 	return err
 }
 
-func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declareParking bool) error {
+func (l *walkLog) intent(ctx context.Context, op Walk, window int, declareParking bool) error {
 	if r := op.Resume; r != nil {
 		// The intent stands; this says the operation goes on.
 		_, err := l.store.Append(ctx, l.op.Outcome(audit.OutcomeResumed, nil, nil, map[string]string{
@@ -43,7 +43,7 @@ func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declare
 		Rate: req.Rate, Release: req.Release}
 	extra := intentDetail(p, window, declareParking)
 	extra["limit"] = strconv.Itoa(op.Limit)
-	extra["streamed"] = "true"
+	extra["streamed"] = "true" // the record's key since the first release: a walk
 	if req.IncludeApplied {
 		extra["include_applied"] = "true"
 	}
@@ -64,7 +64,7 @@ func (l *streamLog) intent(ctx context.Context, op Streamed, window int, declare
 // published, so after a crash every copy that may exist is named.
 // digests and deaths run parallel to items: their bodies' sha256 and
 // their DeathDigest.
-func (l *streamLog) publishingRecord(items []Item, digests, deaths []string) audit.Record {
+func (l *walkLog) publishingRecord(items []Item, digests, deaths []string) audit.Record {
 	mids, lids, dests := make([]string, len(items)), make([]string, len(items)), make([]string, len(items))
 	for i, it := range items {
 		mids[i], lids[i] = it.Letter.MessageID, it.Letter.LogicalID
@@ -77,11 +77,11 @@ func (l *streamLog) publishingRecord(items []Item, digests, deaths []string) aud
 
 // outcome records a batch of settled messages; replies run parallel to
 // batch for returned ones.
-func (l *streamLog) outcome(ctx context.Context, outcome string, batch []flight, replies []string) error {
+func (l *walkLog) outcome(ctx context.Context, outcome string, batch []flight, replies []string) error {
 	return l.append(ctx, l.outcomeRecord(outcome, batch, replies))
 }
 
-func (l *streamLog) outcomeRecord(outcome string, batch []flight, replies []string) audit.Record {
+func (l *walkLog) outcomeRecord(outcome string, batch []flight, replies []string) audit.Record {
 	mids, lids := make([]string, len(batch)), make([]string, len(batch))
 	digests, sizes, dests, deaths := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
 	for i, fl := range batch {
@@ -100,7 +100,7 @@ func (l *streamLog) outcomeRecord(outcome string, batch []flight, replies []stri
 
 // final closes the operation with its counts; it is written after a
 // cancel too.
-func (l *streamLog) final(ctx context.Context, res *Result, runErr error) error {
+func (l *walkLog) final(ctx context.Context, res *Result, runErr error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	return appendFinal(ctx, l.store, l.sign, l.op, res, finalRecord(l.op, res, runErr, map[string]int{

@@ -13,10 +13,10 @@ import (
 	"github.com/warrenops/warren/domain"
 )
 
-// Streamed is an operation over a whole queue, or its first Limit
+// Walk is an operation over a whole queue, or its first Limit
 // messages: every message is read, decided, and moved or kept as it
 // arrives, so memory is bounded by the windows, not by the queue.
-type Streamed struct {
+type Walk struct {
 	Request Request
 	// Limit is N, the messages the queue held when the operator answered
 	// the prompt; a message that dies again during the run is past it.
@@ -47,7 +47,7 @@ const (
 	recordAfter = 20 * time.Millisecond
 )
 
-// Stream carries out op over src (docs/ARCHITECTURE.md §4.4): an intent
+// RunWalk carries out op over src (docs/ARCHITECTURE.md §4.4): an intent
 // record, then page by page the inbox asked once, each letter decided, a
 // write-ahead record of what is about to be published, the copies
 // published with confirms and mandatory within the window; each confirm
@@ -57,7 +57,7 @@ const (
 // the final record written. The caller closes src, which returns every
 // delivery not acked — kept, returned, nacked, unknown or never sent —
 // with one bulk nack.
-func Stream(ctx context.Context, src Source, op Streamed, env Env, progress func(Progress)) (*Result, error) {
+func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Progress)) (*Result, error) {
 	env = withDefaults(env)
 	req := op.Request
 	res := &Result{}
@@ -76,8 +76,8 @@ func Stream(ctx context.Context, src Source, op Streamed, env Env, progress func
 	if err != nil {
 		return res, err
 	}
-	s := &streamer{op: op, env: env, src: src, res: res, progress: progress}
-	s.log = &streamLog{store: env.Audit, sign: env.Checkpoint, op: operation(plan, env)}
+	s := &walker{op: op, env: env, src: src, res: res, progress: progress}
+	s.log = &walkLog{store: env.Audit, sign: env.Checkpoint, op: operation(plan, env)}
 	if op.Resume != nil {
 		s.log.op.ID, s.log.op.Target = op.Resume.Op.ID, op.Resume.Op.Target
 	}
@@ -105,7 +105,7 @@ func Stream(ctx context.Context, src Source, op Streamed, env Env, progress func
 
 // closeAndSweep closes the source, then, where the operation asks for it
 // and copies were confirmed, sweeps the queue for their twins.
-func (s *streamer) closeAndSweep(ctx context.Context) error {
+func (s *walker) closeAndSweep(ctx context.Context) error {
 	if s.op.Close == nil {
 		return nil
 	}
@@ -131,12 +131,12 @@ func (s *streamer) closeAndSweep(ctx context.Context) error {
 	return nil
 }
 
-// streamer is one streamed operation in progress.
-type streamer struct {
-	op       Streamed
+// walker is one walk in progress.
+type walker struct {
+	op       Walk
 	env      Env
 	src      Source
-	log      *streamLog
+	log      *walkLog
 	res      *Result
 	progress func(Progress)
 
@@ -172,7 +172,7 @@ type flight struct {
 	expDropped    bool
 }
 
-func (s *streamer) run(ctx context.Context) error {
+func (s *walker) run(ctx context.Context) error {
 	pub, err := NewPublisher(s.env.Conn, s.env.Window)
 	if err != nil {
 		return err
@@ -234,7 +234,7 @@ func (s *streamer) run(ctx context.Context) error {
 // or publishing must stop. The pages overlap: while one page's
 // write-ahead record is being stored, the page before it is published.
 // No copy is published before its page's record is durable.
-func (s *streamer) send(ctx context.Context, pub *Publisher) error {
+func (s *walker) send(ctx context.Context, pub *Publisher) error {
 	p := &pager{s: s, pub: pub, st: stamp{action: s.op.Request.Action, operation: s.res.Operation,
 		connUser: s.env.ConnUser, reason: s.op.Request.Reason, by: s.env.Operator}}
 	if r := s.op.Request.Rate; r > 0 {
@@ -293,9 +293,9 @@ type page struct {
 	recorded chan error
 }
 
-// pager reads, decides and publishes the pages of one streamed operation.
+// pager reads, decides and publishes the pages of one walk.
 type pager struct {
-	s       *streamer
+	s       *walker
 	pub     *Publisher
 	st      stamp
 	limiter *rate.Limiter
@@ -420,7 +420,7 @@ func (p *pager) publish(ctx context.Context, pg *page) error {
 // checkDestinations refuses the page if a destination not seen before
 // knowably does not exist: nothing of the page is published. A preview
 // has checked the destinations it found; this catches the others.
-func (s *streamer) checkDestinations(moving []Item) error {
+func (s *walker) checkDestinations(moving []Item) error {
 	var fresh []Group
 	for _, it := range moving {
 		if !s.checked[it.Dest] {
@@ -435,7 +435,7 @@ func (s *streamer) checkDestinations(moving []Item) error {
 }
 
 // dedupe removes twins of recorded confirms: recorded first, then acked.
-func (s *streamer) dedupe(ctx context.Context, twins []flight) error {
+func (s *walker) dedupe(ctx context.Context, twins []flight) error {
 	if len(twins) == 0 {
 		return nil
 	}
@@ -465,7 +465,7 @@ func flightOf(d domain.DeadLetter, digest, death string) flight {
 // settle takes every settlement as it comes: a confirm joins the batch
 // recorded write-ahead and then acked; a return or a nack stops
 // publishing, since the destination does not take the messages.
-func (s *streamer) settle(ctx context.Context, pub *Publisher) error {
+func (s *walker) settle(ctx context.Context, pub *Publisher) error {
 	b := &batches{s: s}
 	stop := s.stop
 	tick := time.NewTicker(recordAfter)
@@ -537,7 +537,7 @@ func errText(err error) string {
 
 // batches gathers settled messages into records, handed to the journal.
 type batches struct {
-	s         *streamer
+	s         *walker
 	confirmed []flight
 	others    map[string][]flight
 	replies   map[string][]string
