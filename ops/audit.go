@@ -233,7 +233,7 @@ func (o *Ops) planResume(ctx context.Context, s Scope) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{
-		Decided: true, Summary: ResumeQuestion(r, pre), Selected: pre.Read, Publish: pre.Moving,
+		Decided: true, Summary: resumeQuestion(r, pre), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Lines: pre.Lines(),
 		Operation: r.Op.ID, Twins: resumeCount(r.Confirmed), Unconfirmed: resumeCount(r.Published),
 		Depth: int(t.Info.Messages),
@@ -255,12 +255,12 @@ func resumeCount(m map[actions.Twin]int) int {
 	return n
 }
 
-// ResumeQuestion is the prompt's question for finishing r, with what the
+// resumeQuestion is the prompt's question for finishing r, with what the
 // preview of the DLQ as it holds now found: how many messages would be
 // published and where, whether applied ones go too, the filter — the
 // intent record's words, which a prompt must show, since resuming acts on
 // them (docs/ARCHITECTURE.md §4.6).
-func ResumeQuestion(r *actions.Resumption, pre *actions.Preview) string {
+func resumeQuestion(r *actions.Resumption, pre *actions.Preview) string {
 	req := r.Request
 	s := fmt.Sprintf("Resume %s %s on %s (started %s): remove up to %d twins of recorded confirms, then %s %d of the %d messages the DLQ holds now",
 		r.Op.Action, r.Op.ID, r.Op.Queue, r.Started, resumeCount(r.Confirmed), r.Op.Action, pre.Moving, pre.Read)

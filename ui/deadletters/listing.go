@@ -44,42 +44,32 @@ type listing struct {
 // inboxStatus is one logical ID's inbox state; an empty state means the
 // lookup has not answered yet.
 type inboxStatus struct {
-	state  string // applied | pending | unknown
+	state  domain.InboxStatus
 	at     time.Time
 	detail string
 }
 
 func (s inboxStatus) label() string {
 	if s.state == "" {
-		return "unknown"
+		return string(domain.InboxUnknown)
 	}
-	return s.state
+	return string(s.state)
 }
 
 func (s inboxStatus) describe() string {
 	switch {
 	case s.state == "":
 		return "inbox lookup still running"
-	case s.state == "applied" && !s.at.IsZero():
+	case s.state == domain.InboxApplied && !s.at.IsZero():
 		return "applied at " + format.Time(s.at)
-	case s.state == "applied":
+	case s.state == domain.InboxApplied:
 		return "inbox row present (no time column)"
 	}
 	return s.detail
 }
 
 // appliedPtr is the filter's view of the inbox: nil when unknown.
-func (s inboxStatus) appliedPtr() *bool {
-	switch s.state {
-	case "applied":
-		t := true
-		return &t
-	case "pending":
-		f := false
-		return &f
-	}
-	return nil
-}
+func (s inboxStatus) appliedPtr() *bool { return s.state.Applied() }
 
 func newListing(e *env, rows func() int) *listing {
 	in := textinput.New()

@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -64,7 +65,7 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 		}
 		switch {
 		case l.BusinessID() == "":
-			inbox[l.LogicalID] = inboxStatus{state: "unknown", detail: "no logical ID (content hash): the inbox cannot know this message"}
+			inbox[l.LogicalID] = inboxStatus{state: domain.InboxUnknown, detail: "no logical ID (content hash): the inbox cannot know this message"}
 		default:
 			inbox[l.LogicalID] = inboxStatus{}
 			ids = append(ids, l.LogicalID)
@@ -92,16 +93,19 @@ func (m *Model) inboxAnswered(msg inboxMsg) {
 	}
 	inbox := m.held.inbox
 	for _, id := range msg.asked {
-		switch {
-		case msg.err != nil:
-			inbox[id] = inboxStatus{state: "unknown", detail: msg.err.Error()}
-		default:
-			if at, ok := msg.applied[id]; ok {
-				inbox[id] = inboxStatus{state: "applied", at: at}
-			} else {
-				inbox[id] = inboxStatus{state: "pending", detail: "no inbox row for this logical ID"}
+		st := inboxStatus{state: domain.InboxStatusOf(msg.applied, msg.err, id)}
+		switch st.state {
+		case domain.InboxUnknown:
+			st.detail = "the inbox did not answer"
+			if msg.err != nil {
+				st.detail = msg.err.Error()
 			}
+		case domain.InboxApplied:
+			st.at = msg.applied[id]
+		default:
+			st.detail = "no inbox row for this logical ID"
 		}
+		inbox[id] = st
 	}
 	m.inboxNote = ""
 	if msg.err != nil {
