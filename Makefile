@@ -2,10 +2,9 @@
 GO        ?= go
 BIN       ?= warren
 PKGS      := ./...
-# Packages whose tests need no broker or database. In cli/, the files that
-# talk to the real broker are built without the unit tag; the commands'
-# own logic is tested over fakes in the others.
-UNIT_PKGS = ./config/... ./ui/... ./cli/...
+# Test files that talk to the real brokers or database carry the build tag
+# `integration`: `go test ./...` runs the unit tests alone and says which
+# packages' integration tests it left out; `make test` runs them all.
 # Packages whose integration tests take their broker from testkit
 # (WARREN_TEST_BROKER): they run once on each broker version.
 BROKER_PKGS = ./sources/dlq/... ./sources/mgmt/... ./sources/broker/... ./actions/ ./ops/ ./demo/ ./cli/
@@ -43,11 +42,12 @@ services-stop:
 ## test: every test, integration tests against the real brokers (3.10 and 4.3 at once) and database
 test: services
 	$(GO) vet $(PKGS) ./testdata/bench
+	$(GO) vet -tags integration $(PKGS)
 	@GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) PKGS='$(PKGS)' BROKER_PKGS='$(BROKER_PKGS)' bash .ci/test-brokers.sh $(TEST_BROKERS)
 
 ## test-unit: the tests that need no service
 test-unit:
-	$(GO) test -tags unit -count=1 $(UNIT_PKGS)
+	$(GO) test -count=1 $(PKGS)
 
 ## test-faults: stops and restarts services; runs alone, serially, on 3.10, 4.3 and the cluster (WARREN_FAULTS_BROKERS picks some)
 test-faults: services services-cluster build
@@ -60,7 +60,7 @@ lint:
 
 ## bench: package benchmarks, then the harness that measures each figure beside its anchor
 bench: services build
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+	$(GO) test -tags integration -run '^$$' -bench . -benchmem -count=1 $(PKGS)
 	$(GO) run ./testdata/bench -warren ./$(BIN)
 
 ## bench-quick: the harness at small sizes

@@ -18,7 +18,7 @@ const (
 	OutcomeUnknown        = "unknown"
 	OutcomeSkippedApplied = "skipped_applied"
 	OutcomeFinal          = "final"
-	// OutcomePublishing names messages a streamed operation is about to
+	// OutcomePublishing names messages a walk is about to
 	// publish, written before it does: after a crash, a message named
 	// here but not confirmed may have a copy at its destination.
 	OutcomePublishing = "publishing"

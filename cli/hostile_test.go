@@ -1,4 +1,4 @@
-//go:build linux && !unit
+//go:build linux && integration
 
 package cli
 

@@ -15,7 +15,7 @@ type Counts struct {
 	// Cancelled is set when the operator stopped the operation before
 	// every message was sent.
 	Cancelled bool `json:"-"`
-	// A streamed operation also counts what it took from the queue, what
+	// A walk also counts what it took from the queue, what
 	// it kept there (filtered, quarantined, without a destination, past
 	// a stop) and how many sources it removed.
 	Taken int `json:"-"`
