@@ -159,9 +159,9 @@ var hints = map[string]string{
 
 var durationType = reflect.TypeOf(Duration{})
 
-// expected walks t along key to the field the key names and says what it
-// takes.
-func expected(t reflect.Type, key toml.Key) want {
+// walkKey walks t along key's parts to the type of the field the last
+// part names; false when a part names no field warren reads.
+func walkKey(t reflect.Type, key toml.Key) (reflect.Type, bool) {
 	for _, part := range key {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 			t = t.Elem()
@@ -172,10 +172,20 @@ func expected(t reflect.Type, key toml.Key) want {
 		case reflect.Struct:
 			f, ok := fieldByTag(t, part)
 			if !ok {
-				return want{words: "a key warren reads", fits: func(any) bool { return false }}
+				return nil, false
 			}
 			t = f.Type
 		}
+	}
+	return t, true
+}
+
+// expected walks t along key to the field the key names and says what it
+// takes.
+func expected(t reflect.Type, key toml.Key) want {
+	t, ok := walkKey(t, key)
+	if !ok {
+		return want{words: "a key warren reads", fits: func(any) bool { return false }}
 	}
 	leaf := ""
 	if len(key) > 0 {
@@ -275,21 +285,9 @@ func nearestKey(key toml.Key) string {
 	if len(key) == 0 {
 		return ""
 	}
-	t := reflect.TypeOf(File{})
-	for _, part := range key[:len(key)-1] {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-			t = t.Elem()
-		}
-		switch t.Kind() {
-		case reflect.Map:
-			t = t.Elem()
-		case reflect.Struct:
-			f, ok := fieldByTag(t, part)
-			if !ok {
-				return ""
-			}
-			t = f.Type
-		}
+	t, ok := walkKey(reflect.TypeOf(File{}), key[:len(key)-1])
+	if !ok {
+		return ""
 	}
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
 		t = t.Elem()

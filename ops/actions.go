@@ -19,11 +19,7 @@ func (o *Ops) execute(ctx context.Context, p *actions.Plan, h *Browse, progress 
 	if err := h.Sync(); err != nil {
 		return Result{}, fmt.Errorf("the messages are no longer held in %s (its browse session ended: %v): nothing was published; reopen the DLQ and try again", p.Queue, err)
 	}
-	st, err := o.AuditStore()
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
-	}
-	key, err := o.signingKey()
+	env, err := o.env()
 	if err != nil {
 		return Result{}, err
 	}
@@ -32,16 +28,28 @@ func (o *Ops) execute(ctx context.Context, p *actions.Plan, h *Browse, progress 
 		return Result{}, fmt.Errorf("connecting the publisher: %w; nothing was changed", err)
 	}
 	defer conn.Close()
-	c := o.c.Context
-	env := actions.Env{
-		Conn: conn, Session: h, Stream: h.ReadOnly(), Audit: st, Checkpoint: key,
-		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
-	}
+	env.Conn, env.Session, env.Stream = conn, h, h.ReadOnly()
 	res, err := actions.Execute(ctx, p, env, o.report(progress))
 	if res == nil {
 		return Result{}, err
 	}
 	return result(res), err
+}
+
+// env is what every operation records with: the audit store, the
+// signing key, who runs it where; an operation that cannot be audited
+// does not start.
+func (o *Ops) env() (actions.Env, error) {
+	st, err := o.AuditStore()
+	if err != nil {
+		return actions.Env{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
+	}
+	key, err := o.signingKey()
+	if err != nil {
+		return actions.Env{}, err
+	}
+	c := o.c.Context
+	return actions.Env{Audit: st, Checkpoint: key, Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now}, nil
 }
 
 func result(r *actions.Result) Result {

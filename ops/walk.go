@@ -173,11 +173,7 @@ func depthOn(conn *amqp.Connection, t *Target, limit int) (int, error) {
 
 // walk runs op over the first limit messages of t.
 func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, progress func(Progress)) (Result, error) {
-	st, err := o.AuditStore()
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: %v; nothing was changed", actions.ErrAuditUnavailable, err)
-	}
-	key, err := o.signingKey()
+	env, err := o.env()
 	if err != nil {
 		return Result{}, err
 	}
@@ -197,11 +193,7 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, p
 		return Result{}, errors.Join(fmt.Errorf("connecting the publisher: %w; nothing was changed", err), feed.Close())
 	}
 	defer pubConn.Close()
-	c := o.c.Context
-	env := actions.Env{
-		Conn: pubConn, Audit: st, Checkpoint: key,
-		Operator: o.c.Operator, Host: o.host, Context: c.Name, ConnUser: c.Username, Now: o.c.Now,
-	}
+	env.Conn = pubConn
 	op.Limit = feed.Limit()
 	op.Close = feed.Close
 	if t.Info.Type == domain.TypeQuorum {

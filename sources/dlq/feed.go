@@ -268,17 +268,26 @@ func (f *Feed) count() {
 // deliveries until Close.
 func (f *Feed) Keep(n int) { f.keptByCons += n }
 
+// usable says why the feed's channel can take no ack: it was lost or
+// closed. Call it with mu held.
+func (f *Feed) usable() error {
+	if f.lostErr != nil {
+		return f.lostErr
+	}
+	if f.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
 // Ack removes one delivery the caller moved (multiple=false: a later
 // delivery may be settled before an earlier one is confirmed). Safe to
 // call from another goroutine than Next's.
 func (f *Feed) Ack(tag uint64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.lostErr != nil {
-		return f.lostErr
-	}
-	if f.closed {
-		return ErrClosed
+	if err := f.usable(); err != nil {
+		return err
 	}
 	if err := f.ch.Ack(tag, false); err != nil {
 		return fmt.Errorf("ack delivery %d on %s: %w", tag, f.q.Name, err)
@@ -302,11 +311,8 @@ func (f *Feed) AckAll(tags []uint64) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.lostErr != nil {
-		return f.lostErr
-	}
-	if f.closed {
-		return ErrClosed
+	if err := f.usable(); err != nil {
+		return err
 	}
 	if f.floor == 0 {
 		f.floor = 1 // delivery tags start at 1 on a channel
