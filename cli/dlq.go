@@ -3,13 +3,11 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
@@ -73,12 +71,8 @@ func (a *App) dlqTarget(ctx context.Context, queue string, f readFlags) (*ops.Op
 // browse opens a session on the target; a guard refusal exits 3.
 func (a *App) browse(ctx context.Context, o *ops.Ops, t *ops.Target) (*ops.Browse, func(), error) {
 	b, err := o.Browse(ctx, t)
-	var refused *domain.RefusedError
-	if errors.As(err, &refused) || errors.Is(err, ops.ErrReadOnly) {
-		return nil, nil, app.Refused(err)
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, exitFor(err)
 	}
 	return b, func() {
 		if err := b.Close(); err != nil {

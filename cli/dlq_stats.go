@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
@@ -68,13 +66,9 @@ func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs b
 	if progress != nil {
 		fmt.Fprintln(a.Err)
 	}
-	var refused *domain.RefusedError
-	if errors.As(err, &refused) {
-		err = app.Refused(err)
-	}
 	if err != nil {
 		o.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, exitFor(err)
 	}
 	printNotes(a.Err, st.Notes)
 	return o, t, st, nil
