@@ -28,7 +28,7 @@ type Browse struct {
 
 // Browse opens a session on t. Where browsing could cost messages (a
 // quorum DLQ whose delivery limit counts returns) it fails with the
-// guard's *dlq.RefusedError unless t.Opts.AllowLimitRisk is set.
+// guard's *domain.RefusedError unless t.Opts.AllowLimitRisk is set.
 func (o *Ops) Browse(ctx context.Context, t *Target) (*Browse, error) {
 	if t.Opts.AllowLimitRisk {
 		// Browsing past the delivery-limit guard may drop messages.

@@ -2,10 +2,13 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
 )
 
 // The one rule for typed confirmations: a production context asks for
@@ -106,5 +109,37 @@ func TestAPlanRunsOnceAndNotAfterClose(t *testing.T) {
 	}
 	if _, err := o.Run(context.Background(), closed, nil); err == nil || runs != 1 {
 		t.Fatalf("a closed plan ran: %v, %d runs", err, runs)
+	}
+}
+
+// A quarantine from a parking queue is refused, as bad usage, before
+// anything is read: the one place every front end's quarantine passes.
+// A replay from it (a release) and a quarantine from the DLQ are not.
+func TestAQuarantineFromAParkingQueueIsRefused(t *testing.T) {
+	o := &Ops{c: Clients{Context: &config.Context{Name: "test", Queues: []config.Queue{
+		{Name: "orders", DLQ: "orders.dlq", Quarantine: "orders.parking"},
+	}}}}
+	tests := []struct {
+		name    string
+		action  Action
+		queue   string
+		refused bool
+	}{
+		{"quarantine from the configured parking queue", Quarantine, "orders.parking", true},
+		{"quarantine from a DLQ's default parking queue", Quarantine, "payments.dlq.quarantine", true},
+		{"a release from the parking queue", Replay, "orders.parking", false},
+		{"quarantine from the DLQ", Quarantine, "orders.dlq", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := o.parkingRefusal(Scope{Action: tt.action, Queue: domain.QueueRef{Vhost: "/", Name: tt.queue}})
+			var bad *actions.RequestError
+			if got := errors.As(err, &bad); got != tt.refused {
+				t.Fatalf("refused = %v (%v), want %v", got, err, tt.refused)
+			}
+			if tt.refused && !strings.Contains(err.Error(), "is a parking queue already; replay from it to release its messages") {
+				t.Errorf("the refusal does not say what to do: %v", err)
+			}
+		})
 	}
 }

@@ -32,7 +32,7 @@ type QueueReader interface {
 }
 
 // Clients are the pieces the layer works with, all from the selected
-// config context. The composition root (cli) builds them; tests pass
+// config context. The composition root (app) builds them; tests pass
 // their own.
 type Clients struct {
 	Context  *config.Context

@@ -17,7 +17,7 @@ const (
 
 // Scan reads a whole DLQ for statistics and gives every message back:
 // classic queues by closing the channel (free, order kept), quorum
-// queues by one basic.nack each, streams by offset. The quorum guard of
+// queues by one basic.nack with multiple, streams by offset. The quorum guard of
 // Open applies. progress, if set, is called every thousand messages.
 func Scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Options, progress func(done int)) (*domain.Stats, error) {
 	if q.Type == "" {
