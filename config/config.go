@@ -297,7 +297,7 @@ type Knowledge struct {
 // the broker dead-letters into name) that has an entry, else name's own
 // entry. A parking queue is one configured as such or named
 // "<dlq>.quarantine"; the entry behind the latter is the one behind its
-// DLQ (pass the DLQ's sources: mgmt.Snapshot.Sources).
+// DLQ (pass the DLQ's sources: domain.Snapshot.Sources).
 func (c *Context) Knowledge(vhost, name string, sources []string) Knowledge {
 	for i := range c.Queues {
 		q := &c.Queues[i]

@@ -9,7 +9,7 @@ import (
 )
 
 // Drafts. An edit's draft holds a message's body, so it must not outlive
-// the edit: FinishEdit removes it; a process that is made to stop
+// the edit: planning the edit removes it; a process that is made to stop
 // removes its own (RemoveDrafts, on each signal it handles and on its
 // way out); and a draft left by one that was killed outright (SIGKILL,
 // a power cut) is removed by the next warren to start once it is a day

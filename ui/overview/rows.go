@@ -142,7 +142,7 @@ func makeRow(q domain.Queue, t *trend, marks []trouble.Mark, window time.Duratio
 	return r
 }
 
-// mergeRows merges a snapshot of some queues (mgmt.Snapshot.OnlyRows)
+// mergeRows merges a snapshot of some queues (domain.Snapshot.OnlyRows)
 // into rows, the last snapshot of every queue: each queue read takes its
 // new figures and keeps its place and what only the list of every queue
 // tells (its DLQ pairing, the queues it is the DLQ of, whether it is a
@@ -199,7 +199,7 @@ func mergeRows(rows []row, snap *domain.Snapshot, trends map[domain.QueueRef]*tr
 
 // assess decides whether a queue is in trouble (act now) or worth a look,
 // and says why. What a queue's movement means is judged over a window of
-// snapshots (marks, from sources/mgmt/trouble); a node alarm and what a
+// snapshots (marks, from domain/trouble); a node alarm and what a
 // queue holds are facts of this snapshot.
 func assess(q domain.Queue, marks []trouble.Mark, window time.Duration, alarm string) (table.Tone, []string) {
 	var trouble, warn []string
