@@ -43,6 +43,7 @@ services-stop:
 test: services
 	$(GO) vet $(PKGS) ./testdata/bench
 	$(GO) vet -tags integration $(PKGS)
+	$(GO) vet -tags faults ./cli/faults/
 	@GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) PKGS='$(PKGS)' BROKER_PKGS='$(BROKER_PKGS)' bash .ci/test-brokers.sh $(TEST_BROKERS)
 
 ## test-unit: the tests that need no service

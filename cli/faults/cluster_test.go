@@ -223,7 +223,7 @@ func testClusterShowsANodeDown(t *testing.T, b *broker) {
 	t.Setenv(passwordEnv, "guest")
 	a := cli.NewApp()
 	a.ConfigPath = c.path
-	model, release, err := a.Dashboard(nil)
+	model, release, err := a.Factory().Dashboard(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

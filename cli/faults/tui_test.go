@@ -30,7 +30,7 @@ func testDashboardOutage(t *testing.T, b *broker) {
 	t.Setenv(passwordEnv, "guest")
 	a := cli.NewApp()
 	a.ConfigPath = c.path
-	model, release, err := a.Dashboard(nil)
+	model, release, err := a.Factory().Dashboard(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
