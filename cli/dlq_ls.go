@@ -80,8 +80,15 @@ func (a *App) listLetters(ctx context.Context, queue string, f readFlags, flt *d
 		return nil, nil, nil, err
 	}
 	defer o.Close()
+	defer readMemory()()
 	if flt == nil && keep == nil {
 		t.Opts.Window = min(limit, dlq.DefaultWindow)
+	}
+	// A listing shows no body, dlq show only the message it shows: the
+	// others are let go once read.
+	t.Opts.KeepBody = func(domain.DeadLetter) bool { return false }
+	if keep != nil {
+		t.Opts.KeepBody = keep
 	}
 	sess, done, err := a.browse(ctx, o, t)
 	if err != nil {

@@ -28,6 +28,24 @@ func bulkMemory() (restore func()) {
 	}
 }
 
+// readMemory holds a browse that reads large bodies to what it keeps: a
+// page asks for no more bodies than the byte budget (dlq.ByteBudget), a
+// listing keeps none once read, and the collector gives the bodies read
+// back before the heap passes readHeap, instead of letting the garbage
+// of one page double the heap first. It returns what puts the default
+// back.
+func readMemory() (restore func()) {
+	if envTunesGC() {
+		return func() {}
+	}
+	limit := debug.SetMemoryLimit(readHeap)
+	return func() { debug.SetMemoryLimit(limit) }
+}
+
+// readHeap is the heap at which a browse's collector runs whatever the
+// growth: the default byte budget and what the process holds besides.
+const readHeap = 80 << 20
+
 // bulkHeap is the heap at which a walk's collector runs
 // whatever the growth: well below the 150 MiB the operation may use.
 const bulkHeap = 96 << 20

@@ -49,7 +49,18 @@ type Options struct {
 	// Idle is how long a page waits for another delivery before ending
 	// early; defaultIdle when zero.
 	Idle time.Duration
+	// ByteBudget bounds the bodies a page asks the broker for at once:
+	// the prefetch is cut to what the messages read so far say fits
+	// (one message while none was read). DefaultByteBudget when zero.
+	ByteBudget int64
+	// KeepBody says which letters keep their body once decoded (their
+	// size, logical ID and failure are read first); nil keeps every
+	// body. A listing keeps none; dlq show only the message it shows.
+	KeepBody func(domain.DeadLetter) bool
 }
+
+// DefaultByteBudget is the bodies one page may ask for at once.
+const DefaultByteBudget = 64 << 20
 
 func (o Options) withDefaults() Options {
 	if o.Window <= 0 {
@@ -57,6 +68,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Idle <= 0 {
 		o.Idle = defaultIdle
+	}
+	if o.ByteBudget <= 0 {
+		o.ByteBudget = DefaultByteBudget
 	}
 	if o.all == nil {
 		o.all = builtinSet

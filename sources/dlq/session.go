@@ -67,6 +67,7 @@ type Session struct {
 	pages    int
 	expected int
 	seen     int
+	bytes    int64 // the sizes of the messages seen, for the byte budget
 	cursor   int64
 	end      bool
 	notes    []string
@@ -187,16 +188,46 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 		return s.finish(page), nil
 	}
 	window := min(s.o.Window, MaxHeld)
-	from := s.cursor
-	deliveries, tag, err := s.consume(window)
-	if err != nil {
-		return nil, err
+	// A page is read in parts when the byte budget asks for a smaller
+	// prefetch than the window: the broker sends as many messages as the
+	// prefetch allows at once, whatever their size.
+	for !s.end {
+		held := len(page.Letters) + len(page.Refused)
+		if held >= window {
+			break
+		}
+		if err := s.readPart(ctx, page, held+min(window-held, s.budgetWindow())); err != nil {
+			return nil, err
+		}
 	}
-	err = s.read(ctx, page, deliveries, window, from)
-	// Cancelling the page's consumer leaves its deliveries held; what was
+	return s.finish(page), nil
+}
+
+// budgetWindow is how many messages fit the byte budget at the sizes
+// seen so far: one while none was seen. One body's worth is kept aside
+// for the body the client is assembling, which it grows by doubling a
+// buffer and so holds twice while it arrives.
+func (s *Session) budgetWindow() int {
+	if s.seen == 0 || s.bytes <= 0 {
+		return 1
+	}
+	avg := max(s.bytes/int64(s.seen), 1)
+	return int(max(min(s.o.ByteBudget/avg-1, int64(MaxHeld)), 1))
+}
+
+// readPart reads the page on until it holds upTo messages, with a
+// consumer of its own whose prefetch asks for no more.
+func (s *Session) readPart(ctx context.Context, page *Page, upTo int) error {
+	from := s.cursor
+	deliveries, tag, err := s.consume(upTo - len(page.Letters) - len(page.Refused))
+	if err != nil {
+		return err
+	}
+	err = s.read(ctx, page, deliveries, upTo, from)
+	// Cancelling the part's consumer leaves its deliveries held; what was
 	// already in flight joins the page. On a stream it is left for the
-	// next page instead: the broker cannot take an ack for a cancelled
-	// stream consumer, and the next page starts at the cursor anyway.
+	// next part instead: the broker cannot take an ack for a cancelled
+	// stream consumer, and the next part starts at the cursor anyway.
 	if cerr := s.ch.Cancel(tag, false); cerr != nil && err == nil {
 		err = fmt.Errorf("stop browsing %s: %w", s.q.Name, cerr)
 	}
@@ -208,10 +239,7 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 			err = terr
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return s.finish(page), nil
+	return err
 }
 
 // consume starts the page's consumer with a prefetch of one window.
@@ -287,6 +315,10 @@ func (s *Session) take(page *Page, d amqp.Delivery, from int64) error {
 	}
 	dl.Position = s.seen
 	s.seen++
+	s.bytes += int64(len(d.Body))
+	if s.o.KeepBody != nil && !s.o.KeepBody(dl) {
+		dropBodies(&dl)
+	}
 	if limited(s.q) {
 		dl.Headroom = s.q.DeliveryLimit - max(dl.DeliveryCount, 0)
 	}
@@ -303,6 +335,22 @@ func (s *Session) take(page *Page, d amqp.Delivery, from int64) error {
 		page.Letters = append(page.Letters, dl)
 	}
 	return nil
+}
+
+// dropBodies lets go of a letter's bodies, once read: the message's, and
+// an envelope's.
+func dropBodies(dl *domain.DeadLetter) {
+	dl.Body = nil
+	if dl.Raw != nil {
+		raw := *dl.Raw
+		raw.Body = nil
+		dl.Raw = &raw
+	}
+	if e := dl.Failure.Envelope; e != nil {
+		env := *e
+		env.Body = nil
+		dl.Failure.Envelope = &env
+	}
 }
 
 func (s *Session) finish(page *Page) *Page {

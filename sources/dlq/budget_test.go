@@ -1,0 +1,62 @@
+//go:build integration
+
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/testkit"
+)
+
+// A page asks the broker for no more bodies at once than the byte budget
+// allows: one message while none was read, then as many as fit at the
+// sizes seen. Every message still arrives, in order, and a listing that
+// drops bodies keeps each letter's size and the logical ID read from its
+// body.
+func TestAPageAsksForNoMoreBytesThanTheBudget(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	testkit.Declare(t, ch, sceneDLQ, nil)
+	const n, size = 10, 256 << 10
+	var want []string
+	for i := range n {
+		id := fmtID(i)
+		want = append(want, id)
+		body := fmt.Sprintf(`{"id":%q,"pad":%q}`, id, strings.Repeat("x", size))
+		publish(t, ch, "", "src", amqp.Publishing{MessageId: "m-" + id, Body: []byte(body)})
+	}
+	waitReady(t, conn, sceneDLQ, n)
+
+	ctx := context.Background()
+	s, err := Open(ctx, conn, classicDLQ(vhost), Options{LogicalID: "json:id", ByteBudget: 5 * size, KeepBody: func(domain.DeadLetter) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p, err := s.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := logicalIDs(p.Letters); !slices.Equal(got, want) || !p.End {
+		t.Fatalf("one page of the whole queue read %v (end %v), want %v", got, p.End, want)
+	}
+	// One message first, then parts of three (5 × 256 KiB over a little
+	// more than 256 KiB each, less one for the body being assembled):
+	// 1 + 3 + 3 + 3.
+	if s.pages != 4 {
+		t.Errorf("the page was read in %d parts, want 4: the budget was not kept", s.pages)
+	}
+	for _, l := range p.Letters {
+		if l.Body != nil || l.Size < size || l.LogicalIDFrom != "json" {
+			t.Errorf("letter %s: body kept %v, size %d, ID from %s", l.LogicalID, l.Body != nil, l.Size, l.LogicalIDFrom)
+		}
+	}
+}
