@@ -41,8 +41,7 @@ services-stop:
 
 ## test: every test, integration tests against the real brokers (3.10 and 4.3 at once) and database
 test: services
-	$(GO) vet $(PKGS) ./testdata/bench
-	$(GO) vet -tags integration $(PKGS)
+	$(GO) vet -tags integration $(PKGS) ./testdata/bench
 	$(GO) vet -tags faults ./cli/faults/
 	@GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) PKGS='$(PKGS)' BROKER_PKGS='$(BROKER_PKGS)' bash .ci/test-brokers.sh $(TEST_BROKERS)
 

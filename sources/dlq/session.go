@@ -207,12 +207,16 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 // seen so far: one while none was seen. One body's worth is kept aside
 // for the body the client is assembling, which it grows by doubling a
 // buffer and so holds twice while it arrives.
-func (s *Session) budgetWindow() int {
-	if s.seen == 0 || s.bytes <= 0 {
+func (s *Session) budgetWindow() int { return budgetWindow(s.seen, s.bytes, s.o.ByteBudget) }
+
+// budgetWindow is the prefetch that keeps the bodies in flight within
+// budget, after seen messages of bytes in all.
+func budgetWindow(seen int, bytes, budget int64) int {
+	if seen == 0 || bytes <= 0 {
 		return 1
 	}
-	avg := max(s.bytes/int64(s.seen), 1)
-	return int(max(min(s.o.ByteBudget/avg-1, int64(MaxHeld)), 1))
+	avg := max(bytes/int64(seen), 1)
+	return int(max(min(budget/avg-1, int64(MaxHeld)), 1))
 }
 
 // readPart reads the page on until it holds upTo messages, with a

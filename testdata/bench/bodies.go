@@ -10,8 +10,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// bodies measures the resident memory of `warren dlq ls` and `warren dlq
-// show` over a DLQ of six 16 MiB messages: a listing keeps no body, and
+// bodies measures the resident memory of `warren dlq ls`, `warren dlq
+// show` and `warren dlq stats` over a DLQ of six 16 MiB messages: a listing keeps no body, and
 // a page asks the broker for no more bodies at once than the byte budget
 // allows, so neither holds the 96 MiB the messages weigh together.
 func (b *bench) bodies() ([]row, error) {
@@ -66,8 +66,13 @@ func (b *bench) bodies() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	stats, err := peak("dlq", "stats", queue, "--json")
+	if err != nil {
+		return nil, err
+	}
 	return []row{
 		absolute("dlq ls resident memory, six 16 MiB messages", ls, fmtMiB, "bodies: 96 MiB", cmp{"<", 100}),
 		absolute("dlq show resident memory, the last of six 16 MiB messages", show, fmtMiB, "bodies: 96 MiB", cmp{"<", 150}),
+		absolute("dlq stats resident memory, six 16 MiB messages", stats, fmtMiB, "bodies: 96 MiB", cmp{"<", 150}),
 	}, nil
 }
