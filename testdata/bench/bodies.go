@@ -40,21 +40,11 @@ func (b *bench) bodies() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each read gives every message back.
 	peak := func(args ...string) (float64, error) {
-		b.logf("warren %v", args)
-		cmd := b.warrenCmd(ctx, cfg, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+		rss, err := b.peakOf(ctx, cfg, args...)
+		if err != nil {
 			return 0, err
-		}
-		hwm := watchHWM(cmd.Process.Pid)
-		if err := cmd.Wait(); err != nil {
-			return 0, fmt.Errorf("warren %v: %w: %s", args, err, stderr.Bytes())
-		}
-		rss := <-hwm
-		if rss == 0 {
-			return 0, errors.New("could not read the resident memory of warren")
 		}
 		return rss, waitDepth(conn, queue, n, time.Minute)
 	}
@@ -70,9 +60,43 @@ func (b *bench) bodies() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Last, as it empties the DLQ: every message moved to a queue of
+	// its own.
+	const target = "big.target"
+	if err := declareAll(conn, "", []declaration{{name: target}}); err != nil {
+		return nil, err
+	}
+	replay, err := b.peakOf(ctx, cfg, "dlq", "replay", queue, "--to", "/"+target, "--yes", "--json")
+	if err != nil {
+		return nil, err
+	}
+	if err := waitDepth(conn, target, n, time.Minute); err != nil {
+		return nil, err
+	}
 	return []row{
 		absolute("dlq ls resident memory, six 16 MiB messages", ls, fmtMiB, "bodies: 96 MiB", cmp{"<", 100}),
 		absolute("dlq show resident memory, the last of six 16 MiB messages", show, fmtMiB, "bodies: 96 MiB", cmp{"<", 150}),
 		absolute("dlq stats resident memory, six 16 MiB messages", stats, fmtMiB, "bodies: 96 MiB", cmp{"<", 150}),
+		absolute("dlq replay resident memory, six 16 MiB messages", replay, fmtMiB, "bodies: 96 MiB", cmp{"<", 150}),
 	}, nil
+}
+
+// peakOf runs warren with args and returns its peak resident memory.
+func (b *bench) peakOf(ctx context.Context, cfg string, args ...string) (float64, error) {
+	b.logf("warren %v", args)
+	cmd := b.warrenCmd(ctx, cfg, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	hwm := watchHWM(cmd.Process.Pid)
+	if err := cmd.Wait(); err != nil {
+		return 0, fmt.Errorf("warren %v: %w: %s", args, err, stderr.Bytes())
+	}
+	rss := <-hwm
+	if rss == 0 {
+		return 0, errors.New("could not read the resident memory of warren")
+	}
+	return rss, nil
 }
