@@ -124,6 +124,11 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 	if IsTerminal(a.Err) && !scope.Unasked {
 		fmt.Fprintf(a.Err, "reading %s to plan the %s…\n", sanitize.Text(queue), f.action)
 	}
+	if !f.dryRun {
+		// The plan reads the whole queue, the run walks it: both hold at
+		// most a window of messages.
+		defer bulkMemory()()
+	}
 	plan, err := o.Plan(ctx, scope)
 	if err != nil {
 		return exitFor(err)
@@ -144,7 +149,7 @@ func (a *App) runPlan(ctx context.Context, o *ops.Ops, plan *ops.Plan, f actionF
 			return err
 		}
 	}
-	defer bulkMemory()()
+	defer bulkMemory()() // for a resume's or an edit's run; a replay's set it before its plan
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := o.Run(ctx, plan, a.progressPrinter(string(plan.Action)))
@@ -163,7 +168,7 @@ func exitFor(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &refused), errors.Is(err, ops.ErrReadOnly),
+	case errors.As(err, &refused), errors.Is(err, ops.ErrReadOnly), errors.Is(err, ops.ErrNotEditable),
 		errors.Is(err, actions.ErrAuditUnavailable), errors.Is(err, actions.ErrNoDestination):
 		return app.Refused(err)
 	case errors.As(err, &bad):

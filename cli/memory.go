@@ -29,17 +29,20 @@ func bulkMemory() (restore func()) {
 }
 
 // readMemory holds a browse that reads large bodies to what it keeps: a
-// page asks for no more bodies than the byte budget (dlq.ByteBudget), a
+// page asks for no more bodies than the byte budget (dlq.Options.ByteBudget), a
 // listing keeps none once read, and the collector gives the bodies read
 // back before the heap passes readHeap, instead of letting the garbage
 // of one page double the heap first. It returns what puts the default
 // back.
+// A listing of many letters that holds more than readHeap live has the
+// limit follow it (a quarter above what is live, read every quarter
+// second), so the collector never runs without end under a limit below
+// what the process holds.
 func readMemory() (restore func()) {
 	if envTunesGC() {
 		return func() {}
 	}
-	limit := debug.SetMemoryLimit(readHeap)
-	return func() { debug.SetMemoryLimit(limit) }
+	return followHeap(readHeap, 250*time.Millisecond)
 }
 
 // readHeap is the heap at which a browse's collector runs whatever the
@@ -72,13 +75,20 @@ func dashboardMemory() (stop func()) {
 	if envTunesGC() {
 		return func() {}
 	}
-	prev := debug.SetMemoryLimit(dashboardFloor)
+	return followHeap(dashboardFloor, 2*time.Second)
+}
+
+// followHeap sets the soft limit to floor, then every tick to a quarter
+// above the heap found live (never below floor), collecting once more
+// after a jump; stop puts the default back.
+func followHeap(floor int64, tick time.Duration) (stop func()) {
+	prev := debug.SetMemoryLimit(floor)
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(2 * time.Second)
+		t := time.NewTicker(tick)
 		defer t.Stop()
 		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		var f heapFollower
+		f := heapFollower{floor: floor}
 		collect := false
 		for {
 			select {
@@ -108,20 +118,25 @@ func dashboardMemory() (stop func()) {
 // of more than a quarter in what is live (and above the floor, where the
 // limit starts to matter), which is most often a list being decoded
 // beside the rows it replaces.
-type heapFollower struct{ last uint64 }
+type heapFollower struct {
+	floor int64
+	last  uint64
+}
 
 func (f *heapFollower) observe(live uint64) (limit int64, collectNext bool) {
-	jumped := f.last > 0 && live > f.last+f.last/4 && dashboardLimit(live) > dashboardFloor
+	limit = followLimit(f.floor, live)
+	jumped := f.last > 0 && live > f.last+f.last/4 && limit > f.floor
 	f.last = live
-	return dashboardLimit(live), jumped
+	return limit, jumped
 }
 
 // dashboardFloor is the least soft limit the dashboard sets.
 const dashboardFloor = 128 << 20
 
-// dashboardLimit is the soft limit for a heap of live bytes.
-func dashboardLimit(live uint64) int64 {
-	return max(dashboardFloor, int64(live+live/4))
+// followLimit is the soft limit for a heap of live bytes: a quarter
+// above it, never below floor.
+func followLimit(floor int64, live uint64) int64 {
+	return max(floor, int64(live+live/4))
 }
 
 // envTunesGC says the operator set the collector up in the environment.

@@ -38,14 +38,14 @@ func TestTheDashboardsSoftLimitStaysAboveWhatIsLive(t *testing.T) {
 		{120 << 20, 150 << 20},     // 100 000 queues: a quarter again what is live
 		{400 << 20, 500 << 20},     // never a limit below the heap it holds
 	} {
-		if got := dashboardLimit(tt.live); got != tt.want {
-			t.Errorf("dashboardLimit(%d MiB) = %d MiB, want %d MiB", tt.live>>20, got>>20, tt.want>>20)
+		if got := followLimit(dashboardFloor, tt.live); got != tt.want {
+			t.Errorf("followLimit(dashboard, %d MiB) = %d MiB, want %d MiB", tt.live>>20, got>>20, tt.want>>20)
 		}
 	}
 }
 
 func TestTheDashboardCollectsOnceMoreAfterAPeakInWhatIsLive(t *testing.T) {
-	var f heapFollower
+	f := heapFollower{floor: dashboardFloor}
 	steps := []struct {
 		live        uint64
 		wantLimit   int64

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -141,5 +142,23 @@ func TestAQuarantineFromAParkingQueueIsRefused(t *testing.T) {
 				t.Errorf("the refusal does not say what to do: %v", err)
 			}
 		})
+	}
+}
+
+// The edit's draft holds the message's body: a plan refused before it is
+// read (a read-only context here) removes it all the same.
+func TestARefusedEditPlanRemovesTheDraft(t *testing.T) {
+	o := &Ops{c: Clients{Context: &config.Context{Name: "ro", ReadOnly: true}}}
+	f, err := os.CreateTemp(t.TempDir(), "draft-*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	d := &EditDraft{Queue: domain.QueueRef{Vhost: "/", Name: "orders.dlq"}, Path: f.Name()}
+	if _, err := o.Plan(context.Background(), Scope{Action: Edit, Queue: d.Queue, Draft: d}); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("plan in a read-only context: %v, want ErrReadOnly", err)
+	}
+	if _, err := os.Stat(d.Path); !os.IsNotExist(err) {
+		t.Fatalf("the draft %s is still there after a refused plan (%v)", d.Path, err)
 	}
 }

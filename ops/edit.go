@@ -20,6 +20,7 @@ var (
 	ErrEditUnchanged = errors.New("the edit changed nothing")
 	ErrEditorFailed  = errors.New("the editor failed")
 	ErrNotHeld       = errors.New("the message is no longer held")
+	ErrNotEditable   = errors.New("the message cannot be edited and resubmitted")
 	ErrReadOnly      = errors.New("read-only context")
 )
 
@@ -49,7 +50,7 @@ func (o *Ops) StartEdit(ctx context.Context, queue domain.QueueRef, held Holder,
 	}
 	h := held.holder()
 	if h.ReadOnly() {
-		return nil, fmt.Errorf("%s is a stream: nothing can be removed from it, so its messages cannot be edited and resubmitted", queue.Name)
+		return nil, fmt.Errorf("%w: %s is a stream, and nothing can be removed from a stream", ErrNotEditable, queue.Name)
 	}
 	doc, err := actions.EditDocument(d)
 	if err != nil {

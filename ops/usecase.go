@@ -173,6 +173,11 @@ type Destination struct {
 // dry run it refuses first what Run would refuse: a read-only context,
 // an audit store that cannot be written, a parking queue quarantined.
 func (o *Ops) Plan(ctx context.Context, s Scope) (*Plan, error) {
+	if s.Action == Edit && s.Draft != nil {
+		// The draft holds the message's body: planning removes it, a
+		// refused plan too.
+		defer s.Draft.Discard()
+	}
 	if err := o.parkingRefusal(s); err != nil {
 		return nil, err
 	}
@@ -378,10 +383,11 @@ func holdLetters(ctx context.Context, b *Browse, limit int) ([]domain.DeadLetter
 		}
 	}
 	letters := b.Letters()
+	more := len(letters) > limit || !end
 	if len(letters) > limit {
 		letters = letters[:limit]
 	}
-	if !end && len(letters) == limit {
+	if more && len(letters) == limit {
 		notes = append(notes, fmt.Sprintf("--limit %d reached: more messages stay in the queue for another run", limit))
 	}
 	if refused > 0 {

@@ -128,6 +128,12 @@ func planCmd(ctx context.Context, a Actions, req ops.Scope, s ops.Session, op in
 			_ = s.Close() // the deliveries return to the queue either way
 		}
 		p, err := a.Plan(ctx, req)
+		if ctx.Err() != nil && p != nil {
+			// Nobody waits for it (esc, or the screen closed): what it
+			// holds goes back now.
+			_ = p.Close()
+			return nil
+		}
 		return planMsg{op: op, plan: p, err: err}
 	}
 }
@@ -138,6 +144,7 @@ func executeCmd(ctx context.Context, lf *life, a Actions, plan *ops.Plan, op int
 	return func() tea.Msg {
 		defer close(ch)
 		if !lf.begin() {
+			_ = plan.Close()
 			return resultMsg{op: op, err: context.Canceled}
 		}
 		defer lf.end()

@@ -128,11 +128,14 @@ func (m *Model) Close() tea.Cmd {
 	m.cancel()
 	sessions := m.life.shutdown()
 	lf := m.life
+	plan := m.op.plan // a plan the prompt still asks about holds what it read
+	m.op.plan = nil
 	return func() tea.Msg {
 		lf.work.Wait()
 		for _, s := range sessions {
 			_ = s.Close()
 		}
+		_ = plan.Close()
 		return nil
 	}
 }

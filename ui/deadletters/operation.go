@@ -173,7 +173,7 @@ func (o *operation) busyKey(k tea.KeyMsg) (tea.Cmd, wants) {
 
 func (o *operation) planned(msg planMsg) (tea.Cmd, wants) {
 	if msg.op != o.id || o.mode != planning {
-		return nil, nothing
+		return closePlan(msg.plan), nothing
 	}
 	o.mode = normal
 	if msg.err != nil {
@@ -181,7 +181,7 @@ func (o *operation) planned(msg planMsg) (tea.Cmd, wants) {
 	}
 	p := msg.plan
 	if p.Idle() {
-		return common.Info(p.Summary), o.ended(nothing)
+		return tea.Batch(common.Info(p.Summary), closePlan(p)), o.ended(nothing)
 	}
 	o.plan = p
 	o.ask(confirmPlan, o.planQuestion(p))
