@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,60 +34,6 @@ func TestFirstPageIsTheDeepestQueuesWithTheTotal(t *testing.T) {
 	if s.Overview.RabbitMQVersion == "" || s.Overview.QueueCount < 3 || !s.Overview.RatesUnknown ||
 		len(s.Nodes) == 0 || s.Queues[0].HasRates || s.StatsAge < domain.DefaultStatsInterval {
 		t.Fatalf("overview %+v nodes %+v first %+v age %v", s.Overview, s.Nodes, s.Queues[0], s.StatsAge)
-	}
-}
-
-func TestHeldTotalsAddTheVhostsThatHaveStatistics(t *testing.T) {
-	t.Parallel()
-	n := func(v int64) *int64 { return &v }
-	got := heldTotals([]vhostHeld{
-		{Name: "a", Messages: n(10), Ready: n(7), Unacked: n(3)},
-		{Name: "new"}, // no statistics yet
-		{Name: "b", Messages: n(5), Ready: n(5), Unacked: n(0)},
-	})
-	if got != (domain.Totals{Messages: 15, Ready: 12, Unacked: 3}) {
-		t.Fatalf("totals %+v", got)
-	}
-}
-
-func TestDeepestAcrossReadsOnlyTheVhostsThatCanHoldADeeperQueue(t *testing.T) {
-	t.Parallel()
-	n := func(v int64) *int64 { return &v }
-	pages := map[string][]domain.Queue{
-		"busy":   {{Vhost: "busy", Name: "b1", Messages: 40}, {Vhost: "busy", Name: "b2", Messages: 9}, {Vhost: "busy", Name: "b3", Messages: 1}},
-		"some":   {{Vhost: "some", Name: "s1", Messages: 12}, {Vhost: "some", Name: "s2", Messages: 3}},
-		"fresh":  {{Vhost: "fresh", Name: "f1", Messages: 2}},
-		"little": {{Vhost: "little", Name: "l1", Messages: 8}},
-		"empty":  {{Vhost: "empty", Name: "e1"}},
-	}
-	vs := []vhostHeld{{Name: "empty", Messages: n(0)}, {Name: "little", Messages: n(8)}, {Name: "busy", Messages: n(50)},
-		{Name: "fresh"}, {Name: "some", Messages: n(15)}}
-	var read []string
-	page := func(_ context.Context, vhost string, size int) ([]domain.Queue, int, error) {
-		read = append(read, vhost)
-		p := pages[vhost]
-		return p[:min(size, len(p))], len(p), nil
-	}
-	got, total, err := deepestAcross(context.Background(), vs, 3, page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, q := range got {
-		names = append(names, q.Name)
-	}
-	// fresh has no count yet and is read first; after busy and some the
-	// shallowest kept is 9 deep, so little (8) and empty cannot hold a
-	// deeper queue and are not read.
-	if strings.Join(read, ",") != "fresh,busy,some" || strings.Join(names, ",") != "b1,s1,b2" || total != 6 {
-		t.Fatalf("read %v, kept %v of %d", read, names, total)
-	}
-
-	// With room for every queue, every vhost is read.
-	read = nil
-	got, total, err = deepestAcross(context.Background(), vs, 100, page)
-	if err != nil || len(read) != 5 || len(got) != 8 || total != 8 || got[0].Name != "b1" || got[7].Messages != 0 {
-		t.Fatalf("read %v, kept %d of %d: %v", read, len(got), total, err)
 	}
 }
 

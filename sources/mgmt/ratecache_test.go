@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,51 +109,6 @@ func TestVisibleRowStatisticsAreReadOncePerStatisticsInterval(t *testing.T) {
 		n := p.rowRequests(e.vhost, "work")
 		return n >= 2, fmt.Sprintf("the row's statistics were read %d times", n)
 	})
-}
-
-func TestReusedStatisticsTakeTheFresherDepth(t *testing.T) {
-	ts := time.Unix(1_700_000_000, 0)
-	cases := []struct {
-		name       string
-		ready      int64
-		stats      rowStats
-		wantReason string
-	}{
-		{"a queue empty at the last collection now holds messages", 3,
-			rowStats{OldestUnknownReason: "no ready message"}, "statistics not collected yet"},
-		{"a known head timestamp is kept", 3, rowStats{HeadMessageTimestamp: &ts}, ""},
-		{"an empty queue stays without a head message", 0,
-			rowStats{OldestUnknownReason: "no ready message"}, "no ready message"},
-		{"a queue emptied since the last collection loses its head timestamp", 0,
-			rowStats{HeadMessageTimestamp: &ts}, "no ready message"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			q := withStats(domain.Queue{Name: "q", Type: "classic", Messages: c.ready, Ready: c.ready}, c.stats)
-			if !q.HasRates || q.Ready != c.ready || q.OldestUnknownReason != c.wantReason ||
-				(c.wantReason == "") != (q.HeadMessageTimestamp != nil) {
-				t.Fatalf("got %+v", q)
-			}
-			if strings.Contains(q.OldestUnknownReason, "not fetched") {
-				t.Fatalf("reason %q", q.OldestUnknownReason)
-			}
-		})
-	}
-}
-
-// The statistics listing joined with the fresher depths of the cheap
-// one (status, the queue screen) follows the same rule: a queue emptied
-// since the statistics were collected has no oldest message.
-func TestAStatisticsRowJoinedWithAFresherEmptyDepthLosesItsHead(t *testing.T) {
-	ts := time.Unix(1_700_000_000, 0)
-	stats := domain.Queue{Name: "q", Type: "classic", Messages: 5, Ready: 5, HasRates: true, HeadMessageTimestamp: &ts}
-	q := withDepth(stats, domain.Queue{Name: "q", Type: "classic"})
-	if q.HeadMessageTimestamp != nil || q.OldestUnknownReason != "no ready message" {
-		t.Fatalf("an emptied queue keeps a head from before: %+v", q)
-	}
-	if q := withDepth(stats, domain.Queue{Name: "q", Type: "classic", Messages: 2, Ready: 2}); q.HeadMessageTimestamp == nil {
-		t.Fatal("a queue still holding messages lost its head timestamp")
-	}
 }
 
 func TestTheOverviewIsReadOncePerStatisticsInterval(t *testing.T) {
