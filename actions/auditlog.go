@@ -89,7 +89,7 @@ func (l *auditLog) intent(ctx context.Context, window int, declareParking bool) 
 	for start := 0; start < len(p.SkippedApplied); start += idsPerRecord {
 		chunk := p.SkippedApplied[start:min(start+idsPerRecord, len(p.SkippedApplied))]
 		mids, lids := ids(chunk)
-		if _, err := l.store.Append(ctx, l.op.Outcome(audit.OutcomeSkippedApplied, mids, lids, nil)); err != nil {
+		if _, err := l.store.Append(ctx, l.op.Outcome(domain.OutcomeSkippedApplied, mids, lids, nil)); err != nil {
 			return err
 		}
 	}
@@ -175,9 +175,9 @@ func appendFinal(ctx context.Context, st audit.Store, sign *audit.SigningKey, op
 // counts, and whether it was cancelled or failed.
 func finalRecord(op audit.Op, res *Result, runErr error, more map[string]int) audit.Record {
 	counts := map[string]int{
-		audit.OutcomeConfirmed: res.Confirmed, audit.OutcomeReturned: res.Returned,
-		audit.OutcomeNacked: res.Nacked, audit.OutcomeUnknown: res.Unknown,
-		string(NotSent): res.NotSent, audit.OutcomeSkippedApplied: res.SkippedApplied,
+		domain.OutcomeConfirmed: res.Confirmed, domain.OutcomeReturned: res.Returned,
+		domain.OutcomeNacked: res.Nacked, domain.OutcomeUnknown: res.Unknown,
+		string(NotSent): res.NotSent, domain.OutcomeSkippedApplied: res.SkippedApplied,
 		"source_ack_failed": res.AckFailed, "user_id_dropped": res.UserIDDropped,
 		"expiration_dropped": res.ExpirationDropped, "peak_in_flight": res.PeakInFlight,
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 )
 
 // With a signing key, an operation ends with a checkpoint after its
@@ -33,7 +34,7 @@ func TestAnOperationWithASigningKeyEndsWithACheckpoint(t *testing.T) {
 	}
 	recs := s.records(t)
 	final, cp := recs[len(recs)-2], recs[len(recs)-1]
-	if final.Outcome != audit.OutcomeFinal || !audit.IsCheckpoint(cp) || cp.Detail["operation"] != res.Operation {
+	if final.Outcome != domain.OutcomeFinal || !audit.IsCheckpoint(cp) || cp.Detail["operation"] != res.Operation {
 		t.Fatalf("the log ends with %s then %s/%s, want the final record then its checkpoint", final.Outcome, cp.Action, cp.Outcome)
 	}
 	if res.Head == nil || *res.Head != audit.HeadOf(cp) {

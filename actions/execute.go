@@ -110,7 +110,7 @@ type Result struct {
 	// Head is the audit log's head after the operation's last record,
 	// for the operator's ticket; nil when its final record was not
 	// written.
-	Head *audit.Head `json:"-"`
+	Head *domain.AuditHead `json:"-"`
 }
 
 // MessageOutcome is what happened to one selected message.

@@ -16,6 +16,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -68,8 +69,8 @@ func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
 		}
 	}
 	recs := s.records(t)
-	if first, last := recs[0], recs[len(recs)-1]; first.Outcome != audit.OutcomeIntent || last.Outcome != audit.OutcomeFinal ||
-		len(first.LogicalIDs) != 20 || last.Detail[audit.OutcomeConfirmed] != "20" || first.Target != "queue:orders" {
+	if first, last := recs[0], recs[len(recs)-1]; first.Outcome != domain.OutcomeIntent || last.Outcome != domain.OutcomeFinal ||
+		len(first.LogicalIDs) != 20 || last.Detail[domain.OutcomeConfirmed] != "20" || first.Target != "queue:orders" {
 		t.Fatalf("audit intent %+v\nfinal %+v", first, last)
 	}
 	if last := recs[len(recs)-1]; res.Head == nil || *res.Head != audit.HeadOf(last) {
@@ -217,7 +218,7 @@ func TestAppliedMessagesAreSkippedCountedAndStay(t *testing.T) {
 	testkit.WaitDepth(t, s.ch, s.dlq, 3)
 	var skipped []string
 	for _, r := range s.records(t) {
-		if r.Outcome == audit.OutcomeSkippedApplied {
+		if r.Outcome == domain.OutcomeSkippedApplied {
 			skipped = append(skipped, r.LogicalIDs...)
 		}
 	}
@@ -285,7 +286,7 @@ func TestCancelStopsSendingSettlesInFlightAndReports(t *testing.T) {
 	testkit.WaitDepth(t, s.ch, s.dlq, 400-res.Confirmed)
 	testkit.WaitDepth(t, s.ch, s.origin, res.Confirmed)
 	final := s.records(t)
-	if f := final[len(final)-1]; f.Outcome != audit.OutcomeFinal || f.Detail["cancelled"] != "true" {
+	if f := final[len(final)-1]; f.Outcome != domain.OutcomeFinal || f.Detail["cancelled"] != "true" {
 		t.Fatalf("final record %+v", f)
 	}
 }

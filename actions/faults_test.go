@@ -65,7 +65,7 @@ func TestConcurrentReplaysConfirmEveryLogicalIDExactlyOnce(t *testing.T) {
 	}
 	finals := 0
 	for _, r := range s.records(t) {
-		if r.Outcome == audit.OutcomeFinal {
+		if r.Outcome == domain.OutcomeFinal {
 			finals++
 		}
 	}
@@ -171,7 +171,7 @@ func TestReplayFromAStreamRecordsOffsetsAndRemovesNothing(t *testing.T) {
 	testkit.WaitDepth(t, s.ch, s.origin, 5)
 	var offsets []string
 	for _, r := range s.records(t) {
-		if r.Outcome == audit.OutcomeConfirmed {
+		if r.Outcome == domain.OutcomeConfirmed {
 			if err := json.Unmarshal([]byte(r.Detail["offsets"]), &offsets); err != nil {
 				t.Fatalf("offsets detail %q: %v", r.Detail["offsets"], err)
 			}

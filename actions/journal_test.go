@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 )
 
 func journalRecord(i int) audit.Record {
 	op := audit.Op{ID: "op-1", Action: "replay", Vhost: "/", Queue: "orders.dlq"}
-	return op.Outcome(audit.OutcomeConfirmed, []string{fmt.Sprintf("m-%d", i)}, []string{fmt.Sprintf("ev-%d", i)}, nil)
+	return op.Outcome(domain.OutcomeConfirmed, []string{fmt.Sprintf("m-%d", i)}, []string{fmt.Sprintf("ev-%d", i)}, nil)
 }
 
 func TestTheJournalStoresRecordsInTheOrderHandedInAndCallsBackInOrder(t *testing.T) {

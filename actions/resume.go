@@ -118,15 +118,15 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 			continue
 		}
 		switch rec.Outcome {
-		case audit.OutcomeIntent:
+		case domain.OutcomeIntent:
 			intent = &records[i]
-		case audit.OutcomeFinal:
+		case domain.OutcomeFinal:
 			final = &records[i]
-		case audit.OutcomeConfirmed:
+		case domain.OutcomeConfirmed:
 			for _, t := range twins(rec) {
 				r.Confirmed[t]++
 			}
-		case audit.OutcomePublishing:
+		case domain.OutcomePublishing:
 			for _, t := range twins(rec) {
 				r.Published[t]++
 			}

@@ -65,9 +65,9 @@ func TestAResumeStillRemovesTwinsAnEarlierRunRecordedAsDeduplicated(t *testing.T
 			MessageIDs: []string{tw.MessageID}, LogicalIDs: []string{tw.LogicalID},
 			Detail: map[string]string{"body_sha256": `["` + tw.BodySHA256 + `"]`, "x_death_sha256": `["` + tw.Death + `"]`}}
 	}
-	intent := audit.Record{Operation: "op-1", Vhost: "/", Queue: "orders.dlq", Action: ActionReplay, Outcome: audit.OutcomeIntent,
+	intent := audit.Record{Operation: "op-1", Vhost: "/", Queue: "orders.dlq", Action: ActionReplay, Outcome: domain.OutcomeIntent,
 		Detail: map[string]string{"streamed": "true"}}
-	records := []audit.Record{intent, named(audit.OutcomePublishing), named(audit.OutcomeConfirmed), named(audit.OutcomeDeduplicated)}
+	records := []audit.Record{intent, named(domain.OutcomePublishing), named(domain.OutcomeConfirmed), named(domain.OutcomeDeduplicated)}
 	r, err := ReadResumption(records, "/", "orders.dlq", "")
 	if err != nil {
 		t.Fatal(err)

@@ -74,7 +74,7 @@ func (s *walker) sweep(ctx context.Context, src SweepSource) (int, error) {
 			}
 		}
 		if len(twins) > 0 {
-			if err := s.log.outcome(ctx, audit.OutcomeDeduplicated, twins, nil); err != nil {
+			if err := s.log.outcome(ctx, domain.OutcomeDeduplicated, twins, nil); err != nil {
 				return removed, fmt.Errorf("%w (%s): recording removed twins: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err)
 			}
 			tags := make([]uint64, len(twins))

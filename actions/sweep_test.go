@@ -97,9 +97,9 @@ func TestTheSweepRemovesTwinsOfConfirmedCopiesAndNothingElse(t *testing.T) {
 	final := -1
 	for i, r := range recs {
 		switch r.Outcome {
-		case audit.OutcomeDeduplicated:
+		case domain.OutcomeDeduplicated:
 			dedup = append(dedup, r.MessageIDs...)
-		case audit.OutcomeFinal:
+		case domain.OutcomeFinal:
 			final = i
 		}
 	}

@@ -439,7 +439,7 @@ func (s *walker) dedupe(ctx context.Context, twins []flight) error {
 	if len(twins) == 0 {
 		return nil
 	}
-	if err := s.log.outcome(ctx, audit.OutcomeDeduplicated, twins, nil); err != nil {
+	if err := s.log.outcome(ctx, domain.OutcomeDeduplicated, twins, nil); err != nil {
 		return fmt.Errorf("%w (%s): recording removed twins: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err)
 	}
 	for _, fl := range twins {
@@ -490,17 +490,17 @@ func (s *walker) settle(ctx context.Context, pub *Publisher) error {
 				b.confirmed = append(b.confirmed, fl)
 			case Returned:
 				s.res.Returned++
-				b.add(audit.OutcomeReturned, fl, fmt.Sprintf("%d %s", r.ReplyCode, r.ReplyText))
+				b.add(domain.OutcomeReturned, fl, fmt.Sprintf("%d %s", r.ReplyCode, r.ReplyText))
 				stop(fmt.Errorf("%w: %s did not route a copy (%d %s); publishing stopped and the rest stays in %s",
 					errRefused, fl.dest, r.ReplyCode, r.ReplyText, s.op.Request.Queue))
 			case Nacked:
 				s.res.Nacked++
-				b.add(audit.OutcomeNacked, fl, "")
+				b.add(domain.OutcomeNacked, fl, "")
 				stop(fmt.Errorf("%w: the broker refused a copy for %s (nack: full or unavailable); publishing stopped and the rest stays in %s",
 					errRefused, fl.dest, s.op.Request.Queue))
 			default:
 				s.res.Unknown++
-				b.add(audit.OutcomeUnknown, fl, errText(r.Err))
+				b.add(domain.OutcomeUnknown, fl, errText(r.Err))
 			}
 			// A batch goes to the journal once it is full or no other
 			// settlement is waiting: the journal groups what comes in
@@ -586,7 +586,7 @@ func (b *batches) flushConfirmed() error {
 	}
 	batch := b.confirmed
 	b.confirmed = nil
-	b.s.log.j.submit(b.s.log.outcomeRecord(audit.OutcomeConfirmed, batch, nil), func(err error) {
+	b.s.log.j.submit(b.s.log.outcomeRecord(domain.OutcomeConfirmed, batch, nil), func(err error) {
 		if err := b.recorded(batch, err); err != nil {
 			b.s.stop(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 )
 
 // walkLog writes the records of one walk. Nothing is
@@ -33,7 +34,7 @@ func (l *walkLog) append(ctx context.Context, rec audit.Record) error {
 func (l *walkLog) intent(ctx context.Context, op Walk, window int, declareParking bool) error {
 	if r := op.Resume; r != nil {
 		// The intent stands; this says the operation goes on.
-		_, err := l.store.Append(ctx, l.op.Outcome(audit.OutcomeResumed, nil, nil, map[string]string{
+		_, err := l.store.Append(ctx, l.op.Outcome(domain.OutcomeResumed, nil, nil, map[string]string{
 			"limit": strconv.Itoa(op.Limit), "twins": strconv.Itoa(sum(r.Confirmed)), "unconfirmed": strconv.Itoa(sum(r.Published)),
 		}))
 		return err
@@ -70,7 +71,7 @@ func (l *walkLog) publishingRecord(items []Item, digests, deaths []string) audit
 		mids[i], lids[i] = it.Letter.MessageID, it.Letter.LogicalID
 		dests[i] = it.Dest.Target()
 	}
-	return l.op.Outcome(audit.OutcomePublishing, mids, lids, map[string]string{
+	return l.op.Outcome(domain.OutcomePublishing, mids, lids, map[string]string{
 		"body_sha256": jsonList(digests), "destinations": jsonList(dests), "x_death_sha256": jsonList(deaths),
 	})
 }
@@ -92,7 +93,7 @@ func (l *walkLog) outcomeRecord(outcome string, batch []flight, replies []string
 		deaths[i] = fl.death
 	}
 	detail := map[string]string{"body_sha256": jsonList(digests), "body_size": jsonList(sizes), "destinations": jsonList(dests), "x_death_sha256": jsonList(deaths)}
-	if outcome == audit.OutcomeReturned {
+	if outcome == domain.OutcomeReturned {
 		detail["replies"] = jsonList(replies)
 	}
 	return l.op.Outcome(outcome, mids, lids, detail)
@@ -105,7 +106,7 @@ func (l *walkLog) final(ctx context.Context, res *Result, runErr error) error {
 	defer cancel()
 	return appendFinal(ctx, l.store, l.sign, l.op, res, finalRecord(l.op, res, runErr, map[string]int{
 		"taken": res.Taken, "kept": res.Kept, "moved": res.Moved,
-		audit.OutcomeDeduplicated: res.Deduplicated, "possible_duplicates": res.PossibleDuplicates,
+		domain.OutcomeDeduplicated: res.Deduplicated, "possible_duplicates": res.PossibleDuplicates,
 	}))
 }
 

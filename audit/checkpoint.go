@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/warrenops/warren/domain"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -117,7 +118,7 @@ func (k *SigningKey) AuthorizedKey() string {
 
 // checkpointMessage is what a checkpoint signs: the head, in a form used
 // for nothing else.
-func checkpointMessage(h Head) []byte {
+func checkpointMessage(h domain.AuditHead) []byte {
 	return fmt.Appendf(nil, "warren audit checkpoint v1\nseq %d\nsha256 %s\n", h.Seq, h.Hash)
 }
 
@@ -188,40 +189,10 @@ func checkCheckpoint(r Record, allowed *AllowedSigners) (principals, problem str
 	}
 	blob, err := base64.StdEncoding.DecodeString(d["signature"])
 	if err == nil {
-		err = signer.key.Verify(checkpointMessage(Head{Seq: r.Seq - 1, Hash: r.PrevHash}), &ssh.Signature{Format: d["signature_format"], Blob: blob})
+		err = signer.key.Verify(checkpointMessage(domain.AuditHead{Seq: r.Seq - 1, Hash: r.PrevHash}), &ssh.Signature{Format: d["signature_format"], Blob: blob})
 	}
 	if err != nil {
 		return "", fmt.Sprintf("the checkpoint's signature by %s does not hold (%v): the log was rewritten or the checkpoint forged", signer.principals, err)
 	}
 	return signer.principals, ""
-}
-
-// CheckpointReport is what Verify found of the signed checkpoints.
-type CheckpointReport struct {
-	Signed     int    // checkpoints whose signature holds
-	LastSeq    int64  // seq of the last of them; 0 when none
-	Principals string // who signed it, as the allowed signers name them
-	Unsigned   int    // intact records after it
-}
-
-func (c CheckpointReport) String() string {
-	switch {
-	case c.Signed == 0 && c.Unsigned == 0:
-		return "no signed checkpoint, and no record to sign"
-	case c.Signed == 0:
-		return fmt.Sprintf("no signed checkpoint: %s not signed", areCount(c.Unsigned, "record"))
-	case c.Unsigned == 0:
-		return fmt.Sprintf("the last record is the checkpoint at seq %d, signed by %s", c.LastSeq, c.Principals)
-	}
-	return fmt.Sprintf("%s after the last signed checkpoint at seq %d %s not signed; that checkpoint is signed by %s",
-		count(c.Unsigned, "record"), c.LastSeq, isAre(c.Unsigned), c.Principals)
-}
-
-func areCount(n int, noun string) string { return count(n, noun) + " " + isAre(n) }
-
-func isAre(n int) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // Export formats.
@@ -402,8 +404,8 @@ func parseRow(c []string) (Record, error) {
 // record the chain holds. OK is false at the first failure, with
 // BrokenSeq and Reason as Verify gives them; the error is for an export
 // that cannot be read at all.
-func VerifyExport(r io.Reader, format string) (Result, error) {
-	var res Result
+func VerifyExport(r io.Reader, format string) (domain.AuditResult, error) {
+	var res domain.AuditResult
 	var prev *Record
 	err := ReadExport(r, format, func(rec Record) error {
 		switch {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/warrenops/warren/domain"
 )
 
 // hostile is a record as a publisher who names queues can shape it: a
@@ -27,7 +29,7 @@ func hostile() Record {
 		Target:     `C:\x41\u0041\\ \q` + "\x7f\u0085",
 		MessageIDs: []string{"m-1\x1b]0;title\x07", "@SUM(1)"},
 		LogicalIDs: []string{"evt-1\u2066"},
-		Outcome:    OutcomeConfirmed,
+		Outcome:    domain.OutcomeConfirmed,
 		Detail:     map[string]string{"reason": "+cmd\u200f\r\nnext", "\u202dkey": "v"},
 	}
 }

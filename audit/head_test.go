@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/warrenops/warren/domain"
 )
 
 // headChain is 25 records in three operations (sample's op-0 holds seqs
@@ -89,7 +90,7 @@ func editSeq(seq int64) func([]Record) []Record {
 
 // checkHeadCase runs Verify with and without the expected head on s,
 // which holds the tampered chain; head is the head kept at tc.expectSeq.
-func checkHeadCase(t *testing.T, s Store, tc headCase, head Head) {
+func checkHeadCase(t *testing.T, s Store, tc headCase, head domain.AuditHead) {
 	t.Helper()
 	ctx := context.Background()
 	res, err := VerifyWith(ctx, s, VerifyOptions{ExpectHead: &head})
@@ -167,7 +168,7 @@ func TestVerifyWithoutAStoreFileIsAnEmptyLogThatFailsAKeptHead(t *testing.T) {
 	if err != nil || !res.OK || strings.Join(res.Lines(), "\n") != "ok: 0 records, chain intact\nhead: empty log" {
 		t.Fatalf("Verify of no file = %q, %v", res.Lines(), err)
 	}
-	head := Head{Seq: 3, Hash: strings.Repeat("ab", 32)}
+	head := domain.AuditHead{Seq: 3, Hash: strings.Repeat("ab", 32)}
 	res, err = VerifyWith(context.Background(), s, VerifyOptions{ExpectHead: &head})
 	if err != nil || res.OK || !strings.HasPrefix(res.String(), "the log is empty") {
 		t.Fatalf("Verify of no file with a kept head = %q, %v", res.String(), err)
@@ -202,12 +203,12 @@ func TestParseHeadReadsWhatWarrenPrints(t *testing.T) {
 	hash := strings.Repeat("0123456789abcdef", 4)
 	tests := []struct {
 		in   string
-		want Head
+		want domain.AuditHead
 		bad  string
 	}{
-		{in: "42:sha256:" + hash, want: Head{Seq: 42, Hash: hash}},
-		{in: "42:" + hash, want: Head{Seq: 42, Hash: hash}},
-		{in: " 7:" + strings.ToUpper(hash) + " ", want: Head{Seq: 7, Hash: hash}},
+		{in: "42:sha256:" + hash, want: domain.AuditHead{Seq: 42, Hash: hash}},
+		{in: "42:" + hash, want: domain.AuditHead{Seq: 42, Hash: hash}},
+		{in: " 7:" + strings.ToUpper(hash) + " ", want: domain.AuditHead{Seq: 7, Hash: hash}},
 		{in: "42", bad: "want SEQ:HASH"},
 		{in: "seq 42 sha256:" + hash, bad: "not a record number"},
 		{in: "0:" + hash, bad: "not a record number"},
@@ -223,7 +224,7 @@ func TestParseHeadReadsWhatWarrenPrints(t *testing.T) {
 			t.Errorf("ParseHead(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
 	}
-	h := Head{Seq: 42, Hash: hash}
+	h := domain.AuditHead{Seq: 42, Hash: hash}
 	if back, err := ParseHead("42:" + strings.TrimPrefix(h.String(), "seq 42 ")); err != nil || back != h {
 		t.Fatalf("the printed head does not read back: %v, %v", back, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 var t0 = time.Date(2024, 5, 1, 3, 15, 2, 123456000, time.UTC)
@@ -28,7 +30,7 @@ func sample(i int) Record {
 		Target:     "amq.default/orders",
 		MessageIDs: []string{fmt.Sprintf("m-%d", i), "a,b \"q\"\n<&>"},
 		LogicalIDs: []string{fmt.Sprintf("evt-%d", i), "ação ✓ \u2028"},
-		Outcome:    OutcomeConfirmed,
+		Outcome:    domain.OutcomeConfirmed,
 		Detail:     map[string]string{"body_sha256": BodyDigest([]byte{byte(i)}), "z": "last", "a": "first\ttab"},
 	}
 }

@@ -6,33 +6,9 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-)
 
-// Outcomes of the records an operation writes (see the package
-// documentation for the sequence).
-const (
-	OutcomeIntent         = "intent"
-	OutcomeConfirmed      = "confirmed"
-	OutcomeReturned       = "returned"
-	OutcomeNacked         = "nacked"
-	OutcomeUnknown        = "unknown"
-	OutcomeSkippedApplied = "skipped_applied"
-	OutcomeFinal          = "final"
-	// OutcomePublishing names messages a walk is about to
-	// publish, written before it does: after a crash, a message named
-	// here but not confirmed may have a copy at its destination.
-	OutcomePublishing = "publishing"
-	// OutcomeResumed marks where `dlq resume` took an interrupted
-	// operation up; OutcomeDeduplicated names the DLQ twins of recorded
-	// confirms that it removed.
-	OutcomeResumed      = "resumed"
-	OutcomeDeduplicated = "deduplicated"
+	"github.com/warrenops/warren/domain"
 )
-
-// MessageOutcomes lists the per-message outcomes in display order.
-var MessageOutcomes = []string{
-	OutcomeConfirmed, OutcomeReturned, OutcomeNacked, OutcomeUnknown, OutcomeSkippedApplied, OutcomeDeduplicated,
-}
 
 // NewOperationID returns a fresh operation ID that sorts by start time,
 // e.g. "20240501T031502Z-9f86d081".
@@ -88,7 +64,7 @@ func (o Op) Intent(p Plan) Record {
 	d["destinations"] = jsonCell(dest)
 	d["bytes"] = strconv.FormatInt(p.Bytes, 10)
 	d["skipped_applied"] = strconv.Itoa(p.SkippedApplied)
-	return o.record(OutcomeIntent, d)
+	return o.record(domain.OutcomeIntent, d)
 }
 
 // Outcome records what happened to one batch of messages; messageIDs and
@@ -105,37 +81,16 @@ func (o Op) Final(counts map[string]int) Record {
 	for k, n := range counts {
 		d[k] = strconv.Itoa(n)
 	}
-	return o.record(OutcomeFinal, d)
+	return o.record(domain.OutcomeFinal, d)
 }
-
-// OperationSummary is one operation as audit tail and the audit screen show
-// it. Finished is nil while no final record exists: the operation is still
-// running, or it was interrupted.
-type OperationSummary struct {
-	Operation string
-	Action    string
-	Vhost     string
-	Queue     string
-	Target    string
-	Operator  string
-	Started   time.Time
-	Finished  *time.Time
-	Selected  int            // from the intent record; 0 when absent
-	Counts    map[string]int // messages per outcome, from the outcome records
-	FirstSeq  int64
-	LastSeq   int64
-}
-
-// Incomplete reports an operation without a final record.
-func (s OperationSummary) Incomplete() bool { return s.Finished == nil }
 
 // Summaries groups records by operation ID, in order of each operation's
 // first record. Records without an operation ID are left out. A message
 // outcome record counts max(len(message_ids), len(logical_ids)) messages,
 // or one when it lists neither.
-func Summaries(records []Record) []OperationSummary {
+func Summaries(records []Record) []domain.OperationSummary {
 	index := map[string]int{}
-	var out []OperationSummary
+	var out []domain.OperationSummary
 	for _, r := range records {
 		if r.Operation == "" {
 			continue
@@ -144,7 +99,7 @@ func Summaries(records []Record) []OperationSummary {
 		if !ok {
 			i = len(out)
 			index[r.Operation] = i
-			out = append(out, OperationSummary{
+			out = append(out, domain.OperationSummary{
 				Operation: r.Operation, Action: r.Action, Vhost: r.Vhost,
 				Queue: r.Queue, Target: r.Target, Operator: r.Operator,
 				Started: r.Time, FirstSeq: r.Seq, Counts: map[string]int{},
@@ -153,12 +108,12 @@ func Summaries(records []Record) []OperationSummary {
 		s := &out[i]
 		s.LastSeq = r.Seq
 		switch r.Outcome {
-		case OutcomeIntent:
+		case domain.OutcomeIntent:
 			s.Selected, _ = strconv.Atoi(r.Detail["selected"])
-		case OutcomeFinal:
+		case domain.OutcomeFinal:
 			t := r.Time
 			s.Finished = &t
-		case OutcomePublishing, OutcomeResumed:
+		case domain.OutcomePublishing, domain.OutcomeResumed:
 			// Write-ahead, or a resume taking the operation up: the
 			// messages' outcome records count them.
 		default:

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/warrenops/warren/domain"
 )
 
 func TestOpBuildersFollowTheRecordConventions(t *testing.T) {
@@ -16,14 +18,14 @@ func TestOpBuildersFollowTheRecordConventions(t *testing.T) {
 		Extra: map[string]string{"filter": `reason == "rejected"`}})
 	wantDetail := map[string]string{"selected": "37", "destinations": `["orders"]`, "bytes": "4096",
 		"skipped_applied": "5", "filter": `reason == "rejected"`}
-	if intent.Outcome != OutcomeIntent || !reflect.DeepEqual(intent.Detail, wantDetail) {
+	if intent.Outcome != domain.OutcomeIntent || !reflect.DeepEqual(intent.Detail, wantDetail) {
 		t.Fatalf("intent = %+v", intent)
 	}
 	if d := Destinations(intent.Detail); !reflect.DeepEqual(d, []string{"orders"}) {
 		t.Fatalf("Destinations = %v", d)
 	}
-	out := op.Outcome(OutcomeReturned, []string{"m1", "m2"}, []string{"e1", "e2"}, nil)
-	final := op.Final(map[string]int{OutcomeConfirmed: 30, OutcomeReturned: 2})
+	out := op.Outcome(domain.OutcomeReturned, []string{"m1", "m2"}, []string{"e1", "e2"}, nil)
+	final := op.Final(map[string]int{domain.OutcomeConfirmed: 30, domain.OutcomeReturned: 2})
 	for _, r := range []Record{intent, out, final} {
 		if r.Operation != "op-1" || r.Action != "replay" || r.Operator != "ana" || r.Host != "ops-1" ||
 			r.Context != "prod" || r.Vhost != "/" || r.Queue != "orders.dlq" || r.Target != "amq.default/orders" {
@@ -33,7 +35,7 @@ func TestOpBuildersFollowTheRecordConventions(t *testing.T) {
 			t.Fatalf("builder made an invalid record: %+v", r)
 		}
 	}
-	if final.Outcome != OutcomeFinal || final.Detail["confirmed"] != "30" || final.Detail["returned"] != "2" {
+	if final.Outcome != domain.OutcomeFinal || final.Detail["confirmed"] != "30" || final.Detail["returned"] != "2" {
 		t.Fatalf("final = %+v", final)
 	}
 	if !regexp.MustCompile(`^\d{8}T\d{6}Z-[0-9a-f]{8}$`).MatchString(NewOperationID()) {
@@ -49,21 +51,21 @@ func TestSummariesGroupByOperation(t *testing.T) {
 	records := []Record{
 		stamp(done.Intent(Plan{Selected: 4}), 1),
 		stamp(cut.Intent(Plan{Selected: 9}), 2),
-		stamp(done.Outcome(OutcomeConfirmed, []string{"m1", "m2"}, []string{"e1", "e2"}, nil), 3),
-		stamp(cut.Outcome(OutcomeConfirmed, []string{"m9"}, nil, nil), 4),
+		stamp(done.Outcome(domain.OutcomeConfirmed, []string{"m1", "m2"}, []string{"e1", "e2"}, nil), 3),
+		stamp(cut.Outcome(domain.OutcomeConfirmed, []string{"m9"}, nil, nil), 4),
 		stamp(Record{Action: "config", Outcome: "changed"}, 5),
-		stamp(done.Outcome(OutcomeSkippedApplied, nil, []string{"e3"}, nil), 6),
-		stamp(done.Outcome(OutcomeUnknown, nil, nil, map[string]string{"offset": "17"}), 7),
-		stamp(done.Final(map[string]int{OutcomeConfirmed: 2}), 8),
+		stamp(done.Outcome(domain.OutcomeSkippedApplied, nil, []string{"e3"}, nil), 6),
+		stamp(done.Outcome(domain.OutcomeUnknown, nil, nil, map[string]string{"offset": "17"}), 7),
+		stamp(done.Final(map[string]int{domain.OutcomeConfirmed: 2}), 8),
 	}
 	finished := at(8)
-	want := []OperationSummary{
+	want := []domain.OperationSummary{
 		{Operation: "a", Action: "replay", Vhost: "/", Queue: "orders.dlq", Target: "orders", Operator: "ana",
 			Started: at(1), Finished: &finished, Selected: 4, FirstSeq: 1, LastSeq: 8,
-			Counts: map[string]int{OutcomeConfirmed: 2, OutcomeSkippedApplied: 1, OutcomeUnknown: 1}},
+			Counts: map[string]int{domain.OutcomeConfirmed: 2, domain.OutcomeSkippedApplied: 1, domain.OutcomeUnknown: 1}},
 		{Operation: "b", Action: "quarantine", Vhost: "v", Queue: "pay.dlq", Target: "pay.dlq.quarantine", Operator: "bo",
 			Started: at(2), Selected: 9, FirstSeq: 2, LastSeq: 4,
-			Counts: map[string]int{OutcomeConfirmed: 1}},
+			Counts: map[string]int{domain.OutcomeConfirmed: 1}},
 	}
 	got := Summaries(records)
 	if !reflect.DeepEqual(got, want) {
@@ -80,15 +82,15 @@ func TestOperationRecordsSurviveAStore(t *testing.T) {
 	op := Op{ID: NewOperationID(), Action: "replay", Operator: "ana", Queue: "orders.dlq"}
 	for _, r := range []Record{
 		op.Intent(Plan{Selected: 1, Destinations: []string{"orders"}}),
-		op.Outcome(OutcomeConfirmed, []string{"m1"}, []string{"e1"}, map[string]string{"body_sha256": BodyDigest([]byte("{}")), "body_size": "2"}),
-		op.Final(map[string]int{OutcomeConfirmed: 1}),
+		op.Outcome(domain.OutcomeConfirmed, []string{"m1"}, []string{"e1"}, map[string]string{"body_sha256": BodyDigest([]byte("{}")), "body_size": "2"}),
+		op.Final(map[string]int{domain.OutcomeConfirmed: 1}),
 	} {
 		if _, err := s.Append(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sums := Summaries(scanAll(t, s))
-	if len(sums) != 1 || sums[0].Incomplete() || sums[0].Counts[OutcomeConfirmed] != 1 || sums[0].Selected != 1 {
+	if len(sums) != 1 || sums[0].Incomplete() || sums[0].Counts[domain.OutcomeConfirmed] != 1 || sums[0].Selected != 1 {
 		t.Fatalf("summaries = %+v", sums)
 	}
 	mustVerify(t, s, 3)

@@ -4,123 +4,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/warrenops/warren/domain"
 )
-
-// Result is the outcome of Verify. When the chain breaks, BrokenSeq is the
-// first seq that cannot be trusted and Reason says why; every record before
-// it is intact. OK holds when the chain is intact and so is everything
-// VerifyOptions asked for.
-type Result struct {
-	OK        bool
-	Records   int    // records checked and found intact
-	LastSeq   int64  // seq of the last intact record
-	LastHash  string // its hash; "" when no record is intact
-	BrokenSeq int64
-	Reason    string
-	// Expect is what became of VerifyOptions.ExpectHead; nil without one.
-	Expect *HeadCheck
-	// Checkpoints is what Verify found of the signed checkpoints; nil
-	// without VerifyOptions.Signers.
-	Checkpoints *CheckpointReport
-	// CrashTail says the chain breaks only at a last line that a write
-	// of warren's left when it was killed, as the file store's journal
-	// proves: the next append sets it aside (torn.go).
-	CrashTail bool
-}
-
-// HeadCheck is the verdict on a head the operator kept.
-type HeadCheck struct {
-	Head      Head
-	Held      bool   // the log holds the record, with that hash
-	Following int    // intact records after it, when held
-	Problem   string // why it is not held; "" when held or not checked
-}
 
 // VerifyOptions asks Verify for more than an intact chain.
 type VerifyOptions struct {
 	// ExpectHead is a head kept from before: the log must still hold
 	// that record with that hash, which proves nothing was cut from its
 	// end since and that it was not rewritten up to there.
-	ExpectHead *Head
+	ExpectHead *domain.AuditHead
 	// Signers, when set, are the keys trusted to sign checkpoints: every
 	// checkpoint must carry a good signature by one of them, and the
 	// records after the last one are reported unsigned.
 	Signers *AllowedSigners
 }
 
-// Head is the last intact record's head; ok is false when there is none.
-func (r Result) Head() (h Head, ok bool) {
-	return Head{Seq: r.LastSeq, Hash: r.LastHash}, r.LastSeq > 0
-}
-
-// String is the verdict in one line: the break, else what was found
-// instead of the expected head, else ok.
-func (r Result) String() string {
-	switch {
-	case r.BrokenSeq > 0:
-		return fmt.Sprintf("broken at seq %d: %s", r.BrokenSeq, r.Reason)
-	case r.Expect != nil && r.Expect.Problem != "":
-		return r.Expect.Problem
-	}
-	return fmt.Sprintf("ok: %d records, chain intact", r.Records)
-}
-
-// Lines are the verdict, what became of the expected head when the
-// verdict does not say it, and the head last (docs/OPERATIONS.md).
-func (r Result) Lines() []string {
-	lines := []string{r.String()}
-	if r.CrashTail {
-		lines = append(lines, "the last line is the start of a record warren was writing when it was killed (its journal shows it): the next command that writes sets it aside")
-	}
-	if e := r.Expect; e != nil {
-		switch {
-		case e.Held && e.Following == 0:
-			lines = append(lines, fmt.Sprintf("the expected head seq %d is there, and is the last record", e.Head.Seq))
-		case e.Held && e.Following == 1:
-			lines = append(lines, fmt.Sprintf("the expected head seq %d is there, and 1 record follows it", e.Head.Seq))
-		case e.Held:
-			lines = append(lines, fmt.Sprintf("the expected head seq %d is there, and %d records follow it", e.Head.Seq, e.Following))
-		case r.BrokenSeq > 0 && e.Problem != "":
-			lines = append(lines, e.Problem)
-		case r.BrokenSeq > 0:
-			lines = append(lines, fmt.Sprintf("the expected head seq %d was not checked: the chain breaks before it", e.Head.Seq))
-		}
-	}
-	if r.Checkpoints != nil {
-		lines = append(lines, r.Checkpoints.String())
-	}
-	return append(lines, r.headLine())
-}
-
-func (r Result) headLine() string {
-	h, ok := r.Head()
-	switch {
-	case ok && r.BrokenSeq > 0:
-		return "head " + h.String() + " (the last record before the break)"
-	case ok:
-		return "head " + h.String()
-	case r.BrokenSeq > 0:
-		return "head: no intact record"
-	}
-	return "head: empty log"
-}
-
 // Verify walks the whole chain: seqs must run 1, 2, 3… without gaps, each
 // prev_hash must equal the hash before it, and each hash must match the
 // record's content. It stops at the first break. The error is for failures
 // to read the store at all; a damaged entry is a broken Result.
-func Verify(ctx context.Context, s Store) (Result, error) {
+func Verify(ctx context.Context, s Store) (domain.AuditResult, error) {
 	return VerifyWith(ctx, s, VerifyOptions{})
 }
 
 // VerifyWith is Verify, and checks what opt asks for as well.
-func VerifyWith(ctx context.Context, s Store, opt VerifyOptions) (Result, error) {
+func VerifyWith(ctx context.Context, s Store, opt VerifyOptions) (domain.AuditResult, error) {
 	c := chainCheck{signers: opt.Signers}
 	if opt.ExpectHead != nil {
-		c.res.Expect = &HeadCheck{Head: *opt.ExpectHead}
+		c.res.Expect = &domain.HeadCheck{Head: *opt.ExpectHead}
 	}
 	if opt.Signers != nil {
-		c.res.Checkpoints = &CheckpointReport{}
+		c.res.Checkpoints = &domain.CheckpointReport{}
 	}
 	err := s.Scan(ctx, func(r Record) error {
 		if !c.add(r) {
@@ -137,7 +52,7 @@ func VerifyWith(ctx context.Context, s Store, opt VerifyOptions) (Result, error)
 		}
 	case errors.Is(err, errStop), err == nil:
 	default:
-		return Result{}, err
+		return domain.AuditResult{}, err
 	}
 	c.endExpect()
 	if cp := c.res.Checkpoints; cp != nil {
@@ -148,7 +63,7 @@ func VerifyWith(ctx context.Context, s Store, opt VerifyOptions) (Result, error)
 }
 
 type chainCheck struct {
-	res      Result
+	res      domain.AuditResult
 	prevHash string
 	broken   bool
 	found    bool // the expected head's seq was reached
@@ -247,12 +162,4 @@ func short(h string) string {
 		return h[:12] + "…"
 	}
 	return h
-}
-
-// count is n and a noun, plural unless n is 1.
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -187,7 +188,7 @@ type expectHeadJSON struct {
 	Problem   string `json:"problem,omitempty"`
 }
 
-func verifyJSONOf(res audit.Result) verifyJSON {
+func verifyJSONOf(res domain.AuditResult) verifyJSON {
 	out := verifyJSON{OK: res.OK, Records: res.Records, Verdict: res.String(),
 		HeadSeq: res.LastSeq, HeadHash: res.LastHash, BrokenSeq: res.BrokenSeq, Reason: res.Reason}
 	if e := res.Expect; e != nil {
@@ -234,7 +235,7 @@ func newAuditTailCmd(a *App) *cobra.Command {
 func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool, interval time.Duration) error {
 	shown := map[string]bool{} // operation → printed as finished
 	var lastSeq int64
-	show := func(sums []audit.OperationSummary) {
+	show := func(sums []domain.OperationSummary) {
 		for _, s := range sums {
 			done, seen := shown[s.Operation]
 			if seen && (done || s.Incomplete()) {
@@ -293,7 +294,7 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 	}
 }
 
-func loadSummaries(ctx context.Context, st audit.Store) ([]audit.OperationSummary, int64, error) {
+func loadSummaries(ctx context.Context, st audit.Store) ([]domain.OperationSummary, int64, error) {
 	var recs []audit.Record
 	err := st.Scan(ctx, func(r audit.Record) error {
 		recs = append(recs, r)
@@ -316,7 +317,7 @@ func loadSummaries(ctx context.Context, st audit.Store) ([]audit.OperationSummar
 
 // summaryLine is one operation of audit tail, e.g.
 // 2024-05-01T03:15:02Z  done        replay  OP  ana  / orders.dlq -> orders  selected 37  confirmed 30  returned 2
-func summaryLine(s audit.OperationSummary) string {
+func summaryLine(s domain.OperationSummary) string {
 	status := "done"
 	if s.Incomplete() {
 		status = "INCOMPLETE"
@@ -335,13 +336,13 @@ func summaryLine(s audit.OperationSummary) string {
 // any others alphabetically.
 func outcomeOrder(counts map[string]int) []string {
 	var known, other []string
-	for _, o := range audit.MessageOutcomes {
+	for _, o := range domain.MessageOutcomes {
 		if counts[o] > 0 {
 			known = append(known, o)
 		}
 	}
 	for o := range counts {
-		if !slices.Contains(audit.MessageOutcomes, o) {
+		if !slices.Contains(domain.MessageOutcomes, o) {
 			other = append(other, o)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 )
 
 // auditApp is an App whose context keeps its audit log at a fresh file.
@@ -53,11 +54,11 @@ func writeOperation(t *testing.T, path, id, queue string, finish bool) {
 	op := audit.Op{ID: id, Action: "replay", Operator: "ana", Vhost: "/", Queue: queue, Target: "orders"}
 	recs := []audit.Record{
 		op.Intent(audit.Plan{Selected: 3, Destinations: []string{"orders"}}),
-		op.Outcome(audit.OutcomeConfirmed, []string{"m1", "m2"}, []string{"e1", "e2"}, nil),
-		op.Outcome(audit.OutcomeReturned, []string{"m3"}, []string{"e3"}, nil),
+		op.Outcome(domain.OutcomeConfirmed, []string{"m1", "m2"}, []string{"e1", "e2"}, nil),
+		op.Outcome(domain.OutcomeReturned, []string{"m3"}, []string{"e3"}, nil),
 	}
 	if finish {
-		recs = append(recs, op.Final(map[string]int{audit.OutcomeConfirmed: 2, audit.OutcomeReturned: 1}))
+		recs = append(recs, op.Final(map[string]int{domain.OutcomeConfirmed: 2, domain.OutcomeReturned: 1}))
 	}
 	for _, r := range recs {
 		if _, err := st.Append(context.Background(), r); err != nil {

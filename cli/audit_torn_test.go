@@ -16,6 +16,7 @@ import (
 
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 )
 
 // tearLikeACrash leaves the audit file at path as a warren killed in the
@@ -33,7 +34,7 @@ func tearLikeACrash(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	r := audit.Record{Seq: last.Seq + 1, Time: time.Now().UTC().Truncate(time.Microsecond), Operator: "ana", Action: "replay",
-		Outcome: audit.OutcomeConfirmed, MessageIDs: []string{"m-torn"}, LogicalIDs: []string{"e-torn"}, Detail: map[string]string{}, PrevHash: last.Hash}
+		Outcome: domain.OutcomeConfirmed, MessageIDs: []string{"m-torn"}, LogicalIDs: []string{"e-torn"}, Detail: map[string]string{}, PrevHash: last.Hash}
 	r.Hash = r.ComputeHash()
 	line, err := json.Marshal(r)
 	if err != nil {

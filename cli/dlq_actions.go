@@ -15,7 +15,6 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/app"
-	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
@@ -311,7 +310,7 @@ func (a *App) report(plan *ops.Plan, res ops.Result, err error, f actionFlags) e
 // after the operation's last record (its final record, or the signed
 // checkpoint after it): the anchor the operator keeps in the ticket,
 // which `warren audit verify --expect-head` checks later.
-func printAuditHead(w io.Writer, h *audit.Head) {
+func printAuditHead(w io.Writer, h *domain.AuditHead) {
 	if h != nil {
 		fmt.Fprintln(w, "audit head: "+h.String())
 	}

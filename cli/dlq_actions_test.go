@@ -23,6 +23,7 @@ import (
 
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -195,7 +196,7 @@ func TestDlqReplayWithYesMovesTheMessagesAndPrintsTheJSONContract(t *testing.T) 
 		t.Fatal(err)
 	}
 	head, _ := got["audit_head"].(map[string]any)
-	if head["seq"] != float64(last.Seq) || head["hash"] != last.Hash || last.Outcome != audit.OutcomeFinal {
+	if head["seq"] != float64(last.Seq) || head["hash"] != last.Hash || last.Outcome != domain.OutcomeFinal {
 		t.Fatalf("audit_head %v, want the log's last record, seq %d %s (%s)", got["audit_head"], last.Seq, last.Hash, last.Outcome)
 	}
 }
@@ -243,7 +244,7 @@ func TestDlqReplayWithASigningKeyEndsWithASignedCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		AuditHead audit.Head `json:"audit_head"`
+		AuditHead domain.AuditHead `json:"audit_head"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("output %q: %v", out, err)

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/app"
-	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 )
@@ -53,7 +52,7 @@ type resumeJSON struct {
 	Unknown        int    `json:"unknown"`
 	SkippedApplied int    `json:"skipped_applied"`
 	// AuditHead is the head after the final record, as for replay.
-	AuditHead *audit.Head `json:"audit_head,omitempty"`
+	AuditHead *domain.AuditHead `json:"audit_head,omitempty"`
 }
 
 func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) error {

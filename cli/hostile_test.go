@@ -365,7 +365,7 @@ func (s *hostileScene) exported(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("audit export: %v in %q", err, clip(line))
 		}
-		if rec.Outcome == audit.OutcomeConfirmed {
+		if rec.Outcome == domain.OutcomeConfirmed {
 			for _, id := range rec.LogicalIDs {
 				confirmed[id] = true
 			}

@@ -24,7 +24,7 @@ func (o *Ops) Audit() AuditReader { return AuditReader{o} }
 // Operations returns the newest operations, oldest first. A damaged entry
 // ends the reading there: the screen shows what is readable and the
 // chain's verdict says what is wrong.
-func (a AuditReader) Operations(ctx context.Context, limit int) ([]audit.OperationSummary, error) {
+func (a AuditReader) Operations(ctx context.Context, limit int) ([]domain.OperationSummary, error) {
 	recs, err := a.records(ctx, func(audit.Record) bool { return true })
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func (a AuditReader) records(ctx context.Context, keep func(audit.Record) bool) 
 // Chain is the verdict on the whole chain, with how many operations its
 // intact records belong to.
 type Chain struct {
-	audit.Result
+	domain.AuditResult
 	Operations int
 }
 
@@ -71,7 +71,7 @@ func (a AuditReader) Verify(ctx context.Context) (Chain, error) {
 	}
 	c := &countingStore{Store: st, ops: map[string]struct{}{}}
 	res, err := audit.Verify(ctx, c)
-	return Chain{Result: res, Operations: len(c.ops)}, err
+	return Chain{AuditResult: res, Operations: len(c.ops)}, err
 }
 
 // countingStore counts the operations of the records a scan's caller
@@ -105,7 +105,7 @@ func (a AuditReader) Describe() string {
 // OperationDetail is one operation as the audit screen opens it: who,
 // where, the rule it followed, and what became of each message.
 type OperationDetail struct {
-	audit.OperationSummary
+	domain.OperationSummary
 	Host, Context string
 	// Rule is what the intent record states: filter, reason, parking
 	// queue, rate, limit, whether it walked the whole queue (its intent
@@ -154,7 +154,7 @@ func (a AuditReader) Operation(ctx context.Context, id string) (*OperationDetail
 // settles it in place; a resume that names a waiting message again keeps
 // its one row. An outcome for a message not waiting (a skipped one, a
 // removed twin) adds a row.
-func detailOf(s audit.OperationSummary, recs []audit.Record) *OperationDetail {
+func detailOf(s domain.OperationSummary, recs []audit.Record) *OperationDetail {
 	d := &OperationDetail{OperationSummary: s}
 	type name struct{ mid, lid string }
 	waiting := map[name][]int{}
@@ -183,7 +183,7 @@ func detailOf(s audit.OperationSummary, recs []audit.Record) *OperationDetail {
 	}
 	for _, r := range recs {
 		switch r.Outcome {
-		case audit.OutcomeIntent:
+		case domain.OutcomeIntent:
 			d.Host, d.Context = r.Host, r.Context
 			x := r.Detail
 			d.Filter, d.Reason, d.Parking, d.Rate = x["filter"], x["reason"], x["parking_queue"], x["rate"]
@@ -191,11 +191,11 @@ func detailOf(s audit.OperationSummary, recs []audit.Record) *OperationDetail {
 			d.Destinations = audit.Destinations(x)
 			d.Bytes, _ = strconv.ParseInt(x["bytes"], 10, 64)
 			add(r, false)
-		case audit.OutcomePublishing:
+		case domain.OutcomePublishing:
 			add(r, false)
-		case audit.OutcomeResumed:
+		case domain.OutcomeResumed:
 			d.Resumes++
-		case audit.OutcomeFinal:
+		case domain.OutcomeFinal:
 			d.Final = r.Detail
 		default:
 			add(r, true)

@@ -55,7 +55,7 @@ func (d *failingDisk) AppendAll(ctx context.Context, rs []audit.Record) ([]audit
 	out, err := d.Store.AppendAll(ctx, rs)
 	if err == nil {
 		for _, r := range rs {
-			if r.Outcome == audit.OutcomeConfirmed {
+			if r.Outcome == domain.OutcomeConfirmed {
 				d.confirms.Add(1)
 			}
 		}
@@ -134,7 +134,7 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 	for _, m := range before.Messages {
 		outcomes[m.Outcome]++
 	}
-	if !before.Walk || outcomes[audit.OutcomeConfirmed] == 0 || outcomes[audit.OutcomePublishing] == 0 {
+	if !before.Walk || outcomes[domain.OutcomeConfirmed] == 0 || outcomes[domain.OutcomePublishing] == 0 {
 		t.Fatalf("the interrupted operation's messages: %v (streamed %v); want confirmed ones and ones published without a confirm", outcomes, before.Walk)
 	}
 
@@ -143,9 +143,9 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Operation != id || plan.Depth <= 0 || plan.Twins != outcomes[audit.OutcomeConfirmed] || plan.Unconfirmed != outcomes[audit.OutcomePublishing] ||
+	if plan.Operation != id || plan.Depth <= 0 || plan.Twins != outcomes[domain.OutcomeConfirmed] || plan.Unconfirmed != outcomes[domain.OutcomePublishing] ||
 		!strings.HasPrefix(plan.Summary, "Resume replay "+id+" on orders.dlq") {
-		t.Fatalf("plan %+v; want %d twins and %d unconfirmed of %s", plan, outcomes[audit.OutcomeConfirmed], outcomes[audit.OutcomePublishing], id)
+		t.Fatalf("plan %+v; want %d twins and %d unconfirmed of %s", plan, outcomes[domain.OutcomeConfirmed], outcomes[domain.OutcomePublishing], id)
 	}
 	var mu sync.Mutex
 	var last Progress
@@ -196,7 +196,7 @@ func TestTheAuditScreensResumeFinishesAnInterruptedReplay(t *testing.T) {
 	rows := map[string]int{}
 	for _, m := range after.Messages {
 		rows[m.LogicalID]++
-		if m.Outcome != audit.OutcomeConfirmed {
+		if m.Outcome != domain.OutcomeConfirmed {
 			t.Fatalf("message %s after the resume: %+v, want confirmed", m.MessageID, m)
 		}
 	}
@@ -242,9 +242,9 @@ func TestTheDetailGivesEachMessageItsLatestOutcome(t *testing.T) {
 	intent.MessageIDs, intent.LogicalIDs = []string{"m1", "m2", "m3"}, []string{"e1", "e2", "e3"}
 	recs := []audit.Record{
 		intent,
-		op.Outcome(audit.OutcomeSkippedApplied, []string{"m9"}, []string{"e9"}, nil),
-		op.Outcome(audit.OutcomeConfirmed, []string{"m2"}, []string{"e2"}, nil),
-		op.Outcome(audit.OutcomeReturned, []string{"m1"}, []string{"e1"}, nil),
+		op.Outcome(domain.OutcomeSkippedApplied, []string{"m9"}, []string{"e9"}, nil),
+		op.Outcome(domain.OutcomeConfirmed, []string{"m2"}, []string{"e2"}, nil),
+		op.Outcome(domain.OutcomeReturned, []string{"m1"}, []string{"e1"}, nil),
 	}
 	for i := range recs {
 		recs[i].Seq = int64(i + 1)

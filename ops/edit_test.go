@@ -139,7 +139,7 @@ func TestEditResubmitsTheCopyAndAuditsBothHashes(t *testing.T) {
 			t.Errorf("record %d is %s of %s, want edit of %s", i, r.Action, r.Operation, res.Operation)
 		}
 	}
-	if !slices.Equal(outcomes, []string{audit.OutcomeIntent, audit.OutcomeConfirmed, audit.OutcomeFinal}) {
+	if !slices.Equal(outcomes, []string{domain.OutcomeIntent, domain.OutcomeConfirmed, domain.OutcomeFinal}) {
 		t.Fatalf("records %v, want intent, confirmed, final", outcomes)
 	}
 	intent := recs[0]

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/actions"
-	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 )
 
@@ -86,5 +85,5 @@ type Result struct {
 	// AuditHead is the audit log's head after the operation's last
 	// record: the anchor for the ticket that `audit verify
 	// --expect-head` checks. Nil when the final record was not written.
-	AuditHead *audit.Head `json:"audit_head,omitempty"`
+	AuditHead *domain.AuditHead `json:"audit_head,omitempty"`
 }

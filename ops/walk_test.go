@@ -14,7 +14,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/actions"
-	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
@@ -69,7 +68,7 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 	for _, m := range op.Messages {
 		outcomes[m.Outcome]++
 	}
-	if outcomes[audit.OutcomePublishing] != 0 || outcomes[audit.OutcomeConfirmed] != res.Moved {
+	if outcomes[domain.OutcomePublishing] != 0 || outcomes[domain.OutcomeConfirmed] != res.Moved {
 		t.Fatalf("the audit log's outcomes %v after %d moved: every copy recorded as publishing must have gone out and been confirmed", outcomes, res.Moved)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 )
 
 // auditView is what the audit log says about the operations of one run.
@@ -62,17 +63,17 @@ func readAudit(t *testing.T, c *config, after int64) auditView {
 			order = append(order, r.Operation)
 		}
 		switch r.Outcome {
-		case audit.OutcomeIntent:
+		case domain.OutcomeIntent:
 			op.intent = r.LogicalIDs
-		case audit.OutcomeFinal:
+		case domain.OutcomeFinal:
 			op.final = true
-		case audit.OutcomePublishing:
+		case domain.OutcomePublishing:
 			for _, lid := range r.LogicalIDs {
 				op.publishing[lid]++
 			}
-		case audit.OutcomeResumed:
+		case domain.OutcomeResumed:
 		default:
-			if r.Outcome != audit.OutcomeSkippedApplied && r.Outcome != audit.OutcomeDeduplicated {
+			if r.Outcome != domain.OutcomeSkippedApplied && r.Outcome != domain.OutcomeDeduplicated {
 				for _, lid := range r.LogicalIDs {
 					op.settled[lid]++
 				}
@@ -82,7 +83,7 @@ func readAudit(t *testing.T, c *config, after int64) auditView {
 				v.outcomes[lid] = append(v.outcomes[lid], r.Outcome)
 			}
 		}
-		if failed := r.Detail["source_ack_failed"]; failed != "" && r.Outcome == audit.OutcomeConfirmed {
+		if failed := r.Detail["source_ack_failed"]; failed != "" && r.Outcome == domain.OutcomeConfirmed {
 			var ids []string
 			if err := json.Unmarshal([]byte(failed), &ids); err != nil {
 				t.Errorf("seq %d: source_ack_failed %q: %v", r.Seq, failed, err)
@@ -99,7 +100,7 @@ func readAudit(t *testing.T, c *config, after int64) auditView {
 	for _, id := range order {
 		op := byOp[id]
 		v.ops++
-		for _, lid := range op.outcomes[audit.OutcomeUnknown] {
+		for _, lid := range op.outcomes[domain.OutcomeUnknown] {
 			v.unknown[lid] = true
 		}
 		// A copy recorded as publishing without an outcome of its own may
@@ -116,7 +117,7 @@ func readAudit(t *testing.T, c *config, after int64) auditView {
 		v.incomplete++
 		settled := map[string]bool{}
 		for outcome, ids := range op.outcomes {
-			if outcome == audit.OutcomeUnknown {
+			if outcome == domain.OutcomeUnknown {
 				continue
 			}
 			for _, lid := range ids {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -147,7 +146,7 @@ func QueueName(vhost, name string) string {
 // AuditHead is the audit log's head after an operation, as its last
 // words name it for the operator's ticket: " · audit head seq N
 // sha256:…"; "" when it is not known (docs/ARCHITECTURE.md §4.6).
-func AuditHead(h *audit.Head) string {
+func AuditHead(h *domain.AuditHead) string {
 	if h == nil {
 		return ""
 	}

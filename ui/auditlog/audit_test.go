@@ -16,7 +16,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
-	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
@@ -28,14 +28,14 @@ func init() { lipgloss.SetColorProfile(termenv.Ascii) }
 
 type fakeReader struct {
 	mu      sync.Mutex
-	ops     []audit.OperationSummary
+	ops     []domain.OperationSummary
 	res     ops.Chain
 	err     error
 	limits  []int
 	details map[string]*ops.OperationDetail
 }
 
-func (f *fakeReader) Operations(_ context.Context, limit int) ([]audit.OperationSummary, error) {
+func (f *fakeReader) Operations(_ context.Context, limit int) ([]domain.OperationSummary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.limits = append(f.limits, limit)
@@ -55,9 +55,9 @@ func (f *fakeReader) Operation(_ context.Context, id string) (*ops.OperationDeta
 
 func (f *fakeReader) Describe() string { return "file /var/lib/warren/audit.jsonl" }
 
-func sampleOps() []audit.OperationSummary {
+func sampleOps() []domain.OperationSummary {
 	done := t0.Add(-50 * time.Minute)
-	return []audit.OperationSummary{
+	return []domain.OperationSummary{
 		{
 			Operation: "20240501T020000Z-9f86d081", Action: "replay", Vhost: "/", Queue: "orders.dlq",
 			Target: "queue orders", Operator: "alice", Started: t0.Add(-time.Hour), Finished: &done,
@@ -107,8 +107,8 @@ func TestGoldenAuditScreen(t *testing.T) {
 		name string
 		res  ops.Chain
 	}{
-		{name: "intact", res: ops.Chain{Result: audit.Result{OK: true, Records: 8, LastSeq: 8}, Operations: 2}},
-		{name: "broken", res: ops.Chain{Result: audit.Result{Records: 5, LastSeq: 5, BrokenSeq: 6, Reason: "hash mismatch: the record was altered after it was written"}, Operations: 2}},
+		{name: "intact", res: ops.Chain{AuditResult: domain.AuditResult{OK: true, Records: 8, LastSeq: 8}, Operations: 2}},
+		{name: "broken", res: ops.Chain{AuditResult: domain.AuditResult{Records: 5, LastSeq: 5, BrokenSeq: 6, Reason: "hash mismatch: the record was altered after it was written"}, Operations: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,7 +141,7 @@ func (p program) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (p program) View() string { return p.s.View() }
 
 func TestOperationsAreShownNewestFirstWithOutcomes(t *testing.T) {
-	m := newModel(&fakeReader{ops: sampleOps(), res: ops.Chain{Result: audit.Result{OK: true, Records: 8, LastSeq: 8}, Operations: 2}})
+	m := newModel(&fakeReader{ops: sampleOps(), res: ops.Chain{AuditResult: domain.AuditResult{OK: true, Records: 8, LastSeq: 8}, Operations: 2}})
 	settle(t, m, m.Init())
 	v := m.View()
 	first, second := strings.Index(v, "payments.dlq"), strings.Index(v, "orders.dlq")
@@ -171,13 +171,13 @@ func TestReadErrorsAreReported(t *testing.T) {
 }
 
 func TestStaleLoadsAreDropped(t *testing.T) {
-	r := &fakeReader{ops: sampleOps(), res: ops.Chain{Result: audit.Result{OK: true, Records: 8, LastSeq: 8}}}
+	r := &fakeReader{ops: sampleOps(), res: ops.Chain{AuditResult: domain.AuditResult{OK: true, Records: 8, LastSeq: 8}}}
 	m := newModel(r)
 	m.Init()
 	old := m.load
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
 	m.Update(operationsMsg{load: old, ops: nil, err: errors.New("late")})
-	m.Update(verifiedMsg{load: old, chain: ops.Chain{Result: audit.Result{BrokenSeq: 3}}})
+	m.Update(verifiedMsg{load: old, chain: ops.Chain{AuditResult: domain.AuditResult{BrokenSeq: 3}}})
 	if m.opsErr != nil || m.verified {
 		t.Fatalf("a superseded load changed the screen: err %v verified %v", m.opsErr, m.verified)
 	}

@@ -3,7 +3,7 @@ package auditlog
 import (
 	"context"
 
-	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 )
 
@@ -11,7 +11,7 @@ import (
 type Reader interface {
 	// Operations returns the most recent operations, oldest first, at
 	// most limit of them.
-	Operations(ctx context.Context, limit int) ([]audit.OperationSummary, error)
+	Operations(ctx context.Context, limit int) ([]domain.OperationSummary, error)
 	// Verify walks the whole chain and counts the operations it holds.
 	Verify(ctx context.Context) (ops.Chain, error)
 	// Operation reads every record of one operation.

@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
@@ -37,7 +37,7 @@ type Detail struct {
 	stop context.CancelFunc
 	common.Frame
 
-	sum     audit.OperationSummary // as the list showed it, until read
+	sum     domain.OperationSummary // as the list showed it, until read
 	load    int64
 	loading bool
 	err     error
@@ -51,7 +51,7 @@ type Detail struct {
 }
 
 // NewDetail returns the screen of operation s.
-func NewDetail(r Reader, s audit.OperationSummary, opts Options) *Detail {
+func NewDetail(r Reader, s domain.OperationSummary, opts Options) *Detail {
 	opts = opts.withDefaults()
 	ctx, stop := context.WithCancel(context.Background())
 	k := DefaultKeyMap()
@@ -111,7 +111,7 @@ func (m *Detail) SetSize(w, h int) {
 }
 
 // summary is the operation as last read, or as the list showed it.
-func (m *Detail) summary() audit.OperationSummary {
+func (m *Detail) summary() domain.OperationSummary {
 	if m.d != nil {
 		return m.d.OperationSummary
 	}
@@ -329,9 +329,9 @@ func (m *Detail) destinations() string {
 	return strings.Join(out, ", ")
 }
 
-func (m *Detail) outcomes(s audit.OperationSummary) string {
+func (m *Detail) outcomes(s domain.OperationSummary) string {
 	var parts []string
-	for _, o := range audit.MessageOutcomes {
+	for _, o := range domain.MessageOutcomes {
 		if n := s.Counts[o]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", o, n))
 		}
@@ -339,11 +339,11 @@ func (m *Detail) outcomes(s audit.OperationSummary) string {
 	if m.d != nil {
 		waiting := map[string]int{}
 		for _, e := range m.d.Messages {
-			if e.Outcome == audit.OutcomePublishing || e.Outcome == audit.OutcomeIntent {
+			if e.Outcome == domain.OutcomePublishing || e.Outcome == domain.OutcomeIntent {
 				waiting[e.Outcome]++
 			}
 		}
-		for _, o := range []string{audit.OutcomePublishing, audit.OutcomeIntent} {
+		for _, o := range []string{domain.OutcomePublishing, domain.OutcomeIntent} {
 			if n := waiting[o]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", outcomeWords(o), n))
 			}
@@ -358,9 +358,9 @@ func (m *Detail) outcomes(s audit.OperationSummary) string {
 // outcomeWords says what a message's last record means.
 func outcomeWords(o string) string {
 	switch o {
-	case audit.OutcomePublishing:
+	case domain.OutcomePublishing:
 		return "published, no confirm"
-	case audit.OutcomeIntent:
+	case domain.OutcomeIntent:
 		return "selected, no outcome"
 	}
 	return sanitize.Text(o)
@@ -411,7 +411,7 @@ func (m *Detail) table() []string {
 		switch {
 		case i == m.list.Cursor():
 			return m.st.TableSelected.Render("> " + line)
-		case e.Outcome != audit.OutcomeConfirmed && e.Outcome != audit.OutcomeSkippedApplied && e.Outcome != audit.OutcomeDeduplicated:
+		case e.Outcome != domain.OutcomeConfirmed && e.Outcome != domain.OutcomeSkippedApplied && e.Outcome != domain.OutcomeDeduplicated:
 			return m.st.Warn.Render("  " + line)
 		}
 		return m.st.TableRow.Render("  " + line)

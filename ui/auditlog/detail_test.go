@@ -13,7 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
@@ -28,16 +28,16 @@ func incompleteDetail() *ops.OperationDetail {
 		OperationSummary: s, Host: "ops-1", Context: "prod", Reason: "schema v3 rejected",
 		Parking: "payments.dlq.quarantine", Walk: true, Destinations: []string{"queue payments.dlq.quarantine"}, Bytes: 4096,
 		Messages: []ops.MessageEntry{
-			{Seq: 8, LogicalID: "pay-1", MessageID: "m-1", Outcome: audit.OutcomeConfirmed},
-			{Seq: 8, LogicalID: "pay-2", MessageID: "m-2", Outcome: audit.OutcomeConfirmed},
-			{Seq: 7, LogicalID: "pay-3\x1b[2J", MessageID: "m-3", Outcome: audit.OutcomePublishing},
-			{Seq: 7, LogicalID: "pay-4", MessageID: "m-4", Outcome: audit.OutcomePublishing},
+			{Seq: 8, LogicalID: "pay-1", MessageID: "m-1", Outcome: domain.OutcomeConfirmed},
+			{Seq: 8, LogicalID: "pay-2", MessageID: "m-2", Outcome: domain.OutcomeConfirmed},
+			{Seq: 7, LogicalID: "pay-3\x1b[2J", MessageID: "m-3", Outcome: domain.OutcomePublishing},
+			{Seq: 7, LogicalID: "pay-4", MessageID: "m-4", Outcome: domain.OutcomePublishing},
 		},
 	}
 }
 
 func detailReader() *fakeReader {
-	return &fakeReader{ops: sampleOps(), res: ops.Chain{Result: audit.Result{OK: true, Records: 8, LastSeq: 8}, Operations: 2},
+	return &fakeReader{ops: sampleOps(), res: ops.Chain{AuditResult: domain.AuditResult{OK: true, Records: 8, LastSeq: 8}, Operations: 2},
 		details: map[string]*ops.OperationDetail{"20240501T025000Z-0badc0de": incompleteDetail()}}
 }
 
@@ -176,9 +176,9 @@ func TestALargeOperationFiltersAndDrawsOnlyTheRowsOnScreen(t *testing.T) {
 	big := incompleteDetail()
 	big.Messages = make([]ops.MessageEntry, n)
 	for i := range big.Messages {
-		big.Messages[i] = ops.MessageEntry{Seq: int64(10 + i/500), LogicalID: fmt.Sprintf("ev-%06d", i), MessageID: fmt.Sprintf("m-%06d", i), Outcome: audit.OutcomeConfirmed}
+		big.Messages[i] = ops.MessageEntry{Seq: int64(10 + i/500), LogicalID: fmt.Sprintf("ev-%06d", i), MessageID: fmt.Sprintf("m-%06d", i), Outcome: domain.OutcomeConfirmed}
 	}
-	big.Messages[77_777].Outcome = audit.OutcomeUnknown
+	big.Messages[77_777].Outcome = domain.OutcomeUnknown
 	r := detailReader()
 	r.details["20240501T025000Z-0badc0de"] = big
 	d := detailModel(r, Options{})

@@ -6,7 +6,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 )
@@ -17,7 +16,7 @@ var lastLoad atomic.Int64
 
 type operationsMsg struct {
 	load int64
-	ops  []audit.OperationSummary
+	ops  []domain.OperationSummary
 	err  error
 }
 

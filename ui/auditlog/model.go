@@ -15,7 +15,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
@@ -61,7 +61,7 @@ type Model struct {
 
 	load     int64
 	loading  bool
-	ops      []audit.OperationSummary // newest first
+	ops      []domain.OperationSummary // newest first
 	opsErr   error
 	verified bool
 	chain    ops.Chain
@@ -268,14 +268,14 @@ func (m *Model) table() []string {
 		line := row(widths, []string{
 			o.Started.UTC().Format("2006-01-02 15:04:05"), sanitize.Text(o.Action),
 			sanitize.Text(o.Queue), sanitize.Text(o.Target), sanitize.Text(o.Operator),
-			count(o.Selected), count(c[audit.OutcomeConfirmed]), count(c[audit.OutcomeReturned]),
-			count(c[audit.OutcomeNacked]), count(c[audit.OutcomeUnknown]), count(c[audit.OutcomeSkippedApplied]), state,
+			count(o.Selected), count(c[domain.OutcomeConfirmed]), count(c[domain.OutcomeReturned]),
+			count(c[domain.OutcomeNacked]), count(c[domain.OutcomeUnknown]), count(c[domain.OutcomeSkippedApplied]), state,
 		})
 		line = ansi.Truncate(line, max(m.Width-2, 20), "…")
 		switch {
 		case i == m.list.Cursor():
 			return m.st.TableSelected.Render("> " + line)
-		case o.Incomplete() || c[audit.OutcomeUnknown] > 0 || c[audit.OutcomeNacked] > 0:
+		case o.Incomplete() || c[domain.OutcomeUnknown] > 0 || c[domain.OutcomeNacked] > 0:
 			return m.st.Warn.Render("  " + line)
 		}
 		return m.st.TableRow.Render("  " + line)
@@ -290,7 +290,7 @@ func (m *Model) detail() string {
 	return m.wrap(m.describe(m.ops[c]))
 }
 
-func (m *Model) describe(o audit.OperationSummary) string {
+func (m *Model) describe(o domain.OperationSummary) string {
 	s := fmt.Sprintf("operation %s · vhost %s · seq %d–%d\nstarted %s",
 		sanitize.Text(o.Operation), sanitize.Text(o.Vhost), o.FirstSeq, o.LastSeq, format.Ago(m.opts.Now().Sub(o.Started)))
 	if o.Incomplete() {

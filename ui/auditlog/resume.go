@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
@@ -70,7 +69,7 @@ func (r *resume) setWidth(w int) {
 }
 
 // Start asks for the plan of resuming s, or says why it cannot.
-func (r *resume) Start(s audit.OperationSummary) tea.Cmd {
+func (r *resume) Start(s domain.OperationSummary) tea.Cmd {
 	switch {
 	case r.Busy():
 		return nil

@@ -13,7 +13,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui/common"
@@ -258,7 +257,7 @@ func (a *fakeActions) Run(_ context.Context, p *ops.Plan, progress func(ops.Prog
 		progress(ops.Progress{Total: n, Done: i, Confirmed: i, At: t0.Add(time.Duration(i) * time.Second)})
 	}
 	return ops.Result{Counts: domain.Counts{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n},
-		AuditHead: &audit.Head{Seq: 7, Hash: "9f86d081"}}, a.execErr
+		AuditHead: &domain.AuditHead{Seq: 7, Hash: "9f86d081"}}, a.execErr
 }
 
 func (a *fakeActions) plans() ([]ops.Scope, []*ops.Plan) {
