@@ -123,11 +123,7 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 	if IsTerminal(a.Err) && !scope.Unasked {
 		fmt.Fprintf(a.Err, "reading %s to plan the %s…\n", sanitize.Text(queue), f.action)
 	}
-	if !f.dryRun {
-		// The plan reads the whole queue, the run walks it: both hold at
-		// most a window of messages.
-		defer bulkMemory()()
-	}
+	defer bulkMemory()() // the plan reads the whole queue, the run walks it
 	plan, err := o.Plan(ctx, scope)
 	if err != nil {
 		return exitFor(err)
@@ -148,7 +144,6 @@ func (a *App) runPlan(ctx context.Context, o *ops.Ops, plan *ops.Plan, f actionF
 			return err
 		}
 	}
-	defer bulkMemory()() // for a resume's or an edit's run; a replay's set it before its plan
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := o.Run(ctx, plan, a.progressPrinter(string(plan.Action)))

@@ -68,6 +68,7 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 		return err
 	}
 	defer o.Close()
+	defer bulkMemory()() // the plan reads the whole queue, the run walks it
 	plan, err := o.Plan(ctx, ops.Scope{
 		Action: ops.Resume, Queue: domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: queue},
 		Operation: f.operation, DryRun: f.dryRun, AllowRisk: f.allowRisk,

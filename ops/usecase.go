@@ -238,14 +238,14 @@ func (o *Ops) planQueue(ctx context.Context, s Scope) (*Plan, error) {
 		return nil, err
 	}
 	t.Opts.AllowLimitRisk = s.AllowRisk
+	if t.Info.Type == domain.TypeStream {
+		return o.planStream(ctx, t, s) // plans what it holds, as planHeld
+	}
 	r, err := o.request(s)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case t.Info.Type == domain.TypeStream:
-		return o.planStream(ctx, t, s)
-	case s.Unasked:
+	if s.Unasked {
 		return o.planUnasked(t, r, s)
 	}
 	return o.planWhole(ctx, t, r, s)
