@@ -11,9 +11,12 @@ import (
 
 // Headers warren adds to the copies it publishes.
 const (
-	HeaderReplayCount      = "x-warren-replay-count"
-	HeaderReplayedAt       = "x-warren-replayed-at"
-	HeaderOperation        = "x-warren-operation"
+	HeaderReplayCount = "x-warren-replay-count"
+	HeaderReplayedAt  = "x-warren-replayed-at"
+	HeaderOperation   = "x-warren-operation"
+	// HeaderRun marks the copies of one run of a staged operation, so
+	// a resume after a halt tells them from its own.
+	HeaderRun              = "x-warren-run"
 	HeaderQuarantineReason = "x-warren-quarantine-reason"
 	HeaderQuarantineBy     = "x-warren-quarantine-by"
 	HeaderQuarantineAt     = "x-warren-quarantine-at"
@@ -23,6 +26,7 @@ const (
 type stamp struct {
 	action    string
 	operation string
+	run       string // "" marks no run
 	at        time.Time
 	connUser  string // the user the publishing connection logged in as
 	reason    string // quarantine only
@@ -93,6 +97,10 @@ func makeCopy(d domain.DeadLetter, s stamp) copyOf {
 	delete(h, "BCC")
 	at := s.at.UTC().Format(time.RFC3339Nano)
 	h[HeaderOperation] = s.operation
+	delete(h, HeaderRun)
+	if s.run != "" {
+		h[HeaderRun] = s.run
+	}
 	switch s.action {
 	case ActionQuarantine:
 		h[HeaderQuarantineReason] = s.reason

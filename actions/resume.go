@@ -89,6 +89,13 @@ type Resumption struct {
 	// one: the run covers at least that many, since the queue may still
 	// be taking back what the preview returned.
 	Read int
+	// Halted is the reason the operation's last run halted itself; ""
+	// when it was interrupted instead. Its copies that died again are
+	// replayed by the resume.
+	Halted string
+	// Staged holds the staging the operation was planned with:
+	// canary size, its wait, the halt share and the pace.
+	Staged map[string]string
 }
 
 // ErrNothingToResume means the audit log has no incomplete operation that
@@ -130,6 +137,16 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 			for _, t := range twins(rec) {
 				r.Published[t]++
 			}
+		case domain.OutcomeNotSent:
+			// A halt kept these back: recorded as publishing, never
+			// published.
+			for _, t := range twins(rec) {
+				take(r.Published, t)
+			}
+		case domain.OutcomeHalted:
+			r.Halted = rec.Detail["reason"]
+		case domain.OutcomeResumed:
+			r.Halted = ""
 		}
 	}
 	switch {
@@ -161,6 +178,12 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 		return nil, err
 	}
 	r.Request = req
+	r.Staged = map[string]string{}
+	for _, k := range []string{"canary", "canary_wait", "halt_at", "pace"} {
+		if v := intent.Detail[k]; v != "" {
+			r.Staged[k] = v
+		}
+	}
 	r.Started = intent.Time.UTC().Format("2006-01-02T15:04:05Z")
 	r.Op = audit.Op{ID: id, Action: intent.Action, Vhost: intent.Vhost, Queue: intent.Queue, Target: intent.Target}
 	return r, nil

@@ -37,6 +37,18 @@ type Walk struct {
 	// whose leader changed during the run).
 	Close func() error
 	Sweep func() (SweepSource, error)
+	// Gate, when set, is asked before each copy goes out: a staged
+	// replay's canary and ramp, the consumers' pace. A *HaltError from
+	// it halts the run: what is in flight settles, the rest stays, and
+	// the operation is left open with a halted record, for `dlq resume`.
+	Gate Gate
+	// Run, when set, marks each copy with this run (x-warren-run): the
+	// copies of this run that die again stay in the DLQ, while those of
+	// an earlier run of the operation (a halted one) are replayed again.
+	Run string
+	// Staged is what the intent records of the staging: canary,
+	// canary_wait, halt_at, pace.
+	Staged map[string]string
 }
 
 // recordEvery bounds how many settled messages wait for their record:
@@ -82,6 +94,15 @@ func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Pr
 		s.log.op.ID, s.log.op.Target = op.Resume.Op.ID, op.Resume.Op.Target
 	}
 	res.Operation = s.log.op.ID
+	if r, ok := op.Gate.(*Ramp); ok {
+		r.Record = func(v domain.StageVerdict) error { return s.log.stage(ctx, v) }
+		defer func() {
+			res.Stages = r.Verdicts()
+			if len(res.Stages) > 0 {
+				res.Canary = &res.Stages[0]
+			}
+		}()
+	}
 	if err := s.log.intent(ctx, op, env.Window, declareParking); err != nil {
 		return res, fmt.Errorf("%w (%s): %v; nothing was changed", ErrAuditUnavailable, env.Audit.Describe(), err)
 	}
@@ -94,6 +115,13 @@ func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Pr
 	runErr := s.run(ctx)
 	if runErr == nil || !(errors.Is(runErr, ErrSessionLost) || errors.Is(runErr, ErrAuditUnavailable)) {
 		runErr = errors.Join(runErr, s.closeAndSweep(ctx))
+	}
+	var halt *HaltError
+	if errors.As(runErr, &halt) {
+		// Nothing rolls back: the operation stays open, halted, for
+		// `dlq resume` once the consumer is fixed.
+		res.Halted, res.HaltReason = true, halt.Reason
+		return res, errors.Join(runErr, s.log.halted(ctx, res, s.unsent, halt))
 	}
 	if errors.Is(runErr, ErrSessionLost) || errors.Is(runErr, ErrAuditUnavailable) {
 		// Acks may not have taken effect, or their records may be
@@ -155,6 +183,10 @@ type walker struct {
 	twins confirmedTwins
 	// stop stops publishing, with the reason.
 	stop context.CancelCauseFunc
+	// unsent are the messages recorded as publishing that never went
+	// out: a halt records them, so a resume does not take them for
+	// possible duplicates.
+	unsent []flight
 }
 
 // flight is what is kept of a published message until its outcome is
@@ -216,7 +248,7 @@ func (s *walker) run(ctx context.Context) error {
 	switch {
 	case settleErr != nil:
 		return settleErr
-	case errors.Is(cause, ErrSessionLost), errors.Is(cause, ErrAuditUnavailable), errors.Is(cause, errRefused):
+	case errors.Is(cause, ErrSessionLost), errors.Is(cause, ErrAuditUnavailable), errors.Is(cause, errRefused), errors.Is(cause, ErrHalted):
 		return cause
 	case errors.Is(sendErr, ErrSessionLost), errors.Is(sendErr, ErrNoDestination):
 		return sendErr
@@ -235,7 +267,7 @@ func (s *walker) run(ctx context.Context) error {
 // write-ahead record is being stored, the page before it is published.
 // No copy is published before its page's record is durable.
 func (s *walker) send(ctx context.Context, pub *Publisher) error {
-	p := &pager{s: s, pub: pub, st: stamp{action: s.op.Request.Action, operation: s.res.Operation,
+	p := &pager{s: s, pub: pub, st: stamp{action: s.op.Request.Action, operation: s.res.Operation, run: s.op.Run,
 		connUser: s.env.ConnUser, reason: s.op.Request.Reason, by: s.env.Operator}}
 	if r := s.op.Request.Rate; r > 0 {
 		p.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(r/50)))
@@ -244,7 +276,7 @@ func (s *walker) send(ctx context.Context, pub *Publisher) error {
 	defer func() {
 		if waiting != nil {
 			// Stopped before its turn: none of it reached the broker.
-			s.res.NotSent += len(waiting.moving)
+			s.notSent(waiting, 0)
 		}
 	}()
 	for ctx.Err() == nil {
@@ -266,7 +298,7 @@ func (s *walker) send(ctx context.Context, pub *Publisher) error {
 			waiting = nil
 			if err := p.publish(ctx, w); err != nil {
 				if next != nil {
-					s.res.NotSent += len(next.moving)
+					s.notSent(next, 0)
 				}
 				return err
 			}
@@ -279,9 +311,26 @@ func (s *walker) send(ctx context.Context, pub *Publisher) error {
 	if waiting != nil && ctx.Err() == nil {
 		w := waiting
 		waiting = nil
-		return p.publish(ctx, w)
+		if err := p.publish(ctx, w); err != nil {
+			return err
+		}
+	}
+	if f, ok := s.op.Gate.(interface{ Finish(context.Context) error }); ok && ctx.Err() == nil {
+		// The last stage's figures, as they stand.
+		if err := f.Finish(ctx); err != nil {
+			return fmt.Errorf("%w (%s): recording the last stage: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err)
+		}
 	}
 	return nil
+}
+
+// notSent counts pg's messages from i on as never published, and keeps
+// their names for a halt's record.
+func (s *walker) notSent(pg *page, i int) {
+	s.res.NotSent += len(pg.moving) - i
+	for j := i; j < len(pg.moving); j++ {
+		s.unsent = append(s.unsent, flightOf(pg.moving[j].Letter, pg.digests[j], pg.deaths[j]))
+	}
 }
 
 // page is one page's moving messages and the store's answer on its
@@ -321,14 +370,17 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 	var moving []Item
 	var twins []flight
 	for _, d := range letters {
-		if operationOf(d) == s.res.Operation {
-			// A copy of this operation died again: it stays. Its IDs
-			// and body are its source's, so it is never taken for a
-			// twin: it is the only one of its message left.
+		ours := operationOf(d) == s.res.Operation
+		if ours && runOf(d) == s.op.Run {
+			// A copy of this run died again: it stays.
 			s.res.Kept++
 			continue
 		}
-		if r := s.op.Resume; r != nil {
+		// A copy of this operation that died again (in a halted run) is
+		// replayed again, but never taken for a twin: its IDs, body and
+		// x-death can be its source's (a broker that keeps a client's
+		// x-death), yet it is the only one of its message left.
+		if r := s.op.Resume; r != nil && !ours {
 			t := TwinOf(d)
 			if take(r.Confirmed, t) {
 				// Its copy was confirmed: this is the twin to remove.
@@ -375,20 +427,33 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 func (p *pager) publish(ctx context.Context, pg *page) error {
 	s := p.s
 	if err := <-pg.recorded; err != nil {
-		s.res.NotSent += len(pg.moving)
+		s.notSent(pg, 0)
 		return fmt.Errorf("%w (%s): recording what is about to be published: %v", ErrAuditUnavailable, s.env.Audit.Describe(), err)
 	}
 	for i, it := range pg.moving {
 		if p.limiter != nil {
 			if err := p.limiter.Wait(ctx); err != nil {
-				s.res.NotSent += len(pg.moving) - i
+				s.notSent(pg, i)
 				return nil
+			}
+		}
+		if g := s.op.Gate; g != nil {
+			if err := g.Admit(ctx, Copy{LogicalID: it.Letter.LogicalID, Dest: it.Dest}); err != nil {
+				s.notSent(pg, i)
+				if errors.Is(err, ErrHalted) {
+					s.stop(err)
+					return nil
+				}
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
 			}
 		}
 		select {
 		case s.unrecorded <- struct{}{}:
 		case <-ctx.Done():
-			s.res.NotSent += len(pg.moving) - i
+			s.notSent(pg, i)
 			return nil
 		}
 		p.st.at = s.env.Now()
@@ -404,7 +469,7 @@ func (p *pager) publish(ctx context.Context, pg *page) error {
 		if err != nil {
 			// This one is settled as unknown if it reached the wire,
 			// else it stays in flight and is counted as not sent.
-			s.res.NotSent += len(pg.moving) - i - 1
+			s.notSent(pg, i+1)
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -523,6 +588,13 @@ func (s *walker) settle(ctx context.Context, pub *Publisher) error {
 func operationOf(d domain.DeadLetter) string {
 	op, _ := d.Headers[HeaderOperation].(string)
 	return op
+}
+
+// runOf is the run of an operation that published d; "" when the copy
+// names none.
+func runOf(d domain.DeadLetter) string {
+	run, _ := d.Headers[HeaderRun].(string)
+	return run
 }
 
 // errRefused means the destination did not take a copy.

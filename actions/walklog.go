@@ -34,9 +34,13 @@ func (l *walkLog) append(ctx context.Context, rec audit.Record) error {
 func (l *walkLog) intent(ctx context.Context, op Walk, window int, declareParking bool) error {
 	if r := op.Resume; r != nil {
 		// The intent stands; this says the operation goes on.
-		_, err := l.store.Append(ctx, l.op.Outcome(domain.OutcomeResumed, nil, nil, map[string]string{
+		detail := map[string]string{
 			"limit": strconv.Itoa(op.Limit), "twins": strconv.Itoa(sum(r.Confirmed)), "unconfirmed": strconv.Itoa(sum(r.Published)),
-		}))
+		}
+		for k, v := range op.Staged {
+			detail[k] = v
+		}
+		_, err := l.store.Append(ctx, l.op.Outcome(domain.OutcomeResumed, nil, nil, detail))
 		return err
 	}
 	req := op.Request
@@ -45,6 +49,9 @@ func (l *walkLog) intent(ctx context.Context, op Walk, window int, declareParkin
 	extra := intentDetail(p, window, declareParking)
 	extra["limit"] = strconv.Itoa(op.Limit)
 	extra["streamed"] = "true" // the record's key since the first release: a walk
+	for k, v := range op.Staged {
+		extra[k] = v
+	}
 	if req.IncludeApplied {
 		extra["include_applied"] = "true"
 	}
@@ -108,6 +115,35 @@ func (l *walkLog) final(ctx context.Context, res *Result, runErr error) error {
 		"taken": res.Taken, "kept": res.Kept, "moved": res.Moved,
 		domain.OutcomeDeduplicated: res.Deduplicated, "possible_duplicates": res.PossibleDuplicates,
 	}))
+}
+
+// stage records a stage's verdict as it is reached.
+func (l *walkLog) stage(ctx context.Context, v domain.StageVerdict) error {
+	return l.append(ctx, l.op.Outcome(domain.OutcomeStage, nil, nil, map[string]string{
+		"stage": strconv.Itoa(v.Stage), "size": strconv.Itoa(v.Size), "applied": strconv.Itoa(v.Applied),
+		"failed_again": strconv.Itoa(v.FailedAgain), "pending": strconv.Itoa(v.Pending), "verdict": v.Verdict, "why": v.Why,
+	}))
+}
+
+// halted records a halt: the messages recorded as publishing that never
+// went out, then the halt with its reason and counts. No final record:
+// the operation stays open, and `dlq resume` takes it up.
+func (l *walkLog) halted(ctx context.Context, res *Result, unsent []flight, h *HaltError) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if len(unsent) > 0 {
+		if _, err := l.store.Append(ctx, l.outcomeRecord(domain.OutcomeNotSent, unsent, nil)); err != nil {
+			return err
+		}
+	}
+	detail := map[string]string{
+		"reason": h.Reason, "stage": strconv.Itoa(h.Verdict.Stage),
+		"failed_again": strconv.Itoa(h.Verdict.FailedAgain), "size": strconv.Itoa(h.Verdict.Size),
+		"moved": strconv.Itoa(res.Moved), "kept": strconv.Itoa(res.Kept), "not_sent": strconv.Itoa(res.NotSent),
+		"confirmed": strconv.Itoa(res.Confirmed),
+	}
+	_, err := l.store.Append(ctx, l.op.Outcome(domain.OutcomeHalted, nil, nil, detail))
+	return err
 }
 
 func sum(m map[Twin]int) int {

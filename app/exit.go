@@ -8,6 +8,9 @@ const (
 	ExitFailure = 1
 	ExitUsage   = 2
 	ExitRefused = 3
+	// ExitHalted: a staged replay stopped itself (its canary or a stage
+	// failed); the operation is open for `dlq resume`.
+	ExitHalted = 4
 )
 
 // ExitError carries the process exit code with the error to print.

@@ -113,14 +113,31 @@ func Summaries(records []Record) []domain.OperationSummary {
 		case domain.OutcomeFinal:
 			t := r.Time
 			s.Finished = &t
-		case domain.OutcomePublishing, domain.OutcomeResumed:
-			// Write-ahead, or a resume taking the operation up: the
-			// messages' outcome records count them.
+		case domain.OutcomePublishing:
+			// Write-ahead: the messages' outcome records count them.
+		case domain.OutcomeResumed:
+			// A resume taking the operation up: its outcome records
+			// count the messages.
+			s.Halted = ""
+		case domain.OutcomeHalted:
+			s.Halted = r.Detail["reason"]
+		case domain.OutcomeStage:
+			s.Stages = append(s.Stages, StageOf(r))
 		default:
 			s.Counts[r.Outcome] += max(len(r.MessageIDs), len(r.LogicalIDs), 1)
 		}
 	}
 	return out
+}
+
+// StageOf reads a stage record's verdict.
+func StageOf(r Record) domain.StageVerdict {
+	n := func(k string) int {
+		v, _ := strconv.Atoi(r.Detail[k])
+		return v
+	}
+	return domain.StageVerdict{Stage: n("stage"), Size: n("size"), Applied: n("applied"), FailedAgain: n("failed_again"),
+		Pending: n("pending"), Verdict: r.Detail["verdict"], Why: r.Detail["why"]}
 }
 
 // Destinations decodes the destinations of an intent record's detail.

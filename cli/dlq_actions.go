@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,8 +30,11 @@ type actionFlags struct {
 	filter, to     string
 	group          string
 	reason, vhost  string
-	rate           float64
+	rate           string // N, or auto
 	limit          int
+	canary         int
+	canaryWait     time.Duration
+	haltAt         float64 // percent
 	includeApplied bool
 	dryRun, yes    bool
 	asJSON         bool
@@ -40,8 +45,11 @@ func newDlqReplayCmd(a *App) *cobra.Command {
 	cmd, f := newDlqActionCmd(a, actions.ActionReplay, "Republish dead letters to the queue they died in (or --to), after a prompt", replayLong)
 	fl := cmd.Flags()
 	fl.StringVar(&f.to, "to", "", "publish to EXCHANGE[/ROUTING_KEY] instead (no key: each message's original one)")
-	fl.Float64Var(&f.rate, "rate", 0, "at most N messages per second (0: unlimited)")
+	fl.StringVar(&f.rate, "rate", "0", "at most N messages per second (0: unlimited), or auto: the destination's consumers' pace")
 	fl.BoolVar(&f.includeApplied, "include-applied", false, "replay messages the inbox reports applied too")
+	fl.IntVar(&f.canary, "canary", 0, "publish N first and wait for their verdict, then stages ten times larger, each judged (0: no canary)")
+	fl.DurationVar(&f.canaryWait, "canary-wait", actions.DefaultCanaryWait, "how long a stage's verdict is awaited (0: do not wait)")
+	fl.Float64Var(&f.haltAt, "halt-at", actions.DefaultHaltAt*100, "halt when more than this percent of a stage's copies die again")
 	return cmd
 }
 
@@ -93,9 +101,11 @@ func oneQueue(cmd *cobra.Command, args []string) error {
 
 // actionRequest is a validated command line.
 type actionRequest struct {
-	vhost  string
-	filter actions.Matcher // nil without --filter
-	to     *actions.Override
+	vhost   string
+	filter  actions.Matcher // nil without --filter
+	to      *actions.Override
+	rate    float64
+	staging ops.Staging
 }
 
 func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) error {
@@ -118,7 +128,8 @@ func (a *App) runDlqAction(ctx context.Context, queue string, f actionFlags) err
 	scope := ops.Scope{
 		Action: ops.Action(f.action), Queue: domain.QueueRef{Vhost: req.vhost, Name: queue},
 		Limit: f.limit, Unasked: f.yes && !f.dryRun, DryRun: f.dryRun, AllowRisk: f.allowRisk,
-		Filter: req.filter, FilterText: f.filter, To: req.to, IncludeApplied: f.includeApplied, Rate: f.rate, Reason: f.reason,
+		Filter: req.filter, FilterText: f.filter, To: req.to, IncludeApplied: f.includeApplied, Rate: req.rate, Reason: f.reason,
+		Staging: req.staging,
 	}
 	if IsTerminal(a.Err) && !scope.Unasked {
 		fmt.Fprintf(a.Err, "reading %s to plan the %s…\n", sanitize.Text(queue), f.action)
@@ -162,8 +173,11 @@ func exitFor(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, actions.ErrHalted):
+		return &app.ExitError{Code: app.ExitHalted, Err: err}
 	case errors.As(err, &refused), errors.Is(err, ops.ErrReadOnly), errors.Is(err, ops.ErrNotEditable),
-		errors.Is(err, actions.ErrAuditUnavailable), errors.Is(err, actions.ErrNoDestination):
+		errors.Is(err, actions.ErrAuditUnavailable), errors.Is(err, actions.ErrNoDestination),
+		errors.Is(err, actions.ErrCannotJudge), errors.Is(err, ops.ErrNoPace):
 		return app.Refused(err)
 	case errors.As(err, &bad):
 		return app.Usage(err)
@@ -191,10 +205,23 @@ func (a *App) confirm(ctx context.Context, plan *ops.Plan, f actionFlags) error 
 }
 
 func parseAction(c *config.Context, f actionFlags) (*actionRequest, error) {
-	r := &actionRequest{vhost: vhostOf(c, f.vhost)}
+	r := &actionRequest{vhost: vhostOf(c, f.vhost),
+		staging: ops.Staging{Canary: f.canary, CanaryWait: f.canaryWait, HaltAt: f.haltAt / 100}}
+	switch rate := strings.TrimSpace(f.rate); rate {
+	case "auto":
+		r.staging.RateAuto = true
+	case "":
+	default:
+		n, err := strconv.ParseFloat(rate, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--rate %q: want a number of messages per second (0: unlimited), or auto", f.rate)
+		}
+		r.rate = n
+	}
+	if err := r.staging.Validate(); err != nil {
+		return nil, err
+	}
 	switch {
-	case f.rate < 0:
-		return nil, fmt.Errorf("--rate %g: want 0 (unlimited) or more", f.rate)
 	case f.limit < 0:
 		return nil, fmt.Errorf("--limit %d: want 0 (no limit) or more", f.limit)
 	case f.action == actions.ActionQuarantine && strings.TrimSpace(f.reason) == "":

@@ -174,7 +174,7 @@ func TestDlqReplayWithYesMovesTheMessagesAndPrintsTheJSONContract(t *testing.T) 
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "audit_head,confirmed,nacked,operation,returned,selected,skipped_applied,unknown" {
+	if strings.Join(keys, ",") != "audit_head,confirmed,halted,nacked,operation,returned,selected,skipped_applied,unknown" {
 		t.Fatalf("JSON fields %v", keys)
 	}
 	if got["confirmed"] != 5.0 || got["selected"] != 5.0 || got["operation"] == "" {

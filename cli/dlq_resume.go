@@ -16,6 +16,7 @@ type resumeFlags struct {
 	dryRun, yes      bool
 	asJSON           bool
 	allowRisk        bool
+	noCanary         bool
 }
 
 const resumeLong = `Finish the latest incomplete operation on QUEUE (or the one --operation names)
@@ -38,6 +39,7 @@ func newDlqResumeCmd(a *App) *cobra.Command {
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fl.StringVar(&f.vhost, "vhost", "", "vhost of QUEUE (default: the context's vhost, then /)")
 	fl.BoolVar(&f.allowRisk, "allow-limit-risk", false, "act on a quorum DLQ whose delivery limit a return counts against (see the refusal)")
+	fl.BoolVar(&f.noCanary, "no-canary", false, "resume a staged replay without a fresh canary (its stages and pace still hold)")
 	return cmd
 }
 
@@ -51,6 +53,11 @@ type resumeJSON struct {
 	Nacked         int    `json:"nacked"`
 	Unknown        int    `json:"unknown"`
 	SkippedApplied int    `json:"skipped_applied"`
+	// A staged resume's verdicts, as for replay.
+	Canary     *domain.StageVerdict  `json:"canary,omitempty"`
+	Stages     []domain.StageVerdict `json:"stages,omitempty"`
+	Halted     bool                  `json:"halted"`
+	HaltReason string                `json:"halt_reason,omitempty"`
 	// AuditHead is the head after the final record, as for replay.
 	AuditHead *domain.AuditHead `json:"audit_head,omitempty"`
 }
@@ -71,7 +78,7 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 	defer bulkMemory()() // the plan reads the whole queue, the run walks it
 	plan, err := o.Plan(ctx, ops.Scope{
 		Action: ops.Resume, Queue: domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: queue},
-		Operation: f.operation, DryRun: f.dryRun, AllowRisk: f.allowRisk,
+		Operation: f.operation, DryRun: f.dryRun, AllowRisk: f.allowRisk, NoCanary: f.noCanary,
 	})
 	if err != nil {
 		return exitFor(err)
@@ -94,5 +101,6 @@ func resultJSON(plan *ops.Plan, res ops.Result) any {
 	}
 	return resumeJSON{Operation: res.Operation, Resumed: res.Selected, Deduplicated: res.Deduplicated,
 		Confirmed: res.Confirmed, Returned: res.Returned, Nacked: res.Nacked, Unknown: res.Unknown,
-		SkippedApplied: res.SkippedApplied, AuditHead: res.AuditHead}
+		SkippedApplied: res.SkippedApplied, AuditHead: res.AuditHead,
+		Canary: res.Canary, Stages: res.Stages, Halted: res.Halted, HaltReason: res.HaltReason}
 }

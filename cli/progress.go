@@ -53,9 +53,19 @@ func progressLine(action string, p ops.Progress, took time.Duration) string {
 		s += fmt.Sprintf(", %d returned, %d nacked, %d unknown", p.Returned, p.Nacked, p.Unknown)
 	}
 	s += ")"
+	if st := p.StageText(); st != "" {
+		s += fmt.Sprintf(" · %s · %d applied, %d failed again", st, p.Applied, p.FailedAgain)
+	}
+	if p.PaceWhy != "" {
+		s += " · " + p.PaceWhy
+	}
 	if took > 0 && p.Done > 0 {
 		perSec := float64(p.Done) / took.Seconds()
-		s += " · " + format.Rate(perSec) + " msg/s"
+		if p.Pace > 0 {
+			perSec = p.Pace // the ETA follows the pace
+		} else {
+			s += " · " + format.Rate(perSec) + " msg/s"
+		}
 		if left := p.Total - p.Done; left > 0 && !p.Finished {
 			s += " · ETA " + format.Duration(time.Duration(float64(left)/perSec*float64(time.Second)))
 		}

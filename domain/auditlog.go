@@ -61,6 +61,11 @@ type OperationSummary struct {
 	Counts    map[string]int // messages per outcome, from the outcome records
 	FirstSeq  int64
 	LastSeq   int64
+	// Halted is why the operation's last run halted itself (a staged
+	// replay); "" when it did not, or a resume took it up since.
+	Halted string
+	// Stages are the verdicts its stages reached, in order.
+	Stages []StageVerdict
 }
 
 // Incomplete reports an operation without a final record.

@@ -26,6 +26,13 @@ type Counts struct {
 	// without a recorded confirm: they may exist twice.
 	Deduplicated       int `json:"-"`
 	PossibleDuplicates int `json:"-"`
+	// A staged replay's verdicts: Stages from the canary (stage 0) on,
+	// Canary the first of them; Halted, with the reason, when the run
+	// stopped itself and left the operation for `dlq resume`.
+	Canary     *StageVerdict  `json:"canary,omitempty"`
+	Stages     []StageVerdict `json:"stages,omitempty"`
+	Halted     bool           `json:"halted"`
+	HaltReason string         `json:"halt_reason,omitempty"`
 }
 
 // Left is how many messages the operation did not move: they stay in

@@ -29,7 +29,8 @@ func (o *Ops) execute(ctx context.Context, p *actions.Plan, h *Browse, progress 
 	}
 	defer conn.Close()
 	env.Conn, env.Session, env.Stream = conn, h, h.ReadOnly()
-	res, err := actions.Execute(ctx, p, env, o.report(progress))
+	report, _ := o.report(progress, nil)
+	res, err := actions.Execute(ctx, p, env, report)
 	if res == nil {
 		return Result{}, err
 	}

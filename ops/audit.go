@@ -232,14 +232,23 @@ func (o *Ops) planResume(ctx context.Context, s Scope) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A resume goes out as the operation was planned, with a fresh
+	// canary unless the operator waives it.
+	st := stagingOf(r.Staged)
+	if s.NoCanary {
+		st.Canary = 0
+	}
 	p := &Plan{
 		Decided: true, Summary: resumeQuestion(r, pre), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Lines: pre.Lines(),
 		Operation: r.Op.ID, Twins: resumeCount(r.Confirmed), Unconfirmed: resumeCount(r.Published),
-		Depth: int(t.Info.Messages),
+		Depth: int(t.Info.Messages), Staging: st,
 		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
-			return o.resume(ctx, t, r, progress)
+			return o.resume(ctx, t, r, st, progress)
 		},
+	}
+	if r.Halted != "" {
+		p.Warnings = append(p.Warnings, "the operation halted "+sanitize.Text(r.Halted)+": its copies that died again are replayed too")
 	}
 	for _, g := range pre.Groups {
 		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})

@@ -71,6 +71,18 @@ type Progress struct {
 	// Finished is set on the last report.
 	Finished bool
 	At       time.Time
+	// A staged run's figures: the stage under way (0: the canary), its
+	// copies sent and its size (0: the rest), whether its verdict is
+	// awaited, the copies applied and died again so far.
+	Staged               bool
+	Stage                int
+	StageSent, StageSize int
+	Judging              bool
+	Applied, FailedAgain int
+	// Pace is the automatic pace (--rate auto) and PaceWhy what it
+	// rests on; 0 and "" otherwise.
+	Pace    float64
+	PaceWhy string
 }
 
 // Counts are an operation's figures, as the command line's JSON gives

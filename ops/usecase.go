@@ -56,6 +56,11 @@ type Scope struct {
 	// how the operator's editor exited.
 	Draft     *EditDraft
 	EditorErr error
+
+	// Staging is a replay's canary, ramp, halt share and pace; a resume
+	// takes the operation's own, with a fresh canary, unless NoCanary.
+	Staging  Staging
+	NoCanary bool
 }
 
 // Confirm is what the operator must answer before a plan runs: y, or the
@@ -135,6 +140,8 @@ type Plan struct {
 	Operation          string
 	Twins, Unconfirmed int
 	Depth              int
+	// Staging is how the replay goes out: canary, ramp, pace.
+	Staging Staging
 
 	run   func(ctx context.Context, progress func(Progress)) (Result, error)
 	close func() error
@@ -181,6 +188,9 @@ func (o *Ops) Plan(ctx context.Context, s Scope) (*Plan, error) {
 	if err := o.parkingRefusal(s); err != nil {
 		return nil, err
 	}
+	if err := o.stagingRefusal(s); err != nil {
+		return nil, err
+	}
 	if !s.DryRun {
 		if err := o.writable(string(s.Action)); err != nil {
 			return nil, err
@@ -207,6 +217,10 @@ func (o *Ops) Plan(ctx context.Context, s Scope) (*Plan, error) {
 		return nil, err
 	}
 	p.Action, p.Queue = s.Action, s.Queue
+	if s.Action != Resume {
+		p.Staging = s.Staging
+	}
+	p.Lines = append(p.Lines, p.Staging.Lines()...)
 	if p.Decided {
 		p.Confirm = confirmFor(o.c.Context, s.Queue.Name, p.Publish)
 	}
@@ -239,6 +253,9 @@ func (o *Ops) planQueue(ctx context.Context, s Scope) (*Plan, error) {
 	}
 	t.Opts.AllowLimitRisk = s.AllowRisk
 	if t.Info.Type == domain.TypeStream {
+		if s.Staging.Active() {
+			return nil, &actions.RequestError{Err: fmt.Errorf("%s is a stream, acted on one held page at a time: replay it without --canary or --rate auto", sanitize.Text(s.Queue.Name))}
+		}
 		return o.planStream(ctx, t, s) // plans what it holds, as planHeld
 	}
 	r, err := o.request(s)
@@ -295,12 +312,17 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 		if err := o.checkDestinations(t, pre); err != nil {
 			return nil, err
 		}
+		if s.Staging.RateAuto {
+			if err := o.checkPace(ctx, t, pre.Groups); err != nil {
+				return nil, err
+			}
+		}
 	}
 	p := &Plan{
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
 		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
-			return o.walkPreviewed(ctx, t, pre, progress)
+			return o.walkPreviewed(ctx, t, pre, s.Staging, progress)
 		},
 	}
 	for _, g := range pre.Groups {
@@ -321,7 +343,7 @@ func (o *Ops) planUnasked(t *Target, r actions.Request, s Scope) (*Plan, error) 
 		Summary: fmt.Sprintf("%s every message %s holds when the run starts", r.Action, s.Queue.Name),
 		Rate:    s.Rate,
 		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
-			return o.walkNow(ctx, t, r, s.Limit, progress)
+			return o.walkNow(ctx, t, r, s.Limit, s.Staging, progress)
 		},
 	}, nil
 }
@@ -394,6 +416,30 @@ func holdLetters(ctx context.Context, b *Browse, limit int) ([]domain.DeadLetter
 		notes = append(notes, fmt.Sprintf("%d messages refused by the delivery-limit guard stay untouched", refused))
 	}
 	return letters, notes, nil
+}
+
+// stagingRefusal refuses a canary or an automatic pace where it cannot
+// be: anything but a replay, a selection held on the screen or a
+// stream's page (a canary stages a walk over the queue).
+func (o *Ops) stagingRefusal(s Scope) error {
+	st := s.Staging
+	if err := st.Validate(); err != nil {
+		return &actions.RequestError{Err: err}
+	}
+	if !st.Active() {
+		return nil
+	}
+	what := "--canary"
+	if st.Canary == 0 {
+		what = "--rate auto"
+	}
+	switch {
+	case s.Action != Replay:
+		return &actions.RequestError{Err: fmt.Errorf("%s stages a replay: %s publishes without it", what, s.Action)}
+	case s.Held != nil:
+		return &actions.RequestError{Err: fmt.Errorf("%s stages a replay of the whole queue (or its first --limit): replay the selection without it, or the whole queue", what)}
+	}
+	return nil
 }
 
 // parkingRefusal refuses a quarantine from a parking queue, for every

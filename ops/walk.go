@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -50,9 +51,9 @@ func (o *Ops) checkDestinations(t *Target, p *actions.Preview) error {
 // of the DLQ, as many as the preview read (the N its question stated):
 // the queue may still be taking back what the preview returned, so its
 // depth now could read lower.
-func (o *Ops) walkPreviewed(ctx context.Context, t *Target, p *actions.Preview, progress func(Progress)) (Result, error) {
+func (o *Ops) walkPreviewed(ctx context.Context, t *Target, p *actions.Preview, st Staging, progress func(Progress)) (Result, error) {
 	op := actions.Walk{Request: p.Request, Expect: p.Moving, Groups: p.Groups, Lookup: o.lookup(t.InboxOf)}
-	res, err := o.walk(ctx, t, op, p.Read, progress)
+	res, err := o.walk(ctx, t, op, p.Read, st, progress)
 	if n := res.SkippedApplied - p.SkippedApplied; n > 0 && res.Operation != "" {
 		// The run asks the inbox again as it streams.
 		res.Notes = append(res.Notes, fmt.Sprintf("%d applied since the plan, skipped", n))
@@ -66,13 +67,13 @@ func (o *Ops) walkPreviewed(ctx context.Context, t *Target, p *actions.Preview, 
 // walkNow runs r over the DLQ as it is now, without a preview (no one
 // is asked): N is the queue's depth when it starts, at most limit when
 // limit > 0, and each destination is checked as it first comes up.
-func (o *Ops) walkNow(ctx context.Context, t *Target, r actions.Request, limit int, progress func(Progress)) (Result, error) {
+func (o *Ops) walkNow(ctx context.Context, t *Target, r actions.Request, limit int, st Staging, progress func(Progress)) (Result, error) {
 	depth, err := o.depth(t, limit)
 	if err != nil {
 		return Result{}, err
 	}
 	op := actions.Walk{Request: r, Expect: depth, Lookup: o.lookup(t.InboxOf)}
-	res, err := o.walk(ctx, t, op, depth, progress)
+	res, err := o.walk(ctx, t, op, depth, st, progress)
 	if res.Cancelled {
 		res.Notes = append(res.Notes, fmt.Sprintf("cancelled: %d moved, the other %d stay in %s", res.Moved, max(res.Taken-res.Moved, 0), t.Ref.Name))
 	}
@@ -143,14 +144,14 @@ func (o *Ops) previewResume(ctx context.Context, t *Target, r *actions.Resumptio
 // resume finishes r over every message the DLQ holds now: twins of its
 // recorded confirms are removed, the rest decided as the operation
 // decided it, and the final record written.
-func (o *Ops) resume(ctx context.Context, t *Target, r *actions.Resumption, progress func(Progress)) (Result, error) {
+func (o *Ops) resume(ctx context.Context, t *Target, r *actions.Resumption, st Staging, progress func(Progress)) (Result, error) {
 	depth, err := o.depth(t, 0)
 	if err != nil {
 		return Result{}, err
 	}
 	depth = max(depth, r.Read)
 	op := actions.Walk{Request: r.Request, Lookup: o.lookup(t.InboxOf), Resume: r}
-	return o.walk(ctx, t, op, depth, progress)
+	return o.walk(ctx, t, op, depth, st, progress)
 }
 
 // depth is how many messages t holds now, at most limit when limit > 0.
@@ -171,11 +172,34 @@ func depthOn(conn *amqp.Connection, t *Target, limit int) (int, error) {
 	return depth, err
 }
 
-// walk runs op over the first limit messages of t.
-func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, progress func(Progress)) (Result, error) {
+// walk runs op over the first limit messages of t, staged and paced as
+// st says.
+func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, st Staging, progress func(Progress)) (Result, error) {
 	env, err := o.env()
 	if err != nil {
 		return Result{}, err
+	}
+	var g *staged
+	if st.Active() || (op.Resume != nil && op.Resume.Halted != "") {
+		// A run of its own, so the copies of a halted run that died
+		// again are replayed, and this run's are told apart.
+		op.Run = newRun()
+	}
+	if st.Active() {
+		id := audit.NewOperationID()
+		if op.Resume != nil {
+			id = op.Resume.Op.ID
+		}
+		env.OperationID = id
+		dests := make([]actions.Destination, len(op.Groups))
+		for i, gr := range op.Groups {
+			dests[i] = gr.Dest
+		}
+		if g, err = o.stage(ctx, t, st, id, op.Run, dests); err != nil {
+			return Result{}, err
+		}
+		defer g.Close()
+		op.Gate, op.Staged = g.ramp, st.detail()
 	}
 	src, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {
@@ -207,13 +231,20 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, p
 			return dlq.OpenFeed(src, t.Info, t.Opts, depth, 0)
 		}
 	}
-	res, err := actions.RunWalk(ctx, feed, op, env, o.report(progress))
+	report, stop := o.report(progress, g)
+	res, err := actions.RunWalk(ctx, feed, op, env, report)
+	stop()
 	// Close returns every delivery not moved, in one nack, after the
 	// acks of the moved ones.
 	if cerr := feed.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("returning what was not moved to %s: %w (the broker takes it back as the connection closes)", t.Ref.Name, cerr))
 	}
-	return result(res), err
+	out := result(res)
+	if res.Halted {
+		out.Notes = append(out.Notes, haltNote(res.Counts, t.Ref.Name))
+	}
+	out.Notes = append(out.Notes, g.Notes()...)
+	return out, err
 }
 
 // feed opens a feed on t over conn: at most limit messages, else as many
@@ -252,19 +283,60 @@ func (o *Ops) lookup(ref domain.QueueRef) actions.Lookup {
 	}
 }
 
-// report turns the actions' progress into the layer's.
-func (o *Ops) report(progress func(Progress)) func(actions.Progress) {
+// report turns the actions' progress into the layer's, with a staged
+// run's figures when g is set. A staged run reports every
+// progressEvery too, since nothing settles while a verdict is awaited;
+// stop ends that.
+func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Progress), stop func()) {
 	if progress == nil {
-		return nil
+		return nil, func() {}
 	}
-	return func(p actions.Progress) {
-		progress(Progress{
+	var (
+		mu   sync.Mutex
+		last actions.Progress
+		done bool
+	)
+	emit := func() {
+		p := last
+		out := Progress{
 			Total: p.Total, Done: p.Confirmed + p.Returned + p.Nacked + p.Unknown, Published: p.Published,
 			Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown,
 			Finished: p.Done, At: o.c.Now(),
-		})
+		}
+		g.progress(&out)
+		progress(out)
 	}
+	report = func(p actions.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		last, done = p, p.Done
+		emit()
+	}
+	if g == nil {
+		return report, func() {}
+	}
+	quit := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				mu.Lock()
+				if !done {
+					emit()
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	return report, func() { close(quit) }
 }
+
+// progressEvery is how often a staged run reports while nothing settles.
+const progressEvery = 250 * time.Millisecond
 
 // settledDepth is the queue's depth once it stands still: deliveries a
 // closed channel handed back reach a quorum queue a moment later.

@@ -160,3 +160,17 @@ func (c *Client) RouteKey(ctx context.Context, vhost, exchange, key string) ([]d
 	}
 	return refs, nil
 }
+
+// QueueBindings are the bindings whose destination is the queue ref,
+// the default exchange's implicit one included (its Source is "").
+func (c *Client) QueueBindings(ctx context.Context, ref domain.QueueRef) ([]domain.Binding, error) {
+	var raw []rawBinding
+	if err := c.get(ctx, "queues/"+esc(ref.Vhost)+"/"+esc(ref.Name)+"/bindings", nil, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]domain.Binding, len(raw))
+	for i, b := range raw {
+		out[i] = b.binding()
+	}
+	return out, nil
+}

@@ -1,0 +1,275 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"golang.org/x/time/rate"
+
+	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/text/sanitize"
+)
+
+// The consumers' pace (--rate auto, docs/ARCHITECTURE.md "Canary, ramp
+// and halt"): copies go no faster than the destination's consumers take
+// them, net of what other publishers add, so its depth stays near where
+// it was when the run started. Every paceTick the destination's depth is
+// read (a passive declare: exact, at once); what the consumers took in
+// the tick is what was published minus what the depth gained. While no
+// backlog forms the pace grows by half each tick; once it forms, the
+// pace is what the consumers took, less what drains the backlog within
+// paceDrain. The management API's rates, read at the dashboard's
+// refresh, name the consumers' ack rate and the other arrivals.
+
+// ErrNoPace means --rate auto found no consumer to pace by.
+var ErrNoPace = errors.New("--rate auto: no consumer sets the pace")
+
+// Limits and timing of the automatic pace.
+const (
+	PaceFloor   = 1.0     // messages per second: never slower
+	PaceCeiling = 20000.0 // never faster
+	paceStart   = 20.0
+	paceTick    = 500 * time.Millisecond
+	paceDrain   = 2 * time.Second
+	paceRates   = 5 * time.Second
+)
+
+// PaceStatus is the pace and why, for the progress line.
+type PaceStatus struct {
+	Rate float64
+	// Ack is the consumers' ack rate and Arrivals what other publishers
+	// add, per second, from the management API; -1 until read.
+	Ack, Arrivals float64
+	// Took is what the consumers took per second in the last ticks, net
+	// of other arrivals: the figure the pace follows.
+	Took         float64
+	Depth, Start int
+}
+
+// Why says the pace and what it rests on: "pace 140/s: consumers ack
+// 180/s, arrivals 40/s (depth 12, 0 at the start)".
+func (s PaceStatus) Why() string {
+	if s.Rate == 0 {
+		return ""
+	}
+	why := fmt.Sprintf("pace %.0f/s: ", s.Rate)
+	if s.Ack >= 0 {
+		why += fmt.Sprintf("consumers ack %.0f/s, arrivals %.0f/s", s.Ack, s.Arrivals)
+	} else {
+		why += fmt.Sprintf("consumers take %.0f/s", s.Took)
+	}
+	return why + fmt.Sprintf(" (depth %d, %d at the start)", s.Depth, s.Start)
+}
+
+// autoPace is the actions.Pacer of --rate auto.
+type autoPace struct {
+	o    *Ops
+	t    *Target
+	snap *domain.Snapshot
+	conn *amqp.Connection
+
+	mu      sync.Mutex
+	queues  []domain.QueueRef
+	seen    map[actions.Destination]bool
+	limiter *rate.Limiter
+	status  PaceStatus
+	sent    int
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// newPace opens the pacer of a run on t: a connection of its own for
+// the depth reads.
+func (o *Ops) newPace(ctx context.Context, t *Target) (*autoPace, error) {
+	snap, err := o.c.Mgmt.Snapshot(ctx, domain.SnapshotOptions{Vhost: t.Ref.Vhost})
+	if err != nil {
+		return nil, fmt.Errorf("reading the vhost to pace the run: %w", err)
+	}
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return nil, err
+	}
+	return &autoPace{o: o, t: t, snap: snap, conn: conn, seen: map[actions.Destination]bool{},
+		limiter: rate.NewLimiter(rate.Limit(paceStart), 1), status: PaceStatus{Rate: paceStart, Ack: -1}}, nil
+}
+
+// check refuses a destination no consumer takes from: nothing would
+// set the pace.
+func (p *autoPace) check(ctx context.Context, dest actions.Destination) ([]domain.QueueRef, error) {
+	queues, err := p.o.queuesOf(ctx, p.t.Ref.Vhost, p.snap, dest)
+	if err != nil {
+		return nil, err
+	}
+	if len(queues) == 0 {
+		return nil, fmt.Errorf("%w: %s routes to no queue", ErrNoPace, sanitize.Text(dest.String()))
+	}
+	if consumersOf(p.conn, queues) == 0 {
+		names := make([]string, len(queues))
+		for i, q := range queues {
+			names[i] = sanitize.Text(q.Name)
+		}
+		return nil, fmt.Errorf("%w: %s has no consumer, so nothing says how fast it can take the copies; start its consumers, or pass --rate N", ErrNoPace, strings.Join(names, ", "))
+	}
+	return queues, nil
+}
+
+// Wait admits the next copy at the pace; the first copy for a
+// destination adds its queues to those watched.
+func (p *autoPace) Wait(ctx context.Context, c actions.Copy) error {
+	p.mu.Lock()
+	if !p.seen[c.Dest] {
+		queues, err := p.check(ctx, c.Dest)
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		p.seen[c.Dest] = true
+		p.queues = append(p.queues, queues...)
+		if p.stop == nil {
+			depth, _ := depthOf(p.conn, p.queues)
+			p.status.Start, p.status.Depth = depth, depth
+			p.stop, p.done = make(chan struct{}), make(chan struct{})
+			go p.follow(depth)
+		}
+	}
+	p.mu.Unlock()
+	if err := p.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.sent++
+	p.mu.Unlock()
+	return nil
+}
+
+// follow re-reads the depth every tick and sets the pace.
+func (p *autoPace) follow(last int) {
+	defer close(p.done)
+	tick := time.NewTicker(paceTick)
+	defer tick.Stop()
+	prev, lastSent, took, ours := time.Now(), 0, -1.0, 0.0
+	var ratesAt time.Time
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-tick.C:
+			p.mu.Lock()
+			queues, sent := p.queues, p.sent
+			p.mu.Unlock()
+			depth, err := depthOf(p.conn, queues)
+			if err != nil {
+				continue
+			}
+			dt := now.Sub(prev).Seconds()
+			net := (float64(sent-lastSent) - float64(depth-last)) / dt
+			ours = 0.5*ours + 0.5*float64(sent-lastSent)/dt
+			if took < 0 {
+				took = net
+			} else {
+				took = 0.5*took + 0.5*net
+			}
+			prev, last, lastSent = now, depth, sent
+			p.mu.Lock()
+			r := p.status.Rate
+			backlog := depth - p.status.Start
+			switch {
+			case backlog <= max(5, int(0.25*r)):
+				// The consumers keep up: find out how much more they take.
+				r = math.Max(r*1.5, took)
+			default:
+				r = took - float64(backlog)/paceDrain.Seconds()
+			}
+			r = math.Min(math.Max(r, PaceFloor), PaceCeiling)
+			p.status.Rate, p.status.Took, p.status.Depth = r, math.Max(took, 0), depth
+			p.limiter.SetLimit(rate.Limit(r))
+			p.limiter.SetBurst(max(1, int(r/20)))
+			p.mu.Unlock()
+			if now.Sub(ratesAt) >= paceRates {
+				ratesAt = now
+				p.readRates(queues, ours)
+			}
+		}
+	}
+}
+
+// readRates reads the consumers' ack rate and the other arrivals from
+// the management API, for the progress line.
+func (p *autoPace) readRates(queues []domain.QueueRef, ours float64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	snap, err := p.o.c.Mgmt.Snapshot(ctx, domain.SnapshotOptions{Vhost: p.t.Ref.Vhost, RatesFor: queues, OnlyRows: true})
+	if err != nil {
+		return
+	}
+	var ack, pub float64
+	for _, ref := range queues {
+		if q := snap.Queue(ref); q != nil && q.HasRates {
+			ack += q.AckRate
+			pub += q.PublishRate
+		}
+	}
+	p.mu.Lock()
+	p.status.Ack, p.status.Arrivals = ack, math.Max(pub-ours, 0)
+	p.mu.Unlock()
+}
+
+// Status is the pace and why.
+func (p *autoPace) Status() PaceStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status
+}
+
+// Close stops following and closes the pacer's connection.
+func (p *autoPace) Close() error {
+	p.mu.Lock()
+	stop := p.stop
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-p.done
+	}
+	return p.conn.Close()
+}
+
+// depthOf is how many messages queues hold ready, summed.
+func depthOf(conn *amqp.Connection, queues []domain.QueueRef) (int, error) {
+	n := 0
+	for _, q := range queues {
+		ch, err := conn.Channel()
+		if err != nil {
+			return 0, err
+		}
+		info, err := ch.QueueDeclarePassive(q.Name, false, false, false, false, nil)
+		_ = ch.Close()
+		if err != nil {
+			return 0, err
+		}
+		n += info.Messages
+	}
+	return n, nil
+}
+
+// checkPace refuses --rate auto before anything is asked when a
+// destination has no consumer to pace by.
+func (o *Ops) checkPace(ctx context.Context, t *Target, groups []actions.Group) error {
+	p, err := o.newPace(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	for _, g := range groups {
+		if _, err := p.check(ctx, g.Dest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
