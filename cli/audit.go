@@ -318,10 +318,7 @@ func loadSummaries(ctx context.Context, st audit.Store) ([]domain.OperationSumma
 // summaryLine is one operation of audit tail, e.g.
 // 2024-05-01T03:15:02Z  done        replay  OP  ana  / orders.dlq -> orders  selected 37  confirmed 30  returned 2
 func summaryLine(s domain.OperationSummary) string {
-	status := "done"
-	if s.Incomplete() {
-		status = "INCOMPLETE"
-	}
+	status := s.State()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %-10s  %-10s  %s  %s  %s %s -> %s  selected %d",
 		format.Time(s.Started), status, sanitize.Text(s.Action), sanitize.Text(s.Operation),

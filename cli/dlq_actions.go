@@ -191,6 +191,9 @@ func (a *App) confirm(ctx context.Context, plan *ops.Plan, f actionFlags) error 
 	if f.yes {
 		return nil
 	}
+	for _, l := range plan.Staging.Lines() {
+		fmt.Fprintln(a.Err, l)
+	}
 	if w := plan.Confirm.Warning(); w != "" {
 		fmt.Fprintln(a.Err, w)
 	}
@@ -300,6 +303,9 @@ func (a *App) printPlan(plan *ops.Plan, f actionFlags) error {
 	fmt.Fprintln(a.Out, sanitize.Text(plan.Summary))
 	for _, l := range plan.Lines {
 		fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
+	}
+	for _, l := range plan.Staging.Lines() {
+		fmt.Fprintln(a.Out, "  "+l)
 	}
 	return nil
 }

@@ -68,8 +68,21 @@ type OperationSummary struct {
 	Stages []StageVerdict
 }
 
-// Incomplete reports an operation without a final record.
+// Incomplete reports an operation without a final record: running,
+// interrupted, or halted.
 func (s OperationSummary) Incomplete() bool { return s.Finished == nil }
+
+// State is the operation's state in one word: done, HALTED (a staged
+// replay stopped itself, and `dlq resume` takes it up) or INCOMPLETE.
+func (s OperationSummary) State() string {
+	switch {
+	case !s.Incomplete():
+		return "done"
+	case s.Halted != "":
+		return "HALTED"
+	}
+	return "INCOMPLETE"
+}
 
 // AuditResult is the outcome of audit.Verify. When the chain breaks, BrokenSeq is the
 // first seq that cannot be trusted and Reason says why; every record before

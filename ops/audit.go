@@ -242,10 +242,10 @@ func (o *Ops) planResume(ctx context.Context, s Scope) (*Plan, error) {
 		Decided: true, Summary: resumeQuestion(r, pre), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Lines: pre.Lines(),
 		Operation: r.Op.ID, Twins: resumeCount(r.Confirmed), Unconfirmed: resumeCount(r.Published),
-		Depth: int(t.Info.Messages), Staging: st,
-		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
-			return o.resume(ctx, t, r, st, progress)
-		},
+		Depth: int(t.Info.Messages), Staging: st, CanStage: true,
+	}
+	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
+		return o.resume(ctx, t, r, p.Staging, progress)
 	}
 	if r.Halted != "" {
 		p.Warnings = append(p.Warnings, "the operation halted "+sanitize.Text(r.Halted)+": its copies that died again are replayed too")

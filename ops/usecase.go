@@ -140,11 +140,28 @@ type Plan struct {
 	Operation          string
 	Twins, Unconfirmed int
 	Depth              int
-	// Staging is how the replay goes out: canary, ramp, pace.
-	Staging Staging
+	// Staging is how the replay goes out: canary, ramp, pace; the run
+	// reads it, so a prompt may change it with Stage. CanStage says the
+	// run can be staged at all: a replay or a resume over the whole
+	// queue.
+	Staging  Staging
+	CanStage bool
 
 	run   func(ctx context.Context, progress func(Progress)) (Result, error)
 	close func() error
+}
+
+// Stage sets how the run goes out, as the prompt's answer says: a plan
+// that cannot be staged refuses any staging.
+func (p *Plan) Stage(st Staging) error {
+	if err := st.Validate(); err != nil {
+		return err
+	}
+	if st.Active() && !p.CanStage {
+		return errors.New("only a replay of the whole queue can go out with a canary or the consumers' pace")
+	}
+	p.Staging = st
+	return nil
 }
 
 // Idle reports a plan that would change nothing: it moves no message
@@ -220,7 +237,6 @@ func (o *Ops) Plan(ctx context.Context, s Scope) (*Plan, error) {
 	if s.Action != Resume {
 		p.Staging = s.Staging
 	}
-	p.Lines = append(p.Lines, p.Staging.Lines()...)
 	if p.Decided {
 		p.Confirm = confirmFor(o.c.Context, s.Queue.Name, p.Publish)
 	}
@@ -321,9 +337,10 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 	p := &Plan{
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
-		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
-			return o.walkPreviewed(ctx, t, pre, s.Staging, progress)
-		},
+		CanStage: s.Action == Replay,
+	}
+	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
+		return o.walkPreviewed(ctx, t, pre, p.Staging, progress)
 	}
 	for _, g := range pre.Groups {
 		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
@@ -339,13 +356,15 @@ func (o *Ops) planUnasked(t *Target, r actions.Request, s Scope) (*Plan, error) 
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	return &Plan{
-		Summary: fmt.Sprintf("%s every message %s holds when the run starts", r.Action, s.Queue.Name),
-		Rate:    s.Rate,
-		run: func(ctx context.Context, progress func(Progress)) (Result, error) {
-			return o.walkNow(ctx, t, r, s.Limit, s.Staging, progress)
-		},
-	}, nil
+	p := &Plan{
+		Summary:  fmt.Sprintf("%s every message %s holds when the run starts", r.Action, s.Queue.Name),
+		Rate:     s.Rate,
+		CanStage: s.Action == Replay,
+	}
+	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
+		return o.walkNow(ctx, t, r, s.Limit, p.Staging, progress)
+	}
+	return p, nil
 }
 
 // The most messages of a stream one operation acts on: a stream is

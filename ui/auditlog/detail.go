@@ -247,7 +247,7 @@ func (m *Detail) head() string {
 	s := m.summary()
 	state := m.st.OK.Render("done")
 	if s.Incomplete() {
-		state = m.st.Warn.Render("INCOMPLETE")
+		state = m.st.Warn.Render(s.State())
 	}
 	title := m.st.Title.Render("Operation "+sanitize.Text(s.Operation)) + "  " + sanitize.Text(s.Action) + " · " + state
 	label := func(l string) string { return m.st.Muted.Render(fmt.Sprintf("%-9s", l)) }
@@ -271,7 +271,16 @@ func (m *Detail) head() string {
 		lines = append(lines, label("rule")+m.rule(), label("to")+m.destinations())
 	}
 	lines = append(lines, label("outcomes")+m.outcomes(s))
-	if s.Incomplete() {
+	for i, v := range s.Stages {
+		l := ""
+		if i == 0 {
+			l = "stages"
+		}
+		lines = append(lines, label(l)+sanitize.Text(v.Line()))
+	}
+	if s.Halted != "" {
+		lines = append(lines, m.st.Trouble.Render("halted "+sanitize.Text(s.Halted)+": nothing was rolled back, the rest stayed in the DLQ — R resumes it as `warren dlq resume` does, with a fresh canary"))
+	} else if s.Incomplete() {
 		lines = append(lines, m.st.Warn.Render("no final record: interrupted, or still running — R resumes it as `warren dlq resume` does"))
 	} else if m.d != nil && m.d.Final["cancelled"] == "true" {
 		lines = append(lines, m.st.Warn.Render("cancelled by the operator: what was not moved stayed in the DLQ"))

@@ -386,3 +386,33 @@ func TestAnUnknownOutcomeReachesTheScreenSanitised(t *testing.T) {
 		t.Fatalf("the unknown outcome is not shown, escaped:\n%s", v)
 	}
 }
+
+func TestTheDrillDownShowsAStagedReplaysVerdictsAndItsHalt(t *testing.T) {
+	s := sampleOps()[1]
+	s.Action = "replay"
+	s.Stages = []domain.StageVerdict{
+		{Stage: 0, Size: 10, Applied: 10, Verdict: domain.VerdictPassed, Why: "every copy applied"},
+		{Stage: 1, Size: 100, Applied: 60, FailedAgain: 37, Pending: 3, Verdict: domain.VerdictHalted},
+	}
+	s.Halted = "after stage 1: 37 of 100 copies failed again, NullReferenceException in OrderConsumer (group 3f2a\x1b[2J)"
+	r := detailReader()
+	r.details = map[string]*ops.OperationDetail{s.Operation: {OperationSummary: s}}
+	d := NewDetail(r, s, Options{Now: func() time.Time { return t0 }, Styles: styles.New(true)})
+	d.SetSize(160, 40)
+	runDetail(t, d, d.Init())
+	v := d.View()
+	for _, want := range []string{
+		"HALTED",
+		"the canary (10): 0 failed again, 10 applied, 0 pending: passed (every copy applied)",
+		"stage 1 (100): 37 failed again, 60 applied, 3 pending: halted",
+		"halted after stage 1: 37 of 100 copies failed again, NullReferenceException in OrderConsumer (group 3f2a",
+		"R resumes it",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("drill-down lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "\x1b[2J") {
+		t.Error("a halt reason drew an escape sequence")
+	}
+}

@@ -261,10 +261,7 @@ func (m *Model) table() []string {
 	return append(out, shown.View(func(i int) string {
 		o := m.ops[i]
 		c := o.Counts
-		state := "done"
-		if o.Incomplete() {
-			state = "INCOMPLETE"
-		}
+		state := o.State()
 		line := row(widths, []string{
 			o.Started.UTC().Format("2006-01-02 15:04:05"), sanitize.Text(o.Action),
 			sanitize.Text(o.Queue), sanitize.Text(o.Target), sanitize.Text(o.Operator),
@@ -293,6 +290,9 @@ func (m *Model) detail() string {
 func (m *Model) describe(o domain.OperationSummary) string {
 	s := fmt.Sprintf("operation %s · vhost %s · seq %d–%d\nstarted %s",
 		sanitize.Text(o.Operation), sanitize.Text(o.Vhost), o.FirstSeq, o.LastSeq, format.Ago(m.opts.Now().Sub(o.Started)))
+	if o.Halted != "" {
+		return m.st.Muted.Render(s) + "\n" + m.st.Trouble.Render("halted "+sanitize.Text(o.Halted)+": the rest stayed in the DLQ; R resumes it with a fresh canary, enter opens it")
+	}
 	if o.Incomplete() {
 		return m.st.Muted.Render(s) + "\n" + m.st.Warn.Render("no final record: still running, or interrupted — unconfirmed messages stayed in the DLQ; those listed unknown may exist twice. R resumes it, enter opens it")
 	}

@@ -213,6 +213,8 @@ type fakeActions struct {
 	whole        int
 	watch        *fakeSession
 	closedAtPlan []bool
+	// halt, when set, is why every run halts itself.
+	halt string
 }
 
 func (a *fakeActions) Plan(_ context.Context, req ops.Scope) (*ops.Plan, error) {
@@ -236,6 +238,7 @@ func (a *fakeActions) Plan(_ context.Context, req ops.Scope) (*ops.Plan, error) 
 		Destinations: []ops.Destination{{Name: dest, Count: n - min(a.skip, n)}},
 		Bytes:        int64(100 * n),
 		Confirm:      a.confirm,
+		CanStage:     req.Held == nil && (req.Action == ops.Replay || req.Action == ops.Resume),
 	}
 	if a.scopes == nil {
 		a.scopes = map[*ops.Plan]ops.Scope{}
@@ -255,6 +258,10 @@ func (a *fakeActions) Run(_ context.Context, p *ops.Plan, progress func(ops.Prog
 	n := p.Publish
 	for i := 1; i <= n; i++ {
 		progress(ops.Progress{Total: n, Done: i, Confirmed: i, At: t0.Add(time.Duration(i) * time.Second)})
+	}
+	if a.halt != "" {
+		return ops.Result{Counts: domain.Counts{Operation: "op-1", Selected: 10, Confirmed: 10, Halted: true, HaltReason: a.halt}},
+			errors.New("halted " + a.halt)
 	}
 	return ops.Result{Counts: domain.Counts{Operation: "op-1", Selected: n, SkippedApplied: p.SkippedApplied, Confirmed: n},
 		AuditHead: &domain.AuditHead{Seq: 7, Hash: "9f86d081"}}, a.execErr

@@ -29,6 +29,10 @@ type KeyMap struct {
 	Apply         key.Binding // ends filter input
 	Cancel        key.Binding // leaves filter input
 	Stop          key.Binding // cancels a running operation
+	// Canary and Pace change how a whole-queue replay goes out, at its
+	// prompt.
+	Canary key.Binding
+	Pace   key.Binding
 
 	readOnly bool
 }
@@ -62,6 +66,8 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 		Apply:         keys.New("enter", "apply filter"),
 		Cancel:        keys.New("esc", "cancel"),
 		Stop:          keys.New("x", "cancel the operation"),
+		Canary:        keys.New("tab", "canary size"),
+		Pace:          keys.New("ctrl+p", "consumers' pace"),
 		readOnly:      readOnly,
 	}
 }

@@ -6,6 +6,7 @@ package deadletters
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -298,6 +299,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return m.startAction(ops.Quarantine, true)
 	case key.Matches(k, m.keys.NextPage):
 		return m.nextPage()
+	case m.op.halted != nil && key.Matches(k, m.keys.Reopen):
+		return m.resumeHalted()
 	case key.Matches(k, m.keys.Reopen), key.Matches(k, m.keys.Override):
 		if m.scan.running {
 			// The scan holds the queue's messages: a session opened now
@@ -389,6 +392,26 @@ func (m *Model) startWhole(a ops.Action, reason string) tea.Cmd {
 	m.loading, m.end = false, false
 	m.held.reset(nil, true)
 	return m.op.start(req, s)
+}
+
+// resumeHalted plans the resume of the replay that halted itself: the
+// browse session is lent to it, as for any whole-queue operation, and
+// the prompt asks again, with a fresh canary.
+func (m *Model) resumeHalted() tea.Cmd {
+	name := sanitize.Text(m.ref.Name)
+	switch {
+	case m.opts.ReadOnly:
+		return common.ReportError(errors.New("read-only context: resume is disabled (read_only in the config or --read-only)"))
+	case m.deps.Actions == nil:
+		return common.ReportError(errors.New("resume is not available in this session"))
+	case m.scan.running:
+		return common.ReportError(fmt.Errorf("a scan of %s is running: press esc to stop it before resuming", name))
+	}
+	s := m.life.release(m.sid)
+	m.sid, m.session, m.state = nextID(), nil, lent
+	m.loading, m.end = false, false
+	m.held.reset(nil, true)
+	return m.op.start(ops.Scope{Action: ops.Resume, Queue: m.ref, Operation: m.op.halted.operation}, s)
 }
 
 func (m *Model) askOverride() tea.Cmd {

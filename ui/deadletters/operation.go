@@ -44,6 +44,14 @@ type operation struct {
 	stop     context.CancelFunc
 	stopping bool
 	result   string
+	// halted is the replay that halted itself, until a resume takes it
+	// up: the screen's banner, and R resumes it.
+	halted *halted
+}
+
+// halted is a staged replay that stopped itself.
+type halted struct {
+	operation, reason string
 }
 
 // promptKind is the question the prompt asks.
@@ -129,6 +137,18 @@ func (o *operation) setWidth(w int) {
 }
 
 func (o *operation) answer(k tea.KeyMsg) (tea.Cmd, wants) {
+	if o.kind == confirmPlan && o.plan != nil && o.plan.CanStage {
+		switch {
+		case key.Matches(k, o.keys.Canary):
+			st := o.plan.Staging
+			st.Canary = nextCanary(st.Canary)
+			return o.restage(st), nothing
+		case key.Matches(k, o.keys.Pace):
+			st := o.plan.Staging
+			st.RateAuto = !st.RateAuto
+			return o.restage(st), nothing
+		}
+	}
 	var d prompt.Decision
 	var cmd tea.Cmd
 	o.prompt, d, cmd = o.prompt.Update(k)
@@ -188,6 +208,67 @@ func (o *operation) planned(msg planMsg) (tea.Cmd, wants) {
 	return nil, nothing
 }
 
+// canarySizes are the canaries tab cycles through.
+var canarySizes = []int{0, 10, 100}
+
+func nextCanary(n int) int {
+	for i, c := range canarySizes {
+		if c == n {
+			return canarySizes[(i+1)%len(canarySizes)]
+		}
+	}
+	return 0
+}
+
+// restage changes how the confirmed plan's run goes out and redraws the
+// question; what the operator typed stays.
+func (o *operation) restage(st ops.Staging) tea.Cmd {
+	if st.Canary > 0 && st.CanaryWait == 0 && st.HaltAt == 0 {
+		st.CanaryWait, st.HaltAt = ops.DefaultStaging.CanaryWait, ops.DefaultStaging.HaltAt
+	}
+	if err := o.plan.Stage(st); err != nil {
+		return common.ReportError(err)
+	}
+	o.prompt.SetQuestion(o.planQuestion(o.plan))
+	return nil
+}
+
+// stagingDetails are the prompt's lines on the canary and the pace, with
+// the keys that change them.
+func stagingDetails(st ops.Staging) []string {
+	canary := "canary: none (tab: 10 first, then stages ten times larger, each judged)"
+	if st.Canary > 0 {
+		canary = fmt.Sprintf("canary: %d first, judged within %s, then %d, %d, …; halt above %.0f%% failed again (tab: %s)",
+			st.Canary, st.CanaryWait, st.Canary*10, st.Canary*100, st.HaltAt*100, canaryWord(nextCanary(st.Canary)))
+	}
+	pace := "pace: as fast as confirms allow (ctrl+p: the consumers' pace)"
+	if st.RateAuto {
+		pace = "pace: the destination's consumers', its depth held where it starts (ctrl+p: unlimited)"
+	}
+	return []string{canary, pace}
+}
+
+func canaryWord(n int) string {
+	if n == 0 {
+		return "none"
+	}
+	return fmt.Sprint(n)
+}
+
+// stageNote is the progress's line on a staged or paced run: "canary
+// 7/10 · 3 applied · 0 failed again · pace 140/s: consumers ack 180/s,
+// arrivals 40/s (depth 12, 0 at the start)".
+func stageNote(p ops.Progress) string {
+	var parts []string
+	if st := p.StageText(); st != "" {
+		parts = append(parts, st, fmt.Sprintf("%d applied", p.Applied), fmt.Sprintf("%d failed again", p.FailedAgain))
+	}
+	if p.PaceWhy != "" {
+		parts = append(parts, p.PaceWhy)
+	}
+	return sanitize.Text(strings.Join(parts, " · "))
+}
+
 func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 	q := prompt.Question{Title: title(p.Action), Text: sanitize.Text(p.Summary)}
 	for _, d := range p.Destinations {
@@ -201,6 +282,9 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 		r = format.Rate(p.Rate) + " msg/s"
 	}
 	q.Details = append(q.Details, "rate: "+r) // the size is in the summary
+	if p.CanStage {
+		q.Details = append(q.Details, stagingDetails(p.Staging)...)
+	}
 	var warn []string
 	for _, w := range p.Warnings {
 		warn = append(warn, sanitize.Text(w))
@@ -242,6 +326,7 @@ func (o *operation) progressed(msg progressMsg) tea.Cmd {
 	}
 	p := msg.p
 	o.progress.Set(progress.Counts{Total: p.Total, Done: p.Done, Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown}, p.At)
+	o.progress.SetNote(stageNote(p))
 	return waitProgress(msg.ch, msg.op)
 }
 
@@ -255,11 +340,21 @@ func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
 	}
 	o.stop, o.stopping = nil, false
 	r := msg.res
+	switch {
+	case r.Halted:
+		o.halted = &halted{operation: r.Operation, reason: r.HaltReason}
+	case o.plan.Action == ops.Resume && o.halted != nil && r.Operation == o.halted.operation && msg.err == nil:
+		o.halted = nil
+	}
 	o.result = format.Outcome(string(o.plan.Action), sanitize.Text(o.ref.Name), r.Counts)
 	for _, n := range r.Notes {
 		o.result += " · " + n
 	}
 	o.result += format.AuditHead(r.AuditHead)
+	if r.Halted {
+		// The banner says it: the halt is no failure of warren's.
+		return common.Info(fmt.Sprintf("%s %s halted: R resumes it once the consumer is fixed", title(o.plan.Action), r.Operation)), o.ended(reload)
+	}
 	if msg.err != nil {
 		o.result += " — failed: " + msg.err.Error()
 		return common.ReportError(fmt.Errorf("%s of %s failed: %w; messages without a confirm stay in the DLQ, see the audit log (A)", o.plan.Action, o.ref.Name, msg.err)), o.ended(reload)

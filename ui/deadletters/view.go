@@ -149,6 +149,10 @@ func (m *Model) footer() string {
 	if m.op.result != "" {
 		lines = append(lines, m.st.OK.Render(sanitize.Text(m.op.result)))
 	}
+	if h := m.op.halted; h != nil {
+		lines = append(lines, m.st.Trouble.Render("⏸ replay "+sanitize.Text(h.operation)+" halted "+sanitize.Text(h.reason)+
+			": nothing was rolled back, the rest stays here · fix the consumer, then R resumes it (a fresh canary goes first)"))
+	}
 	return m.wrap(strings.Join(lines, "\n"))
 }
 

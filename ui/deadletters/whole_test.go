@@ -120,3 +120,41 @@ func TestWholeQueueOperationsAreRefusedInReadOnlyAndDuringAScan(t *testing.T) {
 		t.Errorf("whole replay during a scan: %q", e)
 	}
 }
+
+func TestWholeQueueReplayPromptSetsTheCanaryAndThePaceAndAHaltOffersResume(t *testing.T) {
+	acts := &fakeActions{whole: 40, halt: "after the canary: 10 of 10 copies failed again, rejected in orders (group 3f2a0c11d9)"}
+	d, _, _ := wholeDriver(t, Options{}, acts)
+	d.send(ctrl(tea.KeyCtrlR))
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+	if v := d.m.View(); !strings.Contains(v, "canary: none (tab: 10 first") || !strings.Contains(v, "ctrl+p: the consumers' pace") {
+		t.Fatalf("the prompt does not offer a canary and a pace:\n%s", v)
+	}
+	d.send(tea.KeyMsg{Type: tea.KeyTab})
+	d.send(ctrl(tea.KeyCtrlP))
+	if v := d.m.View(); !strings.Contains(v, "canary: 10 first, judged within 30s, then 100, 1000") || !strings.Contains(v, "pace: the destination's consumers'") {
+		t.Fatalf("tab and ctrl+p did not set a canary of 10 and the consumers' pace:\n%s", v)
+	}
+	d.keys("y")
+	d.until("the halt banner", func() bool { return d.m.op.halted != nil && d.m.state == browsing })
+	_, exec := acts.plans()
+	if len(exec) != 1 || exec[0].Staging.Canary != 10 || !exec[0].Staging.RateAuto || exec[0].Staging.HaltAt != 0.1 {
+		t.Fatalf("ran %+v, want the canary of 10, the default halt share and the consumers' pace", exec[0].Staging)
+	}
+	v := d.m.View()
+	if !strings.Contains(v, "halted after the canary: 10 of 10 copies failed again, rejected in orders (group 3f2a0c11d9)") || !strings.Contains(v, "R resumes it") {
+		t.Fatalf("no halt banner naming the failure group and R:\n%s", v)
+	}
+	// R resumes the halted operation, with the prompt asked again.
+	acts.halt = ""
+	d.keys("R")
+	d.until("the resume prompt", func() bool { return d.m.mode() == prompting })
+	reqs, _ := acts.plans()
+	if last := reqs[len(reqs)-1]; last.Action != ops.Resume || last.Operation != "op-1" || last.Held != nil {
+		t.Fatalf("R planned %+v, want a resume of op-1 over the whole queue", last)
+	}
+	d.keys("y")
+	d.until("the banner gone", func() bool { return d.m.op.halted == nil && strings.Contains(d.m.op.result, "resumed op-1") })
+	if strings.Contains(d.m.View(), "halted") {
+		t.Errorf("the halt banner stays after the resume finished:\n%s", d.m.View())
+	}
+}

@@ -33,6 +33,7 @@ type Model struct {
 	started time.Time
 	now     time.Time
 	width   int
+	note    string
 }
 
 // New starts a progress display at started; times come from the caller so
@@ -48,6 +49,10 @@ func (m *Model) Set(c Counts, now time.Time) {
 		m.now = now
 	}
 }
+
+// SetNote sets a line drawn under the counters (a staged replay's stage
+// and pace); "" draws none. It must already be sanitised.
+func (m *Model) SetNote(note string) { m.note = note }
 
 // SetTitle renames the operation's state, e.g. once it is cancelling.
 func (m *Model) SetTitle(title string) { m.title = title }
@@ -89,6 +94,9 @@ func (m Model) View() string {
 		m.counter("returned", c.Returned, m.st.Warn) + "  " +
 		m.counter("nacked", c.Nacked, m.st.Trouble) + "  " +
 		m.counter("unknown", c.Unknown, m.st.Trouble))
+	if m.note != "" {
+		out.WriteString("\n" + m.st.Value.Render(m.note))
+	}
 	return out.String()
 }
 

@@ -76,6 +76,11 @@ func (m Model) Capturing() bool { return m.typing() }
 // Value is the operator's typed answer.
 func (m Model) Value() string { return strings.TrimSpace(m.input.Value()) }
 
+// SetQuestion redraws the question, keeping what the operator typed:
+// an answer that changes how the action goes (a canary, a pace) is
+// shown at once.
+func (m *Model) SetQuestion(q Question) { m.q = q }
+
 // Keys returns the bindings for the help view.
 func (m Model) Keys() KeyMap { return m.keys }
 
