@@ -323,6 +323,10 @@ func (a *App) report(plan *ops.Plan, res ops.Result, err error, f actionFlags) e
 			printAuditHead(a.Out, res.AuditHead)
 		}
 		printNotes(a.Err, res.Notes)
+		if res.Halted {
+			fmt.Fprintf(a.Err, "nothing was rolled back: the rest stays in %s; fix the consumer, then `warren dlq resume %s` (a fresh canary goes first)\n",
+				sanitize.Text(plan.Queue.Name), sanitize.Text(plan.Queue.Name))
+		}
 	}
 	if err != nil {
 		return exitFor(err)

@@ -53,19 +53,20 @@ type PaceStatus struct {
 	Depth, Start int
 }
 
-// Why says the pace and what it rests on: "pace 140/s: consumers ack
-// 180/s, arrivals 40/s (depth 12, 0 at the start)".
+// Why says the pace and what it rests on: "pace 140/s: consumers take
+// 141/s net (API: ack 180/s, arrivals 40/s) · depth 12, 0 at the start".
+// What the consumers take is measured here, tick by tick; the
+// management API's rates, which lag by a sample or two, say how it
+// splits into acks and other publishers' arrivals.
 func (s PaceStatus) Why() string {
 	if s.Rate == 0 {
 		return ""
 	}
-	why := fmt.Sprintf("pace %.0f/s: ", s.Rate)
+	why := fmt.Sprintf("pace %.0f/s: consumers take %.0f/s net", s.Rate, s.Took)
 	if s.Ack >= 0 {
-		why += fmt.Sprintf("consumers ack %.0f/s, arrivals %.0f/s", s.Ack, s.Arrivals)
-	} else {
-		why += fmt.Sprintf("consumers take %.0f/s", s.Took)
+		why += fmt.Sprintf(" (API: ack %.0f/s, arrivals %.0f/s)", s.Ack, s.Arrivals)
 	}
-	return why + fmt.Sprintf(" (depth %d, %d at the start)", s.Depth, s.Start)
+	return why + fmt.Sprintf(" · depth %d, %d at the start", s.Depth, s.Start)
 }
 
 // autoPace is the actions.Pacer of --rate auto.
@@ -169,8 +170,9 @@ func (p *autoPace) follow(last int) {
 				continue
 			}
 			dt := now.Sub(prev).Seconds()
-			net := (float64(sent-lastSent) - float64(depth-last)) / dt
-			ours = 0.5*ours + 0.5*float64(sent-lastSent)/dt
+			sentRate := float64(sent-lastSent) / dt
+			net := sentRate - float64(depth-last)/dt
+			ours = 0.5*ours + 0.5*sentRate
 			if took < 0 {
 				took = net
 			} else {
@@ -178,16 +180,7 @@ func (p *autoPace) follow(last int) {
 			}
 			prev, last, lastSent = now, depth, sent
 			p.mu.Lock()
-			r := p.status.Rate
-			backlog := depth - p.status.Start
-			switch {
-			case backlog <= max(5, int(0.25*r)):
-				// The consumers keep up: find out how much more they take.
-				r = math.Max(r*1.5, took)
-			default:
-				r = took - float64(backlog)/paceDrain.Seconds()
-			}
-			r = math.Min(math.Max(r, PaceFloor), PaceCeiling)
+			r := nextPace(p.status.Rate, took, sentRate, depth-p.status.Start)
 			p.status.Rate, p.status.Took, p.status.Depth = r, math.Max(took, 0), depth
 			p.limiter.SetLimit(rate.Limit(r))
 			p.limiter.SetBurst(max(1, int(r/20)))
@@ -198,6 +191,24 @@ func (p *autoPace) follow(last int) {
 			}
 		}
 	}
+}
+
+// nextPace is the pace after a tick at pace r in which the consumers
+// took took per second (net of other arrivals), the run sent sent per
+// second, and the destination stood backlog above its starting depth.
+func nextPace(r, took, sent float64, backlog int) float64 {
+	switch {
+	case backlog <= max(5, int(0.25*r)) && sent < 0.8*r:
+		// The run did not use the pace (a verdict awaited, pages
+		// read): nothing was learnt of the consumers.
+	case backlog <= max(5, int(0.25*r)):
+		// The consumers keep up: find out how much more they take.
+		r = math.Max(r*1.5, took)
+	default:
+		// A backlog forms: what they take, less what drains it.
+		r = took - float64(backlog)/paceDrain.Seconds()
+	}
+	return math.Min(math.Max(r, PaceFloor), PaceCeiling)
 }
 
 // readRates reads the consumers' ack rate and the other arrivals from

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/warrenops/warren/actions"
-	"github.com/warrenops/warren/domain"
 )
 
 // Staging is how a replay goes out (docs/ARCHITECTURE.md, "Canary,
@@ -188,10 +187,4 @@ func (p Progress) StageText() string {
 		return fmt.Sprintf("%s %d", name, p.StageSent)
 	}
 	return fmt.Sprintf("%s %d/%d", name, p.StageSent, p.StageSize)
-}
-
-// haltNote is the result's sentence on a halt.
-func haltNote(res domain.Counts, queue string) string {
-	return fmt.Sprintf("nothing was rolled back: the rest stays in %s; fix the consumer, then `warren dlq resume %s` (a fresh canary goes first)",
-		queue, queue)
 }

@@ -240,9 +240,6 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 		err = errors.Join(err, fmt.Errorf("returning what was not moved to %s: %w (the broker takes it back as the connection closes)", t.Ref.Name, cerr))
 	}
 	out := result(res)
-	if res.Halted {
-		out.Notes = append(out.Notes, haltNote(res.Counts, t.Ref.Name))
-	}
 	out.Notes = append(out.Notes, g.Notes()...)
 	return out, err
 }

@@ -35,7 +35,7 @@ var (
 func main() {
 	var cfg config
 	quick := flag.Bool("quick", false, "small sizes, for trying the harness out")
-	only := flag.String("only", "", "comma-separated workloads to run: overview,scan,replay,returns,bodies,inbox (default all)")
+	only := flag.String("only", "", "comma-separated workloads to run: overview,scan,replay,returns,bodies,inbox,canary (default all)")
 	flag.StringVar(&cfg.warren, "warren", "", "warren binary to measure (default: build one from this module)")
 	flag.StringVar(&cfg.amqpAddr, "amqp", "127.0.0.1:5672", "broker AMQP address")
 	flag.StringVar(&cfg.mgmtURL, "mgmt", "http://127.0.0.1:15672", "management API URL")
@@ -130,6 +130,7 @@ func main() {
 	step("returns", func() ([]row, error) { return b.returns(50_000) })
 	step("bodies", func() ([]row, error) { return b.bodies() })
 	step("inbox", func() ([]row, error) { return b.inbox(sz.inbox) })
+	step("canary", func() ([]row, error) { return b.canary() })
 
 	fmt.Println()
 	fmt.Print(b.machine())

@@ -256,8 +256,8 @@ func canaryWord(n int) string {
 }
 
 // stageNote is the progress's line on a staged or paced run: "canary
-// 7/10 · 3 applied · 0 failed again · pace 140/s: consumers ack 180/s,
-// arrivals 40/s (depth 12, 0 at the start)".
+// 7/10 · 3 applied · 0 failed again · pace 140/s: consumers take 141/s
+// net (API: ack 180/s, arrivals 40/s) · depth 12, 0 at the start".
 func stageNote(p ops.Progress) string {
 	var parts []string
 	if st := p.StageText(); st != "" {
