@@ -10,7 +10,7 @@ import (
 	"github.com/warrenops/warren/domain"
 )
 
-// A staged replay (docs/ARCHITECTURE.md, "Canary, ramp and halt"): the
+// A staged replay (docs/ARCHITECTURE.md §4.13 "Canary, ramp and halt"): the
 // walk asks its Gate before each copy. The Ramp publishes a canary of N
 // copies, waits for their verdict, then stages ten times larger, each
 // judged the same way, and halts the run as soon as too many of a

@@ -18,7 +18,7 @@ import (
 	"github.com/warrenops/warren/text/sanitize"
 )
 
-// A staged replay's eyes (docs/ARCHITECTURE.md, "Canary, ramp and
+// A staged replay's eyes (docs/ARCHITECTURE.md §4.13 "Canary, ramp and
 // halt"). A copy that dies again reaches this DLQ, or the DLQ its
 // destination dead-letters into, through some exchange: a witness queue
 // of warren's own (warren.watch.<operation>, exclusive, deleted with its

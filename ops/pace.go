@@ -17,7 +17,7 @@ import (
 	"github.com/warrenops/warren/text/sanitize"
 )
 
-// The consumers' pace (--rate auto, docs/ARCHITECTURE.md "Canary, ramp
+// The consumers' pace (--rate auto, docs/ARCHITECTURE.md §4.13 "Canary, ramp
 // and halt"): copies go no faster than the destination's consumers take
 // them, net of what other publishers add, so its depth stays near where
 // it was when the run started. Every paceTick the destination's depth is

@@ -10,7 +10,7 @@ import (
 	"github.com/warrenops/warren/actions"
 )
 
-// Staging is how a replay goes out (docs/ARCHITECTURE.md, "Canary,
+// Staging is how a replay goes out (docs/ARCHITECTURE.md §4.13,
 // ramp and halt"): a canary of Canary copies judged within CanaryWait,
 // stages ten times larger after it, a halt once more than HaltAt of a
 // stage's copies die again; RateAuto paces the copies by the
