@@ -43,6 +43,7 @@ func renderConfig(ans initAnswers) string {
 	w("environment = %s", config.Quote(ans.Environment))
 	w("read_only = false               # true removes the action keys and refuses changing commands")
 	w("refresh = \"2s\"                  # how often the views refresh (at least 200ms)")
+	w("# consumer_timeout = \"30m\"      # the broker's consumer_timeout, when rabbitmq.conf changes it: a browse gives its messages back before it")
 	w("# vhost = \"/\"                   # start the overview on one vhost (default: all)")
 	w("# operator = \"alice\"            # name in the audit log (default: --operator, then $USER)")
 	w("confirm_threshold = 100         # actions on more messages than this need the queue name and count typed")

@@ -38,10 +38,15 @@ type Context struct {
 	Environment  string   `toml:"environment"`
 	ReadOnly     bool     `toml:"read_only"`
 	Refresh      Duration `toml:"refresh"`
-	Operator     string   `toml:"operator"`
-	Vhost        string   `toml:"vhost"`
-	Audit        string   `toml:"audit"`
-	AuditDSNEnv  string   `toml:"audit_dsn_env"`
+	// ConsumerTimeout is the broker's consumer_timeout when its
+	// rabbitmq.conf changes it (the management API does not tell it);
+	// 0 takes RabbitMQ's default, 30 minutes. A browse session returns
+	// what it holds before it (docs/ARCHITECTURE.md §4.3).
+	ConsumerTimeout Duration `toml:"consumer_timeout"`
+	Operator        string   `toml:"operator"`
+	Vhost           string   `toml:"vhost"`
+	Audit           string   `toml:"audit"`
+	AuditDSNEnv     string   `toml:"audit_dsn_env"`
 	// AuditSigningKey names an OpenSSH ed25519 private key file: every
 	// operation then ends with a checkpoint record signed with it
 	// (docs/ARCHITECTURE.md §4.6). The key is read when it signs.
@@ -165,7 +170,9 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 
 // Defaults applied to a context when a key is absent.
 const (
-	DefaultRefresh          = 2 * time.Second
+	DefaultRefresh = 2 * time.Second
+	// DefaultConsumerTimeout is RabbitMQ's consumer_timeout by default.
+	DefaultConsumerTimeout  = 30 * time.Minute
 	DefaultConfirmThreshold = 100
 	DefaultAMQPURL          = "amqp://127.0.0.1:5672/"
 	DefaultManagementURL    = "http://127.0.0.1:15672"

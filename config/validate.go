@@ -54,6 +54,9 @@ func (f *File) validate(data []byte) error {
 		if refresh != 0 && refresh < 200*time.Millisecond {
 			return fail(k("refresh"), "must be at least \"200ms\", found %q", refresh.String())
 		}
+		if c.ConsumerTimeout.Duration < 0 || (c.ConsumerTimeout.Duration > 0 && c.ConsumerTimeout.Duration < time.Second) {
+			return fail(k("consumer_timeout"), "must be the broker's consumer_timeout, at least \"1s\" (RabbitMQ's default is \"30m\"), found %q", c.ConsumerTimeout.String())
+		}
 		if c.ConfirmThreshold < 0 {
 			return fail(k("confirm_threshold"), "must be a positive count, found %d", c.ConfirmThreshold)
 		}
@@ -119,6 +122,9 @@ func (c *Context) applyDefaults() {
 	}
 	if c.ConfirmThreshold == 0 {
 		c.ConfirmThreshold = DefaultConfirmThreshold
+	}
+	if c.ConsumerTimeout.Duration == 0 {
+		c.ConsumerTimeout.Duration = DefaultConsumerTimeout
 	}
 }
 

@@ -78,11 +78,43 @@ func (o *Ops) Resolve(ctx context.Context, ref domain.QueueRef) (*Target, error)
 	o.mu.Unlock()
 	t.Opts = dlq.Options{Window: o.c.Window, QuarantineQueue: t.Knows.Parking, OriginDeliveryLimits: snap.OriginDeliveryLimits(ref),
 		Conventions: o.c.Conventions(ref.Vhost, ref.Name), KnownOperation: o.knownOperation}
+	t.Opts.ConsumerTimeout, t.Opts.TimeoutWhy, t.Opts.AskTimeout = consumerTimeout(*q, version, o.c.Context.ConsumerTimeout.Duration)
 	if k := t.Knows.Queue; k != nil {
 		t.Opts.LogicalID, t.Opts.AttemptsHeader = k.LogicalID, k.AttemptsHeader
 		t.InboxOf.Name = k.Name
 	}
 	return t, nil
+}
+
+// browseAsk is the consumer timeout a browse session asks of a broker
+// that takes a consumer's own (RabbitMQ 4.3, a quorum queue).
+const browseAsk = time.Hour
+
+// consumerTimeout is the consumer timeout a browse of q runs into, and
+// why (docs/ARCHITECTURE.md §4.3): from RabbitMQ 3.12 the queue's own
+// (x-consumer-timeout or a policy's consumer-timeout, the smaller when
+// both are set), else the broker's consumer_timeout, which the management
+// API does not tell (global: the config's, RabbitMQ's 30 minutes by
+// default). ask is what the session asks for instead where the broker
+// takes a consumer's own and the queue's is shorter.
+func consumerTimeout(q domain.Queue, version string, global time.Duration) (timeout time.Duration, why string, ask time.Duration) {
+	timeout, why = global, "the broker's consumer_timeout"
+	if global == config.DefaultConsumerTimeout {
+		why += " (RabbitMQ's default; consumer_timeout in the context when rabbitmq.conf changes it)"
+	}
+	if domain.AtLeast(version, 3, 12) {
+		if ms, ok := q.LimitSetting("consumer-timeout"); ok && ms >= 0 {
+			timeout = time.Duration(ms) * time.Millisecond
+			why = "the queue's x-consumer-timeout"
+			if _, arg := q.Arguments["x-consumer-timeout"]; !arg {
+				why = fmt.Sprintf("policy %s's consumer-timeout", q.Policy)
+			}
+		}
+	}
+	if domain.AtLeast(version, 4, 3) && q.Type == domain.TypeQuorum && timeout < browseAsk {
+		ask = browseAsk
+	}
+	return timeout, why, ask
 }
 
 // knowledge is what the config says about ref, helped by the broker's

@@ -25,8 +25,13 @@ type Session interface {
 	// acted on are no longer held.
 	Letters() []domain.DeadLetter
 	// Done reports the session's end: nil after Close, the cause when the
-	// channel or connection died.
+	// channel or connection died, a *dlq.TimeoutError (ErrTimedOut) when
+	// it gave its messages back before the broker's consumer timeout.
 	Done() <-chan error
+	// Deadline is when the session gives its messages back, before the
+	// broker's consumer timeout would take them, and why; zero while it
+	// holds none or knows of no timeout.
+	Deadline() (time.Time, string)
 	Close() error
 }
 

@@ -53,6 +53,16 @@ type Options struct {
 	// the prefetch is cut to what the messages read so far say fits
 	// (one message while none was read). DefaultByteBudget when zero.
 	ByteBudget int64
+	// ConsumerTimeout is how long the broker lets a delivery go
+	// unacknowledged before it takes the session's messages back (and
+	// closes its channel); 0 knows of none. TimeoutWhy says where it
+	// comes from. AskTimeout, when set, is asked of the broker for each
+	// page's consumer (x-consumer-timeout, which RabbitMQ 4.3 takes in
+	// place of the queue's and the broker's) and is the timeout then
+	// (docs/ARCHITECTURE.md §4.3).
+	ConsumerTimeout time.Duration
+	TimeoutWhy      string
+	AskTimeout      time.Duration
 	// KeepBody says which letters keep their body once decoded (their
 	// size, logical ID and failure are read first); nil keeps every
 	// body. A listing keeps none; dlq show only the message it shows.

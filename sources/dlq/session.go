@@ -77,6 +77,83 @@ type Session struct {
 	held    map[uint64]struct{}
 	closed  bool
 	lostErr error
+	// deadline is when the session gives its messages back, before the
+	// broker's consumer timeout would; zero until it holds one. expired
+	// says it did.
+	deadline time.Time
+	expiry   *time.Timer
+	expired  *TimeoutError
+}
+
+// TimeoutError is the end of a session that gave its messages back
+// before the broker's consumer timeout took them (docs/ARCHITECTURE.md
+// §4.3).
+type TimeoutError struct {
+	Queue   string
+	Held    int
+	Timeout time.Duration
+	Why     string
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("returned its %d held messages to %s before %s (%s) would have taken them and closed the channel",
+		e.Held, e.Queue, e.Why, e.Timeout)
+}
+
+// timeoutMargin is how long before the broker's consumer timeout a
+// session gives its messages back: a fifth of it, at most 30 s.
+func timeoutMargin(t time.Duration) time.Duration { return min(t/5, 30*time.Second) }
+
+// timeout is the consumer timeout that applies to the session, and why.
+func (s *Session) timeout() (time.Duration, string) {
+	if s.o.AskTimeout > 0 {
+		return s.o.AskTimeout, "the consumer timeout warren asked of the broker for this session"
+	}
+	return s.o.ConsumerTimeout, s.o.TimeoutWhy
+}
+
+// Deadline is when the session gives its messages back, and why; zero
+// while it holds none or knows of no timeout.
+func (s *Session) Deadline() (time.Time, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deadline.IsZero() || s.stream {
+		return time.Time{}, ""
+	}
+	_, why := s.timeout()
+	return s.deadline, why
+}
+
+// arm starts the countdown at the first delivery held: the broker counts
+// each delivery's time from when it was sent, and the first is the
+// oldest. Callers hold mu.
+func (s *Session) arm() {
+	t, _ := s.timeout()
+	if t <= 0 || s.stream || !s.deadline.IsZero() {
+		return
+	}
+	wait := t - timeoutMargin(t)
+	s.deadline = time.Now().Add(wait)
+	s.expiry = time.AfterFunc(wait, s.expire)
+}
+
+// expire gives every held message back, as Close does, and ends the
+// session with a *TimeoutError.
+func (s *Session) expire() {
+	t, why := s.timeout()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.expired = &TimeoutError{Queue: s.q.Name, Held: len(s.held), Timeout: t, Why: why}
+	s.mu.Unlock()
+	_ = s.Close()
+	s.mu.Lock()
+	if s.lostErr == nil {
+		s.lostErr = s.expired
+	}
+	s.mu.Unlock()
 }
 
 type entry struct {
@@ -150,6 +227,13 @@ func (s *Session) watch(notify chan *amqp.Error) {
 		s.lostErr = lost
 		s.mu.Unlock()
 		s.done <- lost
+	} else {
+		s.mu.Lock()
+		expired := s.expired
+		s.mu.Unlock()
+		if expired != nil {
+			s.done <- expired
+		}
 	}
 	close(s.done)
 }
@@ -257,6 +341,8 @@ func (s *Session) consume(window int) (<-chan amqp.Delivery, string, error) {
 		if s.cursor > 0 {
 			args[domain.HeaderStreamOffset] = s.cursor
 		}
+	} else if t := s.o.AskTimeout; t > 0 {
+		args = amqp.Table{"x-consumer-timeout": int64(t / time.Millisecond)}
 	}
 	s.pages++
 	tag := fmt.Sprintf("%s-%d", s.tag, s.pages)
@@ -331,6 +417,7 @@ func (s *Session) take(page *Page, d amqp.Delivery, from int64) error {
 	s.order = append(s.order, entry{dl: dl, reason: reason})
 	if !s.stream {
 		s.held[d.DeliveryTag] = struct{}{}
+		s.arm()
 	}
 	s.mu.Unlock()
 	if refused {
@@ -516,6 +603,9 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	close(s.quit)
+	if s.expiry != nil {
+		s.expiry.Stop()
+	}
 	s.mu.Unlock()
 	s.next.Lock()
 	defer s.next.Unlock()

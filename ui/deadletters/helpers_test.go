@@ -89,11 +89,14 @@ type fakeSession struct {
 	// Holder is never called: only the operations layer asks a session
 	// what it holds, and the fake actions do not.
 	ops.Holder
-	mu     sync.Mutex
-	pages  []ops.Page
-	held   []domain.DeadLetter
-	done   chan error
-	closed bool
+	// deadline and why are what Deadline says.
+	deadline time.Time
+	why      string
+	mu       sync.Mutex
+	pages    []ops.Page
+	held     []domain.DeadLetter
+	done     chan error
+	closed   bool
 }
 
 func newSession(pages ...ops.Page) *fakeSession {
@@ -216,6 +219,8 @@ type fakeActions struct {
 	// halt, when set, is why every run halts itself.
 	halt string
 }
+
+func (s *fakeSession) Deadline() (time.Time, string) { return s.deadline, s.why }
 
 func (a *fakeActions) Plan(_ context.Context, req ops.Scope) (*ops.Plan, error) {
 	a.mu.Lock()

@@ -85,6 +85,11 @@ type Model struct {
 	end       bool
 	depth     int
 	notes     []string
+	// now is the time of the last deadline tick, and ticking says the
+	// ticks run: a session that will give its messages back before the
+	// broker's consumer timeout counts down in the header.
+	now       time.Time
+	ticking   bool
 	inboxNote string
 
 	held   *listing
@@ -218,6 +223,8 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		m.inboxAnswered(msg)
 	case sessionDoneMsg:
 		return m.sessionDone(msg)
+	case deadlineMsg:
+		return m.deadlineTick(msg)
 	case lettersMsg:
 		if msg.sid == m.sid {
 			m.held.reset(msg.letters, false)

@@ -2,10 +2,12 @@ package deadletters
 
 import (
 	"fmt"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/ui/common"
 )
 
@@ -25,6 +27,7 @@ func (m *Model) nextPage() tea.Cmd {
 }
 
 func (m *Model) opened(msg openedMsg) tea.Cmd {
+	m.ticking = false
 	if msg.sid != m.sid {
 		return closeCmd(m.life, msg.sid)
 	}
@@ -72,10 +75,50 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 		}
 	}
 	m.held.refresh()
+	var tick tea.Cmd
+	if !m.ticking {
+		m.ticking, m.now = true, m.opts.Now()
+		tick = deadlineCmd(m.sid)
+	}
 	if len(ids) == 0 {
+		return tick
+	}
+	return tea.Batch(tick, inboxCmd(m.ctx, m.deps.Inbox, m.ref, ids, m.sid))
+}
+
+// deadlineMsg is a tick of the session's countdown.
+type deadlineMsg struct {
+	sid int64
+	at  time.Time
+}
+
+func deadlineCmd(sid int64) tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return deadlineMsg{sid: sid, at: t} })
+}
+
+// deadlineTick moves the countdown on while the session browses.
+func (m *Model) deadlineTick(msg deadlineMsg) tea.Cmd {
+	if msg.sid != m.sid || m.state != browsing || m.session == nil {
+		m.ticking = false
 		return nil
 	}
-	return inboxCmd(m.ctx, m.deps.Inbox, m.ref, ids, m.sid)
+	m.now = msg.at
+	return deadlineCmd(m.sid)
+}
+
+// deadlineLine says when the session gives its messages back: "returns
+// its messages in 4m: the queue's x-consumer-timeout"; "" when it knows
+// of no timeout.
+func (m *Model) deadlineLine() string {
+	if m.session == nil || m.state != browsing {
+		return ""
+	}
+	at, why := m.session.Deadline()
+	if at.IsZero() {
+		return ""
+	}
+	left := max(at.Sub(m.now), 0).Round(time.Second)
+	return fmt.Sprintf("returns its messages in %s, before %s would take them", format.Duration(left), why)
 }
 
 func (m *Model) addNote(n string) {

@@ -368,3 +368,23 @@ func TestRefusedQuorumDLQOffersAnExplicitOverride(t *testing.T) {
 		t.Errorf("page notes are not shown:\n%s", d.m.View())
 	}
 }
+
+func TestTheHeaderCountsDownToTheConsumerTimeoutAndSaysWhyTheSessionEnded(t *testing.T) {
+	s := newSession(ops.Page{Letters: sampleLetters()})
+	s.deadline, s.why = t0.Add(4*time.Minute), "the queue's x-consumer-timeout"
+	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}, Inbox: fakeInbox{}}, Options{})
+	d.browsing(4)
+	if v := d.m.View(); !strings.Contains(v, "returns its messages in 4m, before the queue's x-consumer-timeout would take them") {
+		t.Fatalf("the header does not count down to the consumer timeout:\n%s", v)
+	}
+	d.send(deadlineMsg{sid: d.m.sid, at: t0.Add(3*time.Minute + 30*time.Second)})
+	if v := d.m.View(); !strings.Contains(v, "returns its messages in 30s") {
+		t.Fatalf("after a tick:\n%s", v)
+	}
+	// The session gives its messages back and says so.
+	s.done <- errors.New("returned its 4 held messages to orders.dlq before the queue's x-consumer-timeout (5m0s) would have taken them and closed the channel")
+	d.until("the session's end", func() bool { return d.m.state == died })
+	if v := d.m.View(); !strings.Contains(v, "returned its 4 held messages") || !strings.Contains(v, "press R to reopen") || strings.Contains(v, "returns its messages in") {
+		t.Fatalf("after the session gave its messages back:\n%s", v)
+	}
+}

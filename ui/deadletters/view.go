@@ -84,6 +84,9 @@ func (m *Model) header() string {
 	}
 	lines := []string{m.st.Title.Render("DLQ "+name) + "  " + m.st.Muted.Render(strings.Join(status, " · "))}
 	lines = append(lines, m.stateLines()...)
+	if d := m.deadlineLine(); d != "" {
+		lines = append(lines, m.st.Muted.Render(sanitize.Text(d)))
+	}
 	for _, n := range m.notes {
 		lines = append(lines, m.st.Warn.Render("! "+sanitize.Text(n)))
 	}
