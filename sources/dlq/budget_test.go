@@ -60,3 +60,69 @@ func TestAPageAsksForNoMoreBytesThanTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// A feed (a walk's reader) asks the broker for no more bodies at once
+// than the byte budget allows, and still takes every message in order,
+// widening its prefetch as the bodies seen get smaller.
+func TestAFeedAsksForNoMoreBytesThanTheBudget(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	testkit.Declare(t, ch, sceneDLQ, nil)
+	const big, small, size = 8, 40, 256 << 10
+	for i := range big + small {
+		pad := "x"
+		if i < big {
+			pad = strings.Repeat("x", size)
+		}
+		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i), Body: []byte(pad)})
+	}
+	waitReady(t, conn, sceneDLQ, big+small)
+
+	ctx := context.Background()
+	f, err := OpenFeed(conn, classicDLQ(vhost), Options{ByteBudget: 4 * size}, big+small, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.window != 1 {
+		t.Errorf("first prefetch %d, want one message while no body was seen", f.window)
+	}
+	var got []string
+	peak := 0
+	for {
+		letters, end, err := f.Next(ctx, 512)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range letters {
+			got = append(got, l.MessageID)
+			if err := f.Ack(l.DeliveryTag); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(got) <= big {
+			peak = max(peak, f.window)
+		}
+		if end {
+			break
+		}
+	}
+	if len(got) != big+small {
+		t.Fatalf("fed %d of %d", len(got), big+small)
+	}
+	for i, id := range got {
+		if id != fmtID(i) {
+			t.Fatalf("fed out of order at %d: %v", i, got)
+		}
+	}
+	// 4 × 256 KiB over bodies of 256 KiB: three at once.
+	if peak > 3 {
+		t.Errorf("prefetch reached %d while the bodies were 256 KiB, want at most 3 (the budget over their size)", peak)
+	}
+	// The mean size falls as the small ones come (8 × 256 KiB over 48
+	// messages: about 43 KiB, 23 in the budget; the prefetch moves once it is off by half).
+	if f.window < 10 {
+		t.Errorf("prefetch %d once the bodies were a byte, want it widened to what the budget allows", f.window)
+	}
+}

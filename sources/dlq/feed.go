@@ -41,8 +41,11 @@ type Feed struct {
 	o      Options
 	ch     *amqp.Channel
 	limit  int
-	window int
-	closes chan *amqp.Error
+	// window is the current consumer's prefetch: at most maxWindow, and
+	// no more bodies than the byte budget allows at the sizes seen.
+	window    int
+	maxWindow int
+	closes    chan *amqp.Error
 
 	// Read by Next's goroutine only.
 	tag        string
@@ -52,6 +55,8 @@ type Feed struct {
 	keptByCons int
 	dry        int // idle checks in a row that found nothing ready
 	stopped    bool
+	seen       int   // deliveries decoded
+	seenBytes  int64 // their bodies' sizes
 
 	// rpc serialises the channel's synchronous methods: the client
 	// matches a reply to whichever call waits, so two at once (a Sync
@@ -95,8 +100,9 @@ func OpenFeed(conn *amqp.Connection, q domain.QueueInfo, o Options, limit, windo
 	if err != nil {
 		return nil, fmt.Errorf("open a channel to read %s: %w", q.Name, err)
 	}
-	f := &Feed{q: q, o: o, ch: ch, limit: limit, window: min(window, MaxHeld),
+	f := &Feed{q: q, o: o, ch: ch, limit: limit, maxWindow: min(window, MaxHeld),
 		closes: ch.NotifyClose(make(chan *amqp.Error, 1))}
+	f.window = f.budgeted()
 	if limit <= 0 {
 		f.stopped = true
 		return f, nil
@@ -106,6 +112,12 @@ func OpenFeed(conn *amqp.Connection, q domain.QueueInfo, o Options, limit, windo
 		return nil, err
 	}
 	return f, nil
+}
+
+// budgeted is the prefetch the byte budget allows at the sizes seen (one
+// message while none was seen), at most maxWindow.
+func (f *Feed) budgeted() int {
+	return min(f.maxWindow, budgetWindow(f.seen, f.seenBytes, f.o.ByteBudget))
 }
 
 // Limit is how many deliveries the feed takes at most.
@@ -156,11 +168,16 @@ func (f *Feed) stop() error {
 // reached or the queue gave nothing for the idle time; what arrives past
 // the limit stays held and goes back with Close.
 func (f *Feed) Next(ctx context.Context, n int) (letters []domain.DeadLetter, end bool, err error) {
-	if f.keptByCons >= f.window/2 && !f.stopped {
-		// Half the window is held: a fresh consumer gets a whole one.
+	want := f.budgeted()
+	held := f.keptByCons > 0 && f.keptByCons >= max(f.window/2, 1)
+	if !f.stopped && (held || want >= 2*f.window || 2*want <= f.window) {
+		// Half the window is held, or the bodies seen call for another
+		// prefetch: a fresh consumer gets a whole window of the right
+		// size (the held deliveries stay held on the channel).
 		if err := f.stop(); err != nil {
 			return nil, true, err
 		}
+		f.window = want
 		if err := f.consume(); err != nil {
 			return nil, true, f.lostOr(err)
 		}
@@ -252,6 +269,8 @@ func (f *Feed) finish() error {
 }
 
 func (f *Feed) decode(d amqp.Delivery) domain.DeadLetter {
+	f.seen++
+	f.seenBytes += int64(len(d.Body))
 	dl := Decode(d, f.o, true)
 	dl.Position = f.taken
 	f.taken++
