@@ -68,6 +68,9 @@ type Observer interface {
 	// ("NullReferenceException in OrderConsumer (group 3f2a…)"); "" when
 	// nothing is known.
 	Failure(ids []string) string
+	// Lost is non-nil once the observer can no longer see copies die
+	// (its connection is gone): nothing it says then is a verdict.
+	Lost() error
 }
 
 // Pacer spaces copies: Wait returns when the next one, c, may go.
@@ -177,8 +180,17 @@ func (r *Ramp) Admit(ctx context.Context, c Copy) error {
 		}
 		r.watched[c.Dest] = true
 	}
+	if err := r.Watch.Lost(); err != nil {
+		v := r.verdict(0, 0, false, domain.VerdictNoVerdict, "the witness of the copies was lost ("+err.Error()+"): nothing sees them die again")
+		_ = r.record(v)
+		return r.halt(v)
+	}
 	if r.size > 0 && len(r.ids) >= r.size {
-		v := r.judge(ctx)
+		v, ok := r.judge(ctx)
+		if !ok {
+			// Cancelled while awaiting the verdict: no verdict to record.
+			return ctx.Err()
+		}
 		if err := r.record(v); err != nil {
 			return err
 		}
@@ -210,7 +222,7 @@ func (r *Ramp) Finish(ctx context.Context) error {
 		return nil
 	}
 	applied, known := r.Watch.Applied(ctx, r.ids)
-	v := r.verdict(r.Watch.FailedOf(r.ids), count(applied), known, domain.VerdictUnjudged, "the last stage, closed by the end of the queue: not waited for")
+	v := r.verdict(r.Watch.FailedOf(r.ids), r.occurrences(applied), known, domain.VerdictUnjudged, "the last stage, closed by the end of the queue: not waited for")
 	return r.record(v)
 }
 
@@ -259,15 +271,16 @@ func (r *Ramp) allowed(n int) int {
 }
 
 // judge waits for the stage's verdict: every copy applied or dead
-// again, or Wait spent; it ends early once too many died again.
-func (r *Ramp) judge(ctx context.Context) domain.StageVerdict {
+// again, or Wait spent; it ends early once too many died again. ok is
+// false when ctx ended first: there is no verdict.
+func (r *Ramp) judge(ctx context.Context) (domain.StageVerdict, bool) {
 	if r.Wait <= 0 {
 		applied, known := r.Watch.Applied(ctx, r.ids)
-		return r.verdict(r.Watch.FailedOf(r.ids), count(applied), known, domain.VerdictUnjudged, "--canary-wait 0: not waited for")
+		return r.verdict(r.Watch.FailedOf(r.ids), r.occurrences(applied), known, domain.VerdictUnjudged, "--canary-wait 0: not waited for"), true
 	}
 	if n := r.Watch.Consumers(ctx); n == 0 {
 		return r.verdict(r.Watch.FailedOf(r.ids), 0, false, domain.VerdictNoVerdict,
-			"no consumer on the destination, so nothing judges the copies: start its consumers and resume, or pass --canary-wait 0")
+			"no consumer on the destination, so nothing judges the copies: start its consumers and resume, or pass --canary-wait 0"), true
 	}
 	r.judging = true
 	defer func() { r.judging = false }()
@@ -276,9 +289,15 @@ func (r *Ramp) judge(ctx context.Context) domain.StageVerdict {
 	known := false
 	lastAsk := time.Time{}
 	for {
+		if ctx.Err() != nil {
+			return domain.StageVerdict{}, false
+		}
+		if err := r.Watch.Lost(); err != nil {
+			return r.verdict(0, 0, false, domain.VerdictNoVerdict, "the witness of the copies was lost ("+err.Error()+"): nothing sees them die again"), true
+		}
 		failed := r.Watch.FailedOf(r.ids)
 		if failed > r.allowed(len(r.ids)) {
-			return r.verdict(failed, count(applied), known, domain.VerdictHalted, "")
+			return r.verdict(failed, r.occurrences(applied), known, domain.VerdictHalted, ""), true
 		}
 		if now := r.Now(); now.Sub(lastAsk) >= askInboxEvery {
 			lastAsk = now
@@ -294,28 +313,54 @@ func (r *Ramp) judge(ctx context.Context) domain.StageVerdict {
 				applied[id] = true
 			}
 		}
-		done := known && count(applied)+failed >= len(r.ids)
-		if done || !r.Now().Before(deadline) || ctx.Err() != nil {
-			pending := len(r.ids) - count(applied) - failed
-			switch {
-			case failed > r.allowed(len(r.ids)):
-				return r.verdict(failed, count(applied), known, domain.VerdictHalted, "")
-			case known && pending > 0:
-				return r.verdict(failed, count(applied), known, domain.VerdictHalted,
-					fmt.Sprintf("%d not applied after %s", pending, r.Wait))
-			case known:
-				return r.verdict(failed, count(applied), known, domain.VerdictPassed, "every copy applied")
-			}
-			return r.verdict(failed, 0, false, domain.VerdictPassed,
-				fmt.Sprintf("none died again within %s; no inbox to say they were applied", r.Wait))
+		done := known && r.occurrences(applied)+failed >= len(r.ids)
+		if done || !r.Now().Before(deadline) {
+			return r.conclude(failed, r.occurrences(applied), known), true
 		}
 		r.mu.Unlock()
 		err := r.Sleep(ctx, judgeEvery)
 		r.mu.Lock()
 		if err != nil {
-			continue // the deadline check above ends it
+			continue // the ctx check above ends it
 		}
 	}
+}
+
+// conclude is the verdict once every copy is judged or the wait is
+// spent. The canary passes only with every copy applied (where an inbox
+// answers); a later stage, whose thousands the consumers may still be
+// working through, passes once its deaths are within the share and the
+// consumers are applying its copies.
+func (r *Ramp) conclude(failed, applied int, known bool) domain.StageVerdict {
+	pending := len(r.ids) - applied - failed
+	switch {
+	case failed > r.allowed(len(r.ids)):
+		return r.verdict(failed, applied, known, domain.VerdictHalted, "")
+	case known && pending > 0 && (r.stage == 0 || applied == 0):
+		return r.verdict(failed, applied, known, domain.VerdictHalted, fmt.Sprintf("%d not applied after %s", pending, r.Wait))
+	case known && pending > 0:
+		return r.verdict(failed, applied, known, domain.VerdictPassed,
+			fmt.Sprintf("%d applied within %s and the consumers go on with the rest", applied, r.Wait))
+	case known:
+		return r.verdict(failed, applied, known, domain.VerdictPassed, "every copy applied")
+	}
+	return r.verdict(failed, 0, false, domain.VerdictPassed,
+		fmt.Sprintf("none died again within %s; no inbox to say they were applied", r.Wait))
+}
+
+// occurrences counts the stage's copies whose logical ID is applied: a
+// logical ID that two messages share counts twice.
+func (r *Ramp) occurrences(applied map[string]bool) int {
+	if len(applied) == 0 {
+		return 0
+	}
+	n := 0
+	for _, id := range r.ids {
+		if applied[id] {
+			n++
+		}
+	}
+	return n
 }
 
 // verdict is the stage's figures with v.
@@ -352,8 +397,6 @@ func (r *Ramp) halt(v domain.StageVerdict) error {
 	r.halted = &HaltError{Verdict: v, Reason: reason}
 	return r.halted
 }
-
-func count(m map[string]bool) int { return len(m) }
 
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

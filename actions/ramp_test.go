@@ -21,6 +21,7 @@ type fakeObserver struct {
 	apply     func(n int) bool
 	noInbox   bool
 	consumers int
+	lost      error
 	sent      int
 	failed    map[string]int
 	applied   map[string]bool
@@ -81,6 +82,7 @@ func (f *fakeObserver) Applied(_ context.Context, ids []string) (map[string]bool
 }
 
 func (f *fakeObserver) Consumers(context.Context) int { return f.consumers }
+func (f *fakeObserver) Lost() error                   { return f.lost }
 func (f *fakeObserver) Failure([]string) string       { return "RuntimeException in orders (group 3f2a)" }
 
 // clock is a ramp's clock that moves only when the ramp sleeps.
@@ -212,5 +214,61 @@ func TestRampWithAnInboxHaltsOnCopiesNotApplied(t *testing.T) {
 	}
 	if v := (*recorded)[0]; v.Verdict != domain.VerdictPassed || !strings.Contains(v.Why, "no inbox") {
 		t.Errorf("canary %+v, want passed, saying no inbox vouched for it", v)
+	}
+}
+
+func TestRampLetsALaterStageGoOnWhileTheConsumersApplyIt(t *testing.T) {
+	// The canary is applied at once; of stage 1 only every other copy is
+	// applied within the wait (a slow but healthy consumer).
+	obs := &fakeObserver{consumers: 1, apply: func(n int) bool { return n <= 10 || n%2 == 0 }}
+	r, recorded := newTestRamp(obs, 10, 5*time.Second)
+	if sent, err := push(r, obs, 1000); err != nil || sent != 1000 {
+		t.Fatalf("sent %d, err %v; want all 1000", sent, err)
+	}
+	v := (*recorded)[1]
+	if v.Verdict != domain.VerdictPassed || v.Applied != 50 || v.Pending != 50 || !strings.Contains(v.Why, "go on with the rest") {
+		t.Errorf("stage 1 %+v, want passed with 50 applied and 50 pending", v)
+	}
+}
+
+func TestRampCountsALogicalIDSharedByTwoCopiesTwice(t *testing.T) {
+	obs := &fakeObserver{consumers: 1}
+	r, recorded := newTestRamp(obs, 4, 5*time.Second)
+	for _, id := range []string{"E-1", "E-1", "E-2", "E-3", "E-4"} {
+		if err := r.Admit(context.Background(), Copy{LogicalID: id}); err != nil {
+			t.Fatal(err)
+		}
+		obs.sentOne(id)
+	}
+	if v := (*recorded)[0]; v.Verdict != domain.VerdictPassed || v.Applied != 4 || v.Pending != 0 {
+		t.Errorf("canary %+v, want its 4 copies applied (E-1 twice)", v)
+	}
+}
+
+func TestRampRecordsNoVerdictWhenCancelledOrBlind(t *testing.T) {
+	obs := &fakeObserver{consumers: 1, noInbox: true}
+	r, recorded := newTestRamp(obs, 2, 5*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, id := range []string{"E-1", "E-2"} {
+		if err := r.Admit(ctx, Copy{LogicalID: id}); err != nil {
+			t.Fatal(err)
+		}
+		obs.sentOne(id)
+	}
+	cancel()
+	if err := r.Admit(ctx, Copy{LogicalID: "E-3"}); !errors.Is(err, context.Canceled) || len(*recorded) != 0 {
+		t.Fatalf("cancelled while judging: %v, recorded %+v; want the cancel and no verdict", err, *recorded)
+	}
+
+	obs = &fakeObserver{consumers: 1, noInbox: true}
+	r, recorded = newTestRamp(obs, 2, 5*time.Second)
+	if _, err := push(r, obs, 1); err != nil {
+		t.Fatal(err)
+	}
+	obs.lost = errors.New("connection closed")
+	_, err := push(r, obs, 1)
+	var halt *HaltError
+	if !errors.As(err, &halt) || halt.Verdict.Verdict != domain.VerdictNoVerdict || !strings.Contains(halt.Reason, "witness") {
+		t.Fatalf("a lost witness: %v, want a halt without a verdict naming the witness", err)
 	}
 }

@@ -22,11 +22,16 @@ type Twin struct {
 	// queues sharing the DLQ) has another. Empty in records written
 	// before it was recorded.
 	Death string
+	// Run is the x-warren-run the letter carries: "" for a message no
+	// staged run published; a run's for its copy that died again, which
+	// a broker keeping a client's x-death cannot tell from its source
+	// otherwise.
+	Run string
 }
 
 // TwinOf is d's name as the audit log records it.
 func TwinOf(d domain.DeadLetter) Twin {
-	return Twin{MessageID: d.MessageID, LogicalID: d.LogicalID, BodySHA256: audit.BodyDigest(d.Body), Death: DeathDigest(d)}
+	return Twin{MessageID: d.MessageID, LogicalID: d.LogicalID, BodySHA256: audit.BodyDigest(d.Body), Death: DeathDigest(d), Run: runOf(d)}
 }
 
 // DeathDigest is 16 hex digits of a sha256 of d's x-death: each death's
@@ -224,9 +229,10 @@ func requestOf(intent audit.Record) (Request, error) {
 // twins are the messages a record names, by the parallel lists of its
 // IDs and body digests.
 func twins(rec audit.Record) []Twin {
-	var digests, deaths []string
+	var digests, deaths, runs []string
 	_ = json.Unmarshal([]byte(rec.Detail["body_sha256"]), &digests)
 	_ = json.Unmarshal([]byte(rec.Detail["x_death_sha256"]), &deaths)
+	_ = json.Unmarshal([]byte(rec.Detail["source_runs"]), &runs)
 	out := make([]Twin, 0, len(rec.MessageIDs))
 	for i, mid := range rec.MessageIDs {
 		t := Twin{MessageID: mid}
@@ -238,6 +244,9 @@ func twins(rec audit.Record) []Twin {
 		}
 		if i < len(deaths) {
 			t.Death = deaths[i]
+		}
+		if i < len(runs) {
+			t.Run = runs[i]
 		}
 		out = append(out, t)
 	}

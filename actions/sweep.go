@@ -25,7 +25,7 @@ type twinKey [16]byte
 
 func keyOf(t Twin) twinKey {
 	h := sha256.New()
-	for _, s := range []string{t.MessageID, t.LogicalID, t.BodySHA256, t.Death} {
+	for _, s := range []string{t.MessageID, t.LogicalID, t.BodySHA256, t.Death, t.Run} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
@@ -38,7 +38,7 @@ func keyOf(t Twin) twinKey {
 type confirmedTwins map[twinKey]int32
 
 func (c confirmedTwins) add(fl flight) {
-	c[keyOf(Twin{MessageID: fl.messageID, LogicalID: fl.logicalID, BodySHA256: fl.digest, Death: fl.death})]++
+	c[keyOf(Twin{MessageID: fl.messageID, LogicalID: fl.logicalID, BodySHA256: fl.digest, Death: fl.death, Run: fl.run})]++
 }
 
 // take reports whether d is the twin of a confirmed copy not yet matched.
@@ -63,11 +63,13 @@ func (s *walker) sweep(ctx context.Context, src SweepSource) (int, error) {
 		}
 		var twins []flight
 		for _, d := range letters {
-			// A copy this operation published that died again carries
-			// the operation's header, and its IDs and body are those of
-			// its source: it is the only one of its message left, never
-			// a twin.
-			if operationOf(d) != s.res.Operation && s.twins.take(d) {
+			// A copy this run published that died again carries the
+			// run's header, and its IDs and body are those of its
+			// source: it is the only one of its message left, never a
+			// twin. (A twin's key names the run that published its
+			// source, so an earlier run's copy matches only its own
+			// confirms.)
+			if !s.ownCopy(d) && s.twins.take(d) {
 				twins = append(twins, flightOf(d, audit.BodyDigest(d.Body), DeathDigest(d)))
 			} else {
 				src.Keep(1)

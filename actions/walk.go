@@ -202,6 +202,7 @@ type flight struct {
 	dest          Destination
 	userIDDropped string
 	expDropped    bool
+	run           string // the source's x-warren-run
 }
 
 func (s *walker) run(ctx context.Context) error {
@@ -370,17 +371,13 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 	var moving []Item
 	var twins []flight
 	for _, d := range letters {
-		ours := operationOf(d) == s.res.Operation
-		if ours && runOf(d) == s.op.Run {
-			// A copy of this run died again: it stays.
+		if s.ownCopy(d) {
+			// A copy of this run died again: it stays. (A copy of a
+			// halted run of the operation is replayed again.)
 			s.res.Kept++
 			continue
 		}
-		// A copy of this operation that died again (in a halted run) is
-		// replayed again, but never taken for a twin: its IDs, body and
-		// x-death can be its source's (a broker that keeps a client's
-		// x-death), yet it is the only one of its message left.
-		if r := s.op.Resume; r != nil && !ours {
+		if r := s.op.Resume; r != nil {
 			t := TwinOf(d)
 			if take(r.Confirmed, t) {
 				// Its copy was confirmed: this is the twin to remove.
@@ -524,7 +521,7 @@ func (s *walker) dedupe(ctx context.Context, twins []flight) error {
 // flightOf is what is kept of d, whose body's sha256 is digest and
 // whose DeathDigest is death.
 func flightOf(d domain.DeadLetter, digest, death string) flight {
-	return flight{tag: d.DeliveryTag, messageID: d.MessageID, logicalID: d.LogicalID, size: d.Size, digest: digest, death: death}
+	return flight{tag: d.DeliveryTag, messageID: d.MessageID, logicalID: d.LogicalID, size: d.Size, digest: digest, death: death, run: runOf(d)}
 }
 
 // settle takes every settlement as it comes: a confirm joins the batch
@@ -588,6 +585,11 @@ func (s *walker) settle(ctx context.Context, pub *Publisher) error {
 func operationOf(d domain.DeadLetter) string {
 	op, _ := d.Headers[HeaderOperation].(string)
 	return op
+}
+
+// ownCopy reports a copy this run published that died again.
+func (s *walker) ownCopy(d domain.DeadLetter) bool {
+	return operationOf(d) == s.res.Operation && runOf(d) == s.op.Run
 }
 
 // runOf is the run of an operation that published d; "" when the copy

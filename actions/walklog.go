@@ -78,9 +78,15 @@ func (l *walkLog) publishingRecord(items []Item, digests, deaths []string) audit
 		mids[i], lids[i] = it.Letter.MessageID, it.Letter.LogicalID
 		dests[i] = it.Dest.Target()
 	}
-	return l.op.Outcome(domain.OutcomePublishing, mids, lids, map[string]string{
+	detail := map[string]string{
 		"body_sha256": jsonList(digests), "destinations": jsonList(dests), "x_death_sha256": jsonList(deaths),
-	})
+	}
+	runs := make([]string, len(items))
+	for i, it := range items {
+		runs[i] = runOf(it.Letter)
+	}
+	addRuns(detail, runs)
+	return l.op.Outcome(domain.OutcomePublishing, mids, lids, detail)
 }
 
 // outcome records a batch of settled messages; replies run parallel to
@@ -100,6 +106,11 @@ func (l *walkLog) outcomeRecord(outcome string, batch []flight, replies []string
 		deaths[i] = fl.death
 	}
 	detail := map[string]string{"body_sha256": jsonList(digests), "body_size": jsonList(sizes), "destinations": jsonList(dests), "x_death_sha256": jsonList(deaths)}
+	runs := make([]string, len(batch))
+	for i, fl := range batch {
+		runs[i] = fl.run
+	}
+	addRuns(detail, runs)
 	if outcome == domain.OutcomeReturned {
 		detail["replies"] = jsonList(replies)
 	}
@@ -144,6 +155,18 @@ func (l *walkLog) halted(ctx context.Context, res *Result, unsent []flight, h *H
 	}
 	_, err := l.store.Append(ctx, l.op.Outcome(domain.OutcomeHalted, nil, nil, detail))
 	return err
+}
+
+// addRuns records the sources' runs (x-warren-run), parallel to the
+// message IDs, when any source carries one: a twin is named by its run
+// too (Twin.Run).
+func addRuns(detail map[string]string, runs []string) {
+	for _, r := range runs {
+		if r != "" {
+			detail["source_runs"] = jsonList(runs)
+			return
+		}
+	}
 }
 
 func sum(m map[Twin]int) int {

@@ -242,7 +242,7 @@ func (o *Ops) planResume(ctx context.Context, s Scope) (*Plan, error) {
 		Decided: true, Summary: resumeQuestion(r, pre), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Lines: pre.Lines(),
 		Operation: r.Op.ID, Twins: resumeCount(r.Confirmed), Unconfirmed: resumeCount(r.Published),
-		Depth: int(t.Info.Messages), Staging: st, CanStage: true,
+		Depth: int(t.Info.Messages), Staging: st, CanStage: r.Op.Action == actions.ActionReplay,
 	}
 	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
 		return o.resume(ctx, t, r, p.Staging, progress)

@@ -59,11 +59,13 @@ type watch struct {
 	dests []domain.QueueRef
 	seen  map[domain.QueueRef]bool
 
-	mu     sync.Mutex
-	failed map[string]int
-	n      int
-	why    map[string]int // failure description → copies
-	done   chan struct{}
+	mu      sync.Mutex
+	failed  map[string]int
+	n       int
+	why     map[string]int // failure description → copies
+	closing bool
+	lost    error
+	done    chan struct{}
 }
 
 // newWatch declares the witness of run (of operation op) on t's vhost
@@ -106,13 +108,37 @@ func (w *watch) open() error {
 	if err != nil {
 		return fmt.Errorf("consuming the canary's witness queue: %w", err)
 	}
-	go w.read(deliveries)
+	go w.read(deliveries, ch.NotifyClose(make(chan *amqp.Error, 1)))
 	return nil
 }
 
-// read counts the dead letters that are copies of this run.
-func (w *watch) read(deliveries <-chan amqp.Delivery) {
+// Lost is non-nil once the witness stopped seeing dead letters before it
+// was closed: its channel or connection is gone.
+func (w *watch) Lost() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lost
+}
+
+// read counts the dead letters that are copies of this run, until the
+// witness closes; a close warren did not ask for makes it lost.
+func (w *watch) read(deliveries <-chan amqp.Delivery, closed <-chan *amqp.Error) {
 	defer close(w.done)
+	defer func() {
+		var lost error = errors.New("its channel closed")
+		select {
+		case e := <-closed:
+			if e != nil {
+				lost = e
+			}
+		case <-time.After(time.Second):
+		}
+		w.mu.Lock()
+		if !w.closing {
+			w.lost = lost
+		}
+		w.mu.Unlock()
+	}()
 	for d := range deliveries {
 		if op, _ := d.Headers[actions.HeaderOperation].(string); op != w.op {
 			continue
@@ -341,6 +367,9 @@ func (w *watch) Notes() []string { return w.blind }
 // Close deletes the witness (it is exclusive: closing its connection
 // does) and waits for its reader.
 func (w *watch) Close() error {
+	w.mu.Lock()
+	w.closing = true
+	w.mu.Unlock()
 	err := w.conn.Close()
 	select {
 	case <-w.done:

@@ -78,13 +78,24 @@ type autoPace struct {
 
 	mu      sync.Mutex
 	queues  []domain.QueueRef
+	has     map[domain.QueueRef]bool
 	seen    map[actions.Destination]bool
 	limiter *rate.Limiter
 	status  PaceStatus
 	sent    int
-	stop    chan struct{}
-	done    chan struct{}
+	// rebase tells follow that queues joined: their depth is no backlog
+	// of the run's, so the next tick only takes the new depth.
+	rebase bool
+	// err ends the run: the depth could not be read for paceLostAfter
+	// ticks, so nothing says how fast the consumers go.
+	err  error
+	stop chan struct{}
+	done chan struct{}
 }
+
+// paceLostAfter is how many ticks in a row the depth may not be read
+// before the pace gives up.
+const paceLostAfter = 6
 
 // newPace opens the pacer of a run on t: a connection of its own for
 // the depth reads.
@@ -97,7 +108,7 @@ func (o *Ops) newPace(ctx context.Context, t *Target) (*autoPace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &autoPace{o: o, t: t, snap: snap, conn: conn, seen: map[actions.Destination]bool{},
+	return &autoPace{o: o, t: t, snap: snap, conn: conn, seen: map[actions.Destination]bool{}, has: map[domain.QueueRef]bool{},
 		limiter: rate.NewLimiter(rate.Limit(paceStart), 1), status: PaceStatus{Rate: paceStart, Ack: -1}}, nil
 }
 
@@ -125,6 +136,10 @@ func (p *autoPace) check(ctx context.Context, dest actions.Destination) ([]domai
 // destination adds its queues to those watched.
 func (p *autoPace) Wait(ctx context.Context, c actions.Copy) error {
 	p.mu.Lock()
+	if p.err != nil {
+		p.mu.Unlock()
+		return p.err
+	}
 	if !p.seen[c.Dest] {
 		queues, err := p.check(ctx, c.Dest)
 		if err != nil {
@@ -132,12 +147,28 @@ func (p *autoPace) Wait(ctx context.Context, c actions.Copy) error {
 			return err
 		}
 		p.seen[c.Dest] = true
-		p.queues = append(p.queues, queues...)
+		var fresh []domain.QueueRef
+		for _, q := range queues {
+			if !p.has[q] {
+				p.has[q] = true
+				fresh = append(fresh, q)
+			}
+		}
+		if len(fresh) > 0 {
+			depth, err := depthOf(p.conn, fresh)
+			if err != nil {
+				p.mu.Unlock()
+				return fmt.Errorf("--rate auto: reading the depth of the destination: %w", err)
+			}
+			p.queues = append(p.queues, fresh...)
+			// What the new queues hold already is no backlog of the run's.
+			p.status.Start += depth
+			p.status.Depth += depth
+			p.rebase = true
+		}
 		if p.stop == nil {
-			depth, _ := depthOf(p.conn, p.queues)
-			p.status.Start, p.status.Depth = depth, depth
 			p.stop, p.done = make(chan struct{}), make(chan struct{})
-			go p.follow(depth)
+			go p.follow(p.status.Depth)
 		}
 	}
 	p.mu.Unlock()
@@ -145,8 +176,11 @@ func (p *autoPace) Wait(ctx context.Context, c actions.Copy) error {
 		return err
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return p.err
+	}
 	p.sent++
-	p.mu.Unlock()
 	return nil
 }
 
@@ -155,7 +189,7 @@ func (p *autoPace) follow(last int) {
 	defer close(p.done)
 	tick := time.NewTicker(paceTick)
 	defer tick.Stop()
-	prev, lastSent, took, ours := time.Now(), 0, -1.0, 0.0
+	prev, lastSent, took, ours, failures := time.Now(), 0, -1.0, 0.0, 0
 	var ratesAt time.Time
 	for {
 		select {
@@ -163,10 +197,26 @@ func (p *autoPace) follow(last int) {
 			return
 		case now := <-tick.C:
 			p.mu.Lock()
-			queues, sent := p.queues, p.sent
+			queues, sent, rebase := p.queues, p.sent, p.rebase
+			p.rebase = false
 			p.mu.Unlock()
 			depth, err := depthOf(p.conn, queues)
 			if err != nil {
+				failures++
+				p.mu.Lock()
+				// Blind, the pace drops to its floor; blind for long, the
+				// run stops (what is not sent stays in the DLQ).
+				p.status.Rate = PaceFloor
+				p.limiter.SetLimit(rate.Limit(PaceFloor))
+				if failures >= paceLostAfter {
+					p.err = fmt.Errorf("--rate auto: the destination's depth cannot be read (%v), so nothing says how fast its consumers go; publishing stopped", err)
+				}
+				p.mu.Unlock()
+				continue
+			}
+			failures = 0
+			if rebase {
+				prev, last, lastSent = now, depth, sent
 				continue
 			}
 			dt := now.Sub(prev).Seconds()

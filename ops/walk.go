@@ -312,8 +312,9 @@ func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Pr
 	if g == nil {
 		return report, func() {}
 	}
-	quit := make(chan struct{})
+	quit, ended := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(ended)
 		tick := time.NewTicker(progressEvery)
 		defer tick.Stop()
 		for {
@@ -329,7 +330,8 @@ func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Pr
 			}
 		}
 	}()
-	return report, func() { close(quit) }
+	// stop waits for the ticker: no report may come once Run returned.
+	return report, func() { close(quit); <-ended }
 }
 
 // progressEvery is how often a staged run reports while nothing settles.

@@ -37,10 +37,10 @@ const dryChecks = 3
 // at most about a window of bodies whatever the queue's size; the broker
 // keeps the rest.
 type Feed struct {
-	q      domain.QueueInfo
-	o      Options
-	ch     *amqp.Channel
-	limit  int
+	q     domain.QueueInfo
+	o     Options
+	ch    *amqp.Channel
+	limit int
 	// window is the current consumer's prefetch: at most maxWindow, and
 	// no more bodies than the byte budget allows at the sizes seen.
 	window    int
@@ -57,6 +57,7 @@ type Feed struct {
 	stopped    bool
 	seen       int   // deliveries decoded
 	seenBytes  int64 // their bodies' sizes
+	keptAll    int   // deliveries the caller keeps, every consumer's
 
 	// rpc serialises the channel's synchronous methods: the client
 	// matches a reply to whichever call waits, so two at once (a Sync
@@ -74,7 +75,14 @@ type Feed struct {
 	closed   bool
 	lostErr  error
 	consumed int // consumers started
+	// acks wakes a Next waiting on a full window once an ack freed some.
+	acks chan struct{}
 }
+
+// fullWait is how long Next waits for an ack when the caller holds the
+// whole window, before handing back nothing so the caller settles what
+// it holds (a page waiting to be published).
+const fullWait = 20 * time.Millisecond
 
 // OpenFeed starts feeding from q: at most limit deliveries (the queue's
 // depth when the operator answered the prompt, so a message that dies
@@ -101,13 +109,13 @@ func OpenFeed(conn *amqp.Connection, q domain.QueueInfo, o Options, limit, windo
 		return nil, fmt.Errorf("open a channel to read %s: %w", q.Name, err)
 	}
 	f := &Feed{q: q, o: o, ch: ch, limit: limit, maxWindow: min(window, MaxHeld),
-		closes: ch.NotifyClose(make(chan *amqp.Error, 1))}
-	f.window = f.budgeted()
+		closes: ch.NotifyClose(make(chan *amqp.Error, 1)), acks: make(chan struct{}, 1)}
+	first := f.budgeted()
 	if limit <= 0 {
 		f.stopped = true
 		return f, nil
 	}
-	if err := f.consume(); err != nil {
+	if err := f.consume(first); err != nil {
 		_ = ch.Close()
 		return nil, err
 	}
@@ -123,9 +131,12 @@ func (f *Feed) budgeted() int {
 // Limit is how many deliveries the feed takes at most.
 func (f *Feed) Limit() int { return f.limit }
 
-func (f *Feed) consume() error {
+// consume starts a consumer with a prefetch of window. The window is
+// set under rpc, which Sync's round trip reads it under.
+func (f *Feed) consume(window int) error {
 	f.rpc.Lock()
 	defer f.rpc.Unlock()
+	f.window = window
 	if err := f.ch.Qos(f.window, 0, false); err != nil {
 		return fmt.Errorf("set prefetch to read %s: %w", f.q.Name, err)
 	}
@@ -177,14 +188,29 @@ func (f *Feed) Next(ctx context.Context, n int) (letters []domain.DeadLetter, en
 		if err := f.stop(); err != nil {
 			return nil, true, err
 		}
-		f.window = want
-		if err := f.consume(); err != nil {
+		if err := f.consume(want); err != nil {
 			return nil, true, f.lostOr(err)
 		}
 	}
 	idle := f.o.Idle
 	if f.taken == 0 {
 		idle *= 3
+	}
+	if len(f.early) == 0 && f.deliveries != nil && f.full() {
+		// Nothing can come until the caller acks: wait for an ack a
+		// moment, else hand back nothing so it settles what it holds.
+		wait := time.NewTimer(fullWait)
+		for f.full() {
+			select {
+			case <-f.acks: // look again: the wake may be an old one
+			case <-wait.C:
+				return nil, false, nil
+			case <-ctx.Done():
+				wait.Stop()
+				return nil, true, ctx.Err()
+			}
+		}
+		wait.Stop()
 	}
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
@@ -247,7 +273,11 @@ func (f *Feed) Next(ctx context.Context, n int) (letters []domain.DeadLetter, en
 			} else {
 				f.dry = 0
 			}
-			if len(letters) > 0 {
+			if len(letters) > 0 || ready > 0 {
+				// Messages wait while none comes: the consumer's window
+				// is full of deliveries the caller holds (a page waiting
+				// to be published, copies awaiting confirms). Hand back
+				// what there is, so the caller settles them.
 				return letters, false, nil
 			}
 			timer.Reset(idle)
@@ -285,7 +315,23 @@ func (f *Feed) count() {
 
 // Keep tells the feed the caller holds n more of the handed-out
 // deliveries until Close.
-func (f *Feed) Keep(n int) { f.keptByCons += n }
+func (f *Feed) Keep(n int) { f.keptByCons += n; f.keptAll += n }
+
+// full reports that the caller holds the whole window: no delivery can
+// come until it acks some.
+func (f *Feed) full() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.received-f.acked-f.keptAll >= f.window
+}
+
+// wake wakes a Next waiting on a full window; callers hold mu.
+func (f *Feed) wake() {
+	select {
+	case f.acks <- struct{}{}:
+	default:
+	}
+}
 
 // usable says why the feed's channel can take no ack: it was lost or
 // closed. Call it with mu held.
@@ -313,6 +359,7 @@ func (f *Feed) Ack(tag uint64) error {
 	}
 	f.acked++
 	f.markAcked(tag)
+	f.wake()
 	return nil
 }
 
@@ -372,6 +419,7 @@ func (f *Feed) AckAll(tags []uint64) error {
 		f.acked++
 		f.markAcked(tag)
 	}
+	f.wake()
 	return nil
 }
 

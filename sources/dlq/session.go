@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -78,9 +79,10 @@ type Session struct {
 	closed  bool
 	lostErr error
 	// deadline is when the session gives its messages back, before the
-	// broker's consumer timeout would; zero until it holds one. expired
-	// says it did.
-	deadline time.Time
+	// broker's consumer timeout would (unix nanoseconds; 0 while it holds
+	// none): read without mu, so a screen drawing it never waits on a
+	// Close that holds mu across a round trip. expired says it did.
+	deadline atomic.Int64
 	expiry   *time.Timer
 	expired  *TimeoutError
 }
@@ -115,13 +117,12 @@ func (s *Session) timeout() (time.Duration, string) {
 // Deadline is when the session gives its messages back, and why; zero
 // while it holds none or knows of no timeout.
 func (s *Session) Deadline() (time.Time, string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.deadline.IsZero() || s.stream {
+	at := s.deadline.Load()
+	if at == 0 || s.stream {
 		return time.Time{}, ""
 	}
 	_, why := s.timeout()
-	return s.deadline, why
+	return time.Unix(0, at), why
 }
 
 // arm starts the countdown at the first delivery held: the broker counts
@@ -129,12 +130,23 @@ func (s *Session) Deadline() (time.Time, string) {
 // oldest. Callers hold mu.
 func (s *Session) arm() {
 	t, _ := s.timeout()
-	if t <= 0 || s.stream || !s.deadline.IsZero() {
+	if t <= 0 || s.stream || s.deadline.Load() != 0 {
 		return
 	}
 	wait := t - timeoutMargin(t)
-	s.deadline = time.Now().Add(wait)
+	s.deadline.Store(time.Now().Add(wait).UnixNano())
 	s.expiry = time.AfterFunc(wait, s.expire)
+}
+
+// disarm stops the countdown once nothing is held: the next delivery
+// starts a new one. Callers hold mu.
+func (s *Session) disarm() {
+	if len(s.held) > 0 || s.expiry == nil {
+		return
+	}
+	s.expiry.Stop()
+	s.expiry = nil
+	s.deadline.Store(0)
 }
 
 // expire gives every held message back, as Close does, and ends the
@@ -142,7 +154,10 @@ func (s *Session) arm() {
 func (s *Session) expire() {
 	t, why := s.timeout()
 	s.mu.Lock()
-	if s.closed {
+	at := s.deadline.Load()
+	if s.closed || at == 0 || time.Now().Add(100*time.Millisecond).UnixNano() < at {
+		// Closed, or the countdown it belonged to was stopped (nothing
+		// held) and another began.
 		s.mu.Unlock()
 		return
 	}
@@ -582,6 +597,7 @@ func (s *Session) settle(tag uint64, send func() error) error {
 		return fmt.Errorf("settle delivery %d on %s: %w", tag, s.q.Name, err)
 	}
 	delete(s.held, tag)
+	s.disarm()
 	return nil
 }
 

@@ -352,7 +352,12 @@ func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
 	}
 	o.result += format.AuditHead(r.AuditHead)
 	if r.Halted {
-		// The banner says it: the halt is no failure of warren's.
+		// The banner says it: the halt is no failure of warren's. What
+		// else went wrong (its records not written) is.
+		if msg.err != nil && msg.err.Error() != "halted "+r.HaltReason {
+			o.result += " — " + msg.err.Error()
+			return common.ReportError(fmt.Errorf("%s of %s halted, and: %w; see the audit log (A)", o.plan.Action, o.ref.Name, msg.err)), o.ended(reload)
+		}
 		return common.Info(fmt.Sprintf("%s %s halted: R resumes it once the consumer is fixed", title(o.plan.Action), r.Operation)), o.ended(reload)
 	}
 	if msg.err != nil {
