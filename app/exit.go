@@ -28,6 +28,16 @@ func Usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
 // Refused marks err as refused by a guardrail (exit 3).
 func Refused(err error) error { return &ExitError{Code: ExitRefused, Err: err} }
 
+// errQuiet is an exit code with nothing more to say: the command said
+// it (a check's findings).
+var errQuiet = errors.New("exit code only")
+
+// Quiet exits with code and prints nothing more.
+func Quiet(code int) error { return &ExitError{Code: code, Err: errQuiet} }
+
+// IsQuiet reports an error that carries only an exit code.
+func IsQuiet(err error) bool { return errors.Is(err, errQuiet) }
+
 // ExitCode maps an error to the process exit code.
 func ExitCode(err error) int {
 	if err == nil {

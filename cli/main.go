@@ -68,7 +68,9 @@ func Main() int {
 			fmt.Fprintln(os.Stderr, "warren: interrupted")
 			return app.ExitFailure
 		}
-		fmt.Fprintln(os.Stderr, "warren:", sanitize.Text(err.Error()))
+		if !app.IsQuiet(err) {
+			fmt.Fprintln(os.Stderr, "warren:", sanitize.Text(err.Error()))
+		}
 		return app.ExitCode(err)
 	}
 	return app.ExitOK

@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
@@ -17,8 +20,9 @@ import (
 
 func newStatusCmd(a *App) *cobra.Command {
 	var (
-		asJSON bool
-		vhost  string
+		asJSON, check, all bool
+		vhost              string
+		window             time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -32,6 +36,12 @@ func newStatusCmd(a *App) *cobra.Command {
 			"context's vhost names one. Exit 1 when the management API cannot be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if check {
+				return a.runCheck(cmd.Context(), vhost, cmd.Flags().Changed("vhost"), window, all)
+			}
+			if all || cmd.Flags().Changed("window") {
+				return app.Usage(errors.New("--all-contexts and --window go with --check"))
+			}
 			s, err := a.fullSnapshot(cmd, vhost)
 			if err != nil {
 				return err
@@ -44,6 +54,7 @@ func newStatusCmd(a *App) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/ARCHITECTURE.md §5 fields)")
 	cmd.Flags().StringVar(&vhost, "vhost", "", "only this vhost (default: the context's vhost, else all)")
+	addCheckFlags(cmd, &check, &window, &all)
 	return cmd
 }
 

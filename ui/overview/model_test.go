@@ -564,7 +564,7 @@ func TestAnErrorQueueSaysHowItWasPaired(t *testing.T) {
 		{domain.Queue{Name: "error", ErrorQueue: true}, " · an error queue by its name: d shows which queues its messages name"},
 		{domain.Queue{Name: "orders.dlq", DLQOf: []domain.QueueRef{{Name: "orders"}}, PairedBy: domain.PairedByDLX}, ""},
 	} {
-		if got := pairedBy(c.q); got != c.want {
+		if got := format.PairedBy(c.q); got != c.want {
 			t.Errorf("%s: %q, want %q", c.q.Name, got, c.want)
 		}
 	}

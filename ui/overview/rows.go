@@ -2,8 +2,6 @@ package overview
 
 import (
 	"cmp"
-	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -197,63 +195,20 @@ func mergeRows(rows []row, snap *domain.Snapshot, trends map[domain.QueueRef]*tr
 	return placed
 }
 
-// assess decides whether a queue is in trouble (act now) or worth a look,
-// and says why. What a queue's movement means is judged over a window of
-// snapshots (marks, from domain/trouble); a node alarm and what a
-// queue holds are facts of this snapshot.
+// assess is format.Assess in the table's tones.
 func assess(q domain.Queue, marks []trouble.Mark, window time.Duration, alarm string) (table.Tone, []string) {
-	var trouble, warn []string
-	if alarm != "" {
-		trouble = append(trouble, alarm)
-	}
-	for _, m := range marks {
-		var dlq string
-		if q.DLQ != nil {
-			dlq = q.DLQ.Name
-		}
-		trouble = append(trouble, format.Mark(m, dlq, window))
-	}
-	if held := format.DLXHeldNote(q); held != "" {
-		warn = append(warn, held)
-	}
-	if q.DLQ != nil && q.DLQMessages > 0 {
-		warn = append(warn, fmt.Sprintf("%d dead letters in %s", q.DLQMessages, sanitize.Text(q.DLQ.Name)))
-	}
-	if q.IsDLQ() && q.Messages > 0 {
-		warn = append(warn, fmt.Sprintf("holds %d dead letters", q.Messages)+pairedBy(q))
-	}
-	if q.Parking && q.Messages > 0 {
-		warn = append(warn, fmt.Sprintf("parking queue: %d quarantined messages, out of replays until released (d, then r)", q.Messages))
-	}
-	switch {
-	case len(trouble) > 0:
-		return table.Trouble, append(trouble, warn...)
-	case len(warn) > 0:
-		return table.Warn, warn
+	level, reasons := format.Assess(q, marks, window, alarm)
+	switch level {
+	case format.ActNow:
+		return table.Trouble, reasons
+	case format.WorthALook:
+		return table.Warn, reasons
 	}
 	return table.Normal, nil
 }
 
-// nodeAlarms maps a node to the alarm it raises, if any.
-func nodeAlarms(nodes []domain.Node) map[string]string {
-	alarms := map[string]string{}
-	for _, n := range nodes {
-		var what []string
-		if !n.Running {
-			what = append(what, "down")
-		}
-		if n.MemAlarm {
-			what = append(what, "memory alarm")
-		}
-		if n.DiskAlarm {
-			what = append(what, "disk alarm")
-		}
-		if len(what) > 0 {
-			alarms[n.Name] = "node " + sanitize.Text(n.Name) + ": " + strings.Join(what, ", ")
-		}
-	}
-	return alarms
-}
+// nodeAlarms is format.NodeAlarms.
+func nodeAlarms(nodes []domain.Node) map[string]string { return format.NodeAlarms(nodes) }
 
 // compareAge puts the oldest messages first and unknown ages last.
 func compareAge(x, y *row) int {
@@ -266,18 +221,4 @@ func compareAge(x, y *row) int {
 		return 1
 	}
 	return 0
-}
-
-// pairedBy says how an error queue was paired with the queues it serves
-// when it was not by dead-lettering (docs/ARCHITECTURE.md §4.12).
-func pairedBy(q domain.Queue) string {
-	switch {
-	case len(q.DLQOf) == 0 && q.ErrorQueue:
-		return " · an error queue by its name: d shows which queues its messages name"
-	case len(q.DLQOf) == 0 || q.PairedBy == "" || q.PairedBy == domain.PairedByDLX:
-		return ""
-	case q.PairedBy == domain.PairedByLetter:
-		return fmt.Sprintf(" · error queue of %s, as its messages say", sanitize.Text(q.DLQOf[0].Name))
-	}
-	return fmt.Sprintf(" · error queue of %s (paired by %s)", sanitize.Text(q.DLQOf[0].Name), q.PairedBy)
 }

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/domain/trouble"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
+)
+
+// `warren status --check` (docs/ARCHITECTURE.md §5.1): the overview's
+// judgements for monitoring. A context's queues are read a few times
+// over --window, judged as the overview judges them (format.Assess, the
+// marks of domain/trouble), and each finding printed on a line; the exit
+// code is the worst of them: 0 nothing in trouble, 1 worth a look, 2 act
+// now, as Nagios-style checks read it.
+
+// DefaultCheckWindow is how long --check watches a context.
+const DefaultCheckWindow = 10 * time.Second
+
+// checkSamples is how many snapshots a check reads over its window: the
+// growth judgements need three at least.
+const checkSamples = 5
+
+// finding is one line of a check.
+type finding struct {
+	level   format.Level
+	context string
+	where   string // vhost/queue, a node, or "" for the context
+	reasons []string
+}
+
+func (f finding) line(withContext bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s ", f.level)
+	if withContext {
+		b.WriteString(sanitize.Text(f.context) + "  ")
+	}
+	if f.where != "" {
+		b.WriteString(sanitize.Text(f.where) + ": ")
+	}
+	b.WriteString(sanitize.Text(strings.Join(f.reasons, "; ")))
+	return b.String()
+}
+
+// runCheck judges the context (or every context) and prints the findings.
+func (a *App) runCheck(ctx context.Context, vhost string, vhostSet bool, window time.Duration, all bool) error {
+	if window < 2*time.Second {
+		return app.Usage(fmt.Errorf("--window %s: want at least 2s, for the samples the judgements need", window))
+	}
+	names := []string{""}
+	if all {
+		if _, err := a.Factory().Config(); err != nil {
+			return err
+		}
+		f := a.Factory().ConfigFile()
+		if f == nil {
+			return app.Usage(errors.New("--all-contexts needs a config file with contexts: none was found"))
+		}
+		names = f.ContextNames()
+	}
+	results := make([][]finding, len(names))
+	queues := make([]int, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], queues[i] = a.checkContext(ctx, name, vhost, vhostSet, window)
+		}()
+	}
+	wg.Wait()
+	var found []finding
+	worst, total := format.Fine, 0
+	for i := range results {
+		total += queues[i]
+		for _, f := range results[i] {
+			found = append(found, f)
+			worst = max(worst, f.level)
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].level > found[j].level })
+	for _, f := range found {
+		fmt.Fprintln(a.Out, f.line(all))
+	}
+	if worst == format.Fine {
+		fmt.Fprintf(a.Out, "ok: nothing in trouble (%d queues in %s, judged over %s)\n", total, plural(len(names), "context"), format.Duration(window))
+	}
+	return checkExit(worst)
+}
+
+// checkExit is the check's exit code, with nothing more to print.
+func checkExit(l format.Level) error {
+	if l == format.Fine {
+		return nil
+	}
+	return app.Quiet(int(l))
+}
+
+// checkContext reads one context checkSamples times over window and
+// judges its queues; a context that cannot be read is a finding to act
+// on. name "" is the selected context.
+func (a *App) checkContext(ctx context.Context, name, vhost string, vhostSet bool, window time.Duration) ([]finding, int) {
+	f := a.Factory()
+	if name != "" {
+		// Each context as its config says: a one-off target from the
+		// flags names one broker, not every context's.
+		f = app.New(app.Settings{ConfigPath: a.ConfigPath, ContextName: name, ReadOnly: true,
+			NewManagement: a.NewManagement, Err: io.Discard})
+	}
+	label := name
+	fail := func(err error) ([]finding, int) {
+		return []finding{{level: format.ActNow, context: label, reasons: []string{"cannot be judged: " + err.Error()}}}, 0
+	}
+	c, m, err := f.Management()
+	if err != nil {
+		return fail(err)
+	}
+	if label == "" {
+		label = c.Name
+	}
+	if !vhostSet {
+		vhost = c.Vhost
+	}
+	judge := trouble.New(window)
+	step := window / (checkSamples - 1)
+	var snap *domain.Snapshot
+	for i := range checkSamples {
+		if i > 0 {
+			select {
+			case <-time.After(step):
+			case <-ctx.Done():
+				return fail(ctx.Err())
+			}
+		}
+		rctx, cancel := context.WithTimeout(ctx, max(step, 5*time.Second))
+		s, err := m.Snapshot(rctx, domain.SnapshotOptions{Vhost: vhost, AllRates: true})
+		cancel()
+		if err != nil {
+			return fail(fmt.Errorf("the management API did not answer: %w", err))
+		}
+		judge.Observe(s.TakenAt, s.Queues)
+		snap = s
+	}
+	alarms := format.NodeAlarms(snap.Nodes)
+	var out []finding
+	for n, alarm := range alarms {
+		out = append(out, finding{level: format.ActNow, context: label, where: "node " + n, reasons: []string{alarm}})
+	}
+	for _, q := range snap.Queues {
+		// A node's alarm is its own line, not every queue's.
+		level, reasons := format.Assess(q, judge.Marks(q.Ref()), window, "")
+		if level == format.Fine {
+			continue
+		}
+		out = append(out, finding{level: level, context: label, where: strings.TrimSuffix(q.Vhost, "/") + "/" + q.Name, reasons: reasons})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].where < out[j].where })
+	return out, len(snap.Queues)
+}
+
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// addCheckFlags adds --check, --window and --all-contexts to status.
+func addCheckFlags(cmd *cobra.Command, check *bool, window *time.Duration, all *bool) {
+	fl := cmd.Flags()
+	fl.BoolVar(check, "check", false, "judge the queues as the overview does, one line per finding; exit 0 nothing in trouble, 1 worth a look, 2 act now")
+	fl.DurationVar(window, "window", DefaultCheckWindow, "with --check: how long to watch (five reads), since growth is judged over time")
+	fl.BoolVar(all, "all-contexts", false, "with --check: every context of the config, in parallel")
+}
