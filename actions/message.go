@@ -56,6 +56,9 @@ type copyOf struct {
 // message inside its envelope, and quarantined as the envelope, so the
 // parking queue keeps the exception it carries.
 func makeCopy(d domain.DeadLetter, s stamp) copyOf {
+	if s.action == ActionImport {
+		return exactCopy(d, s)
+	}
 	if r := d.Raw; r != nil && s.action == ActionQuarantine && r.Body != nil {
 		d.Properties, d.Headers, d.Body = r.Properties, r.Headers, r.Body
 	}
@@ -134,4 +137,35 @@ func remainingTTL(expiration string, published, now time.Time) string {
 		return ""
 	}
 	return strconv.FormatInt(left, 10)
+}
+
+// exactCopy is an imported message as it was delivered when it was
+// exported: every property, every header and the body as they are, and
+// nothing of warren's, so an export imported again is the same message.
+// Only a foreign user_id goes (the broker refuses it), and is reported.
+func exactCopy(d domain.DeadLetter, s stamp) copyOf {
+	p := d.Properties
+	out := copyOf{msg: amqp.Publishing{
+		Headers:         amqp.Table(d.Headers),
+		ContentType:     p.ContentType,
+		ContentEncoding: p.ContentEncoding,
+		DeliveryMode:    p.DeliveryMode,
+		Priority:        p.Priority,
+		CorrelationId:   p.CorrelationID,
+		ReplyTo:         p.ReplyTo,
+		Expiration:      p.Expiration,
+		MessageId:       p.MessageID,
+		Timestamp:       p.Timestamp,
+		Type:            p.Type,
+		AppId:           p.AppID,
+		Body:            d.Body,
+	}}
+	if p.UserID != "" {
+		if p.UserID == s.connUser {
+			out.msg.UserId = p.UserID
+		} else {
+			out.userIDDropped = p.UserID
+		}
+	}
+	return out
 }

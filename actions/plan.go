@@ -19,6 +19,9 @@ import (
 const (
 	ActionReplay     = "replay"
 	ActionQuarantine = "quarantine"
+	// ActionImport publishes the messages of an export file, exactly as
+	// they were delivered (docs/ARCHITECTURE.md §4.14).
+	ActionImport = "import"
 )
 
 // Destination is where a message is published.
@@ -262,8 +265,10 @@ func NewPlan(req Request) (*Plan, error) {
 // refusal is a *RequestError.
 func (req Request) Validate() error {
 	switch {
-	case req.Action != ActionReplay && req.Action != ActionQuarantine:
+	case req.Action != ActionReplay && req.Action != ActionQuarantine && req.Action != ActionImport:
 		return &RequestError{fmt.Errorf("unknown action %q", req.Action)}
+	case req.Action == ActionImport && req.To == nil:
+		return &RequestError{errors.New("an import needs a destination: --to QUEUE, or --exchange X with --routing-key K or --original-routing-key")}
 	case req.Action == ActionQuarantine && strings.TrimSpace(req.Reason) == "":
 		return &RequestError{errors.New("a quarantine needs a reason (--reason)")}
 	case req.Action == ActionQuarantine && (req.Parking == "" || req.Parking == req.Queue):

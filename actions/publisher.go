@@ -2,6 +2,8 @@ package actions
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -36,6 +38,10 @@ type Outgoing struct {
 	// it: the publisher adds its sequence header there instead of to a
 	// copy.
 	OwnHeaders bool
+	// Exact publishes Msg as it is, without the sequence header: a
+	// return is matched to the oldest unsettled message with the same
+	// message ID and body (an import must not add a header).
+	Exact bool
 }
 
 // Settlement is the final word on one Outgoing.
@@ -53,6 +59,16 @@ type Settlement struct {
 type pending struct {
 	ref      int
 	returned *amqp.Return
+	// print names an Exact message, for its return: its message ID and
+	// its body's sha256.
+	print string
+}
+
+// fingerprint names a message for a return that carries no sequence
+// header.
+func fingerprint(messageID string, body []byte) string {
+	sum := sha256.Sum256(body)
+	return messageID + "\x00" + hex.EncodeToString(sum[:])
 }
 
 // Publisher publishes mandatory messages on a dedicated confirm-mode
@@ -68,6 +84,7 @@ type Publisher struct {
 
 	mu      sync.Mutex
 	pending map[uint64]*pending
+	exact   int   // Exact messages pending
 	peak    int   // most messages ever awaiting a confirm at once
 	dead    error // set once the channel is gone
 }
@@ -134,14 +151,21 @@ func (p *Publisher) Publish(ctx context.Context, o Outgoing) error {
 		return p.dead
 	}
 	seq := p.ch.GetNextPublishSeqNo()
-	p.pending[seq] = &pending{ref: o.Ref}
+	pe := &pending{ref: o.Ref}
+	if o.Exact {
+		pe.print = fingerprint(o.Msg.MessageId, o.Msg.Body)
+		p.exact++
+	}
+	p.pending[seq] = pe
 	p.peak = max(p.peak, len(p.pending))
 	p.mu.Unlock()
 
 	msg := o.Msg
-	if o.OwnHeaders && msg.Headers != nil {
+	switch {
+	case o.Exact:
+	case o.OwnHeaders && msg.Headers != nil:
 		msg.Headers[SeqHeader] = int64(seq)
-	} else {
+	default:
 		msg.Headers = withHeader(msg.Headers, SeqHeader, int64(seq))
 	}
 	dc, err := p.ch.PublishWithDeferredConfirm(o.Exchange, o.RoutingKey, true, false, msg)
@@ -265,14 +289,24 @@ func (p *Publisher) drainReturns(returns <-chan amqp.Return) {
 
 func (p *Publisher) noteReturn(r amqp.Return) {
 	seq, ok := headerSeq(r.Headers)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !ok && p.exact > 0 {
+		// Returns come in publish order, each before its own confirm:
+		// the oldest unsettled message that is this one was returned.
+		print := fingerprint(r.MessageId, r.Body)
+		for s, e := range p.pending {
+			if e.print == print && e.returned == nil && (!ok || s < seq) {
+				seq, ok = s, true
+			}
+		}
+	}
 	if !ok {
 		return
 	}
-	p.mu.Lock()
 	if e := p.pending[seq]; e != nil {
 		e.returned = &r
 	}
-	p.mu.Unlock()
 }
 
 func (p *Publisher) settleConfirm(c amqp.Confirmation) {
@@ -290,6 +324,9 @@ func (p *Publisher) settleOne(seq uint64, outcome Outcome, err error) {
 	p.mu.Lock()
 	e := p.pending[seq]
 	delete(p.pending, seq)
+	if e != nil && e.print != "" {
+		p.exact--
+	}
 	p.mu.Unlock()
 	if e == nil {
 		return

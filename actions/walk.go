@@ -47,8 +47,10 @@ type Walk struct {
 	// an earlier run of the operation (a halted one) are replayed again.
 	Run string
 	// Staged is what the intent records of the staging: canary,
-	// canary_wait, halt_at, pace.
+	// canary_wait, halt_at, pace. Detail is more for the intent (an
+	// import's file and its sha256).
 	Staged map[string]string
+	Detail map[string]string
 }
 
 // recordEvery bounds how many settled messages wait for their record:
@@ -462,7 +464,8 @@ func (p *pager) publish(ctx context.Context, pg *page) error {
 		s.mu.Lock()
 		s.inFlight[ref] = fl
 		s.mu.Unlock()
-		err := p.pub.Publish(ctx, Outgoing{Ref: ref, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg, OwnHeaders: true})
+		err := p.pub.Publish(ctx, Outgoing{Ref: ref, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg,
+			OwnHeaders: true, Exact: s.op.Request.Action == ActionImport})
 		if err != nil {
 			// This one is settled as unknown if it reached the wire,
 			// else it stays in flight and is counted as not sent.

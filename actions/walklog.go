@@ -52,6 +52,9 @@ func (l *walkLog) intent(ctx context.Context, op Walk, window int, declareParkin
 	for k, v := range op.Staged {
 		extra[k] = v
 	}
+	for k, v := range op.Detail {
+		extra[k] = v
+	}
 	if req.IncludeApplied {
 		extra["include_applied"] = "true"
 	}

@@ -17,7 +17,7 @@ import (
 
 func newDlqCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "dlq", Short: "Read dead-letter queues and act on their messages"}
-	cmd.AddCommand(newDlqLsCmd(a), newDlqShowCmd(a), newDlqStatsCmd(a), newDlqGroupsCmd(a), newDlqReplayCmd(a), newDlqQuarantineCmd(a), newDlqResumeCmd(a), newDlqEditCmd(a))
+	cmd.AddCommand(newDlqLsCmd(a), newDlqShowCmd(a), newDlqStatsCmd(a), newDlqGroupsCmd(a), newDlqReplayCmd(a), newDlqQuarantineCmd(a), newDlqResumeCmd(a), newDlqEditCmd(a), newDlqExportCmd(a), newDlqImportCmd(a))
 	return cmd
 }
 

@@ -34,6 +34,8 @@ type Target struct {
 	// reports whether a queue of the vhost existed when it was resolved.
 	Confirmed map[string]bool
 	exists    func(name string) bool
+	// Cluster is the broker's cluster name.
+	Cluster string
 }
 
 // pairing is what Resolve learned of a DLQ's origins.
@@ -65,6 +67,7 @@ func (o *Ops) Resolve(ctx context.Context, ref domain.QueueRef) (*Target, error)
 		},
 		Unacked: q.Unacked,
 		InboxOf: ref,
+		Cluster: snap.Overview.ClusterName,
 	}
 	if ttl, ok := q.LimitSetting("message-ttl"); ok && ttl >= 0 {
 		d := time.Duration(ttl) * time.Millisecond

@@ -61,6 +61,10 @@ type Scope struct {
 	// takes the operation's own, with a fresh canary, unless NoCanary.
 	Staging  Staging
 	NoCanary bool
+
+	// File is an import's export file; Queue names the vhost it goes
+	// to, and To where.
+	File string
 }
 
 // Confirm is what the operator must answer before a plan runs: y, or the
@@ -225,6 +229,8 @@ func (o *Ops) Plan(ctx context.Context, s Scope) (*Plan, error) {
 		p, err = o.planEdit(s)
 	case s.Action == Resume:
 		p, err = o.planResume(ctx, s)
+	case s.Action == Import:
+		p, err = o.planImport(ctx, s)
 	case s.Held != nil:
 		p, err = o.planHeld(ctx, s, s.Held.holder())
 	default:

@@ -157,6 +157,17 @@ func AuditHead(h *domain.AuditHead) string {
 // result and the dashboard's line under the table.
 func Outcome(action, queue string, c domain.Counts) string {
 	var s string
+	if action == "import" {
+		s = fmt.Sprintf("import %s: %d read from %s, %d confirmed, %d returned, %d nacked, %d unknown",
+			c.Operation, c.Taken, queue, c.Confirmed, c.Returned, c.Nacked, c.Unknown)
+		if c.NotSent > 0 {
+			s += fmt.Sprintf(", %d not sent", c.NotSent)
+		}
+		if c.Cancelled {
+			s += " (cancelled)"
+		}
+		return s
+	}
 	if action == "resume" {
 		s = fmt.Sprintf("resumed %s: %d twins removed, %d published again (%d possible duplicates), %d confirmed, %d returned, %d nacked, %d unknown, %d skipped as applied",
 			c.Operation, c.Deduplicated, c.Selected, c.PossibleDuplicates, c.Confirmed, c.Returned, c.Nacked, c.Unknown, c.SkippedApplied)

@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlqfile"
+	"github.com/warrenops/warren/text/sanitize"
+)
+
+// exportFlags are dlq export's flags.
+type exportFlags struct {
+	filter, group, output, vhost string
+	limit                        int
+	asJSON, allowRisk            bool
+}
+
+const exportLong = `Write the dead letters of QUEUE to a file, without harm: the queue is read
+in order as dlq ls reads it and every message goes back (docs/ARCHITECTURE.md
+§4.14). The file is JSON Lines: a header line (format, version, broker, vhost,
+queue, time, count, warren's version), then one line per message with every
+property, every header with its AMQP type (x-death included), the body in
+base64 and its sha256, the logical ID and the failure group. A name ending in
+.gz is written gzipped; - writes to stdout. The file appears whole or not at
+all: it is written beside its name and renamed once complete.`
+
+func newDlqExportCmd(a *App) *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use: "export QUEUE --output FILE|-", Short: "Save a DLQ's messages to a file (JSON Lines, typed headers, bodies), changing nothing", Long: exportLong,
+		Args: oneQueue,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runDlqExport(cmd.Context(), args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.output, "output", "", "the file to write (required; .gz: gzipped; -: stdout)")
+	fl.StringVar(&f.filter, "filter", "", `only messages matching EXPR, e.g. 'reason == "rejected"'`)
+	fl.StringVar(&f.group, "group", "", "only the failure group ID (as dlq groups lists it)")
+	fl.IntVar(&f.limit, "limit", 0, "read at most the first N messages (0: every message the queue holds when it starts)")
+	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout (with a file)")
+	fl.StringVar(&f.vhost, "vhost", "", "vhost of QUEUE (default: the context's vhost, then /)")
+	fl.BoolVar(&f.allowRisk, "allow-limit-risk", false, "read a quorum DLQ whose delivery limit a browse counts against (see the refusal)")
+	return cmd
+}
+
+// exportJSON is the `dlq export --json` summary.
+type exportJSON struct {
+	Vhost  string `json:"vhost"`
+	Queue  string `json:"queue"`
+	Output string `json:"output"`
+	Read   int    `json:"read"`
+	Count  int    `json:"count"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) error {
+	switch {
+	case f.output == "":
+		return app.Usage(errors.New("--output FILE is required (- writes to stdout)"))
+	case f.limit < 0:
+		return app.Usage(fmt.Errorf("--limit %d: want 0 (every message) or more", f.limit))
+	case f.asJSON && f.output == "-":
+		return app.Usage(errors.New("--json prints a summary beside a file: with --output - the file is stdout"))
+	}
+	c, err := a.Factory().Config()
+	if err != nil {
+		return err
+	}
+	filterText := f.filter
+	if f.group != "" {
+		if filterText, err = domain.GroupFilter(f.filter, f.group); err != nil {
+			return app.Usage(err)
+		}
+	}
+	var filter ops.Filter
+	if filterText != "" {
+		flt, err := domain.CompileFilter(filterText)
+		if err != nil {
+			return app.Usage(err)
+		}
+		filter = flt
+	}
+	o, err := a.Factory().Ops()
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	defer bulkMemory()()
+	ref := domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: queue}
+
+	// The messages go to a scratch file first: the header, which comes
+	// first, counts them.
+	dir := os.TempDir()
+	if f.output != "-" {
+		dir = filepath.Dir(f.output)
+	}
+	scratch, err := os.CreateTemp(dir, ".warren-export-*")
+	if err != nil {
+		return fmt.Errorf("a scratch file beside %s: %w", f.output, err)
+	}
+	defer os.Remove(scratch.Name())
+	defer scratch.Close()
+	enc := dlqfile.NewEncoder(scratch)
+	tty := IsTerminal(a.Err)
+	res, err := o.Export(ctx, ops.ExportScope{Queue: ref, Filter: filter, Limit: f.limit, AllowRisk: f.allowRisk},
+		func(d domain.DeadLetter) error {
+			m, err := dlqfile.FromLetter(d)
+			if err != nil {
+				return err
+			}
+			return enc.Message(m)
+		},
+		func(read int) {
+			if tty {
+				fmt.Fprintf(a.Err, "\rexport: %d read\033[K", read)
+			}
+		})
+	if tty {
+		fmt.Fprintln(a.Err)
+	}
+	if err != nil {
+		return exitFor(fmt.Errorf("export of %s: %w; nothing was written to %s, and every message stays in the queue", sanitize.Text(queue), err, f.output))
+	}
+	t := res.Target
+	h := dlqfile.Header{Broker: "RabbitMQ " + t.Info.BrokerVersion, Cluster: t.Cluster, Vhost: ref.Vhost, Queue: ref.Name,
+		ExportedAt: o.Now().UTC(), Count: res.Matched, Filter: filterText, Warren: app.Version()}
+	sum, size, err := a.writeExport(f.output, h, scratch)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return writeJSON(a.Out, exportJSON{Vhost: ref.Vhost, Queue: ref.Name, Output: f.output, Read: res.Read, Count: res.Matched, Bytes: size, SHA256: sum})
+	}
+	if f.output != "-" {
+		fmt.Fprintf(a.Out, "exported %d of the %d messages read from %s to %s (%d bytes, sha256 %s); the queue keeps them all\n",
+			res.Matched, res.Read, sanitize.Text(queue), sanitize.Text(f.output), size, sum)
+	}
+	return nil
+}
+
+// writeExport writes the header and the scratch file's lines to output
+// (stdout for -): gzipped when its name ends in .gz, beside its name and
+// renamed once whole. It returns the file's sha256 and size.
+func (a *App) writeExport(output string, h dlqfile.Header, scratch *os.File) (string, int64, error) {
+	if _, err := scratch.Seek(0, io.SeekStart); err != nil {
+		return "", 0, err
+	}
+	var (
+		dst  io.Writer = a.Out
+		file *os.File
+		err  error
+	)
+	if output != "-" {
+		if file, err = os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".*"); err != nil {
+			return "", 0, fmt.Errorf("write %s: %w", output, err)
+		}
+		defer os.Remove(file.Name()) // gone once renamed
+		defer file.Close()
+		dst = file
+	}
+	digest := sha256.New()
+	counted := &countWriter{w: io.MultiWriter(dst, digest)}
+	var w io.Writer = counted
+	var gz *gzip.Writer
+	if dlqfile.Gzipped(output) {
+		gz = gzip.NewWriter(counted)
+		w = gz
+	}
+	if err := dlqfile.NewEncoder(w).Header(h); err != nil {
+		return "", 0, fmt.Errorf("write %s: %w", output, err)
+	}
+	if _, err := io.Copy(w, scratch); err != nil {
+		return "", 0, fmt.Errorf("write %s: %w", output, err)
+	}
+	if gz != nil {
+		if err := gz.Close(); err != nil {
+			return "", 0, fmt.Errorf("write %s: %w", output, err)
+		}
+	}
+	if file != nil {
+		if err := file.Sync(); err != nil {
+			return "", 0, fmt.Errorf("write %s: %w", output, err)
+		}
+		if err := file.Close(); err != nil {
+			return "", 0, fmt.Errorf("write %s: %w", output, err)
+		}
+		if err := os.Rename(file.Name(), output); err != nil {
+			return "", 0, fmt.Errorf("write %s: %w", output, err)
+		}
+	}
+	return hex.EncodeToString(digest.Sum(nil)), counted.n, nil
+}
+
+// countWriter counts what it writes.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

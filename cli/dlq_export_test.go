@@ -1,0 +1,207 @@
+//go:build integration
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/sources/dlqfile"
+	"github.com/warrenops/warren/testkit"
+)
+
+// typedHeaders carries a header of every AMQP field type the Go client
+// writes, nested tables and arrays included.
+func typedHeaders(i int) amqp.Table {
+	return amqp.Table{
+		"event_id": fmt.Sprintf("E-%d", i),
+		"bool":     true, "int8": int8(-8), "uint8": uint8(8), "int16": int16(-16), "uint16": uint16(16),
+		"int32": int32(-32), "uint32": uint32(32), "int64": int64(-64), "float32": float32(1.5), "float64": 2.25,
+		"decimal": amqp.Decimal{Scale: 2, Value: 1999}, "bytes": []byte{0, 1, 0xfe, 0xff},
+		"timestamp": time.Unix(1700000000, 0).UTC(), "void": nil,
+		"table": amqp.Table{"inner": "x", "n": int32(1), "deeper": amqp.Table{"ok": false}},
+		"array": []any{"a", int32(2), amqp.Table{"k": "v"}},
+	}
+}
+
+func TestDlqExportWritesEveryMessageTypedAndKeepsTheQueue(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	bodies := [][]byte{
+		[]byte(`{"id":0}`),
+		{0x00, 0x01, 0xff, 0xfe, 0x80}, // not UTF-8
+		bytes.Repeat([]byte("x"), 4<<20),
+	}
+	var msgs []amqp.Publishing
+	for i, b := range bodies {
+		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), ContentType: "application/octet-stream", DeliveryMode: 2,
+			Priority: 3, CorrelationId: "c", ReplyTo: "r", Type: "t", AppId: "app", Timestamp: time.Unix(1700000001, 0).UTC(),
+			Headers: typedHeaders(i), Body: b})
+	}
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", msgs)
+
+	for _, name := range []string{"orders.jsonl", "orders.jsonl.gz"} {
+		out := filepath.Join(t.TempDir(), name)
+		stdout, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--json")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, errOut)
+		}
+		var sum exportJSON
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Count != 3 || sum.Read != 3 || sum.SHA256 == "" {
+			t.Fatalf("%s: summary %q (%v), want 3 messages and the file's sha256", name, stdout, err)
+		}
+		if info, err := os.Stat(out); err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v; want a file only its owner reads (bodies may be private)", name, err, info.Mode().Perm())
+		}
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := dlqfile.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if h := r.Header; h.Queue != "orders.dlq" || h.Vhost != s.vhost || h.Count != 3 || h.Broker == "" || h.Warren == "" {
+			t.Errorf("%s: header %+v", name, h)
+		}
+		for i := range msgs {
+			m, err := r.Next()
+			if err != nil {
+				t.Fatalf("%s: message %d: %v", name, i, err)
+			}
+			p, err := m.Publishing()
+			if err != nil {
+				t.Fatalf("%s: message %d: %v", name, i, err)
+			}
+			if !bytes.Equal(p.Body, bodies[i]) || p.MessageId != msgs[i].MessageId || p.Priority != 3 || p.DeliveryMode != 2 ||
+				!p.Timestamp.Equal(msgs[i].Timestamp) || p.AppId != "app" || m.LogicalID == "" || m.Reason != "rejected" || m.OriginQueue != "orders" {
+				t.Errorf("%s: message %d read back as %+v (line %+v)", name, i, p.MessageId, m.Properties)
+			}
+			for k, want := range typedHeaders(i) {
+				if got := p.Headers[k]; !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: message %d header %s = %#v, want %#v", name, i, k, got, want)
+				}
+			}
+			if _, ok := p.Headers["x-death"].([]any); !ok {
+				t.Errorf("%s: message %d has no x-death array: %#v", name, i, p.Headers["x-death"])
+			}
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Errorf("%s: after the last message: %v, want EOF", name, err)
+		}
+		f.Close()
+	}
+	// Nothing left the queue, and its order is kept.
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
+	if ids := s.messageIDs(t, "orders.dlq", 3); fmt.Sprint(ids) != "[m-0 m-1 m-2]" {
+		t.Errorf("after the exports the DLQ holds %v", ids)
+	}
+}
+
+// The headers come back with their types on the wire too: the decoded
+// publishing, published and consumed, carries what the original did.
+func TestAnExportedMessagePublishedAgainKeepsItsHeaderTypes(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "m-0", Headers: typedHeaders(0), Body: []byte("b")}})
+	out := filepath.Join(t.TempDir(), "e.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := dlqfile.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Publishing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Declare(t, s.ch, "again", nil)
+	if err := s.ch.PublishWithContext(context.Background(), "", "again", false, false, p); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitDepth(t, s.ch, "again", 1)
+	d, ok, err := s.ch.Get("again", true)
+	if err != nil || !ok {
+		t.Fatalf("get: %v %v", ok, err)
+	}
+	for k, want := range typedHeaders(0) {
+		if got := d.Headers[k]; !sameValue(got, want) {
+			t.Errorf("header %s came back as %#v, want %#v", k, got, want)
+		}
+	}
+}
+
+// sameValue compares field values as the wire keeps them: a timestamp
+// by its instant (the client reads it in local time).
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	case amqp.Table:
+		y, ok := b.(amqp.Table)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k := range x {
+			if !sameValue(x[k], y[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func TestDlqExportRefusesWhatItCannotDo(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "m-0", Body: []byte("b")}})
+	for _, args := range [][]string{
+		{"orders.dlq"},
+		{"orders.dlq", "--output", "-", "--json"},
+		{"orders.dlq", "--output", "x.jsonl", "--limit", "-1"},
+		{"orders.dlq", "--output", "x.jsonl", "--filter", "reason =="},
+	} {
+		if _, _, err := runAction(t, s.config, newDlqExportCmd, args...); app.ExitCode(err) != app.ExitUsage {
+			t.Errorf("dlq export %v: exit %d (%v), want bad usage", args, app.ExitCode(err), err)
+		}
+	}
+	// A queue that does not exist writes nothing.
+	out := filepath.Join(t.TempDir(), "none.jsonl")
+	if _, _, err := runAction(t, s.config, newDlqExportCmd, "nope.dlq", "--output", out); err == nil {
+		t.Error("exporting a missing queue succeeded")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed export left %s: %v", out, err)
+	}
+}

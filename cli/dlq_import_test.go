@@ -1,0 +1,173 @@
+//go:build integration
+
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/testkit"
+)
+
+// Export, purge, import: the messages come back as they were — every
+// property, every header in its type, every body byte.
+func TestExportPurgeImportGivesBackTheSameMessages(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	bodies := [][]byte{[]byte(`{"id":0}`), {0x00, 0xff, 0x80}, bytes.Repeat([]byte("y"), 4<<20)}
+	var msgs []amqp.Publishing
+	for i, b := range bodies {
+		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), ContentType: "application/json", ContentEncoding: "identity",
+			DeliveryMode: 2, Priority: 5, CorrelationId: "corr", ReplyTo: "reply", Type: "order.created", AppId: "shop",
+			Timestamp: time.Unix(1700000002, 0).UTC(), Headers: typedHeaders(i), Body: b})
+	}
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", msgs)
+	before := s.getAll(t, "orders.dlq", len(msgs), false)
+
+	file := filepath.Join(t.TempDir(), "orders.jsonl.gz")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	if _, err := s.ch.QueuePurge("orders.dlq", false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
+
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "orders.dlq", "--yes", "--json")
+	if err != nil {
+		t.Fatalf("import: %v\n%s", err, errOut)
+	}
+	var res struct {
+		Operation string `json:"operation"`
+		Confirmed int    `json:"confirmed"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Confirmed != len(msgs) {
+		t.Fatalf("import --json %q (%v), want %d confirmed", out, err, len(msgs))
+	}
+	after := s.getAll(t, "orders.dlq", len(msgs), true)
+	for i := range before {
+		b, a := before[i], after[i]
+		if !bytes.Equal(a.Body, b.Body) {
+			t.Errorf("message %d: body of %d bytes came back as %d bytes", i, len(b.Body), len(a.Body))
+		}
+		if a.ContentType != b.ContentType || a.ContentEncoding != b.ContentEncoding || a.DeliveryMode != b.DeliveryMode || a.Priority != b.Priority ||
+			a.CorrelationId != b.CorrelationId || a.ReplyTo != b.ReplyTo || a.Expiration != b.Expiration || a.MessageId != b.MessageId ||
+			!a.Timestamp.Equal(b.Timestamp) || a.Type != b.Type || a.UserId != b.UserId || a.AppId != b.AppId {
+			t.Errorf("message %d: properties %+v came back as %+v", i, props(b), props(a))
+		}
+		if !reflect.DeepEqual(a.Headers, b.Headers) {
+			t.Errorf("message %d: headers\n%#v\ncame back as\n%#v", i, b.Headers, a.Headers)
+		}
+	}
+
+	// The audit log names the file, its sha256 and each logical ID.
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var intent *audit.Record
+	ids := 0
+	_ = st.Scan(t.Context(), func(r audit.Record) error {
+		if r.Operation != res.Operation {
+			return nil
+		}
+		if r.Outcome == "intent" {
+			rr := r
+			intent = &rr
+		}
+		if r.Outcome == "confirmed" {
+			ids += len(r.LogicalIDs)
+		}
+		return nil
+	})
+	if intent == nil || intent.Action != "import" || intent.Detail["file_sha256"] == "" || intent.Detail["file"] != file || ids != len(msgs) {
+		t.Errorf("audit: intent %+v, %d logical IDs confirmed; want the import of %s with its sha256 and %d IDs", intent, ids, file, len(msgs))
+	}
+}
+
+func props(d amqp.Delivery) string {
+	return fmt.Sprintf("%s %s %d %d %s %s %q %s %s %s %s %s", d.ContentType, d.ContentEncoding, d.DeliveryMode, d.Priority, d.CorrelationId,
+		d.ReplyTo, d.Expiration, d.MessageId, d.Timestamp, d.Type, d.UserId, d.AppId)
+}
+
+// getAll takes n messages of queue in order: acked (gone) when take,
+// else given back.
+func (s *actScene) getAll(t *testing.T, queue string, n int, take bool) []amqp.Delivery {
+	t.Helper()
+	ch := testkit.Channel(t, testkit.Dial(t, s.vhost))
+	var out []amqp.Delivery
+	for range n {
+		d, ok, err := ch.Get(queue, false)
+		if err != nil || !ok {
+			t.Fatalf("get %s: %v %v", queue, ok, err)
+		}
+		out = append(out, d)
+	}
+	last := out[len(out)-1].DeliveryTag
+	if take {
+		if err := ch.Ack(last, true); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := ch.Nack(last, true, true); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestDlqImportRefusesABadFileAndPublishesNothing(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "m-0", Body: []byte("b0")}, {MessageId: "m-1", Body: []byte("b1")}})
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", good); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	text, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(text), "\n")
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tampered := strings.Replace(lines[2], `"body_base64":"YjE="`, `"body_base64":"YjI="`, 1)
+	testkit.Declare(t, s.ch, "target", nil)
+	for _, c := range []struct{ name, path, want string }{
+		{"not an export", write("other.json", `{"hello":1}`+"\n"), "line 1: not a warren export"},
+		{"a line that does not parse", write("broken.jsonl", lines[0]+lines[1]+"{oops\n"), "line 3"},
+		{"a body whose sha256 does not match", write("tampered.jsonl", lines[0]+lines[1]+tampered), "line 3"},
+		{"cut short", write("short.jsonl", lines[0]+lines[1]), "header counts 2"},
+	} {
+		_, _, err := runAction(t, s.config, newDlqImportCmd, c.path, "--to", "target", "--yes")
+		if app.ExitCode(err) != app.ExitUsage || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing was published") {
+			t.Errorf("%s: exit %d (%v), want bad usage naming %q and nothing published", c.name, app.ExitCode(err), err, c.want)
+		}
+	}
+	if got := testkit.Depth(t, s.ch, "target"); got != 0 {
+		t.Errorf("target holds %d after refused imports, want 0", got)
+	}
+	// A destination that does not exist is refused before anything goes.
+	if _, _, err := runAction(t, s.config, newDlqImportCmd, good, "--to", "nowhere", "--yes"); app.ExitCode(err) != app.ExitRefused {
+		t.Errorf("import to a missing queue: exit %d (%v), want refused", app.ExitCode(err), err)
+	}
+	for _, args := range [][]string{{good}, {good, "--to", "q", "--exchange", "x"}, {good, "--exchange", "x"}, {good, "--to", "q", "--routing-key", "k"}} {
+		if _, _, err := runAction(t, s.config, newDlqImportCmd, args...); app.ExitCode(err) != app.ExitUsage {
+			t.Errorf("dlq import %v: exit %d, want bad usage", args, app.ExitCode(err))
+		}
+	}
+}

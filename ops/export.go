@@ -1,0 +1,93 @@
+package ops
+
+import (
+	"context"
+	"errors"
+
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/sources/dlq"
+)
+
+// Export reads a DLQ as `dlq export` takes it (docs/ARCHITECTURE.md
+// §4.14): in order, without harm — a feed holds what it read and gives
+// everything back at the end with one nack, as a preview does — within
+// the byte budget, so a queue of any size passes through a window of
+// bodies. Each letter the filter matches (nil: every one) goes to each,
+// with its body, and is let go of once each returns.
+
+// ExportScope is what an export reads.
+type ExportScope struct {
+	Queue     domain.QueueRef
+	Filter    Filter // nil: every letter
+	Limit     int    // 0: every message the queue holds when it starts
+	AllowRisk bool
+}
+
+// ExportResult is what an export read.
+type ExportResult struct {
+	Target  *Target
+	Read    int
+	Matched int
+}
+
+// Export reads s.Queue and hands each matching letter to each; an error
+// from each stops the read. progress, when set, is told how many were
+// read after every page.
+func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLetter) error, progress func(read int)) (ExportResult, error) {
+	t, err := o.Resolve(ctx, s.Queue)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	t.Opts.AllowLimitRisk = s.AllowRisk
+	if t.Info.Type == domain.TypeStream {
+		return ExportResult{Target: t}, errors.New(t.Ref.Name + " is a stream: export reads a queue by its deliveries, and a stream keeps its messages (read it with dlq ls)")
+	}
+	res := ExportResult{Target: t}
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+	feed, err := o.feed(conn, t, s.Limit)
+	if err != nil {
+		return res, err
+	}
+	// Everything read goes back, in order, however the export ends.
+	defer feed.Close()
+	for {
+		letters, end, err := feed.Next(ctx, dlq.DefaultWindow)
+		if err != nil {
+			return res, err
+		}
+		feed.Keep(len(letters))
+		res.Read += len(letters)
+		var applied map[string]bool
+		known := false
+		if s.Filter != nil {
+			applied, known, _ = o.Applied(ctx, t.InboxOf, letters)
+		}
+		for _, d := range letters {
+			if s.Filter != nil {
+				var a *bool
+				if known && d.BusinessID() != "" {
+					v := applied[d.BusinessID()]
+					a = &v
+				}
+				ok, err := s.Filter.Match(d, a, o.c.Now())
+				if err != nil || !ok {
+					continue
+				}
+			}
+			if err := each(d); err != nil {
+				return res, err
+			}
+			res.Matched++
+		}
+		if progress != nil {
+			progress(res.Read)
+		}
+		if end {
+			return res, feed.Close()
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package ops
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/sources/dlqfile"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
+)
+
+// An import (docs/ARCHITECTURE.md §4.14) publishes an export file's
+// messages as they were delivered, through the walk every operation
+// takes: an intent record naming the file and its sha256, write-ahead
+// records of each page's logical IDs, mandatory publishes with confirms,
+// a stop at the first return or nack, a final record. The whole file is
+// read and checked before anything is published: a file that is not an
+// export, a line that does not parse, a body whose sha256 does not match
+// refuse the import, naming the line.
+
+// Import is the operation that publishes an export file.
+const Import Action = actions.ActionImport
+
+// importFile is what checking a file found.
+type importFile struct {
+	path   string
+	sha256 string
+	header dlqfile.Header
+	count  int
+	bytes  int64
+	groups []actions.Group
+}
+
+// checkImport reads the whole file at path and decides each message's
+// destination with req; nothing is published.
+func checkImport(path string, req actions.Request) (*importFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &actions.RequestError{Err: err}
+	}
+	defer f.Close()
+	digest := sha256.New()
+	src, err := dlqfile.NewSource(io.TeeReader(f, digest), nil)
+	if err != nil {
+		return nil, &actions.RequestError{Err: fmt.Errorf("%s: %w; nothing was published", sanitize.Text(path), err)}
+	}
+	out := &importFile{path: path, header: src.Header()}
+	groups := map[actions.Destination]*actions.Group{}
+	for {
+		letters, end, err := src.Next(context.Background(), 512)
+		if err != nil {
+			return nil, &actions.RequestError{Err: fmt.Errorf("%s: %w; nothing was published", sanitize.Text(path), err)}
+		}
+		for _, d := range letters {
+			dest, skip, _ := req.Decide(d, nil)
+			if skip != actions.Selected {
+				return nil, &actions.RequestError{Err: fmt.Errorf("%s: message %s has no destination; nothing was published", sanitize.Text(path), sanitize.Text(d.LogicalID))}
+			}
+			g := groups[dest]
+			if g == nil {
+				g = &actions.Group{Dest: dest}
+				groups[dest] = g
+			}
+			g.Count++
+			g.Bytes += int64(len(d.Body))
+			out.count++
+			out.bytes += int64(len(d.Body))
+		}
+		if end {
+			break
+		}
+	}
+	if _, err := io.Copy(digest, f); err != nil { // a gzip stream's tail
+		return nil, err
+	}
+	out.sha256 = hex.EncodeToString(digest.Sum(nil))
+	for _, g := range groups {
+		out.groups = append(out.groups, *g)
+	}
+	sort.Slice(out.groups, func(i, j int) bool { return out.groups[i].Dest.Target() < out.groups[j].Dest.Target() })
+	if out.header.Count != out.count {
+		return nil, &actions.RequestError{Err: fmt.Errorf("%s: the header counts %d messages and the file holds %d: a file cut short or joined; nothing was published", sanitize.Text(path), out.header.Count, out.count)}
+	}
+	return out, nil
+}
+
+// fileDigest is the sha256 of the file at path.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// planImport checks s.File whole and the destinations, and plans the
+// import into s.Queue's vhost.
+func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
+	if s.File == "" {
+		return nil, &actions.RequestError{Err: errors.New("an import needs an export file")}
+	}
+	req := actions.Request{Action: actions.ActionImport, Vhost: s.Queue.Vhost, To: s.To, Rate: s.Rate, Now: o.c.Now()}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	file, err := checkImport(s.File, req)
+	if err != nil {
+		return nil, err
+	}
+	req.Queue = file.header.Queue
+	if file.count > 0 {
+		conn, err := o.c.Dial(s.Queue.Vhost)
+		if err != nil {
+			return nil, err
+		}
+		err = actions.CheckDestinations(conn, req, file.groups)
+		_ = conn.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	p := &Plan{
+		Decided: true, Selected: file.count, Publish: file.count, Bytes: file.bytes, Rate: s.Rate,
+		Summary: fmt.Sprintf("import %s (%s) from %s (exported from %s in vhost %s, sha256 %s…)",
+			format.Messages(file.count), format.Bytes(file.bytes), sanitize.Text(s.File), sanitize.Text(file.header.Queue),
+			sanitize.Text(file.header.Vhost), file.sha256[:12]),
+	}
+	for _, g := range file.groups {
+		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
+		p.Lines = append(p.Lines, fmt.Sprintf("→ %s: %s", g.Dest, format.Messages(g.Count)))
+	}
+	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
+		return o.runImport(ctx, s.Queue.Vhost, file, req, progress)
+	}
+	return p, nil
+}
+
+// runImport publishes the checked file, refusing one that changed since.
+func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req actions.Request, progress func(Progress)) (Result, error) {
+	if sum, err := fileDigest(file.path); err != nil || sum != file.sha256 {
+		return Result{}, &actions.RequestError{Err: fmt.Errorf("%s changed since it was checked (sha256 %s, now %s %v): nothing was published; import it again", sanitize.Text(file.path), file.sha256, sum, err)}
+	}
+	env, err := o.env()
+	if err != nil {
+		return Result{}, err
+	}
+	conn, err := o.c.Dial(vhost)
+	if err != nil {
+		return Result{}, err
+	}
+	defer conn.Close()
+	env.Conn = conn
+	f, err := os.Open(file.path)
+	if err != nil {
+		return Result{}, err
+	}
+	src, err := dlqfile.NewSource(f, f)
+	if err != nil {
+		_ = f.Close()
+		return Result{}, err
+	}
+	defer src.Close()
+	op := actions.Walk{Request: req, Expect: file.count, Limit: file.count, Groups: file.groups,
+		Detail: map[string]string{"file": file.path, "file_sha256": file.sha256}}
+	report, stop := o.report(progress, nil)
+	res, err := actions.RunWalk(ctx, src, op, env, report)
+	stop()
+	return result(res), err
+}

@@ -1,0 +1,299 @@
+package dlqfile
+
+import (
+	"bufio"
+	"context"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/domain"
+)
+
+// Format and Version name the file; a reader refuses any other.
+const (
+	Format  = "warren-dlq-export"
+	Version = 1
+)
+
+// Header is the file's first line.
+type Header struct {
+	Format     string    `json:"format"`
+	Version    int       `json:"version"`
+	Broker     string    `json:"broker"` // "RabbitMQ 4.3.6"
+	Cluster    string    `json:"cluster,omitempty"`
+	Vhost      string    `json:"vhost"`
+	Queue      string    `json:"queue"`
+	ExportedAt time.Time `json:"exported_at"`
+	Count      int       `json:"count"`
+	Filter     string    `json:"filter,omitempty"`
+	Warren     string    `json:"warren"`
+}
+
+// Properties are a message's AMQP properties; Timestamp is nil when the
+// message has none.
+type Properties struct {
+	ContentType     string     `json:"content_type,omitempty"`
+	ContentEncoding string     `json:"content_encoding,omitempty"`
+	DeliveryMode    uint8      `json:"delivery_mode,omitempty"`
+	Priority        uint8      `json:"priority,omitempty"`
+	CorrelationID   string     `json:"correlation_id,omitempty"`
+	ReplyTo         string     `json:"reply_to,omitempty"`
+	Expiration      string     `json:"expiration,omitempty"`
+	MessageID       string     `json:"message_id,omitempty"`
+	Timestamp       *time.Time `json:"timestamp,omitempty"`
+	Type            string     `json:"type,omitempty"`
+	UserID          string     `json:"user_id,omitempty"`
+	AppID           string     `json:"app_id,omitempty"`
+}
+
+// Message is one message line: the message as the broker delivered it,
+// and what warren read of it (logical ID, failure group, origin).
+type Message struct {
+	LogicalID   string           `json:"logical_id"`
+	Group       string           `json:"group,omitempty"`
+	Reason      string           `json:"reason,omitempty"`
+	OriginQueue string           `json:"origin_queue,omitempty"`
+	Exchange    string           `json:"exchange,omitempty"`    // the original exchange (x-death)
+	RoutingKey  string           `json:"routing_key,omitempty"` // the original routing key (x-death)
+	Properties  Properties       `json:"properties"`
+	Headers     map[string]Value `json:"headers"`
+	Body        string           `json:"body_base64"`
+	BodySHA256  string           `json:"body_sha256"`
+}
+
+// Publishing is m as it is published again: its properties, its headers
+// in their types, its body.
+func (m Message) Publishing() (amqp.Publishing, error) {
+	h, err := DecodeTable(m.Headers)
+	if err != nil {
+		return amqp.Publishing{}, err
+	}
+	body, err := base64.StdEncoding.DecodeString(m.Body)
+	if err != nil {
+		return amqp.Publishing{}, fmt.Errorf("body_base64: %w", err)
+	}
+	if got := Digest(body); got != m.BodySHA256 {
+		return amqp.Publishing{}, fmt.Errorf("body sha256 %s, the line says %s: the body was changed", got, m.BodySHA256)
+	}
+	p := m.Properties
+	out := amqp.Publishing{Headers: h, ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
+		Priority: p.Priority, CorrelationId: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageId: p.MessageID,
+		Type: p.Type, UserId: p.UserID, AppId: p.AppID, Body: body}
+	if p.Timestamp != nil {
+		out.Timestamp = *p.Timestamp
+	}
+	if len(out.Headers) == 0 {
+		out.Headers = nil
+	}
+	return out, nil
+}
+
+// Digest is a body's sha256, in hex.
+func Digest(body []byte) string {
+	s := sha256.Sum256(body)
+	return hex.EncodeToString(s[:])
+}
+
+// Encoder writes the lines of one file.
+type Encoder struct {
+	enc *json.Encoder
+}
+
+// NewEncoder writes lines to w; escaping HTML is off, so a body's JSON
+// in a header stays readable.
+func NewEncoder(w io.Writer) *Encoder {
+	e := json.NewEncoder(w)
+	e.SetEscapeHTML(false)
+	return &Encoder{enc: e}
+}
+
+// Header writes the header line.
+func (e *Encoder) Header(h Header) error {
+	h.Format, h.Version = Format, Version
+	return e.enc.Encode(h)
+}
+
+// Message writes one message line.
+func (e *Encoder) Message(m Message) error { return e.enc.Encode(m) }
+
+// Gzipped reports a file name that asks for gzip.
+func Gzipped(name string) bool { return strings.HasSuffix(name, ".gz") }
+
+// Reader reads a file line by line, gzip or not.
+type Reader struct {
+	sc     *bufio.Scanner
+	line   int
+	Header Header
+}
+
+// maxLine bounds one line: a message of RabbitMQ's largest size (512
+// MiB by default in 4.x) in base64, with its headers.
+const maxLine = 700 << 20
+
+// NewReader reads the header of r and returns a reader of its messages;
+// a file that is not an export is an error naming what it found.
+func NewReader(r io.Reader) (*Reader, error) {
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		br = bufio.NewReader(gz)
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	rd := &Reader{sc: sc}
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("line 1: %w", err)
+		}
+		return nil, errors.New("line 1: the file is empty: not a warren export")
+	}
+	rd.line = 1
+	if err := json.Unmarshal(sc.Bytes(), &rd.Header); err != nil || rd.Header.Format != Format {
+		return nil, fmt.Errorf("line 1: not a warren export (its first line must be the header with \"format\": %q)", Format)
+	}
+	if rd.Header.Version != Version {
+		return nil, fmt.Errorf("line 1: export format version %d; this warren reads version %d", rd.Header.Version, Version)
+	}
+	return rd, nil
+}
+
+// Next reads the next message; io.EOF after the last. An error names
+// the line.
+func (r *Reader) Next() (Message, error) {
+	if !r.sc.Scan() {
+		if err := r.sc.Err(); err != nil {
+			return Message{}, fmt.Errorf("line %d: %w", r.line+1, err)
+		}
+		return Message{}, io.EOF
+	}
+	r.line++
+	var m Message
+	if err := json.Unmarshal(r.sc.Bytes(), &m); err != nil {
+		return Message{}, fmt.Errorf("line %d: not a message line: %w", r.line, err)
+	}
+	return m, nil
+}
+
+// Line is the number of the line read last.
+func (r *Reader) Line() int { return r.line }
+
+// FromLetter is the line of a dead letter as the broker delivered it: an
+// envelope convention's letter (EasyNetQ) keeps its envelope.
+func FromLetter(d domain.DeadLetter) (Message, error) {
+	props, headers, body := d.Properties, d.Headers, d.Body
+	if r := d.Raw; r != nil && r.Body != nil {
+		props, headers, body = r.Properties, r.Headers, r.Body
+	}
+	h, err := EncodeTable(headers)
+	if err != nil {
+		return Message{}, fmt.Errorf("message %s: %w", d.LogicalID, err)
+	}
+	m := Message{LogicalID: d.LogicalID, Group: d.Group, Reason: d.Reason, OriginQueue: d.OriginQueue, Exchange: d.OriginExchange,
+		Headers: h, Body: base64.StdEncoding.EncodeToString(body), BodySHA256: Digest(body),
+		Properties: Properties{ContentType: props.ContentType, ContentEncoding: props.ContentEncoding, DeliveryMode: props.DeliveryMode,
+			Priority: props.Priority, CorrelationID: props.CorrelationID, ReplyTo: props.ReplyTo, Expiration: props.Expiration,
+			MessageID: props.MessageID, Type: props.Type, UserID: props.UserID, AppID: props.AppID}}
+	if len(d.RoutingKeys) > 0 {
+		m.RoutingKey = d.RoutingKeys[0]
+	}
+	if !props.Timestamp.IsZero() {
+		ts := props.Timestamp.UTC()
+		m.Properties.Timestamp = &ts
+	}
+	return m, nil
+}
+
+// Letter is m as the operation engine takes it: the message as it was
+// delivered (properties, typed headers, body, checked against its
+// sha256), with the logical ID and original route the export read.
+func (m Message) Letter() (domain.DeadLetter, error) {
+	p, err := m.Publishing()
+	if err != nil {
+		return domain.DeadLetter{}, err
+	}
+	d := domain.DeadLetter{
+		MessageID: p.MessageId, LogicalID: m.LogicalID, Reason: m.Reason, OriginQueue: m.OriginQueue, OriginExchange: m.Exchange,
+		Group: m.Group, Headers: map[string]any(p.Headers), Body: p.Body, Size: len(p.Body), DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
+		Properties: domain.Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
+			Priority: p.Priority, CorrelationID: p.CorrelationId, ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageID: p.MessageId,
+			Timestamp: p.Timestamp, Type: p.Type, UserID: p.UserId, AppID: p.AppId},
+	}
+	if m.RoutingKey != "" {
+		d.RoutingKeys = []string{m.RoutingKey}
+	}
+	return d, nil
+}
+
+// Source feeds an export file's messages to an import, in order: the
+// operation engine's source, where nothing is acked or returned (the
+// file keeps every message).
+type Source struct {
+	r      *Reader
+	closer io.Closer
+	taken  int
+}
+
+// NewSource reads the file r; closer, when set, is closed by Close.
+func NewSource(r io.Reader, closer io.Closer) (*Source, error) {
+	rd, err := NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{r: rd, closer: closer}, nil
+}
+
+// Header is the file's header line.
+func (s *Source) Header() Header { return s.r.Header }
+
+// Next reads up to n more messages; end is set after the last.
+func (s *Source) Next(ctx context.Context, n int) ([]domain.DeadLetter, bool, error) {
+	var out []domain.DeadLetter
+	for len(out) < n {
+		if err := ctx.Err(); err != nil {
+			return out, true, err
+		}
+		m, err := s.r.Next()
+		if errors.Is(err, io.EOF) {
+			return out, true, nil
+		}
+		if err != nil {
+			return out, true, err
+		}
+		d, err := m.Letter()
+		if err != nil {
+			return out, true, fmt.Errorf("line %d: %w", s.r.Line(), err)
+		}
+		d.Position = s.taken
+		s.taken++
+		out = append(out, d)
+	}
+	return out, false, nil
+}
+
+// Keep, Ack, AckAll and Sync have nothing to do: the file keeps every
+// message.
+func (s *Source) Keep(int)              {}
+func (s *Source) Ack(uint64) error      { return nil }
+func (s *Source) AckAll([]uint64) error { return nil }
+func (s *Source) Sync() error           { return nil }
+
+// Close closes the file.
+func (s *Source) Close() error {
+	if s.closer == nil {
+		return nil
+	}
+	return s.closer.Close()
+}
