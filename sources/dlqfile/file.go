@@ -2,8 +2,8 @@ package dlqfile
 
 import (
 	"bufio"
-	"context"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
