@@ -48,6 +48,7 @@ func (a *Factory) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 		Unencrypted: PlaintextWarning(c) != "",
 		Refresh:     c.Refresh.Duration,
 		Vhost:       c.Vhost,
+		Contexts:    a.contextChoices(c),
 		Overview:    screens.Overview,
 		Channels:    m,
 		NewQueue:    screens.NewQueue,
@@ -59,6 +60,23 @@ func (a *Factory) Dashboard(debug io.Writer) (tea.Model, func(), error) {
 		Styles:      &st,
 	})
 	return model, func() { o.Close() }, nil
+}
+
+// contextChoices are the config's contexts for the switcher, c current.
+func (a *Factory) contextChoices(c *config.Context) []ui.ContextChoice {
+	f := a.ConfigFile()
+	if f == nil {
+		return nil
+	}
+	var out []ui.ContextChoice
+	for _, name := range f.ContextNames() {
+		choice := ui.ContextChoice{Name: name, Current: name == c.Name}
+		if cc, err := f.Context(name); err == nil {
+			choice.Environment = cc.Environment
+		}
+		out = append(out, choice)
+	}
+	return out
 }
 
 // Broker is what the overview, queue and channels screens read from the

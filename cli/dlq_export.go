@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -112,15 +113,39 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	}
 	defer os.Remove(scratch.Name())
 	defer scratch.Close()
-	enc := dlqfile.NewEncoder(scratch)
+	// Lines are encoded and written on a goroutine of their own, while
+	// the queue is read.
+	w := bufio.NewWriterSize(scratch, 1<<20)
+	enc := dlqfile.NewEncoder(w)
+	letters := make(chan domain.DeadLetter, 1024)
+	written := make(chan error, 1)
+	go func() {
+		var werr error
+		for d := range letters {
+			if werr != nil {
+				continue
+			}
+			m, err := dlqfile.FromLetter(d)
+			if err == nil {
+				err = enc.Message(m)
+			}
+			werr = err
+		}
+		if werr == nil {
+			werr = w.Flush()
+		}
+		written <- werr
+	}()
 	tty := IsTerminal(a.Err)
+	var writeErr error
 	res, err := o.Export(ctx, ops.ExportScope{Queue: ref, Filter: filter, Limit: f.limit, AllowRisk: f.allowRisk},
 		func(d domain.DeadLetter) error {
-			m, err := dlqfile.FromLetter(d)
-			if err != nil {
-				return err
+			select {
+			case letters <- d:
+				return nil
+			case writeErr = <-written:
+				return fmt.Errorf("writing the file: %w", writeErr)
 			}
-			return enc.Message(m)
 		},
 		func(read int) {
 			if tty {
@@ -129,6 +154,13 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		})
 	if tty {
 		fmt.Fprintln(a.Err)
+	}
+	close(letters)
+	if writeErr == nil {
+		writeErr = <-written
+	}
+	if err == nil && writeErr != nil {
+		err = fmt.Errorf("writing the file: %w", writeErr)
 	}
 	if err != nil {
 		return exitFor(fmt.Errorf("export of %s: %w; nothing was written to %s, and every message stays in the queue", sanitize.Text(queue), err, f.output))

@@ -100,12 +100,33 @@ func RunDashboard(a *App) error {
 		defer f.Close()
 		debug = f
 	}
+	defer dashboardMemory()()
+	for {
+		next, err := a.dashboardOnce(debug)
+		if err != nil || next == "" {
+			return err
+		}
+		// The switcher chose another context: every client and screen
+		// is built again for it, in this process.
+		a.ContextName, a.f = next, nil
+		if _, err := a.Factory().Config(); err != nil {
+			return err
+		}
+		a.Factory().TerminalTaken()
+	}
+}
+
+// dashboardOnce runs the dashboard on the factory's context until it
+// ends; next is the context the switcher chose, "" when it quit.
+func (a *App) dashboardOnce(debug io.Writer) (next string, err error) {
 	model, release, err := a.Factory().Dashboard(debug)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer release()
-	defer dashboardMemory()()
-	_, err = tea.NewProgram(model, tea.WithAltScreen()).Run()
-	return err
+	final, err := tea.NewProgram(model, tea.WithAltScreen()).Run()
+	if s, ok := final.(interface{ SwitchTo() string }); ok && err == nil {
+		return s.SwitchTo(), nil
+	}
+	return "", err
 }

@@ -51,6 +51,7 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 	if err != nil {
 		return nil, &actions.RequestError{Err: fmt.Errorf("%s: %w; nothing was published", sanitize.Text(path), err)}
 	}
+	defer src.Close()
 	out := &importFile{path: path, header: src.Header()}
 	groups := map[actions.Destination]*actions.Group{}
 	for {
@@ -77,7 +78,12 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 			break
 		}
 	}
-	if _, err := io.Copy(digest, f); err != nil { // a gzip stream's tail
+	// The reader is done with the file: what it did not read (a gzip
+	// stream's tail) goes into the digest too.
+	if err := src.Close(); err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(digest, f); err != nil {
 		return nil, err
 	}
 	out.sha256 = hex.EncodeToString(digest.Sum(nil))

@@ -45,6 +45,10 @@ type Options struct {
 	// read, each in a few words ("./warren.toml ignored: not trusted").
 	Ignored []string
 
+	// Contexts are the config's contexts, for the switcher (C); fewer
+	// than two leave it out.
+	Contexts []ContextChoice
+
 	// Overview is the home screen, at the bottom of the stack.
 	Overview *overview.Model
 	// Channels lists the broker's channels, for the header's count of
@@ -82,6 +86,8 @@ type Model struct {
 
 	width, height int
 	footer        footer
+	picker        picker
+	switchTo      string
 }
 
 // footer is the message line: an error (red) or information (green),
@@ -204,8 +210,13 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.showHelp = false
 		return m, nil
 	}
+	if m.picker.open {
+		return m.pickerKey(msg)
+	}
 	if !m.top().Capturing() {
 		switch {
+		case key.Matches(msg, m.keys.Contexts):
+			return m.openPicker()
 		case key.Matches(msg, m.keys.Quit):
 			return m.quit()
 		case key.Matches(msg, m.keys.Help):

@@ -30,6 +30,8 @@ func (m Model) View() string {
 	case m.showHelp:
 		m.help.ShowAll = true
 		body = m.st.Help.Render(m.help.View(m.keyMap()))
+	case m.picker.open:
+		body = m.pickerView()
 	default:
 		body = m.top().View()
 	}

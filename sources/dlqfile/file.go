@@ -239,12 +239,29 @@ func (m Message) Letter() (domain.DeadLetter, error) {
 
 // Source feeds an export file's messages to an import, in order: the
 // operation engine's source, where nothing is acked or returned (the
-// file keeps every message).
+// file keeps every message). A goroutine reads and decodes pages ahead,
+// so decoding overlaps the publishing of the page before.
 type Source struct {
-	r      *Reader
+	header Header
 	closer io.Closer
-	taken  int
+	pages  chan sourcePage
+	stop   chan struct{}
+	done   chan struct{}
+	last   *sourcePage // what the previous Next left of its page
 }
+
+// sourcePage is a page decoded ahead, or the error that ended the file.
+type sourcePage struct {
+	letters []domain.DeadLetter
+	err     error
+	end     bool
+}
+
+// readAhead is the page a Source decodes ahead, and how many it keeps.
+const (
+	readAhead  = 512
+	pagesAhead = 2
+)
 
 // NewSource reads the file r; closer, when set, is closed by Close.
 func NewSource(r io.Reader, closer io.Closer) (*Source, error) {
@@ -252,33 +269,81 @@ func NewSource(r io.Reader, closer io.Closer) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{r: rd, closer: closer}, nil
+	s := &Source{header: rd.Header, closer: closer, pages: make(chan sourcePage, pagesAhead),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go s.read(rd)
+	return s, nil
+}
+
+// read decodes the file page by page until it ends or the source closes.
+func (s *Source) read(rd *Reader) {
+	defer close(s.done)
+	defer close(s.pages)
+	taken := 0
+	for {
+		var pg sourcePage
+		for len(pg.letters) < readAhead {
+			m, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				pg.end = true
+				break
+			}
+			if err != nil {
+				pg.err = err
+				break
+			}
+			d, err := m.Letter()
+			if err != nil {
+				pg.err = fmt.Errorf("line %d: %w", rd.Line(), err)
+				break
+			}
+			d.Position = taken
+			taken++
+			pg.letters = append(pg.letters, d)
+		}
+		select {
+		case s.pages <- pg:
+		case <-s.stop:
+			return
+		}
+		if pg.end || pg.err != nil {
+			return
+		}
+	}
 }
 
 // Header is the file's header line.
-func (s *Source) Header() Header { return s.r.Header }
+func (s *Source) Header() Header { return s.header }
 
-// Next reads up to n more messages; end is set after the last.
+// Next hands out up to n more messages; end is set after the last.
 func (s *Source) Next(ctx context.Context, n int) ([]domain.DeadLetter, bool, error) {
 	var out []domain.DeadLetter
 	for len(out) < n {
-		if err := ctx.Err(); err != nil {
-			return out, true, err
+		if s.last == nil {
+			select {
+			case pg, ok := <-s.pages:
+				if !ok {
+					return out, true, nil
+				}
+				s.last = &pg
+			case <-ctx.Done():
+				return out, true, ctx.Err()
+			}
 		}
-		m, err := s.r.Next()
-		if errors.Is(err, io.EOF) {
+		pg := s.last
+		k := min(n-len(out), len(pg.letters))
+		out = append(out, pg.letters[:k]...)
+		pg.letters = pg.letters[k:]
+		if len(pg.letters) > 0 {
+			return out, false, nil
+		}
+		s.last = nil
+		if pg.err != nil {
+			return out, true, pg.err
+		}
+		if pg.end {
 			return out, true, nil
 		}
-		if err != nil {
-			return out, true, err
-		}
-		d, err := m.Letter()
-		if err != nil {
-			return out, true, fmt.Errorf("line %d: %w", s.r.Line(), err)
-		}
-		d.Position = s.taken
-		s.taken++
-		out = append(out, d)
 	}
 	return out, false, nil
 }
@@ -290,10 +355,18 @@ func (s *Source) Ack(uint64) error      { return nil }
 func (s *Source) AckAll([]uint64) error { return nil }
 func (s *Source) Sync() error           { return nil }
 
-// Close closes the file.
+// Close stops reading ahead and closes the file.
 func (s *Source) Close() error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
 	if s.closer == nil {
 		return nil
 	}
-	return s.closer.Close()
+	c := s.closer
+	s.closer = nil
+	return c.Close()
 }

@@ -25,17 +25,18 @@ type sizes struct {
 	scan     []int // dead letters
 	replay   []int // dead letters
 	inbox    int   // rows
+	export   int   // dead letters exported and imported
 }
 
 var (
-	fullSizes  = sizes{overview: []int{1000, 10000}, scan: []int{10000, 100000}, replay: []int{10000, 50000}, inbox: 1000000}
-	quickSizes = sizes{overview: []int{200, 1000}, scan: []int{2000, 10000}, replay: []int{2000, 5000}, inbox: 100000}
+	fullSizes  = sizes{overview: []int{1000, 10000}, scan: []int{10000, 100000}, replay: []int{10000, 50000}, inbox: 1000000, export: 100000}
+	quickSizes = sizes{overview: []int{200, 1000}, scan: []int{2000, 10000}, replay: []int{2000, 5000}, inbox: 100000, export: 10000}
 )
 
 func main() {
 	var cfg config
 	quick := flag.Bool("quick", false, "small sizes, for trying the harness out")
-	only := flag.String("only", "", "comma-separated workloads to run: overview,scan,replay,returns,bodies,inbox,canary (default all)")
+	only := flag.String("only", "", "comma-separated workloads to run: overview,scan,replay,returns,bodies,inbox,canary,export (default all)")
 	flag.StringVar(&cfg.warren, "warren", "", "warren binary to measure (default: build one from this module)")
 	flag.StringVar(&cfg.amqpAddr, "amqp", "127.0.0.1:5672", "broker AMQP address")
 	flag.StringVar(&cfg.mgmtURL, "mgmt", "http://127.0.0.1:15672", "management API URL")
@@ -131,6 +132,7 @@ func main() {
 	step("bodies", func() ([]row, error) { return b.bodies() })
 	step("inbox", func() ([]row, error) { return b.inbox(sz.inbox) })
 	step("canary", func() ([]row, error) { return b.canary() })
+	step("export", func() ([]row, error) { return b.exportImport(sz.export) })
 
 	fmt.Println()
 	fmt.Print(b.machine())

@@ -24,6 +24,8 @@ type Global struct {
 	Audit     key.Binding
 	// Channels opens the channels screen from the overview.
 	Channels key.Binding
+	// Contexts opens the context switcher.
+	Contexts key.Binding
 }
 
 // DefaultGlobal returns the root's bindings.
@@ -35,6 +37,7 @@ func DefaultGlobal() Global {
 		Back:      New("esc", "back"),
 		Audit:     New("A", "audit log"),
 		Channels:  New("c", "channels"),
+		Contexts:  New("C", "switch context"),
 	}
 }
 
@@ -43,7 +46,7 @@ func (g Global) ShortHelp() []key.Binding { return []key.Binding{g.Back, g.Help,
 
 // FullHelp implements help.KeyMap.
 func (g Global) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{g.Back, g.Audit, g.Channels, g.Help, g.Quit, g.ForceQuit}}
+	return [][]key.Binding{{g.Back, g.Audit, g.Channels, g.Contexts, g.Help, g.Quit, g.ForceQuit}}
 }
 
 // Queue are the bindings of the screens about queues (the list and one

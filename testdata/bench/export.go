@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/sources/dlqfile"
+)
+
+// exportImport measures `warren dlq export` of n dead letters against
+// warren's own scan of the same queue (`dlq stats`: read everything,
+// give it back), and `warren dlq import` of the file against the plain
+// publish-with-confirms loop publishing the same messages (docs/BENCHMARKS.md).
+func (b *bench) exportImport(n int) ([]row, error) {
+	vh, conn, release, err := b.openVhost(fmt.Sprintf("export-%d", n))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	const origin, dlq = "orders", "orders.dlq"
+	if err := declareAll(conn, "", []declaration{{name: dlq}, {name: origin, args: amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}}}); err != nil {
+		return nil, err
+	}
+	b.logf("rejecting %d messages into %s", n, dlq)
+	if err := fillByReject(ctx, conn, origin, dlq, n, 0); err != nil {
+		return nil, err
+	}
+	cfg, err := b.writeConfig(vh, "")
+	if err != nil {
+		return nil, err
+	}
+	scan, _, err := b.timed(ctx, cfg, "dlq", "stats", dlq, "--json")
+	if err != nil {
+		return nil, err
+	}
+	if err := waitDepth(conn, dlq, n, time.Minute); err != nil {
+		return nil, err
+	}
+	file := filepath.Join(b.dir, "export.jsonl")
+	export, exportRSS, err := b.timed(ctx, cfg, "dlq", "export", dlq, "--output", file)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitDepth(conn, dlq, n, time.Minute); err != nil {
+		return nil, err
+	}
+	msgs, err := readExport(file)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) != n {
+		return nil, fmt.Errorf("the export holds %d of %d", len(msgs), n)
+	}
+	if err := purge(conn, dlq); err != nil {
+		return nil, err
+	}
+	imp, importRSS, err := b.timed(ctx, cfg, "dlq", "import", file, "--to", dlq, "--yes", "--json")
+	if err != nil {
+		return nil, err
+	}
+	if err := waitDepth(conn, dlq, n, time.Minute); err != nil {
+		return nil, fmt.Errorf("after the import: %w", err)
+	}
+	if err := purge(conn, dlq); err != nil {
+		return nil, err
+	}
+	b.logf("plain publish-with-confirms loop of %d", n)
+	loop, err := publishConfirmed(ctx, conn, "", dlq, n, confirmWindow, true, func(i int) amqp.Publishing { return msgs[i] })
+	if err != nil {
+		return nil, err
+	}
+	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
+	return []row{
+		versus(fmt.Sprintf("export rate vs dlq stats scan rate, %d dead letters", n), rate(export), rate(scan), fmtRate, &cmp{">=", 0.9}),
+		versus(fmt.Sprintf("import rate vs plain publish-with-confirms loop of the same messages, %d", n), rate(imp), rate(loop), fmtRate, &cmp{">=", 0.9}),
+		absolute(fmt.Sprintf("export resident memory, %d dead letters", n), exportRSS, fmtMiB, "", cmp{"<", 150}),
+		absolute(fmt.Sprintf("import resident memory, %d messages", n), importRSS, fmtMiB, "", cmp{"<", 150}),
+	}, nil
+}
+
+// timed runs warren with args and returns how long it took and its peak
+// resident memory.
+func (b *bench) timed(ctx context.Context, cfg string, args ...string) (time.Duration, float64, error) {
+	b.logf("warren %v", args)
+	cmd := b.warrenCmd(ctx, cfg, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	hwm := watchHWM(cmd.Process.Pid)
+	if err := cmd.Wait(); err != nil {
+		return 0, 0, fmt.Errorf("warren %v: %w: %s", args, err, stderr.Bytes())
+	}
+	took := time.Since(start)
+	return took, <-hwm, nil
+}
+
+// readExport reads an export file's messages as they would be published.
+func readExport(path string) ([]amqp.Publishing, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := dlqfile.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []amqp.Publishing
+	for {
+		m, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		p, err := m.Publishing()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+}
