@@ -23,6 +23,8 @@ type App struct {
 	ReadOnly    bool
 	Operator    string
 	Debug       string
+	// AllContexts starts the dashboard on the fleet view.
+	AllContexts bool
 	// Target is a one-off target from --amqp-url, --management-url and
 	// --username; it overrides the context, or the local broker when
 	// there is no config file.

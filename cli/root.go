@@ -19,8 +19,14 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 		Args:          usageArgs(cobra.NoArgs),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE:          func(*cobra.Command, []string) error { return runTUI(a) },
+		RunE: func(*cobra.Command, []string) error {
+			if a.AllContexts {
+				return RunFleet(a)
+			}
+			return runTUI(a)
+		},
 	}
+	root.Flags().BoolVar(&a.AllContexts, "all-contexts", false, "start on the fleet view: every context of the config on one screen")
 	f := root.PersistentFlags()
 	f.StringVar(&a.ConfigPath, "config", "", "config file (default: ./warren.toml once trusted by warren config trust, "+
 		"then $XDG_CONFIG_HOME/warren/config.toml; with neither, the local broker as guest)")
@@ -43,6 +49,7 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 		newAuditCmd(a),
 		newDemoCmd(a, runTUI),
 		newConfigCmd(a),
+		newFleetCmd(a),
 	)
 	return root
 }

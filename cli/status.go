@@ -39,8 +39,14 @@ func newStatusCmd(a *App) *cobra.Command {
 			if check {
 				return a.runCheck(cmd.Context(), vhost, cmd.Flags().Changed("vhost"), window, all)
 			}
-			if all || cmd.Flags().Changed("window") {
-				return app.Usage(errors.New("--all-contexts and --window go with --check"))
+			if cmd.Flags().Changed("window") {
+				return app.Usage(errors.New("--window goes with --check"))
+			}
+			if all {
+				if !asJSON {
+					return app.Usage(errors.New("--all-contexts lists the fleet with --json (the fleet view is `warren fleet`), or judges it with --check"))
+				}
+				return a.writeFleetJSON(cmd.Context())
 			}
 			s, err := a.fullSnapshot(cmd, vhost)
 			if err != nil {

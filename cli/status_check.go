@@ -184,3 +184,24 @@ func addCheckFlags(cmd *cobra.Command, check *bool, window *time.Duration, all *
 	fl.DurationVar(window, "window", DefaultCheckWindow, "with --check: how long to watch (five reads), since growth is judged over time")
 	fl.BoolVar(all, "all-contexts", false, "with --check: every context of the config, in parallel")
 }
+
+// fleetJSON is `status --all-contexts --json`: a row per context.
+type fleetJSON struct {
+	Contexts []domain.FleetRow `json:"contexts"`
+}
+
+// writeFleetJSON reads every context once, in parallel, and prints a
+// row per context; one that does not answer has its error.
+func (a *App) writeFleetJSON(ctx context.Context) error {
+	fl, err := app.NewFleet(a.fleetSettings())
+	if err != nil {
+		return err
+	}
+	return writeJSON(a.Out, fleetJSON{Contexts: fl.ReadAll(ctx, app.DefaultFleetTimeout)})
+}
+
+// fleetSettings are the settings every context of the fleet is read
+// with: the config, and the management client a test injects.
+func (a *App) fleetSettings() app.Settings {
+	return app.Settings{ConfigPath: a.ConfigPath, NewManagement: a.NewManagement, Err: a.Err}
+}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+
+	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/ui/fleet"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+func newFleetCmd(a *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fleet",
+		Short: "Every context of the config on one screen; enter opens one's dashboard",
+		Long: "One row per context: cluster, version, nodes up, alarms, queues in trouble, dead\n" +
+			"letters and their growth, the deepest DLQ and the oldest dead letter, read in\n" +
+			"parallel with a timeout each, so a context that does not answer says so and\n" +
+			"holds no other back (docs/ARCHITECTURE.md §3.6). For scripts: warren status\n" +
+			"--all-contexts --json, or --check.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return RunFleet(a) },
+	}
+}
+
+// RunFleet shows the fleet view; enter on a context opens its dashboard
+// (with the context switcher, as ever).
+func RunFleet(a *App) error {
+	if !IsTerminal(os.Stdout) || !IsTerminal(os.Stdin) {
+		return app.Usage(errors.New("the fleet view needs a terminal; for scripts use `warren status --all-contexts --json` or `--check`"))
+	}
+	fl, err := app.NewFleet(a.fleetSettings())
+	if err != nil {
+		return err
+	}
+	c, err := a.Factory().Config()
+	if err != nil {
+		return err
+	}
+	a.Factory().TerminalTaken()
+	m := fleet.New(fleet.Options{Reader: fl, Refresh: c.Refresh.Duration, Timeout: app.DefaultFleetTimeout, Styles: styles.Default()})
+	final, err := tea.NewProgram(m, tea.WithAltScreen()).Run()
+	if err != nil {
+		return fmt.Errorf("fleet view: %w", err)
+	}
+	open := final.(*fleet.Model).Open()
+	if open == "" {
+		return nil
+	}
+	a.ContextName, a.f = open, nil
+	return RunDashboard(a)
+}

@@ -1,0 +1,69 @@
+//go:build integration
+
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/testkit"
+)
+
+// The fleet reads both brokers `make services` runs, RabbitMQ 3.10 and
+// 4.3, and a context on a closed port: the two answer with their
+// versions, the third is a row that says it did not, and holds neither
+// back.
+func TestStatusAllContextsJSONReadsTheFleet(t *testing.T) {
+	other := map[string][2]string{ // the broker this pass does not test, as make services runs it
+		"3.10": {"amqp://127.0.0.1:5673/", "http://127.0.0.1:15673"},
+		"4.3":  {"amqp://127.0.0.1:5672/", "http://127.0.0.1:15672"},
+	}[testkit.Broker]
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "warren.toml")
+	t.Setenv("WARREN_FLEET_TEST_PASSWORD", "guest")
+	ctx := func(name, amqp, mgmt, env string) string {
+		return fmt.Sprintf("\n[contexts.%s]\namqp_url = %q\nmanagement_url = %q\nusername = \"guest\"\npassword_env = \"WARREN_FLEET_TEST_PASSWORD\"\nenvironment = %q\naudit = \"file:%s\"\n",
+			name, amqp, mgmt, env, filepath.Join(dir, name+".jsonl"))
+	}
+	text := `current_context = "here"` + "\n" + ctx("here", testAMQP, testMgmt, "prod") + ctx("there", other[0], other[1], "staging") +
+		ctx("down", "amqp://127.0.0.1:1/", "http://127.0.0.1:1", "dev")
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runAction(t, cfg, newStatusCmd, "--all-contexts", "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	var got struct {
+		Contexts []domain.FleetRow `json:"contexts"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	rows := map[string]domain.FleetRow{}
+	for _, r := range got.Contexts {
+		rows[r.Context] = r
+	}
+	versions := map[string]bool{}
+	for _, name := range []string{"here", "there"} {
+		r := rows[name]
+		if r.Err != "" || r.Version == "" || r.Nodes < 1 || r.NodesRunning != r.Nodes || r.ReadAt.IsZero() {
+			t.Errorf("%s: %+v, want the broker read", name, r)
+		}
+		versions[strings.Join(strings.Split(r.Version, ".")[:2], ".")] = true
+	}
+	if !versions["3.10"] || !versions["4.3"] {
+		t.Errorf("versions read %v, want both brokers, 3.10 and 4.3", versions)
+	}
+	if d := rows["down"]; d.Err == "" || d.Version != "" || d.Environment != "dev" {
+		t.Errorf("down: %+v, want a row that says it did not answer", d)
+	}
+	if rows["here"].Environment != "prod" {
+		t.Errorf("here: environment %q", rows["here"].Environment)
+	}
+}

@@ -1,0 +1,36 @@
+package domain
+
+import "time"
+
+// FleetRow is one context of the fleet view and of `status
+// --all-contexts --json` (docs/ARCHITECTURE.md §3.6): its broker at a
+// glance. Err is set, and the rest empty, when the context did not
+// answer within its timeout.
+type FleetRow struct {
+	Context     string `json:"context"`
+	Environment string `json:"environment,omitempty"`
+	Err         string `json:"error,omitempty"`
+
+	Cluster      string `json:"cluster,omitempty"`
+	Version      string `json:"version,omitempty"`
+	NodesRunning int    `json:"nodes_running"`
+	Nodes        int    `json:"nodes"`
+	// Alarms name the nodes down or in a memory or disk alarm.
+	Alarms []string `json:"alarms"`
+	Queues int      `json:"queues"`
+	// InTrouble counts the queues to act on, WorthALook the others to
+	// look at, as the overview judges them.
+	InTrouble  int `json:"in_trouble"`
+	WorthALook int `json:"worth_a_look"`
+	// DLQMessages are the dead letters of every DLQ; Growth how many
+	// more than at the read before (0 on the first).
+	DLQMessages int64 `json:"dlq_messages"`
+	Growth      int64 `json:"dlq_growth"`
+	// DeepestDLQ is the DLQ holding the most, with its depth.
+	DeepestDLQ      string `json:"deepest_dlq,omitempty"`
+	DeepestMessages int64  `json:"deepest_dlq_messages"`
+	// OldestDeadLetter is the timestamp of the oldest DLQ head message
+	// whose publisher set one; nil when none is known.
+	OldestDeadLetter *time.Time `json:"oldest_dead_letter,omitempty"`
+	ReadAt           time.Time  `json:"read_at"`
+}

@@ -1,0 +1,235 @@
+// Package fleet is the fleet view (`warren fleet`, docs/ARCHITECTURE.md
+// §3.6): one row per context of the config — its cluster, version,
+// nodes, alarms, queues in trouble, dead letters and their growth, the
+// deepest DLQ and the oldest dead letter — read in parallel, each within
+// its own timeout, so a context that does not answer is a row that says
+// so and holds no other back. enter opens that context's dashboard.
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
+	"github.com/warrenops/warren/ui/keys"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+// Reader reads every context; *app.Fleet is one.
+type Reader interface {
+	Contexts() []string
+	ReadAll(ctx context.Context, timeout time.Duration) []domain.FleetRow
+}
+
+// Options configure the view.
+type Options struct {
+	Reader  Reader
+	Refresh time.Duration // between two reads; 5 s at least
+	Timeout time.Duration // one context's read
+	Styles  styles.Styles
+	Now     func() time.Time
+}
+
+// Model is the fleet view.
+type Model struct {
+	o       Options
+	rows    []domain.FleetRow
+	cursor  int
+	reading bool
+	seq     int
+	open    string
+	now     time.Time
+	width   int
+	height  int
+	keys    keyMap
+}
+
+type keyMap struct {
+	Up, Down, Open, Refresh, Quit key.Binding
+}
+
+// readMsg is the answer of one read of every context.
+type readMsg struct {
+	seq  int
+	rows []domain.FleetRow
+}
+
+// tickMsg starts the next read.
+type tickMsg struct{ seq int }
+
+// New returns the view; Init starts the first read.
+func New(o Options) *Model {
+	if o.Refresh < 5*time.Second {
+		o.Refresh = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	m := &Model{o: o, keys: keyMap{
+		Up: keys.New("up", "up", "k"), Down: keys.New("down", "down", "j"), Open: keys.New("enter", "open its dashboard"),
+		Refresh: keys.New("r", "read now"), Quit: keys.New("q", "quit", "ctrl+c"),
+	}}
+	for _, n := range o.Reader.Contexts() {
+		m.rows = append(m.rows, domain.FleetRow{Context: n})
+	}
+	return m
+}
+
+// Open is the context whose dashboard the operator chose; "" when the
+// view ended otherwise.
+func (m *Model) Open() string { return m.open }
+
+// Init starts the first read.
+func (m *Model) Init() tea.Cmd { return m.read() }
+
+func (m *Model) read() tea.Cmd {
+	m.seq++
+	m.reading = true
+	seq, r, timeout := m.seq, m.o.Reader, m.o.Timeout
+	return func() tea.Msg { return readMsg{seq: seq, rows: r.ReadAll(context.Background(), timeout)} }
+}
+
+// Update handles keys, reads and ticks.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case readMsg:
+		if msg.seq != m.seq {
+			return m, nil
+		}
+		m.rows, m.reading, m.now = msg.rows, false, m.o.Now()
+		seq := m.seq
+		return m, tea.Tick(m.o.Refresh, func(time.Time) tea.Msg { return tickMsg{seq: seq} })
+	case tickMsg:
+		if msg.seq == m.seq && !m.reading {
+			return m, m.read()
+		}
+	case tea.KeyMsg:
+		switch {
+		case key.Matches(msg, m.keys.Quit):
+			return m, tea.Quit
+		case key.Matches(msg, m.keys.Up):
+			m.cursor = max(m.cursor-1, 0)
+		case key.Matches(msg, m.keys.Down):
+			m.cursor = min(m.cursor+1, len(m.rows)-1)
+		case key.Matches(msg, m.keys.Refresh):
+			if !m.reading {
+				return m, m.read()
+			}
+		case key.Matches(msg, m.keys.Open):
+			if m.cursor < len(m.rows) {
+				m.open = m.rows[m.cursor].Context
+				return m, tea.Quit
+			}
+		}
+	}
+	return m, nil
+}
+
+// columns of the table: header, width.
+var columns = []struct {
+	title string
+	width int
+}{
+	{"CONTEXT", 18}, {"ENV", 8}, {"CLUSTER", 18}, {"VERSION", 8}, {"NODES", 6}, {"TROUBLE", 8}, {"LOOK", 5},
+	{"DLQ MSGS", 9}, {"GROWTH", 7}, {"DEEPEST DLQ", 26}, {"OLDEST", 7},
+}
+
+func cell(s string, w int) string {
+	s = ansi.Truncate(s, w, "…")
+	return s + strings.Repeat(" ", max(w-ansi.StringWidth(s), 0))
+}
+
+// View draws the table, a row per context.
+func (m *Model) View() string {
+	st := m.o.Styles
+	status := fmt.Sprintf("%d contexts · read in parallel every %s, each within %s", len(m.rows), format.Duration(m.o.Refresh), format.Duration(m.o.Timeout))
+	if m.reading {
+		status += " · reading…"
+	}
+	lines := []string{st.Title.Render("warren fleet") + "  " + st.Muted.Render(status)}
+	var head []string
+	for _, c := range columns {
+		head = append(head, cell(c.title, c.width))
+	}
+	lines = append(lines, st.Label.Render("  "+strings.Join(head, " ")))
+	for i, r := range m.rows {
+		line, tone := m.row(r)
+		prefix := "  "
+		if i == m.cursor {
+			prefix = "> "
+			line = st.TableSelected.Render(line)
+		} else {
+			switch tone {
+			case format.ActNow:
+				line = st.Trouble.Render(line)
+			case format.WorthALook:
+				line = st.Warn.Render(line)
+			}
+		}
+		lines = append(lines, prefix+line)
+	}
+	lines = append(lines, "", st.Muted.Render("enter opens that context's dashboard · r reads now · q quits"))
+	if m.width > 0 {
+		for i, l := range lines {
+			lines[i] = ansi.Truncate(l, m.width, "…")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// row is one context's cells and how urgent it is.
+func (m *Model) row(r domain.FleetRow) (string, format.Level) {
+	name := sanitize.Text(r.Context)
+	env := sanitize.Text(r.Environment)
+	if r.Err != "" {
+		return cell(name, columns[0].width) + " " + cell(env, columns[1].width) + " " + "no answer: " + sanitize.Text(r.Err), format.ActNow
+	}
+	if r.ReadAt.IsZero() {
+		return cell(name, columns[0].width) + " " + cell(env, columns[1].width) + " reading…", format.Fine
+	}
+	nodes := fmt.Sprintf("%d/%d", r.NodesRunning, r.Nodes)
+	growth := "—"
+	if r.Growth != 0 {
+		growth = fmt.Sprintf("%+d", r.Growth)
+	}
+	deepest := "—"
+	if r.DeepestDLQ != "" {
+		deepest = fmt.Sprintf("%s %d", sanitize.Text(r.DeepestDLQ), r.DeepestMessages)
+	}
+	oldest := "—"
+	if r.OldestDeadLetter != nil {
+		oldest = format.Duration(m.now.Sub(*r.OldestDeadLetter))
+	}
+	trouble := fmt.Sprint(r.InTrouble)
+	if len(r.Alarms) > 0 {
+		trouble += " !"
+	}
+	cells := []string{name, env, sanitize.Text(r.Cluster), sanitize.Text(r.Version), nodes, trouble, fmt.Sprint(r.WorthALook),
+		fmt.Sprint(r.DLQMessages), growth, deepest, oldest}
+	var parts []string
+	for i, c := range cells {
+		parts = append(parts, cell(c, columns[i].width))
+	}
+	line := strings.Join(parts, " ")
+	if len(r.Alarms) > 0 {
+		line += "  " + sanitize.Text(strings.Join(r.Alarms, "; "))
+	}
+	tone := format.Fine
+	switch {
+	case r.InTrouble > 0 || len(r.Alarms) > 0 || r.NodesRunning < r.Nodes:
+		tone = format.ActNow
+	case r.WorthALook > 0 || r.Growth > 0:
+		tone = format.WorthALook
+	}
+	return line, tone
+}

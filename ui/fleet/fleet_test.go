@@ -1,0 +1,57 @@
+package fleet
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/ui/styles"
+)
+
+type fakeReader struct{ rows []domain.FleetRow }
+
+func (f fakeReader) Contexts() []string {
+	var out []string
+	for _, r := range f.rows {
+		out = append(out, r.Context)
+	}
+	return out
+}
+
+func (f fakeReader) ReadAll(context.Context, time.Duration) []domain.FleetRow { return f.rows }
+
+func TestTheFleetShowsEveryContextAndOpensOne(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	old := now.Add(-90 * time.Minute)
+	r := fakeReader{rows: []domain.FleetRow{
+		{Context: "prod-eu", Environment: "prod", Cluster: "rabbit@eu", Version: "4.3.6", NodesRunning: 3, Nodes: 3, Alarms: []string{},
+			Queues: 40, InTrouble: 1, WorthALook: 2, DLQMessages: 1200, Growth: 37, DeepestDLQ: "/orders.dlq", DeepestMessages: 1100, OldestDeadLetter: &old, ReadAt: now},
+		{Context: "staging", Environment: "staging", Err: "no answer within the timeout: dial tcp 10.0.0.9:15672: i/o timeout"},
+		{Context: "dev\x1b[2J", Cluster: "rabbit@dev", Version: "3.10.8", NodesRunning: 1, Nodes: 1, Alarms: []string{}, ReadAt: now},
+	}}
+	m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Now: func() time.Time { return now }})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 20})
+	msg := m.Init()()
+	if _, cmd := m.Update(msg); cmd == nil {
+		t.Fatal("no next read scheduled")
+	}
+	v := m.View()
+	for _, want := range []string{"warren fleet", "3 contexts", "prod-eu", "rabbit@eu", "4.3.6", "3/3", "1200", "+37", "/orders.dlq 1100", "1h30m",
+		"staging", "no answer: no answer within the timeout", "rabbit@dev", "3.10.8"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the fleet view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "\x1b[2J") {
+		t.Error("a context name drew an escape sequence")
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if m.Open() != "staging" || cmd == nil {
+		t.Fatalf("enter opened %q, want staging and the view to end for it", m.Open())
+	}
+}
