@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,6 +170,91 @@ func TestDlqImportRefusesABadFileAndPublishesNothing(t *testing.T) {
 	for _, args := range [][]string{{good}, {good, "--to", "q", "--exchange", "x"}, {good, "--exchange", "x"}, {good, "--to", "q", "--routing-key", "k"}} {
 		if _, _, err := runAction(t, s.config, newDlqImportCmd, args...); app.ExitCode(err) != app.ExitUsage {
 			t.Errorf("dlq import %v: exit %d, want bad usage", args, app.ExitCode(err))
+		}
+	}
+}
+
+// An import killed mid-way is finished by running it again: what its
+// records say was confirmed is not published twice, the rest goes.
+func TestAnImportKilledMidwayIsFinishedByRunningItAgain(t *testing.T) {
+	const n = 2000
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	file := filepath.Join(t.TempDir(), "orders.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	testkit.Declare(t, s.ch, "target", nil)
+	cmd := exec.Command(os.Args[0], "--config", s.config, "dlq", "import", file, "--to", "target", "--yes", "--rate", "400")
+	cmd.Env = append(os.Environ(), "WARREN_TEST_AS_WARREN=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(time.Minute)
+	for testkit.Depth(t, s.ch, "target") < n/4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the import never reached %d messages; stderr:\n%s", n/4, stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	before := testkit.Depth(t, s.ch, "target")
+	if before >= n {
+		t.Fatalf("the import finished (%d) before it was killed", before)
+	}
+
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--yes")
+	if err != nil {
+		t.Fatalf("the second run: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "not published again") {
+		t.Errorf("the second run did not finish the first: %q", out)
+	}
+	// Every message is in target; one published without a recorded
+	// confirm may be there twice, and the note says how many may.
+	ids := s.countIDs(t, "target")
+	dups := 0
+	for _, c := range ids {
+		dups += c - 1
+	}
+	if len(ids) != n {
+		t.Fatalf("target holds %d distinct messages, want all %d", len(ids), n)
+	}
+	if dups > 0 && !strings.Contains(errOut, "may exist twice") {
+		t.Errorf("%d duplicates and no note of them:\n%s", dups, errOut)
+	}
+	if dups > 2048 {
+		t.Errorf("%d duplicates, more than one confirm window", dups)
+	}
+	// One operation, resumed and finished.
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ops := map[string]map[string]int{}
+	_ = st.Scan(t.Context(), func(r audit.Record) error {
+		if r.Action == "import" {
+			if ops[r.Operation] == nil {
+				ops[r.Operation] = map[string]int{}
+			}
+			ops[r.Operation][r.Outcome]++
+		}
+		return nil
+	})
+	if len(ops) != 1 {
+		t.Fatalf("%d import operations in the audit log, want the one, resumed", len(ops))
+	}
+	for id, c := range ops {
+		if c["intent"] != 1 || c["resumed"] != 1 || c["final"] != 1 {
+			t.Errorf("operation %s: %v, want an intent, a resume and a final record", id, c)
 		}
 	}
 }

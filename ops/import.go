@@ -11,6 +11,8 @@ import (
 	"sort"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlqfile"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
@@ -126,6 +128,17 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		return nil, err
 	}
 	req.Queue = file.header.Queue
+	resume, err := o.resumableImport(ctx, s.Queue.Vhost, file.sha256)
+	if err != nil {
+		return nil, err
+	}
+	if resume != nil {
+		if want, got := resume.Request.To.String(), req.To.String(); want != got {
+			return nil, &actions.RequestError{Err: fmt.Errorf("import %s of this file was interrupted publishing to %s, not %s: run it again with that destination to finish it (it skips what was confirmed)",
+				resume.Op.ID, sanitize.Text(want), sanitize.Text(got))}
+		}
+		req = resume.Request
+	}
 	if file.count > 0 {
 		conn, err := o.c.Dial(s.Queue.Vhost)
 		if err != nil {
@@ -147,14 +160,55 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
 		p.Lines = append(p.Lines, fmt.Sprintf("→ %s: %s", g.Dest, format.Messages(g.Count)))
 	}
+	if resume != nil {
+		p.Operation, p.Twins, p.Unconfirmed = resume.Op.ID, resumeCount(resume.Confirmed), resumeCount(resume.Published)
+		p.Summary = fmt.Sprintf("finish import %s of %s (started %s, interrupted): the %d messages recorded confirmed are not published again, the rest are (%d of them recorded without a confirm, so possibly twice)",
+			resume.Op.ID, sanitize.Text(s.File), resume.Started, p.Twins, p.Unconfirmed)
+	}
 	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
-		return o.runImport(ctx, s.Queue.Vhost, file, req, progress)
+		return o.runImport(ctx, s.Queue.Vhost, file, req, resume, progress)
 	}
 	return p, nil
 }
 
+// resumableImport is the interrupted import of the file whose sha256 is
+// sum into vhost, if the audit log holds one: an intent with that file's
+// sha256 and no final record. Its records say what was confirmed.
+func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.Resumption, error) {
+	st, err := o.AuditStore()
+	if err != nil {
+		return nil, err
+	}
+	var id, queue string
+	finished := map[string]bool{}
+	err = st.Scan(ctx, func(r audit.Record) error {
+		switch {
+		case r.Outcome == domain.OutcomeFinal:
+			finished[r.Operation] = true
+		case r.Outcome == domain.OutcomeIntent && r.Action == actions.ActionImport && r.Vhost == vhost && r.Detail["file_sha256"] == sum:
+			id, queue = r.Operation, r.Queue
+		}
+		return nil
+	})
+	var torn *audit.CorruptError
+	if errors.As(err, &torn) && torn.Partial {
+		err = nil // a killed import's last line: verifiedRecords decides
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
+	}
+	if id == "" || finished[id] {
+		return nil, nil
+	}
+	records, err := o.verifiedRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return actions.ReadResumption(records, vhost, queue, id)
+}
+
 // runImport publishes the checked file, refusing one that changed since.
-func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req actions.Request, progress func(Progress)) (Result, error) {
+func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req actions.Request, resume *actions.Resumption, progress func(Progress)) (Result, error) {
 	if sum, err := fileDigest(file.path); err != nil || sum != file.sha256 {
 		return Result{}, &actions.RequestError{Err: fmt.Errorf("%s changed since it was checked (sha256 %s, now %s %v): nothing was published; import it again", sanitize.Text(file.path), file.sha256, sum, err)}
 	}
@@ -178,7 +232,7 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 		return Result{}, err
 	}
 	defer src.Close()
-	op := actions.Walk{Request: req, Expect: file.count, Limit: file.count, Groups: file.groups,
+	op := actions.Walk{Request: req, Expect: file.count, Limit: file.count, Groups: file.groups, Resume: resume,
 		Detail: map[string]string{"file": file.path, "file_sha256": file.sha256}}
 	report, stop := o.report(progress, nil)
 	res, err := actions.RunWalk(ctx, src, op, env, report)

@@ -80,9 +80,10 @@ func (o *Ops) walkNow(ctx context.Context, t *Target, r actions.Request, limit i
 	return res, err
 }
 
-// resumable reads the audit log for the operation a resume would finish
-// on t: the one named id, else the latest incomplete one.
-func (o *Ops) resumable(ctx context.Context, t *Target, id string) (*actions.Resumption, error) {
+// verifiedRecords reads the audit log once its chain verifies: a resume
+// acts on what the log says, and a log whose chain does not hold may say
+// anything, so nothing moves (docs/ARCHITECTURE.md §4.6).
+func (o *Ops) verifiedRecords(ctx context.Context) ([]audit.Record, error) {
 	st, err := o.AuditStore()
 	if err != nil {
 		return nil, err
@@ -111,6 +112,16 @@ func (o *Ops) resumable(ctx context.Context, t *Target, id string) (*actions.Res
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
+	}
+	return records, nil
+}
+
+// resumable reads the audit log for the operation a resume would finish
+// on t: the one named id, else the latest incomplete one.
+func (o *Ops) resumable(ctx context.Context, t *Target, id string) (*actions.Resumption, error) {
+	records, err := o.verifiedRecords(ctx)
+	if err != nil {
+		return nil, err
 	}
 	r, err := actions.ReadResumption(records, t.Ref.Vhost, t.Ref.Name, id)
 	if err != nil {

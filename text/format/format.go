@@ -160,6 +160,9 @@ func Outcome(action, queue string, c domain.Counts) string {
 	if action == "import" {
 		s = fmt.Sprintf("import %s: %d read from %s, %d confirmed, %d returned, %d nacked, %d unknown",
 			c.Operation, c.Taken, queue, c.Confirmed, c.Returned, c.Nacked, c.Unknown)
+		if c.Deduplicated > 0 {
+			s += fmt.Sprintf(", %d confirmed before the interruption and not published again", c.Deduplicated)
+		}
 		if c.NotSent > 0 {
 			s += fmt.Sprintf(", %d not sent", c.NotSent)
 		}
