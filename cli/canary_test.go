@@ -332,6 +332,33 @@ func TestCanaryHaltsMidRampWhenAStageFails(t *testing.T) {
 	if got := c.acked.Load() + c.rejected.Load(); got != int64(r.Confirmed) {
 		t.Errorf("the consumer took %d copies, want the %d confirmed", got, r.Confirmed)
 	}
+
+	// The fix, then dlq resume: a fresh canary, and the rest goes,
+	// the copies that died in stage 1 with it.
+	c.stop()
+	fixed := s.consume(t, 0, takeEvery)
+	left := n - int(c.acked.Load())
+	out, errOut, err = runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--yes", "--json")
+	if err != nil {
+		t.Fatalf("resume after the mid-ramp halt: %v\n%s", err, errOut)
+	}
+	var rr struct {
+		Operation string               `json:"operation"`
+		Confirmed int                  `json:"confirmed"`
+		Canary    *domain.StageVerdict `json:"canary"`
+		Halted    bool                 `json:"halted"`
+	}
+	if err := json.Unmarshal([]byte(out), &rr); err != nil {
+		t.Fatal(err)
+	}
+	if rr.Operation != r.Operation || rr.Halted || rr.Canary == nil || rr.Canary.Verdict != domain.VerdictPassed || rr.Confirmed != left {
+		t.Fatalf("resume: %+v canary %+v; want %s finished, a passing canary, the %d left published", rr, rr.Canary, r.Operation, left)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
+	testkit.WaitDepth(t, s.ch, "orders", 0)
+	if got := c.acked.Load() + fixed.acked.Load(); got != n {
+		t.Errorf("acked %d in all, want each of the %d once", got, n)
+	}
 }
 
 func TestCanaryWithoutAConsumerGivesNoVerdictAndHalts(t *testing.T) {

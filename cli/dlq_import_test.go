@@ -19,6 +19,7 @@ import (
 
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/sources/dlqfile"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -257,4 +258,62 @@ func TestAnImportKilledMidwayIsFinishedByRunningItAgain(t *testing.T) {
 			t.Errorf("operation %s: %v, want an intent, a resume and a final record", id, c)
 		}
 	}
+}
+
+// A hundred thousand dead letters go round: exported, purged, imported
+// and exported again, the message lines are the same, byte for byte
+// (the harness measures the memory: docs/BENCHMARKS.md).
+func TestAHundredThousandDeadLettersGoRoundUnchanged(t *testing.T) {
+	const n = 100_000
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, func(i int) amqp.Table { return amqp.Table{"event_id": fmt.Sprintf("E-%d", i), "n": int32(i)} })
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first.jsonl.gz"), filepath.Join(dir, "second.jsonl.gz")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", first); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	if _, err := s.ch.QueuePurge("orders.dlq", false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, first, "--to", "orders.dlq", "--yes"); err != nil {
+		t.Fatalf("import: %v\n%s", err, errOut)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", n)
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", second); err != nil {
+		t.Fatalf("second export: %v\n%s", err, errOut)
+	}
+	a, b := messageLines(t, first), messageLines(t, second)
+	if len(a) != n || len(b) != n {
+		t.Fatalf("exports of %d and %d messages, want %d each", len(a), len(b), n)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("message %d changed on its way round:\n%s\n%s", i, a[i], b[i])
+		}
+	}
+}
+
+// messageLines are an export's message lines, as written.
+func messageLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := dlqfile.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for {
+		m, err := r.Next()
+		if err != nil {
+			break
+		}
+		line, _ := json.Marshal(m)
+		out = append(out, string(line))
+	}
+	return out
 }
