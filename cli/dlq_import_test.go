@@ -317,3 +317,74 @@ func messageLines(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// amqplib, as a Node consumer (rascal) reads them, sees the imported
+// messages as it sees the originals: the same body, content type and
+// headers, in the types amqplib reads them in (x-death and the broker's
+// x-first-death-*/x-last-death-* aside: the originals never died).
+func TestAmqplibReadsAnImportedMessageAsTheOriginal(t *testing.T) {
+	const n = 3
+	s := newEmptyActScene(t, "")
+	var msgs []amqp.Publishing
+	for i := range n {
+		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), ContentType: "application/json",
+			Headers: typedHeaders(i), Body: []byte(fmt.Sprintf(`{"id":%d}`, i))})
+	}
+	received := func() map[string]map[string]any {
+		r := testkit.RunRascal(t, s.vhost, "receive", n)
+		out := map[string]map[string]any{}
+		for _, line := range r.Lines {
+			var got struct {
+				Received map[string]any `json:"received"`
+			}
+			if err := json.Unmarshal([]byte(line), &got); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			id, _ := got.Received["id"].(string)
+			out[id] = got.Received
+		}
+		if len(out) != n {
+			t.Fatalf("rascal received %d distinct messages, want %d: %v", len(out), n, r.Lines)
+		}
+		return out
+	}
+	// The originals, straight into orders.
+	for _, m := range msgs {
+		if err := s.ch.Publish("", "orders", false, false, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitDepth(t, s.ch, "orders", n)
+	want := received()
+
+	// The same messages dead-lettered, exported, purged, imported into
+	// orders.
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", msgs)
+	file := filepath.Join(t.TempDir(), "e.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	if _, err := s.ch.QueuePurge("orders.dlq", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "orders", "--yes"); err != nil {
+		t.Fatalf("import: %v\n%s", err, errOut)
+	}
+	testkit.WaitDepth(t, s.ch, "orders", n)
+	got := received()
+	for id, w := range want {
+		g := got[id]
+		if g["body"] != w["body"] || g["contentType"] != w["contentType"] {
+			t.Errorf("%s: amqplib read %v / %v, the original %v / %v", id, g["body"], g["contentType"], w["body"], w["contentType"])
+		}
+		gh, _ := g["headers"].(map[string]any)
+		for k := range gh {
+			if k == "x-death" || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {
+				delete(gh, k)
+			}
+		}
+		if !reflect.DeepEqual(gh, w["headers"]) {
+			t.Errorf("%s: amqplib read the imported headers as\n%v\nthe original's as\n%v", id, gh, w["headers"])
+		}
+	}
+}
