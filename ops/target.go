@@ -103,7 +103,7 @@ const browseAsk = time.Hour
 func consumerTimeout(q domain.Queue, version string, global time.Duration) (timeout time.Duration, why string, ask time.Duration) {
 	timeout, why = global, "the broker's consumer_timeout"
 	if global == config.DefaultConsumerTimeout {
-		why += " (RabbitMQ's default; consumer_timeout in the context when rabbitmq.conf changes it)"
+		why += " (RabbitMQ's default)"
 	}
 	if domain.AtLeast(version, 3, 12) {
 		if ms, ok := q.LimitSetting("consumer-timeout"); ok && ms >= 0 {
