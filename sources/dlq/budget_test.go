@@ -133,3 +133,47 @@ func TestAFeedAsksForNoMoreBytesThanTheBudget(t *testing.T) {
 		t.Errorf("prefetch %d once the bodies were a byte, want it widened to what the budget allows", f.window)
 	}
 }
+
+// A page that keeps its bodies (the dashboard's, which replays them)
+// ends once they reach the budget; the next page holds the rest, in
+// order.
+func TestAPageThatKeepsBodiesEndsAtTheBudget(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	testkit.Declare(t, ch, sceneDLQ, nil)
+	const n, size = 10, 256 << 10
+	var want []string
+	for i := range n {
+		want = append(want, fmtID(i))
+		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i), Body: []byte(strings.Repeat("x", size))})
+	}
+	waitReady(t, conn, sceneDLQ, n)
+	ctx := context.Background()
+	s, err := Open(ctx, conn, classicDLQ(vhost), Options{ByteBudget: 4 * size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []string
+	pages := 0
+	for {
+		p, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if kept := keptBytes(p); kept > 4*size+size {
+			t.Errorf("page %d keeps %d bytes of bodies, want no more than the budget and the message that reached it", pages, kept)
+		}
+		for _, l := range p.Letters {
+			got = append(got, l.MessageID)
+		}
+		if p.End || pages > n {
+			break
+		}
+	}
+	if !slices.Equal(got, want) || pages < 3 {
+		t.Errorf("%d pages held %v, want several pages holding %v in order", pages, got, want)
+	}
+}

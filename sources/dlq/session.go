@@ -290,16 +290,42 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 	// A page is read in parts when the byte budget asks for a smaller
 	// prefetch than the window: the broker sends as many messages as the
 	// prefetch allows at once, whatever their size.
+	// A page whose kept bodies reach the budget ends there, short of the
+	// window: the next page holds the rest (a listing that keeps no
+	// bodies is bounded by the window alone).
 	for !s.end {
 		held := len(page.Letters) + len(page.Refused)
-		if held >= window {
+		kept := keptBytes(page)
+		if held >= window || kept >= s.o.ByteBudget {
 			break
 		}
-		if err := s.readPart(ctx, page, held+min(window-held, s.budgetWindow())); err != nil {
+		// What the budget has left, not only its whole, bounds the part.
+		part := min(window-held, s.budgetWindow(), budgetWindow(s.seen, s.bytes, s.o.ByteBudget-kept+s.avg()))
+		if err := s.readPart(ctx, page, held+part); err != nil {
 			return nil, err
 		}
 	}
 	return s.finish(page), nil
+}
+
+// avg is the mean size of the messages seen; 0 before any.
+func (s *Session) avg() int64 {
+	if s.seen == 0 {
+		return 0
+	}
+	return s.bytes / int64(s.seen)
+}
+
+// keptBytes are the bodies page holds.
+func keptBytes(page *Page) int64 {
+	var n int64
+	for _, l := range page.Letters {
+		n += int64(len(l.Body))
+	}
+	for _, r := range page.Refused {
+		n += int64(len(r.Letter.Body))
+	}
+	return n
 }
 
 // budgetWindow is how many messages fit the byte budget at the sizes
