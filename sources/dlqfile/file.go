@@ -13,6 +13,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -196,6 +197,13 @@ func FromLetter(d domain.DeadLetter) (Message, error) {
 	props, headers, body := d.Properties, d.Headers, d.Body
 	if r := d.Raw; r != nil && r.Body != nil {
 		props, headers, body = r.Properties, r.Headers, r.Body
+	}
+	for name, v := range map[string]string{"content_type": props.ContentType, "content_encoding": props.ContentEncoding,
+		"correlation_id": props.CorrelationID, "reply_to": props.ReplyTo, "expiration": props.Expiration, "message_id": props.MessageID,
+		"type": props.Type, "user_id": props.UserID, "app_id": props.AppID} {
+		if !utf8.ValidString(v) {
+			return Message{}, fmt.Errorf("message %s: its %s is not UTF-8, which an export line cannot keep as it is", d.LogicalID, name)
+		}
 	}
 	h, err := EncodeTable(headers)
 	if err != nil {

@@ -17,7 +17,7 @@ func TestEveryFieldTypeComesBackAsItWent(t *testing.T) {
 	in := amqp.Table{
 		"bool": true, "int8": int8(-8), "uint8": uint8(8), "int16": int16(-16), "uint16": uint16(16),
 		"int32": int32(-32), "uint32": uint32(32), "int64": int64(math.MinInt64), "float32": float32(1.5), "float64": 2.25,
-		"decimal": amqp.Decimal{Scale: 2, Value: 1999}, "bytes": []byte{0, 0xff}, "string": "é\x00",
+		"decimal": amqp.Decimal{Scale: 2, Value: 1999}, "bytes": []byte{0, 0xff}, "string": "é\x00", "not-utf8": "a\xff\xfeb",
 		"timestamp": time.Unix(1700000000, 0).UTC(), "void": nil,
 		"table": amqp.Table{"deeper": amqp.Table{"ok": false}}, "array": []any{"a", int32(2), []any{}},
 	}

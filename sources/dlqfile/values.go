@@ -12,6 +12,7 @@ import (
 	"math"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -28,6 +29,10 @@ type Value struct {
 	// a decimal {"scale": s, "value": v}; a table an object of Values;
 	// an array a list of Values; void null.
 	Value json.RawMessage `json:"value"`
+	// Encoding is "base64" for a string whose bytes are not UTF-8 (AMQP
+	// strings may hold any bytes; JSON text may not): Value is then the
+	// bytes in base64.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // decimal is a decimal's JSON.
@@ -40,6 +45,9 @@ type decimal struct {
 func EncodeTable(t map[string]any) (map[string]Value, error) {
 	out := make(map[string]Value, len(t))
 	for k, v := range t {
+		if !utf8.ValidString(k) {
+			return nil, fmt.Errorf("header name %q is not UTF-8, which an export line cannot keep as it is", k)
+		}
 		ev, err := Encode(v)
 		if err != nil {
 			return nil, fmt.Errorf("header %q: %w", k, err)
@@ -88,6 +96,10 @@ func Encode(v any) (Value, error) {
 		typ, raw = "decimal", decimal{Scale: x.Scale, Value: x.Value}
 	case string:
 		typ = "string"
+		if !utf8.ValidString(x) {
+			b, err := json.Marshal(base64.StdEncoding.EncodeToString([]byte(x)))
+			return Value{Type: typ, Value: b, Encoding: "base64"}, err
+		}
 	case []byte:
 		typ, raw = "bytes", base64.StdEncoding.EncodeToString(x)
 	case time.Time:
@@ -191,7 +203,17 @@ func Decode(v Value) (any, error) {
 		return amqp.Decimal{Scale: x.Scale, Value: x.Value}, nil
 	case "string":
 		var x string
-		return x, into(&x)
+		if err := into(&x); err != nil {
+			return nil, err
+		}
+		if v.Encoding == "base64" {
+			b, err := base64.StdEncoding.DecodeString(x)
+			if err != nil {
+				return nil, fmt.Errorf("string value in base64: %w", err)
+			}
+			return string(b), nil
+		}
+		return x, nil
 	case "bytes":
 		var s string
 		if err := into(&s); err != nil {
