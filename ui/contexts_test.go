@@ -3,8 +3,12 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/warrenops/warren/ui/styles"
 )
 
 func pressAll(m Model, keys ...string) (Model, tea.Cmd) {
@@ -57,5 +61,23 @@ func TestTheContextSwitcherSaysWhenThereIsNoOther(t *testing.T) {
 	m, _ = pressAll(m, "C")
 	if m.picker.open || !strings.Contains(m.View(), "no other context to switch to") {
 		t.Fatalf("one context: %s", m.View())
+	}
+}
+
+// The switcher, driven as a program: C, the list drawn, down and enter,
+// and the program ends with the context chosen.
+func TestTheContextSwitcherEndsTheProgramOnTheChosenContext(t *testing.T) {
+	st := styles.New(true)
+	m := New(wired(Options{Context: "prod-eu", Environment: "prod", Refresh: time.Hour, Styles: &st, Now: fixedNow,
+		Contexts: []ContextChoice{{Name: "prod-eu", Environment: "prod", Current: true}, {Name: "staging", Environment: "staging"}}},
+		&fakeBroker{}, nil, nil))
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("C")})
+	waitFor(t, tm, "staging (staging)")
+	tm.Send(tea.KeyMsg{Type: tea.KeyDown})
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
+	if final.SwitchTo() != "staging" {
+		t.Fatalf("the program ended switching to %q, want staging", final.SwitchTo())
 	}
 }
