@@ -324,7 +324,7 @@ func TestDlqCommandHasEverySubcommand(t *testing.T) {
 		names = append(names, c.Name())
 	}
 	sort.Strings(names)
-	if want := []string{"edit", "groups", "ls", "quarantine", "replay", "resume", "show", "stats"}; !slices.Equal(names, want) {
+	if want := []string{"edit", "export", "groups", "import", "ls", "quarantine", "replay", "resume", "show", "stats"}; !slices.Equal(names, want) {
 		t.Errorf("dlq subcommands %v, want %v", names, want)
 	}
 }

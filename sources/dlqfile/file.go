@@ -107,7 +107,9 @@ func Digest(body []byte) string {
 
 // Encoder writes the lines of one file.
 type Encoder struct {
+	w   io.Writer
 	enc *json.Encoder
+	buf []byte
 }
 
 // NewEncoder writes lines to w; escaping HTML is off, so a body's JSON
@@ -115,7 +117,7 @@ type Encoder struct {
 func NewEncoder(w io.Writer) *Encoder {
 	e := json.NewEncoder(w)
 	e.SetEscapeHTML(false)
-	return &Encoder{enc: e}
+	return &Encoder{w: w, enc: e}
 }
 
 // Header writes the header line.
@@ -124,8 +126,13 @@ func (e *Encoder) Header(h Header) error {
 	return e.enc.Encode(h)
 }
 
-// Message writes one message line.
-func (e *Encoder) Message(m Message) error { return e.enc.Encode(m) }
+// Message writes one message line (line.go: written by hand, as
+// encoding/json would write it).
+func (e *Encoder) Message(m Message) error {
+	e.buf = appendMessage(e.buf[:0], m)
+	_, err := e.w.Write(e.buf)
+	return err
+}
 
 // Gzipped reports a file name that asks for gzip.
 func Gzipped(name string) bool { return strings.HasSuffix(name, ".gz") }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -59,81 +60,61 @@ func EncodeTable(t map[string]any) (map[string]Value, error) {
 
 // Encode gives v its type.
 func Encode(v any) (Value, error) {
-	var typ string
-	var raw any = v
+	if raw, typ, ok := scalar(v); ok {
+		return Value{Type: typ, Value: raw}, nil
+	}
 	switch x := v.(type) {
 	case nil:
-		typ = "void"
-	case bool:
-		typ = "bool"
-	case int8:
-		typ = "int8"
-	case uint8:
-		typ = "uint8"
-	case int16:
-		typ = "int16"
-	case uint16:
-		typ = "uint16"
-	case int32:
-		typ = "int32"
-	case uint32:
-		typ = "uint32"
-	case int64:
-		typ = "int64"
-	case int:
-		typ, raw = "int64", int64(x)
+		return Value{Type: "void", Value: []byte("null")}, nil
 	case float32:
-		typ = "float32"
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return Value{}, fmt.Errorf("float32 %v has no JSON form", x)
 		}
+		b, err := json.Marshal(x)
+		return Value{Type: "float32", Value: b}, err
 	case float64:
-		typ = "float64"
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return Value{}, fmt.Errorf("float64 %v has no JSON form", x)
 		}
+		b, err := json.Marshal(x)
+		return Value{Type: "float64", Value: b}, err
 	case amqp.Decimal:
-		typ, raw = "decimal", decimal{Scale: x.Scale, Value: x.Value}
-	case string:
-		typ = "string"
-		if !utf8.ValidString(x) {
-			b, err := json.Marshal(base64.StdEncoding.EncodeToString([]byte(x)))
-			return Value{Type: typ, Value: b, Encoding: "base64"}, err
-		}
+		b := append([]byte(`{"scale":`), strconv.Itoa(int(x.Scale))...)
+		b = append(append(b, `,"value":`...), strconv.Itoa(int(x.Value))...)
+		return Value{Type: "decimal", Value: append(b, '}')}, nil
+	case string: // not UTF-8: its bytes in base64
+		return Value{Type: "string", Value: appendString(nil, base64.StdEncoding.EncodeToString([]byte(x))), Encoding: "base64"}, nil
 	case []byte:
-		typ, raw = "bytes", base64.StdEncoding.EncodeToString(x)
+		return Value{Type: "bytes", Value: appendString(nil, base64.StdEncoding.EncodeToString(x))}, nil
 	case time.Time:
-		typ, raw = "timestamp", x.UTC().Format(time.RFC3339)
+		return Value{Type: "timestamp", Value: appendString(nil, x.UTC().Format(time.RFC3339))}, nil
 	case amqp.Table:
 		t, err := EncodeTable(x)
 		if err != nil {
 			return Value{}, err
 		}
-		typ, raw = "table", t
+		return Value{Type: "table", Value: appendTable(nil, t)}, nil
 	case map[string]any:
 		t, err := EncodeTable(x)
 		if err != nil {
 			return Value{}, err
 		}
-		typ, raw = "table", t
+		return Value{Type: "table", Value: appendTable(nil, t)}, nil
 	case []any:
-		list := make([]Value, len(x))
+		b := []byte{'['}
 		for i, e := range x {
 			ev, err := Encode(e)
 			if err != nil {
 				return Value{}, fmt.Errorf("[%d]: %w", i, err)
 			}
-			list[i] = ev
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendValue(b, ev)
 		}
-		typ, raw = "array", list
-	default:
-		return Value{}, fmt.Errorf("a value of Go type %T has no AMQP field type", v)
+		return Value{Type: "array", Value: append(b, ']')}, nil
 	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return Value{}, err
-	}
-	return Value{Type: typ, Value: b}, nil
+	return Value{}, fmt.Errorf("a value of Go type %T has no AMQP field type", v)
 }
 
 // DecodeTable reads a table's fields back into the Go client's types.
