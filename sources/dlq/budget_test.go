@@ -4,6 +4,7 @@ package dlq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -176,4 +177,47 @@ func TestAPageThatKeepsBodiesEndsAtTheBudget(t *testing.T) {
 	if !slices.Equal(got, want) || pages < 3 {
 		t.Errorf("%d pages held %v, want several pages holding %v in order", pages, got, want)
 	}
+}
+
+// A session that keeps bodies holds four budgets of them at most: the
+// page after says so, and nothing is lost.
+func TestASessionHoldsNoMoreBodiesThanFourBudgets(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	testkit.Declare(t, ch, sceneDLQ, nil)
+	const n, size = 20, 128 << 10
+	for i := range n {
+		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i), Body: []byte(strings.Repeat("x", size))})
+	}
+	waitReady(t, conn, sceneDLQ, n)
+	ctx := context.Background()
+	s, err := Open(ctx, conn, classicDLQ(vhost), Options{ByteBudget: 2 * size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for range n {
+		p, err := s.Next(ctx)
+		if errors.Is(err, ErrHeldBudget) {
+			if !strings.Contains(err.Error(), "act on what is held, or reopen") {
+				t.Errorf("the refusal does not say what to do: %v", err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		held += len(p.Letters)
+		if p.End {
+			t.Fatalf("the whole queue (%d) was held: the session kept more than four budgets", held)
+		}
+	}
+	if held < 8 || held > 10 {
+		t.Errorf("held %d messages of 128 KiB before the refusal, want four budgets of 256 KiB (8, and the one that reached it)", held)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, conn, sceneDLQ, n)
 }

@@ -278,6 +278,10 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 	case lost != nil:
 		return nil, lost
 	}
+	if held := s.heldBytes(); held >= heldBudget(s.o.ByteBudget) {
+		return nil, fmt.Errorf("%w: the session holds %s of message bodies from %s, and holding more could exhaust memory: act on what is held, or reopen to start again",
+			ErrHeldBudget, humanBytes(held), s.q.Name)
+	}
 	page := &Page{Notes: s.notes, Expected: s.expected}
 	s.notes = nil
 	if s.expected == 0 {
@@ -306,6 +310,34 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 		}
 	}
 	return s.finish(page), nil
+}
+
+// ErrHeldBudget means a session that keeps bodies holds as many as it
+// may: four byte budgets (256 MiB by default). A page reads no more.
+var ErrHeldBudget = errors.New("too many message bodies held")
+
+// heldBudget is the bodies a session may hold across its pages.
+func heldBudget(budget int64) int64 { return 4 * budget }
+
+// heldBytes are the bodies the session holds, acted-on letters aside.
+func (s *Session) heldBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, e := range s.order {
+		if s.holds(e.dl) {
+			n += int64(len(e.dl.Body))
+		}
+	}
+	return n
+}
+
+// humanBytes is n in MiB or KiB.
+func humanBytes(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 // avg is the mean size of the messages seen; 0 before any.
