@@ -52,7 +52,7 @@ func newDlqImportCmd(a *App) *cobra.Command {
 	fl.StringVar(&f.exchange, "exchange", "", "publish to the exchange X instead")
 	fl.StringVar(&f.routingKey, "routing-key", "", "with --exchange: the routing key")
 	fl.BoolVar(&f.originalKey, "original-routing-key", false, "with --exchange: each message's original routing key (from its x-death)")
-	fl.StringVar(&f.rate, "rate", "0", "at most N messages per second (0: unlimited)")
+	fl.StringVar(&f.rate, "rate", "0", "at most N messages per second (0: unlimited), or auto: the destination's consumers' pace")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the file and print the plan; publish nothing")
 	fl.BoolVar(&f.yes, "yes", false, "do not ask; required without a terminal")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
@@ -84,9 +84,12 @@ func (a *App) runDlqImport(ctx context.Context, file string, f importFlags) erro
 	if err != nil {
 		return app.Usage(err)
 	}
-	rate, err := strconv.ParseFloat(strings.TrimSpace(f.rate), 64)
-	if err != nil || rate < 0 {
-		return app.Usage(fmt.Errorf("--rate %q: want a number of messages per second (0: unlimited)", f.rate))
+	var rate float64
+	var staging ops.Staging
+	if r := strings.TrimSpace(f.rate); r == "auto" {
+		staging.RateAuto = true
+	} else if rate, err = strconv.ParseFloat(r, 64); err != nil || rate < 0 {
+		return app.Usage(fmt.Errorf("--rate %q: want a number of messages per second (0: unlimited), or auto", f.rate))
 	}
 	c, err := a.Factory().Config()
 	if err != nil {
@@ -104,7 +107,7 @@ func (a *App) runDlqImport(ctx context.Context, file string, f importFlags) erro
 		fmt.Fprintf(a.Err, "checking %s before anything is published…\n", sanitize.Text(file))
 	}
 	plan, err := o.Plan(ctx, ops.Scope{Action: ops.Import, Queue: domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: file}, File: file,
-		To: to, Rate: rate, DryRun: f.dryRun, Unasked: f.yes && !f.dryRun})
+		To: to, Rate: rate, Staging: staging, DryRun: f.dryRun, Unasked: f.yes && !f.dryRun})
 	if err != nil {
 		return exitFor(err)
 	}

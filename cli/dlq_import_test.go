@@ -388,3 +388,49 @@ func TestAmqplibReadsAnImportedMessageAsTheOriginal(t *testing.T) {
 		}
 	}
 }
+
+// --rate auto paces an import by the destination's consumers, as it
+// paces a replay, and refuses a destination nobody consumes.
+func TestDlqImportAtTheConsumersPace(t *testing.T) {
+	const n = 300
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	file := filepath.Join(t.TempDir(), "orders.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	testkit.Declare(t, s.ch, "target", nil)
+	if _, _, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--rate", "auto", "--yes"); app.ExitCode(err) != app.ExitRefused ||
+		!strings.Contains(err.Error(), "no consumer") {
+		t.Fatalf("--rate auto with nobody consuming: exit %d (%v), want refused", app.ExitCode(err), err)
+	}
+	cons := testkit.Channel(t, testkit.Dial(t, s.vhost))
+	deliveries, err := cons.Consume("target", "", true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int)
+	go func() {
+		c := 0
+		for range deliveries {
+			if c++; c == n {
+				got <- c
+			}
+		}
+	}()
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--rate", "auto", "--yes", "--json")
+	if err != nil {
+		t.Fatalf("import --rate auto: %v\n%s", err, errOut)
+	}
+	var res struct {
+		Confirmed int `json:"confirmed"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Confirmed != n {
+		t.Fatalf("import --rate auto: %q (%v), want %d confirmed", out, err, n)
+	}
+	select {
+	case <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the consumer did not receive every imported message")
+	}
+}

@@ -165,10 +165,21 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		p.Summary = fmt.Sprintf("finish import %s of %s (started %s, interrupted): the %d messages recorded confirmed are not published again, the rest are (%d of them recorded without a confirm, so possibly twice)",
 			resume.Op.ID, sanitize.Text(s.File), resume.Started, p.Twins, p.Unconfirmed)
 	}
+	if s.Staging.RateAuto && file.count > 0 {
+		if err := o.checkPace(ctx, importTarget(s.Queue.Vhost, file), file.groups); err != nil {
+			return nil, err
+		}
+	}
 	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
-		return o.runImport(ctx, s.Queue.Vhost, file, req, resume, progress)
+		return o.runImport(ctx, s.Queue.Vhost, file, req, resume, s.Staging, progress)
 	}
 	return p, nil
+}
+
+// importTarget is what pacing an import needs of its vhost: the pace
+// reads the destinations' depth there.
+func importTarget(vhost string, file *importFile) *Target {
+	return &Target{Ref: domain.QueueRef{Vhost: vhost, Name: file.header.Queue}}
 }
 
 // resumableImport is the interrupted import of the file whose sha256 is
@@ -208,7 +219,7 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 }
 
 // runImport publishes the checked file, refusing one that changed since.
-func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req actions.Request, resume *actions.Resumption, progress func(Progress)) (Result, error) {
+func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req actions.Request, resume *actions.Resumption, st Staging, progress func(Progress)) (Result, error) {
 	if sum, err := fileDigest(file.path); err != nil || sum != file.sha256 {
 		return Result{}, &actions.RequestError{Err: fmt.Errorf("%s changed since it was checked (sha256 %s, now %s %v): nothing was published; import it again", sanitize.Text(file.path), file.sha256, sum, err)}
 	}
@@ -234,7 +245,21 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 	defer src.Close()
 	op := actions.Walk{Request: req, Expect: file.count, Limit: file.count, Groups: file.groups, Resume: resume,
 		Detail: map[string]string{"file": file.path, "file_sha256": file.sha256}}
-	report, stop := o.report(progress, nil)
+	var g *staged
+	if st.RateAuto {
+		// The consumers' pace, as a replay's (no canary: nothing marks
+		// an imported copy).
+		dests := make([]actions.Destination, len(file.groups))
+		for i, gr := range file.groups {
+			dests[i] = gr.Dest
+		}
+		if g, err = o.stage(ctx, importTarget(vhost, file), Staging{RateAuto: true}, "", "", dests); err != nil {
+			return Result{}, err
+		}
+		defer g.Close()
+		op.Gate, op.Staged = g.ramp, Staging{RateAuto: true}.detail()
+	}
+	report, stop := o.report(progress, g)
 	res, err := actions.RunWalk(ctx, src, op, env, report)
 	stop()
 	return result(res), err

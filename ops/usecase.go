@@ -459,6 +459,8 @@ func (o *Ops) stagingRefusal(s Scope) error {
 		what = "--rate auto"
 	}
 	switch {
+	case s.Action == Import && st.Canary == 0:
+		return nil // an import goes at the consumers' pace too
 	case s.Action != Replay:
 		return &actions.RequestError{Err: fmt.Errorf("%s stages a replay: %s publishes without it", what, s.Action)}
 	case s.Held != nil:
