@@ -83,12 +83,46 @@ func TestAHeldSessionGivesItsMessagesBackBeforeTheConsumerTimeout(t *testing.T) 
 	}
 }
 
-func TestOnFourThreeAHeldSessionAsksForALongerConsumerTimeout(t *testing.T) {
-	if !testkit.AtLeast(t, 4, 3) {
-		t.Skip("RabbitMQ 4.3 takes a consumer's own x-consumer-timeout; this broker is older (the test above covers it)")
-	}
+// A quorum queue with a consumer timeout of its own (x-consumer-timeout,
+// 3 s): RabbitMQ 4.3 takes it, and takes a consumer's own over it, so a
+// browse asks for an hour; 3.10 knows neither (3.12 brought the queue's),
+// so warren takes the broker's and asks nothing. Either way the session
+// holds its messages past the queue's 3 s.
+func TestAHeldSessionOnAQueueWithAConsumerTimeoutOfItsOwn(t *testing.T) {
 	args := amqp.Table{"x-queue-type": "quorum", "x-consumer-timeout": int32(3000)}
 	ctx := testCtx(t)
+	if !testkit.AtLeast(t, 4, 3) {
+		vhost, ch := heldScene(t, args, 3)
+		l := newOps(t, &config.Context{Name: "test", Username: "guest", ConsumerTimeout: config.Duration{Duration: config.DefaultConsumerTimeout}})
+		target, err := l.Resolve(ctx, domain.QueueRef{Vhost: vhost, Name: "held.dlq"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := target.Opts; o.AskTimeout != 0 || o.ConsumerTimeout != config.DefaultConsumerTimeout || !strings.Contains(o.TimeoutWhy, "consumer_timeout") {
+			t.Fatalf("resolved %s (%q), ask %s; want the broker's 30m and no ask, since this broker ignores the queue's", o.ConsumerTimeout, o.TimeoutWhy, o.AskTimeout)
+		}
+		s, err := l.Open(ctx, domain.QueueRef{Vhost: vhost, Name: "held.dlq"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-s.Done():
+			t.Fatalf("the session ended past the queue's 3 s on a broker that ignores it: %v", err)
+		case <-time.After(6 * time.Second):
+		}
+		if got := len(s.Letters()); got != 3 {
+			t.Errorf("the session holds %d after 6 s, want 3", got)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitDepth(t, ch, "held.dlq", 3)
+		return
+	}
 
 	// Without asking, the broker takes the held messages after 3 s and
 	// ends the session: what warren did before.
