@@ -63,26 +63,7 @@ func makeCopy(d domain.DeadLetter, s stamp) copyOf {
 		d.Properties, d.Headers, d.Body = r.Properties, r.Headers, r.Body
 	}
 	p := d.Properties
-	out := copyOf{msg: amqp.Publishing{
-		ContentType:     p.ContentType,
-		ContentEncoding: p.ContentEncoding,
-		DeliveryMode:    p.DeliveryMode,
-		Priority:        p.Priority,
-		CorrelationId:   p.CorrelationID,
-		ReplyTo:         p.ReplyTo,
-		MessageId:       p.MessageID,
-		Timestamp:       p.Timestamp,
-		Type:            p.Type,
-		AppId:           p.AppID,
-		Body:            d.Body,
-	}}
-	if p.UserID != "" {
-		if p.UserID == s.connUser {
-			out.msg.UserId = p.UserID
-		} else {
-			out.userIDDropped = p.UserID
-		}
-	}
+	out := publishingOf(p, d.Body, s)
 	if p.Expiration != "" {
 		out.msg.Expiration = remainingTTL(p.Expiration, p.Timestamp, s.at)
 		out.expirationDropped = out.msg.Expiration == ""
@@ -144,21 +125,29 @@ func remainingTTL(expiration string, published, now time.Time) string {
 // nothing of warren's, so an export imported again is the same message.
 // Only a foreign user_id goes (the broker refuses it), and is reported.
 func exactCopy(d domain.DeadLetter, s stamp) copyOf {
-	p := d.Properties
+	out := publishingOf(d.Properties, d.Body, s)
+	out.msg.Headers = amqp.Table(d.Headers)
+	out.msg.Expiration = d.Properties.Expiration
+	return out
+}
+
+// publishingOf is a publishing of body with properties p, but the
+// expiration and the headers, which each kind of copy sets its own way; a
+// user_id the broker would refuse (not the connection's user) is dropped
+// and reported.
+func publishingOf(p domain.Properties, body []byte, s stamp) copyOf {
 	out := copyOf{msg: amqp.Publishing{
-		Headers:         amqp.Table(d.Headers),
 		ContentType:     p.ContentType,
 		ContentEncoding: p.ContentEncoding,
 		DeliveryMode:    p.DeliveryMode,
 		Priority:        p.Priority,
 		CorrelationId:   p.CorrelationID,
 		ReplyTo:         p.ReplyTo,
-		Expiration:      p.Expiration,
 		MessageId:       p.MessageID,
 		Timestamp:       p.Timestamp,
 		Type:            p.Type,
 		AppId:           p.AppID,
-		Body:            d.Body,
+		Body:            body,
 	}}
 	if p.UserID != "" {
 		if p.UserID == s.connUser {
