@@ -258,7 +258,8 @@ func (w *watch) Watch(ctx context.Context, dest actions.Destination) error {
 	return nil
 }
 
-// inboxKnown reports whether an inbox answers for the DLQ's messages.
+// inboxKnown reports whether the DLQ's messages have an inbox (its
+// client opens; a lookup of no IDs asks the database nothing).
 func (w *watch) inboxKnown(ctx context.Context) bool {
 	if w.lookup == nil {
 		return false

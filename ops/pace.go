@@ -75,6 +75,10 @@ type autoPace struct {
 	t    *Target
 	snap *domain.Snapshot
 	conn *amqp.Connection
+	// ch reads the depth; chMu keeps Wait's first read and follow's
+	// apart.
+	chMu sync.Mutex
+	ch   *amqp.Channel
 
 	mu      sync.Mutex
 	queues  []domain.QueueRef
@@ -155,7 +159,7 @@ func (p *autoPace) Wait(ctx context.Context, c actions.Copy) error {
 			}
 		}
 		if len(fresh) > 0 {
-			depth, err := depthOf(p.conn, fresh)
+			depth, err := p.depth(fresh)
 			if err != nil {
 				p.mu.Unlock()
 				return fmt.Errorf("--rate auto: reading the depth of the destination: %w", err)
@@ -200,7 +204,7 @@ func (p *autoPace) follow(last int) {
 			queues, sent, rebase := p.queues, p.sent, p.rebase
 			p.rebase = false
 			p.mu.Unlock()
-			depth, err := depthOf(p.conn, queues)
+			depth, err := p.depth(queues)
 			if err != nil {
 				failures++
 				p.mu.Lock()
@@ -301,17 +305,24 @@ func (p *autoPace) Close() error {
 	return p.conn.Close()
 }
 
-// depthOf is how many messages queues hold ready, summed.
-func depthOf(conn *amqp.Connection, queues []domain.QueueRef) (int, error) {
+// depth is how many messages queues hold ready, summed, read with
+// passive declares on the pacer's own channel: opened once, and again
+// after a declare that failed closed it.
+func (p *autoPace) depth(queues []domain.QueueRef) (int, error) {
+	p.chMu.Lock()
+	defer p.chMu.Unlock()
 	n := 0
 	for _, q := range queues {
-		ch, err := conn.Channel()
-		if err != nil {
-			return 0, err
+		if p.ch == nil || p.ch.IsClosed() {
+			ch, err := p.conn.Channel()
+			if err != nil {
+				return 0, err
+			}
+			p.ch = ch
 		}
-		info, err := ch.QueueDeclarePassive(q.Name, false, false, false, false, nil)
-		_ = ch.Close()
+		info, err := p.ch.QueueDeclarePassive(q.Name, false, false, false, false, nil)
 		if err != nil {
+			p.ch = nil
 			return 0, err
 		}
 		n += info.Messages
