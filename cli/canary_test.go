@@ -175,7 +175,8 @@ var (
 	takeEvery = func(int64) bool { return true }
 )
 
-// stagedJSON is the part of `dlq replay --json` a staged run adds.
+// stagedJSON is the part of `dlq replay --json` (and `dlq resume
+// --json`) a staged run adds.
 type stagedJSON struct {
 	Operation  string                `json:"operation"`
 	Confirmed  int                   `json:"confirmed"`
@@ -258,15 +259,7 @@ func TestCanaryHaltsOnAConsumerThatRejectsThenResumeFinishes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, errOut)
 	}
-	var rr struct {
-		Operation string               `json:"operation"`
-		Confirmed int                  `json:"confirmed"`
-		Canary    *domain.StageVerdict `json:"canary"`
-		Halted    bool                 `json:"halted"`
-	}
-	if err := json.Unmarshal([]byte(out), &rr); err != nil {
-		t.Fatal(err)
-	}
+	rr := decodeStaged(t, out) // resume's --json carries the same fields
 	if rr.Operation != r.Operation || rr.Halted || rr.Canary == nil || rr.Canary.Verdict != domain.VerdictPassed || rr.Confirmed != n {
 		t.Fatalf("resume: %+v canary %+v; want operation %s finished, a passing canary, all %d published", rr, rr.Canary, r.Operation, n)
 	}
@@ -342,15 +335,7 @@ func TestCanaryHaltsMidRampWhenAStageFails(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume after the mid-ramp halt: %v\n%s", err, errOut)
 	}
-	var rr struct {
-		Operation string               `json:"operation"`
-		Confirmed int                  `json:"confirmed"`
-		Canary    *domain.StageVerdict `json:"canary"`
-		Halted    bool                 `json:"halted"`
-	}
-	if err := json.Unmarshal([]byte(out), &rr); err != nil {
-		t.Fatal(err)
-	}
+	rr := decodeStaged(t, out) // resume's --json carries the same fields
 	if rr.Operation != r.Operation || rr.Halted || rr.Canary == nil || rr.Canary.Verdict != domain.VerdictPassed || rr.Confirmed != left {
 		t.Fatalf("resume: %+v canary %+v; want %s finished, a passing canary, the %d left published", rr, rr.Canary, r.Operation, left)
 	}

@@ -63,14 +63,7 @@ func TestDlqExportWritesEveryMessageTypedAndKeepsTheQueue(t *testing.T) {
 		if info, err := os.Stat(out); err != nil || info.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v, mode %v; want a file only its owner reads (bodies may be private)", name, err, info.Mode().Perm())
 		}
-		f, err := os.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := dlqfile.NewReader(f)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		r := openExport(t, out)
 		if h := r.Header; h.Queue != "orders.dlq" || h.Vhost != s.vhost || h.Count != 3 || h.Broker == "" || h.Warren == "" {
 			t.Errorf("%s: header %+v", name, h)
 		}
@@ -99,13 +92,27 @@ func TestDlqExportWritesEveryMessageTypedAndKeepsTheQueue(t *testing.T) {
 		if _, err := r.Next(); err != io.EOF {
 			t.Errorf("%s: after the last message: %v, want EOF", name, err)
 		}
-		f.Close()
 	}
 	// Nothing left the queue, and its order is kept.
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 	if ids := s.messageIDs(t, "orders.dlq", 3); fmt.Sprint(ids) != "[m-0 m-1 m-2]" {
 		t.Errorf("after the exports the DLQ holds %v", ids)
 	}
+}
+
+// openExport reads the export file at path; it closes with the test.
+func openExport(t *testing.T, path string) *dlqfile.Reader {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	r, err := dlqfile.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
 }
 
 // The headers come back with their types on the wire too: the decoded
@@ -117,16 +124,7 @@ func TestAnExportedMessagePublishedAgainKeepsItsHeaderTypes(t *testing.T) {
 	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := dlqfile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := r.Next()
+	m, err := openExport(t, out).Next()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
-	"github.com/warrenops/warren/sources/dlqfile"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -186,26 +183,7 @@ func TestAnImportKilledMidwayIsFinishedByRunningItAgain(t *testing.T) {
 		t.Fatalf("export: %v\n%s", err, errOut)
 	}
 	testkit.Declare(t, s.ch, "target", nil)
-	cmd := exec.Command(os.Args[0], "--config", s.config, "dlq", "import", file, "--to", "target", "--yes", "--rate", "400")
-	cmd.Env = append(os.Environ(), "WARREN_TEST_AS_WARREN=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(time.Minute)
-	for testkit.Depth(t, s.ch, "target") < n/4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the import never reached %d messages; stderr:\n%s", n/4, stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-done
+	s.killMidway(t, "target", n/4, "dlq", "import", file, "--to", "target", "--yes", "--rate", "400")
 	before := testkit.Depth(t, s.ch, "target")
 	if before >= n {
 		t.Fatalf("the import finished (%d) before it was killed", before)
@@ -297,15 +275,7 @@ func TestAHundredThousandDeadLettersGoRoundUnchanged(t *testing.T) {
 // messageLines are an export's message lines, as written.
 func messageLines(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := dlqfile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openExport(t, path)
 	var out []string
 	for {
 		m, err := r.Next()

@@ -54,10 +54,11 @@ func TestDlqResumeAfterSIGKILLMidAuditWriteSetsTheFragmentAside(t *testing.T) {
 	testResumeAfterSIGKILL(t, 5_000, true)
 }
 
-func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
-	s := newEmptyActScene(t, "")
-	s.expire(t, n, nil)
-	cmd := exec.Command(os.Args[0], "--config", s.config, "dlq", "replay", "orders.dlq", "--yes", "--rate", "4000")
+// killMidway runs warren with args in a process of its own and kills it
+// (SIGKILL) once queue holds at messages.
+func (s *actScene) killMidway(t *testing.T, queue string, at int, args ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"--config", s.config}, args...)...)
 	cmd.Env = append(os.Environ(), "WARREN_TEST_AS_WARREN=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -67,9 +68,9 @@ func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	deadline := time.Now().Add(time.Minute)
-	for testkit.Depth(t, s.ch, "orders") < n/4 {
+	for testkit.Depth(t, s.ch, queue) < at {
 		if time.Now().After(deadline) {
-			t.Fatalf("the replay never reached %d messages; stderr:\n%s", n/4, stderr.String())
+			t.Fatalf("warren %v never put %d messages in %s; stderr:\n%s", args, at, queue, stderr.String())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -77,8 +78,14 @@ func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
 		t.Fatal(err)
 	}
 	<-done
+}
+
+func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	s.killMidway(t, "orders", n/4, "dlq", "replay", "orders.dlq", "--yes", "--rate", "4000")
 	// The broker takes back what the killed process held.
-	deadline = time.Now().Add(time.Minute)
+	deadline := time.Now().Add(time.Minute)
 	for testkit.Depth(t, s.ch, "orders")+testkit.Depth(t, s.ch, "orders.dlq") < n {
 		if time.Now().After(deadline) {
 			t.Fatal("the killed process's messages never came back")

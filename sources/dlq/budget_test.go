@@ -16,25 +16,36 @@ import (
 	"github.com/warrenops/warren/testkit"
 )
 
+// budgetScene has the broker dead-letter n messages (msg(i)) into the
+// DLQ of a vhost of its own, by expiry.
+func budgetScene(t *testing.T, n int, msg func(i int) amqp.Publishing) (string, *amqp.Connection) {
+	t.Helper()
+	vhost, conn := testVhost(t)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	testkit.Declare(t, ch, sceneDLQ, nil)
+	for i := range n {
+		publish(t, ch, "", "src", msg(i))
+	}
+	waitReady(t, conn, sceneDLQ, n)
+	return vhost, conn
+}
+
 // A page asks the broker for no more bodies at once than the byte budget
 // allows: one message while none was read, then as many as fit at the
 // sizes seen. Every message still arrives, in order, and a listing that
 // drops bodies keeps each letter's size and the logical ID read from its
 // body.
 func TestAPageAsksForNoMoreBytesThanTheBudget(t *testing.T) {
-	vhost, conn := testVhost(t)
-	ch := testkit.Channel(t, conn)
-	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
-	testkit.Declare(t, ch, sceneDLQ, nil)
 	const n, size = 10, 256 << 10
 	var want []string
 	for i := range n {
-		id := fmtID(i)
-		want = append(want, id)
-		body := fmt.Sprintf(`{"id":%q,"pad":%q}`, id, strings.Repeat("x", size))
-		publish(t, ch, "", "src", amqp.Publishing{MessageId: "m-" + id, Body: []byte(body)})
+		want = append(want, fmtID(i))
 	}
-	waitReady(t, conn, sceneDLQ, n)
+	vhost, conn := budgetScene(t, n, func(i int) amqp.Publishing {
+		id := fmtID(i)
+		return amqp.Publishing{MessageId: "m-" + id, Body: []byte(fmt.Sprintf(`{"id":%q,"pad":%q}`, id, strings.Repeat("x", size)))}
+	})
 
 	ctx := context.Background()
 	s, err := Open(ctx, conn, classicDLQ(vhost), Options{LogicalID: "json:id", ByteBudget: 5 * size, KeepBody: func(domain.DeadLetter) bool { return false }})
@@ -66,19 +77,14 @@ func TestAPageAsksForNoMoreBytesThanTheBudget(t *testing.T) {
 // than the byte budget allows, and still takes every message in order,
 // widening its prefetch as the bodies seen get smaller.
 func TestAFeedAsksForNoMoreBytesThanTheBudget(t *testing.T) {
-	vhost, conn := testVhost(t)
-	ch := testkit.Channel(t, conn)
-	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
-	testkit.Declare(t, ch, sceneDLQ, nil)
 	const big, small, size = 8, 40, 256 << 10
-	for i := range big + small {
+	vhost, conn := budgetScene(t, big+small, func(i int) amqp.Publishing {
 		pad := "x"
 		if i < big {
 			pad = strings.Repeat("x", size)
 		}
-		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i), Body: []byte(pad)})
-	}
-	waitReady(t, conn, sceneDLQ, big+small)
+		return amqp.Publishing{MessageId: fmtID(i), Body: []byte(pad)}
+	})
 
 	ctx := context.Background()
 	f, err := OpenFeed(conn, classicDLQ(vhost), Options{ByteBudget: 4 * size}, big+small, 0)
@@ -139,17 +145,14 @@ func TestAFeedAsksForNoMoreBytesThanTheBudget(t *testing.T) {
 // ends once they reach the budget; the next page holds the rest, in
 // order.
 func TestAPageThatKeepsBodiesEndsAtTheBudget(t *testing.T) {
-	vhost, conn := testVhost(t)
-	ch := testkit.Channel(t, conn)
-	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
-	testkit.Declare(t, ch, sceneDLQ, nil)
 	const n, size = 10, 256 << 10
 	var want []string
 	for i := range n {
 		want = append(want, fmtID(i))
-		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i), Body: []byte(strings.Repeat("x", size))})
 	}
-	waitReady(t, conn, sceneDLQ, n)
+	vhost, conn := budgetScene(t, n, func(i int) amqp.Publishing {
+		return amqp.Publishing{MessageId: fmtID(i), Body: []byte(strings.Repeat("x", size))}
+	})
 	ctx := context.Background()
 	s, err := Open(ctx, conn, classicDLQ(vhost), Options{ByteBudget: 4 * size})
 	if err != nil {
@@ -182,15 +185,10 @@ func TestAPageThatKeepsBodiesEndsAtTheBudget(t *testing.T) {
 // A session that keeps bodies holds four budgets of them at most: the
 // page after says so, and nothing is lost.
 func TestASessionHoldsNoMoreBodiesThanFourBudgets(t *testing.T) {
-	vhost, conn := testVhost(t)
-	ch := testkit.Channel(t, conn)
-	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
-	testkit.Declare(t, ch, sceneDLQ, nil)
 	const n, size = 20, 128 << 10
-	for i := range n {
-		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i), Body: []byte(strings.Repeat("x", size))})
-	}
-	waitReady(t, conn, sceneDLQ, n)
+	vhost, conn := budgetScene(t, n, func(i int) amqp.Publishing {
+		return amqp.Publishing{MessageId: fmtID(i), Body: []byte(strings.Repeat("x", size))}
+	})
 	ctx := context.Background()
 	s, err := Open(ctx, conn, classicDLQ(vhost), Options{ByteBudget: 2 * size})
 	if err != nil {

@@ -32,7 +32,8 @@ func (b *bench) canary() ([]row, error) {
 }
 
 // stagedScene is a vhost where orders dead-letters through orders.dlx
-// into orders.dlq, which holds n rejected messages.
+// into orders.dlq, which holds n rejected messages, and warren's config
+// for it.
 func (b *bench) stagedScene(ctx context.Context, name string, n int) (string, *amqp.Connection, func(), error) {
 	vh, conn, release, err := b.openVhost(name)
 	if err != nil {
@@ -63,7 +64,11 @@ func (b *bench) stagedScene(ctx context.Context, name string, n int) (string, *a
 	if err := fillByReject(ctx, conn, "orders", "orders.dlq", n, 0); err != nil {
 		return fail(err)
 	}
-	return vh, conn, release, nil
+	cfg, err := b.writeConfig(vh, "")
+	if err != nil {
+		return fail(err)
+	}
+	return cfg, conn, release, nil
 }
 
 // consumeOrders takes from orders until ctx ends: every is the time
@@ -145,15 +150,11 @@ func (b *bench) stagedReplay(ctx context.Context, cfg string, args ...string) (s
 func (b *bench) canaryHalt(n int) ([]row, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	vh, conn, release, err := b.stagedScene(ctx, "canary", n)
+	cfg, conn, release, err := b.stagedScene(ctx, "canary", n)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	cfg, err := b.writeConfig(vh, "")
-	if err != nil {
-		return nil, err
-	}
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	died, err := consumeOrders(cctx, conn, 0, true)
@@ -178,15 +179,11 @@ func (b *bench) canaryHalt(n int) ([]row, error) {
 func (b *bench) paced(n, perSec int) ([]row, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	vh, conn, release, err := b.stagedScene(ctx, "paced", n)
+	cfg, conn, release, err := b.stagedScene(ctx, "paced", n)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	cfg, err := b.writeConfig(vh, "")
-	if err != nil {
-		return nil, err
-	}
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	acked, err := consumeOrders(cctx, conn, time.Second/time.Duration(perSec), false)
