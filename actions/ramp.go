@@ -200,7 +200,9 @@ func (r *Ramp) Admit(ctx context.Context, c Copy) error {
 		r.next()
 	}
 	if f := r.stageFailures(); len(r.ids) > 0 && f > r.allowed(max(len(r.ids), min(haltSample, r.stageSizeOr(haltSample)))) {
-		v := r.verdict(f, 0, false, domain.VerdictHalted, "")
+		// What the inbox says of the stage so far, for the record.
+		applied, known := r.Watch.Applied(ctx, r.ids)
+		v := r.verdict(f, r.occurrences(applied), known, domain.VerdictHalted, "")
 		_ = r.record(v)
 		return r.halt(v)
 	}

@@ -42,7 +42,7 @@ const (
 
 // MessageOutcomes lists the per-message outcomes in display order.
 var MessageOutcomes = []string{
-	OutcomeConfirmed, OutcomeReturned, OutcomeNacked, OutcomeUnknown, OutcomeSkippedApplied, OutcomeDeduplicated,
+	OutcomeConfirmed, OutcomeReturned, OutcomeNacked, OutcomeUnknown, OutcomeNotSent, OutcomeSkippedApplied, OutcomeDeduplicated,
 }
 
 // OperationSummary is one operation as audit tail and the audit screen show

@@ -30,7 +30,11 @@ func (m Model) SwitchTo() string { return m.switchTo }
 
 // openPicker shows the contexts, the current one under the cursor.
 func (m Model) openPicker() (tea.Model, tea.Cmd) {
-	if len(m.o.Contexts) < 2 {
+	switch len(m.o.Contexts) {
+	case 0:
+		m.footer = footer{text: "no contexts to switch to: no config file is read (warren config init writes one)", isErr: true}
+		return m, nil
+	case 1:
 		m.footer = footer{text: "no other context to switch to: the config defines one (warren config init --context NAME adds one)", isErr: true}
 		return m, nil
 	}

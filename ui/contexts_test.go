@@ -62,6 +62,11 @@ func TestTheContextSwitcherSaysWhenThereIsNoOther(t *testing.T) {
 	if m.picker.open || !strings.Contains(m.View(), "no other context to switch to") {
 		t.Fatalf("one context: %s", m.View())
 	}
+	m = newRoot(Options{Context: "local broker", NoConfig: true})
+	m, _ = pressAll(m, "C")
+	if m.picker.open || !strings.Contains(m.View(), "no config file is read") {
+		t.Fatalf("no config: %s", m.View())
+	}
 }
 
 // The switcher, driven as a program: C, the list drawn, down and enter,
