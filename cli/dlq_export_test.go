@@ -72,13 +72,10 @@ func TestDlqExportWritesEveryMessageTypedAndKeepsTheQueue(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: message %d: %v", name, i, err)
 			}
-			p, err := m.Publishing()
-			if err != nil {
-				t.Fatalf("%s: message %d: %v", name, i, err)
-			}
+			p := m.Publishing
 			if !bytes.Equal(p.Body, bodies[i]) || p.MessageId != msgs[i].MessageId || p.Priority != 3 || p.DeliveryMode != 2 ||
 				!p.Timestamp.Equal(msgs[i].Timestamp) || p.AppId != "app" || m.LogicalID == "" || m.Reason != "rejected" || m.OriginQueue != "orders" {
-				t.Errorf("%s: message %d read back as %+v (line %+v)", name, i, p.MessageId, m.Properties)
+				t.Errorf("%s: message %d read back as %+v", name, i, m)
 			}
 			for k, want := range typedHeaders(i) {
 				if got := p.Headers[k]; !reflect.DeepEqual(got, want) {
@@ -128,10 +125,7 @@ func TestAnExportedMessagePublishedAgainKeepsItsHeaderTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Publishing()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := m.Publishing
 	testkit.Declare(t, s.ch, "again", nil)
 	if err := s.ch.PublishWithContext(context.Background(), "", "again", false, false, p); err != nil {
 		t.Fatal(err)

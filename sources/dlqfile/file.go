@@ -3,7 +3,6 @@ package dlqfile
 import (
 	"bufio"
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/domain"
 )
@@ -72,33 +69,6 @@ type Message struct {
 	BodySHA256  string           `json:"body_sha256"`
 }
 
-// Publishing is m as it is published again: its properties, its headers
-// in their types, its body.
-func (m Message) Publishing() (amqp.Publishing, error) {
-	h, err := DecodeTable(m.Headers)
-	if err != nil {
-		return amqp.Publishing{}, err
-	}
-	body, err := base64.StdEncoding.DecodeString(m.Body)
-	if err != nil {
-		return amqp.Publishing{}, fmt.Errorf("body_base64: %w", err)
-	}
-	if got := Digest(body); got != m.BodySHA256 {
-		return amqp.Publishing{}, fmt.Errorf("body sha256 %s, the line says %s: the body was changed", got, m.BodySHA256)
-	}
-	p := m.Properties
-	out := amqp.Publishing{Headers: h, ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
-		Priority: p.Priority, CorrelationId: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageId: p.MessageID,
-		Type: p.Type, UserId: p.UserID, AppId: p.AppID, Body: body}
-	if p.Timestamp != nil {
-		out.Timestamp = *p.Timestamp
-	}
-	if len(out.Headers) == 0 {
-		out.Headers = nil
-	}
-	return out, nil
-}
-
 // Digest is a body's sha256, in hex.
 func Digest(body []byte) string {
 	s := sha256.Sum256(body)
@@ -140,6 +110,7 @@ func Gzipped(name string) bool { return strings.HasSuffix(name, ".gz") }
 // Reader reads a file line by line, gzip or not.
 type Reader struct {
 	sc     *bufio.Scanner
+	lines  lineReader
 	line   int
 	Header Header
 }
@@ -160,7 +131,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		br = bufio.NewReader(gz)
 	}
 	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 1<<20), maxLine)
 	rd := &Reader{sc: sc}
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
@@ -178,21 +149,21 @@ func NewReader(r io.Reader) (*Reader, error) {
 	return rd, nil
 }
 
-// Next reads the next message; io.EOF after the last. An error names
-// the line.
-func (r *Reader) Next() (Message, error) {
+// Next reads the next message, its body checked against its sha256;
+// io.EOF after the last. An error names the line.
+func (r *Reader) Next() (Entry, error) {
 	if !r.sc.Scan() {
 		if err := r.sc.Err(); err != nil {
-			return Message{}, fmt.Errorf("line %d: %w", r.line+1, err)
+			return Entry{}, fmt.Errorf("line %d: %w", r.line+1, err)
 		}
-		return Message{}, io.EOF
+		return Entry{}, io.EOF
 	}
 	r.line++
-	var m Message
-	if err := json.Unmarshal(r.sc.Bytes(), &m); err != nil {
-		return Message{}, fmt.Errorf("line %d: not a message line: %w", r.line, err)
+	e, err := r.lines.entry(r.sc.Bytes())
+	if err != nil {
+		return Entry{}, fmt.Errorf("line %d: %w", r.line, err)
 	}
-	return m, nil
+	return e, nil
 }
 
 // Line is the number of the line read last.
@@ -231,157 +202,19 @@ func FromLetter(d domain.DeadLetter) (Message, error) {
 	return m, nil
 }
 
-// Letter is m as the operation engine takes it: the message as it was
-// delivered (properties, typed headers, body, checked against its
-// sha256), with the logical ID and original route the export read.
-func (m Message) Letter() (domain.DeadLetter, error) {
-	p, err := m.Publishing()
-	if err != nil {
-		return domain.DeadLetter{}, err
-	}
+// Letter is e as the operation engine takes it: the message as it was
+// delivered, with the logical ID and original route the export read.
+func (e Entry) Letter() domain.DeadLetter {
+	p := e.Publishing
 	d := domain.DeadLetter{
-		MessageID: p.MessageId, LogicalID: m.LogicalID, Reason: m.Reason, OriginQueue: m.OriginQueue, OriginExchange: m.Exchange,
-		Group: m.Group, Headers: map[string]any(p.Headers), Body: p.Body, Size: len(p.Body), DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
+		MessageID: p.MessageId, LogicalID: e.LogicalID, Reason: e.Reason, OriginQueue: e.OriginQueue, OriginExchange: e.Exchange,
+		Group: e.Group, Headers: map[string]any(p.Headers), Body: p.Body, Size: len(p.Body), DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
 		Properties: domain.Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
 			Priority: p.Priority, CorrelationID: p.CorrelationId, ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageID: p.MessageId,
 			Timestamp: p.Timestamp, Type: p.Type, UserID: p.UserId, AppID: p.AppId},
 	}
-	if m.RoutingKey != "" {
-		d.RoutingKeys = []string{m.RoutingKey}
+	if e.RoutingKey != "" {
+		d.RoutingKeys = []string{e.RoutingKey}
 	}
-	return d, nil
-}
-
-// Source feeds an export file's messages to an import, in order: the
-// operation engine's source, where nothing is acked or returned (the
-// file keeps every message). A goroutine reads and decodes pages ahead,
-// so decoding overlaps the publishing of the page before.
-type Source struct {
-	header Header
-	closer io.Closer
-	pages  chan sourcePage
-	stop   chan struct{}
-	done   chan struct{}
-	last   *sourcePage // what the previous Next left of its page
-}
-
-// sourcePage is a page decoded ahead, or the error that ended the file.
-type sourcePage struct {
-	letters []domain.DeadLetter
-	err     error
-	end     bool
-}
-
-// readAhead is the page a Source decodes ahead, and how many it keeps.
-const (
-	readAhead  = 512
-	pagesAhead = 2
-)
-
-// NewSource reads the file r; closer, when set, is closed by Close.
-func NewSource(r io.Reader, closer io.Closer) (*Source, error) {
-	rd, err := NewReader(r)
-	if err != nil {
-		return nil, err
-	}
-	s := &Source{header: rd.Header, closer: closer, pages: make(chan sourcePage, pagesAhead),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go s.read(rd)
-	return s, nil
-}
-
-// read decodes the file page by page until it ends or the source closes.
-func (s *Source) read(rd *Reader) {
-	defer close(s.done)
-	defer close(s.pages)
-	taken := 0
-	for {
-		var pg sourcePage
-		for len(pg.letters) < readAhead {
-			m, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				pg.end = true
-				break
-			}
-			if err != nil {
-				pg.err = err
-				break
-			}
-			d, err := m.Letter()
-			if err != nil {
-				pg.err = fmt.Errorf("line %d: %w", rd.Line(), err)
-				break
-			}
-			d.Position = taken
-			taken++
-			pg.letters = append(pg.letters, d)
-		}
-		select {
-		case s.pages <- pg:
-		case <-s.stop:
-			return
-		}
-		if pg.end || pg.err != nil {
-			return
-		}
-	}
-}
-
-// Header is the file's header line.
-func (s *Source) Header() Header { return s.header }
-
-// Next hands out up to n more messages; end is set after the last.
-func (s *Source) Next(ctx context.Context, n int) ([]domain.DeadLetter, bool, error) {
-	var out []domain.DeadLetter
-	for len(out) < n {
-		if s.last == nil {
-			select {
-			case pg, ok := <-s.pages:
-				if !ok {
-					return out, true, nil
-				}
-				s.last = &pg
-			case <-ctx.Done():
-				return out, true, ctx.Err()
-			}
-		}
-		pg := s.last
-		k := min(n-len(out), len(pg.letters))
-		out = append(out, pg.letters[:k]...)
-		pg.letters = pg.letters[k:]
-		if len(pg.letters) > 0 {
-			return out, false, nil
-		}
-		s.last = nil
-		if pg.err != nil {
-			return out, true, pg.err
-		}
-		if pg.end {
-			return out, true, nil
-		}
-	}
-	return out, false, nil
-}
-
-// Keep, Ack, AckAll and Sync have nothing to do: the file keeps every
-// message.
-func (s *Source) Keep(int)              {}
-func (s *Source) Ack(uint64) error      { return nil }
-func (s *Source) AckAll([]uint64) error { return nil }
-func (s *Source) Sync() error           { return nil }
-
-// Close stops reading ahead and closes the file.
-func (s *Source) Close() error {
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
-	<-s.done
-	if s.closer == nil {
-		return nil
-	}
-	c := s.closer
-	s.closer = nil
-	return c.Close()
+	return d
 }

@@ -3,45 +3,15 @@ package dlqfile
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"fmt"
 	"io"
-	"math"
-	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenops/warren/domain"
 )
-
-func TestEveryFieldTypeComesBackAsItWent(t *testing.T) {
-	in := amqp.Table{
-		"bool": true, "int8": int8(-8), "uint8": uint8(8), "int16": int16(-16), "uint16": uint16(16),
-		"int32": int32(-32), "uint32": uint32(32), "int64": int64(math.MinInt64), "float32": float32(1.5), "float64": 2.25,
-		"decimal": amqp.Decimal{Scale: 2, Value: 1999}, "bytes": []byte{0, 0xff}, "string": "é\x00", "not-utf8": "a\xff\xfeb",
-		"timestamp": time.Unix(1700000000, 0).UTC(), "void": nil,
-		"table": amqp.Table{"deeper": amqp.Table{"ok": false}}, "array": []any{"a", int32(2), []any{}},
-	}
-	enc, err := EncodeTable(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := DecodeTable(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(out, in) {
-		t.Errorf("came back as %#v\nwant %#v", out, in)
-	}
-	if _, err := Encode(math.NaN()); err == nil {
-		t.Error("NaN encoded: JSON has no form for it")
-	}
-	if _, err := Decode(Value{Type: "uuid", Value: []byte(`"x"`)}); err == nil || !strings.Contains(err.Error(), "uuid") {
-		t.Errorf("an unknown type: %v", err)
-	}
-	if _, err := Decode(Value{Type: "int8", Value: []byte(`300`)}); err == nil {
-		t.Error("300 read as an int8")
-	}
-}
 
 func TestAReaderRefusesWhatIsNotAnExportAndNamesTheLine(t *testing.T) {
 	for _, text := range []string{"", "{}\n", `{"format":"other"}` + "\n", `{"format":"warren-dlq-export","version":9}` + "\n"} {
@@ -70,20 +40,98 @@ func TestAReaderRefusesWhatIsNotAnExportAndNamesTheLine(t *testing.T) {
 		t.Fatalf("a gzipped export: %v", err)
 	}
 	first, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || string(first.Publishing.Body) != "body" || first.LogicalID != "E-1" {
+		t.Errorf("line 2: %v %+v", err, first)
 	}
-	if p, err := first.Publishing(); err != nil || string(p.Body) != "body" {
-		t.Errorf("line 2: %v %q", err, p.Body)
-	}
-	second, _ := r.Next()
-	if _, err := second.Publishing(); err == nil || !strings.Contains(err.Error(), "changed") {
-		t.Errorf("a body whose sha256 does not match: %v", err)
+	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "line 3: body sha256") || !strings.Contains(err.Error(), "changed") {
+		t.Errorf("a body whose sha256 does not match: %v, want it named with its line", err)
 	}
 	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "line 4") {
 		t.Errorf("a line that does not parse: %v, want it named", err)
 	}
 	if _, err := r.Next(); err != io.EOF {
 		t.Errorf("after the last line: %v", err)
+	}
+}
+
+// Large bodies are decoded and handed out a few at a time: a page holds
+// the messages of about pageBytes of lines, not pageLines of them.
+func TestASourceHoldsLargeMessagesAFewAtATime(t *testing.T) {
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	const n, size = 24, 1 << 20
+	if err := e.Header(Header{Queue: "q", Count: n}); err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte{0xfe}, size)
+	for i := range n {
+		m := Message{LogicalID: fmt.Sprint("E-", i), Body: base64.StdEncoding.EncodeToString(body), BodySHA256: Digest(body)}
+		if err := e.Message(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := NewSource(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got := 0
+	for end := false; !end; {
+		var letters []domain.DeadLetter
+		letters, end, err = src.Next(context.Background(), pageLines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held := len(letters) * size; held > pageBytes {
+			t.Fatalf("a page of %d MiB of bodies; want at most %d MiB", held>>20, pageBytes>>20)
+		}
+		for _, d := range letters {
+			if d.LogicalID != fmt.Sprint("E-", got) || d.Position != got || !bytes.Equal(d.Body, body) {
+				t.Fatalf("message %d read as %s at %d", got, d.LogicalID, d.Position)
+			}
+			got++
+		}
+	}
+	if got != n {
+		t.Errorf("%d messages handed out of %d", got, n)
+	}
+}
+
+// A line that is refused ends the file at that line, after every line
+// before it, however the lines were shared out to be decoded.
+func TestASourceStopsAtTheFirstLineRefused(t *testing.T) {
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	const n, bad = 5000, 3333
+	if err := e.Header(Header{Queue: "q", Count: n}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		m := Message{LogicalID: fmt.Sprint("E-", i), Body: "Ym9keQ==", BodySHA256: Digest([]byte("body"))}
+		if i == bad || i == bad+700 {
+			m.BodySHA256 = Digest([]byte("other"))
+		}
+		if err := e.Message(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := NewSource(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got := 0
+	for {
+		letters, end, err := src.Next(context.Background(), 100)
+		got += len(letters)
+		if err != nil {
+			if want := fmt.Sprintf("line %d: body sha256", bad+2); !strings.Contains(err.Error(), want) || got != bad {
+				t.Fatalf("%v after %d messages; want %q after %d", err, got, want, bad)
+			}
+			return
+		}
+		if end {
+			t.Fatalf("the file ended after %d messages with no error", got)
+		}
 	}
 }

@@ -127,10 +127,6 @@ func readExport(path string) ([]amqp.Publishing, error) {
 			}
 			return out, err
 		}
-		p, err := m.Publishing()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
+		out = append(out, m.Publishing)
 	}
 }

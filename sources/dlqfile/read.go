@@ -1,0 +1,561 @@
+package dlqfile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// A message line is read in one pass over its tokens (jsontext), each
+// header straight into the Go client's type for it: an import reads its
+// file twice (checked whole, then published), and encoding/json's
+// reflection, with a second decode for every nested value, cost it more
+// than the publishing. The reading is strict where the writer is: a
+// name the format does not define, a name given twice, text that is not
+// UTF-8, a typed value that is null are refused, naming what was wrong,
+// since no warren wrote them. Whatever it accepts, encoding/json reads
+// the same (read_test.go holds the two equal).
+
+// Entry is a message line read back: the message as it is published
+// again (properties, headers in their types, the body checked against
+// its sha256), and what the export read of it.
+type Entry struct {
+	LogicalID   string
+	Group       string
+	Reason      string
+	OriginQueue string
+	Exchange    string // the original exchange (x-death)
+	RoutingKey  string // the original routing key (x-death)
+	Publishing  amqp.Publishing
+}
+
+// lineReader decodes message lines; one serves a whole file.
+type lineReader struct {
+	dec jsontext.Decoder
+}
+
+// entry decodes one message line.
+func (lr *lineReader) entry(line []byte) (Entry, error) {
+	lr.dec.Reset(bytes.NewBuffer(line)) // read in place, not copied
+	e, body, sum, err := lr.message()
+	if err != nil {
+		return Entry{}, fmt.Errorf("not a message line: %w", err)
+	}
+	if _, err := lr.dec.ReadToken(); err != io.EOF {
+		return Entry{}, errors.New("not a message line: more than one JSON value on the line")
+	}
+	if sum == nil {
+		return Entry{}, errors.New("no body_sha256: a message line carries its body's sha256")
+	}
+	if got := sha256.Sum256(body); hex.EncodeToString(got[:]) != *sum {
+		return Entry{}, fmt.Errorf("body sha256 %x, the line says %s: the body was changed", got, *sum)
+	}
+	e.Publishing.Body = body
+	if len(e.Publishing.Headers) == 0 {
+		e.Publishing.Headers = nil
+	}
+	return e, nil
+}
+
+// message reads the line's object: the entry, its body, and the sha256
+// the line gives it (nil when it gives none).
+func (lr *lineReader) message() (e Entry, body []byte, sum *string, err error) {
+	if err := lr.open(""); err != nil {
+		return e, nil, nil, err
+	}
+	for {
+		name, more, err := lr.name()
+		if err != nil || !more {
+			return e, body, sum, err
+		}
+		switch string(name) {
+		case "logical_id":
+			e.LogicalID, err = lr.text("logical_id")
+		case "group":
+			e.Group, err = lr.text("group")
+		case "reason":
+			e.Reason, err = lr.text("reason")
+		case "origin_queue":
+			e.OriginQueue, err = lr.text("origin_queue")
+		case "exchange":
+			e.Exchange, err = lr.text("exchange")
+		case "routing_key":
+			e.RoutingKey, err = lr.text("routing_key")
+		case "properties":
+			err = lr.properties(&e.Publishing)
+		case "headers":
+			if lr.dec.PeekKind() == 'n' {
+				_, err = lr.dec.ReadToken()
+				break
+			}
+			e.Publishing.Headers, err = lr.table("headers")
+		case "body_base64":
+			body, err = lr.base64("body_base64")
+		case "body_sha256":
+			var s string
+			s, err = lr.text("body_sha256")
+			sum = &s
+		default:
+			err = unknownName(string(name))
+		}
+		if err != nil {
+			return e, nil, nil, err
+		}
+	}
+}
+
+// unknownName refuses a name the format does not define.
+func unknownName(name string) error {
+	return fmt.Errorf("%q is not a field of an export line (a file another program wrote or changed?)", name)
+}
+
+// open reads the '{' that starts an object.
+func (lr *lineReader) open(what string) error {
+	tok, err := lr.dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return fmt.Errorf("%swant an object, found %s", prefix(what), tok.Kind())
+	}
+	return nil
+}
+
+// name reads the next name of the object being read, or the '}' that
+// ends it (more is false). The name is valid until the next read; a name
+// given twice is refused by the decoder.
+func (lr *lineReader) name() (name []byte, more bool, err error) {
+	if lr.dec.PeekKind() == '}' {
+		_, err := lr.dec.ReadToken()
+		return nil, false, err
+	}
+	raw, err := lr.dec.ReadValue()
+	if err != nil {
+		return nil, false, err
+	}
+	if name = raw[1 : len(raw)-1]; bytes.IndexByte(name, '\\') >= 0 {
+		name = []byte(unquote(raw)) // escaped: JSON, if not as warren writes it
+	}
+	return name, true, nil
+}
+
+// unquote is the JSON string raw, unescaped.
+func unquote(raw jsontext.Value) string {
+	var d jsontext.Decoder
+	d.Reset(bytes.NewBuffer(raw))
+	tok, _ := d.ReadToken() // raw was read as a string already
+	return tok.String()
+}
+
+// prefix is what, ready to stand before a message.
+func prefix(what string) string {
+	if what == "" {
+		return ""
+	}
+	return what + ": "
+}
+
+// text reads a string; null is the empty string, as encoding/json reads it.
+func (lr *lineReader) text(what string) (string, error) {
+	tok, err := lr.dec.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	switch tok.Kind() {
+	case '"':
+		return tok.String(), nil
+	case 'n':
+		return "", nil
+	}
+	return "", fmt.Errorf("%s: want a string, found %s", what, tok.Kind())
+}
+
+// base64 reads a string of base64 into its bytes, decoding straight
+// from the line when the string has no escapes (base64 needs none);
+// null is no bytes.
+func (lr *lineReader) base64(what string) ([]byte, error) {
+	if lr.dec.PeekKind() != '"' {
+		_, err := lr.text(what)
+		return nil, err
+	}
+	raw, err := lr.dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	src := raw[1 : len(raw)-1]
+	if bytes.IndexByte(src, '\\') >= 0 {
+		src = []byte(unquote(raw))
+	}
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
+	n, err := base64.StdEncoding.Decode(out, src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out[:n], nil
+}
+
+// uint8Field reads a property that is a number from 0 to 255; null is 0.
+func (lr *lineReader) uint8Field(what string) (uint8, error) {
+	tok, err := lr.dec.ReadToken()
+	if err != nil {
+		return 0, err
+	}
+	switch tok.Kind() {
+	case 'n':
+		return 0, nil
+	case '0':
+		n, err := strconv.ParseUint(tok.String(), 10, 8)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %s is not a number from 0 to 255", what, tok.String())
+		}
+		return uint8(n), nil
+	}
+	return 0, fmt.Errorf("%s: want a number, found %s", what, tok.Kind())
+}
+
+// properties reads the properties object into p.
+func (lr *lineReader) properties(p *amqp.Publishing) error {
+	if lr.dec.PeekKind() == 'n' {
+		_, err := lr.dec.ReadToken()
+		return err
+	}
+	if err := lr.open("properties"); err != nil {
+		return err
+	}
+	for {
+		name, more, err := lr.name()
+		if err != nil || !more {
+			return err
+		}
+		what := "properties." + string(name)
+		switch string(name) {
+		case "content_type":
+			p.ContentType, err = lr.text(what)
+		case "content_encoding":
+			p.ContentEncoding, err = lr.text(what)
+		case "delivery_mode":
+			p.DeliveryMode, err = lr.uint8Field(what)
+		case "priority":
+			p.Priority, err = lr.uint8Field(what)
+		case "correlation_id":
+			p.CorrelationId, err = lr.text(what)
+		case "reply_to":
+			p.ReplyTo, err = lr.text(what)
+		case "expiration":
+			p.Expiration, err = lr.text(what)
+		case "message_id":
+			p.MessageId, err = lr.text(what)
+		case "timestamp":
+			if lr.dec.PeekKind() == 'n' {
+				_, err = lr.dec.ReadToken()
+				break
+			}
+			var s string
+			if s, err = lr.text(what); err == nil {
+				if err = p.Timestamp.UnmarshalText([]byte(s)); err != nil {
+					err = fmt.Errorf("%s: %w", what, err)
+				}
+			}
+		case "type":
+			p.Type, err = lr.text(what)
+		case "user_id":
+			p.UserId, err = lr.text(what)
+		case "app_id":
+			p.AppId, err = lr.text(what)
+		default:
+			err = unknownName(what)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// table reads a table of typed values.
+func (lr *lineReader) table(what string) (amqp.Table, error) {
+	if err := lr.open(what); err != nil {
+		return nil, err
+	}
+	t := amqp.Table{}
+	for {
+		name, more, err := lr.name()
+		if err != nil || !more {
+			return t, err
+		}
+		key := string(name)
+		v, err := lr.typed()
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", key, err)
+		}
+		t[key] = v
+	}
+}
+
+// typed reads one {"type", "value"[, "encoding"]} object into the Go
+// client's type for it. A value written before its type (not by warren,
+// but JSON allows it) is kept raw and read once the type is known; a
+// string's encoding is applied once the object is read.
+func (lr *lineReader) typed() (any, error) {
+	if err := lr.open(""); err != nil {
+		return nil, err
+	}
+	var typ, encoding string
+	var out any
+	var raw jsontext.Value
+	var seenType, seenValue bool
+	for {
+		name, more, err := lr.name()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+		switch string(name) {
+		case "type":
+			if typ, err = lr.typeName(); err == nil && typ == "" {
+				err = errors.New("the type is empty")
+			}
+			seenType = true
+		case "encoding":
+			encoding, err = lr.text("encoding")
+		case "value":
+			seenValue = true
+			if !seenType {
+				raw, err = lr.dec.ReadValue()
+				raw = raw.Clone()
+				break
+			}
+			out, err = lr.value(typ)
+		default:
+			err = unknownName(string(name))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case !seenType:
+		return nil, errors.New("a value without its type")
+	case !seenValue:
+		return nil, fmt.Errorf("a %s without its value", typ)
+	case encoding != "" && (typ != "string" || encoding != "base64"):
+		return nil, fmt.Errorf("a %s value with encoding %q: only a string has one, base64", typ, encoding)
+	case raw != nil:
+		var sub lineReader
+		sub.dec.Reset(bytes.NewBuffer(raw))
+		var err error
+		if out, err = sub.value(typ); err != nil {
+			return nil, err
+		}
+	}
+	if encoding == "base64" {
+		b, err := base64.StdEncoding.DecodeString(out.(string))
+		if err != nil {
+			return nil, fmt.Errorf("string value in base64: %w", err)
+		}
+		return string(b), nil
+	}
+	return out, nil
+}
+
+// typeName reads a type's name: one of types' own strings when it is
+// one (no copy is made of it), else the name as it is, refused later.
+func (lr *lineReader) typeName() (string, error) {
+	if lr.dec.PeekKind() == '"' {
+		raw, err := lr.dec.ReadValue()
+		if err != nil {
+			return "", err
+		}
+		if t, ok := typeNames[string(raw[1:len(raw)-1])]; ok {
+			return t, nil
+		}
+		return unquote(raw), nil
+	}
+	return lr.text("type")
+}
+
+// typeNames are the field types a line names, each its own name.
+var typeNames = map[string]string{}
+
+func init() {
+	for _, t := range []string{"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float32", "float64",
+		"decimal", "string", "bytes", "timestamp", "table", "array", "void"} {
+		typeNames[t] = t
+	}
+}
+
+// value reads a value of type typ.
+func (lr *lineReader) value(typ string) (any, error) {
+	if _, ok := typeNames[typ]; !ok {
+		return nil, fmt.Errorf("unknown field type %q", typ)
+	}
+	if typ == "void" {
+		tok, err := lr.dec.ReadToken()
+		if err == nil && tok.Kind() != 'n' {
+			err = fmt.Errorf("void value %s: want null", tok.Kind())
+		}
+		return nil, err
+	}
+	switch typ {
+	case "table":
+		if lr.dec.PeekKind() != '{' {
+			return nil, fmt.Errorf("table value: want an object, found %s", lr.dec.PeekKind())
+		}
+		return lr.table("")
+	case "array":
+		tok, err := lr.dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		if tok.Kind() != '[' {
+			return nil, fmt.Errorf("array value: want a list, found %s", tok.Kind())
+		}
+		out := []any{}
+		for i := 0; lr.dec.PeekKind() != ']'; i++ {
+			if lr.dec.PeekKind() != '{' {
+				return nil, fmt.Errorf("[%d]: want a typed value, found %s", i, lr.dec.PeekKind())
+			}
+			v, err := lr.typed()
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			out = append(out, v)
+		}
+		_, err = lr.dec.ReadToken()
+		return out, err
+	case "decimal":
+		return lr.decimal()
+	}
+	tok, err := lr.dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	v, err := scalarOf(typ, tok)
+	if err != nil {
+		return nil, fmt.Errorf("%s value %s: %w", typ, tok.String(), err)
+	}
+	return v, nil
+}
+
+// decimal reads a decimal's {"scale", "value"}.
+func (lr *lineReader) decimal() (amqp.Decimal, error) {
+	var d amqp.Decimal
+	if err := lr.open("decimal value"); err != nil {
+		return d, err
+	}
+	var scale, value bool
+	for {
+		name, more, err := lr.name()
+		if err != nil {
+			return d, err
+		}
+		if !more {
+			break
+		}
+		field := string(name)
+		tok, err := lr.dec.ReadToken()
+		if err != nil {
+			return d, err
+		}
+		var n int64
+		switch field {
+		case "scale":
+			n, err = number(tok, 8, false)
+			d.Scale, scale = uint8(n), true
+		case "value":
+			n, err = number(tok, 32, true)
+			d.Value, value = int32(n), true
+		default:
+			err = unknownName("decimal." + field)
+		}
+		if err != nil {
+			return d, fmt.Errorf("decimal value: %w", err)
+		}
+	}
+	if !scale || !value {
+		return d, errors.New("decimal value: want both its scale and its value")
+	}
+	return d, nil
+}
+
+// scalarOf is the token tok as a value of type typ.
+func scalarOf(typ string, tok jsontext.Token) (any, error) {
+	kind := tok.Kind()
+	switch typ {
+	case "bool":
+		if kind != 't' && kind != 'f' {
+			return nil, errors.New("want true or false")
+		}
+		return tok.Bool(), nil
+	case "int8":
+		n, err := number(tok, 8, true)
+		return int8(n), err
+	case "uint8":
+		n, err := number(tok, 8, false)
+		return uint8(n), err
+	case "int16":
+		n, err := number(tok, 16, true)
+		return int16(n), err
+	case "uint16":
+		n, err := number(tok, 16, false)
+		return uint16(n), err
+	case "int32":
+		n, err := number(tok, 32, true)
+		return int32(n), err
+	case "uint32":
+		n, err := number(tok, 32, false)
+		return uint32(n), err
+	case "int64":
+		return number(tok, 64, true)
+	case "float32", "float64":
+		if kind != '0' {
+			return nil, errors.New("want a number")
+		}
+		bits := 64
+		if typ == "float32" {
+			bits = 32
+		}
+		f, err := strconv.ParseFloat(tok.String(), bits)
+		if err != nil {
+			return nil, err
+		}
+		if bits == 32 {
+			return float32(f), nil
+		}
+		return f, nil
+	}
+	if kind != '"' {
+		return nil, errors.New("want a string")
+	}
+	s := tok.String()
+	switch typ {
+	case "string":
+		return s, nil
+	case "bytes":
+		return base64.StdEncoding.DecodeString(s)
+	}
+	return time.Parse(time.RFC3339, s) // a timestamp
+}
+
+// number reads an integer of the given size, as encoding/json reads one
+// into a Go integer: no fraction, no exponent, in range.
+func number(tok jsontext.Token, bits int, signed bool) (int64, error) {
+	if tok.Kind() != '0' {
+		return 0, errors.New("want a number")
+	}
+	if signed {
+		return strconv.ParseInt(tok.String(), 10, bits)
+	}
+	n, err := strconv.ParseUint(tok.String(), 10, bits)
+	return int64(n), err
+}

@@ -1,0 +1,210 @@
+package dlqfile
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/warrenops/warren/domain"
+)
+
+// Source feeds an export file's messages to an import, in order: the
+// operation engine's source, where nothing is acked or returned (the
+// file keeps every message). The file is cut into batches of lines as it
+// is read, the batches are decoded on every core at once, and the pages
+// handed out in the file's order: an import reads its file twice, and the
+// check before anything is published is most of what it adds to the
+// publishing.
+type Source struct {
+	header Header
+	closer io.Closer
+	pages  chan sourcePage
+	stop   chan struct{}
+	done   chan struct{}
+	last   *sourcePage // what the previous Next left of its page
+}
+
+// sourcePage is a page decoded ahead, or the error that ended the file.
+type sourcePage struct {
+	letters []domain.DeadLetter
+	err     error
+	end     bool
+}
+
+// A page holds at most pageLines messages, or the messages of pageBytes
+// of lines (one line at least, whatever its size), so that large bodies
+// do not multiply what is held: about pagesAhead pages wait decoded, and
+// one batch per core is being decoded.
+const (
+	pageLines  = 512
+	pageBytes  = 4 << 20
+	pagesAhead = 2
+)
+
+// batch is a run of lines cut from the file, and the page they decode to.
+type batch struct {
+	first int    // the line number of its first line
+	data  []byte // its lines, one after the other
+	ends  []int  // where each line ends in data
+	err   error  // a read error after its lines
+	end   bool   // the file ends after its lines
+	out   chan sourcePage
+}
+
+// NewSource reads the file r; closer, when set, is closed by Close.
+func NewSource(r io.Reader, closer io.Closer) (*Source, error) {
+	rd, err := NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{header: rd.Header, closer: closer, pages: make(chan sourcePage, pagesAhead),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go s.read(rd)
+	return s, nil
+}
+
+// read cuts the file into batches, has them decoded on every core, and
+// hands the pages out in order, until the file ends, a line is refused
+// or the source closes.
+func (s *Source) read(rd *Reader) {
+	defer close(s.done)
+	defer close(s.pages)
+	workers := runtime.GOMAXPROCS(0)
+	ordered := make(chan *batch, workers)
+	work := make(chan *batch, workers)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1 + workers)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(ordered)
+		cut(rd, ordered, work, quit)
+	}()
+	for range workers {
+		go func() {
+			defer wg.Done()
+			var lr lineReader
+			for b := range work {
+				b.out <- b.decode(&lr)
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(quit)
+	for b := range ordered {
+		pg := <-b.out
+		select {
+		case s.pages <- pg:
+		case <-s.stop:
+			return
+		}
+		if pg.end || pg.err != nil {
+			return
+		}
+	}
+}
+
+// cut reads rd's lines into batches, each sent to ordered (the order
+// they are handed out in) and to work (to be decoded).
+func cut(rd *Reader, ordered, work chan<- *batch, quit <-chan struct{}) {
+	size := 64 << 10 // what the last batch held: the next is made that large
+	for {
+		b := &batch{first: rd.line + 1, data: make([]byte, 0, size), ends: make([]int, 0, pageLines), out: make(chan sourcePage, 1)}
+		for len(b.ends) < pageLines && len(b.data) < pageBytes {
+			if !rd.sc.Scan() {
+				if err := rd.sc.Err(); err != nil {
+					b.err = fmt.Errorf("line %d: %w", rd.line+1, err)
+				}
+				b.end = true
+				break
+			}
+			rd.line++
+			b.data = append(b.data, rd.sc.Bytes()...)
+			b.ends = append(b.ends, len(b.data))
+		}
+		size = max(size, len(b.data))
+		select {
+		case ordered <- b:
+		case <-quit:
+			return
+		}
+		work <- b // the workers take every batch until work closes
+		if b.end {
+			return
+		}
+	}
+}
+
+// decode is the batch's page: its messages, up to the first line that
+// is refused.
+func (b *batch) decode(lr *lineReader) sourcePage {
+	pg := sourcePage{letters: make([]domain.DeadLetter, 0, len(b.ends))}
+	start := 0
+	for i, end := range b.ends {
+		e, err := lr.entry(b.data[start:end])
+		if err != nil {
+			pg.err = fmt.Errorf("line %d: %w", b.first+i, err)
+			return pg
+		}
+		d := e.Letter()
+		d.Position = b.first + i - 2 // the header is line 1
+		pg.letters = append(pg.letters, d)
+		start = end
+	}
+	pg.err, pg.end = b.err, b.end
+	return pg
+}
+
+// Header is the file's header line.
+func (s *Source) Header() Header { return s.header }
+
+// Next hands out up to n more messages, never more than one page of
+// them (so large bodies are held a few at a time); end is set after the
+// last.
+func (s *Source) Next(ctx context.Context, n int) ([]domain.DeadLetter, bool, error) {
+	if s.last == nil {
+		select {
+		case pg, ok := <-s.pages:
+			if !ok {
+				return nil, true, nil
+			}
+			s.last = &pg
+		case <-ctx.Done():
+			return nil, true, ctx.Err()
+		}
+	}
+	pg := s.last
+	k := min(n, len(pg.letters))
+	out := pg.letters[:k:k]
+	if pg.letters = pg.letters[k:]; len(pg.letters) > 0 {
+		return out, false, nil
+	}
+	s.last = nil
+	return out, pg.end || pg.err != nil, pg.err
+}
+
+// Keep, Ack, AckAll and Sync have nothing to do: the file keeps every
+// message.
+func (s *Source) Keep(int)              {}
+func (s *Source) Ack(uint64) error      { return nil }
+func (s *Source) AckAll([]uint64) error { return nil }
+func (s *Source) Sync() error           { return nil }
+
+// Close stops reading ahead and closes the file.
+func (s *Source) Close() error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+	if s.closer == nil {
+		return nil
+	}
+	c := s.closer
+	s.closer = nil
+	return c.Close()
+}
