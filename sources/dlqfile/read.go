@@ -41,6 +41,46 @@ type Entry struct {
 // lineReader decodes message lines; one serves a whole file.
 type lineReader struct {
 	dec jsontext.Decoder
+	// strs are the short strings read so far, each kept once: the same
+	// header names, queues, reasons and content types come on every
+	// line, and a copy of each per message is garbage.
+	strs map[string]string
+}
+
+// Interning keeps strings of up to internLen bytes, internMax of them.
+const (
+	internLen = 64
+	internMax = 4096
+)
+
+// intern is b as a string, the one kept when it came before.
+func (lr *lineReader) intern(b []byte) string {
+	if len(b) > internLen {
+		return string(b)
+	}
+	if s, ok := lr.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if lr.strs == nil {
+		lr.strs = make(map[string]string)
+	}
+	if len(lr.strs) < internMax {
+		lr.strs[s] = s
+	}
+	return s
+}
+
+// str reads a string value, interned when it has no escapes.
+func (lr *lineReader) str() (string, error) {
+	raw, err := lr.dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	if b := raw[1 : len(raw)-1]; bytes.IndexByte(b, '\\') < 0 {
+		return lr.intern(b), nil
+	}
+	return unquote(raw), nil
 }
 
 // entry decodes one message line.
@@ -166,6 +206,9 @@ func prefix(what string) string {
 
 // text reads a string; null is the empty string, as encoding/json reads it.
 func (lr *lineReader) text(what string) (string, error) {
+	if lr.dec.PeekKind() == '"' {
+		return lr.str()
+	}
 	tok, err := lr.dec.ReadToken()
 	if err != nil {
 		return "", err
@@ -291,7 +334,7 @@ func (lr *lineReader) table(what string) (amqp.Table, error) {
 		if err != nil || !more {
 			return t, err
 		}
-		key := string(name)
+		key := lr.intern(name)
 		v, err := lr.typed()
 		if err != nil {
 			return nil, fmt.Errorf("header %q: %w", key, err)
@@ -435,6 +478,10 @@ func (lr *lineReader) value(typ string) (any, error) {
 		return out, err
 	case "decimal":
 		return lr.decimal()
+	case "string":
+		if lr.dec.PeekKind() == '"' {
+			return lr.str()
+		}
 	}
 	tok, err := lr.dec.ReadToken()
 	if err != nil {
