@@ -222,11 +222,16 @@ vhost = %q
 refresh = "2s"
 audit = %q
 %s`, b.cfg.amqpAddr, b.cfg.mgmtURL, b.cfg.user, passwordEnv, vhost,
-		"file:"+filepath.Join(b.dir, fileName(vhost)+"-audit.jsonl"), extra)
+		"file:"+b.auditPath(vhost), extra)
 	if b.cfg.metricsURL != "" {
 		text += fmt.Sprintf("metrics_url = %q\n", b.cfg.metricsURL)
 	}
 	return path, os.WriteFile(path, []byte(text), 0o600)
+}
+
+// auditPath is the audit log of vhost's config.
+func (b *bench) auditPath(vhost string) string {
+	return filepath.Join(b.dir, fileName(vhost)+"-audit.jsonl")
 }
 
 // warrenCmd prepares the binary with a config and the password variable.

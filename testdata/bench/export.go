@@ -61,32 +61,50 @@ func (b *bench) exportImport(n int) ([]row, error) {
 	if len(msgs) != n {
 		return nil, fmt.Errorf("the export holds %d of %d", len(msgs), n)
 	}
-	if err := purge(conn, dlq); err != nil {
-		return nil, err
+	// The broker's own rate swings by a fifth from one run to the next
+	// (its message store at work): the import and the loop take turns,
+	// each after a purge, and their medians are compared. Each import
+	// starts a fresh audit log, as the first did.
+	var imps, loops []time.Duration
+	var importRSS float64
+	for round := range importRounds {
+		if err := purge(conn, dlq); err != nil {
+			return nil, err
+		}
+		if err := os.Remove(b.auditPath(vh)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		b.logf("round %d of %d", round+1, importRounds)
+		imp, rss, err := b.timed(ctx, cfg, "dlq", "import", file, "--to", dlq, "--yes", "--json")
+		if err != nil {
+			return nil, err
+		}
+		importRSS = max(importRSS, rss)
+		if err := waitDepth(conn, dlq, n, time.Minute); err != nil {
+			return nil, fmt.Errorf("after the import: %w", err)
+		}
+		if err := purge(conn, dlq); err != nil {
+			return nil, err
+		}
+		b.logf("plain publish-with-confirms loop of %d", n)
+		loop, err := publishConfirmed(ctx, conn, "", dlq, n, confirmWindow, true, func(i int) amqp.Publishing { return msgs[i] })
+		if err != nil {
+			return nil, err
+		}
+		imps, loops = append(imps, imp), append(loops, loop)
 	}
-	imp, importRSS, err := b.timed(ctx, cfg, "dlq", "import", file, "--to", dlq, "--yes", "--json")
-	if err != nil {
-		return nil, err
-	}
-	if err := waitDepth(conn, dlq, n, time.Minute); err != nil {
-		return nil, fmt.Errorf("after the import: %w", err)
-	}
-	if err := purge(conn, dlq); err != nil {
-		return nil, err
-	}
-	b.logf("plain publish-with-confirms loop of %d", n)
-	loop, err := publishConfirmed(ctx, conn, "", dlq, n, confirmWindow, true, func(i int) amqp.Publishing { return msgs[i] })
-	if err != nil {
-		return nil, err
-	}
+	imp, loop := median(imps), median(loops)
 	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
 	return []row{
 		versus(fmt.Sprintf("export rate vs dlq stats scan rate, %d dead letters", n), rate(export), rate(scan), fmtRate, &cmp{">=", 0.9}),
-		versus(fmt.Sprintf("import rate vs plain publish-with-confirms loop of the same messages, %d", n), rate(imp), rate(loop), fmtRate, &cmp{">=", 0.9}),
+		versus(fmt.Sprintf("import rate vs plain publish-with-confirms loop of the same messages, %d (medians of %d turns each)", n, importRounds), rate(imp), rate(loop), fmtRate, &cmp{">=", 0.9}),
 		absolute(fmt.Sprintf("export resident memory, %d dead letters", n), exportRSS, fmtMiB, "", cmp{"<", 150}),
-		absolute(fmt.Sprintf("import resident memory, %d messages", n), importRSS, fmtMiB, "", cmp{"<", 150}),
+		absolute(fmt.Sprintf("import resident memory, %d messages (the largest of the turns)", n), importRSS, fmtMiB, "", cmp{"<", 150}),
 	}, nil
 }
+
+// importRounds is how many times the import and the loop each run.
+const importRounds = 3
 
 // timed runs warren with args and returns how long it took and its peak
 // resident memory.
