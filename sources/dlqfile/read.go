@@ -97,7 +97,11 @@ func (lr *lineReader) entry(line []byte) (Entry, error) {
 		return Entry{}, errors.New("no body_sha256: a message line carries its body's sha256")
 	}
 	if got := sha256.Sum256(body); hex.EncodeToString(got[:]) != *sum {
-		return Entry{}, fmt.Errorf("body sha256 %x, the line says %s: the body was changed", got, *sum)
+		said := *sum
+		if len(said) > 2*sha256.Size {
+			said = said[:2*sha256.Size] + "…"
+		}
+		return Entry{}, fmt.Errorf("body sha256 %x, the line says %q: the body was changed", got, said)
 	}
 	e.Publishing.Body = body
 	if len(e.Publishing.Headers) == 0 {
