@@ -57,24 +57,12 @@ func TestAReaderRefusesWhatIsNotAnExportAndNamesTheLine(t *testing.T) {
 // Large bodies are decoded and handed out a few at a time: a page holds
 // the messages of about pageBytes of lines, not pageLines of them.
 func TestASourceHoldsLargeMessagesAFewAtATime(t *testing.T) {
-	var buf bytes.Buffer
-	e := NewEncoder(&buf)
 	const n, size = 24, 1 << 20
-	if err := e.Header(Header{Queue: "q", Count: n}); err != nil {
-		t.Fatal(err)
-	}
 	body := bytes.Repeat([]byte{0xfe}, size)
-	for i := range n {
-		m := Message{LogicalID: fmt.Sprint("E-", i), Body: base64.StdEncoding.EncodeToString(body), BodySHA256: Digest(body)}
-		if err := e.Message(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	src, err := NewSource(&buf, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := sourceOf(t, n, func(i int) Message {
+		return Message{LogicalID: fmt.Sprint("E-", i), Body: base64.StdEncoding.EncodeToString(body), BodySHA256: Digest(body)}
+	})
+	var err error
 	got := 0
 	for end := false; !end; {
 		var letters []domain.DeadLetter
@@ -100,26 +88,14 @@ func TestASourceHoldsLargeMessagesAFewAtATime(t *testing.T) {
 // A line that is refused ends the file at that line, after every line
 // before it, however the lines were shared out to be decoded.
 func TestASourceStopsAtTheFirstLineRefused(t *testing.T) {
-	var buf bytes.Buffer
-	e := NewEncoder(&buf)
 	const n, bad = 5000, 3333
-	if err := e.Header(Header{Queue: "q", Count: n}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
+	src := sourceOf(t, n, func(i int) Message {
 		m := Message{LogicalID: fmt.Sprint("E-", i), Body: "Ym9keQ==", BodySHA256: Digest([]byte("body"))}
 		if i == bad || i == bad+700 {
 			m.BodySHA256 = Digest([]byte("other"))
 		}
-		if err := e.Message(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	src, err := NewSource(&buf, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+		return m
+	})
 	got := 0
 	for {
 		letters, end, err := src.Next(context.Background(), 100)
@@ -134,4 +110,26 @@ func TestASourceStopsAtTheFirstLineRefused(t *testing.T) {
 			t.Fatalf("the file ended after %d messages with no error", got)
 		}
 	}
+}
+
+// sourceOf is a Source over an export of n messages, the i-th line
+// written from line(i); it closes with the test.
+func sourceOf(t *testing.T, n int, line func(i int) Message) *Source {
+	t.Helper()
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	if err := e.Header(Header{Queue: "q", Count: n}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := e.Message(line(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := NewSource(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
 }
