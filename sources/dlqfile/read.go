@@ -217,10 +217,7 @@ func (lr *lineReader) text(what string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	switch tok.Kind() {
-	case '"':
-		return tok.String(), nil
-	case 'n':
+	if tok.Kind() == 'n' {
 		return "", nil
 	}
 	return "", fmt.Errorf("%s: want a string, found %s", what, tok.Kind())
