@@ -91,6 +91,7 @@ func (b *bench) exportImport(n int) ([]row, error) {
 		if err != nil {
 			return nil, err
 		}
+		b.logf("turn %d: import %s, loop %s", round+1, imp.Round(time.Millisecond), loop.Round(time.Millisecond))
 		imps, loops = append(imps, imp), append(loops, loop)
 	}
 	imp, loop := median(imps), median(loops)
