@@ -338,7 +338,12 @@ func (lr *lineReader) table(what string) (amqp.Table, error) {
 		key := lr.intern(name)
 		v, err := lr.typed()
 		if err != nil {
-			return nil, fmt.Errorf("header %q: %w", key, err)
+			// A header of the message, or a field of a table in one.
+			kind := "field"
+			if what == "headers" {
+				kind = "header"
+			}
+			return nil, fmt.Errorf("%s %q: %w", kind, key, err)
 		}
 		t[key] = v
 	}
@@ -601,9 +606,20 @@ func number(tok jsontext.Token, bits int, signed bool) (int64, error) {
 	if tok.Kind() != '0' {
 		return 0, errors.New("want a number")
 	}
+	var n int64
+	var err error
 	if signed {
-		return strconv.ParseInt(tok.String(), 10, bits)
+		n, err = strconv.ParseInt(tok.String(), 10, bits)
+	} else {
+		var u uint64
+		u, err = strconv.ParseUint(tok.String(), 10, bits)
+		n = int64(u)
 	}
-	n, err := strconv.ParseUint(tok.String(), 10, bits)
-	return int64(n), err
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return n, errors.New("out of range for its type")
+	case err != nil:
+		return n, errors.New("not a whole number of its type")
+	}
+	return n, nil
 }

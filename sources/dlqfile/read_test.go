@@ -132,7 +132,7 @@ func TestTheReaderRefusesWhatNoWarrenWrote(t *testing.T) {
 		{`{"headers":{"a":{"type":"void","value":1}},` + tail, "want null"},
 		{`{"headers":{"a":{"type":"bytes","value":"AA==","encoding":"base64"}},` + tail, `encoding "base64": only a string`},
 		{`{"headers":{"a":{"type":"string","value":"x","encoding":"hex"}},` + tail, `encoding "hex"`},
-		{`{"headers":{"a":{"type":"table","value":{"b":{"type":"bool","value":"yes"}}}},` + tail, `header "b": bool value`},
+		{`{"headers":{"a":{"type":"table","value":{"b":{"type":"bool","value":"yes"}}}},` + tail, `field "b": bool value`},
 		{`{"headers":{"a":{"type":"array","value":[{"type":"int64","value":"1"}]}},` + tail, `[0]: int64 value`},
 		{`{"headers":{"a":{"type":"decimal","value":{"scale":2}}},` + tail, "decimal value: want both"},
 		{`{"body_base64":"not base64!","body_sha256":"00"}`, "body_base64: illegal base64"},
