@@ -264,11 +264,7 @@ func TestCanaryHaltsOnAConsumerThatRejectsThenResumeFinishes(t *testing.T) {
 		t.Fatalf("resume: %+v canary %+v; want operation %s finished, a passing canary, all %d published", rr, rr.Canary, r.Operation, n)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
-	deadline := time.Now().Add(10 * time.Second)
-	for good.acked.Load() < n && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if got := good.acked.Load(); got != n {
+	if got := waitCount(good.acked.Load, n); got != n {
 		t.Errorf("the fixed consumer acked %d, want every one of the %d events once", got, n)
 	}
 	counts, _ = s.auditOutcomes(t, r.Operation)
@@ -297,9 +293,8 @@ func TestCanaryPassesWhenTheInboxAppliesItsCopies(t *testing.T) {
 		t.Errorf("confirmed %d, want %d", r.Confirmed, n)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
-	deadline := time.Now().Add(10 * time.Second)
-	for c.acked.Load() < n && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	if got := waitCount(c.acked.Load, n); got != n {
+		t.Errorf("the consumer acked %d, want each of the %d once", got, n)
 	}
 }
 
@@ -319,12 +314,15 @@ func TestCanaryHaltsMidRampWhenAStageFails(t *testing.T) {
 	if r.Confirmed > 110 || !strings.Contains(r.HaltReason, "after stage 1") {
 		t.Errorf("confirmed %d, reason %q: want at most the canary and one stage (110), halted after stage 1", r.Confirmed, r.HaltReason)
 	}
-	// Every message is in the DLQ or was acked by the consumer.
+	// Every message is in the DLQ or was acked by the consumer. A
+	// queue's depth counts ready messages only: the consumer may still
+	// hold a prefetch of them, so wait for what it took.
 	testkit.WaitDepth(t, s.ch, "orders", 0)
-	testkit.WaitDepth(t, s.ch, "orders.dlq", n-r.Confirmed+int(c.rejected.Load()))
-	if got := c.acked.Load() + c.rejected.Load(); got != int64(r.Confirmed) {
+	took := func() int64 { return c.acked.Load() + c.rejected.Load() }
+	if got := waitCount(took, int64(r.Confirmed)); got != int64(r.Confirmed) {
 		t.Errorf("the consumer took %d copies, want the %d confirmed", got, r.Confirmed)
 	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", n-r.Confirmed+int(c.rejected.Load()))
 
 	// The fix, then dlq resume: a fresh canary, and the rest goes,
 	// the copies that died in stage 1 with it.
@@ -341,7 +339,8 @@ func TestCanaryHaltsMidRampWhenAStageFails(t *testing.T) {
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
 	testkit.WaitDepth(t, s.ch, "orders", 0)
-	if got := c.acked.Load() + fixed.acked.Load(); got != n {
+	acked := func() int64 { return c.acked.Load() + fixed.acked.Load() }
+	if got := waitCount(acked, n); got != n {
 		t.Errorf("acked %d in all, want each of the %d once", got, n)
 	}
 }
@@ -425,4 +424,15 @@ func TestRateAutoFollowsAPacedConsumer(t *testing.T) {
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
 	_ = c
+}
+
+// waitCount polls count until it reaches want or 15 seconds pass, and
+// returns its last value. A queue's depth reaching zero does not mean
+// its consumer is done: up to its prefetch may still be in its hands.
+func waitCount(count func() int64, want int64) int64 {
+	deadline := time.Now().Add(15 * time.Second)
+	for count() < want && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return count()
 }

@@ -154,7 +154,7 @@ func TestDlqReplayTakesNoMessageTwice(t *testing.T) {
 		t.Fatalf("replayed %+v, want %d confirmed", r, n)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", n)
-	if got := rejected.Load(); got != n {
+	if got := waitCount(rejected.Load, n); got != n {
 		t.Errorf("the consumer saw %d copies, want each of the %d once", got, n)
 	}
 	s.checkReplayCounts(t, n, 1)
