@@ -222,7 +222,7 @@ func TestCanaryHaltsOnAConsumerThatRejectsThenResumeFinishes(t *testing.T) {
 	const n = 300
 	s := newCanaryScene(t, n, false)
 	bad := s.consume(t, 0, failEvery)
-	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "10", "--canary-wait", "5s", "--yes", "--json")
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "10", "--canary-wait", "20s", "--yes", "--json")
 	if app.ExitCode(err) != app.ExitHalted {
 		t.Fatalf("replay: exit %d (%v), want %d (halted)\n%s", app.ExitCode(err), err, app.ExitHalted, errOut)
 	}
@@ -303,7 +303,9 @@ func TestCanaryHaltsMidRampWhenAStageFails(t *testing.T) {
 	s := newCanaryScene(t, n, false)
 	// The consumer takes the canary, then fails every other message.
 	c := s.consume(t, 0, func(i int64) bool { return i <= 10 || i%2 == 0 })
-	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "10", "--canary-wait", "3s", "--yes", "--json")
+	// A stage's deaths must be seen within the wait for it to halt; a
+	// passing canary waits all of it.
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "10", "--canary-wait", "8s", "--yes", "--json")
 	if app.ExitCode(err) != app.ExitHalted {
 		t.Fatalf("replay: exit %d (%v), want halted\n%s", app.ExitCode(err), err, errOut)
 	}

@@ -84,14 +84,7 @@ func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {
 	s := newEmptyActScene(t, "")
 	s.expire(t, n, nil)
 	s.killMidway(t, "orders", n/4, "dlq", "replay", "orders.dlq", "--yes", "--rate", "4000")
-	// The broker takes back what the killed process held.
-	deadline := time.Now().Add(time.Minute)
-	for testkit.Depth(t, s.ch, "orders")+testkit.Depth(t, s.ch, "orders.dlq") < n {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed process's messages never came back")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.waitGivenBack(t, n)
 
 	var fragment []byte
 	if tornAudit {
@@ -243,4 +236,26 @@ func openTerminal(t *testing.T) *os.File {
 	}
 	t.Cleanup(func() { pts.Close() })
 	return pts
+}
+
+// waitGivenBack waits until the broker has taken back what a killed
+// process held: orders.dlq has no consumer left (the broker requeues a
+// consumer's deliveries as it removes it) and, with orders, holds at
+// least the n messages of the scene.
+func (s *actScene) waitGivenBack(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		q, err := s.ch.QueueDeclarePassive("orders.dlq", true, false, false, false, nil)
+		if err != nil {
+			t.Fatalf("inspect orders.dlq: %v", err)
+		}
+		if q.Consumers == 0 && q.Messages+testkit.Depth(t, s.ch, "orders") >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed process's messages never came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

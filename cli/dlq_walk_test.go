@@ -187,10 +187,19 @@ func TestDlqReplayCancelledHalfwayLosesNothing(t *testing.T) {
 	s := newEmptyActScene(t, "")
 	s.expire(t, n, nil)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// At 400 msg/s the run takes five seconds: cancel once 200 copies
+	// reached orders, however long the run took to start.
+	watch := testkit.Channel(t, testkit.Dial(t, s.vhost))
 	go func() {
-		// At 400 msg/s the run takes five seconds; cancel after one.
-		time.Sleep(time.Second)
-		cancel()
+		defer cancel()
+		for ctx.Err() == nil {
+			q, err := watch.QueueDeclarePassive("orders", true, false, false, false, nil)
+			if err != nil || q.Messages >= 200 {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}()
 	out, errOut, err := runActionCtx(ctx, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--json", "--rate", "400")
 	r := decodeStreamed(t, out)

@@ -34,13 +34,7 @@ func interruptedReplay(t *testing.T, s *actScene, n int) {
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
-	deadline = time.Now().Add(time.Minute)
-	for testkit.Depth(t, s.ch, "orders")+testkit.Depth(t, s.ch, "orders.dlq") < n {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed process's messages never came back")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.waitGivenBack(t, n)
 }
 
 // dlq resume acts on what the intent record says: its question states

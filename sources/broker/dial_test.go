@@ -119,7 +119,7 @@ func TestManagementAPIOverTLSWithCAAndClientCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	overview := func(cfg *tls.Config) (*domain.Overview, error) {
-		c, err := mgmt.New(mgmt.Options{URL: "https://" + front, Username: "guest", Password: "guest", TLS: cfg, Timeout: 5 * time.Second})
+		c, err := mgmt.New(mgmt.Options{URL: "https://" + front, Username: "guest", Password: "guest", TLS: cfg, Timeout: 30 * time.Second})
 		if err != nil {
 			return nil, err
 		}

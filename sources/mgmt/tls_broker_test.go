@@ -51,7 +51,7 @@ func TestTLSListenersOfTheBrokerAcceptTheCAAndClientCertificateAndNameEachFault(
 				return
 			}
 
-			conn, err := broker.Dial(broker.Options{URL: b.AMQPSURL, Username: "guest", Password: "guest", TLS: cfg, Timeout: 5 * time.Second})
+			conn, err := broker.Dial(broker.Options{URL: b.AMQPSURL, Username: "guest", Password: "guest", TLS: cfg, Timeout: 30 * time.Second})
 			if err == nil {
 				if _, cerr := conn.Channel(); cerr != nil {
 					err = cerr
@@ -60,7 +60,7 @@ func TestTLSListenersOfTheBrokerAcceptTheCAAndClientCertificateAndNameEachFault(
 			}
 			check("AMQPS "+b.AMQPSURL, err)
 
-			m, err := New(Options{URL: b.HTTPSURL, Username: "guest", Password: "guest", TLS: cfg, Timeout: 5 * time.Second})
+			m, err := New(Options{URL: b.HTTPSURL, Username: "guest", Password: "guest", TLS: cfg, Timeout: 30 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
