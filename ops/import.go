@@ -49,7 +49,7 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 	}
 	defer f.Close()
 	digest := sha256.New()
-	src, err := dlqfile.NewSource(io.TeeReader(f, digest), nil)
+	src, err := dlqfile.NewCheck(io.TeeReader(f, digest))
 	if err != nil {
 		return nil, &actions.RequestError{Err: fmt.Errorf("%s: %w; nothing was published", sanitize.Text(path), err)}
 	}
@@ -72,9 +72,9 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 				groups[dest] = g
 			}
 			g.Count++
-			g.Bytes += int64(len(d.Body))
+			g.Bytes += int64(d.Size)
 			out.count++
-			out.bytes += int64(len(d.Body))
+			out.bytes += int64(d.Size)
 		}
 		if end {
 			break

@@ -208,7 +208,7 @@ func (e Entry) Letter() domain.DeadLetter {
 	p := e.Publishing
 	d := domain.DeadLetter{
 		MessageID: p.MessageId, LogicalID: e.LogicalID, Reason: e.Reason, OriginQueue: e.OriginQueue, OriginExchange: e.Exchange,
-		Group: e.Group, Headers: map[string]any(p.Headers), Body: p.Body, Size: len(p.Body), DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
+		Group: e.Group, Headers: map[string]any(p.Headers), Body: p.Body, Size: e.Size, DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
 		Properties: domain.Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
 			Priority: p.Priority, CorrelationID: p.CorrelationId, ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageID: p.MessageId,
 			Timestamp: p.Timestamp, Type: p.Type, UserID: p.UserId, AppID: p.AppId},

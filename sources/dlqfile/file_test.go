@@ -5,10 +5,15 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/domain"
 )
@@ -116,6 +121,17 @@ func TestASourceStopsAtTheFirstLineRefused(t *testing.T) {
 // written from line(i); it closes with the test.
 func sourceOf(t *testing.T, n int, line func(i int) Message) *Source {
 	t.Helper()
+	src, err := NewSource(bytes.NewReader(exportOf(t, n, line)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
+}
+
+// exportOf is an export of n messages, the i-th line written from line(i).
+func exportOf(t *testing.T, n int, line func(i int) Message) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	e := NewEncoder(&buf)
 	if err := e.Header(Header{Queue: "q", Count: n}); err != nil {
@@ -126,10 +142,101 @@ func sourceOf(t *testing.T, n int, line func(i int) Message) *Source {
 			t.Fatal(err)
 		}
 	}
-	src, err := NewSource(&buf, nil)
+	return buf.Bytes()
+}
+
+// readAll hands out every message of src, and the error that ended it.
+func readAll(src *Source) ([]domain.DeadLetter, error) {
+	var all []domain.DeadLetter
+	for {
+		letters, end, err := src.Next(context.Background(), pageLines)
+		all = append(all, letters...)
+		if err != nil || end {
+			return all, err
+		}
+	}
+}
+
+// distinct is the i-th of many messages that differ in every part: a
+// reading that kept a pointer into the lines it read (whose buffers are
+// used again) would show another message's bytes.
+func distinct(i int) (Message, amqp.Table, []byte) {
+	h := everyType()
+	h["i"] = int64(i)
+	h["s"] = fmt.Sprint("s-", i, strings.Repeat("y", i%90))
+	h["nested"] = amqp.Table{"k": fmt.Sprint("v-", i), "list": []any{fmt.Sprint("a-", i), int32(i)}}
+	body := bytes.Repeat([]byte{byte(i)}, i%1500)
+	enc, err := EncodeTable(h)
+	if err != nil {
+		panic(err)
+	}
+	m := Message{LogicalID: fmt.Sprint("E-", i), OriginQueue: fmt.Sprint("q-", i%7), RoutingKey: fmt.Sprint("rk-", i),
+		Properties: Properties{MessageID: fmt.Sprint("m-", i)}, Headers: enc,
+		Body: base64.StdEncoding.EncodeToString(body), BodySHA256: Digest(body)}
+	return m, h, body
+}
+
+func TestEveryMessageComesBackWholeFromASource(t *testing.T) {
+	const n = 3000
+	all, err := readAll(sourceOf(t, n, func(i int) Message { m, _, _ := distinct(i); return m }))
+	if err != nil || len(all) != n {
+		t.Fatalf("%d messages, %v; want %d", len(all), err, n)
+	}
+	for i, d := range all {
+		_, h, body := distinct(i)
+		if d.LogicalID != fmt.Sprint("E-", i) || d.MessageID != fmt.Sprint("m-", i) || !bytes.Equal(d.Body, body) || d.Size != len(body) ||
+			!reflect.DeepEqual(amqp.Table(d.Headers), h) {
+			t.Fatalf("message %d came back as %s %s, %d bytes, headers %v", i, d.LogicalID, d.MessageID, len(d.Body), d.Headers)
+		}
+	}
+}
+
+// A check reads every line as a source does and refuses the same line,
+// keeping each message's names and size but no header and no body.
+func TestACheckRefusesWhatASourceRefusesAndKeepsNoBody(t *testing.T) {
+	const n, bad = 3000, 2222
+	good := exportOf(t, n, func(i int) Message { m, _, _ := distinct(i); return m })
+	check, err := NewCheck(bytes.NewReader(good))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { src.Close() })
-	return src
+	defer check.Close()
+	all, err := readAll(check)
+	if err != nil || len(all) != n {
+		t.Fatalf("%d messages, %v; want %d", len(all), err, n)
+	}
+	for i, d := range all {
+		_, _, body := distinct(i)
+		if d.LogicalID != fmt.Sprint("E-", i) || d.OriginQueue != fmt.Sprint("q-", i%7) || !slices.Equal(d.RoutingKeys, []string{fmt.Sprint("rk-", i)}) ||
+			d.Size != len(body) || d.Body != nil || d.Headers != nil || d.Position != i {
+			t.Fatalf("message %d checked as %+v", i, d)
+		}
+	}
+
+	broken := exportOf(t, n, func(i int) Message {
+		m, _, _ := distinct(i)
+		if i == bad {
+			m.Headers["i"] = Value{Type: "int8", Value: json.RawMessage("300")}
+		}
+		return m
+	})
+	var errs []error
+	for _, open := range []func(io.Reader) (*Source, error){
+		func(r io.Reader) (*Source, error) { return NewSource(r, nil) },
+		NewCheck,
+	} {
+		src, err := open(bytes.NewReader(broken))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readAll(src)
+		src.Close()
+		if len(got) != bad || err == nil {
+			t.Fatalf("%d messages before %v; want %d and the line refused", len(got), err, bad)
+		}
+		errs = append(errs, err)
+	}
+	if want := fmt.Sprintf(`line %d: not a message line: header "i": int8 value 300: out of range for its type`, bad+2); errs[0].Error() != want || errs[1].Error() != want {
+		t.Errorf("the source says %q, the check %q; want both %q", errs[0], errs[1], want)
+	}
 }

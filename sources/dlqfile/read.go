@@ -36,11 +36,18 @@ type Entry struct {
 	Exchange    string // the original exchange (x-death)
 	RoutingKey  string // the original routing key (x-death)
 	Publishing  amqp.Publishing
+	// Size is the body's length, also where a check kept no body.
+	Size int
 }
 
 // lineReader decodes message lines; one serves a whole file.
 type lineReader struct {
 	dec jsontext.Decoder
+	// check reads a line to check it: the same reading, refusing the
+	// same lines, but no header and no body is kept (an import's check
+	// before publishing needs each message's names and size only).
+	check   bool
+	scratch []byte // a check's bodies, one at a time
 	// strs are the short strings read so far, each kept once: the same
 	// header names, queues, reasons and content types come on every
 	// line, and a copy of each per message is garbage.
@@ -96,12 +103,20 @@ func (lr *lineReader) entry(line []byte) (Entry, error) {
 	if sum == nil {
 		return Entry{}, errors.New("no body_sha256: a message line carries its body's sha256")
 	}
-	if got := sha256.Sum256(body); hex.EncodeToString(got[:]) != *sum {
+	got := sha256.Sum256(body)
+	var hexed [2 * sha256.Size]byte
+	hex.Encode(hexed[:], got[:])
+	if string(hexed[:]) != *sum {
 		said := *sum
 		if len(said) > 2*sha256.Size {
 			said = said[:2*sha256.Size] + "…"
 		}
 		return Entry{}, fmt.Errorf("body sha256 %x, the line says %q: the body was changed", got, said)
+	}
+	e.Size = len(body)
+	if lr.check {
+		e.Publishing.Headers = nil
+		return e, nil
 	}
 	e.Publishing.Body = body
 	if len(e.Publishing.Headers) == 0 {
@@ -239,7 +254,15 @@ func (lr *lineReader) base64(what string) ([]byte, error) {
 	if bytes.IndexByte(src, '\\') >= 0 {
 		src = []byte(unquote(raw))
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
+	var out []byte
+	if n := base64.StdEncoding.DecodedLen(len(src)); lr.check {
+		if cap(lr.scratch) < n {
+			lr.scratch = make([]byte, n)
+		}
+		out = lr.scratch[:n]
+	} else {
+		out = make([]byte, n)
+	}
 	n, err := base64.StdEncoding.Decode(out, src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -329,7 +352,10 @@ func (lr *lineReader) table(what string) (amqp.Table, error) {
 	if err := lr.open(what); err != nil {
 		return nil, err
 	}
-	t := amqp.Table{}
+	var t amqp.Table
+	if !lr.check {
+		t = amqp.Table{}
+	}
 	for {
 		name, more, err := lr.name()
 		if err != nil || !more {
@@ -345,7 +371,9 @@ func (lr *lineReader) table(what string) (amqp.Table, error) {
 			}
 			return nil, fmt.Errorf("%s %q: %w", kind, key, err)
 		}
-		t[key] = v
+		if t != nil {
+			t[key] = v
+		}
 	}
 }
 
@@ -400,7 +428,7 @@ func (lr *lineReader) typed() (any, error) {
 	case encoding != "" && (typ != "string" || encoding != "base64"):
 		return nil, fmt.Errorf("a %s value with encoding %q: only a string has one, base64", typ, encoding)
 	case raw != nil:
-		var sub lineReader
+		sub := lineReader{check: lr.check}
 		sub.dec.Reset(bytes.NewBuffer(raw))
 		var err error
 		if out, err = sub.value(typ); err != nil {
@@ -469,7 +497,10 @@ func (lr *lineReader) value(typ string) (any, error) {
 		if tok.Kind() != '[' {
 			return nil, fmt.Errorf("array value: want a list, found %s", tok.Kind())
 		}
-		out := []any{}
+		var out []any
+		if !lr.check {
+			out = []any{}
+		}
 		for i := 0; lr.dec.PeekKind() != ']'; i++ {
 			if lr.dec.PeekKind() != '{' {
 				return nil, fmt.Errorf("[%d]: want a typed value, found %s", i, lr.dec.PeekKind())
@@ -478,7 +509,9 @@ func (lr *lineReader) value(typ string) (any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}
-			out = append(out, v)
+			if out != nil {
+				out = append(out, v)
+			}
 		}
 		_, err = lr.dec.ReadToken()
 		return out, err

@@ -3,6 +3,7 @@ package dlqfile
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -156,6 +157,12 @@ func FuzzTheReaderAgreesWithEncodingJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var lr lineReader
 		got, err := lr.entry(line)
+		// A check refuses what the reading refuses, in the same words.
+		check := lineReader{check: true}
+		checked, checkErr := check.entry(line)
+		if fmt.Sprint(err) != fmt.Sprint(checkErr) || err == nil && (checked.Size != got.Size || checked.LogicalID != got.LogicalID) {
+			t.Fatalf("%q: read with %v, checked with %v", line, err, checkErr)
+		}
 		want, refErr := referenceEntry(line)
 		switch {
 		case err == nil && refErr != nil:

@@ -20,10 +20,15 @@ import (
 type Source struct {
 	header Header
 	closer io.Closer
-	pages  chan sourcePage
-	stop   chan struct{}
-	done   chan struct{}
-	last   *sourcePage // what the previous Next left of its page
+	check  bool
+	// free holds the buffers of batches decoded, for the next batches:
+	// a file read twice would otherwise allocate (and clear) its whole
+	// size twice over.
+	free  chan []byte
+	pages chan sourcePage
+	stop  chan struct{}
+	done  chan struct{}
+	last  *sourcePage // what the previous Next left of its page
 }
 
 // sourcePage is a page decoded ahead, or the error that ended the file.
@@ -55,23 +60,36 @@ type batch struct {
 
 // NewSource reads the file r; closer, when set, is closed by Close.
 func NewSource(r io.Reader, closer io.Closer) (*Source, error) {
+	return newSource(r, closer, false)
+}
+
+// NewCheck reads the file r to check it, as an import does before it
+// publishes anything: every line is read as NewSource reads it, and the
+// same lines are refused, but the messages handed out carry their names,
+// origin and body size only, no headers and no body. It costs a fraction
+// of the reading.
+func NewCheck(r io.Reader) (*Source, error) {
+	return newSource(r, nil, true)
+}
+
+func newSource(r io.Reader, closer io.Closer, check bool) (*Source, error) {
 	rd, err := NewReader(r)
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{header: rd.Header, closer: closer, pages: make(chan sourcePage, pagesAhead),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go s.read(rd)
+	workers := runtime.GOMAXPROCS(0)
+	s := &Source{header: rd.Header, closer: closer, check: check, pages: make(chan sourcePage, pagesAhead),
+		free: make(chan []byte, 2*workers), stop: make(chan struct{}), done: make(chan struct{})}
+	go s.read(rd, workers)
 	return s, nil
 }
 
 // read cuts the file into batches, has them decoded on every core, and
 // hands the pages out in order, until the file ends, a line is refused
 // or the source closes.
-func (s *Source) read(rd *Reader) {
+func (s *Source) read(rd *Reader, workers int) {
 	defer close(s.done)
 	defer close(s.pages)
-	workers := runtime.GOMAXPROCS(0)
 	ordered := make(chan *batch, workers)
 	work := make(chan *batch, workers)
 	quit := make(chan struct{})
@@ -81,14 +99,21 @@ func (s *Source) read(rd *Reader) {
 		defer wg.Done()
 		defer close(work)
 		defer close(ordered)
-		cut(rd, ordered, work, quit)
+		cut(rd, ordered, work, quit, s.free)
 	}()
 	for range workers {
 		go func() {
 			defer wg.Done()
-			var lr lineReader
+			lr := lineReader{check: s.check}
 			for b := range work {
-				b.out <- b.decode(&lr)
+				pg := b.decode(&lr)
+				// Nothing decoded points into the batch's lines.
+				select {
+				case s.free <- b.data[:0]:
+				default:
+				}
+				b.data = nil
+				b.out <- pg
 			}
 		}()
 	}
@@ -108,11 +133,18 @@ func (s *Source) read(rd *Reader) {
 }
 
 // cut reads rd's lines into batches, each sent to ordered (the order
-// they are handed out in) and to work (to be decoded).
-func cut(rd *Reader, ordered, work chan<- *batch, quit <-chan struct{}) {
+// they are handed out in) and to work (to be decoded). A batch's lines go
+// in a buffer from free when one is there.
+func cut(rd *Reader, ordered, work chan<- *batch, quit <-chan struct{}, free <-chan []byte) {
 	size := 64 << 10 // what the last batch held: the next is made that large
 	for {
-		b := &batch{first: rd.line + 1, data: make([]byte, 0, size), ends: make([]int, 0, pageLines), out: make(chan sourcePage, 1)}
+		var data []byte
+		select {
+		case data = <-free:
+		default:
+			data = make([]byte, 0, size)
+		}
+		b := &batch{first: rd.line + 1, data: data, ends: make([]int, 0, pageLines), out: make(chan sourcePage, 1)}
 		for len(b.ends) < pageLines && len(b.data) < pageBytes {
 			if !rd.sc.Scan() {
 				if err := rd.sc.Err(); err != nil {
