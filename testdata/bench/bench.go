@@ -59,7 +59,13 @@ func newBench(cfg config) (*bench, error) {
 		return nil, err
 	}
 	b := &bench{cfg: cfg, dir: dir, http: &http.Client{Timeout: 2 * time.Minute}, vhosts: map[string]bool{}}
-	b.closed = append(b.closed, func() { os.RemoveAll(dir) })
+	b.closed = append(b.closed, func() {
+		if cfg.keep {
+			b.logf("kept the workloads' files (configs, audit logs, the export) in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	if _, err := b.mgmt(http.MethodGet, "/api/overview", nil, nil); err != nil {
 		b.close()
 		return nil, fmt.Errorf("management API at %s: %w (the broker must run with the management plugin)", cfg.mgmtURL, err)

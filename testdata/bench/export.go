@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -87,10 +88,12 @@ func (b *bench) exportImport(n int) ([]row, error) {
 			return nil, err
 		}
 		b.logf("plain publish-with-confirms loop of %d", n)
+		cpu := selfCPU()
 		loop, err := publishConfirmed(ctx, conn, "", dlq, n, confirmWindow, true, func(i int) amqp.Publishing { return msgs[i] })
 		if err != nil {
 			return nil, err
 		}
+		b.logf("the loop took %s, %s of CPU", loop.Round(time.Millisecond), (selfCPU() - cpu).Round(time.Millisecond))
 		b.logf("turn %d: import %s, loop %s", round+1, imp.Round(time.Millisecond), loop.Round(time.Millisecond))
 		imps, loops = append(imps, imp), append(loops, loop)
 	}
@@ -104,11 +107,13 @@ func (b *bench) exportImport(n int) ([]row, error) {
 	}, nil
 }
 
-// importRounds is how many times the import and the loop each run.
-const importRounds = 3
+// importRounds is how many times the import and the loop each run: the
+// broker's rate moves by a fifth between two runs of the same loop, and
+// three turns were too few for a median to hold still.
+const importRounds = 5
 
 // timed runs warren with args and returns how long it took and its peak
-// resident memory.
+// resident memory in MiB.
 func (b *bench) timed(ctx context.Context, cfg string, args ...string) (time.Duration, float64, error) {
 	b.logf("warren %v", args)
 	cmd := b.warrenCmd(ctx, cfg, args...)
@@ -118,11 +123,16 @@ func (b *bench) timed(ctx context.Context, cfg string, args ...string) (time.Dur
 	if err := cmd.Start(); err != nil {
 		return 0, 0, err
 	}
+	// Polled, not the kernel's maxrss at exit: a child counts its parent's
+	// pages between fork and exec, and this parent holds the messages.
 	hwm := watchHWM(cmd.Process.Pid)
 	if err := cmd.Wait(); err != nil {
 		return 0, 0, fmt.Errorf("warren %v: %w: %s", args, err, stderr.Bytes())
 	}
 	took := time.Since(start)
+	ps := cmd.ProcessState
+	b.logf("warren %s took %s, %s of CPU (%s user, %s system)", args[:2], took.Round(time.Millisecond),
+		(ps.UserTime() + ps.SystemTime()).Round(time.Millisecond), ps.UserTime().Round(time.Millisecond), ps.SystemTime().Round(time.Millisecond))
 	return took, <-hwm, nil
 }
 
@@ -148,4 +158,13 @@ func readExport(path string) ([]amqp.Publishing, error) {
 		}
 		out = append(out, m.Publishing)
 	}
+}
+
+// selfCPU is the CPU time this process has used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -43,7 +43,7 @@ func main() {
 	flag.StringVar(&cfg.metricsURL, "metrics", "", "the broker's Prometheus endpoint, for the dashboard's metrics_url (default: warren's, port 15692 beside a management API on 15672)")
 	flag.StringVar(&cfg.user, "user", "guest", "broker user (needs the administrator tag for vhosts and shovels)")
 	flag.StringVar(&cfg.password, "password", "guest", "broker password")
-	flag.BoolVar(&cfg.keep, "keep", false, "leave the workloads' vhosts on the broker for inspection")
+	flag.BoolVar(&cfg.keep, "keep", false, "leave the workloads' vhosts on the broker, and their files on disk, for inspection")
 	flag.StringVar(&cfg.pgDSN, "pg", "postgres://postgres@127.0.0.1:5432/test", "PostgreSQL database for the inbox table")
 	overview := flag.String("queues", "", "overview sizes, e.g. 1000,10000 (default per -quick)")
 	reuse := flag.String("reuse-vhosts", "", "comma-separated vhosts left by an earlier run (-keep) to measure the overview on, as they are, instead of declaring queues")
