@@ -93,21 +93,21 @@ func (lr *lineReader) str() (string, error) {
 // entry decodes one message line.
 func (lr *lineReader) entry(line []byte) (Entry, error) {
 	lr.dec.Reset(bytes.NewBuffer(line)) // read in place, not copied
-	e, body, sum, err := lr.message()
+	e, body, sum, hasSum, err := lr.message()
 	if err != nil {
 		return Entry{}, fmt.Errorf("not a message line: %w", err)
 	}
 	if _, err := lr.dec.ReadToken(); err != io.EOF {
 		return Entry{}, errors.New("not a message line: more than one JSON value on the line")
 	}
-	if sum == nil {
+	if !hasSum {
 		return Entry{}, errors.New("no body_sha256: a message line carries its body's sha256")
 	}
 	got := sha256.Sum256(body)
 	var hexed [2 * sha256.Size]byte
 	hex.Encode(hexed[:], got[:])
-	if string(hexed[:]) != *sum {
-		said := *sum
+	if string(hexed[:]) != sum {
+		said := sum
 		if len(said) > 2*sha256.Size {
 			said = said[:2*sha256.Size] + "…"
 		}
@@ -126,15 +126,15 @@ func (lr *lineReader) entry(line []byte) (Entry, error) {
 }
 
 // message reads the line's object: the entry, its body, and the sha256
-// the line gives it (nil when it gives none).
-func (lr *lineReader) message() (e Entry, body []byte, sum *string, err error) {
+// the line gives it (hasSum false when it gives none).
+func (lr *lineReader) message() (e Entry, body []byte, sum string, hasSum bool, err error) {
 	if err := lr.open(""); err != nil {
-		return e, nil, nil, err
+		return e, nil, "", false, err
 	}
 	for {
 		name, more, err := lr.name()
 		if err != nil || !more {
-			return e, body, sum, err
+			return e, body, sum, hasSum, err
 		}
 		switch string(name) {
 		case "logical_id":
@@ -160,14 +160,13 @@ func (lr *lineReader) message() (e Entry, body []byte, sum *string, err error) {
 		case "body_base64":
 			body, err = lr.base64("body_base64")
 		case "body_sha256":
-			var s string
-			s, err = lr.text("body_sha256")
-			sum = &s
+			sum, err = lr.text("body_sha256")
+			hasSum = true
 		default:
 			err = unknownName(string(name))
 		}
 		if err != nil {
-			return e, nil, nil, err
+			return e, nil, "", false, err
 		}
 	}
 }
@@ -303,43 +302,42 @@ func (lr *lineReader) properties(p *amqp.Publishing) error {
 		if err != nil || !more {
 			return err
 		}
-		what := "properties." + string(name)
 		switch string(name) {
 		case "content_type":
-			p.ContentType, err = lr.text(what)
+			p.ContentType, err = lr.text("properties.content_type")
 		case "content_encoding":
-			p.ContentEncoding, err = lr.text(what)
+			p.ContentEncoding, err = lr.text("properties.content_encoding")
 		case "delivery_mode":
-			p.DeliveryMode, err = lr.uint8Field(what)
+			p.DeliveryMode, err = lr.uint8Field("properties.delivery_mode")
 		case "priority":
-			p.Priority, err = lr.uint8Field(what)
+			p.Priority, err = lr.uint8Field("properties.priority")
 		case "correlation_id":
-			p.CorrelationId, err = lr.text(what)
+			p.CorrelationId, err = lr.text("properties.correlation_id")
 		case "reply_to":
-			p.ReplyTo, err = lr.text(what)
+			p.ReplyTo, err = lr.text("properties.reply_to")
 		case "expiration":
-			p.Expiration, err = lr.text(what)
+			p.Expiration, err = lr.text("properties.expiration")
 		case "message_id":
-			p.MessageId, err = lr.text(what)
+			p.MessageId, err = lr.text("properties.message_id")
 		case "timestamp":
 			if lr.dec.PeekKind() == 'n' {
 				_, err = lr.dec.ReadToken()
 				break
 			}
 			var s string
-			if s, err = lr.text(what); err == nil {
+			if s, err = lr.text("properties.timestamp"); err == nil {
 				if err = p.Timestamp.UnmarshalText([]byte(s)); err != nil {
-					err = fmt.Errorf("%s: %w", what, err)
+					err = fmt.Errorf("properties.timestamp: %w", err)
 				}
 			}
 		case "type":
-			p.Type, err = lr.text(what)
+			p.Type, err = lr.text("properties.type")
 		case "user_id":
-			p.UserId, err = lr.text(what)
+			p.UserId, err = lr.text("properties.user_id")
 		case "app_id":
-			p.AppId, err = lr.text(what)
+			p.AppId, err = lr.text("properties.app_id")
 		default:
-			err = unknownName(what)
+			err = unknownName("properties." + string(name))
 		}
 		if err != nil {
 			return err
@@ -389,6 +387,7 @@ func (lr *lineReader) typed() (any, error) {
 	var out any
 	var raw jsontext.Value
 	var seenType, seenValue bool
+	var text string // a check's string value, kept unboxed
 	for {
 		name, more, err := lr.name()
 		if err != nil {
@@ -410,6 +409,11 @@ func (lr *lineReader) typed() (any, error) {
 			if !seenType {
 				raw, err = lr.dec.ReadValue()
 				raw = raw.Clone()
+				break
+			}
+			if lr.check && typ == "string" && lr.dec.PeekKind() == '"' {
+				// What value would read, but nothing built of it.
+				text, err = lr.str()
 				break
 			}
 			out, err = lr.value(typ)
@@ -436,7 +440,10 @@ func (lr *lineReader) typed() (any, error) {
 		}
 	}
 	if encoding == "base64" {
-		b, err := base64.StdEncoding.DecodeString(out.(string))
+		if s, ok := out.(string); ok {
+			text = s
+		}
+		b, err := base64.StdEncoding.DecodeString(text)
 		if err != nil {
 			return nil, fmt.Errorf("string value in base64: %w", err)
 		}

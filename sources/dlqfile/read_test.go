@@ -183,12 +183,21 @@ func BenchmarkReadLine(b *testing.B) {
 		"x-first-death-exchange": "", "x-first-death-queue": "orders", "x-first-death-reason": "rejected",
 	}
 	line := lineOf(&testing.T{}, h, bytes.Repeat([]byte("x"), 1024))
-	b.SetBytes(int64(len(line)))
-	b.ReportAllocs()
-	var lr lineReader
-	for b.Loop() {
-		if _, err := lr.entry(line); err != nil {
-			b.Fatal(err)
+	// read: as an import publishes it; check: as its check reads it.
+	for _, check := range []bool{false, true} {
+		name := "read"
+		if check {
+			name = "check"
 		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			lr := lineReader{check: check}
+			for b.Loop() {
+				if _, err := lr.entry(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
