@@ -222,7 +222,7 @@ func TestCanaryHaltsOnAConsumerThatRejectsThenResumeFinishes(t *testing.T) {
 	const n = 300
 	s := newCanaryScene(t, n, false)
 	bad := s.consume(t, 0, failEvery)
-	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "10", "--canary-wait", "20s", "--yes", "--json")
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "10", "--canary-wait", "10s", "--yes", "--json")
 	if app.ExitCode(err) != app.ExitHalted {
 		t.Fatalf("replay: exit %d (%v), want %d (halted)\n%s", app.ExitCode(err), err, app.ExitHalted, errOut)
 	}
@@ -246,7 +246,7 @@ func TestCanaryHaltsOnAConsumerThatRejectsThenResumeFinishes(t *testing.T) {
 		t.Errorf("audit records of %s: %v; want one stage, one halted and no final record", r.Operation, counts)
 	}
 	for _, rec := range recs {
-		if rec.Outcome == domain.OutcomeIntent && (rec.Detail["canary"] != "10" || rec.Detail["canary_wait"] != "5s" || rec.Detail["halt_at"] != "0.1") {
+		if rec.Outcome == domain.OutcomeIntent && (rec.Detail["canary"] != "10" || rec.Detail["canary_wait"] != "10s" || rec.Detail["halt_at"] != "0.1") {
 			t.Errorf("intent detail %v: want the canary, its wait and the halt share", rec.Detail)
 		}
 	}
