@@ -244,19 +244,25 @@ func TestACheckRefusesWhatASourceRefusesAndKeepsNoBody(t *testing.T) {
 
 // BenchmarkSource reads an export of 20 000 broker dead letters (an
 // x-death each, 512-byte bodies, as the bench's) whole: read, as an
-// import publishes it; check, as its check reads it first.
+// import publishes it; check, as its check reads it first. They died in
+// a burst of 500 a second, so their x-death times change every 500.
 func BenchmarkSource(b *testing.B) {
-	const n = 20000
+	const n, perSecond = 20000, 500
 	at := time.Unix(1700000000, 0).UTC()
-	h, err := EncodeTable(amqp.Table{
-		"x-death": []any{amqp.Table{"count": int64(1), "exchange": "", "queue": "orders", "reason": "rejected",
-			"routing-keys": []any{"orders"}, "time": at}},
-		"x-first-death-exchange": "", "x-first-death-queue": "orders", "x-first-death-reason": "rejected",
-	})
-	if err != nil {
-		b.Fatal(err)
+	var heads []map[string]Value
+	for i := range n / perSecond {
+		h, err := EncodeTable(amqp.Table{
+			"x-death": []any{amqp.Table{"count": int64(1), "exchange": "", "queue": "orders", "reason": "rejected",
+				"routing-keys": []any{"orders"}, "time": at.Add(time.Duration(i) * time.Second)}},
+			"x-first-death-exchange": "", "x-first-death-queue": "orders", "x-first-death-reason": "rejected",
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		heads = append(heads, h)
 	}
 	file := exportOf(b, n, func(i int) Message {
+		h := heads[i/perSecond]
 		body := bytes.Repeat([]byte{'x'}, 512)
 		copy(body, fmt.Sprintf(`{"event_id":"evt-%07d"`, i))
 		return Message{LogicalID: fmt.Sprintf("evt-%07d", i), Group: "4f61bd6da2", Reason: "rejected", OriginQueue: "orders", RoutingKey: "orders",

@@ -48,6 +48,13 @@ type lineReader struct {
 	// before publishing needs each message's names and size only).
 	check   bool
 	scratch []byte // a check's bodies, one at a time
+	// line is the line being read; lastRaw are the headers of the line
+	// before when they were read without fault, last the table read from
+	// them (none for a check).
+	line    []byte
+	last    amqp.Table
+	lastRaw []byte
+	lastOK  bool
 	// strs are the short strings read so far, each kept once: the same
 	// header names, queues, reasons and content types come on every
 	// line, and a copy of each per message is garbage.
@@ -92,6 +99,7 @@ func (lr *lineReader) str() (string, error) {
 
 // entry decodes one message line.
 func (lr *lineReader) entry(line []byte) (Entry, error) {
+	lr.line = line
 	lr.dec.Reset(bytes.NewBuffer(line)) // read in place, not copied
 	e, body, sum, hasSum, err := lr.message()
 	if err != nil {
@@ -156,7 +164,7 @@ func (lr *lineReader) message() (e Entry, body []byte, sum string, hasSum bool, 
 				_, err = lr.dec.ReadToken()
 				break
 			}
-			e.Publishing.Headers, err = lr.table("headers")
+			e.Publishing.Headers, err = lr.headers()
 		case "body_base64":
 			body, err = lr.base64("body_base64")
 		case "body_sha256":
@@ -169,6 +177,35 @@ func (lr *lineReader) message() (e Entry, body []byte, sum string, hasSum bool, 
 			return e, nil, "", false, err
 		}
 	}
+}
+
+// headers reads a line's headers. Dead letters of one burst carry the
+// same headers to the byte (the same x-death, to the second), and
+// headers of the same bytes as the line before's are that line's table,
+// not read again: messages of a file share it, so a reader of their
+// headers must not change them (a walk only reads them).
+func (lr *lineReader) headers() (amqp.Table, error) {
+	// The value starts at the first '{' after the last token read: only
+	// the name's colon and white space come between.
+	if lr.dec.PeekKind() != '{' {
+		return lr.table("headers") // refused, in its words
+	}
+	off := int(lr.dec.InputOffset())
+	at := off + bytes.IndexByte(lr.line[off:], '{')
+	if lr.lastOK && bytes.HasPrefix(lr.line[at:], lr.lastRaw) {
+		// An object ends where its braces close: this one is those bytes.
+		if err := lr.dec.SkipValue(); err != nil {
+			return nil, err
+		}
+		return lr.last, nil
+	}
+	lr.lastOK = false
+	t, err := lr.table("headers")
+	if err != nil {
+		return nil, err
+	}
+	lr.last, lr.lastRaw, lr.lastOK = t, append(lr.lastRaw[:0], lr.line[at:lr.dec.InputOffset()]...), true
+	return t, nil
 }
 
 // unknownName refuses a name the format does not define.

@@ -163,6 +163,12 @@ func FuzzTheReaderAgreesWithEncodingJSON(f *testing.F) {
 		if fmt.Sprint(err) != fmt.Sprint(checkErr) || err == nil && (checked.Size != got.Size || checked.LogicalID != got.LogicalID) {
 			t.Fatalf("%q: read with %v, checked with %v", line, err, checkErr)
 		}
+		// Read again by the same reader, its headers may be the line
+		// before's: the same reading.
+		again, againErr := lr.entry(line)
+		if fmt.Sprint(err) != fmt.Sprint(againErr) || err == nil && !sameEntry(got, again) {
+			t.Fatalf("%q: read with %v, then with %v", line, err, againErr)
+		}
 		want, refErr := referenceEntry(line)
 		switch {
 		case err == nil && refErr != nil:
@@ -173,16 +179,21 @@ func FuzzTheReaderAgreesWithEncodingJSON(f *testing.F) {
 	})
 }
 
-// BenchmarkReadLine reads the line of a message the broker dead-lettered
-// once (x-death and the x-first-death headers), with a 1 KiB body.
+// BenchmarkReadLine reads lines of messages the broker dead-lettered
+// once (x-death and the x-first-death headers), with a 1 KiB body; each
+// line's headers differ from the line before (their x-death times), so
+// none is the table of the line before.
 func BenchmarkReadLine(b *testing.B) {
-	at := time.Unix(1700000000, 0).UTC()
-	h := amqp.Table{
-		"x-death": []any{amqp.Table{"count": int64(1), "exchange": "", "queue": "orders", "reason": "rejected",
-			"routing-keys": []any{"orders"}, "time": at}},
-		"x-first-death-exchange": "", "x-first-death-queue": "orders", "x-first-death-reason": "rejected",
+	var lines [][]byte
+	for i := range 2 {
+		at := time.Unix(1700000000+int64(i), 0).UTC()
+		h := amqp.Table{
+			"x-death": []any{amqp.Table{"count": int64(1), "exchange": "", "queue": "orders", "reason": "rejected",
+				"routing-keys": []any{"orders"}, "time": at}},
+			"x-first-death-exchange": "", "x-first-death-queue": "orders", "x-first-death-reason": "rejected",
+		}
+		lines = append(lines, lineOf(&testing.T{}, h, bytes.Repeat([]byte("x"), 1024)))
 	}
-	line := lineOf(&testing.T{}, h, bytes.Repeat([]byte("x"), 1024))
 	// read: as an import publishes it; check: as its check reads it.
 	for _, check := range []bool{false, true} {
 		name := "read"
@@ -190,14 +201,48 @@ func BenchmarkReadLine(b *testing.B) {
 			name = "check"
 		}
 		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(line)))
+			b.SetBytes(int64(len(lines[0])))
 			b.ReportAllocs()
 			lr := lineReader{check: check}
+			i := 0
 			for b.Loop() {
-				if _, err := lr.entry(line); err != nil {
+				if _, err := lr.entry(lines[i%2]); err != nil {
 					b.Fatal(err)
 				}
+				i++
 			}
 		})
+	}
+}
+
+// Lines whose headers are the same bytes share one table; a line whose
+// headers differ, or are not an object, is read on its own.
+func TestHeadersOfTheSameBytesAreReadOnce(t *testing.T) {
+	h := everyType()
+	var lr lineReader
+	first, err := lr.entry(lineOf(t, h, []byte("a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := lr.entry(lineOf(t, h, []byte("b")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.ValueOf(first.Publishing.Headers).UnsafePointer() != reflect.ValueOf(second.Publishing.Headers).UnsafePointer() ||
+		!reflect.DeepEqual(second.Publishing.Headers, h) {
+		t.Errorf("the second line's headers were read again, or read wrong: %v", second.Publishing.Headers)
+	}
+	h["int8"] = int8(7)
+	third, err := lr.entry(lineOf(t, h, []byte("c")))
+	if err != nil || !reflect.DeepEqual(third.Publishing.Headers, h) || third.Publishing.Headers["int8"] == first.Publishing.Headers["int8"] {
+		t.Errorf("headers that differ came back as %v (%v)", third.Publishing.Headers, err)
+	}
+	// An empty table read, then a string holding the same bytes: refused.
+	if _, err := lr.entry(lineOf(t, amqp.Table{}, []byte("d"))); err != nil {
+		t.Fatal(err)
+	}
+	line := bytes.Replace(lineOf(t, amqp.Table{}, []byte("e")), []byte(`"headers":{}`), []byte(`"headers":"{}"`), 1)
+	if _, err := lr.entry(line); err == nil || !strings.Contains(err.Error(), "want an object") {
+		t.Errorf("headers that are a string holding {}: %v, want refused", err)
 	}
 }
