@@ -86,12 +86,20 @@ func (lr *lineReader) intern(b []byte) string {
 }
 
 // str reads a string value, interned when it has no escapes.
-func (lr *lineReader) str() (string, error) {
+func (lr *lineReader) str() (string, error) { return lr.strAs(true) }
+
+// strAs reads a string value, interned when keep is set and it has no
+// escapes. A string no other line repeats (an ID, a digest) is not kept:
+// it would only fill the table the others are looked up in.
+func (lr *lineReader) strAs(keep bool) (string, error) {
 	raw, err := lr.dec.ReadValue()
 	if err != nil {
 		return "", err
 	}
 	if b := raw[1 : len(raw)-1]; bytes.IndexByte(b, '\\') < 0 {
+		if !keep {
+			return string(b), nil
+		}
 		return lr.intern(b), nil
 	}
 	return unquote(raw), nil
@@ -146,7 +154,7 @@ func (lr *lineReader) message() (e Entry, body []byte, sum string, hasSum bool, 
 		}
 		switch string(name) {
 		case "logical_id":
-			e.LogicalID, err = lr.text("logical_id")
+			e.LogicalID, err = lr.unique("logical_id")
 		case "group":
 			e.Group, err = lr.text("group")
 		case "reason":
@@ -168,7 +176,7 @@ func (lr *lineReader) message() (e Entry, body []byte, sum string, hasSum bool, 
 		case "body_base64":
 			body, err = lr.base64("body_base64")
 		case "body_sha256":
-			sum, err = lr.text("body_sha256")
+			sum, err = lr.unique("body_sha256")
 			hasSum = true
 		default:
 			err = unknownName(string(name))
@@ -260,9 +268,14 @@ func prefix(what string) string {
 }
 
 // text reads a string; null is the empty string, as encoding/json reads it.
-func (lr *lineReader) text(what string) (string, error) {
+func (lr *lineReader) text(what string) (string, error) { return lr.textAs(what, true) }
+
+// unique reads a string as text does, one that no other line repeats.
+func (lr *lineReader) unique(what string) (string, error) { return lr.textAs(what, false) }
+
+func (lr *lineReader) textAs(what string, keep bool) (string, error) {
 	if lr.dec.PeekKind() == '"' {
-		return lr.str()
+		return lr.strAs(keep)
 	}
 	tok, err := lr.dec.ReadToken()
 	if err != nil {
@@ -349,13 +362,13 @@ func (lr *lineReader) properties(p *amqp.Publishing) error {
 		case "priority":
 			p.Priority, err = lr.uint8Field("properties.priority")
 		case "correlation_id":
-			p.CorrelationId, err = lr.text("properties.correlation_id")
+			p.CorrelationId, err = lr.unique("properties.correlation_id")
 		case "reply_to":
 			p.ReplyTo, err = lr.text("properties.reply_to")
 		case "expiration":
 			p.Expiration, err = lr.text("properties.expiration")
 		case "message_id":
-			p.MessageId, err = lr.text("properties.message_id")
+			p.MessageId, err = lr.unique("properties.message_id")
 		case "timestamp":
 			if lr.dec.PeekKind() == 'n' {
 				_, err = lr.dec.ReadToken()
