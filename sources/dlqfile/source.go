@@ -79,7 +79,7 @@ func newSource(r io.Reader, closer io.Closer, check bool) (*Source, error) {
 	}
 	workers := runtime.GOMAXPROCS(0)
 	s := &Source{header: rd.Header, closer: closer, check: check, pages: make(chan sourcePage, pagesAhead),
-		free: make(chan []byte, 2*workers), stop: make(chan struct{}), done: make(chan struct{})}
+		free: make(chan []byte, workers), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.read(rd, workers)
 	return s, nil
 }
@@ -107,10 +107,14 @@ func (s *Source) read(rd *Reader, workers int) {
 			lr := lineReader{check: s.check}
 			for b := range work {
 				pg := b.decode(&lr)
-				// Nothing decoded points into the batch's lines.
-				select {
-				case s.free <- b.data[:0]:
-				default:
+				// Nothing decoded points into the batch's lines. A buffer
+				// that large bodies grew past a page's bytes goes to the
+				// collector, so what waits here stays a few MiB.
+				if cap(b.data) <= pageBytes {
+					select {
+					case s.free <- b.data[:0]:
+					default:
+					}
 				}
 				b.data = nil
 				b.out <- pg
