@@ -68,7 +68,13 @@ func Dial(o Options) (*amqp.Connection, error) {
 		TLSClientConfig: o.TLS,
 		Heartbeat:       10 * time.Second,
 		Properties:      props,
-		Dial:            amqp.DefaultDial(timeout),
+		Dial: func(network, addr string) (net.Conn, error) {
+			c, err := amqp.DefaultDial(timeout)(network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return coalesce(c), nil
+		},
 	}
 	conn, err := amqp.DialConfig(u.String(), cfg)
 	if msg, ok := config.MissingClientCert(o.TLS, err); ok {
