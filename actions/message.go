@@ -60,7 +60,7 @@ func makeCopy(d domain.DeadLetter, s stamp) copyOf {
 		return exactCopy(d, s)
 	}
 	if r := d.Raw; r != nil && s.action == ActionQuarantine && r.Body != nil {
-		d.Properties, d.Headers, d.Body = r.Properties, r.Headers, r.Body
+		d.Properties, d.Headers, d.Body, d.BodyDigest = r.Properties, r.Headers, r.Body, ""
 	}
 	p := d.Properties
 	out := publishingOf(p, d.Body, s)

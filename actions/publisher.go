@@ -2,13 +2,13 @@ package actions
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/audit"
 )
 
 // Outcome is what the broker said about one published message.
@@ -42,6 +42,9 @@ type Outgoing struct {
 	// return is matched to the oldest unsettled message with the same
 	// message ID and body (an import must not add a header).
 	Exact bool
+	// BodyDigest is audit.BodyDigest of Msg.Body when the caller has it
+	// already; an Exact message's print is computed from the body if not.
+	BodyDigest string
 }
 
 // Settlement is the final word on one Outgoing.
@@ -65,10 +68,9 @@ type pending struct {
 }
 
 // fingerprint names a message for a return that carries no sequence
-// header.
-func fingerprint(messageID string, body []byte) string {
-	sum := sha256.Sum256(body)
-	return messageID + "\x00" + hex.EncodeToString(sum[:])
+// header: its message ID and its body's digest (audit.BodyDigest).
+func fingerprint(messageID, bodyDigest string) string {
+	return messageID + "\x00" + bodyDigest
 }
 
 // Publisher publishes mandatory messages on a dedicated confirm-mode
@@ -153,7 +155,11 @@ func (p *Publisher) Publish(ctx context.Context, o Outgoing) error {
 	seq := p.ch.GetNextPublishSeqNo()
 	pe := &pending{ref: o.Ref}
 	if o.Exact {
-		pe.print = fingerprint(o.Msg.MessageId, o.Msg.Body)
+		digest := o.BodyDigest
+		if digest == "" {
+			digest = audit.BodyDigest(o.Msg.Body)
+		}
+		pe.print = fingerprint(o.Msg.MessageId, digest)
 		p.exact++
 	}
 	p.pending[seq] = pe
@@ -294,7 +300,7 @@ func (p *Publisher) noteReturn(r amqp.Return) {
 	if !ok && p.exact > 0 {
 		// Returns come in publish order, each before its own confirm:
 		// the oldest unsettled message that is this one was returned.
-		print := fingerprint(r.MessageId, r.Body)
+		print := fingerprint(r.MessageId, audit.BodyDigest(r.Body))
 		for s, e := range p.pending {
 			if e.print == print && e.returned == nil && (!ok || s < seq) {
 				seq, ok = s, true

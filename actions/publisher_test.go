@@ -5,10 +5,13 @@ package actions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -189,4 +192,39 @@ func TestPublisherPublishStopsWhenContextIsDone(t *testing.T) {
 	if err := p.Publish(ctx, Outgoing{RoutingKey: "x"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("publish with a done context: %v, want context.Canceled", err)
 	}
+}
+
+// An exact message carries no sequence header: its return is matched by
+// its message ID and body's digest, the caller's when it gives one.
+func TestPublisherMatchesTheReturnOfAnExactMessageByItsIDAndBody(t *testing.T) {
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "target", nil)
+	msgs := make([]Outgoing, 400)
+	for i := range msgs {
+		key := "target"
+		if i%3 == 1 {
+			key = "no-such-queue"
+		}
+		body := []byte(fmt.Sprint("body-", i%5)) // bodies and IDs repeat, not both
+		msgs[i] = Outgoing{Ref: i, RoutingKey: key, Exact: true, Msg: amqp.Publishing{MessageId: fmt.Sprint("m-", i%7), Body: body}}
+		if i%2 == 0 {
+			msgs[i].BodyDigest = audit.BodyDigest(body)
+		}
+	}
+	got, _ := publishAll(t, conn, 32, msgs)
+	routed := 0
+	for i := range msgs {
+		want := Confirmed
+		if i%3 == 1 {
+			want = Returned
+		} else {
+			routed++
+		}
+		if got[i].Outcome != want {
+			t.Fatalf("message %d (digest given: %t): %s, want %s", i, msgs[i].BodyDigest != "", got[i].Outcome, want)
+		}
+	}
+	testkit.WaitDepth(t, ch, "target", routed)
 }

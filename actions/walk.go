@@ -414,7 +414,10 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 	}
 	pg := &page{moving: moving, digests: make([]string, len(moving)), deaths: make([]string, len(moving)), recorded: make(chan error, 1)}
 	for i, it := range moving {
-		pg.digests[i] = audit.BodyDigest(it.Letter.Body)
+		pg.digests[i] = it.Letter.BodyDigest
+		if pg.digests[i] == "" {
+			pg.digests[i] = audit.BodyDigest(it.Letter.Body)
+		}
 		pg.deaths[i] = DeathDigest(it.Letter)
 	}
 	s.log.j.submit(s.log.publishingRecord(moving, pg.digests, pg.deaths), func(err error) { pg.recorded <- err })
@@ -457,6 +460,10 @@ func (p *pager) publish(ctx context.Context, pg *page) error {
 		}
 		p.st.at = s.env.Now()
 		cp := makeCopy(it.Letter, p.st)
+		exact, digest := s.op.Request.Action == ActionImport, ""
+		if exact {
+			digest = pg.digests[i] // an exact copy's body is the letter's
+		}
 		fl := flightOf(it.Letter, pg.digests[i], pg.deaths[i])
 		fl.dest, fl.userIDDropped, fl.expDropped = it.Dest, cp.userIDDropped, cp.expirationDropped
 		ref := p.ref
@@ -465,7 +472,7 @@ func (p *pager) publish(ctx context.Context, pg *page) error {
 		s.inFlight[ref] = fl
 		s.mu.Unlock()
 		err := p.pub.Publish(ctx, Outgoing{Ref: ref, Exchange: it.Dest.Exchange, RoutingKey: it.Dest.RoutingKey, Msg: cp.msg,
-			OwnHeaders: true, Exact: s.op.Request.Action == ActionImport})
+			OwnHeaders: true, Exact: exact, BodyDigest: digest})
 		if err != nil {
 			// This one is settled as unknown if it reached the wire,
 			// else it stays in flight and is counted as not sent.

@@ -87,6 +87,10 @@ type DeadLetter struct {
 	Headers    map[string]any
 	Body       []byte // nil in statistics scans
 	Raw        *Enveloped
+	// BodyDigest is "sha256:" and the hex sha256 of Body when the source
+	// read it with the body and checked the two agree (an export line
+	// carries its body's); "" when the source has none.
+	BodyDigest string
 }
 
 // Origin is where the letter came from in one word: its origin queue,

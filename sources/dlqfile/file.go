@@ -216,5 +216,8 @@ func (e Entry) Letter() domain.DeadLetter {
 	if e.RoutingKey != "" {
 		d.RoutingKeys = []string{e.RoutingKey}
 	}
+	if e.BodySHA256 != "" && e.Publishing.Body != nil {
+		d.BodyDigest = "sha256:" + e.BodySHA256
+	}
 	return d
 }

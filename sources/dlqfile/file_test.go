@@ -189,6 +189,11 @@ func TestEveryMessageComesBackWholeFromASource(t *testing.T) {
 			!reflect.DeepEqual(amqp.Table(d.Headers), h) {
 			t.Fatalf("message %d came back as %s %s, %d bytes, headers %v", i, d.LogicalID, d.MessageID, len(d.Body), d.Headers)
 		}
+		// The digest the line gave, checked, goes with the letter: the
+		// audit records and a return's match use it, not a hash of their own.
+		if want := "sha256:" + Digest(body); len(body) > 0 && d.BodyDigest != want {
+			t.Fatalf("message %d carries body digest %q, want %q", i, d.BodyDigest, want)
+		}
 	}
 }
 

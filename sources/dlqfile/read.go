@@ -38,6 +38,9 @@ type Entry struct {
 	Publishing  amqp.Publishing
 	// Size is the body's length, also where a check kept no body.
 	Size int
+	// BodySHA256 is the body's sha256 in hex, as the line gives it and
+	// the body was found to have.
+	BodySHA256 string
 }
 
 // lineReader decodes message lines; one serves a whole file.
@@ -129,7 +132,7 @@ func (lr *lineReader) entry(line []byte) (Entry, error) {
 		}
 		return Entry{}, fmt.Errorf("body sha256 %x, the line says %q: the body was changed", got, said)
 	}
-	e.Size = len(body)
+	e.Size, e.BodySHA256 = len(body), sum
 	if lr.check {
 		e.Publishing.Headers = nil
 		return e, nil

@@ -25,7 +25,7 @@ func referenceEntry(line []byte) (Entry, error) {
 		return Entry{}, err
 	}
 	return Entry{LogicalID: m.LogicalID, Group: m.Group, Reason: m.Reason, OriginQueue: m.OriginQueue, Exchange: m.Exchange,
-		RoutingKey: m.RoutingKey, Publishing: p, Size: len(p.Body)}, nil
+		RoutingKey: m.RoutingKey, Publishing: p, Size: len(p.Body), BodySHA256: m.BodySHA256}, nil
 }
 
 // Publishing is m as it is published again: its properties, its headers
