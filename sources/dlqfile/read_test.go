@@ -154,9 +154,28 @@ func TestTheReaderRefusesWhatNoWarrenWrote(t *testing.T) {
 func FuzzTheReaderAgreesWithEncodingJSON(f *testing.F) {
 	f.Add([]byte(`{"logical_id":"E","headers":{"a":{"value":{"n":{"value":7,"type":"int32"}},"type":"table"},"s":{"type":"string","value":"/w==","encoding":"base64"}},"body_base64":"Ym9keQ==","body_sha256":"230d8358dc8e8890b4c58deeb62912ee2f20357ae92a5cc861b98e68fe31acb5"}`))
 	f.Add([]byte(`{"properties":{"content_type":"a","delivery_mode":2,"timestamp":"2026-01-02T03:04:05Z"},"headers":{"d":{"type":"decimal","value":{"scale":1,"value":2}},"t":{"type":"timestamp","value":"2026-01-02T03:04:05Z"},"b":{"type":"bytes","value":"AA=="},"f":{"type":"float64","value":0.5}},"body_base64":"","body_sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}`))
+	// Lines whose body and headers are long enough to be cut out, and
+	// lines where the patterns stand where no body or headers are.
+	long := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("body"), 30))
+	longSum := Digest(bytes.Repeat([]byte("body"), 30))
+	hdrs := `{"x-death":{"type":"array","value":[{"type":"table","value":{"count":{"type":"int64","value":1},"queue":{"type":"string","value":"orders"}}}]}}`
+	f.Add([]byte(`{"logical_id":"E","headers":` + hdrs + `,"body_base64":"` + long + `","body_sha256":"` + longSum + `"}`))
+	f.Add([]byte(`{"body_sha256":"` + longSum + `","body_base64":"` + long + `","headers":` + hdrs + `}`))
+	f.Add([]byte(`{"properties":{"headers":` + hdrs + `},"headers":` + hdrs + `,"body_base64":"` + long + `","body_sha256":"` + longSum + `"}`))
+	f.Add([]byte(`{"headers":{"a":{"type":"table","value":{"headers":` + hdrs + `}}},"body_base64":"` + long + `","body_sha256":"` + longSum + `"}`))
+	f.Add([]byte(`{"x\"headers":` + hdrs + `,"k\"body_base64":"` + long + `","body_base64":"` + long + `","body_sha256":"` + longSum + `"}`))
+	f.Add([]byte(`{"headers":` + hdrs + `,"headers":` + hdrs + `,"body_base64":"` + long + `","body_base64":"` + long + `"}`))
+	f.Add([]byte(`{"logical_id":"\"body_base64\":\"` + long + `\"","body_base64":"` + long + `=","body_sha256":"` + longSum + `"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var lr lineReader
 		got, err := lr.entry(line)
+		// Values cut out or not, a line reads the same, or is refused in
+		// the same words.
+		whole := lineReader{noSplice: true}
+		wholeGot, wholeErr := whole.entry(line)
+		if fmt.Sprint(err) != fmt.Sprint(wholeErr) || err == nil && !sameEntry(got, wholeGot) {
+			t.Fatalf("%q: read as %#v (%v), whole as %#v (%v)", line, got, err, wholeGot, wholeErr)
+		}
 		// A check refuses what the reading refuses, in the same words.
 		check := lineReader{check: true}
 		checked, checkErr := check.entry(line)
@@ -177,6 +196,34 @@ func FuzzTheReaderAgreesWithEncodingJSON(f *testing.F) {
 			t.Fatalf("%q read as\n%#v\nencoding/json reads\n%#v", line, got, want)
 		}
 	})
+}
+
+// Headers of the same bytes as the line before's are cut out of a line
+// before it is tokenized, and the line reads as a whole reading reads it.
+func TestHeadersOfTheLineBeforeAreNotTokenizedAgain(t *testing.T) {
+	h := amqp.Table{"x-death": []any{amqp.Table{"count": int64(1), "queue": "orders", "reason": "rejected", "time": time.Unix(1700000000, 0).UTC()}},
+		"x-first-death-queue": "orders"}
+	line := lineOf(t, h, bytes.Repeat([]byte("x"), 1024))
+	var lr, whole lineReader
+	whole.noSplice = true
+	want, err := whole.entry(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		got, err := lr.entry(line)
+		if err != nil || !sameEntry(got, want) {
+			t.Fatalf("read %d: %#v (%v), want %#v", i+1, got, err, want)
+		}
+		if cut := bytes.Contains(lr.line, []byte(`"headers":{}`)); cut != (i == 1) {
+			t.Fatalf("read %d: headers cut out %t, want %t; the decoder read %s", i+1, cut, i == 1, lr.line)
+		}
+	}
+	// Shared, as the line before's: a walk only reads them.
+	again, _ := lr.entry(line)
+	if reflect.ValueOf(again.Publishing.Headers).UnsafePointer() != reflect.ValueOf(lr.last).UnsafePointer() {
+		t.Fatal("headers cut out are not the line before's table")
+	}
 }
 
 // BenchmarkReadLine reads lines of messages the broker dead-lettered
