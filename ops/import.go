@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"syscall"
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
@@ -34,10 +35,29 @@ const Import Action = actions.ActionImport
 type importFile struct {
 	path   string
 	sha256 string
+	ident  fileIdent // the file as it was checked
 	header dlqfile.Header
 	count  int
 	bytes  int64
 	groups []actions.Group
+}
+
+// fileIdent tells a file from itself changed: the kernel sets a file's
+// change time at every write to it (and at every rename, link or mode
+// change), so the file a path names has the same identity as before only
+// if it is the same file, unchanged.
+type fileIdent struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime syscall.Timespec
+}
+
+func identOf(fi os.FileInfo) fileIdent {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileIdent{size: fi.Size()}
+	}
+	return fileIdent{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
 }
 
 // checkImport reads the whole file at path and decides each message's
@@ -48,6 +68,10 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 		return nil, &actions.RequestError{Err: err}
 	}
 	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return nil, &actions.RequestError{Err: err}
+	}
 	digest := sha256.New()
 	src, err := dlqfile.NewCheck(io.TeeReader(f, digest))
 	if err != nil {
@@ -89,6 +113,13 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 		return nil, err
 	}
 	out.sha256 = hex.EncodeToString(digest.Sum(nil))
+	after, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if out.ident = identOf(after); out.ident != identOf(before) {
+		return nil, &actions.RequestError{Err: fmt.Errorf("%s changed while it was being checked: nothing was published; import it again once nothing writes to it", sanitize.Text(path))}
+	}
 	for _, g := range groups {
 		out.groups = append(out.groups, *g)
 	}
@@ -97,20 +128,6 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 		return nil, &actions.RequestError{Err: fmt.Errorf("%s: the header counts %d messages and the file holds %d: a file cut short or joined; nothing was published", sanitize.Text(path), out.header.Count, out.count)}
 	}
 	return out, nil
-}
-
-// fileDigest is the sha256 of the file at path.
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // planImport checks s.File whole and the destinations, and plans the
@@ -218,11 +235,27 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 	return actions.ReadResumption(records, vhost, queue, id)
 }
 
-// runImport publishes the checked file, refusing one that changed since.
+// runImport publishes the checked file, refusing one that changed since:
+// not the same file, or written to (its identity, not its bytes, is
+// compared: reading it whole again cost an import a tenth of its time).
+// Each line is read as the check read it, and each body checked against
+// its sha256 again as it is published.
 func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req actions.Request, resume *actions.Resumption, st Staging, progress func(Progress)) (Result, error) {
-	if sum, err := fileDigest(file.path); err != nil || sum != file.sha256 {
-		return Result{}, &actions.RequestError{Err: fmt.Errorf("%s changed since it was checked (sha256 %s, now %s %v): nothing was published; import it again", sanitize.Text(file.path), file.sha256, sum, err)}
+	f, err := os.Open(file.path)
+	if err != nil {
+		return Result{}, err
 	}
+	if fi, err := f.Stat(); err != nil || identOf(fi) != file.ident {
+		_ = f.Close()
+		return Result{}, &actions.RequestError{Err: fmt.Errorf("%s changed since it was checked (sha256 %s): nothing was published; import it again", sanitize.Text(file.path), file.sha256)}
+	}
+	// Reading ahead starts now, while the connection opens.
+	src, err := dlqfile.NewSource(f, f)
+	if err != nil {
+		_ = f.Close()
+		return Result{}, err
+	}
+	defer src.Close()
 	env, err := o.env()
 	if err != nil {
 		return Result{}, err
@@ -233,16 +266,6 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 	}
 	defer conn.Close()
 	env.Conn = conn
-	f, err := os.Open(file.path)
-	if err != nil {
-		return Result{}, err
-	}
-	src, err := dlqfile.NewSource(f, f)
-	if err != nil {
-		_ = f.Close()
-		return Result{}, err
-	}
-	defer src.Close()
 	op := actions.Walk{Request: req, Expect: file.count, Limit: file.count, Groups: file.groups, Resume: resume,
 		Detail: map[string]string{"file": file.path, "file_sha256": file.sha256}}
 	var g *staged
