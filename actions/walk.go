@@ -370,7 +370,7 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 	}
 	s.res.Taken += len(letters)
 	applied, known := lookupPage(ctx, s.op.Lookup, letters)
-	var moving []Item
+	moving := make([]Item, 0, len(letters))
 	var twins []flight
 	for _, d := range letters {
 		if s.ownCopy(d) {
