@@ -3,12 +3,20 @@ package actions
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/warrenops/warren/audit"
 )
 
 // journalGroup bounds how many records one group commit writes.
 const journalGroup = 64
+
+// commitSpacing is the least time from the end of one group commit to the
+// start of the next: a walk's records sync at most about a hundred times
+// a second, on a disk the broker may be syncing its messages to, and
+// what comes in meanwhile joins the next group. A record handed in after
+// a quiet spell is written at once.
+const commitSpacing = 10 * time.Millisecond
 
 // journal writes a walk's records in group commits
 // (docs/ARCHITECTURE.md §4.4): whatever records were handed in while the
@@ -25,6 +33,9 @@ type journal struct {
 	in    chan journalEntry
 	done  chan struct{}
 	once  sync.Once
+	// now and sleep are the clock's, but in tests.
+	now   func() time.Time
+	sleep func(time.Duration)
 }
 
 type journalEntry struct {
@@ -35,7 +46,12 @@ type journalEntry struct {
 }
 
 func newJournal(ctx context.Context, store audit.Store) *journal {
-	j := &journal{store: store, ctx: context.WithoutCancel(ctx), in: make(chan journalEntry, journalGroup), done: make(chan struct{})}
+	return startJournal(ctx, store, time.Now, time.Sleep)
+}
+
+func startJournal(ctx context.Context, store audit.Store, now func() time.Time, sleep func(time.Duration)) *journal {
+	j := &journal{store: store, ctx: context.WithoutCancel(ctx), in: make(chan journalEntry, journalGroup), done: make(chan struct{}),
+		now: now, sleep: sleep}
 	go j.loop()
 	return j
 }
@@ -45,8 +61,12 @@ func (j *journal) loop() {
 	var failed error
 	group := make([]journalEntry, 0, journalGroup)
 	recs := make([]audit.Record, 0, journalGroup)
+	var committed time.Time // the end of the last group commit
 	for e := range j.in {
 		group = append(group[:0], e)
+		if wait := committed.Add(commitSpacing).Sub(j.now()); failed == nil && wait > 0 {
+			j.sleep(wait)
+		}
 	gather:
 		for len(group) < journalGroup {
 			select {
@@ -67,6 +87,7 @@ func (j *journal) loop() {
 			}
 			_, err = j.store.AppendAll(j.ctx, recs)
 			failed = err
+			committed = j.now()
 		}
 		for i, e := range group {
 			if e.after != nil {

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
@@ -94,5 +97,73 @@ func TestTheJournalsFirstFailureSticks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "audit.jsonl")); !os.IsNotExist(err) {
 		t.Fatalf("the store wrote after the failure: %v", err)
+	}
+}
+
+// groupsStore counts the records of each group commit.
+type groupsStore struct {
+	audit.Store
+	mu     sync.Mutex
+	groups []int
+}
+
+func (s *groupsStore) AppendAll(ctx context.Context, recs []audit.Record) ([]audit.Record, error) {
+	s.mu.Lock()
+	s.groups = append(s.groups, len(recs))
+	s.mu.Unlock()
+	return s.Store.AppendAll(ctx, recs)
+}
+
+// Group commits are spaced: the next starts commitSpacing after the last
+// ended, and takes in what came meanwhile; after a quiet spell a record
+// is written at once.
+func TestTheJournalSpacesItsGroupCommitsAndGathersMeanwhile(t *testing.T) {
+	file, err := audit.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &groupsStore{Store: file}
+	var mu sync.Mutex
+	clock := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	sleeping, wake := make(chan time.Duration, 1), make(chan struct{})
+	j := startJournal(context.Background(), store, now, func(d time.Duration) {
+		sleeping <- d
+		<-wake
+		advance(d)
+	})
+	if err := j.write(journalRecord(0)); err != nil { // no commit before: at once
+		t.Fatal(err)
+	}
+	stored := make(chan error, 1)
+	j.submit(journalRecord(1), func(err error) { stored <- err })
+	select {
+	case d := <-sleeping:
+		if d != commitSpacing {
+			t.Fatalf("the commit after one that just ended waits %s, want %s", d, commitSpacing)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the commit after one that just ended did not wait")
+	}
+	for i := 2; i <= 5; i++ {
+		j.submit(journalRecord(i), nil)
+	}
+	close(wake)
+	if err := <-stored; err != nil {
+		t.Fatal(err)
+	}
+	advance(time.Second)
+	if err := j.write(journalRecord(6)); err != nil { // after a quiet spell: at once
+		t.Fatal(err)
+	}
+	j.close()
+	select {
+	case d := <-sleeping:
+		t.Fatalf("a record after a quiet spell waited %s", d)
+	default:
+	}
+	if want := []int{1, 5, 1}; !slices.Equal(store.groups, want) {
+		t.Fatalf("group commits of %v records, want %v", store.groups, want)
 	}
 }
