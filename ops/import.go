@@ -72,6 +72,9 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 	if err != nil {
 		return nil, &actions.RequestError{Err: err}
 	}
+	if !before.Mode().IsRegular() {
+		return nil, &actions.RequestError{Err: fmt.Errorf("%s is not a regular file: an import reads its file twice, checked whole before anything is published, then published; save it to a file first", sanitize.Text(path))}
+	}
 	digest := sha256.New()
 	src, err := dlqfile.NewCheck(io.TeeReader(f, digest))
 	if err != nil {

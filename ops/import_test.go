@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,4 +111,24 @@ func TestAnImportOfAFileChangedSinceItWasCheckedPublishesNothing(t *testing.T) {
 		t.Fatalf("import of an unchanged file: moved %d, %v", res.Moved, err)
 	}
 	testkit.WaitDepth(t, ch, "orders.dlq", 3)
+}
+
+// An import reads its file twice: a pipe, which can be read once, is
+// refused before anything is read.
+func TestAnImportRefusesWhatIsNotARegularFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "export.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		// The check's open waits for a writer; this one writes nothing.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			_ = f.Close()
+		}
+	}()
+	_, err := checkImport(fifo, actions.Request{Action: actions.ActionImport, Vhost: "/", To: &actions.Override{RoutingKey: "orders.dlq"}})
+	var re *actions.RequestError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("import of a named pipe: %v, want it refused as not a regular file", err)
+	}
 }
