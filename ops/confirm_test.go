@@ -75,6 +75,8 @@ func TestConfirmWarningNamesWhyOnlyWhenAPhraseIsAsked(t *testing.T) {
 			"production context: type the queue name and the count to confirm"},
 		{"above the threshold", Confirm{Phrase: "orders.dlq 101", Why: "more than 100 messages"},
 			"more than 100 messages: type the queue name and the count to confirm"},
+		{"an import's file", Confirm{Phrase: "export.jsonl 101", Why: "more than 100 messages", File: true},
+			"more than 100 messages: type the file name and the count to confirm"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -97,16 +97,21 @@ func TestAnImportOfAFileChangedSinceItWasCheckedPublishesNothing(t *testing.T) {
 			}
 		})
 	}
-	// Unchanged, it goes.
+	// Unchanged, it goes. Asked, the operator types the file's name.
 	path := exportFile(t, 3)
-	o := newOps(t, ordersContext())
+	c := ordersContext()
+	c.ConfirmThreshold = 2
+	o := newOps(t, c)
 	ctx := testCtx(t)
 	p, err := o.Plan(ctx, Scope{Action: Import, Queue: domain.QueueRef{Vhost: vhost, Name: path}, File: path,
-		To: &actions.Override{RoutingKey: "orders.dlq"}, Unasked: true})
+		To: &actions.Override{RoutingKey: "orders.dlq"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	if want := path + " 3"; p.Confirm.Phrase != want || !strings.Contains(p.Confirm.Warning(), "type the file name") {
+		t.Fatalf("an import of 3 above a threshold of 2 asks %q (%q), want %q and the file named", p.Confirm.Phrase, p.Confirm.Warning(), want)
+	}
 	if res, err := o.Run(ctx, p, nil); err != nil || res.Moved != 3 {
 		t.Fatalf("import of an unchanged file: moved %d, %v", res.Moved, err)
 	}

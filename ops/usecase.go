@@ -76,6 +76,8 @@ type Confirm struct {
 	// Why says why the phrase is asked: a production context, or more
 	// messages than the context's threshold.
 	Why string
+	// File says the phrase names a file (an import's), not a queue.
+	File bool
 }
 
 // Warning is the line a prompt shows above a typed confirmation; "" when
@@ -83,6 +85,9 @@ type Confirm struct {
 func (c Confirm) Warning() string {
 	if c.Phrase == "" {
 		return ""
+	}
+	if c.File {
+		return c.Why + ": type the file name and the count to confirm"
 	}
 	return c.Why + ": type the queue name and the count to confirm"
 }
@@ -245,6 +250,7 @@ func (o *Ops) Plan(ctx context.Context, s Scope) (*Plan, error) {
 	}
 	if p.Decided {
 		p.Confirm = confirmFor(o.c.Context, s.Queue.Name, p.Publish)
+		p.Confirm.File = p.Confirm.Phrase != "" && s.Action == Import
 	}
 	return p, nil
 }
