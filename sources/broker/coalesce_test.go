@@ -49,18 +49,26 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestWritesQueuedWhileOneIsSentGoOutTogetherInOrder(t *testing.T) {
+// sending writes first through a connection whose sends wait for
+// release, and returns once the sender holds it: what is written next
+// queues.
+func sending(t *testing.T, first string) (*heldConn, *coalescing) {
+	t.Helper()
 	held := &heldConn{release: make(chan struct{})}
 	w := coalesce(held)
-	if _, err := w.Write([]byte("first;")); err != nil {
+	if _, err := w.Write([]byte(first)); err != nil {
 		t.Fatal(err)
 	}
-	// The sender holds "first;" until release; these queue meanwhile.
 	waitFor(t, "the sender to take the first write", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return len(w.queued) == 0
 	})
+	return held, w
+}
+
+func TestWritesQueuedWhileOneIsSentGoOutTogetherInOrder(t *testing.T) {
+	held, w := sending(t, "first;") // held until release; the rest queue
 	var want strings.Builder
 	want.WriteString("first;")
 	for i := range 100 {
@@ -85,16 +93,7 @@ func TestWritesQueuedWhileOneIsSentGoOutTogetherInOrder(t *testing.T) {
 }
 
 func TestAWriteWaitsForRoomWhenTheQueueIsFull(t *testing.T) {
-	held := &heldConn{release: make(chan struct{})}
-	w := coalesce(held)
-	if _, err := w.Write([]byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the sender to take the first write", func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return len(w.queued) == 0
-	})
+	held, w := sending(t, "x")
 	if _, err := w.Write(make([]byte, maxQueued)); err != nil {
 		t.Fatal(err)
 	}
