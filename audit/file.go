@@ -125,12 +125,12 @@ func (s *FileStore) appendAfter(ctx context.Context, build func(prev *Record) ([
 	}
 	out := make([]Record, len(recs))
 	for i, rec := range recs {
-		out[i] = seal(rec, prev, now)
-		prev = &out[i]
-		line, err := marshalLine(out[i])
+		var line []byte
+		out[i], line, err = sealLine(rec, prev, now)
 		if err != nil {
 			return nil, s.wrap("encode", err)
 		}
+		prev = &out[i]
 		buf = append(append(buf, line...), '\n')
 	}
 	s.forget()

@@ -139,12 +139,13 @@ func (s *PGStore) appendAfter(ctx context.Context, build func(prev *Record) ([]R
 			out = make([]Record, len(recs))
 			now := time.Now()
 			for i, rec := range recs {
-				out[i] = seal(rec, prev, now)
-				prev = &out[i]
-				line, err := marshalLine(out[i])
+				var line []byte
+				var err error
+				out[i], line, err = sealLine(rec, prev, now)
 				if err != nil {
 					return err
 				}
+				prev = &out[i]
 				_, err = tx.Exec(ctx, "INSERT INTO "+s.table+" (seq, time, operation, outcome, hash, record) VALUES ($1, $2, $3, $4, $5, $6)",
 					out[i].Seq, out[i].Time, out[i].Operation, out[i].Outcome, out[i].Hash, string(line))
 				if err != nil {

@@ -96,9 +96,14 @@ func (r Record) ComputeHash() string {
 // already normalized: seal normalizes a record once, for its hash and
 // its stored line alike.
 func hashOf(prev string, n Record) string {
+	return hashCanonical(prev, n.canonical())
+}
+
+// hashCanonical is hex(sha256(prev ‖ canonical)).
+func hashCanonical(prev string, canonical []byte) string {
 	h := sha256.New()
 	h.Write([]byte(prev))
-	h.Write(n.canonical())
+	h.Write(canonical)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -147,6 +152,32 @@ func seal(r Record, prev *Record, now time.Time) Record {
 	r = r.normalized()
 	r.Hash = hashOf(r.PrevHash, r)
 	return r
+}
+
+// sealLine is seal's record and its stored line (marshalLine), made
+// from the canonical form the hash covers: the line is that form with
+// the hash added as its last member, so a record is encoded once, not
+// twice (a replay's or an import's records name every message).
+func sealLine(r Record, prev *Record, now time.Time) (Record, []byte, error) {
+	if r.Time.IsZero() {
+		r.Time = now
+	}
+	r.Seq, r.PrevHash = 1, ""
+	if prev != nil {
+		r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
+	}
+	r = r.normalized()
+	c := r.canonical()
+	r.Hash = hashCanonical(r.PrevHash, c)
+	if y := r.Time.Year(); y < 0 || y > 9999 {
+		// time.Time's JSON refuses such a year; the canonical form does not.
+		line, err := marshalLine(r)
+		return r, line, err
+	}
+	line := make([]byte, 0, len(c)+len(`,"hash":""`)+len(r.Hash))
+	line = append(line, c[:len(c)-1]...)
+	line = append(append(append(line, `,"hash":"`...), r.Hash...), `"}`...)
+	return r, line, nil
 }
 
 // validate rejects a record that would say nothing about what happened.

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"testing"
@@ -109,6 +110,40 @@ func TestParseLineRejectsUnknownFieldsAndTrailingData(t *testing.T) {
 	}
 }
 
+func TestSealLineIsTheRecordAsMarshalLineStoresIt(t *testing.T) {
+	hostile := []string{"", "plain", `"quoted" \ back`, "\x00\x1b[31m\u2028\u2029", "\xff\xfe invalid", "<html>&", "é日本"}
+	var prev *Record
+	for i, s := range hostile {
+		rec := Record{Time: t0.Add(time.Duration(i) * 1234567), Operator: s, Host: s, Context: s, Action: "replay", Operation: s,
+			Vhost: s, Queue: s, Target: s, MessageIDs: []string{s, "m-" + s}, LogicalIDs: hostile[:i], Outcome: "confirmed",
+			Detail: map[string]string{s: s, "body_sha256": `["sha256:ab","sha256:cd"]`, "z": s}}
+		if i == 0 {
+			rec.Time, rec.MessageIDs, rec.Detail = time.Time{}, nil, nil // now, and empty lists and map
+		}
+		want := seal(rec, prev, t0)
+		wantLine, err := marshalLine(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, line, err := sealLine(rec, prev, t0)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if !bytes.Equal(line, wantLine) || got.Hash != want.Hash || got.Seq != want.Seq || got.PrevHash != want.PrevHash {
+			t.Fatalf("%q: sealLine made\n%s\nmarshalLine makes\n%s", s, line, wantLine)
+		}
+		if back, err := parseLine(line); err != nil || back.ComputeHash() != got.Hash {
+			t.Fatalf("%q: the line reads back as %+v, %v", s, back, err)
+		}
+		prev = &got
+	}
+	// A year JSON cannot carry is refused as marshalLine refuses it.
+	far := Record{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Action: "replay", Outcome: "final"}
+	if _, _, err := sealLine(far, prev, t0); err == nil {
+		t.Fatal("sealLine stored a year past 9999")
+	}
+}
+
 func TestBodyDigestIsPrefixedSHA256(t *testing.T) {
 	if got, want := BodyDigest([]byte("abc")), "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"; got != want {
 		t.Fatalf("BodyDigest = %s, want %s", got, want)
@@ -126,6 +161,13 @@ func FuzzStoredLineKeepsItsHash(f *testing.F) {
 		line, err := marshalLine(r)
 		if err != nil {
 			t.Fatal(err)
+		}
+		sealed, once, err := sealLine(Record{
+			Time: time.Unix(0, nanos), Action: "replay", Outcome: "confirmed",
+			Queue: queue, MessageIDs: []string{id}, Detail: map[string]string{val: id},
+		}, nil, t0)
+		if err != nil || !bytes.Equal(once, line) || sealed.Hash != r.Hash {
+			t.Fatalf("sealLine = %q, %v; seal and marshalLine make %q", once, err, line)
 		}
 		back, err := parseLine(line)
 		if err != nil {
