@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -9,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -101,22 +104,49 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	defer bulkMemory()()
 	ref := domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: queue}
 
-	// The messages go to a scratch file first: the header, which comes
-	// first, counts them.
-	dir := os.TempDir()
+	// A file is written where it will be, beside its name: the header's
+	// place is kept at the start (it counts the messages, known at the
+	// end) and written over once the lines are in, so the lines are
+	// written once. Gzip and stdout cannot be written over: their lines go
+	// to a scratch file first, and follow the header.
+	inPlace := f.output != "-" && !dlqfile.Gzipped(f.output)
+	dir, pattern := os.TempDir(), ".warren-export-*"
 	if f.output != "-" {
 		dir = filepath.Dir(f.output)
 	}
-	scratch, err := os.CreateTemp(dir, ".warren-export-*")
-	if err != nil {
-		return fmt.Errorf("a scratch file beside %s: %w", f.output, err)
+	if inPlace {
+		pattern = "." + filepath.Base(f.output) + ".*"
 	}
-	defer os.Remove(scratch.Name())
-	defer scratch.Close()
+	lines, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return fmt.Errorf("a file beside %s: %w", f.output, err)
+	}
+	defer os.Remove(lines.Name()) // gone once renamed
+	defer lines.Close()
+	header := func(t *ops.Target, count int, at time.Time) dlqfile.Header {
+		return dlqfile.Header{Broker: "RabbitMQ " + t.Info.BrokerVersion, Cluster: t.Cluster, Vhost: ref.Vhost, Queue: ref.Name,
+			ExportedAt: at, Count: count, Filter: filterText, Warren: app.Version()}
+	}
 	// Lines are encoded and written on a goroutine of their own, while
 	// the queue is read.
-	w := bufio.NewWriterSize(scratch, 1<<20)
+	w := bufio.NewWriterSize(lines, 1<<20)
 	enc := dlqfile.NewEncoder(w)
+	reserved := 0 // the header's place, newline included
+	begin := func(t *ops.Target) error {
+		if !inPlace {
+			return nil
+		}
+		// As long as the longest header of this queue: the largest count
+		// and the longest time. Blank until written over, so a file left
+		// by a killed export is no export.
+		widest, err := headerLine(header(t, math.MaxInt, time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)))
+		if err != nil {
+			return err
+		}
+		reserved = len(widest)
+		_, err = w.Write(append(bytes.Repeat([]byte{' '}, reserved-1), '\n'))
+		return err
+	}
 	letters := make(chan domain.DeadLetter, 1024)
 	written := make(chan error, 1)
 	go func() {
@@ -138,7 +168,7 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	}()
 	tty := IsTerminal(a.Err)
 	var writeErr error
-	res, err := o.Export(ctx, ops.ExportScope{Queue: ref, Filter: filter, Limit: f.limit, AllowRisk: f.allowRisk},
+	res, err := o.Export(ctx, ops.ExportScope{Queue: ref, Filter: filter, Limit: f.limit, AllowRisk: f.allowRisk, Begin: begin},
 		func(d domain.DeadLetter) error {
 			select {
 			case letters <- d:
@@ -165,10 +195,14 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	if err != nil {
 		return exitFor(fmt.Errorf("export of %s: %w; nothing was written to %s, and every message stays in the queue", sanitize.Text(queue), err, f.output))
 	}
-	t := res.Target
-	h := dlqfile.Header{Broker: "RabbitMQ " + t.Info.BrokerVersion, Cluster: t.Cluster, Vhost: ref.Vhost, Queue: ref.Name,
-		ExportedAt: o.Now().UTC(), Count: res.Matched, Filter: filterText, Warren: app.Version()}
-	sum, size, err := a.writeExport(f.output, h, scratch)
+	h := header(res.Target, res.Matched, o.Now().UTC())
+	var sum string
+	var size int64
+	if inPlace {
+		sum, size, err = finishInPlace(f.output, h, lines, reserved)
+	} else {
+		sum, size, err = a.writeExport(f.output, h, lines)
+	}
 	if err != nil {
 		return err
 	}
@@ -180,6 +214,46 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 			res.Matched, res.Read, sanitize.Text(queue), sanitize.Text(f.output), size, sum)
 	}
 	return nil
+}
+
+// headerLine is h as the file's first line.
+func headerLine(h dlqfile.Header) ([]byte, error) {
+	var b bytes.Buffer
+	err := dlqfile.NewEncoder(&b).Header(h)
+	return b.Bytes(), err
+}
+
+// finishInPlace writes h over the blank place kept for it at the start
+// of file, then syncs the file and renames it output. It returns the
+// file's sha256 and size.
+func finishInPlace(output string, h dlqfile.Header, file *os.File, reserved int) (string, int64, error) {
+	line, err := headerLine(h)
+	if err == nil && len(line) > reserved {
+		err = fmt.Errorf("its header (%d bytes) is longer than the place kept for it (%d)", len(line), reserved)
+	}
+	if err == nil {
+		// JSON allows the blanks left before the newline.
+		line = append(append(line[:len(line)-1], bytes.Repeat([]byte{' '}, reserved-len(line))...), '\n')
+		_, err = file.WriteAt(line, 0)
+	}
+	if err == nil {
+		err = file.Sync()
+	}
+	digest := sha256.New()
+	var size int64
+	if err == nil {
+		size, err = io.Copy(digest, io.NewSectionReader(file, 0, math.MaxInt64))
+	}
+	if err == nil {
+		err = file.Close()
+	}
+	if err == nil {
+		err = os.Rename(file.Name(), output)
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("write %s: %w", output, err)
+	}
+	return hex.EncodeToString(digest.Sum(nil)), size, nil
 }
 
 // writeExport writes the header and the scratch file's lines to output

@@ -5,6 +5,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,6 +64,26 @@ func TestDlqExportWritesEveryMessageTypedAndKeepsTheQueue(t *testing.T) {
 		}
 		if info, err := os.Stat(out); err != nil || info.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v, mode %v; want a file only its owner reads (bodies may be private)", name, err, info.Mode().Perm())
+		}
+		// The summary's sha256 and size are the file's, and nothing else
+		// is left beside it.
+		raw, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sha256.Sum256(raw); hex.EncodeToString(got[:]) != sum.SHA256 || sum.Bytes != int64(len(raw)) {
+			t.Errorf("%s: summary says sha256 %s, %d bytes; the file has %x, %d", name, sum.SHA256, sum.Bytes, got, len(raw))
+		}
+		if entries, err := os.ReadDir(filepath.Dir(out)); err != nil || len(entries) != 1 {
+			t.Errorf("%s: the directory holds %v (%v), want the file alone", name, entries, err)
+		}
+		if name == "orders.jsonl" {
+			// Written in place: its header fills the place kept for the
+			// longest one, blanks before the newline.
+			first, _, _ := bytes.Cut(raw, []byte("\n"))
+			if trimmed := bytes.TrimRight(first, " "); !json.Valid(trimmed) || bytes.Contains(trimmed, []byte("\n")) || len(first)-len(trimmed) > 40 {
+				t.Errorf("%s: header line %q", name, first)
+			}
 		}
 		r := openExport(t, out)
 		if h := r.Header; h.Queue != "orders.dlq" || h.Vhost != s.vhost || h.Count != 3 || h.Broker == "" || h.Warren == "" {

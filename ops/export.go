@@ -21,6 +21,9 @@ type ExportScope struct {
 	Filter    Filter // nil: every letter
 	Limit     int    // 0: every message the queue holds when it starts
 	AllowRisk bool
+	// Begin, when set, is told the queue's target once it is known,
+	// before the first letter: an error stops the export there.
+	Begin func(*Target) error
 }
 
 // ExportResult is what an export read.
@@ -54,6 +57,11 @@ func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLe
 	}
 	// Everything read goes back, in order, however the export ends.
 	defer feed.Close()
+	if s.Begin != nil {
+		if err := s.Begin(t); err != nil {
+			return res, err
+		}
+	}
 	for {
 		letters, end, err := feed.Next(ctx, dlq.DefaultWindow)
 		if err != nil {
