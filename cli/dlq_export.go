@@ -155,11 +155,7 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 			if werr != nil {
 				continue
 			}
-			m, err := dlqfile.FromLetter(d)
-			if err == nil {
-				err = enc.Message(m)
-			}
-			werr = err
+			werr = enc.Letter(d)
 		}
 		if werr == nil {
 			werr = w.Flush()

@@ -12,7 +12,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/warrenops/warren/domain"
 )
@@ -172,32 +171,18 @@ func (r *Reader) Line() int { return r.line }
 // FromLetter is the line of a dead letter as the broker delivered it: an
 // envelope convention's letter (EasyNetQ) keeps its envelope.
 func FromLetter(d domain.DeadLetter) (Message, error) {
-	props, headers, body := d.Properties, d.Headers, d.Body
-	if r := d.Raw; r != nil && r.Body != nil {
-		props, headers, body = r.Properties, r.Headers, r.Body
-	}
-	for name, v := range map[string]string{"content_type": props.ContentType, "content_encoding": props.ContentEncoding,
-		"correlation_id": props.CorrelationID, "reply_to": props.ReplyTo, "expiration": props.Expiration, "message_id": props.MessageID,
-		"type": props.Type, "user_id": props.UserID, "app_id": props.AppID} {
-		if !utf8.ValidString(v) {
-			return Message{}, fmt.Errorf("message %s: its %s is not UTF-8, which an export line cannot keep as it is", d.LogicalID, name)
-		}
+	props, headers, body := delivered(d)
+	if err := checkText(d.LogicalID, props); err != nil {
+		return Message{}, err
 	}
 	h, err := EncodeTable(headers)
 	if err != nil {
 		return Message{}, fmt.Errorf("message %s: %w", d.LogicalID, err)
 	}
 	m := Message{LogicalID: d.LogicalID, Group: d.Group, Reason: d.Reason, OriginQueue: d.OriginQueue, Exchange: d.OriginExchange,
-		Headers: h, Body: base64.StdEncoding.EncodeToString(body), BodySHA256: Digest(body),
-		Properties: Properties{ContentType: props.ContentType, ContentEncoding: props.ContentEncoding, DeliveryMode: props.DeliveryMode,
-			Priority: props.Priority, CorrelationID: props.CorrelationID, ReplyTo: props.ReplyTo, Expiration: props.Expiration,
-			MessageID: props.MessageID, Type: props.Type, UserID: props.UserID, AppID: props.AppID}}
+		Headers: h, Body: base64.StdEncoding.EncodeToString(body), BodySHA256: Digest(body), Properties: propertiesOf(props)}
 	if len(d.RoutingKeys) > 0 {
 		m.RoutingKey = d.RoutingKeys[0]
-	}
-	if !props.Timestamp.IsZero() {
-		ts := props.Timestamp.UTC()
-		m.Properties.Timestamp = &ts
 	}
 	return m, nil
 }

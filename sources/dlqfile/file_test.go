@@ -304,3 +304,28 @@ func BenchmarkSource(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWriteLine measures what an export does per message: a dead
+// letter as the broker delivered it (an x-death, the first-death headers,
+// a 512-byte body) made into its line.
+func BenchmarkWriteLine(b *testing.B) {
+	at := time.Unix(1700000000, 0).UTC()
+	body := bytes.Repeat([]byte{'x'}, 512)
+	d := domain.DeadLetter{MessageID: "evt-0000001", LogicalID: "evt-0000001", Group: "4f61bd6da2", Reason: "rejected", OriginQueue: "orders",
+		RoutingKeys: []string{"orders"}, Body: body, Size: len(body),
+		Properties: domain.Properties{ContentType: "application/json", DeliveryMode: 2, MessageID: "evt-0000001", Timestamp: at},
+		Headers: amqp.Table{
+			"x-death": []any{amqp.Table{"count": int64(1), "exchange": "", "queue": "orders", "reason": "rejected",
+				"routing-keys": []any{"orders"}, "time": at}},
+			"x-first-death-exchange": "", "x-first-death-queue": "orders", "x-first-death-reason": "rejected",
+		}}
+	var line []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if line, err = appendLetter(line[:0], d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(line)))
+}
