@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -119,7 +120,11 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	}
 	lines, err := os.CreateTemp(dir, pattern)
 	if err != nil {
-		return fmt.Errorf("a file beside %s: %w", f.output, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the name was ours, not the operator's
+		}
+		return fmt.Errorf("cannot write a file in %s (%w): nothing was read from %s", sanitize.Text(dir), err, sanitize.Text(queue))
 	}
 	defer os.Remove(lines.Name()) // gone once renamed
 	defer lines.Close()

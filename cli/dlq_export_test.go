@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,5 +218,11 @@ func TestDlqExportRefusesWhatItCannotDo(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a failed export left %s: %v", out, err)
+	}
+	// A directory that is not there is named, before anything is read.
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	_, _, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", filepath.Join(missing, "x.jsonl"))
+	if err == nil || !strings.Contains(err.Error(), "cannot write a file in "+missing+" (no such file or directory): nothing was read") {
+		t.Errorf("export into a missing directory: %v", err)
 	}
 }
