@@ -142,6 +142,14 @@ func validList(l []string) []string {
 // first record): it assigns seq, prev_hash and hash, and the time when the
 // caller left it zero.
 func seal(r Record, prev *Record, now time.Time) Record {
+	r = linked(r, prev, now)
+	r.Hash = hashOf(r.PrevHash, r)
+	return r
+}
+
+// linked is r normalized, with its time (now when the caller left it
+// zero), seq and prev_hash as the next link after prev; no hash yet.
+func linked(r Record, prev *Record, now time.Time) Record {
 	if r.Time.IsZero() {
 		r.Time = now
 	}
@@ -149,9 +157,7 @@ func seal(r Record, prev *Record, now time.Time) Record {
 	if prev != nil {
 		r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
 	}
-	r = r.normalized()
-	r.Hash = hashOf(r.PrevHash, r)
-	return r
+	return r.normalized()
 }
 
 // sealLine is seal's record and its stored line (marshalLine), made
@@ -159,14 +165,7 @@ func seal(r Record, prev *Record, now time.Time) Record {
 // the hash added as its last member, so a record is encoded once, not
 // twice (a replay's or an import's records name every message).
 func sealLine(r Record, prev *Record, now time.Time) (Record, []byte, error) {
-	if r.Time.IsZero() {
-		r.Time = now
-	}
-	r.Seq, r.PrevHash = 1, ""
-	if prev != nil {
-		r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
-	}
-	r = r.normalized()
+	r = linked(r, prev, now)
 	c := r.canonical()
 	r.Hash = hashCanonical(r.PrevHash, c)
 	if y := r.Time.Year(); y < 0 || y > 9999 {
