@@ -32,11 +32,7 @@ func exportFile(t *testing.T, n int) string {
 	}
 	for i := range n {
 		body := []byte(fmt.Sprintf(`{"event_id":"e-%d"}`, i))
-		m, err := dlqfile.FromLetter(domain.DeadLetter{LogicalID: fmt.Sprint("e-", i), MessageID: fmt.Sprint("m-", i), Body: body, Size: len(body)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := enc.Message(m); err != nil {
+		if err := enc.Letter(domain.DeadLetter{LogicalID: fmt.Sprint("e-", i), MessageID: fmt.Sprint("m-", i), Body: body, Size: len(body)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"compress/gzip"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -53,21 +52,6 @@ type Properties struct {
 	AppID           string     `json:"app_id,omitempty"`
 }
 
-// Message is one message line: the message as the broker delivered it,
-// and what warren read of it (logical ID, failure group, origin).
-type Message struct {
-	LogicalID   string           `json:"logical_id"`
-	Group       string           `json:"group,omitempty"`
-	Reason      string           `json:"reason,omitempty"`
-	OriginQueue string           `json:"origin_queue,omitempty"`
-	Exchange    string           `json:"exchange,omitempty"`    // the original exchange (x-death)
-	RoutingKey  string           `json:"routing_key,omitempty"` // the original routing key (x-death)
-	Properties  Properties       `json:"properties"`
-	Headers     map[string]Value `json:"headers"`
-	Body        string           `json:"body_base64"`
-	BodySHA256  string           `json:"body_sha256"`
-}
-
 // Digest is a body's sha256, in hex.
 func Digest(body []byte) string {
 	s := sha256.Sum256(body)
@@ -93,14 +77,6 @@ func NewEncoder(w io.Writer) *Encoder {
 func (e *Encoder) Header(h Header) error {
 	h.Format, h.Version = Format, Version
 	return e.enc.Encode(h)
-}
-
-// Message writes one message line (line.go: written by hand, as
-// encoding/json would write it).
-func (e *Encoder) Message(m Message) error {
-	e.buf = appendMessage(e.buf[:0], m)
-	_, err := e.w.Write(e.buf)
-	return err
 }
 
 // Gzipped reports a file name that asks for gzip.
@@ -167,25 +143,6 @@ func (r *Reader) Next() (Entry, error) {
 
 // Line is the number of the line read last.
 func (r *Reader) Line() int { return r.line }
-
-// FromLetter is the line of a dead letter as the broker delivered it: an
-// envelope convention's letter (EasyNetQ) keeps its envelope.
-func FromLetter(d domain.DeadLetter) (Message, error) {
-	props, headers, body := delivered(d)
-	if err := checkText(d.LogicalID, props); err != nil {
-		return Message{}, err
-	}
-	h, err := EncodeTable(headers)
-	if err != nil {
-		return Message{}, fmt.Errorf("message %s: %w", d.LogicalID, err)
-	}
-	m := Message{LogicalID: d.LogicalID, Group: d.Group, Reason: d.Reason, OriginQueue: d.OriginQueue, Exchange: d.OriginExchange,
-		Headers: h, Body: base64.StdEncoding.EncodeToString(body), BodySHA256: Digest(body), Properties: propertiesOf(props)}
-	if len(d.RoutingKeys) > 0 {
-		m.RoutingKey = d.RoutingKeys[0]
-	}
-	return m, nil
-}
 
 // Letter is e as the operation engine takes it: the message as it was
 // delivered, with the logical ID and original route the export read.

@@ -17,14 +17,15 @@ import (
 	"github.com/warrenops/warren/domain"
 )
 
-// An export writes a line per message, and most of its work was making
-// the line's parts first: a typed Value for every header and nested
-// field, the body's base64 as text. Letter writes the same bytes as
-// Message writes for FromLetter's message, straight from the letter
-// (letter_test.go holds the two equal).
+// A line is written straight from its letter: each header typed as it
+// is appended, the body's base64 appended in place (an export writes one
+// per message, and making a typed value of every header and nested field
+// first cost three times the writing). The bytes are the reference
+// writing's, a Message of typed Values (message_test.go), which is what
+// encoding/json writes: letter_test.go and line_test.go hold the three
+// equal.
 
-// Letter writes the line of a dead letter as the broker delivered it,
-// the line Message writes for FromLetter(d).
+// Letter writes the line of a dead letter as the broker delivered it.
 func (e *Encoder) Letter(d domain.DeadLetter) error {
 	b, err := appendLetter(e.buf[:0], d)
 	e.buf = b[:0]
@@ -109,8 +110,8 @@ func appendLetter(b []byte, d domain.DeadLetter) ([]byte, error) {
 	return append(b, '"', '}', '\n'), nil
 }
 
-// appendTypedTable appends t with every field typed, as appendTable
-// writes EncodeTable(t): its names sorted, each value {"type", "value"}.
+// appendTypedTable appends t with every field typed: its names sorted
+// (as encoding/json sorts a map's keys), each value {"type", "value"}.
 func appendTypedTable(b []byte, t map[string]any) ([]byte, error) {
 	var small [16]string
 	names := small[:0]
@@ -136,7 +137,8 @@ func appendTypedTable(b []byte, t map[string]any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendTyped appends v with its type, as appendValue writes Encode(v).
+// appendTyped appends v with its type: {"type":…,"value":…}, and
+// "encoding":"base64" for a string whose bytes are not UTF-8.
 func appendTyped(b []byte, v any) ([]byte, error) {
 	var err error
 	switch x := v.(type) {
@@ -207,8 +209,8 @@ func appendTyped(b []byte, v any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendFloat appends a float as encoding/json writes it (Encode's
-// form); NaN and the infinities have none.
+// appendFloat appends a float as encoding/json writes it; NaN and the
+// infinities have none.
 func appendFloat(b []byte, typ string, f float64, v any) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return b, fmt.Errorf("%s %v has no JSON form", typ, v)

@@ -1,16 +1,14 @@
 package dlqfile
 
 import (
-	"sort"
 	"strconv"
 	"time"
 	"unicode/utf8"
 )
 
 // Lines are written by hand rather than through encoding/json's
-// reflection: an export writes a line per message, and most of a line is
-// typed headers. The JSON is what encoding/json would write for the same
-// value, so the reader (encoding/json) reads it back as it is.
+// reflection (letter.go): the JSON is what encoding/json would write for
+// the same value, so any JSON reader reads it back as it is.
 
 const hexDigits = "0123456789abcdef"
 
@@ -62,39 +60,6 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// appendValue appends v's JSON: {"type":…,"value":…[,"encoding":…]}.
-func appendValue(b []byte, v Value) []byte {
-	b = append(b, `{"type":`...)
-	b = appendString(b, v.Type)
-	b = append(b, `,"value":`...)
-	b = append(b, v.Value...)
-	if v.Encoding != "" {
-		b = append(b, `,"encoding":`...)
-		b = appendString(b, v.Encoding)
-	}
-	return append(b, '}')
-}
-
-// appendTable appends a table of Values, its names sorted as
-// encoding/json sorts a map's keys.
-func appendTable(b []byte, t map[string]Value) []byte {
-	keys := make([]string, 0, len(t))
-	for k := range t {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		b = appendValue(b, t[k])
-	}
-	return append(b, '}')
 }
 
 // appendField appends ,"name":"value" when value is set.
@@ -150,63 +115,4 @@ func appendProperties(b []byte, p Properties) []byte {
 	b = appendField(b, "user_id", p.UserID, &first)
 	b = appendField(b, "app_id", p.AppID, &first)
 	return append(b, '}')
-}
-
-// appendMessage appends m's line, with its newline.
-func appendMessage(b []byte, m Message) []byte {
-	b = append(b, `{"logical_id":`...)
-	b = appendString(b, m.LogicalID)
-	for _, f := range []struct{ name, value string }{
-		{"group", m.Group}, {"reason", m.Reason}, {"origin_queue", m.OriginQueue}, {"exchange", m.Exchange}, {"routing_key", m.RoutingKey},
-	} {
-		if f.value != "" {
-			b = append(b, ',')
-			b = appendString(b, f.name)
-			b = append(b, ':')
-			b = appendString(b, f.value)
-		}
-	}
-	b = append(b, `,"properties":`...)
-	b = appendProperties(b, m.Properties)
-	b = append(b, `,"headers":`...)
-	if m.Headers == nil {
-		b = append(b, "null"...)
-	} else {
-		b = appendTable(b, m.Headers)
-	}
-	b = append(b, `,"body_base64":`...)
-	b = appendString(b, m.Body)
-	b = append(b, `,"body_sha256":`...)
-	b = appendString(b, m.BodySHA256)
-	return append(b, '}', '\n')
-}
-
-// scalar is v's JSON when v is a number, a boolean or a string, written
-// without reflection; ok is false for the other types.
-func scalar(v any) (raw []byte, typ string, ok bool) {
-	switch x := v.(type) {
-	case bool:
-		return strconv.AppendBool(nil, x), "bool", true
-	case int8:
-		return strconv.AppendInt(nil, int64(x), 10), "int8", true
-	case uint8:
-		return strconv.AppendUint(nil, uint64(x), 10), "uint8", true
-	case int16:
-		return strconv.AppendInt(nil, int64(x), 10), "int16", true
-	case uint16:
-		return strconv.AppendUint(nil, uint64(x), 10), "uint16", true
-	case int32:
-		return strconv.AppendInt(nil, int64(x), 10), "int32", true
-	case uint32:
-		return strconv.AppendUint(nil, uint64(x), 10), "uint32", true
-	case int64:
-		return strconv.AppendInt(nil, x, 10), "int64", true
-	case int:
-		return strconv.AppendInt(nil, int64(x), 10), "int64", true
-	case string:
-		if utf8.ValidString(x) {
-			return appendString(nil, x), "string", true
-		}
-	}
-	return nil, "", false
 }
