@@ -332,7 +332,7 @@ func (fix *tornRepair) lead(path string, now time.Time) (*Record, []byte, error)
 	}
 	fix.aside = fmt.Sprintf("%s.torn-%s", path, now.UTC().Format("20060102T150405.000000000Z"))
 	host, _ := os.Hostname()
-	rec := seal(Record{
+	rec, line, err := sealLine(Record{
 		Operator: "warren",
 		Host:     host,
 		Action:   TornAction,
@@ -343,7 +343,6 @@ func (fix *tornRepair) lead(path string, now time.Time) (*Record, []byte, error)
 			"set_aside":   fix.aside,
 		},
 	}, fix.prev, now)
-	line, err := marshalLine(rec)
 	if err != nil {
 		return nil, nil, err
 	}
