@@ -106,6 +106,7 @@ func (a *App) runDlqImport(ctx context.Context, file string, f importFlags) erro
 	if IsTerminal(a.Err) {
 		fmt.Fprintf(a.Err, "checking %s before anything is published…\n", sanitize.Text(file))
 	}
+	defer bulkMemory()() // the check reads the whole file, the run walks it
 	plan, err := o.Plan(ctx, ops.Scope{Action: ops.Import, Queue: domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: file}, File: file,
 		To: to, Rate: rate, Staging: staging, DryRun: f.dryRun, Unasked: f.yes && !f.dryRun})
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// The garbage collector's settings per use (docs/ARCHITECTURE.md §4.4
-// and §3.4). GOGC or GOMEMLIMIT set in the environment win over both.
+// The garbage collector's settings per use (docs/ARCHITECTURE.md §9 and
+// §3.4). GOGC or GOMEMLIMIT set in the environment win over them.
 
 // bulkMemory tunes the collector for a walk, whose heap
 // holds at most a window of messages: it runs when the heap has grown
