@@ -18,6 +18,10 @@ type VerifyOptions struct {
 	// checkpoint must carry a good signature by one of them, and the
 	// records after the last one are reported unsigned.
 	Signers *AllowedSigners
+	// Each, when set, is given every record that verifies, in order, as
+	// it is read: a caller that acts on what the log says reads it once,
+	// and keeps of it what it needs.
+	Each func(Record)
 }
 
 // Verify walks the whole chain: seqs must run 1, 2, 3… without gaps, each
@@ -40,6 +44,9 @@ func VerifyWith(ctx context.Context, s Store, opt VerifyOptions) (domain.AuditRe
 	err := s.Scan(ctx, func(r Record) error {
 		if !c.add(r) {
 			return errStop
+		}
+		if opt.Each != nil {
+			opt.Each(r)
 		}
 		return nil
 	})

@@ -223,7 +223,7 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 	})
 	var torn *audit.CorruptError
 	if errors.As(err, &torn) && torn.Partial {
-		err = nil // a killed import's last line: verifiedRecords decides
+		err = nil // a killed import's last line: resumableRecords decides
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
@@ -231,7 +231,7 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 	if id == "" || finished[id] {
 		return nil, nil
 	}
-	records, err := o.verifiedRecords(ctx)
+	records, err := o.resumableRecords(ctx, vhost, queue, id)
 	if err != nil {
 		return nil, err
 	}
