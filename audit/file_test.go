@@ -132,7 +132,8 @@ func TestVerifyNamesTheFirstBrokenSeq(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, _ := OpenFile(path)
-			res, err := Verify(context.Background(), s)
+			var each []int64 // what a reader acting on the log is given
+			res, err := VerifyWith(context.Background(), s, VerifyOptions{Each: func(r Record) { each = append(each, r.Seq) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,6 +142,9 @@ func TestVerifyNamesTheFirstBrokenSeq(t *testing.T) {
 			}
 			if res.Records != int(tt.wantSeq-1) {
 				t.Fatalf("intact records before the break = %d, want %d", res.Records, tt.wantSeq-1)
+			}
+			if len(each) != int(tt.wantSeq-1) || len(each) > 0 && (each[0] != 1 || each[len(each)-1] != tt.wantSeq-1) {
+				t.Fatalf("Each was given seqs %v, want 1 to %d: the records before the break, no other", each, tt.wantSeq-1)
 			}
 		})
 	}
