@@ -261,6 +261,18 @@ func (s *FileStore) Last(ctx context.Context) (Record, bool, error) {
 // under a shared lock, which waits out an append in progress, and then
 // reads without holding it, so a long scan never stalls writers.
 func (s *FileStore) Scan(ctx context.Context, fn func(Record) error) error {
+	return s.scan(ctx, nil, fn)
+}
+
+// ScanWhere is Scan of the lines that hold one of needles, as stored:
+// the others are skipped unread (see ScanWhere).
+func (s *FileStore) ScanWhere(ctx context.Context, needles [][]byte, fn func(Record) error) error {
+	return s.scan(ctx, needles, fn)
+}
+
+// scan reads the records, of the lines holding one of needles when
+// needles is not nil.
+func (s *FileStore) scan(ctx context.Context, needles [][]byte, fn func(Record) error) error {
 	f, err := s.open(os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -286,7 +298,15 @@ func (s *FileStore) Scan(ctx context.Context, fn func(Record) error) error {
 				return err
 			}
 		}
-		b, err := r.ReadBytes('\n')
+		b, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: its start copied out of the
+			// buffer before the rest is read into it.
+			var rest []byte
+			start := append([]byte(nil), b...)
+			rest, err = r.ReadBytes('\n')
+			b = append(start, rest...)
+		}
 		if errors.Is(err, io.EOF) {
 			if len(b) > 0 {
 				return &CorruptError{Line: line, Partial: true}
@@ -295,6 +315,9 @@ func (s *FileStore) Scan(ctx context.Context, fn func(Record) error) error {
 		}
 		if err != nil {
 			return s.wrap("read", err)
+		}
+		if needles != nil && !holdsOne(b, needles) {
+			continue
 		}
 		rec, perr := parseLine(bytes.TrimSuffix(b, []byte("\n")))
 		if perr != nil {

@@ -199,9 +199,33 @@ func (s *PGStore) Last(ctx context.Context) (Record, bool, error) {
 }
 
 func (s *PGStore) Scan(ctx context.Context, fn func(Record) error) error {
+	return s.scan(ctx, nil, fn)
+}
+
+// ScanWhere is Scan of the records whose stored line holds one of
+// needles: the database skips the others (see ScanWhere).
+func (s *PGStore) ScanWhere(ctx context.Context, needles [][]byte, fn func(Record) error) error {
+	if len(needles) == 0 {
+		return nil
+	}
+	return s.scan(ctx, needles, fn)
+}
+
+// scan reads the records, of the lines holding one of needles when
+// needles is not nil.
+func (s *PGStore) scan(ctx context.Context, needles [][]byte, fn func(Record) error) error {
+	query, args := "SELECT seq, record FROM "+s.table+" ORDER BY seq", []any(nil)
+	if needles != nil {
+		where := make([]string, len(needles))
+		for i, n := range needles {
+			where[i] = fmt.Sprintf("strpos(record, $%d) > 0", i+1)
+			args = append(args, string(n))
+		}
+		query = "SELECT seq, record FROM " + s.table + " WHERE " + strings.Join(where, " OR ") + " ORDER BY seq"
+	}
 	var fnErr error
 	err := s.with(ctx, "scan", func(c *pgx.Conn) error {
-		rows, err := c.Query(ctx, "SELECT seq, record FROM "+s.table+" ORDER BY seq")
+		rows, err := c.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}

@@ -278,3 +278,21 @@ func TestPostgresAppendAllStoresAGroupInOneTransaction(t *testing.T) {
 	sameRecords(t, scanAll(t, s), append([]Record{first}, group...))
 	mustVerify(t, openPG(t, table), 4)
 }
+
+// The database searches the stored lines for the needles, as the file
+// store does, long records too.
+func TestPostgresScanWhereReadsTheRecordsHoldingANeedle(t *testing.T) {
+	ctx := context.Background()
+	table, _ := pgTable(t)
+	s := openPG(t, table)
+	if _, err := s.AppendAll(ctx, whereLog()); err != nil {
+		t.Fatal(err)
+	}
+	got := scanSeqs(t, func(fn func(Record) error) error { return ScanWhere(ctx, s, whereNeedles, fn) })
+	if fmt.Sprint(got) != "[7 10 20 30]" {
+		t.Fatalf("ScanWhere read seqs %v, want [7 10 20 30]", got)
+	}
+	if all := scanSeqs(t, func(fn func(Record) error) error { return s.Scan(ctx, fn) }); len(all) != 30 {
+		t.Fatalf("Scan read %d records, want 30", len(all))
+	}
+}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,3 +102,30 @@ func DefaultFilePath() (string, error) {
 
 // errStop ends a Scan early without being an error for the caller.
 var errStop = errors.New("stop")
+
+// ScanWhere reads the records of st that may hold one of needles: bytes
+// as a stored line holds them (`"final"`, a sha256 in hex), never
+// escaped. A store that can (the file, PostgreSQL) skips the other
+// records without decoding them; any other reads them all, so fn must
+// still pick what it wants. A record skipped is not checked either:
+// Verify reads every one. A reader looking for a few records of a large
+// log (an interrupted import of one file) reads it at the speed of a
+// search, not of a decode.
+func ScanWhere(ctx context.Context, st Store, needles [][]byte, fn func(Record) error) error {
+	if w, ok := st.(interface {
+		ScanWhere(context.Context, [][]byte, func(Record) error) error
+	}); ok {
+		return w.ScanWhere(ctx, needles, fn)
+	}
+	return st.Scan(ctx, fn)
+}
+
+// holdsOne reports whether line holds one of needles.
+func holdsOne(line []byte, needles [][]byte) bool {
+	for _, n := range needles {
+		if bytes.Contains(line, n) {
+			return true
+		}
+	}
+	return false
+}
