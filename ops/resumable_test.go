@@ -113,3 +113,55 @@ func operations(records []audit.Record) []string {
 	}
 	return out
 }
+
+// An import whose final record the log's search cannot find (written by
+// hand, "final" escaped: the record still verifies, since its hash is of
+// what it says) is finished all the same: the file is imported whole,
+// not refused as nothing to resume.
+func TestAnImportFinishedInALogWrittenByHandIsNotResumed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	st, err := audit.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := strings.Repeat("5e", 32)
+	intent := audit.Record{Operator: "ana", Action: actions.ActionImport, Operation: "imp-1", Vhost: "/", Queue: "orders.dlq",
+		Target: "queue:orders.dlq", Outcome: domain.OutcomeIntent, Detail: map[string]string{"file_sha256": sum, "streamed": "true"}}
+	final := intent
+	final.Outcome, final.Detail = domain.OutcomeFinal, nil
+	if _, err := st.AppendAll(ctx, []audit.Record{intent, final}); err != nil {
+		t.Fatal(err)
+	}
+	o := &Ops{c: Clients{OpenAudit: func() (audit.Store, error) { return audit.OpenFile(path) }}}
+	if r, err := o.resumableImport(ctx, "/", sum); r != nil || err != nil {
+		t.Fatalf("a finished import: %+v, %v; want nothing to resume", r, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	escaped := strings.Replace(string(b), `"outcome":"final"`, `"outcome":"fin\u0061l"`, 1)
+	if escaped == string(b) {
+		t.Fatal("no final record to rewrite")
+	}
+	if err := os.WriteFile(path, []byte(escaped), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := audit.Verify(ctx, mustOpen(t, path)); err != nil || !v.OK {
+		t.Fatalf("the rewritten log: %+v, %v; want it to verify", v, err)
+	}
+	o = &Ops{c: Clients{OpenAudit: func() (audit.Store, error) { return audit.OpenFile(path) }}}
+	if r, err := o.resumableImport(ctx, "/", sum); r != nil || err != nil {
+		t.Fatalf("a finished import, its final record escaped: %+v, %v; want nothing to resume", r, err)
+	}
+}
+
+func mustOpen(t *testing.T, path string) audit.Store {
+	t.Helper()
+	st, err := audit.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
