@@ -89,46 +89,65 @@ func (o Op) Final(counts map[string]int) Record {
 // outcome record counts max(len(message_ids), len(logical_ids)) messages,
 // or one when it lists neither.
 func Summaries(records []Record) []domain.OperationSummary {
-	index := map[string]int{}
-	var out []domain.OperationSummary
+	var s Summarizer
 	for _, r := range records {
-		if r.Operation == "" {
-			continue
-		}
-		i, ok := index[r.Operation]
-		if !ok {
-			i = len(out)
-			index[r.Operation] = i
-			out = append(out, domain.OperationSummary{
-				Operation: r.Operation, Action: r.Action, Vhost: r.Vhost,
-				Queue: r.Queue, Target: r.Target, Operator: r.Operator,
-				Started: r.Time, FirstSeq: r.Seq, Counts: map[string]int{},
-			})
-		}
-		s := &out[i]
-		s.LastSeq = r.Seq
-		switch r.Outcome {
-		case domain.OutcomeIntent:
-			s.Selected, _ = strconv.Atoi(r.Detail["selected"])
-		case domain.OutcomeFinal:
-			t := r.Time
-			s.Finished = &t
-		case domain.OutcomePublishing:
-			// Write-ahead: the messages' outcome records count them.
-		case domain.OutcomeResumed:
-			// A resume taking the operation up: its outcome records
-			// count the messages.
-			s.Halted = ""
-		case domain.OutcomeHalted:
-			s.Halted = r.Detail["reason"]
-		case domain.OutcomeStage:
-			s.Stages = append(s.Stages, StageOf(r))
-		default:
-			s.Counts[r.Outcome] += max(len(r.MessageIDs), len(r.LogicalIDs), 1)
-		}
+		s.Add(r)
 	}
-	return out
+	return s.Summaries()
 }
+
+// Summarizer makes Summaries of records given one at a time, as a scan
+// reads them, so that what is held is a summary per operation, not the
+// log.
+type Summarizer struct {
+	index map[string]int
+	out   []domain.OperationSummary
+}
+
+// Add counts r in its operation's summary.
+func (z *Summarizer) Add(r Record) {
+	if r.Operation == "" {
+		return
+	}
+	if z.index == nil {
+		z.index = map[string]int{}
+	}
+	i, ok := z.index[r.Operation]
+	if !ok {
+		i = len(z.out)
+		z.index[r.Operation] = i
+		z.out = append(z.out, domain.OperationSummary{
+			Operation: r.Operation, Action: r.Action, Vhost: r.Vhost,
+			Queue: r.Queue, Target: r.Target, Operator: r.Operator,
+			Started: r.Time, FirstSeq: r.Seq, Counts: map[string]int{},
+		})
+	}
+	s := &z.out[i]
+	s.LastSeq = r.Seq
+	switch r.Outcome {
+	case domain.OutcomeIntent:
+		s.Selected, _ = strconv.Atoi(r.Detail["selected"])
+	case domain.OutcomeFinal:
+		t := r.Time
+		s.Finished = &t
+	case domain.OutcomePublishing:
+		// Write-ahead: the messages' outcome records count them.
+	case domain.OutcomeResumed:
+		// A resume taking the operation up: its outcome records
+		// count the messages.
+		s.Halted = ""
+	case domain.OutcomeHalted:
+		s.Halted = r.Detail["reason"]
+	case domain.OutcomeStage:
+		s.Stages = append(s.Stages, StageOf(r))
+	default:
+		s.Counts[r.Outcome] += max(len(r.MessageIDs), len(r.LogicalIDs), 1)
+	}
+}
+
+// Summaries are the operations' summaries so far, in order of each
+// operation's first record.
+func (z *Summarizer) Summaries() []domain.OperationSummary { return z.out }
 
 // StageOf reads a stage record's verdict.
 func StageOf(r Record) domain.StageVerdict {

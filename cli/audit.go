@@ -295,9 +295,11 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 }
 
 func loadSummaries(ctx context.Context, st audit.Store) ([]domain.OperationSummary, int64, error) {
-	var recs []audit.Record
+	var z audit.Summarizer
+	var seq int64
 	err := st.Scan(ctx, func(r audit.Record) error {
-		recs = append(recs, r)
+		z.Add(r)
+		seq = r.Seq
 		return nil
 	})
 	var ce *audit.CorruptError
@@ -308,11 +310,7 @@ func loadSummaries(ctx context.Context, st audit.Store) ([]domain.OperationSumma
 	if err != nil {
 		return nil, 0, err
 	}
-	var seq int64
-	if len(recs) > 0 {
-		seq = recs[len(recs)-1].Seq
-	}
-	return audit.Summaries(recs), seq, nil
+	return z.Summaries(), seq, nil
 }
 
 // summaryLine is one operation of audit tail, e.g.

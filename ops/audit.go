@@ -25,11 +25,11 @@ func (o *Ops) Audit() AuditReader { return AuditReader{o} }
 // ends the reading there: the screen shows what is readable and the
 // chain's verdict says what is wrong.
 func (a AuditReader) Operations(ctx context.Context, limit int) ([]domain.OperationSummary, error) {
-	recs, err := a.records(ctx, func(audit.Record) bool { return true })
-	if err != nil {
+	var z audit.Summarizer
+	if _, err := a.records(ctx, func(r audit.Record) bool { z.Add(r); return false }); err != nil {
 		return nil, err
 	}
-	ops := audit.Summaries(recs)
+	ops := z.Summaries()
 	if len(ops) > limit {
 		ops = ops[len(ops)-limit:]
 	}
