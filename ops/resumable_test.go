@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
@@ -164,4 +165,35 @@ func mustOpen(t *testing.T, path string) audit.Store {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// warren's marks on a message are believed for an operation the audit
+// log holds: found by its intent record, the first of every operation,
+// among a log whose other lines are not decoded; a new operation is
+// found once the log is read again.
+func TestAMarkIsBelievedForAnOperationTheLogHolds(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	st := mustOpen(t, path)
+	op := func(id string) []audit.Record {
+		intent := audit.Record{Operator: "ana", Action: actions.ActionReplay, Operation: id, Vhost: "/", Queue: "orders.dlq",
+			Target: "queue:orders", Outcome: domain.OutcomeIntent, Detail: map[string]string{"streamed": "true"}}
+		done := intent
+		done.Outcome, done.Detail, done.MessageIDs = domain.OutcomeConfirmed, nil, []string{"m-1"}
+		return []audit.Record{intent, done}
+	}
+	if _, err := st.AppendAll(ctx, op("op-a")); err != nil {
+		t.Fatal(err)
+	}
+	o := &Ops{c: Clients{OpenAudit: func() (audit.Store, error) { return st, nil }}}
+	if !o.knownOperation("op-a") || o.knownOperation("op-b") {
+		t.Fatalf("known: op-a %v, op-b %v; want op-a alone", o.knownOperation("op-a"), o.knownOperation("op-b"))
+	}
+	if _, err := st.AppendAll(ctx, op("op-b")); err != nil {
+		t.Fatal(err)
+	}
+	o.knownOps.read = time.Time{} // as after knownRefresh
+	if !o.knownOperation("op-b") {
+		t.Fatal("op-b, recorded since, is not known once the log is read again")
+	}
 }
