@@ -270,6 +270,11 @@ func (s *FileStore) ScanWhere(ctx context.Context, needles [][]byte, fn func(Rec
 	return s.scan(ctx, needles, fn)
 }
 
+// scanBuffer holds the longest lines a walk writes (a page's publishing
+// record of 512 IDs and digests, about 67 KB) where they are read; a
+// longer line is copied out whole.
+const scanBuffer = 256 << 10
+
 // scan reads the records, of the lines holding one of needles when
 // needles is not nil.
 func (s *FileStore) scan(ctx context.Context, needles [][]byte, fn func(Record) error) error {
@@ -291,7 +296,7 @@ func (s *FileStore) scan(ctx context.Context, needles [][]byte, fn func(Record) 
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
 		return s.wrap("unlock", err)
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<16)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), scanBuffer)
 	for line := 1; ; line++ {
 		if line%1024 == 0 {
 			if err := ctx.Err(); err != nil {

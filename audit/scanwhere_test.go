@@ -14,8 +14,8 @@ import (
 )
 
 // whereLog is a log for ScanWhere: every tenth record final, record 7 an
-// intent naming a file's sha256, and record 13 as long as a page's
-// record of 512 IDs and digests (longer than the reader's buffer).
+// intent naming a file's sha256, and record 13 longer than the reader's
+// buffer (four pages' records of 512 IDs and digests).
 func whereLog() []Record {
 	var recs []Record
 	for i := 1; i <= 30; i++ {
@@ -27,8 +27,8 @@ func whereLog() []Record {
 			r.Outcome, r.Detail = domain.OutcomeIntent, map[string]string{"file_sha256": strings.Repeat("ab", 32)}
 		case i == 13:
 			r.MessageIDs, r.LogicalIDs = nil, nil
-			for j := range 512 {
-				r.MessageIDs = append(r.MessageIDs, fmt.Sprintf("m-%06d-%s", j, strings.Repeat("x", 40)))
+			for j := range 2048 {
+				r.MessageIDs = append(r.MessageIDs, fmt.Sprintf("m-%06d-%s", j, strings.Repeat("x", 100)))
 				r.LogicalIDs = append(r.LogicalIDs, "sha256:"+BodyDigest([]byte{byte(j)}))
 			}
 		}
@@ -63,6 +63,13 @@ func TestScanWhereReadsTheLinesHoldingANeedle(t *testing.T) {
 	got := scanSeqs(t, func(fn func(Record) error) error { return ScanWhere(ctx, s, whereNeedles, fn) })
 	if fmt.Sprint(got) != "[7 10 20 30]" {
 		t.Fatalf("ScanWhere read seqs %v, want [7 10 20 30]", got)
+	}
+	raw, err := os.ReadFile(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long := len(bytes.SplitAfter(raw, []byte("\n"))[12]); long <= scanBuffer {
+		t.Fatalf("record 13 is %d bytes, not longer than the reader's buffer (%d)", long, scanBuffer)
 	}
 	if all := scanSeqs(t, func(fn func(Record) error) error { return s.Scan(ctx, fn) }); len(all) != 30 || all[12] != 13 {
 		t.Fatalf("Scan read %d records (%v), want all 30, the long one among them", len(all), all)
