@@ -278,29 +278,60 @@ const scanBuffer = 256 << 10
 // scan reads the records, of the lines holding one of needles when
 // needles is not nil.
 func (s *FileStore) scan(ctx context.Context, needles [][]byte, fn func(Record) error) error {
+	_, err := s.scanFrom(ctx, filePlace{}, needles, fn)
+	return err
+}
+
+// filePlace is a place in the file a scan reached: the file (its device
+// and inode), where the next line starts and its number.
+type filePlace struct {
+	dev, ino uint64
+	offset   int64
+	line     int
+}
+
+// scanFrom reads the records from place on, as scan reads them from the
+// start, and returns the place after the last whole line read. A place
+// in another file (the log moved aside and a new one begun) or past the
+// file's end (cut) is read from the start, restart called first.
+func (s *FileStore) scanFrom(ctx context.Context, from filePlace, needles [][]byte, fn func(Record) error, restart ...func()) (filePlace, error) {
 	f, err := s.open(os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return filePlace{}, nil
 	}
 	if err != nil {
-		return s.wrap("open", err)
+		return from, s.wrap("open", err)
 	}
 	defer f.Close()
 	if err := lockFile(ctx, f, syscall.LOCK_SH); err != nil {
-		return s.wrap("lock", err)
+		return from, s.wrap("lock", err)
 	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
-		return s.wrap("seek", err)
+		return from, s.wrap("seek", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
-		return s.wrap("unlock", err)
+		return from, s.wrap("unlock", err)
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), scanBuffer)
-	for line := 1; ; line++ {
+	at := filePlace{}
+	if st, err := f.Stat(); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			at.dev, at.ino = uint64(sys.Dev), sys.Ino
+		}
+	}
+	switch {
+	case from.dev == at.dev && from.ino == at.ino && from.offset <= size:
+		at.offset, at.line = from.offset, from.line
+	case from.offset > 0:
+		for _, fn := range restart {
+			fn()
+		}
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, at.offset, size-at.offset), scanBuffer)
+	for line := at.line + 1; ; line++ {
 		if line%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return at, err
 			}
 		}
 		b, err := r.ReadSlice('\n')
@@ -314,23 +345,23 @@ func (s *FileStore) scan(ctx context.Context, needles [][]byte, fn func(Record) 
 		}
 		if errors.Is(err, io.EOF) {
 			if len(b) > 0 {
-				return &CorruptError{Line: line, Partial: true}
+				return at, &CorruptError{Line: line, Partial: true}
 			}
-			return nil
+			return at, nil
 		}
 		if err != nil {
-			return s.wrap("read", err)
+			return at, s.wrap("read", err)
 		}
-		if needles != nil && !holdsOne(b, needles) {
-			continue
+		if needles == nil || holdsOne(b, needles) {
+			rec, perr := parseLine(bytes.TrimSuffix(b, []byte("\n")))
+			if perr != nil {
+				return at, &CorruptError{Line: line, Err: perr}
+			}
+			if err := fn(rec); err != nil {
+				return at, err
+			}
 		}
-		rec, perr := parseLine(bytes.TrimSuffix(b, []byte("\n")))
-		if perr != nil {
-			return &CorruptError{Line: line, Err: perr}
-		}
-		if err := fn(rec); err != nil {
-			return err
-		}
+		at.offset, at.line = at.offset+int64(len(b)), line
 	}
 }
 

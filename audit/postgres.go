@@ -199,7 +199,12 @@ func (s *PGStore) Last(ctx context.Context) (Record, bool, error) {
 }
 
 func (s *PGStore) Scan(ctx context.Context, fn func(Record) error) error {
-	return s.scan(ctx, nil, fn)
+	return s.scan(ctx, nil, 0, fn)
+}
+
+// scanAfter is Scan of the records after seq.
+func (s *PGStore) scanAfter(ctx context.Context, seq int64, fn func(Record) error) error {
+	return s.scan(ctx, nil, seq, fn)
 }
 
 // ScanWhere is Scan of the records whose stored line holds one of
@@ -208,21 +213,23 @@ func (s *PGStore) ScanWhere(ctx context.Context, needles [][]byte, fn func(Recor
 	if len(needles) == 0 {
 		return nil
 	}
-	return s.scan(ctx, needles, fn)
+	return s.scan(ctx, needles, 0, fn)
 }
 
-// scan reads the records, of the lines holding one of needles when
-// needles is not nil.
-func (s *PGStore) scan(ctx context.Context, needles [][]byte, fn func(Record) error) error {
-	query, args := "SELECT seq, record FROM "+s.table+" ORDER BY seq", []any(nil)
+// scan reads the records after seq after, of the lines holding one of
+// needles when needles is not nil.
+func (s *PGStore) scan(ctx context.Context, needles [][]byte, after int64, fn func(Record) error) error {
+	args := []any{after}
+	where := "seq > $1"
 	if needles != nil {
-		where := make([]string, len(needles))
+		or := make([]string, len(needles))
 		for i, n := range needles {
-			where[i] = fmt.Sprintf("strpos(record, $%d) > 0", i+1)
+			or[i] = fmt.Sprintf("strpos(record, $%d) > 0", i+2)
 			args = append(args, string(n))
 		}
-		query = "SELECT seq, record FROM " + s.table + " WHERE " + strings.Join(where, " OR ") + " ORDER BY seq"
+		where += " AND (" + strings.Join(or, " OR ") + ")"
 	}
+	query := "SELECT seq, record FROM " + s.table + " WHERE " + where + " ORDER BY seq"
 	var fnErr error
 	err := s.with(ctx, "scan", func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, query, args...)

@@ -231,10 +231,11 @@ func newAuditTailCmd(a *App) *cobra.Command {
 }
 
 // auditTail prints the last n operations, then with follow, every
-// operation that appears or finishes, until ctx ends.
+// operation that appears or finishes, until ctx ends. The log is read
+// once; following, only what was appended since is read (audit.Tailer),
+// into the same summaries.
 func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool, interval time.Duration) error {
 	shown := map[string]bool{} // operation → printed as finished
-	var lastSeq int64
 	show := func(sums []domain.OperationSummary) {
 		for _, s := range sums {
 			done, seen := shown[s.Operation]
@@ -245,11 +246,20 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 			fmt.Fprintln(a.Out, summaryLine(s))
 		}
 	}
-	sums, seq, err := loadSummaries(ctx, st)
-	if err != nil {
+	var z audit.Summarizer
+	tail := audit.NewTailer(st)
+	read := func() error {
+		// A log begun again (moved aside for a new chain) is summarized
+		// anew; what was printed stays printed.
+		return tail.Next(ctx, func() { z = audit.Summarizer{} }, func(r audit.Record) error {
+			z.Add(r)
+			return nil
+		})
+	}
+	if err := read(); err != nil {
 		return err
 	}
-	lastSeq = seq
+	sums := z.Summaries()
 	show(sums[max(0, len(sums)-n):])
 	if !follow {
 		return nil
@@ -265,52 +275,14 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 			return nil
 		case <-t.C:
 		}
-		last, ok, err := st.Last(ctx)
-		var torn *audit.CorruptError
-		if errors.As(err, &torn) && torn.Partial {
-			// A writer died mid-line: the next append repairs what
-			// warren's journal proves its own, and verify names
-			// anything else.
-			continue
-		}
-		if err != nil {
+		if err := read(); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		if !ok || last.Seq == lastSeq {
-			continue
-		}
-		sums, seq, err := loadSummaries(ctx, st)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		lastSeq = seq
-		show(sums)
+		show(z.Summaries())
 	}
-}
-
-func loadSummaries(ctx context.Context, st audit.Store) ([]domain.OperationSummary, int64, error) {
-	var z audit.Summarizer
-	var seq int64
-	err := st.Scan(ctx, func(r audit.Record) error {
-		z.Add(r)
-		seq = r.Seq
-		return nil
-	})
-	var ce *audit.CorruptError
-	if errors.As(err, &ce) {
-		// Show what is readable; verify is the command that judges.
-		err = nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	return z.Summaries(), seq, nil
 }
 
 // summaryLine is one operation of audit tail, e.g.
