@@ -297,6 +297,12 @@ type filePlace struct {
 func (s *FileStore) scanFrom(ctx context.Context, from filePlace, needles [][]byte, fn func(Record) error, restart ...func()) (filePlace, error) {
 	f, err := s.open(os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
+		if from.offset > 0 {
+			// Moved aside: the log begun at the path is another.
+			for _, fn := range restart {
+				fn()
+			}
+		}
 		return filePlace{}, nil
 	}
 	if err != nil {

@@ -78,9 +78,14 @@ func TestATailerGivesWhatWasAppendedSinceItLastLooked(t *testing.T) {
 		t.Fatalf("the line whole: given %v, want [6]", got)
 	}
 
-	// Moved aside, a new chain begun at the path.
+	// Moved aside, then a new chain begun at the path: what was given is
+	// not the new log's history, whether the tailer looks before the new
+	// log is begun or only after.
 	if err := os.Rename(path, path+".old"); err != nil {
 		t.Fatal(err)
+	}
+	if got, reset := tailSeqs(t, tl); len(got) != 0 || !reset {
+		t.Fatalf("the log moved aside: given %v (reset %v), want nothing after a reset", got, reset)
 	}
 	fresh, err := OpenFile(path)
 	if err != nil {
@@ -89,7 +94,13 @@ func TestATailerGivesWhatWasAppendedSinceItLastLooked(t *testing.T) {
 	if _, err := fresh.AppendAll(ctx, []Record{sample(1), sample(2)}); err != nil {
 		t.Fatal(err)
 	}
-	if got, reset := tailSeqs(t, tl); fmt.Sprint(got) != "[1 2]" || !reset {
-		t.Fatalf("a new log at the path: given %v (reset %v), want [1 2] after a reset", got, reset)
+	if got, reset := tailSeqs(t, tl); fmt.Sprint(got) != "[1 2]" || reset {
+		t.Fatalf("the new log: given %v (reset %v), want [1 2], reset once already", got, reset)
+	}
+	if err := os.Rename(path+".old", path); err != nil {
+		t.Fatal(err)
+	}
+	if got, reset := tailSeqs(t, tl); fmt.Sprint(got) != "[1 2 3 4 5 6]" || !reset {
+		t.Fatalf("the old log put back: given %v (reset %v), want [1 2 3 4 5 6] after a reset", got, reset)
 	}
 }
