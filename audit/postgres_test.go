@@ -300,23 +300,7 @@ func TestPostgresScanWhereReadsTheRecordsHoldingANeedle(t *testing.T) {
 // A follower of the team's table is given each record once, as it is
 // appended, read from the seq after the last it was given.
 func TestPostgresTailerGivesWhatWasAppendedSinceItLastLooked(t *testing.T) {
-	ctx := context.Background()
 	table, _ := pgTable(t)
 	s := openPG(t, table)
-	if _, err := s.AppendAll(ctx, []Record{sample(1), sample(2), sample(3)}); err != nil {
-		t.Fatal(err)
-	}
-	tl := NewTailer(s)
-	if got, _ := tailSeqs(t, tl); fmt.Sprint(got) != "[1 2 3]" {
-		t.Fatalf("first look: given %v, want [1 2 3]", got)
-	}
-	if got, _ := tailSeqs(t, tl); len(got) != 0 {
-		t.Fatalf("nothing appended: given %v", got)
-	}
-	if _, err := s.AppendAll(ctx, []Record{sample(4), sample(5)}); err != nil {
-		t.Fatal(err)
-	}
-	if got, reset := tailSeqs(t, tl); fmt.Sprint(got) != "[4 5]" || reset {
-		t.Fatalf("after two appends: given %v (reset %v), want [4 5]", got, reset)
-	}
+	followFive(t, s, NewTailer(s))
 }

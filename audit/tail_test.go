@@ -21,6 +21,28 @@ func tailSeqs(t *testing.T, tl *Tailer) (seqs []int64, reset bool) {
 	return seqs, reset
 }
 
+// followFive appends records 1–3, then 4 and 5, to st, and checks tl is
+// given each once, at the look after it was appended.
+func followFive(t *testing.T, st Store, tl *Tailer) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.AppendAll(ctx, []Record{sample(1), sample(2), sample(3)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := tailSeqs(t, tl); fmt.Sprint(got) != "[1 2 3]" {
+		t.Fatalf("first look: given %v, want [1 2 3]", got)
+	}
+	if got, _ := tailSeqs(t, tl); len(got) != 0 {
+		t.Fatalf("nothing appended: given %v", got)
+	}
+	if _, err := st.AppendAll(ctx, []Record{sample(4), sample(5)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, reset := tailSeqs(t, tl); fmt.Sprint(got) != "[4 5]" || reset {
+		t.Fatalf("after two appends: given %v (reset %v), want [4 5]", got, reset)
+	}
+}
+
 // A follower of the log is given each record once, as it is appended; a
 // line still being written waits for the next look; a log moved aside
 // and begun again is given from its start, after a reset.
@@ -35,21 +57,7 @@ func TestATailerGivesWhatWasAppendedSinceItLastLooked(t *testing.T) {
 	if got, reset := tailSeqs(t, tl); len(got) != 0 || reset {
 		t.Fatalf("no log yet: given %v (reset %v)", got, reset)
 	}
-	if _, err := s.AppendAll(ctx, []Record{sample(1), sample(2), sample(3)}); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := tailSeqs(t, tl); fmt.Sprint(got) != "[1 2 3]" {
-		t.Fatalf("first look: given %v, want [1 2 3]", got)
-	}
-	if got, _ := tailSeqs(t, tl); len(got) != 0 {
-		t.Fatalf("nothing appended: given %v", got)
-	}
-	if _, err := s.AppendAll(ctx, []Record{sample(4), sample(5)}); err != nil {
-		t.Fatal(err)
-	}
-	if got, reset := tailSeqs(t, tl); fmt.Sprint(got) != "[4 5]" || reset {
-		t.Fatalf("after two appends: given %v (reset %v), want [4 5]", got, reset)
-	}
+	followFive(t, s, tl)
 
 	// Half a line, as a writer leaves it mid-append: not given, and the
 	// line after it, once whole, is.
