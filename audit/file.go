@@ -278,7 +278,7 @@ const scanBuffer = 256 << 10
 // scan reads the records, of the lines holding one of needles when
 // needles is not nil.
 func (s *FileStore) scan(ctx context.Context, needles [][]byte, fn func(Record) error) error {
-	_, err := s.scanFrom(ctx, filePlace{}, needles, fn)
+	_, err := s.scanFrom(ctx, filePlace{}, needles, fn, nil)
 	return err
 }
 
@@ -293,15 +293,14 @@ type filePlace struct {
 // scanFrom reads the records from place on, as scan reads them from the
 // start, and returns the place after the last whole line read. A place
 // in another file (the log moved aside and a new one begun) or past the
-// file's end (cut) is read from the start, restart called first.
-func (s *FileStore) scanFrom(ctx context.Context, from filePlace, needles [][]byte, fn func(Record) error, restart ...func()) (filePlace, error) {
+// file's end (cut) is read from the start, restart (when set) called
+// first.
+func (s *FileStore) scanFrom(ctx context.Context, from filePlace, needles [][]byte, fn func(Record) error, restart func()) (filePlace, error) {
 	f, err := s.open(os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
-		if from.offset > 0 {
+		if from.offset > 0 && restart != nil {
 			// Moved aside: the log begun at the path is another.
-			for _, fn := range restart {
-				fn()
-			}
+			restart()
 		}
 		return filePlace{}, nil
 	}
@@ -328,10 +327,8 @@ func (s *FileStore) scanFrom(ctx context.Context, from filePlace, needles [][]by
 	switch {
 	case from.dev == at.dev && from.ino == at.ino && from.offset <= size:
 		at.offset, at.line = from.offset, from.line
-	case from.offset > 0:
-		for _, fn := range restart {
-			fn()
-		}
+	case from.offset > 0 && restart != nil:
+		restart()
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(f, at.offset, size-at.offset), scanBuffer)
 	for line := at.line + 1; ; line++ {
