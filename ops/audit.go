@@ -26,7 +26,7 @@ func (o *Ops) Audit() AuditReader { return AuditReader{o} }
 // chain's verdict says what is wrong.
 func (a AuditReader) Operations(ctx context.Context, limit int) ([]domain.OperationSummary, error) {
 	var z audit.Summarizer
-	if _, err := a.records(ctx, func(r audit.Record) bool { z.Add(r); return false }); err != nil {
+	if err := a.each(ctx, z.Add); err != nil {
 		return nil, err
 	}
 	ops := z.Summaries()
@@ -38,22 +38,33 @@ func (a AuditReader) Operations(ctx context.Context, limit int) ([]domain.Operat
 
 // records reads the records keep takes, up to a damaged entry.
 func (a AuditReader) records(ctx context.Context, keep func(audit.Record) bool) ([]audit.Record, error) {
-	st, err := a.o.AuditStore()
-	if err != nil {
-		return nil, err
-	}
 	var recs []audit.Record
-	err = st.Scan(ctx, func(r audit.Record) error {
+	err := a.each(ctx, func(r audit.Record) {
 		if keep(r) {
 			recs = append(recs, r)
 		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// each gives fn every record, up to a damaged entry.
+func (a AuditReader) each(ctx context.Context, fn func(audit.Record)) error {
+	st, err := a.o.AuditStore()
+	if err != nil {
+		return err
+	}
+	err = st.Scan(ctx, func(r audit.Record) error {
+		fn(r)
 		return nil
 	})
 	var ce *audit.CorruptError
 	if err != nil && !errors.As(err, &ce) {
-		return nil, err
+		return err
 	}
-	return recs, nil
+	return nil
 }
 
 // Chain is the verdict on the whole chain, with how many operations its
