@@ -112,3 +112,16 @@ func TestATailerGivesWhatWasAppendedSinceItLastLooked(t *testing.T) {
 		t.Fatalf("the old log put back: given %v (reset %v), want [1 2 3 4 5 6] after a reset", got, reset)
 	}
 }
+
+// wrapped is a store warren does not know by its type: a tailer reads it
+// whole at each look and gives what is new.
+type wrapped struct{ Store }
+
+func TestATailerOfAnotherStoreGivesWhatIsNewToo(t *testing.T) {
+	s, err := OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := wrapped{s}
+	followFive(t, w, NewTailer(w))
+}
