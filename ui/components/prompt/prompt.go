@@ -150,7 +150,7 @@ func (m Model) View() string {
 		lines = append(lines, m.q.Ask+" (enter to continue, esc cancels):")
 		lines = append(lines, m.input.View())
 	default:
-		lines = append(lines, "Proceed? [y/N]")
+		lines = append(lines, "Proceed? (y or enter to go on, n or esc cancels)")
 	}
 	if m.hint != "" {
 		lines = append(lines, m.st.Warn.Render(m.hint))
