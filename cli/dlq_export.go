@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,7 @@ import (
 type exportFlags struct {
 	filter, group, output, vhost string
 	limit                        int
-	asJSON, allowRisk            bool
+	asJSON, allowRisk, force     bool
 }
 
 const exportLong = `Write the dead letters of QUEUE to a file, without harm: the queue is read
@@ -39,7 +40,9 @@ queue, time, count, warren's version), then one line per message with every
 property, every header with its AMQP type (x-death included), the body in
 base64 and its sha256, the logical ID and the failure group. A name ending in
 .gz is written gzipped; - writes to stdout. The file appears whole or not at
-all: it is written beside its name and renamed once complete.`
+all: it is written beside its name and put in place once complete. An export
+never replaces a file (an earlier export may be the only copy of messages
+purged since) unless --force is given.`
 
 func newDlqExportCmd(a *App) *cobra.Command {
 	var f exportFlags
@@ -56,6 +59,7 @@ func newDlqExportCmd(a *App) *cobra.Command {
 	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout (with a file)")
 	fl.StringVar(&f.vhost, "vhost", "", "vhost of QUEUE (default: the context's vhost, then /)")
 	fl.BoolVar(&f.allowRisk, "allow-limit-risk", false, "read a quorum DLQ whose delivery limit a browse counts against (see the refusal)")
+	fl.BoolVar(&f.force, "force", false, "replace FILE if it exists")
 	return cmd
 }
 
@@ -78,6 +82,9 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		return app.Usage(fmt.Errorf("--limit %d: want 0 (every message) or more", f.limit))
 	case f.asJSON && f.output == "-":
 		return app.Usage(errors.New("--json prints a summary beside a file: with --output - the file is stdout"))
+	}
+	if err := checkOutput(f.output, f.force); err != nil {
+		return fmt.Errorf("%w; nothing was read from %s", err, sanitize.Text(queue))
 	}
 	c, err := a.Factory().Config()
 	if err != nil {
@@ -126,7 +133,12 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		}
 		return fmt.Errorf("cannot write a file in %s (%w): nothing was read from %s", sanitize.Text(dir), err, sanitize.Text(queue))
 	}
-	defer os.Remove(lines.Name()) // gone once renamed
+	kept := false // the export was kept aside: a file appeared at its name
+	defer func() {
+		if !kept {
+			os.Remove(lines.Name()) // gone once in place
+		}
+	}()
 	defer lines.Close()
 	header := func(t *ops.Target, count int, at time.Time) dlqfile.Header {
 		return dlqfile.Header{Broker: "RabbitMQ " + t.Info.BrokerVersion, Cluster: t.Cluster, Vhost: ref.Vhost, Queue: ref.Name,
@@ -200,11 +212,12 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	var sum string
 	var size int64
 	if inPlace {
-		sum, size, err = finishInPlace(f.output, h, lines, reserved)
+		sum, size, err = finishInPlace(f.output, h, lines, reserved, f.force)
 	} else {
-		sum, size, err = a.writeExport(f.output, h, lines)
+		sum, size, err = a.writeExport(f.output, h, lines, f.force)
 	}
 	if err != nil {
+		kept = errors.Is(err, errAppeared)
 		return err
 	}
 	if f.asJSON {
@@ -225,9 +238,9 @@ func headerLine(h dlqfile.Header) ([]byte, error) {
 }
 
 // finishInPlace writes h over the blank place kept for it at the start
-// of file, then syncs the file and renames it output. It returns the
-// file's sha256 and size.
-func finishInPlace(output string, h dlqfile.Header, file *os.File, reserved int) (string, int64, error) {
+// of file, then syncs the file and puts it at output (replacing a file
+// there only with force). It returns the file's sha256 and size.
+func finishInPlace(output string, h dlqfile.Header, file *os.File, reserved int, force bool) (string, int64, error) {
 	line, err := headerLine(h)
 	if err == nil && len(line) > reserved {
 		err = fmt.Errorf("its header (%d bytes) is longer than the place kept for it (%d)", len(line), reserved)
@@ -249,31 +262,35 @@ func finishInPlace(output string, h dlqfile.Header, file *os.File, reserved int)
 		err = file.Close()
 	}
 	if err == nil {
-		err = os.Rename(file.Name(), output)
+		err = place(file.Name(), output, force)
 	}
 	if err != nil {
-		return "", 0, fmt.Errorf("write %s: %w", output, err)
+		return "", 0, writeError(output, err)
 	}
 	return hex.EncodeToString(digest.Sum(nil)), size, nil
 }
 
 // writeExport writes the header and the scratch file's lines to output
 // (stdout for -): gzipped when its name ends in .gz, beside its name and
-// renamed once whole. It returns the file's sha256 and size.
-func (a *App) writeExport(output string, h dlqfile.Header, scratch *os.File) (string, int64, error) {
+// put in place once whole (replacing a file there only with force). It
+// returns the file's sha256 and size.
+func (a *App) writeExport(output string, h dlqfile.Header, scratch *os.File, force bool) (_ string, _ int64, err error) {
 	if _, err := scratch.Seek(0, io.SeekStart); err != nil {
 		return "", 0, err
 	}
 	var (
 		dst  io.Writer = a.Out
 		file *os.File
-		err  error
 	)
 	if output != "-" {
 		if file, err = os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".*"); err != nil {
 			return "", 0, fmt.Errorf("write %s: %w", output, err)
 		}
-		defer os.Remove(file.Name()) // gone once renamed
+		defer func() {
+			if !errors.Is(err, errAppeared) {
+				os.Remove(file.Name()) // gone once in place
+			}
+		}()
 		defer file.Close()
 		dst = file
 	}
@@ -303,11 +320,98 @@ func (a *App) writeExport(output string, h dlqfile.Header, scratch *os.File) (st
 		if err := file.Close(); err != nil {
 			return "", 0, fmt.Errorf("write %s: %w", output, err)
 		}
-		if err := os.Rename(file.Name(), output); err != nil {
-			return "", 0, fmt.Errorf("write %s: %w", output, err)
+		if err := place(file.Name(), output, force); err != nil {
+			return "", 0, writeError(output, err)
 		}
 	}
 	return hex.EncodeToString(digest.Sum(nil)), counted.n, nil
+}
+
+// checkOutput refuses, before anything is read, an output that is a
+// directory, or a file that exists when force is not given: an earlier
+// export there may be the only copy of messages purged since.
+func checkOutput(output string, force bool) error {
+	if output == "-" {
+		return nil
+	}
+	fi, err := os.Lstat(output)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("cannot write %s: %w", sanitize.Text(output), err)
+	case fi.IsDir():
+		return app.Usage(fmt.Errorf("--output %s is a directory: name the file to write", sanitize.Text(output)))
+	case !force:
+		return app.Refused(fmt.Errorf("%s already exists and an export does not replace a file: pass --force to replace it, or --output another name", sanitize.Text(output)))
+	}
+	return nil
+}
+
+// errAppeared is a file put at the output's name while the export ran.
+var errAppeared = errors.New("appeared while the export ran")
+
+// place puts the complete file tmp at output, then syncs their
+// directory, so the file is there whole or not at all. Without force it
+// never replaces a file, even one created while the export ran: tmp is
+// then left where it is, for writeError to name.
+func place(tmp, output string, force bool) error {
+	if force {
+		if err := os.Rename(tmp, output); err != nil {
+			return err
+		}
+		return syncDir(filepath.Dir(output))
+	}
+	err := os.Link(tmp, output) // fails on a name taken, unlike a rename
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return &appearedError{kept: tmp}
+	case err != nil:
+		// A file system without hard links: the name is checked, then
+		// taken, which leaves a moment between the two.
+		if _, serr := os.Lstat(output); serr == nil {
+			return &appearedError{kept: tmp}
+		}
+		if err := os.Rename(tmp, output); err != nil {
+			return err
+		}
+	default:
+		if err := os.Remove(tmp); err != nil {
+			return err
+		}
+	}
+	return syncDir(filepath.Dir(output))
+}
+
+// appearedError is a file put at the output's name while the export ran;
+// kept is where the export itself is.
+type appearedError struct{ kept string }
+
+func (e *appearedError) Error() string { return errAppeared.Error() }
+func (e *appearedError) Unwrap() error { return errAppeared }
+
+// writeError says what went wrong writing output; the export's file,
+// when it was kept because a file appeared at output, is named.
+func writeError(output string, err error) error {
+	var ae *appearedError
+	if errors.As(err, &ae) {
+		keep := filepath.Join(filepath.Dir(output), "warren-export-"+strings.TrimPrefix(filepath.Base(ae.kept), "."))
+		if rerr := os.Rename(ae.kept, keep); rerr != nil {
+			keep = ae.kept
+		}
+		return app.Refused(fmt.Errorf("%s %w and an export does not replace a file: the export is complete in %s", sanitize.Text(output), errAppeared, sanitize.Text(keep)))
+	}
+	return fmt.Errorf("write %s: %w", sanitize.Text(output), err)
+}
+
+// syncDir makes a name just put in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // countWriter counts what it writes.

@@ -226,3 +226,52 @@ func TestDlqExportRefusesWhatItCannotDo(t *testing.T) {
 		t.Errorf("export into a missing directory: %v", err)
 	}
 }
+
+// An earlier export may be the only copy of messages purged since: an
+// export does not replace a file unless told to, and says so before it
+// reads anything.
+func TestAnExportDoesNotReplaceAFileWithoutForce(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "m-0", Body: []byte("first")}})
+	for _, name := range []string{"orders.jsonl", "orders.jsonl.gz"} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, name)
+		if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, errOut)
+		}
+		before, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out)
+		if app.ExitCode(err) != app.ExitRefused || !strings.Contains(fmt.Sprint(err), out+" already exists") ||
+			!strings.Contains(fmt.Sprint(err), "--force") || !strings.Contains(fmt.Sprint(err), "nothing was read from orders.dlq") {
+			t.Fatalf("%s: export over an earlier one: exit %d (%v), want refused, naming the file and --force", name, app.ExitCode(err), err)
+		}
+		if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {
+			t.Fatalf("%s: the refused export changed the earlier file", name)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Fatalf("%s: the refused export left %d files in its directory, want the earlier export alone", name, len(entries))
+		}
+		// A directory is no file to write, forced or not.
+		for _, args := range [][]string{{"orders.dlq", "--output", dir}, {"orders.dlq", "--output", dir, "--force"}} {
+			if _, _, err := runAction(t, s.config, newDlqExportCmd, args...); app.ExitCode(err) != app.ExitUsage || !strings.Contains(fmt.Sprint(err), "is a directory") {
+				t.Errorf("%s: dlq export %v: exit %d (%v), want bad usage naming the directory", name, args, app.ExitCode(err), err)
+			}
+		}
+	}
+	// --force replaces it with what the queue holds now.
+	out := filepath.Join(t.TempDir(), "orders.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "m-1", Body: []byte("second")}})
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--force"); err != nil {
+		t.Fatalf("--force: %v\n%s", err, errOut)
+	}
+	if r := openExport(t, out); r.Header.Count != 2 {
+		t.Fatalf("--force left a file of %d messages, want the new export of 2", r.Header.Count)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 2)
+}

@@ -56,7 +56,7 @@ func (b *bench) exportImport(n int) ([]row, error) {
 				}
 				scans = append(scans, scan)
 			} else {
-				export, rss, err := b.timed(ctx, cfg, "dlq", "export", dlq, "--output", file)
+				export, rss, err := b.timed(ctx, cfg, "dlq", "export", dlq, "--output", file, "--force")
 				if err != nil {
 					return nil, err
 				}
