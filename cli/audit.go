@@ -26,7 +26,7 @@ func newAuditCmd(a *App) *cobra.Command {
 }
 
 func newAuditExportCmd(a *App) *cobra.Command {
-	var format, since, until, operation string
+	var outFormat, since, until, operation string
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write the audit records to stdout as CSV or JSONL",
@@ -43,8 +43,8 @@ func newAuditExportCmd(a *App) *cobra.Command {
 			"read back exactly, so each exported record still matches its hash.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != audit.FormatCSV && format != audit.FormatJSONL {
-				return app.Usage(fmt.Errorf("--format %q: want csv or jsonl", format))
+			if outFormat != audit.FormatCSV && outFormat != audit.FormatJSONL {
+				return app.Usage(fmt.Errorf("--format %q: want csv or jsonl", outFormat))
 			}
 			now := time.Now()
 			from, err := parseWhen(since, now)
@@ -65,7 +65,7 @@ func newAuditExportCmd(a *App) *cobra.Command {
 			}
 			defer st.Close()
 			sel := audit.Selection{Since: from, Until: to, Operation: operation}
-			n, err := audit.ExportSelected(cmd.Context(), st, a.Out, format, sel)
+			n, err := audit.ExportSelected(cmd.Context(), st, a.Out, outFormat, sel)
 			var unknown *audit.UnknownOperationError
 			if errors.As(err, &unknown) {
 				return app.Usage(errors.New(sanitize.Text(err.Error())))
@@ -73,12 +73,12 @@ func newAuditExportCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.Err, "exported %d records from %s\n", n, sanitize.Text(st.Describe()))
+			fmt.Fprintf(a.Err, "exported %s from %s\n", format.Plural(n, "record"), sanitize.Text(st.Describe()))
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&format, "format", audit.FormatJSONL, "csv or jsonl")
+	f.StringVar(&outFormat, "format", audit.FormatJSONL, "csv or jsonl")
 	f.StringVar(&since, "since", "", "only records at or after T (RFC 3339, date, or a duration ago such as 24h)")
 	f.StringVar(&until, "until", "", "only records before T (same forms as --since)")
 	f.StringVar(&operation, "operation", "", "only the records of operation ID (as `warren audit tail` lists it)")

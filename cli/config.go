@@ -13,6 +13,7 @@ import (
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -145,7 +146,7 @@ func (a *App) metricsCheck(ctx context.Context) {
 	case r.Err != nil:
 		state, msg = "-", "not read: "+r.Err.Error()+"; the first screen of a large broker comes from the management API"
 	default:
-		state, msg = "ok", fmt.Sprintf("%s, node %s, %d queues: the first screen of a broker of up to %d queues comes from it", r.URL, r.Node, r.Queues, mgmt.MetricsMaxQueues)
+		state, msg = "ok", fmt.Sprintf("%s, node %s, %s: the first screen of a broker of up to %d queues comes from it", r.URL, r.Node, format.Plural(r.Queues, "queue"), mgmt.MetricsMaxQueues)
 	}
 	fmt.Fprintf(a.Out, "%-22s %-5s %s\n", "metrics (optional)", state, sanitize.Text(msg))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/inbox"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -135,10 +136,10 @@ func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *domain
 		notes = append(notes, fmt.Sprintf("--limit %d reached: the queue has more messages", limit))
 	}
 	if refused > 0 {
-		notes = append(notes, fmt.Sprintf("%d messages not listed: the delivery-limit guard refused them (no headroom left)", refused))
+		notes = append(notes, format.Messages(refused)+" not listed: the delivery-limit guard refused them (no headroom left)")
 	}
 	if evalErrs > 0 {
-		notes = append(notes, fmt.Sprintf("the filter could not be evaluated on %d messages, left out: %v", evalErrs, firstEval))
+		notes = append(notes, fmt.Sprintf("the filter could not be evaluated on %s, left out: %v", format.Messages(evalErrs), firstEval))
 	}
 	if r := ib.Reason(); r != "" {
 		notes = append(notes, "inbox status unknown: "+r)

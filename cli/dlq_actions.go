@@ -332,8 +332,8 @@ func (a *App) report(plan *ops.Plan, res ops.Result, err error, f actionFlags) e
 		return exitFor(err)
 	}
 	if left := res.Left(); left > 0 {
-		return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("%d of %d messages were not moved and stay in %s (operation %s; see `warren audit tail`)",
-			left, res.Selected+res.NotSent, sanitize.Text(plan.Queue.Name), res.Operation)}
+		return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("%d of %s not moved: they stay in %s (operation %s; see `warren audit tail`)",
+			left, format.Messages(res.Selected+res.NotSent), sanitize.Text(plan.Queue.Name), res.Operation)}
 	}
 	return nil
 }

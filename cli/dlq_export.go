@@ -23,6 +23,7 @@ import (
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlqfile"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -224,8 +225,8 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		return writeJSON(a.Out, exportJSON{Vhost: ref.Vhost, Queue: ref.Name, Output: f.output, Read: res.Read, Count: res.Matched, Bytes: size, SHA256: sum})
 	}
 	if f.output != "-" {
-		fmt.Fprintf(a.Out, "exported %d of the %d messages read from %s to %s (%d bytes, sha256 %s); the queue keeps them all\n",
-			res.Matched, res.Read, sanitize.Text(queue), sanitize.Text(f.output), size, sum)
+		fmt.Fprintf(a.Out, "exported %d of the %s read from %s to %s (%d bytes, sha256 %s); the queue keeps them all\n",
+			res.Matched, format.Messages(res.Read), sanitize.Text(queue), sanitize.Text(f.output), size, sum)
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d messages from %s (held briefly and returned)\n", len(rows), sanitize.Text(t.Ref.Name))
+	fmt.Fprintf(w, "%s from %s (held briefly and returned)\n", format.Messages(len(rows)), sanitize.Text(t.Ref.Name))
 	if hashed {
 		// The mark means nothing without its legend, as on the DLQ screen.
 		fmt.Fprintln(w, format.HashLegend)

@@ -28,8 +28,8 @@ func newDlqStatsCmd(a *App) *cobra.Command {
 			if f.asJSON {
 				return writeJSON(a.Out, statsJSONOf(st))
 			}
-			fmt.Fprintf(a.Out, "%s: %d messages, %s, scanned in %s (complete: %v)\n",
-				sanitize.Text(t.Ref.Name), st.Total, format.Bytes(st.Bytes), format.Elapsed(st.Took), st.Complete)
+			fmt.Fprintf(a.Out, "%s: %s, %s, scanned in %s (complete: %v)\n",
+				sanitize.Text(t.Ref.Name), format.Messages(st.Total), format.Bytes(st.Bytes), format.Elapsed(st.Took), st.Complete)
 			fmt.Fprintf(a.Out, "dead-lettered between %s and %s", format.Time(st.OldestDeadLettered), format.Time(st.NewestDeadLettered))
 			if st.NoTime > 0 {
 				fmt.Fprintf(a.Out, " (%d without a time)", st.NoTime)

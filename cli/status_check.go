@@ -95,7 +95,7 @@ func (a *App) runCheck(ctx context.Context, vhost string, vhostSet bool, window 
 		fmt.Fprintln(a.Out, f.line(all))
 	}
 	if worst == format.Fine {
-		fmt.Fprintf(a.Out, "ok: nothing in trouble (%d queues in %s, judged over %s)\n", total, plural(len(names), "context"), format.Duration(window))
+		fmt.Fprintf(a.Out, "ok: nothing in trouble (%s in %s, judged over %s)\n", format.Plural(total, "queue"), format.Plural(len(names), "context"), format.Duration(window))
 	}
 	return checkExit(worst)
 }
@@ -168,13 +168,6 @@ func (a *App) checkContext(ctx context.Context, name, vhost string, vhostSet boo
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].where < out[j].where })
 	return out, len(snap.Queues)
-}
-
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // addCheckFlags adds --check, --window and --all-contexts to status.

@@ -127,7 +127,11 @@ func Lint(s *Snapshot) []Finding {
 // target is full and refuses them, or (none of those seen) the target
 // has not confirmed them yet.
 func dlxBacklog(q Queue, s *Snapshot) string {
-	held := fmt.Sprintf("%d dead letters are held by this queue until the dead-letter target confirms them", *q.DLXHeld)
+	held, them, whereTheyGo := fmt.Sprintf("%d dead letters are held", *q.DLXHeld), "them", "where they go depends"
+	if *q.DLXHeld == 1 {
+		held, them, whereTheyGo = "1 dead letter is held", "it", "where it goes depends"
+	}
+	held += " by this queue until the dead-letter target confirms " + them
 	byRef := map[QueueRef]*Queue{}
 	for i := range s.Queues {
 		byRef[s.Queues[i].Ref()] = &s.Queues[i]
@@ -137,11 +141,11 @@ func dlxBacklog(q Queue, s *Snapshot) string {
 	case !q.HasDLX:
 		return held + ", and the queue has no dead-letter exchange now"
 	case !ok:
-		return held + "; where they go depends on each message's routing key"
+		return held + "; " + whereTheyGo + " on each message's routing key"
 	case r.Missing:
 		return fmt.Sprintf("%s: the dead-letter exchange %q does not exist", held, r.Exchange.Name)
 	case len(r.Targets) == 0:
-		return held + ": the dead-letter exchange routes them nowhere (no matching binding)"
+		return held + ": the dead-letter exchange routes " + them + " nowhere (no matching binding)"
 	}
 	for _, ref := range r.Targets {
 		t := byRef[ref]
@@ -149,10 +153,10 @@ func dlxBacklog(q Queue, s *Snapshot) string {
 			continue
 		}
 		if n, ok := t.LimitSetting("max-length"); ok && t.Messages >= n {
-			return fmt.Sprintf("%s: the target %s is full (%d of max-length %d, overflow=reject-publish) and refuses them", held, ref.Name, t.Messages, n)
+			return fmt.Sprintf("%s: the target %s is full (%d of max-length %d, overflow=reject-publish) and refuses %s", held, ref.Name, t.Messages, n, them)
 		}
 	}
-	return held + ": the target has not confirmed them yet (slow, blocked by an alarm, or refusing them)"
+	return held + ": the target has not confirmed " + them + " yet (slow, blocked by an alarm, or refusing " + them + ")"
 }
 
 func lintRoute(q Queue, t *Topology, exists func(QueueRef) bool, add func(check, severity, format string, args ...any)) {

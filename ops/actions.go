@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/warrenops/warren/actions"
+	"github.com/warrenops/warren/text/format"
 )
 
 // execute runs a confirmed plan on the session that holds its messages.
@@ -59,7 +60,7 @@ func result(r *actions.Result) Result {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d confirmed copies could not be removed from the DLQ and exist twice", r.AckFailed))
 	}
 	if r.UserIDDropped > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("user_id dropped from %d messages (not the connection's user)", r.UserIDDropped))
+		out.Notes = append(out.Notes, "user_id dropped from "+format.Messages(r.UserIDDropped)+" (not the connection's user)")
 	}
 	if r.PossibleDuplicates > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d published again after an earlier publish that has no recorded confirm: they may exist twice, and the inbox decides", r.PossibleDuplicates))
@@ -68,7 +69,7 @@ func result(r *actions.Result) Result {
 		out.Notes = append(out.Notes, r.SweepNote)
 	}
 	if r.ExpirationDropped > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("expiration dropped from %d messages", r.ExpirationDropped))
+		out.Notes = append(out.Notes, "expiration dropped from "+format.Messages(r.ExpirationDropped))
 	}
 	return out
 }

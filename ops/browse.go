@@ -11,6 +11,7 @@ import (
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/text/format"
 )
 
 // Browse is a browse session on a connection of its own: the deliveries
@@ -126,7 +127,11 @@ func (w *session) Next(ctx context.Context) (Page, error) {
 			page.Letters = append(page.Letters, r.Letter)
 		}
 		slices.SortFunc(page.Letters, byPosition)
-		page.Notes = append(page.Notes, fmt.Sprintf("%d messages have no headroom left (%s)", n, p.Refused[0].Reason))
+		have := " have"
+		if n == 1 {
+			have = " has"
+		}
+		page.Notes = append(page.Notes, fmt.Sprintf("%s%s no headroom left (%s)", format.Messages(n), have, p.Refused[0].Reason))
 	}
 	return page, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -444,7 +445,11 @@ func holdLetters(ctx context.Context, b *Browse, limit int) ([]domain.DeadLetter
 		notes = append(notes, fmt.Sprintf("--limit %d reached: more messages stay in the queue for another run", limit))
 	}
 	if refused > 0 {
-		notes = append(notes, fmt.Sprintf("%d messages refused by the delivery-limit guard stay untouched", refused))
+		stay := " stay"
+		if refused == 1 {
+			stay = " stays"
+		}
+		notes = append(notes, format.Messages(refused)+" refused by the delivery-limit guard"+stay+" untouched")
 	}
 	return letters, notes, nil
 }

@@ -101,7 +101,11 @@ func refusal(q domain.QueueInfo, dl domain.DeadLetter) (string, bool) {
 func sessionNotes(q domain.QueueInfo, consumers int) []string {
 	var notes []string
 	if consumers > 0 && q.Type != domain.TypeStream {
-		notes = append(notes, fmt.Sprintf("DLQ has %d consumers: they cannot see held messages, and messages they take are not browsed", consumers))
+		if consumers == 1 {
+			notes = append(notes, "DLQ has 1 consumer: it cannot see held messages, and messages it takes are not browsed")
+		} else {
+			notes = append(notes, fmt.Sprintf("DLQ has %d consumers: they cannot see held messages, and messages they take are not browsed", consumers))
+		}
 	}
 	switch {
 	case q.Type == domain.TypeStream:

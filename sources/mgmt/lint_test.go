@@ -159,8 +159,10 @@ func TestLintSaysWhyAQuorumQueueHoldsDeadLetters(t *testing.T) {
 			`the dead-letter exchange "gone" does not exist`},
 		{"routes nowhere", []domain.Queue{held(queue(v, "q", "quorum", with(dlx("unbound", ""), alo)), 3)},
 			"routes them nowhere"},
-		{"target not confirming", []domain.Queue{held(queue(v, "q", "quorum", with(dlx("dlx", "dead"), alo)), 1), queue(v, "dead", "classic", nil)},
+		{"target not confirming", []domain.Queue{held(queue(v, "q", "quorum", with(dlx("dlx", "dead"), alo)), 2), queue(v, "dead", "classic", nil)},
 			"the target has not confirmed them yet"},
+		{"one held", []domain.Queue{held(queue(v, "q", "quorum", with(dlx("dlx", "dead"), alo)), 1), queue(v, "dead", "classic", nil)},
+			"1 dead letter is held by this queue until the dead-letter target confirms it: the target has not confirmed it yet (slow, blocked by an alarm, or refusing it)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -52,13 +52,13 @@ func Assess(q domain.Queue, marks []trouble.Mark, window time.Duration, alarm st
 		warn = append(warn, held)
 	}
 	if q.DLQ != nil && q.DLQMessages > 0 {
-		warn = append(warn, fmt.Sprintf("%d dead letters in %s", q.DLQMessages, sanitize.Text(q.DLQ.Name)))
+		warn = append(warn, Plural(q.DLQMessages, "dead letter")+" in "+sanitize.Text(q.DLQ.Name))
 	}
 	if q.IsDLQ() && q.Messages > 0 {
-		warn = append(warn, fmt.Sprintf("holds %d dead letters", q.Messages)+PairedBy(q))
+		warn = append(warn, "holds "+Plural(q.Messages, "dead letter")+PairedBy(q))
 	}
 	if q.Parking && q.Messages > 0 {
-		warn = append(warn, fmt.Sprintf("parking queue: %d quarantined messages, out of replays until released (d, then r)", q.Messages))
+		warn = append(warn, "parking queue: "+Plural(q.Messages, "quarantined message")+", out of replays until released (d, then r)")
 	}
 	switch {
 	case len(act) > 0:

@@ -32,6 +32,15 @@ func Count(n int64) string {
 	return fmt.Sprintf("%.1fG", float64(n)/1e9)
 }
 
+// Plural counts things in a sentence: "1 dead letter", "17 dead
+// letters".
+func Plural[N ~int | ~int64](n N, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + thing + "s"
+}
+
 // Messages counts messages in a sentence: "1 message", "37 messages".
 func Messages(n int) string {
 	if n == 1 {

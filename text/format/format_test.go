@@ -2,6 +2,7 @@ package format
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,9 @@ func TestCountsInSentences(t *testing.T) {
 		{"one", Messages(1), "1 message"},
 		{"none", Messages(0), "0 messages"},
 		{"many", Messages(37), "37 messages"},
+		{"one thing", Plural(1, "dead letter"), "1 dead letter"},
+		{"no things", Plural(int64(0), "dead letter"), "0 dead letters"},
+		{"many things", Plural(int64(1200000), "dead letter"), "1200000 dead letters"},
 		{"default vhost is left out", QueueName("/", "orders"), "orders"},
 		{"other vhost is named", QueueName("eu", "orders"), "orders (vhost eu)"},
 		{"names are sanitised", QueueName("/", "ord\x1b[31mers"), `ord\x1b[31mers`},
@@ -189,7 +193,7 @@ func TestLogicalIDSaysWhenItIsAHash(t *testing.T) {
 }
 
 func TestDelayedRetryAndTheFiguresOf43(t *testing.T) {
-	three, zero, bytes := int64(3), int64(0), int64(2048)
+	one, three, zero, bytes := int64(1), int64(3), int64(0), int64(2048)
 	check(t, []struct{ name, got, want string }{
 		{"the broker's words", DelayedRetry(domain.DelayedRetry{Broker: "all (min: 2000ms, max: 10000ms)", Type: "all", Min: 2000, Max: 10000}), "all (min: 2000ms, max: 10000ms)"},
 		{"from a policy", DelayedRetry(domain.DelayedRetry{Type: "failed", Min: 500, Max: 90000}), "failed (min: 500ms, max: 1m30s)"},
@@ -203,6 +207,7 @@ func TestDelayedRetryAndTheFiguresOf43(t *testing.T) {
 		{"DLX held with bytes", DLXHeldNote(domain.Queue{DLXHeld: &three, DLXHeldBytes: &bytes}), "3 dead letters held for the DLX (2.0 KiB)"},
 		{"DLX held without bytes", DLXHeldNote(domain.Queue{DLXHeld: &three}), "3 dead letters held for the DLX"},
 		{"DLX held unknown", DLXHeldNote(domain.Queue{}), ""},
+		{"one DLX held", DLXHeldNote(domain.Queue{DLXHeld: &one}), "1 dead letter held for the DLX"},
 		{"DLX mark", Mark(trouble.Mark{Kind: trouble.DLXGrowing, Added: 4}, "", time.Minute),
 			"DLX backlog growing (+4 in the last 1m)"},
 	})
@@ -215,5 +220,24 @@ func TestClaimedMarksSayWhoseTheyAre(t *testing.T) {
 	}
 	if ClaimedMarks(domain.DeadLetter{}) != "" {
 		t.Error("a message without claims")
+	}
+}
+
+// One dead letter is one, in every sentence the trouble marks and the
+// check print.
+func TestAssessCountsOneAsOne(t *testing.T) {
+	for _, tc := range []struct {
+		q    domain.Queue
+		want string
+	}{
+		{domain.Queue{Name: "orders", DLQ: &domain.QueueRef{Name: "orders.dlq"}, DLQMessages: 1}, "1 dead letter in orders.dlq"},
+		{domain.Queue{Name: "orders.dlq", ErrorQueue: true, Messages: 1}, "holds 1 dead letter"},
+		{domain.Queue{Name: "orders.parked", Parking: true, Messages: 1}, "parking queue: 1 quarantined message, out of replays"},
+		{domain.Queue{Name: "orders.dlq", ErrorQueue: true, Messages: 2}, "holds 2 dead letters"},
+	} {
+		_, reasons := Assess(tc.q, nil, time.Minute, "")
+		if got := strings.Join(reasons, "; "); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %q, want it to start %q", tc.q.Name, got, tc.want)
+		}
 	}
 }

@@ -101,6 +101,9 @@ func DLXHeldNote(q domain.Queue) string {
 		return ""
 	}
 	text := Count(*q.DLXHeld) + " dead letters held for the DLX"
+	if *q.DLXHeld == 1 {
+		text = "1 dead letter held for the DLX"
+	}
 	if q.DLXHeldBytes != nil {
 		text += " (" + Bytes(*q.DLXHeldBytes) + ")"
 	}

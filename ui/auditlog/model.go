@@ -239,7 +239,7 @@ func (m *Model) chainLine() string {
 		return m.st.Trouble.Render(fmt.Sprintf("chain BROKEN at seq %d: %s", m.chain.BrokenSeq, sanitize.Text(m.chain.Reason))) +
 			m.st.Warn.Render(fmt.Sprintf(" — records up to seq %d are intact; do not trust anything after. Keep the log as evidence, compare it with your last `warren audit export`, and move a file store aside to start a new chain", m.chain.LastSeq))
 	}
-	return m.st.OK.Render(fmt.Sprintf("chain verified: %s, %s, last seq %d", plural(m.chain.Records, "record"), plural(m.chain.Operations, "operation"), m.chain.LastSeq))
+	return m.st.OK.Render(fmt.Sprintf("chain verified: %s, %s, last seq %d", format.Plural(m.chain.Records, "record"), format.Plural(m.chain.Operations, "operation"), m.chain.LastSeq))
 }
 
 var header = []string{"STARTED (UTC)", "ACTION", "QUEUE", "TARGET", "OPERATOR", "SEL", "CONF", "RET", "NACK", "UNK", "SKIP", "STATE"}
@@ -300,14 +300,6 @@ func (m *Model) describe(o domain.OperationSummary) string {
 }
 
 func count(n int) string { return format.Count(int64(n)) }
-
-// plural counts things in a sentence: "1 record", "17 operations".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
 
 // widths are the list's columns. Counts are exact up to 999 999
 // (format.Count), so an operation on a whole large DLQ fits its columns.

@@ -155,7 +155,7 @@ func (r *resume) planned(msg resumePlanMsg) tea.Cmd {
 		fmt.Sprintf("DLQ: %s in vhost %s, as it holds now", sanitize.Text(p.Queue.Name), sanitize.Text(p.Queue.Vhost)),
 		fmt.Sprintf("twins of recorded confirms: up to %d · published without a recorded confirm: %d", p.Twins, p.Unconfirmed))
 	for _, d := range p.Destinations {
-		q.Details = append(q.Details, fmt.Sprintf("  → %s: %d messages", sanitize.Text(d.Name), d.Count))
+		q.Details = append(q.Details, fmt.Sprintf("  → %s: %s", sanitize.Text(d.Name), format.Messages(d.Count)))
 	}
 	q.Warning, q.TypeToConfirm = p.Confirm.Warning(), p.Confirm.Phrase
 	r.prompt = prompt.New(q, r.st)

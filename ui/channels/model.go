@@ -283,7 +283,7 @@ func (m *Model) summary() string {
 			confirming++
 		}
 	}
-	text := fmt.Sprintf("%d channels, %d in confirm mode · %s", len(m.list.Channels), confirming, format.Confirms(n, on))
+	text := fmt.Sprintf("%s, %d in confirm mode · %s", format.Plural(len(m.list.Channels), "channel"), confirming, format.Confirms(n, on))
 	if len(m.view) != len(m.list.Channels) {
 		text += fmt.Sprintf(" · %d shown", len(m.view))
 	}

@@ -35,10 +35,10 @@ func (m *Model) groupsHeading() string {
 	if n == 1 {
 		count = "1 group"
 	}
-	of := fmt.Sprintf("of the %d held messages", len(m.held.letters))
+	of := "of the " + format.Plural(len(m.held.letters), "held message")
 	var warn string
 	if w := m.groups.from.whole; w != nil {
-		of = fmt.Sprintf("of all %d messages (scan at %s)", w.total, w.at.Format("15:04:05"))
+		of = fmt.Sprintf("of all %s (scan at %s)", format.Messages(w.total), w.at.Format("15:04:05"))
 		if !w.complete {
 			warn = fmt.Sprintf("incomplete: the scan read %d of the %d ready at the start", w.total-w.held, w.expected)
 		}

@@ -206,7 +206,7 @@ func (m *Model) scanLines() []string {
 func (m *Model) wholeSummary(w *whole) []string {
 	lines := []string{
 		m.st.Title.Render("Whole queue at " + w.at.Format("15:04:05")),
-		fmt.Sprintf("%d messages, %d held · %s", w.total, w.held, format.Bytes(w.bytes)),
+		fmt.Sprintf("%s, %d held · %s", format.Messages(w.total), w.held, format.Bytes(w.bytes)),
 		fmt.Sprintf("oldest %s · scan took %s", format.Age(m.opts.Now(), w.oldest), format.Elapsed(w.took)),
 	}
 	loops := fmt.Sprintf("↻ %d replay loops · %d quarantined", w.loops, w.parked)

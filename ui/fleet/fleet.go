@@ -152,7 +152,7 @@ func cell(s string, w int) string {
 // View draws the table, a row per context.
 func (m *Model) View() string {
 	st := m.o.Styles
-	status := fmt.Sprintf("%d contexts · read in parallel every %s, each within %s", len(m.rows), format.Duration(m.o.Refresh), format.Duration(m.o.Timeout))
+	status := fmt.Sprintf("%s · read in parallel every %s, each within %s", format.Plural(len(m.rows), "context"), format.Duration(m.o.Refresh), format.Duration(m.o.Timeout))
 	if m.reading {
 		status += " · reading…"
 	}

@@ -56,7 +56,7 @@ func (m *Model) statusText() string {
 		parts = append(parts, fmt.Sprintf("%d shown, listing the vhosts one by one, %d to go (%d queues in all)…",
 			len(m.view), m.unlisted(), m.partialOf))
 	default:
-		parts = append(parts, fmt.Sprintf("%d of %d queues", len(m.view), len(m.rows)))
+		parts = append(parts, fmt.Sprintf("%d of %s", len(m.view), format.Plural(len(m.rows), "queue")))
 	}
 	line := strings.Join(parts, "  ·  ")
 	listed := m.listedNote()

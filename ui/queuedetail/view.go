@@ -82,7 +82,7 @@ func (m *Model) summary(d *domain.QueueDetail) string {
 	if age, ok := q.OldestAge(d.TakenAt); ok {
 		oldest = format.Duration(age)
 	}
-	consumers := fmt.Sprintf("%d consumers", q.Consumers)
+	consumers := format.Plural(q.Consumers, "consumer")
 	if !q.HasRates {
 		consumers = "consumers " + format.Unknown
 	}
