@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/app"
@@ -41,11 +42,14 @@ type finding struct {
 	reasons []string
 }
 
-func (f finding) line(withContext bool) string {
+// line is the finding as printed; with contextWidth above 0 the
+// context is named, in a column that wide.
+func (f finding) line(contextWidth int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-12s ", f.level)
-	if withContext {
-		b.WriteString(sanitize.Text(f.context) + "  ")
+	if contextWidth > 0 {
+		name := sanitize.Text(f.context)
+		b.WriteString(name + strings.Repeat(" ", max(contextWidth-ansi.StringWidth(name), 0)) + "  ")
 	}
 	if f.where != "" {
 		b.WriteString(sanitize.Text(f.where) + ": ")
@@ -91,8 +95,14 @@ func (a *App) runCheck(ctx context.Context, vhost string, vhostSet bool, window 
 		}
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].level > found[j].level })
+	width := 0 // the contexts' column, when there are several
 	for _, f := range found {
-		fmt.Fprintln(a.Out, f.line(all))
+		if all {
+			width = max(width, ansi.StringWidth(sanitize.Text(f.context)))
+		}
+	}
+	for _, f := range found {
+		fmt.Fprintln(a.Out, f.line(width))
 	}
 	if worst == format.Fine {
 		fmt.Fprintf(a.Out, "ok: nothing in trouble (%s in %s, judged over %s)\n", format.Plural(total, "queue"), format.Plural(len(names), "context"), format.Duration(window))
