@@ -144,6 +144,39 @@ var columns = []struct {
 	{"DLQ MSGS", 9}, {"GROWTH", 7}, {"DEEPEST DLQ", 26}, {"OLDEST", 7},
 }
 
+// deepestCol is the DEEPEST DLQ column, which takes what a wide
+// terminal leaves over, up to deepestMax.
+const (
+	deepestCol = 9
+	deepestMax = 64
+)
+
+// widths are the columns' widths on a terminal width wide (0: unknown).
+func widths(width int) []int {
+	out := make([]int, len(columns))
+	used := 2 + len(columns) - 1 // the cursor's place, the spaces between
+	for i, c := range columns {
+		out[i] = c.width
+		used += c.width
+	}
+	if spare := width - used; spare > 0 {
+		out[deepestCol] = min(out[deepestCol]+spare, deepestMax)
+	}
+	return out
+}
+
+// deepestCell is the deepest DLQ and its depth in w cells: the depth
+// always, and of the name its end, where the queue's name is, when
+// the whole does not fit.
+func deepestCell(name string, n int64, w int) string {
+	count := " " + format.Count(n)
+	room := w - ansi.StringWidth(count)
+	if ansi.StringWidth(name) > room {
+		name = ansi.TruncateLeft(name, ansi.StringWidth(name)-room+1, "…")
+	}
+	return cell(name+count, w)
+}
+
 func cell(s string, w int) string {
 	s = ansi.Truncate(s, w, "…")
 	return s + strings.Repeat(" ", max(w-ansi.StringWidth(s), 0))
@@ -157,13 +190,14 @@ func (m *Model) View() string {
 		status += " · reading…"
 	}
 	lines := []string{st.Title.Render("warren fleet") + "  " + st.Muted.Render(status)}
+	w := widths(m.width)
 	var head []string
-	for _, c := range columns {
-		head = append(head, cell(c.title, c.width))
+	for i, c := range columns {
+		head = append(head, cell(c.title, w[i]))
 	}
 	lines = append(lines, st.Label.Render("  "+strings.Join(head, " ")))
 	for i, r := range m.rows {
-		line, tone := m.row(r)
+		line, tone := m.row(r, w)
 		prefix := "  "
 		if i == m.cursor {
 			prefix = "> "
@@ -188,14 +222,14 @@ func (m *Model) View() string {
 }
 
 // row is one context's cells and how urgent it is.
-func (m *Model) row(r domain.FleetRow) (string, format.Level) {
+func (m *Model) row(r domain.FleetRow, w []int) (string, format.Level) {
 	name := sanitize.Text(r.Context)
 	env := sanitize.Text(r.Environment)
 	if r.Err != "" {
-		return cell(name, columns[0].width) + " " + cell(env, columns[1].width) + " " + "no answer: " + sanitize.Text(r.Err), format.ActNow
+		return cell(name, w[0]) + " " + cell(env, w[1]) + " " + "no answer: " + sanitize.Text(r.Err), format.ActNow
 	}
 	if r.ReadAt.IsZero() {
-		return cell(name, columns[0].width) + " " + cell(env, columns[1].width) + " reading…", format.Fine
+		return cell(name, w[0]) + " " + cell(env, w[1]) + " reading…", format.Fine
 	}
 	nodes := fmt.Sprintf("%d/%d", r.NodesRunning, r.Nodes)
 	growth := "—"
@@ -204,7 +238,7 @@ func (m *Model) row(r domain.FleetRow) (string, format.Level) {
 	}
 	deepest := "—"
 	if r.DeepestDLQ != "" {
-		deepest = fmt.Sprintf("%s %d", sanitize.Text(r.DeepestDLQ), r.DeepestMessages)
+		deepest = deepestCell(sanitize.Text(r.DeepestDLQ), r.DeepestMessages, w[deepestCol])
 	}
 	oldest := "—"
 	if r.OldestDeadLetter != nil {
@@ -218,7 +252,7 @@ func (m *Model) row(r domain.FleetRow) (string, format.Level) {
 		fmt.Sprint(r.DLQMessages), growth, deepest, oldest}
 	var parts []string
 	for i, c := range cells {
-		parts = append(parts, cell(c, columns[i].width))
+		parts = append(parts, cell(c, w[i]))
 	}
 	line := strings.Join(parts, " ")
 	if len(r.Alarms) > 0 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/styles"
@@ -53,5 +54,34 @@ func TestTheFleetShowsEveryContextAndOpensOne(t *testing.T) {
 	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if m.Open() != "staging" || cmd == nil {
 		t.Fatalf("enter opened %q, want staging and the view to end for it", m.Open())
+	}
+}
+
+// A long vhost does not hide the deepest DLQ's depth or its name: the
+// column takes what the terminal leaves over, and a name still too long
+// loses its start, not its queue.
+func TestTheDeepestDLQKeepsItsDepthAndItsQueue(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	r := fakeReader{rows: []domain.FleetRow{{Context: "b", Cluster: "rabbit@b", Version: "4.3.6", NodesRunning: 1, Nodes: 1,
+		DLQMessages: 100000, DeepestDLQ: "warren-bench-export-100000-5a58ed/orders.dlq", DeepestMessages: 100000, ReadAt: now}}}
+	for _, tc := range []struct {
+		width int
+		want  string
+	}{
+		{132, "…-5a58ed/orders.dlq 100000"},
+		{160, "warren-bench-export-100000-5a58ed/orders.dlq 100000"},
+	} {
+		m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Now: func() time.Time { return now }})
+		m.Update(tea.WindowSizeMsg{Width: tc.width, Height: 20})
+		m.Update(m.Init()())
+		v := m.View()
+		if !strings.Contains(v, tc.want) {
+			t.Errorf("width %d: the fleet view lacks %q:\n%s", tc.width, tc.want, v)
+		}
+		for _, l := range strings.Split(v, "\n") {
+			if w := ansi.StringWidth(l); w > tc.width {
+				t.Errorf("width %d: a line of %d cells: %q", tc.width, w, l)
+			}
+		}
 	}
 }
