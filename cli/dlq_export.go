@@ -396,7 +396,11 @@ func (e *appearedError) Unwrap() error { return errAppeared }
 func writeError(output string, err error) error {
 	var ae *appearedError
 	if errors.As(err, &ae) {
-		keep := filepath.Join(filepath.Dir(output), "warren-export-"+strings.TrimPrefix(filepath.Base(ae.kept), "."))
+		// The scratch name is ".NAME.RANDOM": kept as
+		// "warren-export-RANDOM-NAME", its extension (.gz) kept.
+		base := filepath.Base(output)
+		random := strings.TrimPrefix(filepath.Base(ae.kept), "."+base+".")
+		keep := filepath.Join(filepath.Dir(output), "warren-export-"+random+"-"+base)
 		if rerr := os.Rename(ae.kept, keep); rerr != nil {
 			keep = ae.kept
 		}

@@ -33,7 +33,7 @@ func TestAnExportKeepsAFileThatAppearedAtItsName(t *testing.T) {
 	if got, _ := os.ReadFile(out); string(got) != "someone else's\n" {
 		t.Fatalf("the file that appeared holds %q, want it untouched", got)
 	}
-	kept := filepath.Join(dir, "warren-export-orders.jsonl.123")
+	kept := filepath.Join(dir, "warren-export-123-orders.jsonl")
 	if got, _ := os.ReadFile(kept); string(got) != "the export\n" || !strings.Contains(err.Error(), "the export is complete in "+kept) {
 		t.Fatalf("the export kept as %q (%q), error %q: want it whole and named", kept, got, err)
 	}
