@@ -106,7 +106,7 @@ func confirmFor(c *config.Context, queue string, n int) Confirm {
 	case c.IsProd():
 		why = "production context"
 	case n > threshold:
-		why = fmt.Sprintf("more than %d messages", threshold)
+		why = "more than " + format.Messages(threshold)
 	default:
 		return Confirm{}
 	}

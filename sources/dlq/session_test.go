@@ -174,7 +174,7 @@ func TestSessionWarnsWhenTheDLQHasConsumers(t *testing.T) {
 	}
 	defer s.Close()
 	p, err := s.Next(context.Background())
-	if err != nil || !p.End || !strings.Contains(strings.Join(p.Notes, "\n"), "DLQ has 1 consumers") {
+	if err != nil || !p.End || !strings.Contains(strings.Join(p.Notes, "\n"), "DLQ has 1 consumer: it cannot see") {
 		t.Errorf("page %+v, %v: want the consumer warning", p, err)
 	}
 }

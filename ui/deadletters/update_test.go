@@ -160,7 +160,7 @@ func TestReplayPrompt(t *testing.T) {
 		{name: "prod needs the queue name and count typed", confirm: prod, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
 		{name: "prod does not accept y", confirm: prod, answer: []string{"y", "enter"}, wantCapture: true},
 		{name: "prod does not accept a wrong count", confirm: prod, typed: "orders.dlq 3", answer: []string{"enter"}, wantCapture: true},
-		{name: "a selection above the threshold needs typing", confirm: ops.Confirm{Phrase: "orders.dlq 2", Why: "more than 1 messages"}, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
+		{name: "a selection above the threshold needs typing", confirm: ops.Confirm{Phrase: "orders.dlq 2", Why: "more than 1 message"}, typed: "orders.dlq 2", answer: []string{"enter"}, wantExec: true, wantCapture: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
