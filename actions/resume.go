@@ -101,6 +101,8 @@ type Resumption struct {
 	// Staged holds the staging the operation was planned with:
 	// canary size, its wait, the halt share and the pace.
 	Staged map[string]string
+	// File is an import's file, as its intent names it.
+	File string
 }
 
 // ErrNothingToResume means the audit log has no incomplete operation that
@@ -114,7 +116,9 @@ var ErrNothingToResume = errors.New("nothing to resume")
 func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumption, error) {
 	if id == "" {
 		for _, s := range audit.Summaries(records) {
-			if s.Incomplete() && s.Vhost == vhost && s.Queue == queue {
+			// An import names the queue its file was exported from, and
+			// is finished from its file: never by walking a queue.
+			if s.Incomplete() && s.Vhost == vhost && s.Queue == queue && s.Action != ActionImport {
 				id = s.Operation
 			}
 		}
@@ -142,9 +146,10 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 			for _, t := range twins(rec) {
 				r.Published[t]++
 			}
-		case domain.OutcomeNotSent:
-			// A halt kept these back: recorded as publishing, never
-			// published.
+		case domain.OutcomeNotSent, domain.OutcomeReturned, domain.OutcomeNacked:
+			// Recorded as publishing, and certainly not in the
+			// destination: a halt or a stop kept them back, or the broker
+			// routed them nowhere or refused them.
 			for _, t := range twins(rec) {
 				take(r.Published, t)
 			}
@@ -190,6 +195,7 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 		}
 	}
 	r.Started = intent.Time.UTC().Format("2006-01-02T15:04:05Z")
+	r.File = intent.Detail["file"]
 	r.Op = audit.Op{ID: id, Action: intent.Action, Vhost: intent.Vhost, Queue: intent.Queue, Target: intent.Target}
 	return r, nil
 }

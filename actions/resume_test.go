@@ -76,3 +76,38 @@ func TestAResumeStillRemovesTwinsAnEarlierRunRecordedAsDeduplicated(t *testing.T
 		t.Fatalf("confirmed %v, published %v: want the twin still to remove and nothing to publish again", r.Confirmed, r.Published)
 	}
 }
+
+// A copy the broker returned or refused is not in the destination: a
+// resume publishes its message again without counting it as possibly
+// there twice; one whose outcome is unknown may be there, and is counted.
+func TestAResumeCountsOnlyUnknownOutcomesAsPossiblyPublished(t *testing.T) {
+	at := time.Date(2026, 12, 3, 2, 50, 0, 0, time.UTC)
+	named := func(id, outcome string) audit.Record {
+		tw := TwinOf(domain.DeadLetter{MessageID: id, LogicalID: id, Body: []byte(id),
+			Deaths: []domain.Death{{Queue: "orders", Reason: "rejected", Count: 1, Time: at}}})
+		return audit.Record{Operation: "op-1", Vhost: "/", Queue: "orders.dlq", Action: ActionReplay, Outcome: outcome,
+			MessageIDs: []string{tw.MessageID}, LogicalIDs: []string{tw.LogicalID},
+			Detail: map[string]string{"body_sha256": `["` + tw.BodySHA256 + `"]`, "x_death_sha256": `["` + tw.Death + `"]`}}
+	}
+	records := []audit.Record{{Operation: "op-1", Vhost: "/", Queue: "orders.dlq", Action: ActionReplay, Outcome: domain.OutcomeIntent,
+		Detail: map[string]string{"streamed": "true"}}}
+	for _, c := range []struct{ id, outcome string }{
+		{"returned", domain.OutcomeReturned}, {"nacked", domain.OutcomeNacked}, {"not-sent", domain.OutcomeNotSent},
+		{"unknown", domain.OutcomeUnknown}, {"confirmed", domain.OutcomeConfirmed},
+	} {
+		records = append(records, named(c.id, domain.OutcomePublishing), named(c.id, c.outcome))
+	}
+	r, err := ReadResumption(records, "/", "orders.dlq", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var possibly []string
+	for tw, n := range r.Published {
+		if n > 0 {
+			possibly = append(possibly, tw.MessageID)
+		}
+	}
+	if len(possibly) != 1 || possibly[0] != "unknown" || len(r.Confirmed) != 1 {
+		t.Fatalf("possibly published %v, confirmed %v: want only the unknown one possibly published, and the confirmed one", possibly, r.Confirmed)
+	}
+}

@@ -130,6 +130,16 @@ func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Pr
 		// missing: the operation stays open, for `dlq resume`.
 		return res, fmt.Errorf("%w; the operation %s is left incomplete: `warren dlq resume %s` finishes it", runErr, res.Operation, req.Queue)
 	}
+	if req.Action == ActionImport && (runErr != nil || res.Cancelled || res.Taken < op.Expect || res.Left() > 0) {
+		// An import's file keeps every message, those it never read
+		// too: an import that did not publish the whole file was
+		// interrupted, not finished, whatever stopped it. It stays open,
+		// as a killed one does, and running it again finishes it,
+		// skipping what was confirmed; a final record would make
+		// running it again publish the confirmed messages twice.
+		res.Incomplete = true
+		return res, errors.Join(runErr, s.log.leaveOpen(ctx, s.unsent))
+	}
 	return res, errors.Join(runErr, s.log.final(ctx, res, runErr))
 }
 
@@ -563,13 +573,13 @@ func (s *walker) settle(ctx context.Context, pub *Publisher) error {
 			case Returned:
 				s.res.Returned++
 				b.add(domain.OutcomeReturned, fl, fmt.Sprintf("%d %s", r.ReplyCode, r.ReplyText))
-				stop(fmt.Errorf("%w: %s did not route a copy (%d %s); publishing stopped and the rest stays in %s",
-					errRefused, fl.dest, r.ReplyCode, r.ReplyText, s.op.Request.Queue))
+				stop(fmt.Errorf("%w: %s did not route a copy (%d %s); publishing stopped and %s",
+					errRefused, fl.dest, r.ReplyCode, r.ReplyText, s.rest()))
 			case Nacked:
 				s.res.Nacked++
 				b.add(domain.OutcomeNacked, fl, "")
-				stop(fmt.Errorf("%w: the broker refused a copy for %s (nack: full or unavailable); publishing stopped and the rest stays in %s",
-					errRefused, fl.dest, s.op.Request.Queue))
+				stop(fmt.Errorf("%w: the broker refused a copy for %s (nack: full or unavailable); publishing stopped and %s",
+					errRefused, fl.dest, s.rest()))
 			default:
 				s.res.Unknown++
 				b.add(domain.OutcomeUnknown, fl, errText(r.Err))
@@ -589,6 +599,15 @@ func (s *walker) settle(ctx context.Context, pub *Publisher) error {
 			}
 		}
 	}
+}
+
+// rest says where what a stop leaves unpublished is: in the DLQ, or in
+// an import's file.
+func (s *walker) rest() string {
+	if s.op.Request.Action == ActionImport {
+		return "the rest is not published"
+	}
+	return "the rest stays in " + s.op.Request.Queue
 }
 
 // operationOf is the operation that published d, if warren did.

@@ -131,6 +131,20 @@ func (l *walkLog) final(ctx context.Context, res *Result, runErr error) error {
 	}))
 }
 
+// leaveOpen ends a run that leaves its operation open without a halt (an
+// import interrupted): what was recorded publishing and never published
+// is recorded not sent, so that finishing it does not count those as
+// possibly published twice.
+func (l *walkLog) leaveOpen(ctx context.Context, unsent []flight) error {
+	if len(unsent) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	_, err := l.store.Append(ctx, l.outcomeRecord(domain.OutcomeNotSent, unsent, nil))
+	return err
+}
+
 // stage records a stage's verdict as it is reached.
 func (l *walkLog) stage(ctx context.Context, v domain.StageVerdict) error {
 	return l.append(ctx, l.op.Outcome(domain.OutcomeStage, nil, nil, map[string]string{

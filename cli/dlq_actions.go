@@ -328,6 +328,16 @@ func (a *App) report(plan *ops.Plan, res ops.Result, err error, f actionFlags) e
 				sanitize.Text(plan.Queue.Name), sanitize.Text(plan.Queue.Name))
 		}
 	}
+	if res.Incomplete {
+		// An import that did not publish its whole file: its operation
+		// stays open, and the same command finishes it.
+		open := fmt.Errorf("import %s is left open: %d of the file's %s confirmed; run the same `warren dlq import` again to finish it (what was confirmed is not published again)",
+			res.Operation, res.Confirmed, format.Messages(plan.Selected))
+		if err != nil {
+			open = fmt.Errorf("%w; %w", err, open)
+		}
+		return exitFor(open)
+	}
 	if err != nil {
 		return exitFor(err)
 	}

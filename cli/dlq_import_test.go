@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -402,5 +403,164 @@ func TestDlqImportAtTheConsumersPace(t *testing.T) {
 	case <-got:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the consumer did not receive every imported message")
+	}
+}
+
+// importOps counts each import operation's records by outcome.
+func (s *actScene) importOps(t *testing.T) map[string]map[string]int {
+	t.Helper()
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ops := map[string]map[string]int{}
+	if err := st.Scan(t.Context(), func(r audit.Record) error {
+		if r.Action == "import" {
+			if ops[r.Operation] == nil {
+				ops[r.Operation] = map[string]int{}
+			}
+			ops[r.Operation][r.Outcome]++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ops
+}
+
+// An import the operator interrupts (ctrl+c, SIGTERM) is not finished:
+// its file keeps every message, so the operation stays open and the same
+// command finishes it without publishing the confirmed ones again. A
+// `dlq resume` of the queue the file was exported from never takes it
+// up: that queue holds other messages.
+func TestAnImportInterruptedIsFinishedByRunningItAgain(t *testing.T) {
+	const n = 2000
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	file := filepath.Join(t.TempDir(), "orders.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	testkit.Declare(t, s.ch, "target", nil)
+	stderr, err := s.signalMidway(t, syscall.SIGINT, "target", n/4, "dlq", "import", file, "--to", "target", "--yes", "--rate", "400")
+	if err == nil || !strings.Contains(stderr, "is left open") || !strings.Contains(stderr, "run the same `warren dlq import` again") {
+		t.Fatalf("the interrupted import exited %v, saying:\n%s\nwant a failure that says it is left open and how to finish it", err, stderr)
+	}
+	before := testkit.Depth(t, s.ch, "target")
+	ops := s.importOps(t)
+	if len(ops) != 1 {
+		t.Fatalf("%d import operations, want 1", len(ops))
+	}
+	var id string
+	for op, c := range ops {
+		if id = op; c["final"] != 0 {
+			t.Fatalf("the interrupted import was closed with a final record: %v", c)
+		}
+	}
+
+	// dlq resume reads a queue: it does not take the import up, by the
+	// queue's name or by the operation's, and moves nothing.
+	if _, _, err := runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--yes"); err == nil {
+		t.Error("dlq resume of the export's queue succeeded; want nothing to resume there")
+	}
+	if _, _, err := runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--operation", id, "--yes"); err == nil || !strings.Contains(err.Error(), "is an import") {
+		t.Errorf("dlq resume --operation %s: %v, want a refusal naming the import", id, err)
+	}
+	if got, dlq := testkit.Depth(t, s.ch, "target"), testkit.Depth(t, s.ch, "orders.dlq"); got != before || dlq != n {
+		t.Fatalf("after the refused resumes target holds %d (was %d) and orders.dlq %d (want %d)", got, before, dlq, n)
+	}
+
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--yes")
+	if err != nil {
+		t.Fatalf("the second run: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "not published again") {
+		t.Errorf("the second run did not finish the first: %q", out)
+	}
+	// The interrupted run settled what it had in flight, so every
+	// confirm was recorded: nothing is there twice.
+	ids := s.countIDs(t, "target")
+	for id, c := range ids {
+		if c != 1 {
+			t.Errorf("message %s is in target %d times", id, c)
+		}
+	}
+	if len(ids) != n {
+		t.Fatalf("target holds %d distinct messages, want all %d", len(ids), n)
+	}
+	c := s.importOps(t)[id]
+	if c["intent"] != 1 || c["resumed"] != 1 || c["final"] != 1 {
+		t.Errorf("operation %s: %v, want an intent, a resume and a final record", id, c)
+	}
+}
+
+// An import its destination stops (a full queue refusing with a nack)
+// stays open too: once the destination takes messages again, running it
+// again publishes what was not confirmed, and nothing twice.
+func TestAnImportItsDestinationStoppedIsFinishedWithoutDuplicates(t *testing.T) {
+	const n, room = 100, 40
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	file := filepath.Join(t.TempDir(), "orders.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	testkit.Declare(t, s.ch, "small", amqp.Table{"x-max-length": int32(room), "x-overflow": "reject-publish"})
+	_, _, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "small", "--yes")
+	if err == nil || !strings.Contains(err.Error(), "refused a copy") || !strings.Contains(err.Error(), "the rest is not published") ||
+		!strings.Contains(err.Error(), "is left open") || strings.Contains(err.Error(), "stays in orders.dlq") {
+		t.Fatalf("an import into a full queue: %v; want the nack, the rest not published and the operation left open", err)
+	}
+	first := s.countIDs(t, "small")
+	if len(first) != room {
+		t.Fatalf("small took %d messages, want %d", len(first), room)
+	}
+	if _, err := s.ch.QueueDelete("small", false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Declare(t, s.ch, "small", nil)
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "small", "--yes")
+	if err != nil || !strings.Contains(out, "not published again") {
+		t.Fatalf("the second run: %v, %q\n%s", err, out, errOut)
+	}
+	second := s.countIDs(t, "small")
+	for id := range second {
+		if first[id] > 0 {
+			t.Errorf("message %s was published by both runs", id)
+		}
+	}
+	if len(first)+len(second) != n {
+		t.Errorf("the two runs published %d and %d distinct messages, want %d in all", len(first), len(second), n)
+	}
+}
+
+// A file imported before is named as such when imported again: running
+// it again publishes every message again, which the operator must know.
+func TestAFileImportedBeforeIsNamedWhenImportedAgain(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	s.expire(t, 3, nil)
+	file := filepath.Join(t.TempDir(), "orders.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	testkit.Declare(t, s.ch, "target", nil)
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--dry-run"); err != nil || strings.Contains(errOut, "imported into") {
+		t.Fatalf("a first import's plan: %v\n%s", err, errOut)
+	}
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--yes"); err != nil {
+		t.Fatalf("import: %v\n%s", err, errOut)
+	}
+	var id string
+	for op := range s.importOps(t) {
+		id = op
+	}
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--dry-run")
+	if err != nil || !strings.Contains(errOut, "this file was imported into vhost "+s.vhost+" before (operation "+id) ||
+		!strings.Contains(errOut, "3 confirmed") || !strings.Contains(errOut, "publishes every message again") {
+		t.Fatalf("the second import's plan: %v\n%s\n%s; want the first import named", err, out, errOut)
+	}
+	if !strings.Contains(out, "into vhost "+s.vhost+", to queue target") {
+		t.Errorf("the plan does not say where the messages go: %q", out)
 	}
 }

@@ -59,6 +59,14 @@ func TestDlqResumeAfterSIGKILLMidAuditWriteSetsTheFragmentAside(t *testing.T) {
 // (SIGKILL) once queue holds at messages.
 func (s *actScene) killMidway(t *testing.T, queue string, at int, args ...string) {
 	t.Helper()
+	s.signalMidway(t, syscall.SIGKILL, queue, at, args...)
+}
+
+// signalMidway runs warren with args and sends it sig once queue holds
+// at messages; it returns what warren printed on stderr and how it
+// exited.
+func (s *actScene) signalMidway(t *testing.T, sig syscall.Signal, queue string, at int, args ...string) (string, error) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"--config", s.config}, args...)...)
 	cmd.Env = append(os.Environ(), "WARREN_TEST_AS_WARREN=1")
 	var stderr strings.Builder
@@ -75,10 +83,11 @@ func (s *actScene) killMidway(t *testing.T, queue string, at int, args ...string
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	<-done
+	err := <-done
+	return stderr.String(), err
 }
 
 func testResumeAfterSIGKILL(t *testing.T, n int, tornAudit bool) {

@@ -33,6 +33,10 @@ type Counts struct {
 	Stages     []StageVerdict `json:"stages,omitempty"`
 	Halted     bool           `json:"halted"`
 	HaltReason string         `json:"halt_reason,omitempty"`
+	// Incomplete is set when the run left its operation open without a
+	// halt: an import that did not publish its whole file, finished by
+	// running it again.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Left is how many messages the operation did not move: they stay in

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"syscall"
+	"time"
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
@@ -148,7 +149,7 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		return nil, err
 	}
 	req.Queue = file.header.Queue
-	resume, err := o.resumableImport(ctx, s.Queue.Vhost, file.sha256)
+	resume, prior, err := o.resumableImport(ctx, s.Queue.Vhost, file.sha256)
 	if err != nil {
 		return nil, err
 	}
@@ -170,20 +171,39 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 			return nil, err
 		}
 	}
+	// The plan's words are raw, as every plan's: each front end
+	// sanitises what it shows.
+	to := "to " + req.To.String()
+	if len(file.groups) == 1 {
+		to = "to " + file.groups[0].Dest.String()
+	}
 	p := &Plan{
 		Decided: true, Selected: file.count, Publish: file.count, Bytes: file.bytes, Rate: s.Rate,
-		Summary: fmt.Sprintf("import %s (%s) from %s (exported from %s in vhost %s, sha256 %s…)",
-			format.Messages(file.count), format.Bytes(file.bytes), sanitize.Text(s.File), sanitize.Text(file.header.Queue),
-			sanitize.Text(file.header.Vhost), file.sha256[:12]),
+		Summary: fmt.Sprintf("import %s (%s) from %s into vhost %s, %s (exported from %s in vhost %s, sha256 %s…)",
+			format.Messages(file.count), format.Bytes(file.bytes), s.File, s.Queue.Vhost, to, file.header.Queue,
+			file.header.Vhost, file.sha256[:12]),
+	}
+	inFile := ""
+	if resume != nil {
+		inFile = " in the file"
 	}
 	for _, g := range file.groups {
 		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
-		p.Lines = append(p.Lines, fmt.Sprintf("→ %s: %s", g.Dest, format.Messages(g.Count)))
+		p.Lines = append(p.Lines, fmt.Sprintf("→ %s: %s%s", g.Dest, format.Messages(g.Count), inFile))
 	}
 	if resume != nil {
 		p.Operation, p.Twins, p.Unconfirmed = resume.Op.ID, resumeCount(resume.Confirmed), resumeCount(resume.Published)
-		p.Summary = fmt.Sprintf("finish import %s of %s (started %s, interrupted): the %d messages recorded confirmed are not published again, the rest are (%d of them recorded without a confirm, so possibly twice)",
-			resume.Op.ID, sanitize.Text(s.File), resume.Started, p.Twins, p.Unconfirmed)
+		p.Publish = max(file.count-p.Twins, 0)
+		p.Summary = fmt.Sprintf("finish import %s of %s into vhost %s, %s (started %s, interrupted): %s of the file's %d, recorded confirmed, are not published again; the other %d are (%d of them recorded without a confirm, so possibly twice)",
+			resume.Op.ID, s.File, s.Queue.Vhost, to, resume.Started, format.Messages(p.Twins), file.count, p.Publish, p.Unconfirmed)
+	}
+	if prior != nil && resume == nil {
+		confirmed := ""
+		if prior.confirmed != "" {
+			confirmed = ", " + prior.confirmed + " confirmed"
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("this file was imported into vhost %s before (operation %s, finished %s%s): importing it again publishes every message again",
+			s.Queue.Vhost, prior.id, prior.finished.UTC().Format("2006-01-02 15:04:05Z"), confirmed))
 	}
 	if s.Staging.RateAuto && file.count > 0 {
 		if err := o.checkPace(ctx, importTarget(s.Queue.Vhost, file), file.groups); err != nil {
@@ -202,23 +222,32 @@ func importTarget(vhost string, file *importFile) *Target {
 	return &Target{Ref: domain.QueueRef{Vhost: vhost, Name: file.header.Queue}}
 }
 
+// priorImport is a finished import of the same file into the same vhost.
+type priorImport struct {
+	id        string
+	finished  time.Time
+	confirmed string // as its final record counts them
+}
+
 // resumableImport is the interrupted import of the file whose sha256 is
 // sum into vhost, if the audit log holds one: an intent with that file's
-// sha256 and no final record. Its records say what was confirmed. Every
-// import asks, so the log is searched for the two kinds of line that can
-// answer (a final record, an intent naming sum) and only those are
-// decoded (audit.ScanWhere): a log of 223 MB took 0.7 s to decode whole.
-func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.Resumption, error) {
+// sha256 and no final record. Its records say what was confirmed. When
+// the last import of the file into vhost finished instead, that one is
+// prior. Every import asks, so the log is searched for the two kinds of
+// line that can answer (a final record, an intent naming sum) and only
+// those are decoded (audit.ScanWhere): a log of 223 MB took 0.7 s to
+// decode whole.
+func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.Resumption, *priorImport, error) {
 	st, err := o.AuditStore()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var id, queue string
-	finished := map[string]bool{}
+	finished := map[string]audit.Record{}
 	err = audit.ScanWhere(ctx, st, [][]byte{[]byte(`"` + domain.OutcomeFinal + `"`), []byte(sum)}, func(r audit.Record) error {
 		switch {
 		case r.Outcome == domain.OutcomeFinal:
-			finished[r.Operation] = true
+			finished[r.Operation] = r
 		case r.Outcome == domain.OutcomeIntent && r.Action == actions.ActionImport && r.Vhost == vhost && r.Detail["file_sha256"] == sum:
 			id, queue = r.Operation, r.Queue
 		}
@@ -229,22 +258,25 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 		err = nil // a killed import's last line: resumableRecords decides
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
+		return nil, nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
 	}
-	if id == "" || finished[id] {
-		return nil, nil
+	if id == "" {
+		return nil, nil, nil
+	}
+	if f, ok := finished[id]; ok {
+		return nil, &priorImport{id: id, finished: f.Time, confirmed: f.Detail[domain.OutcomeConfirmed]}, nil
 	}
 	records, err := o.resumableRecords(ctx, vhost, queue, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := actions.ReadResumption(records, vhost, queue, id)
 	if errors.Is(err, actions.ErrNothingToResume) {
 		// Finished after all (a final record the search did not find, in
 		// a log written by hand): nothing to finish, the file goes whole.
-		return nil, nil
+		return nil, nil, nil
 	}
-	return r, err
+	return r, nil, err
 }
 
 // runImport publishes the checked file, refusing one that changed since:

@@ -135,8 +135,8 @@ func TestAnImportFinishedInALogWrittenByHandIsNotResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := &Ops{c: Clients{OpenAudit: func() (audit.Store, error) { return audit.OpenFile(path) }}}
-	if r, err := o.resumableImport(ctx, "/", sum); r != nil || err != nil {
-		t.Fatalf("a finished import: %+v, %v; want nothing to resume", r, err)
+	if r, prior, err := o.resumableImport(ctx, "/", sum); r != nil || err != nil || prior == nil || prior.id != "imp-1" {
+		t.Fatalf("a finished import: %+v, prior %+v, %v; want nothing to resume, and imp-1 named as the import before", r, prior, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -153,7 +153,7 @@ func TestAnImportFinishedInALogWrittenByHandIsNotResumed(t *testing.T) {
 		t.Fatalf("the rewritten log: %+v, %v; want it to verify", v, err)
 	}
 	o = &Ops{c: Clients{OpenAudit: func() (audit.Store, error) { return audit.OpenFile(path) }}}
-	if r, err := o.resumableImport(ctx, "/", sum); r != nil || err != nil {
+	if r, _, err := o.resumableImport(ctx, "/", sum); r != nil || err != nil {
 		t.Fatalf("a finished import, its final record escaped: %+v, %v; want nothing to resume", r, err)
 	}
 }

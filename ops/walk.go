@@ -14,6 +14,7 @@ import (
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // A whole-queue operation: a preview reads the queue and decides every
@@ -134,6 +135,13 @@ func (o *Ops) resumable(ctx context.Context, t *Target, id string) (*actions.Res
 	r, err := actions.ReadResumption(records, t.Ref.Vhost, t.Ref.Name, id)
 	if err != nil {
 		return nil, err
+	}
+	if r.Op.Action == actions.ActionImport {
+		// Its messages are in its file, not in a queue: walking the
+		// queue its file was exported from would publish other messages
+		// under its name.
+		return nil, &actions.RequestError{Err: fmt.Errorf("operation %s is an import of %s: an import is finished from its file, not from a queue; run the same `warren dlq import` again (it skips what was confirmed)",
+			r.Op.ID, sanitize.Text(r.File))}
 	}
 	// Origins named by the letters are confirmed by today's pairing, as
 	// for any replay.
