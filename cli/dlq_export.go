@@ -207,7 +207,7 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		err = fmt.Errorf("writing the file: %w", writeErr)
 	}
 	if err != nil {
-		return exitFor(fmt.Errorf("export of %s: %w; nothing was written to %s, and every message stays in the queue", sanitize.Text(queue), err, f.output))
+		return exitFor(fmt.Errorf("export of %s: %w; nothing was written to %s, and nothing was taken from %s", sanitize.Text(queue), err, sanitize.Text(f.output), sanitize.Text(queue)))
 	}
 	h := header(res.Target, res.Matched, o.Now().UTC())
 	var sum string

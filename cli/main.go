@@ -65,11 +65,19 @@ func Main() int {
 	}()
 	if err := NewRoot(a, RunDashboard).ExecuteContext(ctx); err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "warren: interrupted")
+			// What the command says of its state (nothing written,
+			// nothing taken) goes with it.
+			if msg := err.Error(); msg != context.Canceled.Error() {
+				fmt.Fprintln(os.Stderr, "warren: interrupted:", sanitize.Message(msg))
+			} else {
+				fmt.Fprintln(os.Stderr, "warren: interrupted")
+			}
 			return app.ExitFailure
 		}
 		if !app.IsQuiet(err) {
-			fmt.Fprintln(os.Stderr, "warren:", sanitize.Text(err.Error()))
+			// Parts of an error were sanitised where they were made: its
+			// lines are kept, and no escape is made twice.
+			fmt.Fprintln(os.Stderr, "warren:", sanitize.Message(err.Error()))
 		}
 		return app.ExitCode(err)
 	}

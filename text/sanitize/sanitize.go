@@ -21,7 +21,15 @@ func Block(s string) string { return clean(s, true) }
 // Bytes is Block for a byte slice.
 func Bytes(b []byte) string { return clean(string(b), true) }
 
-func clean(s string, keepLayout bool) string {
+// Message sanitises a message made of parts some of which were
+// sanitised already (an error wrapping others): as Block, but a
+// backslash is left as it is, so an escape made before is not escaped
+// again. Nothing reaches the terminal as a command either way.
+func Message(s string) string { return cleanAs(s, true, false) }
+
+func clean(s string, keepLayout bool) string { return cleanAs(s, keepLayout, true) }
+
+func cleanAs(s string, keepLayout, markBackslash bool) string {
 	if isPlain(s) {
 		return s
 	}
@@ -44,7 +52,7 @@ func clean(s string, keepLayout bool) string {
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case r >= 0x80 && r <= 0x9f, isBidiControl(r), r == 0xfeff:
 			fmt.Fprintf(&b, `\u%04x`, r)
-		case r == '\\' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'u'):
+		case markBackslash && r == '\\' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'u'):
 			// A literal backslash before x/u is doubled so that it cannot
 			// be mistaken for an escape this package produced.
 			b.WriteString(`\\`)

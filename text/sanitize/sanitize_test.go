@@ -60,3 +60,18 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// A message is printed as its lines, with what would be a command to the
+// terminal escaped, and escapes made before left as they were.
+func TestAMessageKeepsItsLinesAndItsEarlierEscapes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"export of q\x1b[2J: not found", `export of q\x1b[2J: not found`},
+		{"export of " + Text("q\x1b[2J") + ": queue q\x1b[2J not found", `export of q\x1b[2J: queue q\x1b[2J not found`},
+		{"unexpected token EOF (1:9)\n | reason ==\n | ........^", "unexpected token EOF (1:9)\n | reason ==\n | ........^"},
+		{"bell\a and \u202e", `bell\x07 and \u202e`},
+	} {
+		if got := Message(tc.in); got != tc.want {
+			t.Errorf("Message(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
