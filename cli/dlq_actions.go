@@ -307,6 +307,9 @@ func (a *App) printPlan(plan *ops.Plan, f actionFlags) error {
 	for _, l := range plan.Staging.Lines() {
 		fmt.Fprintln(a.Out, "  "+l)
 	}
+	if !f.dryRun {
+		fmt.Fprintln(a.Out, "nothing to do: no message to move, and nothing was changed")
+	}
 	return nil
 }
 

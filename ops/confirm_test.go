@@ -164,3 +164,23 @@ func TestARefusedEditPlanRemovesTheDraft(t *testing.T) {
 		t.Fatalf("the draft %s is still there after a refused plan (%v)", d.Path, err)
 	}
 }
+
+// A plan that moves nothing is idle, and is not run; finishing an
+// interrupted import whose every message was confirmed moves nothing
+// either, but closes the operation, so it runs, as a resume does.
+func TestAPlanThatClosesAnOperationIsNeverIdle(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    Plan
+		idle bool
+	}{
+		{"nothing to move", Plan{Decided: true, Action: Replay}, true},
+		{"something to move", Plan{Decided: true, Action: Replay, Publish: 1}, false},
+		{"an import whose every message was confirmed", Plan{Decided: true, Action: Import, Operation: "imp-1", Twins: 3}, false},
+		{"a resume", Plan{Decided: true, Action: Resume}, false},
+	} {
+		if got := tc.p.Idle(); got != tc.idle {
+			t.Errorf("%s: idle %v, want %v", tc.name, got, tc.idle)
+		}
+	}
+}

@@ -175,10 +175,11 @@ func (p *Plan) Stage(st Staging) error {
 }
 
 // Idle reports a plan that would change nothing: it moves no message
-// (a resume still removes twins and closes the operation, so it is never
-// idle).
+// (a resume still removes twins and closes the operation, and so does
+// finishing an interrupted import whose every message was confirmed:
+// neither is idle).
 func (p *Plan) Idle() bool {
-	return p.Decided && p.Publish == 0 && p.Action != Resume
+	return p.Decided && p.Publish == 0 && p.Action != Resume && p.Operation == ""
 }
 
 // Close releases what the plan holds; a plan that ran holds nothing. A

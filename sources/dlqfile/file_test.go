@@ -39,7 +39,7 @@ func TestAReaderRefusesWhatIsNotAnExportAndNamesTheLine(t *testing.T) {
 	if err := e.Message(m); err != nil {
 		t.Fatal(err)
 	}
-	gz.Write([]byte("not json\n"))
+	gz.Write([]byte("not json\n \n"))
 	gz.Close()
 	r, err := NewReader(&buf)
 	if err != nil {
@@ -54,6 +54,9 @@ func TestAReaderRefusesWhatIsNotAnExportAndNamesTheLine(t *testing.T) {
 	}
 	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "line 4") {
 		t.Errorf("a line that does not parse: %v, want it named", err)
+	}
+	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "line 5: an empty line") {
+		t.Errorf("a blank line: %v, want it named as blank", err)
 	}
 	if _, err := r.Next(); err != io.EOF {
 		t.Errorf("after the last line: %v", err)

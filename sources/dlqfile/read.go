@@ -117,6 +117,9 @@ func (lr *lineReader) strAs(keep bool) (string, error) {
 
 // entry decodes one message line.
 func (lr *lineReader) entry(line []byte) (Entry, error) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return Entry{}, errors.New("an empty line: an export has none (was the file edited?)")
+	}
 	e, err := lr.entryAs(line, !lr.noSplice)
 	if err != nil && len(lr.line) != len(line) {
 		// Refused with values cut out: in the words of a whole reading.
