@@ -295,7 +295,7 @@ func confirmAction(ctx context.Context, r io.Reader, w io.Writer, question, phra
 // move.
 func (a *App) printPlan(plan *ops.Plan, f actionFlags) error {
 	if f.asJSON {
-		return writeJSON(a.Out, planJSON(plan))
+		return writeJSON(a.Out, planJSON(plan, f.dryRun))
 	}
 	if f.dryRun {
 		fmt.Fprint(a.Out, "dry run: ")

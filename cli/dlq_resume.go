@@ -87,11 +87,30 @@ func (a *App) runDlqResume(ctx context.Context, queue string, f resumeFlags) err
 }
 
 // planJSON is what --json prints for a plan that does not run.
-func planJSON(plan *ops.Plan) any {
+func planJSON(plan *ops.Plan, dryRun bool) any {
 	if plan.Action == ops.Resume {
 		return resumeJSON{Operation: plan.Operation}
 	}
-	return domain.Counts{Selected: plan.Publish, SkippedApplied: plan.SkippedApplied}
+	out := planOut{Counts: domain.Counts{Operation: plan.Operation, Selected: plan.Publish, SkippedApplied: plan.SkippedApplied},
+		DryRun: dryRun, Destinations: []destinationJSON{}}
+	for _, d := range plan.Destinations {
+		out.Destinations = append(out.Destinations, destinationJSON{Name: d.Name, Count: d.Count})
+	}
+	return out
+}
+
+// planOut is a plan that does not run, in the counts a run would print
+// (selected: what would be published; operation: the interrupted import
+// it would finish), with where the messages would go.
+type planOut struct {
+	domain.Counts
+	DryRun       bool              `json:"dry_run"`
+	Destinations []destinationJSON `json:"destinations"`
+}
+
+type destinationJSON struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
 }
 
 // resultJSON is what --json prints for what an operation did.
