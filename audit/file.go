@@ -158,7 +158,7 @@ func (s *FileStore) appendAfter(ctx context.Context, build func(prev *Record) ([
 	}
 	if end == 0 {
 		// A new file's directory entry must be durable too.
-		if err := syncDir(filepath.Dir(s.path)); err != nil {
+		if err := SyncDir(filepath.Dir(s.path)); err != nil {
 			return nil, s.wrap("fsync directory", err)
 		}
 	}
@@ -592,10 +592,12 @@ func writeSynced(path string, b []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return SyncDir(filepath.Dir(path))
 }
 
-func syncDir(dir string) error {
+// SyncDir makes a name just put in dir (a file created or renamed there)
+// durable: the directory's entry, not only the file's bytes.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -178,7 +178,7 @@ func (s *FileStore) writeJournal(f *os.File, j journal, replace bool) error {
 	}
 	if err == nil && replace {
 		if err = os.Rename(name, path); err == nil {
-			err = syncDir(filepath.Dir(path))
+			err = SyncDir(filepath.Dir(path))
 		}
 	}
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlqfile"
@@ -361,7 +362,7 @@ func place(tmp, output string, force bool) error {
 		if err := os.Rename(tmp, output); err != nil {
 			return err
 		}
-		return syncDir(filepath.Dir(output))
+		return audit.SyncDir(filepath.Dir(output))
 	}
 	err := os.Link(tmp, output) // fails on a name taken, unlike a rename
 	switch {
@@ -381,7 +382,7 @@ func place(tmp, output string, force bool) error {
 			return err
 		}
 	}
-	return syncDir(filepath.Dir(output))
+	return audit.SyncDir(filepath.Dir(output))
 }
 
 // appearedError is a file put at the output's name while the export ran;
@@ -407,16 +408,6 @@ func writeError(output string, err error) error {
 		return app.Refused(fmt.Errorf("%s %w and an export does not replace a file: the export is complete in %s", sanitize.Text(output), errAppeared, sanitize.Text(keep)))
 	}
 	return fmt.Errorf("write %s: %w", sanitize.Text(output), err)
-}
-
-// syncDir makes a name just put in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // countWriter counts what it writes.

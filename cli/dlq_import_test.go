@@ -177,12 +177,7 @@ func TestDlqImportRefusesABadFileAndPublishesNothing(t *testing.T) {
 // records say was confirmed is not published twice, the rest goes.
 func TestAnImportKilledMidwayIsFinishedByRunningItAgain(t *testing.T) {
 	const n = 2000
-	s := newEmptyActScene(t, "")
-	s.expire(t, n, nil)
-	file := filepath.Join(t.TempDir(), "orders.jsonl")
-	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
-		t.Fatalf("export: %v\n%s", err, errOut)
-	}
+	s, file := exported(t, n)
 	testkit.Declare(t, s.ch, "target", nil)
 	s.killMidway(t, "target", n/4, "dlq", "import", file, "--to", "target", "--yes", "--rate", "400")
 	before := testkit.Depth(t, s.ch, "target")
@@ -190,16 +185,9 @@ func TestAnImportKilledMidwayIsFinishedByRunningItAgain(t *testing.T) {
 		t.Fatalf("the import finished (%d) before it was killed", before)
 	}
 
-	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--yes")
-	if err != nil {
-		t.Fatalf("the second run: %v\n%s", err, errOut)
-	}
-	if !strings.Contains(out, "not published again") {
-		t.Errorf("the second run did not finish the first: %q", out)
-	}
 	// Every message is in target; one published without a recorded
 	// confirm may be there twice, and the note says how many may.
-	ids := s.countIDs(t, "target")
+	ids, errOut := s.finishImport(t, file, "target")
 	dups := 0
 	for _, c := range ids {
 		dups += c - 1
@@ -214,21 +202,7 @@ func TestAnImportKilledMidwayIsFinishedByRunningItAgain(t *testing.T) {
 		t.Errorf("%d duplicates, more than one confirm window", dups)
 	}
 	// One operation, resumed and finished.
-	st, err := audit.OpenFile(s.audit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ops := map[string]map[string]int{}
-	_ = st.Scan(t.Context(), func(r audit.Record) error {
-		if r.Action == "import" {
-			if ops[r.Operation] == nil {
-				ops[r.Operation] = map[string]int{}
-			}
-			ops[r.Operation][r.Outcome]++
-		}
-		return nil
-	})
+	ops := s.importOps(t)
 	if len(ops) != 1 {
 		t.Fatalf("%d import operations in the audit log, want the one, resumed", len(ops))
 	}
@@ -364,12 +338,7 @@ func TestAmqplibReadsAnImportedMessageAsTheOriginal(t *testing.T) {
 // paces a replay, and refuses a destination nobody consumes.
 func TestDlqImportAtTheConsumersPace(t *testing.T) {
 	const n = 300
-	s := newEmptyActScene(t, "")
-	s.expire(t, n, nil)
-	file := filepath.Join(t.TempDir(), "orders.jsonl")
-	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
-		t.Fatalf("export: %v\n%s", err, errOut)
-	}
+	s, file := exported(t, n)
 	testkit.Declare(t, s.ch, "target", nil)
 	if _, _, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--rate", "auto", "--yes"); app.ExitCode(err) != app.ExitRefused ||
 		!strings.Contains(err.Error(), "no consumer") {
@@ -406,6 +375,34 @@ func TestDlqImportAtTheConsumersPace(t *testing.T) {
 	}
 }
 
+// exported has the broker dead-letter n messages into orders.dlq, and
+// exports them to a file.
+func exported(t *testing.T, n int) (*actScene, string) {
+	t.Helper()
+	s := newEmptyActScene(t, "")
+	s.expire(t, n, nil)
+	file := filepath.Join(t.TempDir(), "orders.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	return s, file
+}
+
+// finishImport runs the import of file into dest again, as an operator
+// finishing an interrupted one does, and takes what dest then holds:
+// how many times each message ID is there. errOut is what it noted.
+func (s *actScene) finishImport(t *testing.T, file, dest string) (map[string]int, string) {
+	t.Helper()
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", dest, "--yes")
+	if err != nil {
+		t.Fatalf("the second run: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "not published again") {
+		t.Fatalf("the second run did not finish the first: %q", out)
+	}
+	return s.countIDs(t, dest), errOut
+}
+
 // importOps counts each import operation's records by outcome.
 func (s *actScene) importOps(t *testing.T) map[string]map[string]int {
 	t.Helper()
@@ -436,12 +433,7 @@ func (s *actScene) importOps(t *testing.T) map[string]map[string]int {
 // up: that queue holds other messages.
 func TestAnImportInterruptedIsFinishedByRunningItAgain(t *testing.T) {
 	const n = 2000
-	s := newEmptyActScene(t, "")
-	s.expire(t, n, nil)
-	file := filepath.Join(t.TempDir(), "orders.jsonl")
-	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
-		t.Fatalf("export: %v\n%s", err, errOut)
-	}
+	s, file := exported(t, n)
 	testkit.Declare(t, s.ch, "target", nil)
 	stderr, err := s.signalMidway(t, syscall.SIGINT, "target", n/4, "dlq", "import", file, "--to", "target", "--yes", "--rate", "400")
 	if err == nil || !strings.Contains(stderr, "is left open") || !strings.Contains(stderr, "run the same `warren dlq import` again") {
@@ -471,16 +463,9 @@ func TestAnImportInterruptedIsFinishedByRunningItAgain(t *testing.T) {
 		t.Fatalf("after the refused resumes target holds %d (was %d) and orders.dlq %d (want %d)", got, before, dlq, n)
 	}
 
-	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--yes")
-	if err != nil {
-		t.Fatalf("the second run: %v\n%s", err, errOut)
-	}
-	if !strings.Contains(out, "not published again") {
-		t.Errorf("the second run did not finish the first: %q", out)
-	}
 	// The interrupted run settled what it had in flight, so every
 	// confirm was recorded: nothing is there twice.
-	ids := s.countIDs(t, "target")
+	ids, _ := s.finishImport(t, file, "target")
 	for id, c := range ids {
 		if c != 1 {
 			t.Errorf("message %s is in target %d times", id, c)
@@ -500,12 +485,7 @@ func TestAnImportInterruptedIsFinishedByRunningItAgain(t *testing.T) {
 // again publishes what was not confirmed, and nothing twice.
 func TestAnImportItsDestinationStoppedIsFinishedWithoutDuplicates(t *testing.T) {
 	const n, room = 100, 40
-	s := newEmptyActScene(t, "")
-	s.expire(t, n, nil)
-	file := filepath.Join(t.TempDir(), "orders.jsonl")
-	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
-		t.Fatalf("export: %v\n%s", err, errOut)
-	}
+	s, file := exported(t, n)
 	testkit.Declare(t, s.ch, "small", amqp.Table{"x-max-length": int32(room), "x-overflow": "reject-publish"})
 	_, _, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "small", "--yes")
 	if err == nil || !strings.Contains(err.Error(), "refused a copy") || !strings.Contains(err.Error(), "the rest is not published") ||
@@ -520,11 +500,7 @@ func TestAnImportItsDestinationStoppedIsFinishedWithoutDuplicates(t *testing.T) 
 		t.Fatal(err)
 	}
 	testkit.Declare(t, s.ch, "small", nil)
-	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "small", "--yes")
-	if err != nil || !strings.Contains(out, "not published again") {
-		t.Fatalf("the second run: %v, %q\n%s", err, out, errOut)
-	}
-	second := s.countIDs(t, "small")
+	second, _ := s.finishImport(t, file, "small")
 	for id := range second {
 		if first[id] > 0 {
 			t.Errorf("message %s was published by both runs", id)
@@ -538,12 +514,7 @@ func TestAnImportItsDestinationStoppedIsFinishedWithoutDuplicates(t *testing.T) 
 // A file imported before is named as such when imported again: running
 // it again publishes every message again, which the operator must know.
 func TestAFileImportedBeforeIsNamedWhenImportedAgain(t *testing.T) {
-	s := newEmptyActScene(t, "")
-	s.expire(t, 3, nil)
-	file := filepath.Join(t.TempDir(), "orders.jsonl")
-	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
-		t.Fatalf("export: %v\n%s", err, errOut)
-	}
+	s, file := exported(t, 3)
 	testkit.Declare(t, s.ch, "target", nil)
 	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--dry-run"); err != nil || strings.Contains(errOut, "imported into") {
 		t.Fatalf("a first import's plan: %v\n%s", err, errOut)
