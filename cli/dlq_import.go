@@ -32,7 +32,8 @@ and each logical ID (docs/ARCHITECTURE.md §4.14). The whole file is read and
 checked first: a file that is not an export, a line that does not parse or a
 body whose sha256 does not match refuses the import, naming the line, and
 nothing is published. The first message the destination does not take (a
-return, a nack) stops it; the prompt rules are replay's. An import stopped
+return, a nack) stops it, once what is already in flight has settled; the
+prompt rules are replay's. An import stopped
 before its whole file is confirmed (killed, ctrl+c, a stop) stays open: the
 same command finishes it, and what was confirmed is not published again.`
 
