@@ -133,7 +133,11 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		if errors.As(err, &pe) {
 			err = pe.Err // the name was ours, not the operator's
 		}
-		return fmt.Errorf("cannot write a file in %s (%w): nothing was read from %s", sanitize.Text(dir), err, sanitize.Text(queue))
+		err = fmt.Errorf("cannot write a file in %s (%w): nothing was read from %s", sanitize.Text(dir), err, sanitize.Text(queue))
+		if errors.Is(err, fs.ErrNotExist) {
+			return app.Usage(err) // a directory the operator named that is not there
+		}
+		return err
 	}
 	kept := false // the export was kept aside: a file appeared at its name
 	defer func() {

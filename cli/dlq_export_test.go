@@ -222,8 +222,8 @@ func TestDlqExportRefusesWhatItCannotDo(t *testing.T) {
 	// A directory that is not there is named, before anything is read.
 	missing := filepath.Join(t.TempDir(), "no-such-dir")
 	_, _, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", filepath.Join(missing, "x.jsonl"))
-	if err == nil || !strings.Contains(err.Error(), "cannot write a file in "+missing+" (no such file or directory): nothing was read") {
-		t.Errorf("export into a missing directory: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "cannot write a file in "+missing+" (no such file or directory): nothing was read") || app.ExitCode(err) != app.ExitUsage {
+		t.Errorf("export into a missing directory: exit %d (%v), want bad usage naming it", app.ExitCode(err), err)
 	}
 }
 
