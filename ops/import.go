@@ -243,13 +243,19 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 		return nil, nil, err
 	}
 	var id, queue string
-	finished := map[string]audit.Record{}
+	// The imports of this file, and what the final record of each that
+	// finished says: an intent comes before its final record, so no
+	// other operation's final record is kept.
+	ours := map[string]*priorImport{}
 	err = audit.ScanWhere(ctx, st, [][]byte{[]byte(`"` + domain.OutcomeFinal + `"`), []byte(sum)}, func(r audit.Record) error {
 		switch {
 		case r.Outcome == domain.OutcomeFinal:
-			finished[r.Operation] = r
+			if _, ok := ours[r.Operation]; ok {
+				ours[r.Operation] = &priorImport{id: r.Operation, finished: r.Time, confirmed: r.Detail[domain.OutcomeConfirmed]}
+			}
 		case r.Outcome == domain.OutcomeIntent && r.Action == actions.ActionImport && r.Vhost == vhost && r.Detail["file_sha256"] == sum:
 			id, queue = r.Operation, r.Queue
+			ours[id] = nil
 		}
 		return nil
 	})
@@ -263,8 +269,8 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 	if id == "" {
 		return nil, nil, nil
 	}
-	if f, ok := finished[id]; ok {
-		return nil, &priorImport{id: id, finished: f.Time, confirmed: f.Detail[domain.OutcomeConfirmed]}, nil
+	if prior := ours[id]; prior != nil {
+		return nil, prior, nil
 	}
 	records, err := o.resumableRecords(ctx, vhost, queue, id)
 	if err != nil {
