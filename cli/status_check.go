@@ -96,8 +96,8 @@ func (a *App) runCheck(ctx context.Context, vhost string, vhostSet bool, window 
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].level > found[j].level })
 	width := 0 // the contexts' column, when there are several
-	for _, f := range found {
-		if all {
+	if all {
+		for _, f := range found {
 			width = max(width, ansi.StringWidth(sanitize.Text(f.context)))
 		}
 	}
