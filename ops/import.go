@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
@@ -144,6 +146,31 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	// The broker connection opens while the file is checked: the check
+	// is most of what an import adds before it publishes, and the
+	// broker idles through it.
+	dialed := make(chan dialResult, 1)
+	go func() {
+		conn, err := o.c.Dial(s.Queue.Vhost)
+		dialed <- dialResult{conn, err}
+	}()
+	var conn *amqp.Connection
+	received, keep := false, false // keep: the plan holds conn for its run
+	defer func() {
+		switch {
+		case keep:
+		case received:
+			if conn != nil {
+				_ = conn.Close()
+			}
+		default:
+			go func() { // a dial still under way is closed once it ends
+				if d := <-dialed; d.conn != nil {
+					_ = d.conn.Close()
+				}
+			}()
+		}
+	}()
 	file, err := checkImport(s.File, req)
 	if err != nil {
 		return nil, err
@@ -160,14 +187,13 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		}
 		req = resume.Request
 	}
+	d := <-dialed
+	conn, received = d.conn, true
 	if file.count > 0 {
-		conn, err := o.c.Dial(s.Queue.Vhost)
-		if err != nil {
-			return nil, err
+		if d.err != nil {
+			return nil, d.err
 		}
-		err = actions.CheckDestinations(conn, req, file.groups)
-		_ = conn.Close()
-		if err != nil {
+		if err := actions.CheckDestinations(conn, req, file.groups); err != nil {
 			return nil, err
 		}
 	}
@@ -210,10 +236,22 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 			return nil, err
 		}
 	}
+	// The run publishes on the connection the plan checked the
+	// destinations with (dialled again if it closed meanwhile).
+	if conn != nil {
+		keep = true
+		p.close = conn.Close
+	}
 	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
-		return o.runImport(ctx, s.Queue.Vhost, file, req, resume, s.Staging, progress)
+		return o.runImport(ctx, s.Queue.Vhost, file, req, resume, s.Staging, conn, progress)
 	}
 	return p, nil
+}
+
+// dialResult is a connection being opened beside the check.
+type dialResult struct {
+	conn *amqp.Connection
+	err  error
 }
 
 // importTarget is what pacing an import needs of its vhost: the pace
@@ -290,7 +328,7 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 // compared: reading it whole again cost an import a tenth of its time).
 // Each line is read as the check read it, and each body checked against
 // its sha256 again as it is published.
-func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req actions.Request, resume *actions.Resumption, st Staging, progress func(Progress)) (Result, error) {
+func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req actions.Request, resume *actions.Resumption, st Staging, conn *amqp.Connection, progress func(Progress)) (Result, error) {
 	f, err := os.Open(file.path)
 	if err != nil {
 		return Result{}, err
@@ -310,9 +348,10 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 	if err != nil {
 		return Result{}, err
 	}
-	conn, err := o.c.Dial(vhost)
-	if err != nil {
-		return Result{}, err
+	if conn == nil || conn.IsClosed() {
+		if conn, err = o.c.Dial(vhost); err != nil {
+			return Result{}, err
+		}
 	}
 	defer conn.Close()
 	env.Conn = conn
