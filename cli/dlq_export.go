@@ -74,6 +74,12 @@ type exportJSON struct {
 	Count  int    `json:"count"`
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`
+	// Unread counts the messages ready in the queue once the export had
+	// read what it would that it did not read (new dead letters, messages
+	// another client gave back, or past --limit); Consumers, the queue's
+	// consumers, whose unacknowledged messages no reader sees.
+	Unread    int `json:"unread"`
+	Consumers int `json:"consumers"`
 }
 
 func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) error {
@@ -152,7 +158,11 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	}
 	// Lines are encoded and written on a goroutine of their own, while
 	// the queue is read.
-	w := bufio.NewWriterSize(lines, 1<<20)
+	var out io.Writer = lines // a scratch file is never synced
+	if inPlace {
+		out = dlqfile.WriteBehind(lines)
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
 	enc := dlqfile.NewEncoder(w)
 	reserved := 0 // the header's place, newline included
 	begin := func(t *ops.Target) error {
@@ -227,13 +237,39 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		return err
 	}
 	if f.asJSON {
-		return writeJSON(a.Out, exportJSON{Vhost: ref.Vhost, Queue: ref.Name, Output: f.output, Read: res.Read, Count: res.Matched, Bytes: size, SHA256: sum})
-	}
-	if f.output != "-" {
+		err = writeJSON(a.Out, exportJSON{Vhost: ref.Vhost, Queue: ref.Name, Output: f.output, Read: res.Read, Count: res.Matched, Bytes: size, SHA256: sum,
+			Unread: res.Unread, Consumers: res.Consumers})
+	} else if f.output != "-" {
 		fmt.Fprintf(a.Out, "exported %d of the %s read from %s to %s (%d bytes, sha256 %s); the queue keeps them all\n",
 			res.Matched, format.Messages(res.Read), sanitize.Text(queue), sanitize.Text(f.output), size, sum)
 	}
-	return nil
+	if f.limit == 0 {
+		for _, w := range exportLeft(queue, res) {
+			fmt.Fprintln(a.Err, "warning: "+w)
+		}
+	}
+	return err
+}
+
+// exportLeft says what the queue held, once the export had read every
+// message it held at the start, that is not in the file: an operator
+// keeping a copy before a purge must not take the file for the whole
+// queue.
+func exportLeft(queue string, res ops.ExportResult) []string {
+	var out []string
+	q := sanitize.Text(queue)
+	if n := res.Unread; n > 0 {
+		verb := "are"
+		if n == 1 {
+			verb = "is"
+		}
+		out = append(out, fmt.Sprintf("%s %s in %s and not in the file: ready after the export started (new dead letters, or messages another client held and gave back, such as an export or a browse that had just ended); export again to take them",
+			format.Messages(n), verb, q))
+	}
+	if n := res.Consumers; n > 0 {
+		out = append(out, fmt.Sprintf("%s has %s: messages a consumer holds unacknowledged are not in the file", q, format.Plural(n, "consumer")))
+	}
+	return out
 }
 
 // headerLine is h as the file's first line.
@@ -256,13 +292,17 @@ func finishInPlace(output string, h dlqfile.Header, file *os.File, reserved int,
 		line = append(append(line[:len(line)-1], bytes.Repeat([]byte{' '}, reserved-len(line))...), '\n')
 		_, err = file.WriteAt(line, 0)
 	}
-	if err == nil {
-		err = file.Sync()
-	}
+	// The sync and the hash go at once: the one waits on the disk, the
+	// other reads the file back from memory.
 	digest := sha256.New()
 	var size int64
 	if err == nil {
+		synced := make(chan error, 1)
+		go func() { synced <- file.Sync() }()
 		size, err = io.Copy(digest, io.NewSectionReader(file, 0, math.MaxInt64))
+		if serr := <-synced; err == nil {
+			err = serr
+		}
 	}
 	if err == nil {
 		err = file.Close()
@@ -298,7 +338,7 @@ func (a *App) writeExport(output string, h dlqfile.Header, scratch *os.File, for
 			}
 		}()
 		defer file.Close()
-		dst = file
+		dst = dlqfile.WriteBehind(file)
 	}
 	digest := sha256.New()
 	counted := &countWriter{w: io.MultiWriter(dst, digest)}

@@ -275,3 +275,38 @@ func TestAnExportDoesNotReplaceAFileWithoutForce(t *testing.T) {
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 2)
 }
+
+// An export says what the queue holds that is not in the file: here a
+// consumer holding a message unacknowledged, which no reader sees. The
+// file is written all the same, and --json counts it for scripts.
+func TestAnExportSaysWhatIsNotInTheFile(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{
+		{MessageId: "m-0", Body: []byte("a")}, {MessageId: "m-1", Body: []byte("b")}})
+	holder := testkit.Channel(t, testkit.Dial(t, s.vhost))
+	if err := holder.Qos(1, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	held, err := holder.Consume("orders.dlq", "holder", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	out := filepath.Join(t.TempDir(), "orders.jsonl")
+	stdout, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	var sum exportJSON
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Count != 1 || sum.Consumers != 1 || sum.Unread != 0 {
+		t.Fatalf("summary %q (%v), want 1 message and 1 consumer", stdout, err)
+	}
+	if want := "warning: orders.dlq has 1 consumer: messages a consumer holds unacknowledged are not in the file"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	// --limit asks for part of the queue: nothing to warn of.
+	_, errOut, err = runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--force", "--limit", "1")
+	if err != nil || strings.Contains(errOut, "warning") {
+		t.Errorf("an export with --limit: %v, stderr %q", err, errOut)
+	}
+}

@@ -31,6 +31,13 @@ type ExportResult struct {
 	Target  *Target
 	Read    int
 	Matched int
+	// What the queue held, once the export had read what it would, that
+	// the export did not read (every message when it started is read,
+	// or the limit): ready messages (arrived, or given back by another
+	// client, since it started) and deliveries that came past the end;
+	// and the consumers of other clients, whose unacknowledged messages
+	// no reader sees.
+	Unread, Consumers int
 }
 
 // Export reads s.Queue and hands each matching letter to each; an error
@@ -95,6 +102,11 @@ func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLe
 			progress(res.Read)
 		}
 		if end {
+			ready, past, consumers, err := feed.Left()
+			if err != nil {
+				return res, err
+			}
+			res.Unread, res.Consumers = ready+past, consumers
 			return res, feed.Close()
 		}
 	}

@@ -549,6 +549,28 @@ func (f *Feed) noteLoss(e *amqp.Error) {
 	}
 }
 
+// Left is what the queue holds that the feed did not hand out, asked
+// once Next has ended it: the messages ready now (arrived, or given back
+// by another client, after it started), the deliveries it got past its
+// limit (held until Close), and the consumers of other clients, whose
+// unacknowledged messages it never saw.
+func (f *Feed) Left() (ready, past, consumers int, err error) {
+	f.rpc.Lock()
+	q, err := f.ch.QueueDeclarePassive(f.q.Name, false, false, false, false, nil)
+	f.rpc.Unlock()
+	if err != nil {
+		return 0, 0, 0, f.lostOr(fmt.Errorf("read the depth of %s: %w", f.q.Name, err))
+	}
+	f.mu.Lock()
+	past = max(f.received-f.taken, 0)
+	f.mu.Unlock()
+	consumers = q.Consumers
+	if f.deliveries != nil {
+		consumers-- // its own
+	}
+	return q.Messages, past, max(consumers, 0), nil
+}
+
 // ready is how many messages the queue holds ready now.
 func (f *Feed) ready() (int, error) {
 	f.rpc.Lock()

@@ -1,0 +1,58 @@
+//go:build integration
+
+package ops
+
+import (
+	"testing"
+
+	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/testkit"
+)
+
+// An export reads every message the queue held when it started, and says
+// what the queue holds beside: messages that became ready after it
+// started (here, dead letters that came while it read) and the
+// consumers of other clients, whose unacknowledged messages it cannot
+// see. An operator keeping a copy before a purge must not take the file
+// for the whole queue.
+func TestAnExportCountsWhatTheQueueHoldsThatItDidNotRead(t *testing.T) {
+	vhost := testkit.Vhost(t, "warren-ops")
+	rejectedScene(t, vhost, 5)
+	ch := testkit.Channel(t, testConn(t, vhost))
+	// Another client holds two of them, unacknowledged.
+	holder := testkit.Channel(t, testConn(t, vhost))
+	if err := holder.Qos(2, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	held, err := holder.Consume("orders.dlq", "holder", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		<-held
+	}
+	l := newOps(t, &config.Context{Name: "test", Username: "guest"})
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	var ids []string
+	res, err := l.Export(testCtx(t), ExportScope{Queue: ref, Begin: func(*Target) error {
+		// Two more dead letters arrive once the export has started.
+		testkit.DeadLetter(t, ch, "orders", "orders.dlq", orderEvents(7)[5:])
+		return nil
+	}}, func(d domain.DeadLetter) error {
+		ids = append(ids, d.MessageID)
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Read != 3 || len(ids) != 3 || ids[0] != "m-ev-c" {
+		t.Fatalf("read %d: %v; want the 3 the queue held ready at the start, from m-ev-c", res.Read, ids)
+	}
+	if res.Unread != 2 || res.Consumers != 1 {
+		t.Errorf("unread %d, consumers %d; want the 2 that arrived after the start, and the holder", res.Unread, res.Consumers)
+	}
+	// Nothing was taken: the 3 read and the 2 arrived are ready again,
+	// the holder still holds its 2.
+	testkit.WaitDepth(t, ch, "orders.dlq", 5)
+}
