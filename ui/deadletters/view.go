@@ -142,7 +142,7 @@ func (m *Model) filterLines() []string {
 }
 
 func (m *Model) footer() string {
-	lines := []string{m.st.Muted.Render("* selected · " + format.HashLegend + " · Q quarantined · ↻n replayed n times before")}
+	lines := []string{m.st.Muted.Render("* selected · " + format.HashLegend + " · Q quarantined · ↻n replayed n times before · AGE since dead-lettered")}
 	if m.undead() {
 		lines = append(lines, m.st.Muted.Render(format.NoDeathLegend))
 	}

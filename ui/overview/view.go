@@ -18,7 +18,7 @@ const chromeLines = 3
 
 // legend says what the marks and symbols of the table mean.
 const legend = "! act now · ~ worth a look · DLQ: its depth, (dlq) a DLQ, (parked) quarantine, ↻ Q retries into Q · " +
-	"— none or unknown"
+	"— none or unknown · OLDEST since published"
 
 // View implements common.Screen: the status line, the table, the legend,
 // and the selected row's note on the last line.

@@ -80,7 +80,7 @@ func (m *Model) summary(d *domain.QueueDetail) string {
 	}
 	oldest := format.Unknown + " (" + sanitize.Text(orDefault(q.OldestUnknownReason, "not reported")) + ")"
 	if age, ok := q.OldestAge(d.TakenAt); ok {
-		oldest = format.Duration(age)
+		oldest = format.Duration(age) + " (published)"
 	}
 	consumers := format.Plural(q.Consumers, "consumer")
 	if !q.HasRates {
