@@ -116,8 +116,8 @@ func writeGroupsText(w io.Writer, t *ops.Target, st *domain.Stats, groups []doma
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s of %s in %s (complete: %v); act on one with --group ID\n",
-		format.Messages(st.Total), sanitize.Text(t.Ref.Name), format.Plural(len(groups), "failure group"), st.Complete)
+	fmt.Fprintf(w, "%s of %s in %s (%s); act on one with --group ID\n",
+		format.Messages(st.Total), sanitize.Text(t.Ref.Name), format.Plural(len(groups), "failure group"), completeness(st))
 	return nil
 }
 

@@ -28,14 +28,14 @@ func newDlqStatsCmd(a *App) *cobra.Command {
 			if f.asJSON {
 				return writeJSON(a.Out, statsJSONOf(st))
 			}
-			fmt.Fprintf(a.Out, "%s: %s, %s, scanned in %s (complete: %v)\n",
-				sanitize.Text(t.Ref.Name), format.Messages(st.Total), format.Bytes(st.Bytes), format.Elapsed(st.Took), st.Complete)
+			fmt.Fprintf(a.Out, "%s: %s, %s, scanned in %s (%s)\n",
+				sanitize.Text(t.Ref.Name), format.Messages(st.Total), format.Bytes(st.Bytes), format.Elapsed(st.Took), completeness(st))
 			fmt.Fprintf(a.Out, "dead-lettered between %s and %s", format.Time(st.OldestDeadLettered), format.Time(st.NewestDeadLettered))
 			if st.NoTime > 0 {
 				fmt.Fprintf(a.Out, " (%d without a time)", st.NoTime)
 			}
 			fmt.Fprintf(a.Out, "\nreplay loops %d, quarantined %d\n", st.ReplayLoops, st.Quarantined)
-			fmt.Fprintf(a.Out, "conventions %s; %d failure groups (dlq groups lists them)\n", countsText(st.Conventions), st.Groups.Len())
+			fmt.Fprintf(a.Out, "conventions %s; %s (dlq groups lists them)\n", countsText(st.Conventions), format.Plural(st.Groups.Len(), "failure group"))
 			writeHistText(a.Out, st.Attempts, st.Reasons, st.Origins)
 			return nil
 		},
@@ -74,10 +74,21 @@ func (a *App) scanDLQ(ctx context.Context, queue string, f readFlags, groupIDs b
 	return o, t, st, nil
 }
 
+// completeness says whether a scan read every message the queue held at
+// its start, and what became ready after that it did not count.
+func completeness(st *domain.Stats) string {
+	out := fmt.Sprintf("complete: %v", st.Complete)
+	if st.Unread > 0 {
+		out += fmt.Sprintf("; %d more ready since it started, not counted", st.Unread)
+	}
+	return out
+}
+
 type statsJSON struct {
 	Total       int        `json:"total"`
 	Expected    int        `json:"expected"`
 	Complete    bool       `json:"complete"`
+	Unread      int        `json:"unread"`
 	Bytes       int64      `json:"bytes"`
 	Histogram   histJSON   `json:"histogram"`
 	ReplayLoops int        `json:"replay_loops"`
@@ -94,7 +105,7 @@ type statsJSON struct {
 }
 
 func statsJSONOf(st *domain.Stats) statsJSON {
-	out := statsJSON{Total: st.Total, Expected: st.Expected, Complete: st.Complete, Bytes: st.Bytes,
+	out := statsJSON{Total: st.Total, Expected: st.Expected, Complete: st.Complete, Unread: st.Unread, Bytes: st.Bytes,
 		Histogram: histJSONOf(st.Attempts, st.Reasons, st.Origins), ReplayLoops: st.ReplayLoops,
 		Quarantined: st.Quarantined, NoTime: st.NoTime, Seconds: round(st.Took.Seconds(), 3),
 		Conventions: st.Conventions, FailureGroups: st.Groups.Len()}

@@ -40,8 +40,12 @@ type Stats struct {
 	// Complete is false when the scan stopped before reading Expected
 	// messages (consumers or expiry took some meanwhile).
 	Complete bool
-	Notes    []string
-	Took     time.Duration
+	// Unread counts the messages the queue held ready, once the scan had
+	// read what it would, that it did not read: new dead letters, or
+	// messages another client gave back after the scan started.
+	Unread int
+	Notes  []string
+	Took   time.Duration
 }
 
 // Bounds that keep a scan's memory independent of the queue's size and

@@ -20,6 +20,12 @@ const (
 // queues by one basic.nack with multiple, streams by offset. The quorum guard of
 // Open applies. progress, if set, is called every thousand messages.
 func Scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Options, progress func(done int)) (*domain.Stats, error) {
+	return scan(ctx, conn, q, o, progress, nil)
+}
+
+// scan is Scan; afterRead, when set, is called once the scan's consumer
+// is cancelled and before it asks what the queue holds beside.
+func scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Options, progress func(done int), afterRead func()) (*domain.Stats, error) {
 	if q.Type == "" {
 		q.Type = domain.TypeClassic
 	}
@@ -44,7 +50,7 @@ func Scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 		Groups: domain.NewGroups(o.GroupIDs), Conventions: map[string]int{},
 		Notes: sessionNotes(q, consumers),
 	}
-	sc := &scanner{o: o, st: st, progress: progress, stream: stream, upTo: depth}
+	sc := &scanner{o: o, st: st, progress: progress, stream: stream, upTo: depth, afterRead: afterRead}
 	if q.Type == domain.TypeQuorum && depth > MaxHeld {
 		// Every message is held until the end, and a quorum queue lets
 		// one consumer hold no more than its prefetch.
@@ -57,6 +63,12 @@ func Scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 	}
 	st.Complete = stream || st.Total >= depth
 	switch {
+	case st.Complete && st.Unread > 0:
+		what := fmt.Sprintf("%d messages became ready after the scan started and are", st.Unread)
+		if st.Unread == 1 {
+			what = "1 message became ready after the scan started and is"
+		}
+		st.Notes = append(st.Notes, what+" not counted (new dead letters, or messages another client held and gave back, such as an export or a browse that had just ended): scan again for the whole queue")
 	case st.Complete:
 	case sc.upTo < depth && st.Total >= sc.upTo:
 		st.Notes = append(st.Notes, fmt.Sprintf("read the first %d of the %d messages the queue held: a quorum queue lets one consumer hold at most %d unacknowledged, and a scan holds every message it reads until the end", st.Total, depth, MaxHeld))
@@ -80,6 +92,8 @@ type scanner struct {
 	upTo     int // the scan ends once it has read this many (-1: a stream)
 	closed   chan *amqp.Error
 	waits    int // idle waits extended while messages were still ready
+	// afterRead is called once the consumer is cancelled (tests).
+	afterRead func()
 }
 
 // maxIdleWaits bounds how long a scan waits on messages the broker
@@ -119,6 +133,18 @@ func (sc *scanner) run(ctx context.Context, ch *amqp.Channel, q domain.QueueInfo
 		if aerr := sc.add(ch, d, !sc.stream); aerr != nil && err == nil {
 			err = aerr
 		}
+	}
+	if sc.afterRead != nil {
+		sc.afterRead()
+	}
+	if !sc.stream && err == nil {
+		// What the queue holds ready now, beside what this channel
+		// holds (asked before a quorum queue's are given back).
+		info, derr := ch.QueueDeclarePassive(q.Name, false, false, false, false, nil)
+		if derr != nil {
+			return fmt.Errorf("read the depth of %s: %w", q.Name, derr)
+		}
+		sc.st.Unread = info.Messages
 	}
 	if q.Type == domain.TypeQuorum && sc.lastTag > 0 {
 		// On 4.3+ a nack is free where a closing channel costs a count,

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/warrenops/warren/domain"
@@ -198,4 +199,55 @@ func TestACancelledQuorumScanReturnsItsMessagesByANack(t *testing.T) {
 			t.Fatalf("message %s was counted %d deliveries by the cancelled scan", d.MessageId, n)
 		}
 	}
+}
+
+// A scan reads the messages the queue held ready at its start, and counts
+// those that became ready after it had read them as unread: here another
+// client held 500 and gave them back once the scan had read the rest, as
+// an export or a browse that just ended gives its messages back while
+// the next command reads. Its figures are not the whole queue's, and it
+// says so.
+func TestAScanCountsWhatBecameReadyAfterItStarted(t *testing.T) {
+	vhost, conn := testVhost(t)
+	fillByMaxLength(t, conn, 1500, 16)
+	q := classicDLQ(vhost)
+	holder := testkit.Channel(t, testkit.Dial(t, vhost))
+	for range 500 {
+		if _, ok, err := holder.Get(sceneDLQ, false); err != nil || !ok {
+			t.Fatalf("get: %v, %v", ok, err)
+		}
+	}
+	ch := testkit.Channel(t, conn)
+	st, err := scan(context.Background(), conn, q, Options{}, nil, func() {
+		if err := holder.Close(); err != nil {
+			t.Error(err)
+		}
+		waitReadyAtLeast(t, ch, 500)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != 1000 || !st.Complete || st.Unread != 500 {
+		t.Fatalf("read %d (complete %v), unread %d; want the 1000 ready at the start, and the 500 given back after unread", st.Total, st.Complete, st.Unread)
+	}
+	if n := len(st.Notes); n == 0 || st.Notes[n-1] != "500 messages became ready after the scan started and are not counted (new dead letters, or messages another client held and gave back, such as an export or a browse that had just ended): scan again for the whole queue" {
+		t.Errorf("notes %q", st.Notes)
+	}
+	waitReady(t, conn, sceneDLQ, 1500)
+}
+
+// waitReadyAtLeast waits until the scene's DLQ holds at least n ready.
+func waitReadyAtLeast(t *testing.T, ch *amqp.Channel, n int) {
+	t.Helper()
+	for range 500 {
+		q, err := ch.QueueDeclarePassive(sceneDLQ, false, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Messages >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never held %d ready", sceneDLQ, n)
 }

@@ -146,6 +146,7 @@ type whole struct {
 	oldest           time.Time
 	complete         bool
 	expected         int
+	unread           int // ready after the scan started, not counted
 	at               time.Time
 	took             time.Duration
 	// groups are the failure groups of the whole queue, nil when the
@@ -159,7 +160,7 @@ func merge(st *domain.Stats, held []domain.DeadLetter, at time.Time) *whole {
 		total: st.Total + len(held), held: len(held), bytes: st.Bytes,
 		attempts: h.Attempts, reasons: h.Reasons, origins: h.Origins,
 		loops: st.ReplayLoops, parked: st.Quarantined, oldest: st.OldestDeadLettered,
-		complete: st.Complete, expected: st.Expected, at: at, took: st.Took,
+		complete: st.Complete, expected: st.Expected, unread: st.Unread, at: at, took: st.Took,
 	}
 	for _, l := range held {
 		h.Add(l)
@@ -216,6 +217,9 @@ func (m *Model) wholeSummary(w *whole) []string {
 	lines = append(lines, loops)
 	if !w.complete {
 		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("incomplete: read %d of the %d ready at the start", w.total-w.held, w.expected)))
+	}
+	if w.unread > 0 {
+		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("%d ready since, not counted", w.unread)))
 	}
 	return lines
 }
