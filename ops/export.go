@@ -31,12 +31,13 @@ type ExportResult struct {
 	Target  *Target
 	Read    int
 	Matched int
-	// What the queue held, once the export had read what it would, that
-	// the export did not read (every message when it started is read,
-	// or the limit): ready messages (arrived, or given back by another
-	// client, since it started) and deliveries that came past the end;
-	// and the consumers of other clients, whose unacknowledged messages
-	// no reader sees.
+	// Unread is what the queue held, once the export had read what it
+	// would (every message ready when it started, or the limit), that
+	// the export did not read: ready messages (arrived, or given back by
+	// another client, since it started) and deliveries that came past
+	// the end. Consumers are the queue's consumers when the export
+	// started, other clients', whose unacknowledged messages no reader
+	// sees.
 	Unread, Consumers int
 }
 
@@ -58,6 +59,10 @@ func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLe
 		return res, err
 	}
 	defer conn.Close()
+	// Other clients' consumers, counted before the export's own come.
+	if res.Consumers, err = dlq.Consumers(conn, t.Info); err != nil {
+		return res, err
+	}
 	feed, err := o.feed(conn, t, s.Limit)
 	if err != nil {
 		return res, err
@@ -102,11 +107,11 @@ func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLe
 			progress(res.Read)
 		}
 		if end {
-			ready, past, consumers, err := feed.Left()
+			ready, past, err := feed.Left()
 			if err != nil {
 				return res, err
 			}
-			res.Unread, res.Consumers = ready+past, consumers
+			res.Unread = ready + past
 			return res, feed.Close()
 		}
 	}

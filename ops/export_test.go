@@ -3,10 +3,14 @@
 package ops
 
 import (
+	"fmt"
 	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/testkit"
 )
 
@@ -55,4 +59,31 @@ func TestAnExportCountsWhatTheQueueHoldsThatItDidNotRead(t *testing.T) {
 	// Nothing was taken: the 3 read and the 2 arrived are ready again,
 	// the holder still holds its 2.
 	testkit.WaitDepth(t, ch, "orders.dlq", 5)
+}
+
+// A quorum queue keeps counting a cancelled consumer while it holds
+// deliveries: an export that moves to a fresh consumer every half
+// window must not take its own for another client's.
+func TestAnExportOfAQuorumDLQCountsNoConsumerOfItsOwn(t *testing.T) {
+	vhost := testkit.Vhost(t, "warren-ops")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "work.dlq", amqp.Table{"x-queue-type": "quorum"})
+	testkit.Declare(t, ch, "work", amqp.Table{"x-max-length": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work.dlq"})
+	const n = dlq.DefaultFeedWindow/2 + 1000 // a second consumer at least
+	for i := range n {
+		if err := ch.Publish("", "work", false, false, amqp.Publishing{MessageId: fmt.Sprint("m-", i), Body: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitDepth(t, ch, "work.dlq", n)
+	l := newOps(t, &config.Context{Name: "test", Username: "guest"})
+	res, err := l.Export(testCtx(t), ExportScope{Queue: domain.QueueRef{Vhost: vhost, Name: "work.dlq"}},
+		func(domain.DeadLetter) error { return nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Read != n || res.Consumers != 0 || res.Unread != 0 {
+		t.Errorf("read %d of %d, consumers %d, unread %d; want every message, and nothing said of the export's own consumers", res.Read, n, res.Consumers, res.Unread)
+	}
+	testkit.WaitDepth(t, ch, "work.dlq", n)
 }

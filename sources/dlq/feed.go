@@ -551,24 +551,16 @@ func (f *Feed) noteLoss(e *amqp.Error) {
 
 // Left is what the queue holds that the feed did not hand out, asked
 // once Next has ended it: the messages ready now (arrived, or given back
-// by another client, after it started), the deliveries it got past its
-// limit (held until Close), and the consumers of other clients, whose
-// unacknowledged messages it never saw.
-func (f *Feed) Left() (ready, past, consumers int, err error) {
-	f.rpc.Lock()
-	q, err := f.ch.QueueDeclarePassive(f.q.Name, false, false, false, false, nil)
-	f.rpc.Unlock()
+// by another client, after it started) and the deliveries it got past
+// its limit (held until Close).
+func (f *Feed) Left() (ready, past int, err error) {
+	ready, err = f.ready()
 	if err != nil {
-		return 0, 0, 0, f.lostOr(fmt.Errorf("read the depth of %s: %w", f.q.Name, err))
+		return 0, 0, err
 	}
 	f.mu.Lock()
-	past = max(f.received-f.taken, 0)
-	f.mu.Unlock()
-	consumers = q.Consumers
-	if f.deliveries != nil {
-		consumers-- // its own
-	}
-	return q.Messages, past, max(consumers, 0), nil
+	defer f.mu.Unlock()
+	return ready, max(f.received-f.taken, 0), nil
 }
 
 // ready is how many messages the queue holds ready now.
@@ -580,6 +572,22 @@ func (f *Feed) ready() (int, error) {
 		return 0, f.lostOr(fmt.Errorf("read the depth of %s: %w", f.q.Name, err))
 	}
 	return q.Messages, nil
+}
+
+// Consumers is how many consumers q has now, as the broker counts them
+// (a quorum queue keeps counting a cancelled consumer while it holds
+// deliveries, so this is asked before a feed's own come).
+func Consumers(conn *amqp.Connection, q domain.QueueInfo) (int, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, fmt.Errorf("open a channel to %s: %w", q.Name, err)
+	}
+	defer ch.Close()
+	info, err := ch.QueueDeclarePassive(q.Name, false, false, false, false, nil)
+	if err != nil {
+		return 0, fmt.Errorf("inspect queue %s: %w", q.Name, err)
+	}
+	return info.Consumers, nil
 }
 
 // Depth is how many messages q holds ready now: the N an operation that
