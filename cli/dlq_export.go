@@ -44,7 +44,14 @@ base64 and its sha256, the logical ID and the failure group. A name ending in
 .gz is written gzipped; - writes to stdout. The file appears whole or not at
 all: it is written beside its name and put in place once complete. An export
 never replaces a file (an earlier export may be the only copy of messages
-purged since) unless --force is given.`
+purged since) unless --force is given.
+
+An export takes every message the queue holds ready when it starts. When the
+queue then holds ready messages the file does not (new dead letters, or
+messages another client held and gave back, such as an export or a browse
+that had just ended), it says how many and exits 1, the file written: a purge
+now would take messages the file does not hold. Consumers holding messages
+are warned of. --json counts both (unread, consumers).`
 
 func newDlqExportCmd(a *App) *cobra.Command {
 	var f exportFlags
@@ -243,20 +250,30 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		fmt.Fprintf(a.Out, "exported %d of the %s read from %s to %s (%d bytes, sha256 %s); the queue keeps them all\n",
 			res.Matched, format.Messages(res.Read), sanitize.Text(queue), sanitize.Text(f.output), size, sum)
 	}
-	if f.limit == 0 {
-		for _, w := range exportLeft(queue, res) {
-			fmt.Fprintln(a.Err, "warning: "+w)
-		}
+	warnings, left := exportLeft(queue, f.limit, res)
+	for _, w := range warnings {
+		fmt.Fprintln(a.Err, "warning: "+w)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return left
 }
 
 // exportLeft says what the queue held, once the export had read every
 // message it held at the start, that is not in the file: an operator
 // keeping a copy before a purge must not take the file for the whole
-// queue.
-func exportLeft(queue string, res ops.ExportResult) []string {
+// queue. Messages the queue holds ready that the file does not exit 1
+// (the file is whole for what it read, but a purge now would take
+// messages it does not hold, so `export && purge` stops there); a
+// consumer's are not taken by a purge, and only warned of. An export
+// cut by --limit asked for part of the queue: nothing to say.
+func exportLeft(queue string, limit int, res ops.ExportResult) ([]string, error) {
+	if limit > 0 {
+		return nil, nil
+	}
 	var out []string
+	var err error
 	q := sanitize.Text(queue)
 	if n := res.Unread; n > 0 {
 		verb := "are"
@@ -265,11 +282,12 @@ func exportLeft(queue string, res ops.ExportResult) []string {
 		}
 		out = append(out, fmt.Sprintf("%s %s in %s and not in the file: ready after the export started (new dead letters, or messages another client held and gave back, such as an export or a browse that had just ended); export again to take them",
 			format.Messages(n), verb, q))
+		err = app.Quiet(app.ExitFailure)
 	}
 	if n := res.Consumers; n > 0 {
 		out = append(out, fmt.Sprintf("%s has %s: messages a consumer holds unacknowledged are not in the file", q, format.Plural(n, "consumer")))
 	}
-	return out
+	return out, err
 }
 
 // headerLine is h as the file's first line.
