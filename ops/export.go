@@ -59,14 +59,12 @@ func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLe
 		return res, err
 	}
 	defer conn.Close()
-	// Other clients' consumers, counted before the export's own come.
-	if res.Consumers, err = dlq.Consumers(conn, t.Info); err != nil {
-		return res, err
-	}
-	feed, err := o.feed(conn, t, s.Limit)
+	// Other clients' consumers are counted before the export's own come.
+	feed, consumers, err := o.feedCounting(conn, t, s.Limit)
 	if err != nil {
 		return res, err
 	}
+	res.Consumers = consumers
 	// Everything read goes back, in order, however the export ends.
 	defer feed.Close()
 	if s.Begin != nil {

@@ -188,15 +188,18 @@ func (o *Ops) depth(t *Target, limit int) (int, error) {
 		return 0, err
 	}
 	defer conn.Close()
-	return depthOn(conn, t, limit)
+	depth, _, err := depthOn(conn, t, limit)
+	return depth, err
 }
 
-func depthOn(conn *amqp.Connection, t *Target, limit int) (int, error) {
-	depth, err := dlq.Depth(conn, t.Info)
+// depthOn is how many messages t holds now, at most limit when limit > 0,
+// and the consumers it has (the broker's count).
+func depthOn(conn *amqp.Connection, t *Target, limit int) (depth, consumers int, err error) {
+	depth, consumers, err = dlq.Inspect(conn, t.Info)
 	if limit > 0 {
 		depth = min(depth, limit)
 	}
-	return depth, err
+	return depth, consumers, err
 }
 
 // walk runs op over the first limit messages of t, staged and paced as
@@ -274,11 +277,19 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 // feed opens a feed on t over conn: at most limit messages, else as many
 // as the queue holds now.
 func (o *Ops) feed(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, error) {
-	depth, err := depthOn(conn, t, limit)
+	f, _, err := o.feedCounting(conn, t, limit)
+	return f, err
+}
+
+// feedCounting is feed, and the consumers the queue had before the
+// feed's own came (the broker's count).
+func (o *Ops) feedCounting(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, int, error) {
+	depth, consumers, err := depthOn(conn, t, limit)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return dlq.OpenFeed(conn, t.Info, t.Opts, depth, 0)
+	f, err := dlq.OpenFeed(conn, t.Info, t.Opts, depth, 0)
+	return f, consumers, err
 }
 
 // lookup asks the inbox of ref's messages, page by page; nil when the

@@ -574,29 +574,21 @@ func (f *Feed) ready() (int, error) {
 	return q.Messages, nil
 }
 
-// Consumers is how many consumers q has now, as the broker counts them
-// (a quorum queue keeps counting a cancelled consumer while it holds
-// deliveries, so this is asked before a feed's own come).
-func Consumers(conn *amqp.Connection, q domain.QueueInfo) (int, error) {
-	ch, err := conn.Channel()
-	if err != nil {
-		return 0, fmt.Errorf("open a channel to %s: %w", q.Name, err)
-	}
-	defer ch.Close()
-	info, err := ch.QueueDeclarePassive(q.Name, false, false, false, false, nil)
-	if err != nil {
-		return 0, fmt.Errorf("inspect queue %s: %w", q.Name, err)
-	}
-	return info.Consumers, nil
-}
-
 // Depth is how many messages q holds ready now: the N an operation that
 // starts now may take.
 func Depth(conn *amqp.Connection, q domain.QueueInfo) (int, error) {
-	ch, depth, _, err := inspect(conn, q)
+	depth, _, err := Inspect(conn, q)
+	return depth, err
+}
+
+// Inspect is Depth and the consumers q has now, as the broker counts
+// them: asked before a reader's own consumers come, since a quorum
+// queue keeps counting a cancelled consumer while it holds deliveries.
+func Inspect(conn *amqp.Connection, q domain.QueueInfo) (depth, consumers int, err error) {
+	ch, depth, consumers, err := inspect(conn, q)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	_ = ch.Close()
-	return depth, nil
+	return depth, consumers, nil
 }

@@ -38,6 +38,7 @@ func scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 	if err != nil {
 		return nil, err
 	}
+	consumers = max(consumers, q.Consumers) // as either counts them
 	defer ch.Close()
 	stream := q.Type == domain.TypeStream
 	if stream {

@@ -196,6 +196,7 @@ func Open(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 	if err != nil {
 		return nil, err
 	}
+	consumers = max(consumers, q.Consumers) // as either counts them
 	s := &Session{
 		q: q, o: o, ch: ch,
 		stream:   q.Type == domain.TypeStream,
@@ -217,7 +218,8 @@ func Open(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 }
 
 // inspect opens the session's channel and reads the queue's depth and
-// consumers with a passive declare.
+// consumers with a passive declare (the broker's count now; a quorum
+// queue counts a cancelled consumer while it holds deliveries).
 func inspect(conn *amqp.Connection, q domain.QueueInfo) (*amqp.Channel, int, int, error) {
 	ch, err := conn.Channel()
 	if err != nil {
@@ -232,7 +234,7 @@ func inspect(conn *amqp.Connection, q domain.QueueInfo) (*amqp.Channel, int, int
 		}
 		return nil, 0, 0, fmt.Errorf("inspect queue %s: %w", q.Name, err)
 	}
-	return ch, info.Messages, max(info.Consumers, q.Consumers), nil
+	return ch, info.Messages, info.Consumers, nil
 }
 
 func (s *Session) watch(notify chan *amqp.Error) {
