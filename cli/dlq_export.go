@@ -280,8 +280,8 @@ func exportLeft(queue string, limit int, res ops.ExportResult) ([]string, error)
 		if n == 1 {
 			verb = "is"
 		}
-		out = append(out, fmt.Sprintf("%s %s in %s and not in the file: ready after the export started (new dead letters, or messages another client held and gave back, such as an export or a browse that had just ended); export again to take them",
-			format.Messages(n), verb, q))
+		out = append(out, fmt.Sprintf("%s %s in %s and not in the file: ready after the export started (%s); export again to take them",
+			format.Messages(n), verb, q, domain.ReadyAfterStart))
 		err = app.Quiet(app.ExitFailure)
 	}
 	if n := res.Consumers; n > 0 {

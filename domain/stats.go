@@ -41,12 +41,15 @@ type Stats struct {
 	// messages (consumers or expiry took some meanwhile).
 	Complete bool
 	// Unread counts the messages the queue held ready, once the scan had
-	// read what it would, that it did not read: new dead letters, or
-	// messages another client gave back after the scan started.
+	// read what it would, that it did not read (ReadyAfterStart).
 	Unread int
 	Notes  []string
 	Took   time.Duration
 }
+
+// ReadyAfterStart says where messages that became ready after a reader
+// of the whole queue started come from, as the scan and the export say it.
+const ReadyAfterStart = "new dead letters, or messages another client held and gave back, such as an export or a browse that had just ended"
 
 // Bounds that keep a scan's memory independent of the queue's size and
 // of what hostile headers contain.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -154,18 +155,12 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		conn, err := o.c.Dial(s.Queue.Vhost)
 		dialed <- dialResult{conn, err}
 	}()
-	var conn *amqp.Connection
-	received, keep := false, false // keep: the plan holds conn for its run
+	dial := sync.OnceValue(func() dialResult { return <-dialed })
+	keep := false // the plan holds the connection for its run
 	defer func() {
-		switch {
-		case keep:
-		case received:
-			if conn != nil {
-				_ = conn.Close()
-			}
-		default:
-			go func() { // a dial still under way is closed once it ends
-				if d := <-dialed; d.conn != nil {
+		if !keep { // closed once dialled, without waiting for it here
+			go func() {
+				if d := dial(); d.conn != nil {
 					_ = d.conn.Close()
 				}
 			}()
@@ -187,8 +182,8 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		}
 		req = resume.Request
 	}
-	d := <-dialed
-	conn, received = d.conn, true
+	d := dial()
+	conn := d.conn
 	if file.count > 0 {
 		if d.err != nil {
 			return nil, d.err

@@ -69,7 +69,7 @@ func scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 		if st.Unread == 1 {
 			what = "1 message became ready after the scan started and is"
 		}
-		st.Notes = append(st.Notes, what+" not counted (new dead letters, or messages another client held and gave back, such as an export or a browse that had just ended): scan again for the whole queue")
+		st.Notes = append(st.Notes, what+" not counted ("+domain.ReadyAfterStart+"): scan again for the whole queue")
 	case st.Complete:
 	case sc.upTo < depth && st.Total >= sc.upTo:
 		st.Notes = append(st.Notes, fmt.Sprintf("read the first %d of the %d messages the queue held: a quorum queue lets one consumer hold at most %d unacknowledged, and a scan holds every message it reads until the end", st.Total, depth, MaxHeld))

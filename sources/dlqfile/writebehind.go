@@ -16,23 +16,19 @@ const writeBehindBytes = 8 << 20
 // disk works while the queue is still being read. Elsewhere it writes to
 // f alone. Writes go to f's current offset.
 func WriteBehind(f *os.File) io.Writer {
-	return &writeBehind{f: f, start: startWriteback}
+	off, _ := f.Seek(0, io.SeekCurrent)
+	return &writeBehind{f: f, start: startWriteback, off: off}
 }
 
 type writeBehind struct {
 	f       *os.File
 	start   func(f *os.File, off, n int64) // startWriteback
+	off     int64                          // f's offset when it was made
 	written int64                          // bytes written through w
 	started int64                          // of them, those handed to the kernel's writeback
-	off     int64                          // f's offset when the first write came
-	first   bool
 }
 
 func (w *writeBehind) Write(p []byte) (int, error) {
-	if !w.first {
-		w.first = true
-		w.off, _ = w.f.Seek(0, io.SeekCurrent)
-	}
 	n, err := w.f.Write(p)
 	w.written += int64(n)
 	if w.written-w.started >= writeBehindBytes {
