@@ -49,9 +49,11 @@ purged since) unless --force is given.
 An export takes every message the queue holds ready when it starts. When the
 queue then holds ready messages the file does not (new dead letters, or
 messages another client held and gave back, such as an export or a browse
-that had just ended), it says how many and exits 1, the file written: a purge
-now would take messages the file does not hold. Consumers holding messages
-are warned of. --json counts both (unread, consumers).`
+that had just ended), or messages another client holds unacknowledged (a
+consumer, or a browse such as warren's DLQ screen), it says how many and
+exits 1, the file written: a purge now would take messages the file does not
+hold, and deleting the queue the held ones too. Consumers are warned of.
+--json counts them (unread, held, consumers).`
 
 func newDlqExportCmd(a *App) *cobra.Command {
 	var f exportFlags
@@ -84,9 +86,11 @@ type exportJSON struct {
 	// Unread counts the messages ready in the queue once the export had
 	// read what it would that it did not read (new dead letters, messages
 	// another client gave back, or past --limit); Consumers, the queue's
-	// consumers, whose unacknowledged messages no reader sees.
+	// consumers; Held, the messages other clients held unacknowledged
+	// when it started, which no reader sees.
 	Unread    int `json:"unread"`
 	Consumers int `json:"consumers"`
+	Held      int `json:"held"`
 }
 
 func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) error {
@@ -245,7 +249,7 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	}
 	if f.asJSON {
 		err = writeJSON(a.Out, exportJSON{Vhost: ref.Vhost, Queue: ref.Name, Output: f.output, Read: res.Read, Count: res.Matched, Bytes: size, SHA256: sum,
-			Unread: res.Unread, Consumers: res.Consumers})
+			Unread: res.Unread, Consumers: res.Consumers, Held: res.Held})
 	} else if f.output != "-" {
 		fmt.Fprintf(a.Out, "exported %d of the %s read from %s to %s (%d bytes, sha256 %s); the queue keeps them all\n",
 			res.Matched, format.Messages(res.Read), sanitize.Text(queue), sanitize.Text(f.output), size, sum)
@@ -263,11 +267,11 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 // exportLeft says what the queue held, once the export had read every
 // message it held at the start, that is not in the file: an operator
 // keeping a copy before a purge must not take the file for the whole
-// queue. Messages the queue holds ready that the file does not exit 1
-// (the file is whole for what it read, but a purge now would take
-// messages it does not hold, so `export && purge` stops there); a
-// consumer's are not taken by a purge, and only warned of. An export
-// cut by --limit asked for part of the queue: nothing to say.
+// queue. Messages the queue holds that the file does not exit 1 (the
+// file is whole for what it read, but a purge now would take the ready
+// ones, and deleting the queue the held ones too, so `export && purge`
+// stops there); consumers that hold nothing are only warned of. An
+// export cut by --limit asked for part of the queue: nothing to say.
 func exportLeft(queue string, limit int, res ops.ExportResult) ([]string, error) {
 	if limit > 0 {
 		return nil, nil
@@ -282,6 +286,10 @@ func exportLeft(queue string, limit int, res ops.ExportResult) ([]string, error)
 		}
 		out = append(out, fmt.Sprintf("%s %s in %s and not in the file: ready after the export started (%s); export again to take them",
 			format.Messages(n), verb, q, domain.ReadyAfterStart))
+		err = app.Quiet(app.ExitFailure)
+	}
+	if n := res.Held; n > 0 {
+		out = append(out, fmt.Sprintf("%s; they are in %s and not in the file: export again once it has given them back", domain.HeldNote(n), q))
 		err = app.Quiet(app.ExitFailure)
 	}
 	if n := res.Consumers; n > 0 {

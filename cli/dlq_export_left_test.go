@@ -12,7 +12,7 @@ import (
 // `warren dlq export … && purge` stops before a purge takes them; a
 // consumer's held messages, which a purge leaves, are warned of only;
 // --limit asked for part of the queue.
-func TestAnExportExitsOneWhenTheQueueHoldsReadyMessagesTheFileDoesNot(t *testing.T) {
+func TestAnExportExitsOneWhenTheQueueHoldsMessagesTheFileDoesNot(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		limit    int
@@ -27,7 +27,11 @@ func TestAnExportExitsOneWhenTheQueueHoldsReadyMessagesTheFileDoesNot(t *testing
 			warnings: []string{"82650 messages are in orders.dlq and not in the file", "orders.dlq has 2 consumers: messages a consumer holds unacknowledged are not in the file"}},
 		{name: "a consumer alone", res: ops.ExportResult{Read: 5, Consumers: 1},
 			warnings: []string{"orders.dlq has 1 consumer: messages a consumer holds unacknowledged are not in the file"}},
-		{name: "a limit", limit: 5, res: ops.ExportResult{Read: 5, Unread: 100, Consumers: 1}},
+		{name: "held by a browse", res: ops.ExportResult{Held: 29}, exitsOne: true,
+			warnings: []string{"29 messages are held unacknowledged by another client"}},
+		{name: "held by a consumer", res: ops.ExportResult{Read: 5, Held: 1, Consumers: 1}, exitsOne: true,
+			warnings: []string{"1 message is held unacknowledged by another client", "orders.dlq has 1 consumer"}},
+		{name: "a limit", limit: 5, res: ops.ExportResult{Read: 5, Unread: 100, Consumers: 1, Held: 3}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			warnings, err := exportLeft("orders.dlq", tt.limit, tt.res)

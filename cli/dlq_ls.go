@@ -176,10 +176,8 @@ func histJSONOf(attempts map[int]int, reasons, origins map[string]int) histJSON 
 
 func writeLsText(w io.Writer, t *ops.Target, rows []listed) error {
 	if len(rows) == 0 {
+		// What another client holds, the session's notes said.
 		fmt.Fprintf(w, "no messages listed from %s\n", sanitize.Text(t.Ref.Name))
-		if t.Unacked > 0 {
-			fmt.Fprintf(w, "%d of its messages are held unacknowledged by a consumer (another browse session, perhaps); they come back when it lets go\n", t.Unacked)
-		}
 		return nil
 	}
 	now := time.Now()

@@ -81,6 +81,9 @@ func completeness(st *domain.Stats) string {
 	if st.Unread > 0 {
 		out += fmt.Sprintf("; %d more ready since it started, not counted", st.Unread)
 	}
+	if st.Held > 0 {
+		out += fmt.Sprintf("; %d held by another client, not counted", st.Held)
+	}
 	return out
 }
 
@@ -89,6 +92,7 @@ type statsJSON struct {
 	Expected    int        `json:"expected"`
 	Complete    bool       `json:"complete"`
 	Unread      int        `json:"unread"`
+	Held        int        `json:"held"`
 	Bytes       int64      `json:"bytes"`
 	Histogram   histJSON   `json:"histogram"`
 	ReplayLoops int        `json:"replay_loops"`
@@ -105,7 +109,7 @@ type statsJSON struct {
 }
 
 func statsJSONOf(st *domain.Stats) statsJSON {
-	out := statsJSON{Total: st.Total, Expected: st.Expected, Complete: st.Complete, Unread: st.Unread, Bytes: st.Bytes,
+	out := statsJSON{Total: st.Total, Expected: st.Expected, Complete: st.Complete, Unread: st.Unread, Held: st.Held, Bytes: st.Bytes,
 		Histogram: histJSONOf(st.Attempts, st.Reasons, st.Origins), ReplayLoops: st.ReplayLoops,
 		Quarantined: st.Quarantined, NoTime: st.NoTime, Seconds: round(st.Took.Seconds(), 3),
 		Conventions: st.Conventions, FailureGroups: st.Groups.Len()}

@@ -296,6 +296,62 @@ func TestDlqStatsScansTheWholeQueue(t *testing.T) {
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
 }
 
+// A browse (warren's DLQ screen) holds what it shows unacknowledged,
+// with no consumer left: a second reader finds nothing ready, and must
+// not call the queue empty, nor an empty file its copy.
+func TestWhatAnotherBrowseHoldsIsNamedByStatsAndExport(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	browse := testkit.Channel(t, testkit.Dial(t, s.vhost))
+	deliveries, err := browse.Consume("orders.dlq", "browse", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		select {
+		case <-deliveries:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the browse got fewer than 4 messages")
+		}
+	}
+	if err := browse.Cancel("browse", false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitUnacked(t, s.vhost, "orders.dlq", 4)
+
+	text, errOut, err := runDlq(t, s.config, "stats", "orders.dlq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "4 held by another client, not counted"; !strings.Contains(text, want) {
+		t.Errorf("stats %q, want %q", text, want)
+	}
+	if want := "4 messages are held unacknowledged by another client"; !strings.Contains(errOut, want) {
+		t.Errorf("stats notes %q, want %q", errOut, want)
+	}
+	out, _, err := runDlq(t, s.config, "stats", "orders.dlq", "--json")
+	var got statsJSON
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil || got.Total != 0 || got.Held != 4 {
+		t.Errorf("stats --json %s (%v), want none read and 4 held", out, err)
+	}
+	file := filepath.Join(t.TempDir(), "orders.jsonl")
+	_, errOut, err = runDlq(t, s.config, "export", "orders.dlq", "--output", file)
+	if app.ExitCode(err) != app.ExitFailure || !strings.Contains(errOut, "4 messages are held unacknowledged by another client") {
+		t.Errorf("export: exit %d (%v), stderr %q; want exit 1 naming the 4 held", app.ExitCode(err), err, errOut)
+	}
+
+	// Given back, they are ready: the management API's count, still
+	// the old one for a few seconds, must not be taken for held ones.
+	if err := browse.Close(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
+	out, _, err = runDlq(t, s.config, "stats", "orders.dlq", "--json")
+	got = statsJSON{}
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil || got.Total != 4 || got.Held != 0 {
+		t.Errorf("stats --json %s (%v), want the 4 read and none held", out, err)
+	}
+}
+
 func TestDlqReadingAQuorumDLQNearItsLimitIsRefused(t *testing.T) {
 	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
 	s.declare(t, "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(1)})
@@ -345,13 +401,13 @@ func TestDlqLsSaysWhenAnotherConsumerHoldsTheMessages(t *testing.T) {
 			t.Fatal("the holding consumer got fewer than 4 messages")
 		}
 	}
-	out, _, err := runDlq(t, s.config, "ls", "orders.dlq")
+	out, stderr, err := runDlq(t, s.config, "ls", "orders.dlq")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"no messages listed from orders.dlq", "4 of its messages are held unacknowledged by a consumer"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	for _, want := range []string{"no messages listed from orders.dlq", "4 messages are held unacknowledged by another client"} {
+		if !strings.Contains(out+stderr, want) {
+			t.Errorf("output lacks %q:\n%s\n%s", want, out, stderr)
 		}
 	}
 }

@@ -43,8 +43,12 @@ type Stats struct {
 	// Unread counts the messages the queue held ready, once the scan had
 	// read what it would, that it did not read (ReadyAfterStart).
 	Unread int
-	Notes  []string
-	Took   time.Duration
+	// Held counts the messages other clients held unacknowledged when the
+	// scan started, which it could not read (HeldElsewhere): a caller
+	// that holds some of the queue itself (a browse) counts its own in.
+	Held  int
+	Notes []string
+	Took  time.Duration
 }
 
 // ReadyAfterStart says where messages that became ready after a reader

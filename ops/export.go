@@ -36,9 +36,9 @@ type ExportResult struct {
 	// the export did not read: ready messages (arrived, or given back by
 	// another client, since it started) and deliveries that came past
 	// the end. Consumers are the queue's consumers when the export
-	// started, other clients', whose unacknowledged messages no reader
-	// sees.
-	Unread, Consumers int
+	// started, other clients', and Held the messages other clients held
+	// unacknowledged then (domain.HeldElsewhere), which no reader sees.
+	Unread, Consumers, Held int
 }
 
 // Export reads s.Queue and hands each matching letter to each; an error
@@ -60,11 +60,11 @@ func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLe
 	}
 	defer conn.Close()
 	// Other clients' consumers are counted before the export's own come.
-	feed, consumers, err := o.feedCounting(conn, t, s.Limit)
+	feed, others, err := o.feedCounting(conn, t, s.Limit)
 	if err != nil {
 		return res, err
 	}
-	res.Consumers = consumers
+	res.Consumers, res.Held = others.consumers, others.held
 	// Everything read goes back, in order, however the export ends.
 	defer feed.Close()
 	if s.Begin != nil {

@@ -26,9 +26,6 @@ type Target struct {
 	Knows config.Knowledge
 	// InboxOf is the queue whose inbox holds these messages' effects.
 	InboxOf domain.QueueRef
-	// Unacked is how many of the queue's messages a consumer held when it
-	// was resolved: a browse cannot see them.
-	Unacked int64
 	// Confirmed are the queues the DLQ's pairing confirms as origins a
 	// framework's headers may name (docs/ARCHITECTURE.md §4.12); exists
 	// reports whether a queue of the vhost existed when it was resolved.
@@ -63,9 +60,8 @@ func (o *Ops) Resolve(ctx context.Context, ref domain.QueueRef) (*Target, error)
 		Info: domain.QueueInfo{
 			Vhost: ref.Vhost, Name: ref.Name, Type: q.Type, DeliveryLimit: q.DeliveryLimit(version),
 			BrokerVersion: version, Consumers: q.Consumers, Messages: q.Messages,
-			HasDLX: q.HasDLX,
+			HasDLX: q.HasDLX, Unacked: q.Unacked,
 		},
-		Unacked: q.Unacked,
 		InboxOf: ref,
 		Cluster: snap.Overview.ClusterName,
 	}

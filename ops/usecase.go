@@ -334,7 +334,7 @@ func (o *Ops) planHeld(ctx context.Context, s Scope, h *Browse) (*Plan, error) {
 // before anything moves. The run streams over the messages the queue
 // holds when it starts, as many as the preview read.
 func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Scope) (*Plan, error) {
-	pre, err := o.preview(ctx, t, r, s.Limit)
+	pre, others, err := o.preview(ctx, t, r, s.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -352,6 +352,10 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
 		CanStage: s.Action == Replay,
+	}
+	if others.held > 0 && s.Limit == 0 {
+		// Not the whole queue, whatever the plan's count says.
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s; this %s leaves them in %s", domain.HeldNote(others.held), r.Action, s.Queue.Name))
 	}
 	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
 		return o.walkPreviewed(ctx, t, pre, p.Staging, progress)

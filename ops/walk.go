@@ -24,18 +24,18 @@ import (
 // preview reads the DLQ t — all of it, or its first limit messages when
 // limit > 0 — and says what the operation r would do. Everything read
 // goes back, in order.
-func (o *Ops) preview(ctx context.Context, t *Target, r actions.Request, limit int) (*actions.Preview, error) {
+func (o *Ops) preview(ctx context.Context, t *Target, r actions.Request, limit int) (*actions.Preview, beside, error) {
 	conn, err := o.c.Dial(t.Ref.Vhost)
 	if err != nil {
-		return nil, err
+		return nil, beside{}, err
 	}
 	defer conn.Close()
-	feed, err := o.feed(conn, t, limit)
+	feed, others, err := o.feedCounting(conn, t, limit)
 	if err != nil {
-		return nil, err
+		return nil, beside{}, err
 	}
 	p, err := actions.NewPreview(ctx, feed, r, o.lookup(t.InboxOf))
-	return p, errors.Join(err, feed.Close())
+	return p, others, errors.Join(err, feed.Close())
 }
 
 // checkDestinations refuses the previewed operation where a destination
@@ -281,15 +281,24 @@ func (o *Ops) feed(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, erro
 	return f, err
 }
 
-// feedCounting is feed, and the consumers the queue had before the
-// feed's own came (the broker's count).
-func (o *Ops) feedCounting(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, int, error) {
-	depth, consumers, err := depthOn(conn, t, limit)
+// beside is what a feed cannot read of its queue when it opens: the
+// consumers of other clients (the broker's count, before the feed's own
+// came), and the messages other clients hold unacknowledged
+// (domain.HeldElsewhere).
+type beside struct{ consumers, held int }
+
+// feedCounting is feed, and what it cannot read.
+func (o *Ops) feedCounting(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, beside, error) {
+	ready, consumers, err := dlq.Inspect(conn, t.Info)
 	if err != nil {
-		return nil, 0, err
+		return nil, beside{}, err
+	}
+	depth := ready
+	if limit > 0 {
+		depth = min(depth, limit)
 	}
 	f, err := dlq.OpenFeed(conn, t.Info, t.Opts, depth, 0)
-	return f, consumers, err
+	return f, beside{consumers: consumers, held: domain.HeldElsewhere(t.Info, ready)}, err
 }
 
 // lookup asks the inbox of ref's messages, page by page; nil when the

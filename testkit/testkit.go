@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -176,6 +177,34 @@ func WaitDepth(t testing.TB, ch *amqp.Channel, name string, want int) {
 			t.Fatalf("queue %s holds %d messages, want %d", name, got, want)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitUnacked polls the management API until it counts want messages of
+// vhost/name delivered and unacknowledged: its figures follow the broker
+// by up to a statistics interval (5 s by default).
+func WaitUnacked(t testing.TB, vhost, name string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var q struct {
+			Unacked *int `json:"messages_unacknowledged"`
+		}
+		raw := Mgmt(t, http.MethodGet, "/api/queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(name), nil)
+		if err := json.Unmarshal(raw, &q); err != nil {
+			t.Fatalf("queue %s: %v", name, err)
+		}
+		if q.Unacked != nil && *q.Unacked == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			got := "none"
+			if q.Unacked != nil {
+				got = fmt.Sprint(*q.Unacked)
+			}
+			t.Fatalf("the management API counts %s unacknowledged messages of %s after 30 s, want %d", got, name, want)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 

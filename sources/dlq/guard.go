@@ -97,9 +97,13 @@ func refusal(q domain.QueueInfo, dl domain.DeadLetter) (string, bool) {
 		returns, q.DeliveryLimit), true
 }
 
-// sessionNotes are the caveats an operator should read with the first page.
-func sessionNotes(q domain.QueueInfo, consumers int) []string {
+// sessionNotes are the caveats an operator should read with the first
+// page; held is what other clients hold of the queue (HeldElsewhere).
+func sessionNotes(q domain.QueueInfo, consumers, held int) []string {
 	var notes []string
+	if held > 0 {
+		notes = append(notes, domain.HeldNote(held))
+	}
 	if consumers > 0 && q.Type != domain.TypeStream {
 		if consumers == 1 {
 			notes = append(notes, "DLQ has 1 consumer: it cannot see held messages, and messages it takes are not browsed")

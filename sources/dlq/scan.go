@@ -39,6 +39,7 @@ func scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 		return nil, err
 	}
 	consumers = max(consumers, q.Consumers) // as either counts them
+	held := domain.HeldElsewhere(q, depth)
 	defer ch.Close()
 	stream := q.Type == domain.TypeStream
 	if stream {
@@ -49,7 +50,8 @@ func scan(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 		Queue: q, Expected: depth,
 		Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
 		Groups: domain.NewGroups(o.GroupIDs), Conventions: map[string]int{},
-		Notes: sessionNotes(q, consumers),
+		Held:  held,
+		Notes: sessionNotes(q, consumers, held),
 	}
 	sc := &scanner{o: o, st: st, progress: progress, stream: stream, upTo: depth, afterRead: afterRead}
 	if q.Type == domain.TypeQuorum && depth > MaxHeld {

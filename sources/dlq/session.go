@@ -206,7 +206,7 @@ func Open(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 		expected: depth,
 		cursor:   o.StartOffset,
 		held:     map[uint64]struct{}{},
-		notes:    sessionNotes(q, consumers),
+		notes:    sessionNotes(q, consumers, domain.HeldElsewhere(q, depth)),
 	}
 	if s.stream {
 		// A stream's declare-ok count is not its length (it lags and

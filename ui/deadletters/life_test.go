@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -13,7 +14,7 @@ func TestASessionThatOpensAfterCloseIsClosed(t *testing.T) {
 	late := newSession()
 	m := New(ref, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{late}}}, Options{Styles: styles.New(true)})
 	m.Close()()
-	msg := openCmd(context.Background(), m.life, m.deps.Browser, ref, false, 42)()
+	msg := openCmd(context.Background(), m.life, m.deps.Browser, ref, false, 42, nil)()
 	if om := msg.(openedMsg); om.session != nil || om.err == nil {
 		t.Errorf("opened = %+v, want no session and an error", om)
 	}
@@ -84,5 +85,34 @@ func TestAnOperationDoesNotStartAfterClose(t *testing.T) {
 	}
 	if _, exec := acts.plans(); len(exec) != 0 {
 		t.Errorf("executed %d plans after Close", len(exec))
+	}
+}
+
+// orderBrowser records, at each Open, whether the session before was
+// closed by then.
+type orderBrowser struct {
+	*fakeBrowser
+	before      *fakeSession
+	closedFirst []bool
+}
+
+func (b *orderBrowser) Open(ctx context.Context, r domain.QueueRef, allowRisk bool) (ops.Session, error) {
+	b.closedFirst = append(b.closedFirst, b.before.isClosed())
+	return b.fakeBrowser.Open(ctx, r, allowRisk)
+}
+
+// Reopening gives back what the screen held before the next session
+// looks at the queue: else it finds the screen's own messages held by
+// "another client", and fewer ready.
+func TestReopeningClosesTheSessionBeforeOpeningTheNext(t *testing.T) {
+	d, first := browsingDriver(t, Options{}, nil)
+	b := &orderBrowser{fakeBrowser: &fakeBrowser{sessions: []*fakeSession{newSession()}}, before: first}
+	d.m.deps.Browser = b
+	msg := d.m.open(false)()
+	if om, ok := msg.(openedMsg); !ok || om.err != nil {
+		t.Fatalf("reopened: %#v", msg)
+	}
+	if len(b.closedFirst) != 1 || !b.closedFirst[0] {
+		t.Errorf("the session before closed when the next opened: %v, want [true]", b.closedFirst)
 	}
 }

@@ -66,8 +66,14 @@ type resultMsg struct {
 	err error
 }
 
-func openCmd(ctx context.Context, lf *life, b Browser, ref domain.QueueRef, allowRisk bool, sid int64) tea.Cmd {
+// openCmd opens session sid, once prev (the screen's session before,
+// if any) is closed: what prev held is back in the queue, for the new
+// session to read rather than take for another client's.
+func openCmd(ctx context.Context, lf *life, b Browser, ref domain.QueueRef, allowRisk bool, sid int64, prev ops.Session) tea.Cmd {
 	return func() tea.Msg {
+		if prev != nil {
+			_ = prev.Close() // the deliveries return to the queue either way
+		}
 		s, err := b.Open(ctx, ref, allowRisk)
 		if err == nil && !lf.adopt(sid, s) {
 			_ = s.Close()

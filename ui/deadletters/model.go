@@ -117,14 +117,14 @@ func New(ref domain.QueueRef, deps Deps, opts Options) *Model {
 func (m *Model) Init() tea.Cmd { return m.open(false) }
 
 func (m *Model) open(allowRisk bool) tea.Cmd {
-	cmds := []tea.Cmd{closeCmd(m.life, m.sid)}
+	prev := m.life.release(m.sid)
 	m.sid = nextID()
 	m.session, m.state, m.stateErr, m.refusal = nil, opening, nil, nil
 	m.allowRisk = allowRisk
 	m.loading, m.end, m.notes, m.depth = false, false, nil, 0
 	m.inboxNote, m.op.result = "", ""
 	m.held.reset(nil, true)
-	return tea.Batch(append(cmds, openCmd(m.ctx, m.life, m.deps.Browser, m.ref, allowRisk, m.sid))...)
+	return openCmd(m.ctx, m.life, m.deps.Browser, m.ref, allowRisk, m.sid, prev)
 }
 
 // Close stops what the screen started: a running operation stops

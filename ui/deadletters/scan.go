@@ -147,6 +147,7 @@ type whole struct {
 	complete         bool
 	expected         int
 	unread           int // ready after the scan started, not counted
+	others           int // held by other clients, not counted
 	at               time.Time
 	took             time.Duration
 	// groups are the failure groups of the whole queue, nil when the
@@ -161,6 +162,8 @@ func merge(st *domain.Stats, held []domain.DeadLetter, at time.Time) *whole {
 		attempts: h.Attempts, reasons: h.Reasons, origins: h.Origins,
 		loops: st.ReplayLoops, parked: st.Quarantined, oldest: st.OldestDeadLettered,
 		complete: st.Complete, expected: st.Expected, unread: st.Unread, at: at, took: st.Took,
+		// The scan counts what this screen holds as held too.
+		others: max(st.Held-len(held), 0),
 	}
 	for _, l := range held {
 		h.Add(l)
@@ -220,6 +223,9 @@ func (m *Model) wholeSummary(w *whole) []string {
 	}
 	if w.unread > 0 {
 		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("%d ready since, not counted", w.unread)))
+	}
+	if w.others > 0 {
+		lines = append(lines, m.st.Warn.Render(fmt.Sprintf("%d held by others, not counted", w.others)))
 	}
 	return lines
 }

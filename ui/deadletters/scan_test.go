@@ -247,3 +247,33 @@ func TestTheWholeQueueSaysWhatBecameReadyAfterTheScanStarted(t *testing.T) {
 		t.Errorf("view lacks what the scan did not count:\n%s", v)
 	}
 }
+
+// The scan counts the messages this screen holds among those it could
+// not read: only another client's are said to be held elsewhere.
+func TestTheWholeQueueSaysWhatAnotherClientHolds(t *testing.T) {
+	for _, tt := range []struct {
+		held int
+		want string
+	}{
+		{held: 4 + 29, want: "29 held by others, not counted"},
+		{held: 4, want: ""}, // the screen's own four
+	} {
+		st := wholeStats()
+		st.Held = tt.held
+		sc := newScanner(st, nil)
+		close(sc.release)
+		d := scanningDriver(t, sc)
+		if n := len(d.m.held.letters); n != 4 {
+			t.Fatalf("the screen holds %d letters, want 4", n)
+		}
+		d.keys("S")
+		d.until("the whole queue's figures", func() bool { return d.m.scan.show })
+		v := d.m.View()
+		if tt.want != "" && !strings.Contains(v, tt.want) {
+			t.Errorf("held %d: view lacks %q:\n%s", tt.held, tt.want, v)
+		}
+		if tt.want == "" && strings.Contains(v, "held by others") {
+			t.Errorf("held %d: the screen's own messages are said to be another client's:\n%s", tt.held, v)
+		}
+	}
+}
