@@ -302,18 +302,7 @@ func TestDlqStatsScansTheWholeQueue(t *testing.T) {
 func TestWhatAnotherBrowseHoldsIsNamedByStatsAndExport(t *testing.T) {
 	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
 	browse := testkit.Channel(t, testkit.Dial(t, s.vhost))
-	deliveries, err := browse.Consume("orders.dlq", "browse", false, false, false, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 4 {
-		select {
-		case <-deliveries:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the browse got fewer than 4 messages")
-		}
-	}
-	if err := browse.Cancel("browse", false); err != nil {
+	if err := browse.Cancel(testkit.Hold(t, browse, "orders.dlq", 4), false); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitUnacked(t, s.vhost, "orders.dlq", 4)
@@ -390,17 +379,7 @@ func TestDlqLsSaysWhenAnotherConsumerHoldsTheMessages(t *testing.T) {
 	if err := s.ch.Qos(10, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	deliveries, err := s.ch.Consume("orders.dlq", "holder", false, false, false, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 4 {
-		select {
-		case <-deliveries:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the holding consumer got fewer than 4 messages")
-		}
-	}
+	testkit.Hold(t, s.ch, "orders.dlq", 4)
 	out, stderr, err := runDlq(t, s.config, "ls", "orders.dlq")
 	if err != nil {
 		t.Fatal(err)

@@ -17,14 +17,7 @@ func TestAReplayPlanSaysWhatAnotherClientHolds(t *testing.T) {
 	vhost := testkit.Vhost(t, "warren-ops-held")
 	rejectedScene(t, vhost, 6)
 	browse := testkit.Channel(t, testConn(t, vhost))
-	deliveries, err := browse.Consume("orders.dlq", "browse", false, false, false, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 6 {
-		<-deliveries
-	}
-	if err := browse.Cancel("browse", false); err != nil {
+	if err := browse.Cancel(testkit.Hold(t, browse, "orders.dlq", 6), false); err != nil {
 		t.Fatal(err)
 	}
 	// It gives four back and keeps two, as a screen paging on would.

@@ -180,6 +180,26 @@ func WaitDepth(t testing.TB, ch *amqp.Channel, name string, want int) {
 	}
 }
 
+// Hold has a consumer on ch take n messages of queue unacknowledged, as
+// another client holding them would, and returns its consumer tag: the
+// caller may cancel it and keep the deliveries, as a browse does.
+func Hold(t testing.TB, ch *amqp.Channel, queue string, n int) string {
+	t.Helper()
+	const tag = "holder"
+	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("consume %s: %v", queue, err)
+	}
+	for i := range n {
+		select {
+		case <-deliveries:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the holder got %d of %d messages of %s", i, n, queue)
+		}
+	}
+	return tag
+}
+
 // WaitUnacked polls the management API until it counts want messages of
 // vhost/name delivered and unacknowledged: its figures follow the broker
 // by up to a statistics interval (5 s by default).
