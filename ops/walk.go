@@ -188,18 +188,16 @@ func (o *Ops) depth(t *Target, limit int) (int, error) {
 		return 0, err
 	}
 	defer conn.Close()
-	depth, _, err := depthOn(conn, t, limit)
-	return depth, err
+	ready, _, err := dlq.Inspect(conn, t.Info)
+	return upTo(ready, limit), err
 }
 
-// depthOn is how many messages t holds now, at most limit when limit > 0,
-// and the consumers it has (the broker's count).
-func depthOn(conn *amqp.Connection, t *Target, limit int) (depth, consumers int, err error) {
-	depth, consumers, err = dlq.Inspect(conn, t.Info)
+// upTo is n, at most limit when limit > 0.
+func upTo(n, limit int) int {
 	if limit > 0 {
-		depth = min(depth, limit)
+		return min(n, limit)
 	}
-	return depth, consumers, err
+	return n
 }
 
 // walk runs op over the first limit messages of t, staged and paced as
@@ -293,11 +291,7 @@ func (o *Ops) feedCounting(conn *amqp.Connection, t *Target, limit int) (*dlq.Fe
 	if err != nil {
 		return nil, beside{}, err
 	}
-	depth := ready
-	if limit > 0 {
-		depth = min(depth, limit)
-	}
-	f, err := dlq.OpenFeed(conn, t.Info, t.Opts, depth, 0)
+	f, err := dlq.OpenFeed(conn, t.Info, t.Opts, upTo(ready, limit), 0)
 	return f, beside{consumers: consumers, held: domain.HeldElsewhere(t.Info, ready)}, err
 }
 
