@@ -20,15 +20,17 @@ func newFleetCmd(a *App) *cobra.Command {
 		Long: "One row per context: cluster, version, nodes up, alarms, queues in trouble, dead\n" +
 			"letters and their growth, the deepest DLQ and the oldest dead letter, read in\n" +
 			"parallel with a timeout each, so a context that does not answer says so and\n" +
-			"holds no other back (docs/ARCHITECTURE.md §3.6). For scripts: warren status\n" +
+			"holds no other back (docs/ARCHITECTURE.md §3.6). C in a dashboard opened from\n" +
+			"here comes back to it. For scripts: warren status\n" +
 			"--all-contexts --json, or --check.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return RunFleet(a) },
 	}
 }
 
-// RunFleet shows the fleet view; enter on a context opens its dashboard
-// (with the context switcher, as ever).
+// RunFleet shows the fleet view; enter on a context opens its dashboard,
+// whose context switcher leads back to the fleet (or to another
+// context, as ever).
 func RunFleet(a *App) error {
 	if !IsTerminal(os.Stdout) || !IsTerminal(os.Stdin) {
 		return app.Usage(errors.New("the fleet view needs a terminal; for scripts use `warren status --all-contexts --json` or `--check`"))
@@ -42,15 +44,24 @@ func RunFleet(a *App) error {
 		return err
 	}
 	a.Factory().TerminalTaken()
-	m := fleet.New(fleet.Options{Reader: fl, Refresh: c.Refresh.Duration, Timeout: app.DefaultFleetTimeout, Styles: styles.Default()})
-	final, err := tea.NewProgram(m, tea.WithAltScreen()).Run()
-	if err != nil {
-		return fmt.Errorf("fleet view: %w", err)
+	refresh, current := c.Refresh.Duration, ""
+	for {
+		// The same reader each time: what it read before is what the
+		// growth is measured against.
+		m := fleet.New(fleet.Options{Reader: fl, Refresh: refresh, Timeout: app.DefaultFleetTimeout, Styles: styles.Default(), Current: current})
+		final, err := tea.NewProgram(m, tea.WithAltScreen()).Run()
+		if err != nil {
+			return fmt.Errorf("fleet view: %w", err)
+		}
+		open := final.(*fleet.Model).Open()
+		if open == "" {
+			return nil
+		}
+		a.ContextName, a.f = open, nil
+		back, err := a.dashboard()
+		if err != nil || !back {
+			return err
+		}
+		current = a.ContextName
 	}
-	open := final.(*fleet.Model).Open()
-	if open == "" {
-		return nil
-	}
-	a.ContextName, a.f = open, nil
-	return RunDashboard(a)
 }

@@ -63,6 +63,13 @@ func TestStatusAllContextsJSONReadsTheFleet(t *testing.T) {
 	if d := rows["down"]; d.Err == "" || d.Version != "" || d.Environment != "dev" {
 		t.Errorf("down: %+v, want a row that says it did not answer", d)
 	}
+	// A context that did not answer was read at no time: a script sees
+	// no read_at rather than the year 1.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, `"read_at"`) && strings.Contains(line, "0001-01-01") {
+			t.Errorf("a read_at of the zero time: %s", line)
+		}
+	}
 	if rows["here"].Environment != "prod" {
 		t.Errorf("here: environment %q", rows["here"].Environment)
 	}

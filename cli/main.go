@@ -87,11 +87,22 @@ func Main() int {
 // RunDashboard runs the dashboard on the terminal until the operator
 // quits.
 func RunDashboard(a *App) error {
-	if _, err := a.Factory().Config(); err != nil {
+	toFleet, err := a.dashboard()
+	if err != nil || !toFleet {
 		return err
 	}
+	return RunFleet(a)
+}
+
+// dashboard runs the dashboard on the chosen context, and on each the
+// context switcher chooses after it, until the operator quits (toFleet
+// false) or chooses the fleet view.
+func (a *App) dashboard() (toFleet bool, err error) {
+	if _, err := a.Factory().Config(); err != nil {
+		return false, err
+	}
 	if !IsTerminal(os.Stdout) || !IsTerminal(os.Stdin) {
-		return app.Usage(errors.New("the dashboard needs a terminal; for scripts use `warren status`, `warren dlq ls` and --json"))
+		return false, app.Usage(errors.New("the dashboard needs a terminal; for scripts use `warren status`, `warren dlq ls` and --json"))
 	}
 	// The audit file's mode is warned of before the dashboard takes the
 	// terminal, and never under it.
@@ -103,38 +114,42 @@ func RunDashboard(a *App) error {
 	if a.Debug != "" {
 		f, err := os.OpenFile(a.Debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return app.Usage(fmt.Errorf("--debug: %w", err))
+			return false, app.Usage(fmt.Errorf("--debug: %w", err))
 		}
 		defer f.Close()
 		debug = f
 	}
 	defer dashboardMemory()()
 	for {
-		next, err := a.dashboardOnce(debug)
+		next, toFleet, err := a.dashboardOnce(debug)
 		if err != nil || next == "" {
-			return err
+			return toFleet, err
 		}
 		// The switcher chose another context: every client and screen
 		// is built again for it, in this process.
 		a.ContextName, a.f = next, nil
 		if _, err := a.Factory().Config(); err != nil {
-			return err
+			return false, err
 		}
 		a.Factory().TerminalTaken()
 	}
 }
 
 // dashboardOnce runs the dashboard on the factory's context until it
-// ends; next is the context the switcher chose, "" when it quit.
-func (a *App) dashboardOnce(debug io.Writer) (next string, err error) {
+// ends; next is the context the switcher chose, "" when it quit or chose
+// the fleet view (toFleet).
+func (a *App) dashboardOnce(debug io.Writer) (next string, toFleet bool, err error) {
 	model, release, err := a.Factory().Dashboard(debug)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	defer release()
 	final, err := tea.NewProgram(model, tea.WithAltScreen()).Run()
-	if s, ok := final.(interface{ SwitchTo() string }); ok && err == nil {
-		return s.SwitchTo(), nil
+	if s, ok := final.(interface {
+		SwitchTo() string
+		ToFleet() bool
+	}); ok && err == nil {
+		return s.SwitchTo(), s.ToFleet(), nil
 	}
-	return "", err
+	return "", false, err
 }

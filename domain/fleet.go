@@ -32,5 +32,6 @@ type FleetRow struct {
 	// OldestDeadLetter is the timestamp of the oldest DLQ head message
 	// whose publisher set one; nil when none is known.
 	OldestDeadLetter *time.Time `json:"oldest_dead_letter,omitempty"`
-	ReadAt           time.Time  `json:"read_at"`
+	// ReadAt is when the broker answered; absent where it did not.
+	ReadAt time.Time `json:"read_at,omitzero"`
 }

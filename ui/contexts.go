@@ -18,15 +18,21 @@ type ContextChoice struct {
 
 // picker is the context switcher (C): the configured contexts, one
 // chosen with enter; the program then ends and starts again on it
-// (SwitchTo), which moves every screen and client at once.
+// (SwitchTo), which moves every screen and client at once. Above them,
+// the fleet view (every context on one screen, ToFleet): where an
+// operator who opened this dashboard from it goes back to.
 type picker struct {
-	open   bool
+	open bool
+	// cursor is the row chosen: 0 the fleet, i+1 the context i.
 	cursor int
 }
 
 // SwitchTo is the context the operator chose to move to; "" when the
 // dashboard ended for another reason.
 func (m Model) SwitchTo() string { return m.switchTo }
+
+// ToFleet reports that the operator chose the fleet view.
+func (m Model) ToFleet() bool { return m.toFleet }
 
 // openPicker shows the contexts, the current one under the cursor.
 func (m Model) openPicker() (tea.Model, tea.Cmd) {
@@ -41,7 +47,7 @@ func (m Model) openPicker() (tea.Model, tea.Cmd) {
 	m.picker = picker{open: true}
 	for i, c := range m.o.Contexts {
 		if c.Current {
-			m.picker.cursor = i
+			m.picker.cursor = i + 1
 		}
 	}
 	return m, nil
@@ -53,12 +59,16 @@ func (m Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "up", "k":
 		m.picker.cursor = max(m.picker.cursor-1, 0)
 	case "down", "j":
-		m.picker.cursor = min(m.picker.cursor+1, len(m.o.Contexts)-1)
+		m.picker.cursor = min(m.picker.cursor+1, len(m.o.Contexts))
 	case "esc", "C":
 		m.picker.open = false
 	case "enter":
-		c := m.o.Contexts[m.picker.cursor]
 		m.picker.open = false
+		if m.picker.cursor == 0 {
+			m.toFleet = true
+			return m.quit()
+		}
+		c := m.o.Contexts[m.picker.cursor-1]
 		if c.Current {
 			return m, nil
 		}
@@ -68,9 +78,16 @@ func (m Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// pickerView lists the contexts.
+// pickerView lists the fleet view and the contexts.
 func (m Model) pickerView() string {
 	lines := []string{m.st.Title.Render("Switch context") + "  " + m.st.Muted.Render("↑/↓ choose · enter switches every screen to it · esc stays")}
+	row := func(i int, line string) string {
+		if i == m.picker.cursor {
+			return "> " + m.st.TableSelected.Render(line)
+		}
+		return "  " + line
+	}
+	lines = append(lines, row(0, fmt.Sprintf("every context · the fleet view (%d contexts on one screen)", len(m.o.Contexts))))
 	for i, c := range m.o.Contexts {
 		line := sanitize.Text(c.Name)
 		if c.Environment != "" {
@@ -79,14 +96,10 @@ func (m Model) pickerView() string {
 		if c.Current {
 			line += " · current"
 		}
-		prefix := "  "
-		if i == m.picker.cursor {
-			prefix = "> "
-			line = m.st.TableSelected.Render(line)
-		} else if c.Environment == "prod" {
+		if i+1 != m.picker.cursor && c.Environment == "prod" {
 			line = m.st.Trouble.Render(line)
 		}
-		lines = append(lines, prefix+line)
+		lines = append(lines, row(i+1, line))
 	}
 	return strings.Join(lines, "\n")
 }

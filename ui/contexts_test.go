@@ -56,6 +56,30 @@ func TestTheContextSwitcherListsTheContextsAndSwitchesOnEnter(t *testing.T) {
 	}
 }
 
+// Above the contexts, the switcher offers the fleet view: chosen, the
+// dashboard ends for it, and no context is switched to.
+func TestTheContextSwitcherLeadsBackToTheFleet(t *testing.T) {
+	m := newRoot(Options{Context: "prod-us", Environment: "prod", Contexts: []ContextChoice{
+		{Name: "prod-eu", Environment: "prod"}, {Name: "prod-us", Environment: "prod", Current: true}, {Name: "staging", Environment: "staging"},
+	}})
+	m, _ = pressAll(m, "C")
+	v := m.View()
+	if !strings.Contains(v, "every context · the fleet view (3 contexts on one screen)") || !strings.Contains(v, "> prod-us (prod) · current") {
+		t.Fatalf("the switcher does not offer the fleet above the contexts, the current one chosen:\n%s", v)
+	}
+	// Up past the first context, then further up, stays on the fleet.
+	m, cmd := pressAll(m, "k", "k", "k", "enter")
+	if !m.ToFleet() || m.SwitchTo() != "" || cmd == nil {
+		t.Fatalf("enter on the fleet: to fleet %v, switch to %q, cmd %v; want the program to end for the fleet", m.ToFleet(), m.SwitchTo(), cmd)
+	}
+	// Down stops at the last context.
+	m = newRoot(Options{Context: "prod-us", Contexts: []ContextChoice{{Name: "a"}, {Name: "b", Current: true}}})
+	m, _ = pressAll(m, "C", "down", "down", "down", "enter")
+	if m.ToFleet() || m.SwitchTo() != "" {
+		t.Fatalf("down past the last context: to fleet %v, switch to %q", m.ToFleet(), m.SwitchTo())
+	}
+}
+
 func TestTheContextSwitcherSaysWhenThereIsNoOther(t *testing.T) {
 	m := newRoot(Options{Context: "local", Contexts: []ContextChoice{{Name: "local", Current: true}}})
 	m, _ = pressAll(m, "C")

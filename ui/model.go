@@ -88,6 +88,7 @@ type Model struct {
 	footer        footer
 	picker        picker
 	switchTo      string
+	toFleet       bool
 }
 
 // footer is the message line: an error (red) or information (green),

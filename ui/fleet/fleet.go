@@ -36,6 +36,9 @@ type Options struct {
 	Timeout time.Duration // one context's read
 	Styles  styles.Styles
 	Now     func() time.Time
+	// Current is the context the cursor starts on: the one whose
+	// dashboard the operator came back from.
+	Current string
 }
 
 // Model is the fleet view.
@@ -77,8 +80,11 @@ func New(o Options) *Model {
 		Up: keys.New("up", "up", "k"), Down: keys.New("down", "down", "j"), Open: keys.New("enter", "open its dashboard"),
 		Refresh: keys.New("r", "read now"), Quit: keys.New("q", "quit", "ctrl+c"),
 	}}
-	for _, n := range o.Reader.Contexts() {
+	for i, n := range o.Reader.Contexts() {
 		m.rows = append(m.rows, domain.FleetRow{Context: n})
+		if n == o.Current {
+			m.cursor = i
+		}
 	}
 	return m
 }
@@ -212,7 +218,7 @@ func (m *Model) View() string {
 		}
 		lines = append(lines, prefix+line)
 	}
-	lines = append(lines, "", st.Muted.Render("enter opens that context's dashboard · r reads now · q quits"))
+	lines = append(lines, "", st.Muted.Render("enter opens that context's dashboard (C there comes back) · r reads now · q quits"))
 	if m.width > 0 {
 		for i, l := range lines {
 			lines[i] = ansi.Truncate(l, m.width, "…")

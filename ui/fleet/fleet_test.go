@@ -85,3 +85,22 @@ func TestTheDeepestDLQKeepsItsDepthAndItsQueue(t *testing.T) {
 		}
 	}
 }
+
+// Back from a context's dashboard, the cursor is on that context: enter
+// opens it again, down the next one.
+func TestTheFleetStartsOnTheContextItCameBackFrom(t *testing.T) {
+	r := fakeReader{rows: []domain.FleetRow{{Context: "prod-eu"}, {Context: "prod-us"}, {Context: "staging"}}}
+	m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Current: "prod-us"})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 20})
+	if v := m.View(); !strings.Contains(v, "> prod-us") {
+		t.Fatalf("the cursor is not on prod-us:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	if m.Update(tea.KeyMsg{Type: tea.KeyEnter}); m.Open() != "staging" {
+		t.Fatalf("down and enter opened %q, want staging", m.Open())
+	}
+	m = New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Current: "gone"})
+	if m.Update(tea.KeyMsg{Type: tea.KeyEnter}); m.Open() != "prod-eu" {
+		t.Fatalf("a context no longer in the config: enter opened %q, want the first", m.Open())
+	}
+}
