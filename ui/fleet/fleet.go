@@ -150,25 +150,71 @@ var columns = []struct {
 	{"DLQ MSGS", 9}, {"GROWTH", 7}, {"DEEPEST DLQ", 26}, {"OLDEST", 7},
 }
 
-// deepestCol is the DEEPEST DLQ column, which takes what a wide
-// terminal leaves over, up to deepestMax.
+// Columns by index, for the widths below.
 const (
+	contextCol = 0
+	envCol     = 1
+	clusterCol = 2
+	versionCol = 3
 	deepestCol = 9
-	deepestMax = 64
 )
 
-// widths are the columns' widths on a terminal width wide (0: unknown).
+// deepestMax is the most the DEEPEST DLQ column takes of what a wide
+// terminal leaves over.
+const deepestMax = 64
+
+// narrowing is how a terminal too narrow for every column makes room,
+// step by step until the table fits: the columns that say least about
+// dead letters go first (cluster, version), the deepest DLQ and the
+// context's name shrink (the depth and the name's end stay), then the
+// environment goes. Dead letters, their growth and the oldest are never
+// dropped: they are what the view is for.
+var narrowing = []struct {
+	col, width int // width 0 drops the column
+}{
+	{clusterCol, 0}, {versionCol, 0}, {deepestCol, 16}, {contextCol, 12}, {envCol, 0},
+}
+
+// widths are the columns' widths on a terminal width wide (0: unknown),
+// 0 for a column left out.
 func widths(width int) []int {
 	out := make([]int, len(columns))
-	used := 2 + len(columns) - 1 // the cursor's place, the spaces between
 	for i, c := range columns {
 		out[i] = c.width
-		used += c.width
 	}
-	if spare := width - used; spare > 0 {
-		out[deepestCol] = min(out[deepestCol]+spare, deepestMax)
+	used := func() int {
+		n := 2 - 1 // the cursor's place; a space between two columns
+		for _, w := range out {
+			if w > 0 {
+				n += w + 1
+			}
+		}
+		return n
+	}
+	if width <= 0 {
+		return out
+	}
+	for _, step := range narrowing {
+		if used() <= width {
+			break
+		}
+		out[step.col] = step.width
+	}
+	if spare := width - used(); spare > 0 {
+		out[deepestCol] = min(out[deepestCol]+spare, max(deepestMax, out[deepestCol]))
 	}
 	return out
+}
+
+// join is the cells of the columns shown, a space between two.
+func join(cells []string, w []int) string {
+	var parts []string
+	for i, c := range cells {
+		if w[i] > 0 {
+			parts = append(parts, cell(c, w[i]))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // deepestCell is the deepest DLQ and its depth in w cells: the depth
@@ -197,11 +243,11 @@ func (m *Model) View() string {
 	}
 	lines := []string{st.Title.Render("warren fleet") + "  " + st.Muted.Render(status)}
 	w := widths(m.width)
-	var head []string
+	head := make([]string, len(columns))
 	for i, c := range columns {
-		head = append(head, cell(c.title, w[i]))
+		head[i] = c.title
 	}
-	lines = append(lines, st.Label.Render("  "+strings.Join(head, " ")))
+	lines = append(lines, st.Label.Render("  "+join(head, w)))
 	for i, r := range m.rows {
 		line, tone := m.row(r, w)
 		prefix := "  "
@@ -218,7 +264,7 @@ func (m *Model) View() string {
 		}
 		lines = append(lines, prefix+line)
 	}
-	lines = append(lines, "", st.Muted.Render("enter opens that context's dashboard (C there comes back) · r reads now · q quits"))
+	lines = append(lines, "", st.Muted.Render("enter opens its dashboard (whose C comes back) · r reads now · q quits"))
 	if m.width > 0 {
 		for i, l := range lines {
 			lines[i] = ansi.Truncate(l, m.width, "…")
@@ -232,10 +278,10 @@ func (m *Model) row(r domain.FleetRow, w []int) (string, format.Level) {
 	name := sanitize.Text(r.Context)
 	env := sanitize.Text(r.Environment)
 	if r.Err != "" {
-		return cell(name, w[0]) + " " + cell(env, w[1]) + " " + "no answer: " + sanitize.Text(r.Err), format.ActNow
+		return join([]string{name, env}, w[:2]) + " no answer: " + sanitize.Text(r.Err), format.ActNow
 	}
 	if r.ReadAt.IsZero() {
-		return cell(name, w[0]) + " " + cell(env, w[1]) + " reading…", format.Fine
+		return join([]string{name, env}, w[:2]) + " reading…", format.Fine
 	}
 	nodes := fmt.Sprintf("%d/%d", r.NodesRunning, r.Nodes)
 	growth := "—"
@@ -256,11 +302,7 @@ func (m *Model) row(r domain.FleetRow, w []int) (string, format.Level) {
 	}
 	cells := []string{name, env, sanitize.Text(r.Cluster), sanitize.Text(r.Version), nodes, trouble, fmt.Sprint(r.WorthALook),
 		fmt.Sprint(r.DLQMessages), growth, deepest, oldest}
-	var parts []string
-	for i, c := range cells {
-		parts = append(parts, cell(c, w[i]))
-	}
-	line := strings.Join(parts, " ")
+	line := join(cells, w)
 	if len(r.Alarms) > 0 {
 		line += "  " + sanitize.Text(strings.Join(r.Alarms, "; "))
 	}

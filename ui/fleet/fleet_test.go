@@ -104,3 +104,45 @@ func TestTheFleetStartsOnTheContextItCameBackFrom(t *testing.T) {
 		t.Fatalf("a context no longer in the config: enter opened %q, want the first", m.Open())
 	}
 }
+
+// On a terminal too narrow for every column, the cluster and the
+// version go first and the names shrink; what the view is for — dead
+// letters, their growth, the deepest DLQ's depth, the oldest — stays.
+func TestANarrowTerminalKeepsTheDeadLetters(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	old := now.Add(-90 * time.Minute)
+	r := fakeReader{rows: []domain.FleetRow{
+		{Context: "prod-eu-central-1", Environment: "prod", Cluster: "rabbit@eu-central", Version: "4.3.6", NodesRunning: 3, Nodes: 3,
+			InTrouble: 1, WorthALook: 2, DLQMessages: 1200, Growth: 37, DeepestDLQ: "payments/orders.dlq", DeepestMessages: 1100, OldestDeadLetter: &old, ReadAt: now},
+		{Context: "staging", Environment: "staging", Err: "no answer within the timeout"},
+	}}
+	for _, tc := range []struct {
+		width       int
+		shown, gone []string
+	}{
+		{80, []string{"DLQ MSGS", "GROWTH", "OLDEST", "1200", "+37", "dlq 1100", "1h30m", "3/3", "prod-eu-cen…", "no answer"}, []string{"CLUSTER", "VERSION", "ENV", "rabbit@eu-central", "4.3.6"}},
+		{100, []string{"ENV", "prod", "1200", "+37", "1h30m", "dlq 1100"}, []string{"CLUSTER", "VERSION", "rabbit@eu-central"}},
+		{120, []string{"VERSION", "4.3.6", "1200", "+37", "payments/orders.dlq 1100", "1h30m"}, []string{"CLUSTER"}},
+		{160, []string{"CLUSTER", "rabbit@eu-central", "VERSION", "4.3.6", "payments/orders.dlq 1100"}, nil},
+	} {
+		m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Now: func() time.Time { return now }})
+		m.Update(tea.WindowSizeMsg{Width: tc.width, Height: 20})
+		m.Update(m.Init()())
+		v := ansi.Strip(m.View())
+		for _, want := range tc.shown {
+			if !strings.Contains(v, want) {
+				t.Errorf("width %d: %q is not shown:\n%s", tc.width, want, v)
+			}
+		}
+		for _, not := range tc.gone {
+			if strings.Contains(v, not) {
+				t.Errorf("width %d: %q is shown, want it left out:\n%s", tc.width, not, v)
+			}
+		}
+		for _, line := range strings.Split(v, "\n") {
+			if w := ansi.StringWidth(line); w > tc.width {
+				t.Errorf("width %d: a line of %d cells: %q", tc.width, w, line)
+			}
+		}
+	}
+}
