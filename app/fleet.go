@@ -27,6 +27,7 @@ type Fleet struct {
 
 	mu      sync.Mutex
 	clients map[string]Management
+	vhosts  map[string]string // the vhost each context names; "" every one
 	judges  map[string]*trouble.Tracker
 	last    map[string]int64 // the DLQ total read last
 }
@@ -48,7 +49,7 @@ func NewFleet(s Settings) (*Fleet, error) {
 	if file == nil {
 		return nil, Usage(errors.New("the fleet reads the contexts of a config file, and none was found (warren config init writes one)"))
 	}
-	fl := &Fleet{s: s, names: file.ContextNames(), envs: map[string]string{}, clients: map[string]Management{},
+	fl := &Fleet{s: s, names: file.ContextNames(), envs: map[string]string{}, clients: map[string]Management{}, vhosts: map[string]string{},
 		judges: map[string]*trouble.Tracker{}, last: map[string]int64{}}
 	for _, n := range fl.names {
 		if c, err := file.Context(n); err == nil {
@@ -78,32 +79,34 @@ func (f *Fleet) ReadAll(ctx context.Context, timeout time.Duration) []domain.Fle
 	return rows
 }
 
-// client is the context's management client, made on first use.
-func (f *Fleet) client(name string) (Management, error) {
+// client is the context's management client, made on first use, and
+// the vhost the context names: its row counts what its dashboard shows.
+func (f *Fleet) client(name string) (Management, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if m := f.clients[name]; m != nil {
-		return m, nil
+		return m, f.vhosts[name], nil
 	}
 	s := f.s
 	s.ContextName, s.Target, s.ReadOnly, s.Err = name, config.Target{}, true, io.Discard
-	_, m, err := New(s).Management()
+	c, m, err := New(s).Management()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	f.clients[name] = m
-	return m, nil
+	f.clients[name], f.vhosts[name] = m, c.Vhost
+	return m, c.Vhost, nil
 }
 
 // Read reads one context: its broker, nodes and queues, judged.
 func (f *Fleet) Read(ctx context.Context, name string) domain.FleetRow {
 	row := domain.FleetRow{Context: name, Environment: f.envs[name], Alarms: []string{}}
-	m, err := f.client(name)
+	m, vhost, err := f.client(name)
 	if err != nil {
 		row.Err = err.Error()
 		return row
 	}
-	snap, err := m.Snapshot(ctx, domain.SnapshotOptions{AllRates: true})
+	row.Vhost = vhost
+	snap, err := m.Snapshot(ctx, domain.SnapshotOptions{Vhost: vhost, AllRates: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("no answer within the timeout: %w", err)

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/testkit"
@@ -23,6 +26,13 @@ func TestStatusAllContextsJSONReadsTheFleet(t *testing.T) {
 		"3.10": {"amqp://127.0.0.1:5673/", "http://127.0.0.1:15673"},
 		"4.3":  {"amqp://127.0.0.1:5672/", "http://127.0.0.1:15672"},
 	}[testkit.Broker]
+	// A context that names a vhost counts that vhost's dead letters
+	// alone, as its dashboard shows them.
+	vhost := testkit.Vhost(t, "fleet")
+	ch := testkit.Channel(t, testkit.Dial(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", nil)
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{Body: []byte("1")}, {Body: []byte("2")}, {Body: []byte("3")}})
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "warren.toml")
 	t.Setenv("WARREN_FLEET_TEST_PASSWORD", "guest")
@@ -31,23 +41,38 @@ func TestStatusAllContextsJSONReadsTheFleet(t *testing.T) {
 			name, amqp, mgmt, env, filepath.Join(dir, name+".jsonl"))
 	}
 	text := `current_context = "here"` + "\n" + ctx("here", testAMQP, testMgmt, "prod") + ctx("there", other[0], other[1], "staging") +
-		ctx("down", "amqp://127.0.0.1:1/", "http://127.0.0.1:1", "dev")
+		ctx("down", "amqp://127.0.0.1:1/", "http://127.0.0.1:1", "dev") + ctx("one", testAMQP, testMgmt, "dev") + fmt.Sprintf("vhost = %q\n", vhost)
 	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, err := runAction(t, cfg, newStatusCmd, "--all-contexts", "--json")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errOut)
-	}
-	var got struct {
-		Contexts []domain.FleetRow `json:"contexts"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%q: %v", out, err)
-	}
+	// The management API counts the dead letters within a statistics
+	// interval: read until it has.
+	var out string
 	rows := map[string]domain.FleetRow{}
-	for _, r := range got.Contexts {
-		rows[r.Context] = r
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		o, errOut, err := runAction(t, cfg, newStatusCmd, "--all-contexts", "--json")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		var got struct {
+			Contexts []domain.FleetRow `json:"contexts"`
+		}
+		if err := json.Unmarshal([]byte(o), &got); err != nil {
+			t.Fatalf("%q: %v", o, err)
+		}
+		out = o
+		for _, r := range got.Contexts {
+			rows[r.Context] = r
+		}
+		if rows["one"].DLQMessages == 3 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if one := rows["one"]; one.Err != "" || one.Vhost != vhost || one.DLQMessages != 3 || one.Queues != 2 || one.DeepestDLQ != vhost+"/orders.dlq" {
+		t.Errorf("one: %+v, want vhost %s alone: its 2 queues, 3 dead letters in orders.dlq", one, vhost)
+	}
+	if here := rows["here"]; here.Vhost != "" || here.DLQMessages < 3 || here.Queues <= 2 {
+		t.Errorf("here: %+v, want every vhost of the broker counted", here)
 	}
 	versions := map[string]bool{}
 	for _, name := range []string{"here", "there"} {

@@ -9,7 +9,10 @@ import "time"
 type FleetRow struct {
 	Context     string `json:"context"`
 	Environment string `json:"environment,omitempty"`
-	Err         string `json:"error,omitempty"`
+	// Vhost is the one vhost the context names, whose queues alone the
+	// row counts, as its dashboard shows them; "" for every vhost.
+	Vhost string `json:"vhost,omitempty"`
+	Err   string `json:"error,omitempty"`
 
 	Cluster      string `json:"cluster,omitempty"`
 	Version      string `json:"version,omitempty"`

@@ -23,10 +23,10 @@ import (
 	"github.com/warrenops/warren/ui/styles"
 )
 
-// Reader reads every context; *app.Fleet is one.
+// Reader reads one context; *app.Fleet is one.
 type Reader interface {
 	Contexts() []string
-	ReadAll(ctx context.Context, timeout time.Duration) []domain.FleetRow
+	Read(ctx context.Context, name string) domain.FleetRow
 }
 
 // Options configure the view.
@@ -41,32 +41,37 @@ type Options struct {
 	Current string
 }
 
-// Model is the fleet view.
+// Model is the fleet view. Each context is read on its own cycle: its
+// row changes when its broker answers (or its timeout passes), and its
+// next read starts a refresh after that, so a context that does not
+// answer holds no other row back, at the first read or any after.
 type Model struct {
 	o       Options
 	rows    []domain.FleetRow
-	cursor  int
-	reading bool
-	seq     int
-	open    string
-	now     time.Time
-	width   int
-	height  int
-	keys    keyMap
+	reading []bool
+	// gen counts each row's reads: an answer or a tick of an older
+	// read than the row's last is dropped.
+	gen    []int
+	cursor int
+	open   string
+	now    time.Time
+	width  int
+	height int
+	keys   keyMap
 }
 
 type keyMap struct {
 	Up, Down, Open, Refresh, Quit key.Binding
 }
 
-// readMsg is the answer of one read of every context.
-type readMsg struct {
-	seq  int
-	rows []domain.FleetRow
+// rowMsg is one context's answer.
+type rowMsg struct {
+	i, gen int
+	row    domain.FleetRow
 }
 
-// tickMsg starts the next read.
-type tickMsg struct{ seq int }
+// tickMsg starts a context's next read.
+type tickMsg struct{ i, gen int }
 
 // New returns the view; Init starts the first read.
 func New(o Options) *Model {
@@ -76,7 +81,7 @@ func New(o Options) *Model {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	m := &Model{o: o, keys: keyMap{
+	m := &Model{o: o, now: o.Now(), keys: keyMap{
 		Up: keys.New("up", "up", "k"), Down: keys.New("down", "down", "j"), Open: keys.New("enter", "open its dashboard"),
 		Refresh: keys.New("r", "read now"), Quit: keys.New("q", "quit", "ctrl+c"),
 	}}
@@ -86,6 +91,7 @@ func New(o Options) *Model {
 			m.cursor = i
 		}
 	}
+	m.reading, m.gen = make([]bool, len(m.rows)), make([]int, len(m.rows))
 	return m
 }
 
@@ -93,31 +99,47 @@ func New(o Options) *Model {
 // view ended otherwise.
 func (m *Model) Open() string { return m.open }
 
-// Init starts the first read.
-func (m *Model) Init() tea.Cmd { return m.read() }
+// Init reads every context.
+func (m *Model) Init() tea.Cmd { return m.readIdle() }
 
-func (m *Model) read() tea.Cmd {
-	m.seq++
-	m.reading = true
-	seq, r, timeout := m.seq, m.o.Reader, m.o.Timeout
-	return func() tea.Msg { return readMsg{seq: seq, rows: r.ReadAll(context.Background(), timeout)} }
+// readIdle reads every context not being read now.
+func (m *Model) readIdle() tea.Cmd {
+	var cmds []tea.Cmd
+	for i := range m.rows {
+		if !m.reading[i] {
+			cmds = append(cmds, m.read(i))
+		}
+	}
+	return tea.Batch(cmds...)
 }
 
-// Update handles keys, reads and ticks.
+// read reads context i within the timeout.
+func (m *Model) read(i int) tea.Cmd {
+	m.gen[i]++
+	m.reading[i] = true
+	gen, name, r, timeout := m.gen[i], m.rows[i].Context, m.o.Reader, m.o.Timeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return rowMsg{i: i, gen: gen, row: r.Read(ctx, name)}
+	}
+}
+
+// Update handles keys, answers and ticks.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-	case readMsg:
-		if msg.seq != m.seq {
+	case rowMsg:
+		if msg.i >= len(m.rows) || msg.gen != m.gen[msg.i] {
 			return m, nil
 		}
-		m.rows, m.reading, m.now = msg.rows, false, m.o.Now()
-		seq := m.seq
-		return m, tea.Tick(m.o.Refresh, func(time.Time) tea.Msg { return tickMsg{seq: seq} })
+		m.rows[msg.i], m.reading[msg.i], m.now = msg.row, false, m.o.Now()
+		i, gen := msg.i, msg.gen
+		return m, tea.Tick(m.o.Refresh, func(time.Time) tea.Msg { return tickMsg{i: i, gen: gen} })
 	case tickMsg:
-		if msg.seq == m.seq && !m.reading {
-			return m, m.read()
+		if msg.i < len(m.rows) && msg.gen == m.gen[msg.i] && !m.reading[msg.i] {
+			return m, m.read(msg.i)
 		}
 	case tea.KeyMsg:
 		switch {
@@ -128,9 +150,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case key.Matches(msg, m.keys.Down):
 			m.cursor = min(m.cursor+1, len(m.rows)-1)
 		case key.Matches(msg, m.keys.Refresh):
-			if !m.reading {
-				return m, m.read()
-			}
+			return m, m.readIdle()
 		case key.Matches(msg, m.keys.Open):
 			if m.cursor < len(m.rows) {
 				m.open = m.rows[m.cursor].Context
@@ -139,6 +159,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, nil
+}
+
+// anyReading reports a read under way.
+func (m *Model) anyReading() bool {
+	for _, r := range m.reading {
+		if r {
+			return true
+		}
+	}
+	return false
 }
 
 // columns of the table: header, width.
@@ -238,7 +268,7 @@ func cell(s string, w int) string {
 func (m *Model) View() string {
 	st := m.o.Styles
 	status := fmt.Sprintf("%s · read in parallel every %s, each within %s", format.Plural(len(m.rows), "context"), format.Duration(m.o.Refresh), format.Duration(m.o.Timeout))
-	if m.reading {
+	if m.anyReading() {
 		status += " · reading…"
 	}
 	lines := []string{st.Title.Render("warren fleet") + "  " + st.Muted.Render(status)}

@@ -23,7 +23,33 @@ func (f fakeReader) Contexts() []string {
 	return out
 }
 
-func (f fakeReader) ReadAll(context.Context, time.Duration) []domain.FleetRow { return f.rows }
+func (f fakeReader) Read(_ context.Context, name string) domain.FleetRow {
+	for _, r := range f.rows {
+		if r.Context == name {
+			return r
+		}
+	}
+	return domain.FleetRow{Context: name, Err: "not in the fake"}
+}
+
+// settle runs cmd, a read of every context, and hands each answer to
+// the view; it returns the commands the answers gave back.
+func settle(t *testing.T, m *Model, cmd tea.Cmd) []tea.Cmd {
+	t.Helper()
+	var next []tea.Cmd
+	msg := cmd()
+	batch, ok := msg.(tea.BatchMsg)
+	if !ok {
+		batch = tea.BatchMsg{func() tea.Msg { return msg }}
+	}
+	for _, c := range batch {
+		if c != nil {
+			_, n := m.Update(c())
+			next = append(next, n)
+		}
+	}
+	return next
+}
 
 func TestTheFleetShowsEveryContextAndOpensOne(t *testing.T) {
 	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
@@ -36,9 +62,10 @@ func TestTheFleetShowsEveryContextAndOpensOne(t *testing.T) {
 	}}
 	m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Now: func() time.Time { return now }})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 20})
-	msg := m.Init()()
-	if _, cmd := m.Update(msg); cmd == nil {
-		t.Fatal("no next read scheduled")
+	for i, next := range settle(t, m, m.Init()) {
+		if next == nil {
+			t.Fatalf("answer %d scheduled no next read", i)
+		}
 	}
 	v := m.View()
 	for _, want := range []string{"warren fleet", "3 contexts", "prod-eu", "rabbit@eu", "4.3.6", "3/3", "1200", "+37", "/orders.dlq 1100", "1h30m",
@@ -73,7 +100,7 @@ func TestTheDeepestDLQKeepsItsDepthAndItsQueue(t *testing.T) {
 	} {
 		m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Now: func() time.Time { return now }})
 		m.Update(tea.WindowSizeMsg{Width: tc.width, Height: 20})
-		m.Update(m.Init()())
+		settle(t, m, m.Init())
 		v := m.View()
 		if !strings.Contains(v, tc.want) {
 			t.Errorf("width %d: the fleet view lacks %q:\n%s", tc.width, tc.want, v)
@@ -127,7 +154,7 @@ func TestANarrowTerminalKeepsTheDeadLetters(t *testing.T) {
 	} {
 		m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Now: func() time.Time { return now }})
 		m.Update(tea.WindowSizeMsg{Width: tc.width, Height: 20})
-		m.Update(m.Init()())
+		settle(t, m, m.Init())
 		v := ansi.Strip(m.View())
 		for _, want := range tc.shown {
 			if !strings.Contains(v, want) {
@@ -144,5 +171,67 @@ func TestANarrowTerminalKeepsTheDeadLetters(t *testing.T) {
 				t.Errorf("width %d: a line of %d cells: %q", tc.width, w, line)
 			}
 		}
+	}
+}
+
+// slowReader answers for every context but one at once; that one
+// answers when its read's timeout passes, as a broker that drops
+// packets does.
+type slowReader struct {
+	fakeReader
+	slow string
+}
+
+func (s slowReader) Read(ctx context.Context, name string) domain.FleetRow {
+	if name == s.slow {
+		<-ctx.Done()
+		return domain.FleetRow{Context: name, Err: "no answer within the timeout: " + context.Cause(ctx).Error()}
+	}
+	return s.fakeReader.Read(ctx, name)
+}
+
+// A context that does not answer holds no other row back: each context
+// is read on its own, its row shown as it answers, and the one still
+// being read is not read twice.
+func TestAContextThatDoesNotAnswerHoldsNoOtherBack(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	r := slowReader{slow: "us", fakeReader: fakeReader{rows: []domain.FleetRow{
+		{Context: "eu", Cluster: "rabbit@eu", Version: "4.3.6", NodesRunning: 1, Nodes: 1, DLQMessages: 1200, ReadAt: now},
+		{Context: "us"},
+	}}}
+	m := New(Options{Reader: r, Timeout: 50 * time.Millisecond, Styles: styles.New(true), Now: func() time.Time { return now }})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 20})
+	batch, ok := m.Init()().(tea.BatchMsg)
+	if !ok || len(batch) != 2 {
+		t.Fatalf("Init read %v, want one read per context", batch)
+	}
+	// eu answers; us is still being read.
+	if _, next := m.Update(batch[0]()); next == nil {
+		t.Fatal("eu's answer scheduled no next read")
+	}
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "rabbit@eu") || !strings.Contains(v, "1200") || !strings.Contains(v, "reading…") {
+		t.Fatalf("eu's row waits for us:\n%s", v)
+	}
+	// r reads again what is not being read: eu, not us.
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if again := cmd(); again == nil {
+		t.Fatal("r read nothing")
+	} else if b, ok := again.(tea.BatchMsg); ok && len(b) != 1 {
+		t.Fatalf("r started %d reads, want eu's alone while us is being read", len(b))
+	}
+	// us's timeout passes: its row says so.
+	start := time.Now()
+	m.Update(batch[1]())
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("us's read took %s, past its timeout", waited)
+	}
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "us                          no answer: no answer within the timeout") {
+		t.Fatalf("us's row after its timeout:\n%s", v)
+	}
+	// An answer of a read older than the row's last is dropped.
+	m.Update(rowMsg{i: 0, gen: 0, row: domain.FleetRow{Context: "eu", Err: "stale"}})
+	if strings.Contains(m.View(), "stale") {
+		t.Fatal("an older read's answer replaced a newer one")
 	}
 }
