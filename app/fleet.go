@@ -108,7 +108,9 @@ func (f *Fleet) Read(ctx context.Context, name string) domain.FleetRow {
 	row.Vhost = vhost
 	snap, err := m.Snapshot(ctx, domain.SnapshotOptions{Vhost: vhost, AllRates: true})
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+			// Said once: the client's error names the timeout when it
+			// saw it.
 			err = fmt.Errorf("no answer within the timeout: %w", err)
 		}
 		row.Err = err.Error()
