@@ -62,6 +62,9 @@ func NewFleet(s Settings) (*Fleet, error) {
 // Contexts are the contexts the fleet reads, in the config's order.
 func (f *Fleet) Contexts() []string { return append([]string(nil), f.names...) }
 
+// Environment is the environment the config gives context name.
+func (f *Fleet) Environment(name string) string { return f.envs[name] }
+
 // ReadAll reads every context in parallel, each within timeout.
 func (f *Fleet) ReadAll(ctx context.Context, timeout time.Duration) []domain.FleetRow {
 	rows := make([]domain.FleetRow, len(f.names))

@@ -26,6 +26,9 @@ import (
 // Reader reads one context; *app.Fleet is one.
 type Reader interface {
 	Contexts() []string
+	// Environment is what the config says of a context, shown while
+	// its first read is under way.
+	Environment(name string) string
 	Read(ctx context.Context, name string) domain.FleetRow
 }
 
@@ -86,7 +89,7 @@ func New(o Options) *Model {
 		Refresh: keys.New("r", "read now"), Quit: keys.New("q", "quit", "ctrl+c"),
 	}}
 	for i, n := range o.Reader.Contexts() {
-		m.rows = append(m.rows, domain.FleetRow{Context: n})
+		m.rows = append(m.rows, domain.FleetRow{Context: n, Environment: o.Reader.Environment(n)})
 		if n == o.Current {
 			m.cursor = i
 		}

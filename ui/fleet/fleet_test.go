@@ -23,6 +23,10 @@ func (f fakeReader) Contexts() []string {
 	return out
 }
 
+func (f fakeReader) Environment(name string) string {
+	return f.Read(context.Background(), name).Environment
+}
+
 func (f fakeReader) Read(_ context.Context, name string) domain.FleetRow {
 	for _, r := range f.rows {
 		if r.Context == name {
@@ -185,7 +189,7 @@ type slowReader struct {
 func (s slowReader) Read(ctx context.Context, name string) domain.FleetRow {
 	if name == s.slow {
 		<-ctx.Done()
-		return domain.FleetRow{Context: name, Err: "no answer within the timeout: " + context.Cause(ctx).Error()}
+		return domain.FleetRow{Context: name, Environment: s.Environment(name), Err: "no answer within the timeout: " + context.Cause(ctx).Error()}
 	}
 	return s.fakeReader.Read(ctx, name)
 }
@@ -197,7 +201,7 @@ func TestAContextThatDoesNotAnswerHoldsNoOtherBack(t *testing.T) {
 	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
 	r := slowReader{slow: "us", fakeReader: fakeReader{rows: []domain.FleetRow{
 		{Context: "eu", Cluster: "rabbit@eu", Version: "4.3.6", NodesRunning: 1, Nodes: 1, DLQMessages: 1200, ReadAt: now},
-		{Context: "us"},
+		{Context: "us", Environment: "prod"},
 	}}}
 	m := New(Options{Reader: r, Timeout: 50 * time.Millisecond, Styles: styles.New(true), Now: func() time.Time { return now }})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 20})
@@ -210,7 +214,7 @@ func TestAContextThatDoesNotAnswerHoldsNoOtherBack(t *testing.T) {
 		t.Fatal("eu's answer scheduled no next read")
 	}
 	v := ansi.Strip(m.View())
-	if !strings.Contains(v, "rabbit@eu") || !strings.Contains(v, "1200") || !strings.Contains(v, "reading…") {
+	if !strings.Contains(v, "rabbit@eu") || !strings.Contains(v, "1200") || !strings.Contains(v, "us                 prod     reading…") {
 		t.Fatalf("eu's row waits for us:\n%s", v)
 	}
 	// r reads again what is not being read: eu, not us.
@@ -226,7 +230,7 @@ func TestAContextThatDoesNotAnswerHoldsNoOtherBack(t *testing.T) {
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Fatalf("us's read took %s, past its timeout", waited)
 	}
-	if v := ansi.Strip(m.View()); !strings.Contains(v, "us                          no answer: no answer within the timeout") {
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "us                 prod     no answer: no answer within the timeout") {
 		t.Fatalf("us's row after its timeout:\n%s", v)
 	}
 	// An answer of a read older than the row's last is dropped.
