@@ -44,7 +44,9 @@ func RunFleet(a *App) error {
 		return err
 	}
 	a.Factory().TerminalTaken()
-	refresh, current := c.Refresh.Duration, ""
+	// The cursor starts on the context warren was on: the config's
+	// current one, or the dashboard's that led here.
+	refresh, current := c.Refresh.Duration, c.Name
 	for {
 		// The same reader each time: what it read before is what the
 		// growth is measured against.
