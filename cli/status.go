@@ -36,6 +36,9 @@ func newStatusCmd(a *App) *cobra.Command {
 			"context's vhost names one. Exit 1 when the management API cannot be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if all && a.ContextName != "" {
+				return app.Usage(fmt.Errorf("--all-contexts reads every context of the config: drop --context %s, or drop --all-contexts to read that one alone", sanitize.Text(a.ContextName)))
+			}
 			if check {
 				return a.runCheck(cmd.Context(), vhost, cmd.Flags().Changed("vhost"), window, all)
 			}
