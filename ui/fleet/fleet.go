@@ -234,7 +234,7 @@ func widths(width int) []int {
 		out[step.col] = step.width
 	}
 	if spare := width - used(); spare > 0 {
-		out[deepestCol] = min(out[deepestCol]+spare, max(deepestMax, out[deepestCol]))
+		out[deepestCol] = min(out[deepestCol]+spare, deepestMax)
 	}
 	return out
 }
