@@ -146,20 +146,27 @@ func (r *Reader) Line() int { return r.line }
 
 // Letter is e as the operation engine takes it: the message as it was
 // delivered, with the logical ID and original route the export read.
-func (e Entry) Letter() domain.DeadLetter {
-	p := e.Publishing
-	d := domain.DeadLetter{
-		MessageID: p.MessageId, LogicalID: e.LogicalID, Reason: e.Reason, OriginQueue: e.OriginQueue, OriginExchange: e.Exchange,
-		Group: e.Group, Headers: map[string]any(p.Headers), Body: p.Body, Size: e.Size, DeliveryCount: -1, AcquiredCount: -1, Headroom: -1,
-		Properties: domain.Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
-			Priority: p.Priority, CorrelationID: p.CorrelationId, ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageID: p.MessageId,
-			Timestamp: p.Timestamp, Type: p.Type, UserID: p.UserId, AppID: p.AppId},
-	}
+func (e *Entry) Letter() domain.DeadLetter {
+	var d domain.DeadLetter
+	e.letterInto(&d)
+	return d
+}
+
+// letterInto writes e's letter into d, which is zero: a page's letters
+// are written where they are kept, not copied there (a letter is most of
+// a kilobyte, and an import makes each twice).
+func (e *Entry) letterInto(d *domain.DeadLetter) {
+	p := &e.Publishing
+	d.MessageID, d.LogicalID, d.Reason, d.OriginQueue, d.OriginExchange = p.MessageId, e.LogicalID, e.Reason, e.OriginQueue, e.Exchange
+	d.Group, d.Headers, d.Body, d.Size = e.Group, map[string]any(p.Headers), p.Body, e.Size
+	d.DeliveryCount, d.AcquiredCount, d.Headroom = -1, -1, -1
+	d.Properties = domain.Properties{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding, DeliveryMode: p.DeliveryMode,
+		Priority: p.Priority, CorrelationID: p.CorrelationId, ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageID: p.MessageId,
+		Timestamp: p.Timestamp, Type: p.Type, UserID: p.UserId, AppID: p.AppId}
 	if e.RoutingKey != "" {
 		d.RoutingKeys = []string{e.RoutingKey}
 	}
 	if e.BodySHA256 != "" && e.Publishing.Body != nil {
 		d.BodyDigest = "sha256:" + e.BodySHA256
 	}
-	return d
 }

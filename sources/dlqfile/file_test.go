@@ -200,6 +200,65 @@ func TestEveryMessageComesBackWholeFromASource(t *testing.T) {
 	}
 }
 
+// A check writes its pages where pages it handed out before were: each
+// message still comes out as its own line says, nothing left over from
+// the message that was there before it (a routing key, a group, an
+// origin this line has not).
+func TestACheckLeavesNothingOfTheMessagesItWritesOver(t *testing.T) {
+	const n = 40 * pageLines
+	file := exportOf(t, n, func(i int) Message {
+		m, _, _ := distinct(i)
+		if (i/pageLines+i)%2 == 1 {
+			m.RoutingKey, m.OriginQueue = "", ""
+		}
+		if i%3 == 0 {
+			m.Group = fmt.Sprint("g-", i)
+		}
+		return m
+	})
+	check, err := NewCheck(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	seen, reused := 0, false
+	var firsts []*domain.DeadLetter
+	for end := false; !end; {
+		var letters []domain.DeadLetter
+		letters, end, err = check.Next(context.Background(), pageLines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(letters) > 0 {
+			reused = reused || slices.Contains(firsts, &letters[0])
+			firsts = append(firsts, &letters[0])
+		}
+		for _, d := range letters {
+			i := seen
+			seen++
+			var rk []string
+			origin, group := fmt.Sprint("q-", i%7), ""
+			if (i/pageLines+i)%2 == 1 {
+				origin = ""
+			} else {
+				rk = []string{fmt.Sprint("rk-", i)}
+			}
+			if i%3 == 0 {
+				group = fmt.Sprint("g-", i)
+			}
+			if d.LogicalID != fmt.Sprint("E-", i) || d.OriginQueue != origin || !slices.Equal(d.RoutingKeys, rk) || d.Group != group || d.Position != i {
+				t.Fatalf("message %d checked as %s, origin %q, routing keys %q, group %q, position %d", i, d.LogicalID, d.OriginQueue, d.RoutingKeys, d.Group, d.Position)
+			}
+		}
+	}
+	if seen != n {
+		t.Fatalf("%d messages, want %d", seen, n)
+	}
+	if !reused {
+		t.Error("no page was written where an earlier one was: the check made a new page for every 512 lines")
+	}
+}
+
 // A check reads every line as a source does and refuses the same line,
 // keeping each message's names and size but no header and no body.
 func TestACheckRefusesWhatASourceRefusesAndKeepsNoBody(t *testing.T) {

@@ -46,6 +46,7 @@ type Entry struct {
 // lineReader decodes message lines; one serves a whole file.
 type lineReader struct {
 	dec jsontext.Decoder
+	in  bytes.Buffer // the line the decoder reads
 	// check reads a line to check it: the same reading, refusing the
 	// same lines, but no header and no body is kept (an import's check
 	// before publishing needs each message's names and size only).
@@ -136,7 +137,8 @@ func (lr *lineReader) entryAs(line []byte, splice bool) (Entry, error) {
 	if splice {
 		lr.line = lr.splice(line) // shorter when the headers were cut out
 	}
-	lr.dec.Reset(bytes.NewBuffer(lr.line)) // read in place, not copied
+	lr.in = *bytes.NewBuffer(lr.line)
+	lr.dec.Reset(&lr.in) // read in place, not copied
 	e, body, sum, hasSum, err := lr.message()
 	if err != nil {
 		return Entry{}, fmt.Errorf("not a message line: %w", err)

@@ -23,17 +23,26 @@ type Source struct {
 	check  bool
 	// free holds the buffers of batches decoded, for the next batches:
 	// a file read twice would otherwise allocate (and clear) its whole
-	// size twice over.
+	// size twice over. It holds as many as can be alive at once (one
+	// being cut, one waiting and one being decoded per core), so none
+	// is dropped.
 	free  chan []byte
 	pages chan sourcePage
-	stop  chan struct{}
-	done  chan struct{}
-	last  *sourcePage // what the previous Next left of its page
+	// spent holds a check's pages handed out and done with, for the
+	// next pages: a check keeps no letter past the next Next, and
+	// making a page of letters for every 512 lines was most of what it
+	// allocated.
+	spent  chan []domain.DeadLetter
+	handed []domain.DeadLetter // the page the last Next finished
+	stop   chan struct{}
+	done   chan struct{}
+	last   *sourcePage // what the previous Next left of its page
 }
 
 // sourcePage is a page decoded ahead, or the error that ended the file.
 type sourcePage struct {
 	letters []domain.DeadLetter
+	all     []domain.DeadLetter // the page whole, as letters is handed out
 	err     error
 	end     bool
 }
@@ -79,7 +88,8 @@ func newSource(r io.Reader, closer io.Closer, check bool) (*Source, error) {
 	}
 	workers := runtime.GOMAXPROCS(0)
 	s := &Source{header: rd.Header, closer: closer, check: check, pages: make(chan sourcePage, pagesAhead),
-		free: make(chan []byte, workers), stop: make(chan struct{}), done: make(chan struct{})}
+		spent: make(chan []domain.DeadLetter, pagesAhead+2*workers+2),
+		free:  make(chan []byte, 2*workers+1), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.read(rd, workers)
 	return s, nil
 }
@@ -106,7 +116,7 @@ func (s *Source) read(rd *Reader, workers int) {
 			defer wg.Done()
 			lr := lineReader{check: s.check}
 			for b := range work {
-				pg := b.decode(&lr)
+				pg := b.decode(&lr, s.page(len(b.ends)))
 				// Nothing decoded points into the batch's lines. A buffer
 				// that large bodies grew past a page's bytes goes to the
 				// collector, so what waits here stays a few MiB.
@@ -174,20 +184,38 @@ func cut(rd *Reader, ordered, work chan<- *batch, quit <-chan struct{}, free <-c
 	}
 }
 
-// decode is the batch's page: its messages, up to the first line that
-// is refused.
-func (b *batch) decode(lr *lineReader) sourcePage {
-	pg := sourcePage{letters: make([]domain.DeadLetter, 0, len(b.ends))}
+// page is a page of n zero letters: a check's spent page when one is
+// there, else a new one.
+func (s *Source) page(n int) []domain.DeadLetter {
+	if s.check {
+		select {
+		case p := <-s.spent:
+			if cap(p) >= n {
+				p = p[:n]
+				clear(p)
+				return p
+			}
+		default:
+		}
+	}
+	return make([]domain.DeadLetter, n)
+}
+
+// decode is the batch's page, written into letters (as many as it has
+// lines): its messages, up to the first line that is refused.
+func (b *batch) decode(lr *lineReader, letters []domain.DeadLetter) sourcePage {
+	pg := sourcePage{letters: letters, all: letters}
 	start := 0
 	for i, end := range b.ends {
 		e, err := lr.entry(b.data[start:end])
 		if err != nil {
+			pg.letters = pg.letters[:i]
 			pg.err = fmt.Errorf("line %d: %w", b.first+i, err)
 			return pg
 		}
-		d := e.Letter()
+		d := &pg.letters[i]
+		e.letterInto(d)
 		d.Position = b.first + i - 2 // the header is line 1
-		pg.letters = append(pg.letters, d)
 		start = end
 	}
 	pg.err, pg.end = b.err, b.end
@@ -199,8 +227,16 @@ func (s *Source) Header() Header { return s.header }
 
 // Next hands out up to n more messages, never more than one page of
 // them (so large bodies are held a few at a time); end is set after the
-// last.
+// last. A check's messages are valid until the next Next, which may
+// write others over them.
 func (s *Source) Next(ctx context.Context, n int) ([]domain.DeadLetter, bool, error) {
+	if s.handed != nil {
+		select {
+		case s.spent <- s.handed:
+		default:
+		}
+		s.handed = nil
+	}
 	if s.last == nil {
 		select {
 		case pg, ok := <-s.pages:
@@ -219,6 +255,9 @@ func (s *Source) Next(ctx context.Context, n int) ([]domain.DeadLetter, bool, er
 		return out, false, nil
 	}
 	s.last = nil
+	if s.check {
+		s.handed = pg.all
+	}
 	return out, pg.end || pg.err != nil, pg.err
 }
 
