@@ -223,7 +223,9 @@ func (m *Model) apply(msg detailMsg) tea.Cmd {
 func (m *Model) View() string { return m.vp.View() }
 
 // render lays the content out again; it runs on new data or a new size,
-// not on every frame.
+// not on every frame. A line wider than the screen is wrapped, not cut:
+// what it says last (whom a DLQ serves, how it was paired, a setting's
+// source) is what a cut would lose.
 func (m *Model) render() {
-	m.vp.SetContent(m.content())
+	m.vp.SetContent(common.Wrap(m.content(), m.vp.Width))
 }

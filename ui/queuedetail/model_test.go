@@ -298,3 +298,26 @@ func TestIdleTimesFitTheirColumn(t *testing.T) {
 		}
 	}
 }
+
+// A line wider than the screen is wrapped, not cut: a DLQ serving many
+// queues still says, at its end, how it was paired with them.
+func TestALongLineIsWrappedNotCut(t *testing.T) {
+	var of []domain.QueueRef
+	for _, n := range []string{"orders", "orders.invoicing", "orders.pending-payment", "orders.status", "orders.shipping-labels"} {
+		of = append(of, domain.QueueRef{Vhost: "/", Name: n})
+	}
+	q := domain.Queue{Vhost: "/", Name: "orders.dlq", Type: "classic", Durable: true, Node: "rabbit@node-1", DLQOf: of, PairedBy: "MassTransit"}
+	m, _ := loaded(t, &describer{detail: detail(q)})
+	for _, width := range []int{160, 100, 80} {
+		m.SetSize(width, 200)
+		view := m.View()
+		for _, line := range strings.Split(view, "\n") {
+			if w := lipgloss.Width(line); w > width {
+				t.Fatalf("at %d columns a line is %d wide: %q", width, w, line)
+			}
+		}
+		if flat := strings.Join(strings.Fields(view), " "); !strings.Contains(flat, "orders.shipping-labels (paired by MassTransit)") {
+			t.Fatalf("at %d columns the DLQ's origins or its pairing were cut:\n%s", width, view)
+		}
+	}
+}
