@@ -65,6 +65,15 @@ func (o Override) String() string {
 	return o.Exchange + "/" + o.RoutingKey
 }
 
+// Words is the override as a sentence names it: the queue, or the
+// exchange and the routing key its messages go with.
+func (o Override) Words() string {
+	if o.KeepKey {
+		return "exchange " + o.Exchange + " (each message's original routing key)"
+	}
+	return Destination{Exchange: o.Exchange, RoutingKey: o.RoutingKey}.String()
+}
+
 // ParseOverride reads EXCHANGE[/ROUTING_KEY]. The first "/" splits, so an
 // exchange name cannot contain one but a routing key can; "/KEY" is the
 // default exchange, i.e. the queue named KEY.

@@ -270,3 +270,20 @@ func TestSummaryStatesCountsDestinationsAndSkips(t *testing.T) {
 		})
 	}
 }
+
+// An override is named in words where the operator reads it (an
+// import's plan, an interrupted import's refusal), not in --to's syntax.
+func TestOverrideWords(t *testing.T) {
+	for _, tt := range []struct {
+		o    Override
+		want string
+	}{
+		{Override{RoutingKey: "orders.dlq"}, "queue orders.dlq (default exchange)"},
+		{Override{Exchange: "orders", RoutingKey: "order.placed"}, "exchange orders (routing key order.placed)"},
+		{Override{Exchange: "orders", KeepKey: true}, "exchange orders (each message's original routing key)"},
+	} {
+		if got := tt.o.Words(); got != tt.want {
+			t.Errorf("%+v in words: %q, want %q", tt.o, got, tt.want)
+		}
+	}
+}

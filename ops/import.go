@@ -178,7 +178,7 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 	if resume != nil {
 		if want, got := resume.Request.To.String(), req.To.String(); want != got {
 			return nil, &actions.RequestError{Err: fmt.Errorf("import %s of this file was interrupted publishing to %s, not %s: run it again with that destination to finish it (it skips what was confirmed)",
-				resume.Op.ID, sanitize.Text(want), sanitize.Text(got))}
+				resume.Op.ID, sanitize.Text(resume.Request.To.Words()), sanitize.Text(req.To.Words()))}
 		}
 		req = resume.Request
 	}
@@ -194,7 +194,7 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 	}
 	// The plan's words are raw, as every plan's: each front end
 	// sanitises what it shows.
-	to := "to " + req.To.String()
+	to := "to " + req.To.Words()
 	if len(file.groups) == 1 {
 		to = "to " + file.groups[0].Dest.String()
 	}
