@@ -463,6 +463,17 @@ func TestAnImportInterruptedIsFinishedByRunningItAgain(t *testing.T) {
 		t.Fatalf("after the refused resumes target holds %d (was %d) and orders.dlq %d (want %d)", got, before, dlq, n)
 	}
 
+	// Run again to another destination, it is refused, naming both in
+	// words, and publishes nothing.
+	testkit.Declare(t, s.ch, "elsewhere", nil)
+	_, _, err = runAction(t, s.config, newDlqImportCmd, file, "--to", "elsewhere", "--yes")
+	if err == nil || !strings.Contains(err.Error(), "interrupted publishing to queue target (default exchange), not queue elsewhere (default exchange)") {
+		t.Errorf("the import run again to another queue: %v; want a refusal naming both queues", err)
+	}
+	if got := testkit.Depth(t, s.ch, "elsewhere"); got != 0 {
+		t.Fatalf("the refused import published %d messages", got)
+	}
+
 	// The interrupted run settled what it had in flight, so every
 	// confirm was recorded: nothing is there twice.
 	ids, _ := s.finishImport(t, file, "target")
