@@ -58,7 +58,7 @@ func Assess(q domain.Queue, marks []trouble.Mark, window time.Duration, alarm st
 		warn = append(warn, "holds "+Plural(q.Messages, "dead letter")+PairedBy(q))
 	}
 	if q.Parking && q.Messages > 0 {
-		warn = append(warn, "parking queue: "+Plural(q.Messages, "quarantined message")+", out of replays until released (d, then r)")
+		warn = append(warn, "parking queue: "+Plural(q.Messages, "quarantined message")+", out of replays until released")
 	}
 	switch {
 	case len(act) > 0:
@@ -91,15 +91,34 @@ func NodeAlarms(nodes []domain.Node) map[string]string {
 }
 
 // PairedBy says how an error queue was paired with the queues it serves
-// when it was not by dead-lettering (docs/ARCHITECTURE.md §4.12).
+// when it was not by dead-lettering (docs/ARCHITECTURE.md §4.12). Its
+// words are read on the dashboard, in the fleet and by status --check,
+// so they name no key.
 func PairedBy(q domain.Queue) string {
 	switch {
 	case len(q.DLQOf) == 0 && q.ErrorQueue:
-		return " · an error queue by its name: d shows which queues its messages name"
+		return " · an error queue by its name; its messages say which queues it serves"
 	case len(q.DLQOf) == 0 || q.PairedBy == "" || q.PairedBy == domain.PairedByDLX:
 		return ""
 	case q.PairedBy == domain.PairedByLetter:
-		return fmt.Sprintf(" · error queue of %s, as its messages say", sanitize.Text(q.DLQOf[0].Name))
+		return fmt.Sprintf(" · error queue of %s, as its messages say", served(q.DLQOf))
 	}
-	return fmt.Sprintf(" · error queue of %s (paired by %s)", sanitize.Text(q.DLQOf[0].Name), q.PairedBy)
+	return fmt.Sprintf(" · error queue of %s (paired by %s)", served(q.DLQOf), q.PairedBy)
+}
+
+// served names the queues an error queue serves: all of up to three, else
+// the first two and how many more.
+func served(of []domain.QueueRef) string {
+	names := make([]string, 0, 3)
+	for i, r := range of {
+		if i == 2 && len(of) > 3 {
+			names = append(names, fmt.Sprintf("%d more", len(of)-2))
+			break
+		}
+		names = append(names, sanitize.Text(r.Name))
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -561,7 +561,15 @@ func TestAnErrorQueueSaysHowItWasPaired(t *testing.T) {
 			" · error queue of orders (paired by naming)"},
 		{domain.Queue{Name: "error", DLQOf: []domain.QueueRef{{Name: "Sales"}}, PairedBy: domain.PairedByLetter, ErrorQueue: true},
 			" · error queue of Sales, as its messages say"},
-		{domain.Queue{Name: "error", ErrorQueue: true}, " · an error queue by its name: d shows which queues its messages name"},
+		{domain.Queue{Name: "error", ErrorQueue: true}, " · an error queue by its name; its messages say which queues it serves"},
+		{domain.Queue{Name: "orders.dlq", DLQOf: []domain.QueueRef{{Name: "orders"}, {Name: "orders.status"}}, PairedBy: domain.PairedByConfig},
+			" · error queue of orders and orders.status (paired by config)"},
+		{domain.Queue{Name: "orders.dlq", DLQOf: []domain.QueueRef{{Name: "orders"}, {Name: "orders.invoicing"}, {Name: "orders.status"}}, PairedBy: domain.PairedByConfig},
+			" · error queue of orders, orders.invoicing and orders.status (paired by config)"},
+		{domain.Queue{Name: "orders.dlq", DLQOf: []domain.QueueRef{{Name: "orders"}, {Name: "orders.invoicing"}, {Name: "orders.pending-payment"}, {Name: "orders.status"}}, PairedBy: domain.PairedByConfig},
+			" · error queue of orders, orders.invoicing and 2 more (paired by config)"},
+		{domain.Queue{Name: "error", DLQOf: []domain.QueueRef{{Name: "Sales\x1b[2J"}, {Name: "Billing"}}, PairedBy: domain.PairedByLetter, ErrorQueue: true},
+			" · error queue of Sales\\x1b[2J and Billing, as its messages say"},
 		{domain.Queue{Name: "orders.dlq", DLQOf: []domain.QueueRef{{Name: "orders"}}, PairedBy: domain.PairedByDLX}, ""},
 	} {
 		if got := format.PairedBy(c.q); got != c.want {
