@@ -316,7 +316,11 @@ func TestALongLineIsWrappedNotCut(t *testing.T) {
 				t.Fatalf("at %d columns a line is %d wide: %q", width, w, line)
 			}
 		}
-		if flat := strings.Join(strings.Fields(view), " "); !strings.Contains(flat, "orders.shipping-labels (paired by MassTransit)") {
+		flat := strings.Join(strings.Fields(view), " ")
+		if !strings.Contains(flat, "classic · durable · on node rabbit@node-1 ·") {
+			t.Fatalf("a classic queue's node is not named as where it lives:\n%s", view)
+		}
+		if !strings.Contains(flat, "orders.shipping-labels (paired by MassTransit)") {
 			t.Fatalf("at %d columns the DLQ's origins or its pairing were cut:\n%s", width, view)
 		}
 	}

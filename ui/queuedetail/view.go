@@ -52,7 +52,13 @@ func (m *Model) summary(d *domain.QueueDetail) string {
 		ident = append(ident, m.st.Trouble.Render("state "+sanitize.Text(q.State)))
 	}
 	if q.Node != "" {
-		ident = append(ident, "leader "+sanitize.Text(q.Node))
+		// A replicated queue (quorum, stream) has a leader among its
+		// members; a classic queue lives on one node.
+		where := "on node "
+		if len(q.Members) > 0 || q.Type == "quorum" || q.Type == "stream" {
+			where = "leader "
+		}
+		ident = append(ident, where+sanitize.Text(q.Node))
 	}
 	if len(q.Members) > 0 {
 		members := make([]string, len(q.Members))
