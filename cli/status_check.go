@@ -185,7 +185,7 @@ func addCheckFlags(cmd *cobra.Command, check *bool, window *time.Duration, all *
 	fl := cmd.Flags()
 	fl.BoolVar(check, "check", false, "judge the queues as the overview does, one line per finding; exit 0 nothing in trouble, 1 worth a look, 2 act now")
 	fl.DurationVar(window, "window", DefaultCheckWindow, "with --check: how long to watch (five reads), since growth is judged over time")
-	fl.BoolVar(all, "all-contexts", false, "with --check: every context of the config, in parallel")
+	fl.BoolVar(all, "all-contexts", false, "with --check or --json: every context of the config, in parallel (--json exits 1 if one did not answer)")
 }
 
 // fleetJSON is `status --all-contexts --json`: a row per context.
@@ -194,13 +194,28 @@ type fleetJSON struct {
 }
 
 // writeFleetJSON reads every context once, in parallel, and prints a
-// row per context; one that does not answer has its error.
+// row per context; one that does not answer has its error, and the
+// command exits 1 once every row is printed, as a broker error does
+// (a script's `&&` stops there; the rows of the others are all there).
 func (a *App) writeFleetJSON(ctx context.Context) error {
 	fl, err := app.NewFleet(a.fleetSettings())
 	if err != nil {
 		return err
 	}
-	return writeJSON(a.Out, fleetJSON{Contexts: fl.ReadAll(ctx, app.DefaultFleetTimeout)})
+	rows := fl.ReadAll(ctx, app.DefaultFleetTimeout)
+	if err := writeJSON(a.Out, fleetJSON{Contexts: rows}); err != nil {
+		return err
+	}
+	var silent []string
+	for _, r := range rows {
+		if r.Err != "" {
+			silent = append(silent, sanitize.Text(r.Context))
+		}
+	}
+	if len(silent) > 0 {
+		return fmt.Errorf("%d of the %d contexts did not answer (%s): their rows carry the error, the others were read", len(silent), len(rows), strings.Join(silent, ", "))
+	}
+	return nil
 }
 
 // fleetSettings are the settings every context of the fleet is read
