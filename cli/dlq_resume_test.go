@@ -77,7 +77,7 @@ func (s *actScene) signalMidway(t *testing.T, sig syscall.Signal, queue string, 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	deadline := time.Now().Add(time.Minute)
-	for testkit.Depth(t, s.ch, queue) < at {
+	for testkit.DepthNow(t, s.ch, queue) < at {
 		if time.Now().After(deadline) {
 			t.Fatalf("warren %v never put %d messages in %s; stderr:\n%s", args, at, queue, stderr.String())
 		}

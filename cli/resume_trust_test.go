@@ -26,7 +26,7 @@ func interruptedReplay(t *testing.T, s *actScene, n int) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
-	for testkit.Depth(t, s.ch, "orders") < 50 {
+	for testkit.DepthNow(t, s.ch, "orders") < 50 {
 		if time.Now().After(deadline) {
 			t.Fatal("the replay never started")
 		}

@@ -146,8 +146,31 @@ func Declare(t testing.TB, ch *amqp.Channel, name string, args amqp.Table) {
 }
 
 // Depth is the queue's ready count straight from the broker (no
-// statistics lag).
+// statistics lag), once it has settled: two reads settleGap apart agree.
+// A classic queue answers a depth query ahead of the casts waiting in its
+// mailbox, a requeue among them, so one read just after a client gave
+// its deliveries back can miss them (the broker prioritises the query).
+// Polls for a moment while messages move use DepthNow.
 func Depth(t testing.TB, ch *amqp.Channel, name string) int {
+	t.Helper()
+	last := DepthNow(t, ch, name)
+	for range 40 {
+		time.Sleep(settleGap)
+		got := DepthNow(t, ch, name)
+		if got == last {
+			return got
+		}
+		last = got
+	}
+	return last
+}
+
+// settleGap is the pause between the reads of a settled depth.
+const settleGap = 50 * time.Millisecond
+
+// DepthNow is one read of the queue's ready count: what the queue
+// process answers now, possibly ahead of requeues it has yet to handle.
+func DepthNow(t testing.TB, ch *amqp.Channel, name string) int {
 	t.Helper()
 	q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
 	if err != nil {
@@ -166,7 +189,7 @@ func WaitDepth(t testing.TB, ch *amqp.Channel, name string, want int) {
 	start, last := time.Now(), -1
 	var still time.Time
 	for {
-		got := Depth(t, ch, name)
+		got := DepthNow(t, ch, name)
 		if got == want {
 			return
 		}
