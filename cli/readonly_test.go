@@ -38,8 +38,26 @@ func vhostChannel(t *testing.T, vhost string) *amqp.Channel {
 	return testkit.Channel(t, testkit.Dial(t, vhost))
 }
 
-// ready is a queue's ready count, -1 when the queue does not exist.
+// ready is a queue's ready count once settled (as testkit.Depth reads
+// it: a read just after a client gave deliveries back can come ahead of
+// the requeue), -1 when the queue does not exist.
 func ready(t *testing.T, vhost, queue string) int {
+	t.Helper()
+	last := readyNow(t, vhost, queue)
+	for range 40 {
+		time.Sleep(50 * time.Millisecond)
+		got := readyNow(t, vhost, queue)
+		if got == last {
+			return got
+		}
+		last = got
+	}
+	return last
+}
+
+// readyNow is one read of a queue's ready count, -1 when the queue does
+// not exist.
+func readyNow(t *testing.T, vhost, queue string) int {
 	t.Helper()
 	q, err := vhostChannel(t, vhost).QueueDeclarePassive(queue, true, false, false, false, nil)
 	var ae *amqp.Error
@@ -55,7 +73,7 @@ func ready(t *testing.T, vhost, queue string) int {
 func waitReady(t *testing.T, vhost, queue string, want int) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for got := ready(t, vhost, queue); got != want; got = ready(t, vhost, queue) {
+	for got := readyNow(t, vhost, queue); got != want; got = readyNow(t, vhost, queue) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s holds %d messages, want %d", queue, got, want)
 		}
