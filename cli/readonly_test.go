@@ -43,16 +43,7 @@ func vhostChannel(t *testing.T, vhost string) *amqp.Channel {
 // the requeue), -1 when the queue does not exist.
 func ready(t *testing.T, vhost, queue string) int {
 	t.Helper()
-	last := readyNow(t, vhost, queue)
-	for range 40 {
-		time.Sleep(50 * time.Millisecond)
-		got := readyNow(t, vhost, queue)
-		if got == last {
-			return got
-		}
-		last = got
-	}
-	return last
+	return testkit.Settled(func() int { return readyNow(t, vhost, queue) })
 }
 
 // readyNow is one read of a queue's ready count, -1 when the queue does

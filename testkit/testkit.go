@@ -153,10 +153,16 @@ func Declare(t testing.TB, ch *amqp.Channel, name string, args amqp.Table) {
 // Polls for a moment while messages move use DepthNow.
 func Depth(t testing.TB, ch *amqp.Channel, name string) int {
 	t.Helper()
-	last := DepthNow(t, ch, name)
+	return Settled(func() int { return DepthNow(t, ch, name) })
+}
+
+// Settled reads a count until two reads settleGap apart agree (for 2 s
+// at most, then the last read).
+func Settled(read func() int) int {
+	last := read()
 	for range 40 {
 		time.Sleep(settleGap)
-		got := DepthNow(t, ch, name)
+		got := read()
 		if got == last {
 			return got
 		}
@@ -165,7 +171,7 @@ func Depth(t testing.TB, ch *amqp.Channel, name string) int {
 	return last
 }
 
-// settleGap is the pause between the reads of a settled depth.
+// settleGap is the pause between the reads of a settled count.
 const settleGap = 50 * time.Millisecond
 
 // DepthNow is one read of the queue's ready count: what the queue
