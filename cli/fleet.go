@@ -51,7 +51,7 @@ func RunFleet(a *App) error {
 		// The same reader each time: what it read before is what the
 		// growth is measured against.
 		m := fleet.New(fleet.Options{Reader: fl, Refresh: refresh, Timeout: app.DefaultFleetTimeout, Styles: styles.Default(), Current: current})
-		final, err := tea.NewProgram(m, tea.WithAltScreen()).Run()
+		final, err := tea.NewProgram(m, tea.WithAltScreen(), terminalInput()).Run()
 		if err != nil {
 			return fmt.Errorf("fleet view: %w", err)
 		}

@@ -144,7 +144,7 @@ func (a *App) dashboardOnce(debug io.Writer) (next string, toFleet bool, err err
 		return "", false, err
 	}
 	defer release()
-	final, err := tea.NewProgram(model, tea.WithAltScreen()).Run()
+	final, err := tea.NewProgram(model, tea.WithAltScreen(), terminalInput()).Run()
 	if s, ok := final.(interface {
 		SwitchTo() string
 		ToFleet() bool
