@@ -51,13 +51,19 @@ func TestStatusAllContextsJSONReadsTheFleet(t *testing.T) {
 	}
 	// The management API counts the dead letters within a statistics
 	// interval: read until it has.
+	// A context that does not answer fails the command once every row
+	// is printed: a script's && stops, its JSON is whole. On a loaded
+	// machine the other broker may miss its time once too: the words
+	// are judged on the last read.
+	const downOnly = "1 of the 4 contexts did not answer (down)"
 	var out string
+	var err error
+	var errOut string
 	rows := map[string]domain.FleetRow{}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
-		// A context that does not answer fails the command once every
-		// row is printed: a script's && stops, its JSON is whole.
-		o, errOut, err := runAction(t, cfg, newStatusCmd, "--all-contexts", "--json")
-		if err == nil || app.ExitCode(err) != app.ExitFailure || !strings.Contains(err.Error(), "1 of the 4 contexts did not answer (down)") {
+		var o string
+		o, errOut, err = runAction(t, cfg, newStatusCmd, "--all-contexts", "--json")
+		if err == nil || app.ExitCode(err) != app.ExitFailure {
 			t.Fatalf("with one context down: %v (exit %d)\n%s; want exit 1 naming it", err, app.ExitCode(err), errOut)
 		}
 		var got struct {
@@ -70,9 +76,12 @@ func TestStatusAllContextsJSONReadsTheFleet(t *testing.T) {
 		for _, r := range got.Contexts {
 			rows[r.Context] = r
 		}
-		if rows["one"].DLQMessages == 3 || time.Now().After(deadline) {
+		if (rows["one"].DLQMessages == 3 && strings.Contains(err.Error(), downOnly)) || time.Now().After(deadline) {
 			break
 		}
+	}
+	if !strings.Contains(err.Error(), downOnly) {
+		t.Errorf("with one context down: %v\n%s; want %q", err, errOut, downOnly)
 	}
 	if one := rows["one"]; one.Err != "" || one.Vhost != vhost || one.DLQMessages != 3 || one.Queues != 2 || one.DeepestDLQ != vhost+"/orders.dlq" {
 		t.Errorf("one: %+v, want vhost %s alone: its 2 queues, 3 dead letters in orders.dlq", one, vhost)

@@ -68,8 +68,10 @@ func TestOverview43Golden(t *testing.T) {
 	golden.RequireEqual(t, finalView(t, tm))
 }
 
+// The screen is tall enough for every channel row, the one in confirm
+// mode last.
 func TestQueueScreen43Golden(t *testing.T) {
-	tm := teatest.NewTestModel(t, goldenModel(&fakeBroker{scene: scene43}, time.Hour), teatest.WithInitialTermSize(120, 40))
+	tm := teatest.NewTestModel(t, goldenModel(&fakeBroker{scene: scene43}, time.Hour), teatest.WithInitialTermSize(120, 46))
 	waitFor(t, tm, "ETA")
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
 	waitFor(t, tm, "delayed retry")

@@ -32,33 +32,61 @@ func wrapLine(b *strings.Builder, line string, width int) {
 	for first := true; ; first = false {
 		limit := width
 		if !first {
-			b.WriteString(wrapIndent)
 			limit -= len(wrapIndent)
 		}
-		w := ansi.StringWidth(line)
-		if w <= limit {
+		plain := ansi.Strip(line)
+		// Blanks at the end are padding (a table row's): they never make
+		// a line wrap, and what is left of a line once its words are
+		// placed is not a line of its own.
+		words := ansi.StringWidth(strings.TrimRight(plain, " "))
+		if !first && words == 0 {
+			return
+		}
+		if !first {
+			b.WriteString(wrapIndent)
+		}
+		full := ansi.StringWidth(plain)
+		if words <= limit {
+			if full > limit {
+				line = ansi.Cut(line, 0, limit)
+			}
 			b.WriteString(line)
 			return
 		}
-		// The last space at or before the limit: what comes before it
-		// fits.
-		at, cell := -1, 0
-		for _, r := range ansi.Strip(line) {
-			if cell > limit {
-				break
-			}
-			if r == ' ' && cell > 0 {
-				at = cell
-			}
-			cell += ansi.StringWidth(string(r))
-		}
-		if at < 0 {
-			b.WriteString(ansi.Cut(line, 0, limit))
-			line = ansi.Cut(line, limit, w)
-		} else {
-			b.WriteString(ansi.Cut(line, 0, at))
-			line = ansi.Cut(line, at+1, w)
-		}
+		end, next := breakAt(plain, limit)
+		b.WriteString(ansi.Cut(line, 0, end))
+		line = ansi.Cut(line, next, full)
 		b.WriteByte('\n')
 	}
+}
+
+// breakAt is where a line of plain text wider than limit cells breaks:
+// at the last run of spaces that starts within the limit, after the
+// first word (an indent is no place to break), the next line starting
+// past the run; or at the limit when no word ends in time. Widths are
+// measured over whole prefixes, as ansi.Cut counts them, so a character
+// made of several code points (an emoji with a modifier, a flag) is one.
+func breakAt(plain string, limit int) (end, next int) {
+	end, next = limit, limit
+	word := false
+	for i := 0; i < len(plain); i++ {
+		if plain[i] != ' ' {
+			word = true
+			continue
+		}
+		if !word {
+			continue
+		}
+		at := ansi.StringWidth(plain[:i])
+		if at > limit {
+			break
+		}
+		j := i
+		for j < len(plain) && plain[j] == ' ' {
+			j++
+		}
+		end, next = at, ansi.StringWidth(plain[:j])
+		i = j - 1
+	}
+	return end, next
 }

@@ -57,3 +57,46 @@ func TestWrapKeepsStylesAndShortLines(t *testing.T) {
 		t.Errorf("wrapped as %q", plain)
 	}
 }
+
+// A character of several code points (an emoji with a variation
+// selector, a flag, a family joined by zero-width joiners) is one to the
+// break as to the cut: nothing of the line is lost.
+func TestWrapLosesNothingOfCharactersOfSeveralCodePoints(t *testing.T) {
+	for _, word := range []string{"❤️", "🇩🇪", "👩‍👩‍👧‍👦"} {
+		line := "queue " + word + " abcdefghijk lmnop"
+		got := Wrap(line, 12)
+		// A word wider than a line is cut, so spaces are not compared.
+		if joined := strings.Join(strings.Fields(ansi.Strip(got)), ""); joined != strings.Join(strings.Fields(line), "") {
+			t.Errorf("%q wrapped at 12 cells reads %q: something was lost", line, ansi.Strip(got))
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if ansi.StringWidth(l) > 12 {
+				t.Errorf("a line of %q is %d cells wide: %q", line, ansi.StringWidth(l), l)
+			}
+		}
+	}
+}
+
+// A table row padded past the width, and a line indented before a long
+// word, wrap into no blank line.
+func TestWrapMakesNoBlankLineOfPaddingOrIndent(t *testing.T) {
+	row := "  ctag-1  10.0.0.7:5672  prefetch 50" + strings.Repeat(" ", 60)
+	if got := Wrap(row, 80); got != ansi.Cut(row, 0, 80) {
+		t.Errorf("a padded row that fits was wrapped: %q", got)
+	}
+	styled := "\x1b[2m" + row + "\x1b[0m"
+	if got := Wrap(styled, 80); strings.Contains(got, "\n") {
+		t.Errorf("a styled padded row was wrapped: %q", got)
+	}
+	long := "a few words that need wrapping here   " + strings.Repeat(" ", 50)
+	for _, l := range strings.Split(Wrap(long, 20), "\n") {
+		if strings.TrimSpace(ansi.Strip(l)) == "" {
+			t.Errorf("%q wrapped at 20 cells has a blank line: %q", long, Wrap(long, 20))
+		}
+	}
+	indented := "  " + strings.Repeat("x", 30)
+	got := strings.Split(Wrap(indented, 20), "\n")
+	if len(got) != 2 || got[0] != "  "+strings.Repeat("x", 18) || got[1] != "  "+strings.Repeat("x", 12) {
+		t.Errorf("an indented long word wrapped as %q", got)
+	}
+}

@@ -325,3 +325,25 @@ func TestALongLineIsWrappedNotCut(t *testing.T) {
 		}
 	}
 }
+
+// The consumers' table is padded to the screen's width: at 80 columns its
+// rows stay one line each, with no blank line between them.
+func TestConsumerRowsAtEightyColumnsAreOneLineEach(t *testing.T) {
+	q := domain.Queue{Vhost: "/", Name: "orders", Type: "classic", Durable: true, Node: "rabbit@node-1", Consumers: 3}
+	d := detail(q)
+	for _, tag := range []string{"amq.ctag-worker-a", "amq.ctag-worker-b", "amq.ctag-worker-c"} {
+		d.Consumers = append(d.Consumers, domain.Consumer{Tag: tag, Channel: "10.0.0.7:50312 -> 10.0.1.2:5672 (1)", AckRequired: true, PrefetchCount: 20, Active: true})
+	}
+	m, _ := loaded(t, &describer{detail: d})
+	m.SetSize(80, 200)
+	lines := strings.Split(m.View(), "\n")
+	var rows []int
+	for i, line := range lines {
+		if strings.Contains(line, "amq.ctag-worker-") {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) != 3 || rows[1] != rows[0]+1 || rows[2] != rows[1]+1 {
+		t.Fatalf("the three consumer rows are on lines %v, want three in a row:\n%s", rows, strings.Join(lines, "\n"))
+	}
+}
