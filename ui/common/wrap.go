@@ -63,29 +63,30 @@ func wrapLine(b *strings.Builder, line string, width int) {
 // breakAt is where a line of plain text wider than limit cells breaks:
 // at the last run of spaces that starts within the limit, after the
 // first word (an indent is no place to break), the next line starting
-// past the run; or at the limit when no word ends in time. Widths are
-// measured over whole prefixes, as ansi.Cut counts them, so a character
-// made of several code points (an emoji with a modifier, a flag) is one.
+// past the run; or at the limit when no word ends in time. Each word is
+// measured whole, as ansi.Cut counts it, so a character made of several
+// code points (an emoji with a modifier, a flag) is one.
 func breakAt(plain string, limit int) (end, next int) {
 	end, next = limit, limit
 	word := false
+	cells, from := 0, 0 // the width of plain[:from]
 	for i := 0; i < len(plain); i++ {
 		if plain[i] != ' ' {
 			word = true
 			continue
 		}
-		if !word {
-			continue
-		}
-		at := ansi.StringWidth(plain[:i])
-		if at > limit {
-			break
-		}
+		at := cells + ansi.StringWidth(plain[from:i])
 		j := i
 		for j < len(plain) && plain[j] == ' ' {
 			j++
 		}
-		end, next = at, ansi.StringWidth(plain[:j])
+		cells, from = at+(j-i), j
+		if at > limit {
+			break
+		}
+		if word {
+			end, next = at, cells
+		}
 		i = j - 1
 	}
 	return end, next
