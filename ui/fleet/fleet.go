@@ -19,6 +19,7 @@ import (
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
+	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/keys"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -297,13 +298,36 @@ func (m *Model) View() string {
 		}
 		lines = append(lines, prefix+line)
 	}
-	lines = append(lines, "", st.Muted.Render("enter opens its dashboard (whose C comes back) · r reads now · q quits"))
 	if m.width > 0 {
 		for i, l := range lines {
 			lines[i] = ansi.Truncate(l, m.width, "…")
 		}
 	}
+	if d := m.detail(); d != "" {
+		lines = append(lines, "", d)
+	}
+	lines = append(lines, "", st.Muted.Render("enter opens its dashboard (whose C comes back) · r reads now · q quits"))
 	return strings.Join(lines, "\n")
+}
+
+// detail says in full, wrapped, what the selected row had to cut: why
+// its context did not answer (the hint at the error's end is what the
+// operator needs) or which alarms its cluster raised.
+func (m *Model) detail() string {
+	if m.cursor >= len(m.rows) {
+		return ""
+	}
+	r := m.rows[m.cursor]
+	var text string
+	switch {
+	case r.Err != "":
+		text = sanitize.Text(r.Context) + " did not answer: " + sanitize.Text(r.Err)
+	case len(r.Alarms) > 0:
+		text = sanitize.Text(r.Context) + " alarms: " + sanitize.Text(strings.Join(r.Alarms, "; "))
+	default:
+		return ""
+	}
+	return m.o.Styles.Trouble.Render(common.Wrap(text, m.width))
 }
 
 // row is one context's cells and how urgent it is.

@@ -239,3 +239,39 @@ func TestAContextThatDoesNotAnswerHoldsNoOtherBack(t *testing.T) {
 		t.Fatal("an older read's answer replaced a newer one")
 	}
 }
+
+// A row has one line, so an error or the alarms are cut there; the
+// selected row's are said whole below the table, where the hint at an
+// error's end ("is the management plugin enabled?") can be read.
+func TestTheSelectedRowSaysWhatItsLineCut(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	refused := "management API at http://127.0.0.1:15699 unreachable: dial tcp 127.0.0.1:15699: connect: connection refused; " +
+		"is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)"
+	r := fakeReader{rows: []domain.FleetRow{
+		{Context: "prod-eu", Environment: "prod", Cluster: "rabbit@eu", Version: "4.3.6", NodesRunning: 3, Nodes: 3, ReadAt: now},
+		{Context: "prod-us", Environment: "prod", Cluster: "rabbit@us", Version: "4.3.6", NodesRunning: 3, Nodes: 3, ReadAt: now,
+			Alarms: []string{"memory on rabbit@us-1", "disk on rabbit@us-2", "disk on rabbit@us-3"}},
+		{Context: "staging", Environment: "staging", Err: refused},
+	}}
+	m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Now: func() time.Time { return now }})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 20})
+	settle(t, m, m.Init())
+	whole := func() string { return strings.Join(strings.Fields(ansi.Strip(m.View())), " ") }
+	if v := whole(); strings.Contains(v, "did not answer") || strings.Contains(v, "alarms:") {
+		t.Fatalf("a healthy row selected, yet a detail is shown:\n%s", m.View())
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	if v := whole(); !strings.Contains(v, "prod-us alarms: memory on rabbit@us-1; disk on rabbit@us-2; disk on rabbit@us-3") {
+		t.Fatalf("the selected row's alarms are not said whole:\n%s", m.View())
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	v := ansi.Strip(m.View())
+	if !strings.Contains(strings.Join(strings.Fields(v), " "), "staging did not answer: "+refused) {
+		t.Fatalf("the selected row's error is not said whole:\n%s", v)
+	}
+	for _, line := range strings.Split(v, "\n") {
+		if w := ansi.StringWidth(line); w > 80 {
+			t.Errorf("a line of %d cells on 80: %q", w, line)
+		}
+	}
+}

@@ -577,3 +577,41 @@ func TestAnErrorQueueSaysHowItWasPaired(t *testing.T) {
 		}
 	}
 }
+
+func TestABrokerThatNeverAnsweredShowsItsWholeError(t *testing.T) {
+	hint := "is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)"
+	down := &domain.Error{Kind: domain.ErrUnreachable, Msg: "management API at http://10.0.0.9:15672 unreachable: dial tcp 10.0.0.9:15672: connect: connection refused; " + hint}
+	l := &lister{replies: []reply{{err: down}}}
+	m := newModel(l)
+	m.SetSize(80, 20)
+	m, _ = load(t, m, m.Init())
+	view := ansi.Strip(m.View())
+	if got := strings.Count(view, "\n") + 1; got != 20 {
+		t.Fatalf("the view is %d lines on a screen of 20:\n%s", got, view)
+	}
+	for _, l := range strings.Split(view, "\n") {
+		if ansi.StringWidth(l) > 80 {
+			t.Fatalf("a line is wider than the screen: %q", l)
+		}
+	}
+	if joined := strings.Join(strings.Fields(view), " "); !strings.Contains(joined, "Its last error, whole: "+down.Error()) {
+		t.Fatalf("the error is not on screen whole:\n%s", view)
+	}
+
+	// Queues on screen keep it to the status line.
+	l.replies = append(l.replies, reply{snap: snapshot(queue("/", "a", 1))}, reply{err: down})
+	m, _ = load(t, m, m.fetch())
+	m, _ = load(t, m, m.fetch())
+	if view := ansi.Strip(m.View()); strings.Contains(view, "whole:") || !strings.Contains(view, "a") {
+		t.Fatalf("with queues on screen the error took the table's place:\n%s", view)
+	}
+
+	// A screen too short for it cuts it and says so.
+	m2 := newModel(&lister{replies: []reply{{err: down}}})
+	m2.SetSize(40, 8)
+	m2, _ = load(t, m2, m2.Init())
+	view = ansi.Strip(m2.View())
+	if got := strings.Count(view, "\n") + 1; got != 8 || !strings.Contains(view, "…") {
+		t.Fatalf("on a screen of 8 lines the view is %d lines:\n%s", got, view)
+	}
+}

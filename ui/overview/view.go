@@ -8,6 +8,7 @@ import (
 
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
+	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/sparkline"
 	"github.com/warrenops/warren/ui/components/table"
 )
@@ -24,9 +25,27 @@ const legend = "! act now · ~ worth a look · DLQ: its depth, (dlq) a DLQ, (par
 // and the selected row's note on the last line.
 func (m *Model) View() string {
 	body := m.statusLine() + "\n" + m.tbl.View(m.renderRow)
+	if why := m.unanswered(m.height - 2 - (strings.Count(body, "\n") + 2)); why != "" {
+		body += "\n\n" + why
+	}
 	used := strings.Count(body, "\n") + 1
 	return body + strings.Repeat("\n", max(m.height-2-used, 0)+1) +
 		m.st.Muted.Render(ansi.Truncate(legend, m.width, "…")) + "\n" + m.note()
+}
+
+// unanswered is, on a screen with no queue yet, the last failure whole
+// and wrapped, in at most room lines: the header has room for one line of
+// it, and the hint at its end ("is the management plugin enabled?") is
+// what the operator needs.
+func (m *Model) unanswered(room int) string {
+	if len(m.rows) > 0 || m.status.Err == nil || room < 2 {
+		return ""
+	}
+	lines := strings.Split(common.Wrap("The broker has not answered. Its last error, whole: "+sanitize.Text(m.status.Err.Error()), m.width), "\n")
+	if len(lines) > room {
+		lines = append(lines[:room-1], ansi.Truncate(lines[room-1], max(m.width-1, 1), "")+"…")
+	}
+	return m.st.Trouble.Render(strings.Join(lines, "\n"))
 }
 
 func (m *Model) statusLine() string {
