@@ -153,6 +153,8 @@ func TestDlqImportRefusesABadFileAndPublishesNothing(t *testing.T) {
 		{"a line that does not parse", write("broken.jsonl", lines[0]+lines[1]+"{oops\n"), "line 3"},
 		{"a body whose sha256 does not match", write("tampered.jsonl", lines[0]+lines[1]+tampered), "line 3"},
 		{"cut short", write("short.jsonl", lines[0]+lines[1]), "header counts 2"},
+		{"a file that is not there", filepath.Join(dir, "absent.jsonl"), "no such file"},
+		{"standard input", "-", "save the export to a file first"},
 	} {
 		_, _, err := runAction(t, s.config, newDlqImportCmd, c.path, "--to", "target", "--yes")
 		if app.ExitCode(err) != app.ExitUsage || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing was published") {

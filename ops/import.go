@@ -67,9 +67,12 @@ func identOf(fi os.FileInfo) fileIdent {
 // checkImport reads the whole file at path and decides each message's
 // destination with req; nothing is published.
 func checkImport(path string, req actions.Request) (*importFile, error) {
+	if path == "-" {
+		return nil, &actions.RequestError{Err: errors.New("an import reads a file, not its standard input (-): it checks the file whole before anything is published, then reads it again to publish it, and again to resume it; nothing was published: save the export to a file first (warren dlq export QUEUE --output FILE)")}
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &actions.RequestError{Err: err}
+		return nil, &actions.RequestError{Err: fmt.Errorf("%w; nothing was published", err)}
 	}
 	defer f.Close()
 	before, err := f.Stat()
