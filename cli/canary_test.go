@@ -347,20 +347,29 @@ func TestCanaryHaltsMidRampWhenAStageFails(t *testing.T) {
 	}
 }
 
-func TestCanaryWithoutAConsumerGivesNoVerdictAndHalts(t *testing.T) {
+// A canary waited for on a destination no consumer takes from could
+// get no verdict: it is refused before anything moves, and goes out
+// when the operator says not to wait for it.
+func TestCanaryWithoutAConsumerIsRefusedBeforeAnythingMoves(t *testing.T) {
 	s := newCanaryScene(t, 50, false)
-	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "2s", "--yes", "--json")
-	if app.ExitCode(err) != app.ExitHalted {
-		t.Fatalf("replay: exit %d (%v), want halted\n%s", app.ExitCode(err), err, errOut)
+	_, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "2s", "--yes", "--json")
+	if app.ExitCode(err) != app.ExitRefused || !strings.Contains(err.Error(), "orders has no consumer") || !strings.Contains(err.Error(), "--canary-wait 0") {
+		t.Fatalf("replay: exit %d (%v), want refused for lack of a consumer, naming --canary-wait 0\n%s", app.ExitCode(err), err, errOut)
 	}
-	r := decodeStaged(t, out)
-	if r.Canary == nil || r.Canary.Verdict != domain.VerdictNoVerdict || !strings.Contains(r.HaltReason, "no consumer") {
-		t.Fatalf("replay: %+v canary %+v; want no verdict for lack of a consumer", r, r.Canary)
+	if got := testkit.Depth(t, s.ch, "orders"); got != 0 {
+		t.Errorf("orders holds %d after a refused canary, want nothing published", got)
 	}
-	if got := testkit.Depth(t, s.ch, "orders"); got != 5 {
-		t.Errorf("orders holds %d, want the canary's 5", got)
+	if got := testkit.Depth(t, s.ch, "orders.dlq"); got != 50 {
+		t.Errorf("orders.dlq holds %d after a refused canary, want its 50", got)
 	}
-	testkit.WaitDepth(t, s.ch, "orders.dlq", 45)
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "0", "--yes", "--json")
+	if err != nil {
+		t.Fatalf("replay --canary-wait 0: %v\n%s", err, errOut)
+	}
+	if r := decodeStaged(t, out); r.Canary == nil || r.Canary.Verdict != domain.VerdictUnjudged {
+		t.Fatalf("replay --canary-wait 0: %+v canary %+v; want the canary unjudged", r, r.Canary)
+	}
+	testkit.WaitDepth(t, s.ch, "orders", 50)
 }
 
 func TestCanaryRefusesWhenNothingCouldJudgeIt(t *testing.T) {

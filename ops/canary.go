@@ -58,6 +58,9 @@ type watch struct {
 	blind []string
 	dests []domain.QueueRef
 	seen  map[domain.QueueRef]bool
+	// wait is the canary's --canary-wait: a destination watched while it
+	// is set must have a consumer among those watched (judgeable).
+	wait time.Duration
 
 	mu      sync.Mutex
 	failed  map[string]int
@@ -255,7 +258,7 @@ func (w *watch) Watch(ctx context.Context, dest actions.Destination) error {
 		return fmt.Errorf("%w: %s, and no inbox is configured to say they were applied; configure the inbox, dead-letter through a named exchange, or replay without --canary",
 			actions.ErrCannotJudge, strings.Join(w.blind, "; "))
 	}
-	return nil
+	return w.judgeable()
 }
 
 // inboxKnown reports whether the DLQ's messages have an inbox (its
@@ -330,6 +333,22 @@ func (w *watch) Applied(ctx context.Context, ids []string) (map[string]bool, boo
 // declare of each on a channel of its own (a missing queue closes it).
 func (w *watch) Consumers(ctx context.Context) int {
 	return consumersOf(w.conn, w.dests)
+}
+
+// judgeable refuses, before anything moves, a canary waited for on
+// destinations no consumer takes from: no copy would be applied or fail
+// again, so the run would publish the canary only to halt without a
+// verdict. The ramp still halts a run whose consumers leave later.
+func (w *watch) judgeable() error {
+	if w.wait <= 0 || len(w.dests) == 0 || consumersOf(w.conn, w.dests) != 0 {
+		return nil
+	}
+	names := make([]string, len(w.dests))
+	for i, q := range w.dests {
+		names[i] = sanitize.Text(q.Name)
+	}
+	return fmt.Errorf("%w: %s has no consumer, so no copy of the canary would be applied or fail again; start its consumers, pass --canary-wait 0 (the canary is not waited for), or replay without --canary (a resume: --no-canary)",
+		actions.ErrCannotJudge, strings.Join(names, ", "))
 }
 
 func consumersOf(conn *amqp.Connection, queues []domain.QueueRef) int {

@@ -113,6 +113,12 @@ func (o *Ops) stage(ctx context.Context, t *Target, s Staging, op, run string, d
 				return nil, errors.Join(err, g.Close())
 			}
 		}
+		// Judgeable once every destination known is watched; each
+		// destination the run meets later is checked as it comes.
+		w.wait = s.CanaryWait
+		if err := w.judgeable(); err != nil {
+			return nil, errors.Join(err, g.Close())
+		}
 	}
 	if s.RateAuto {
 		p, err := o.newPace(ctx, t)
