@@ -110,3 +110,66 @@ func TestTheContextSwitcherEndsTheProgramOnTheChosenContext(t *testing.T) {
 		t.Fatalf("the program ended switching to %q, want staging", final.SwitchTo())
 	}
 }
+
+// The command line (:) reaches the switcher by name, as k9s's :ctx
+// does, and moves to a context named there at once.
+func TestTheCommandLineOpensTheSwitcherAndSwitchesByName(t *testing.T) {
+	contexts := []ContextChoice{{Name: "prod-eu", Environment: "prod", Current: true}, {Name: "prod-us", Environment: "prod"}, {Name: "staging", Environment: "staging"}}
+	m := newRoot(Options{Context: "prod-eu", Environment: "prod", Contexts: contexts})
+	m, _ = pressAll(m, ":")
+	if v := m.View(); !strings.Contains(v, ":█") || !strings.Contains(v, "ctx NAME") {
+		t.Fatalf("the command line is not shown with what it knows:\n%s", v)
+	}
+	m, _ = pressAll(m, "ctx", "enter")
+	if !m.picker.open || m.command.open || !strings.Contains(m.View(), "Switch context") {
+		t.Fatalf(":ctx did not open the switcher:\n%s", m.View())
+	}
+	m, _ = pressAll(m, "esc")
+
+	// A name it does not know is said, with those it does; nothing moves.
+	m, _ = pressAll(m, ":", "ctx", " ", "prod-ap", "enter")
+	if m.SwitchTo() != "" || !strings.Contains(m.View(), `no context "prod-ap": the config has prod-eu, prod-us, staging`) {
+		t.Fatalf(":ctx prod-ap: switch to %q\n%s", m.SwitchTo(), m.View())
+	}
+	// The one it is on stays.
+	m, cmd := pressAll(m, ":", "ctx prod-eu", "enter")
+	if m.SwitchTo() != "" || cmd != nil || !strings.Contains(m.View(), "already on context prod-eu") {
+		t.Fatalf(":ctx prod-eu: switch to %q\n%s", m.SwitchTo(), m.View())
+	}
+	// An unknown command names those it knows; esc and backspace close.
+	m, _ = pressAll(m, ":", "ctz", "enter")
+	if !strings.Contains(m.View(), `unknown command "ctz"`) || m.command.open {
+		t.Fatalf(":ctz\n%s", m.View())
+	}
+	m, _ = pressAll(m, ":", "ctx", "esc")
+	if m.command.open || m.picker.open {
+		t.Fatal("esc did not close the command line")
+	}
+	// tab completes a context's name as far as the names that fit agree.
+	tab := func(m Model, typed, want string) Model {
+		t.Helper()
+		m, _ = pressAll(m, typed)
+		next, _ := m.Update(tea.KeyMsg{Type: tea.KeyTab})
+		m = next.(Model)
+		if got := string(m.command.text); got != want {
+			t.Fatalf("tab after %q gave %q, want %q", typed, got, want)
+		}
+		return m
+	}
+	m, _ = pressAll(m, ":")
+	m = tab(m, "ctx pr", "ctx prod-")
+	m, _ = pressAll(m, "esc", ":")
+	m = tab(m, "ctx x", "ctx x")
+	m, _ = pressAll(m, "esc", ":")
+	m = tab(m, "ctx st", "ctx staging")
+	m, cmd = pressAll(m, "enter")
+	if m.SwitchTo() != "staging" || cmd == nil {
+		t.Fatalf(":ctx staging: switch to %q, cmd %v; want staging and the program to end for it", m.SwitchTo(), cmd)
+	}
+	// :fleet ends the dashboard for the fleet view.
+	m = newRoot(Options{Context: "prod-eu", Contexts: contexts})
+	m, cmd = pressAll(m, ":", "fleet", "enter")
+	if !m.ToFleet() || cmd == nil {
+		t.Fatalf(":fleet: to fleet %v, cmd %v", m.ToFleet(), cmd)
+	}
+}

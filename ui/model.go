@@ -87,6 +87,7 @@ type Model struct {
 	width, height int
 	footer        footer
 	picker        picker
+	command       commandLine
 	switchTo      string
 	toFleet       bool
 }
@@ -211,11 +212,16 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.showHelp = false
 		return m, nil
 	}
+	if m.command.open {
+		return m.commandKey(msg)
+	}
 	if m.picker.open {
 		return m.pickerKey(msg)
 	}
 	if !m.top().Capturing() {
 		switch {
+		case key.Matches(msg, m.keys.Command):
+			return m.openCommand()
 		case key.Matches(msg, m.keys.Contexts):
 			return m.openPicker()
 		case key.Matches(msg, m.keys.Quit):

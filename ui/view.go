@@ -35,7 +35,11 @@ func (m Model) View() string {
 	default:
 		body = m.top().View()
 	}
-	parts := []string{m.brokerLine(), m.statusLine(), m.breadcrumb(), fitLines(body, h), m.footerLine(), m.shortHelp()}
+	last := m.shortHelp()
+	if m.command.open {
+		last = m.commandView()
+	}
+	parts := []string{m.brokerLine(), m.statusLine(), m.breadcrumb(), fitLines(body, h), m.footerLine(), last}
 	return strings.Join(parts, "\n")
 }
 
@@ -206,6 +210,7 @@ func (m Model) shortHelp() string {
 func (m Model) keyMap() help.KeyMap {
 	g := m.keys
 	g.Back.SetEnabled(len(m.stack) > 0)
+	g.Channels.SetEnabled(len(m.stack) == 0) // c is the overview's alone
 	return joined{screen: m.top().Keys(), global: g}
 }
 

@@ -26,6 +26,8 @@ type Global struct {
 	Channels key.Binding
 	// Contexts opens the context switcher.
 	Contexts key.Binding
+	// Command opens the command line (ctx, fleet, …).
+	Command key.Binding
 }
 
 // DefaultGlobal returns the root's bindings.
@@ -38,6 +40,7 @@ func DefaultGlobal() Global {
 		Audit:     New("A", "audit log"),
 		Channels:  New("c", "channels"),
 		Contexts:  New("C", "switch context"),
+		Command:   New(":", "command: ctx, ctx NAME, fleet, audit, q"),
 	}
 }
 
@@ -46,7 +49,7 @@ func (g Global) ShortHelp() []key.Binding { return []key.Binding{g.Back, g.Help,
 
 // FullHelp implements help.KeyMap.
 func (g Global) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{g.Back, g.Audit, g.Channels, g.Contexts, g.Help, g.Quit, g.ForceQuit}}
+	return [][]key.Binding{{g.Back, g.Audit, g.Channels, g.Contexts, g.Command, g.Help, g.Quit, g.ForceQuit}}
 }
 
 // Queue are the bindings of the screens about queues (the list and one
