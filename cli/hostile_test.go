@@ -490,7 +490,7 @@ func TestHostileHeadersTooDeepForTheClientAreExplainedAndLoseNothing(t *testing.
 	testkit.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "after"}})
 	for _, args := range [][]string{{"dlq", "ls", "orders.dlq"}, {"dlq", "stats", "orders.dlq"}, {"dlq", "replay", "orders.dlq", "--yes"}} {
 		r := execCLI(t, append([]string{"--config", s.config(t, "")}, args...)...)
-		if r.err != nil && !strings.Contains(strings.ToLower(r.err.Error()), "header") {
+		if r.err == nil || !strings.Contains(r.err.Error(), "headers the AMQP client cannot decode") {
 			t.Errorf("warren %s fails without naming the unreadable headers: %v", strings.Join(args, " "), r.err)
 		}
 		waitReady(t, s.vhost, "orders.dlq", 5)

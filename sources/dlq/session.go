@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -530,18 +531,40 @@ func (s *Session) finish(page *Page) *Page {
 // frame the client cannot parse (in practice a header table nested
 // deeper than amqp091-go reads) kills the connection it arrives on, so
 // every read of the queue stops at that message: say so, and how to get
-// past it.
+// past it. The client reports a connection that simply ended (EOF, a
+// reset, a broker restarted) as a frame error too, with the network's
+// words for a reason: that is a lost connection, not a bad message.
 func lossError(what, queue string, err *amqp.Error) error {
-	if err != nil && (err.Code == amqp.SyntaxError || err.Code == amqp.FrameError) {
+	if undecodable(err) {
 		return fmt.Errorf("%s of %s stopped: a message there carries headers the AMQP client cannot decode "+
 			"(nested deeper than 32 levels, or malformed), and it closed the connection (%s); nothing was lost, the broker "+
 			"took the messages back. warren cannot read past that message: look at it with the management UI's "+
 			"\"Get messages\", or move it aside with a shovel", what, queue, err.Reason)
 	}
+	if err != nil && err.Code == amqp.FrameError {
+		return fmt.Errorf("%s of %s lost: the connection to the broker dropped (%s); the broker takes its messages back; reopen to continue", what, queue, err.Reason)
+	}
 	if err != nil {
 		return fmt.Errorf("%s of %s lost (%s); the broker took its messages back; reopen to continue", what, queue, err.Reason)
 	}
 	return fmt.Errorf("%s of %s lost; the broker took its messages back; reopen to continue", what, queue)
+}
+
+// undecodable reports a connection the client closed because a frame
+// did not parse: its reason is one of the client's own parse errors.
+func undecodable(err *amqp.Error) bool {
+	if err == nil {
+		return false
+	}
+	if err.Code == amqp.SyntaxError {
+		return true
+	}
+	for _, e := range []*amqp.Error{amqp.ErrSyntax, amqp.ErrFrame} {
+		if strings.Contains(err.Reason, e.Reason) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Session) lost() error {
