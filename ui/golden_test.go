@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/styles"
 )
 
@@ -74,4 +75,18 @@ func TestBrokerDownShowsDisconnectedAndRecovers(t *testing.T) {
 	if strings.Contains(view, "disconnected") || !strings.Contains(view, "orders") {
 		t.Fatalf("did not recover:\n%s", view)
 	}
+}
+
+// A broker lost after figures were shown: the status line says how old
+// they are before the error, which is longer than an 80-column line.
+func TestABrokerLostSaysHowOldTheFiguresAreFirst(t *testing.T) {
+	f := &fakeBroker{}
+	tm := teatest.NewTestModel(t, goldenModel(f, 20*time.Millisecond), teatest.WithInitialTermSize(80, 30))
+	waitFor(t, tm, "no alarms")
+	f.setDown(&domain.Error{Kind: domain.ErrUnreachable, Msg: "management API at http://rabbit-eu-central-1.internal.example:15672 unreachable: dial tcp 10.20.30.40:15672: connect: connection refused; is the management plugin enabled?"})
+	waitFor(t, tm, "figures below are")
+	f.setDown(nil)
+	waitFor(t, tm, "no alarms")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(3*time.Second))
 }

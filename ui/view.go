@@ -130,21 +130,24 @@ func (m Model) statusLine() string {
 	return ansi.Truncate(strings.Join(parts, " · "), m.width, "…")
 }
 
+// failure says why the figures stopped coming, their age first: the
+// error can be longer than the line, and on a screen of queues what the
+// operator must not miss is that the figures below are old.
 func (m Model) failure(st overview.Status) string {
 	msg := sanitize.Text(st.Err.Error())
 	var text string
 	switch {
 	case st.Stopped:
-		text = "not polling: " + msg + " (fix the credentials, then press r)"
+		text = "not polling (fix the credentials, then press r)"
 	case domain.IsDisconnected(st.Err):
-		text = "disconnected, retrying (last error: " + msg + ")"
+		text = "disconnected, retrying"
 	default:
-		text = "refresh failed, retrying (last error: " + msg + ")"
+		text = "refresh failed, retrying"
 	}
 	if st.Loaded {
-		text += "; figures below are " + format.Duration(m.statsAge(st)) + " old"
+		text += " · figures below are " + format.Duration(m.statsAge(st)) + " old"
 	}
-	return text
+	return text + " · last error: " + msg
 }
 
 // statsAge is how old the shown figures are now: the API's own lag when
