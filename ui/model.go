@@ -146,15 +146,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.overview = s.(*overview.Model)
 		return m, cmd
 	case tea.KeyMsg:
-		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
-			return m.handleKeys(msg)
-		}
-		if msg.Type == tea.KeyEsc && msg.Alt {
-			// Two escs in one read reach the program as alt+esc, a key
-			// no screen binds: they are the two escs they were.
-			return m.handleKeys(msg)
-		}
-		return m.handleKey(msg)
+		return m.handleKeys(msg)
 	case common.PushMsg:
 		return m.push(msg.Screen)
 	case common.PopMsg:
@@ -248,21 +240,15 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// handleKeys handles keys that arrived in one read, as the terminal
-// gives them when they are typed or repeated faster than they are read
-// (over ssh, a held j, esc pressed twice): one at a time, in order, as
-// if each had arrived alone. A paste stays whole, for the screen that
-// takes text.
+// handleKeys handles the keys of one read one at a time, in order
+// (keys.Split).
 func (m Model) handleKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	keys := make([]tea.KeyMsg, 0, len(msg.Runes))
-	if msg.Type == tea.KeyEsc {
-		keys = append(keys, tea.KeyMsg{Type: tea.KeyEsc}, tea.KeyMsg{Type: tea.KeyEsc})
+	split := keys.Split(msg)
+	if len(split) == 1 {
+		return m.handleKey(msg)
 	}
-	for _, r := range msg.Runes {
-		keys = append(keys, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
-	}
-	cmds := make([]tea.Cmd, 0, len(keys))
-	for _, k := range keys {
+	cmds := make([]tea.Cmd, 0, len(split))
+	for _, k := range split {
 		next, cmd := m.handleKey(k)
 		m = next.(Model)
 		cmds = append(cmds, cmd)

@@ -113,3 +113,23 @@ func (n Nav) Move(k tea.KeyMsg, pos, page, last int) (int, bool) {
 	}
 	return pos, false
 }
+
+// Split is the keys that arrived in one read, one at a time, as the
+// terminal gives them when they are typed or repeated faster than they
+// are read (over ssh, a held j, esc pressed twice): each as if it had
+// arrived alone. A paste, and any single key, stays whole.
+func Split(msg tea.KeyMsg) []tea.KeyMsg {
+	switch {
+	case msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste:
+		out := make([]tea.KeyMsg, 0, len(msg.Runes))
+		for _, r := range msg.Runes {
+			out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+		}
+		return out
+	case msg.Type == tea.KeyEsc && msg.Alt:
+		// Two escs in one read reach the program as alt+esc, a key no
+		// screen binds: they are the two escs they were.
+		return []tea.KeyMsg{{Type: tea.KeyEsc}, {Type: tea.KeyEsc}}
+	}
+	return []tea.KeyMsg{msg}
+}
