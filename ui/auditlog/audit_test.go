@@ -206,3 +206,20 @@ func TestTheListFitsANarrowTerminalAndKeepsTheState(t *testing.T) {
 		}
 	}
 }
+
+// A wide terminal gives its room to the target and the queue: the
+// destinations of two operations on one DLQ must read apart.
+func TestAWideTerminalShowsTheTargetsWhole(t *testing.T) {
+	m := newModel(detailReader())
+	m.SetSize(160, 40)
+	settle(t, m, m.Init())
+	v := m.View()
+	if !strings.Contains(v, "queue payments.dlq.quarantine") || !strings.Contains(v, "queue orders") {
+		t.Fatalf("at 160 columns a target is cut:\n%s", v)
+	}
+	for _, l := range strings.Split(v, "\n") {
+		if w := ansi.StringWidth(l); w > 160 {
+			t.Fatalf("a line is %d columns wide at 160:\n%s", w, l)
+		}
+	}
+}

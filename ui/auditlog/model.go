@@ -322,7 +322,27 @@ func (m *Model) widths() []int {
 			need -= cut
 		}
 	}
+	// A wide terminal gives its room to the target, then the queue, as
+	// far as the longest of those listed needs: two quarantines and a
+	// replay into orders.status must not all read queue:orders.…
+	for _, c := range []struct{ i, most int }{{3, m.longest(func(o domain.OperationSummary) string { return o.Target }, 48)},
+		{2, m.longest(func(o domain.OperationSummary) string { return o.Queue }, 40)}} {
+		if spare := m.Width - need; spare > 0 && c.most > widths[c.i] {
+			grow := min(spare, c.most-widths[c.i])
+			widths[c.i] += grow
+			need += grow
+		}
+	}
 	return widths
+}
+
+// longest is the widest of the listed operations' field, at most most.
+func (m *Model) longest(field func(domain.OperationSummary) string, most int) int {
+	n := 0
+	for _, o := range m.ops {
+		n = max(n, ansi.StringWidth(sanitize.Text(field(o))))
+	}
+	return min(n, most)
 }
 
 func row(widths []int, cells []string) string {
