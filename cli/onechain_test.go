@@ -146,7 +146,7 @@ func TestBothFrontEndsReplayThroughOneCallChain(t *testing.T) {
 	p.until("four held letters", func(v string) bool { return strings.Contains(v, "4 held") })
 	uiRec.reset() // what browsing cost is the screen's own; the replay starts here
 	p.send(tea.KeyMsg{Type: tea.KeyCtrlR})
-	p.until("the plan prompt", func(v string) bool { return strings.Contains(v, "Proceed? (y or enter to go on, n or esc cancels)") })
+	p.until("the plan prompt", func(v string) bool { return strings.Contains(v, "Proceed? (y goes on, n or esc cancels)") })
 	p.keys("y")
 	p.until("the result", func(v string) bool { return strings.Contains(v, "3 confirmed") })
 	uiCalls := uiRec.list()

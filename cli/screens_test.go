@@ -131,7 +131,7 @@ func TestTheDLQScreenReplaysAFilteredSelectionOnARealBroker(t *testing.T) {
 	p.keys(`logical_id == "ev-b"`)
 	p.send(tea.KeyMsg{Type: tea.KeyEnter})
 	p.keys("*r")
-	p.until("the plan prompt", func(v string) bool { return strings.Contains(v, "Proceed? (y or enter to go on, n or esc cancels)") })
+	p.until("the plan prompt", func(v string) bool { return strings.Contains(v, "Proceed? (y goes on, n or esc cancels)") })
 	if v := p.s.View(); !strings.Contains(v, "Replay 1 message") || !strings.Contains(v, "queue orders (default exchange)") {
 		t.Fatalf("the prompt does not state the plan:\n%s", v)
 	}

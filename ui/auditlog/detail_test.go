@@ -239,7 +239,7 @@ func TestResumeAsksThenRunsWithProgressAndReloads(t *testing.T) {
 	}
 	m.Update(cmd())
 	v := m.View()
-	if !strings.Contains(v, "Resume quarantine 20240501T025000Z-0badc0de on payments.dlq") || !strings.Contains(v, "Proceed? (y or enter to go on, n or esc cancels)") ||
+	if !strings.Contains(v, "Resume quarantine 20240501T025000Z-0badc0de on payments.dlq") || !strings.Contains(v, "Proceed? (y goes on, n or esc cancels)") ||
 		!strings.Contains(v, "twins of recorded confirms: up to 2 · published without a recorded confirm: 1") {
 		t.Fatalf("the prompt:\n%s", v)
 	}

@@ -113,7 +113,7 @@ func TestEditRunsTheEditorThenPromptsWithTheDiffAndReportsTheResult(t *testing.T
 		t.Fatalf("the plan should open a prompt, not run anything")
 	}
 	view := m.View()
-	for _, want := range []string{"Edit and resubmit", "Resubmit the edited message ev-42", `-"total": "19.90"`, `+"total": "19.95`, "Proceed? (y or enter to go on, n or esc cancels)"} {
+	for _, want := range []string{"Edit and resubmit", "Resubmit the edited message ev-42", `-"total": "19.90"`, `+"total": "19.95`, "Proceed? (y goes on, n or esc cancels)"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, view)
 		}

@@ -27,7 +27,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	if k.typing {
 		return []key.Binding{k.Confirm, k.Cancel}
 	}
-	return []key.Binding{k.Yes, k.No, k.Confirm, k.Cancel}
+	return []key.Binding{k.Yes, k.No, k.Cancel}
 }
 
 // FullHelp implements help.KeyMap.

@@ -101,8 +101,14 @@ func (m Model) Update(msg tea.Msg) (Model, Decision, tea.Cmd) {
 		return m, Cancelled, nil
 	case !m.typing() && key.Matches(k, m.keys.No):
 		return m, Cancelled, nil
-	case !m.typing() && key.Matches(k, m.keys.Yes, m.keys.Confirm):
+	case !m.typing() && key.Matches(k, m.keys.Yes):
 		return m, Confirmed, nil
+	case !m.typing() && key.Matches(k, m.keys.Confirm):
+		// enter is no answer to a question of y or n: it is the key
+		// that opens and refreshes everywhere else, and a habit must
+		// not replay a DLQ.
+		m.hint = "enter does not confirm here: press y to go on, n or esc to cancel"
+		return m, Pending, nil
 	case m.typing() && key.Matches(k, m.keys.Confirm):
 		return m.submit()
 	}
@@ -150,7 +156,7 @@ func (m Model) View() string {
 		lines = append(lines, m.q.Ask+" (enter to continue, esc cancels):")
 		lines = append(lines, m.input.View())
 	default:
-		lines = append(lines, "Proceed? (y or enter to go on, n or esc cancels)")
+		lines = append(lines, "Proceed? (y goes on, n or esc cancels)")
 	}
 	if m.hint != "" {
 		lines = append(lines, m.st.Warn.Render(m.hint))

@@ -37,7 +37,8 @@ func TestDecisions(t *testing.T) {
 		hint  string
 	}{
 		{name: "y confirms a plain question", q: plain, input: keys("y"), want: Confirmed},
-		{name: "enter confirms a plain question", q: plain, input: []tea.Msg{enter}, want: Confirmed},
+		{name: "enter does not confirm a plain question and says so", q: plain, input: []tea.Msg{enter}, want: Pending, hint: "enter does not confirm here: press y"},
+		{name: "y after a stray enter confirms", q: plain, input: append([]tea.Msg{enter}, keys("y")...), want: Confirmed},
 		{name: "n cancels a plain question", q: plain, input: keys("n"), want: Cancelled},
 		{name: "esc cancels a plain question", q: plain, input: []tea.Msg{esc}, want: Cancelled},
 		{name: "other keys leave a plain question pending", q: plain, input: keys("x"), want: Pending},
