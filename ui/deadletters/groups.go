@@ -24,8 +24,12 @@ import (
 // (docs/ARCHITECTURE.md §4.12). Enter lists one group's messages.
 type groups struct {
 	open bool
-	tbl  table.Model
-	list []domain.Group
+	// listed is the group whose messages the list shows, filtered to it
+	// and selected by enter on its row; "" otherwise. esc goes back from
+	// there to the groups, on that group.
+	listed, listedSrc string
+	tbl               table.Model
+	list              []domain.Group
 	// from is what list was counted from, so that it is counted again
 	// only when that changes.
 	from  groupSource
@@ -73,6 +77,26 @@ var ageWidth = format.DurationWidth(0)
 
 func (g *groups) close() {
 	g.open, g.built, g.list = false, false, nil
+}
+
+// listing reports that the list shows the group enter listed, under
+// the filter enter set: esc then goes back to the groups.
+func (m *Model) listingGroup() bool {
+	return m.groups.listed != "" && m.held.filterSrc == m.groups.listedSrc
+}
+
+// backToGroups undoes what enter on a group did — its filter and its
+// selection — and shows the groups again, on that group.
+func (m *Model) backToGroups() tea.Cmd {
+	id := m.groups.listed
+	m.groups.listed, m.groups.listedSrc = "", ""
+	m.held.list.ClearSelection()
+	m.held.applyFilter("")
+	cmd := m.openGroups()
+	if i := slices.IndexFunc(m.groups.list, func(x domain.Group) bool { return x.ID == id }); i >= 0 {
+		m.groups.tbl.SetCursor(i)
+	}
+	return cmd
 }
 
 func (g *groups) current() (domain.Group, bool) {
@@ -210,6 +234,7 @@ func (m *Model) showGroup() tea.Cmd {
 	}
 	scanned := m.groups.from.whole != nil
 	m.groups.close()
+	m.groups.listed, m.groups.listedSrc = g.ID, src
 	letGo := m.held.list.SelectedLen()
 	for _, i := range m.held.visible {
 		if m.held.list.IsSelected(m.held.letters[i].Position) {

@@ -218,3 +218,35 @@ func TestGroupsAreCountedAgainWhenTheHeldMessagesChange(t *testing.T) {
 		t.Errorf("the cursor is on %s, want the orders not found it was on before", g.ID)
 	}
 }
+
+// esc from the messages a group's enter listed goes back to the groups,
+// on that group, with its filter and selection undone: not out of the
+// DLQ screen, which would let the whole browse go.
+func TestEscFromAGroupsMessagesGoesBackToTheGroups(t *testing.T) {
+	d := groupsDriver(t, groupLetters(), nil, nil)
+	d.keys("g", "down")
+	second, _ := d.m.groups.current()
+	d.keys("enter")
+	if d.m.groups.open || !d.m.HandlesEsc() || len(selectedIDs(d.m)) == 0 {
+		t.Fatalf("enter on a group: open %v, esc handled %v, selected %v", d.m.groups.open, d.m.HandlesEsc(), selectedIDs(d.m))
+	}
+	d.keys("esc")
+	if g, _ := d.m.groups.current(); !d.m.groups.open || g.ID != second.ID {
+		t.Fatalf("esc did not go back to the groups on the group listed (%s):\n%s", second.ID, d.m.View())
+	}
+	if d.m.held.filter != nil || len(selectedIDs(d.m)) != 0 {
+		t.Errorf("back at the groups, the filter %q and selection %v stay", d.m.held.filterSrc, selectedIDs(d.m))
+	}
+	d.keys("esc")
+	if d.m.groups.open || d.m.HandlesEsc() {
+		t.Fatalf("the second esc did not close the groups, or esc would not leave the screen next")
+	}
+
+	// Once the operator filters otherwise, esc is the screen's again.
+	d.keys("g", "enter", "/")
+	d.send(tea.KeyMsg{Type: tea.KeyCtrlU})
+	d.keys(`reason == "rejected"`, "enter")
+	if d.m.HandlesEsc() {
+		t.Fatalf("with a filter of the operator's own (%q), esc still goes back to the groups", d.m.held.filterSrc)
+	}
+}

@@ -188,9 +188,10 @@ func (m *Model) Keys() help.KeyMap {
 // goes back from the groups to the list).
 func (m *Model) Capturing() bool { return m.mode() != normal }
 
-// HandlesEsc is true while esc closes the groups view or cancels a scan
-// rather than the screen; q, ? and A still reach the root.
-func (m *Model) HandlesEsc() bool { return m.scan.running || m.groups.open }
+// HandlesEsc is true while esc closes the groups view, goes back to it
+// from the group it listed, or cancels a scan rather than the screen;
+// q, ? and A still reach the root.
+func (m *Model) HandlesEsc() bool { return m.scan.running || m.groups.open || m.listingGroup() }
 
 // SetSize sets the space the screen may draw in.
 func (m *Model) SetSize(w, h int) {
@@ -283,6 +284,9 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	}
 	if m.groups.open {
 		return m.groupKey(k)
+	}
+	if m.listingGroup() && !m.held.typing && !m.scan.running && key.Matches(k, m.keys.Cancel) {
+		return m.backToGroups()
 	}
 	if cmd, ok := m.held.Update(k); ok {
 		return cmd
