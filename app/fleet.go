@@ -163,7 +163,8 @@ func (f *Fleet) Read(ctx context.Context, name string) domain.FleetRow {
 	}
 	f.mu.Lock()
 	if prev, ok := f.last[name]; ok {
-		row.Growth = row.DLQMessages - prev
+		growth := row.DLQMessages - prev
+		row.Growth = &growth
 	}
 	f.last[name] = row.DLQMessages
 	f.mu.Unlock()

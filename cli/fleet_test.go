@@ -113,4 +113,16 @@ func TestStatusAllContextsJSONReadsTheFleet(t *testing.T) {
 	if rows["here"].Environment != "prod" {
 		t.Errorf("here: environment %q", rows["here"].Environment)
 	}
+	// One read measures no growth: every row says it is unknown (null),
+	// not 0, and the document says what in_trouble leaves out.
+	if n := strings.Count(out, `"dlq_growth": null`); n != 4 {
+		t.Errorf("%d rows with dlq_growth null, want all 4: one read measures no growth\n%s", n, out)
+	}
+	var doc struct {
+		GrowthJudged *bool  `json:"growth_judged"`
+		Note         string `json:"note"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.GrowthJudged == nil || *doc.GrowthJudged || !strings.Contains(doc.Note, "status --check") {
+		t.Errorf("growth_judged %v, note %q (%v): want false and a note naming status --check", doc.GrowthJudged, doc.Note, err)
+	}
 }

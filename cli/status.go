@@ -40,7 +40,7 @@ func newStatusCmd(a *App) *cobra.Command {
 				return app.Usage(fmt.Errorf("--all-contexts reads every context of the config: drop --context %s, or drop --all-contexts to read that one alone", sanitize.Text(a.ContextName)))
 			}
 			if check {
-				return a.runCheck(cmd.Context(), vhost, cmd.Flags().Changed("vhost"), window, all)
+				return a.runCheck(cmd.Context(), vhost, cmd.Flags().Changed("vhost"), window, all, asJSON)
 			}
 			if cmd.Flags().Changed("window") {
 				return app.Usage(errors.New("--window goes with --check"))

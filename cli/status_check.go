@@ -40,6 +40,58 @@ type finding struct {
 	context string
 	where   string // vhost/queue, a node, or "" for the context
 	reasons []string
+	// What where names, for --json: the queue (zero when the finding
+	// is not a queue's) or the node ("" when not a node's).
+	queue domain.QueueRef
+	node  string
+}
+
+// checkJSON is `status --check --json` (docs/ARCHITECTURE.md §5.4): the
+// findings, the worst first, and the level the exit code says.
+type checkJSON struct {
+	Level         string         `json:"level"`
+	ExitCode      int            `json:"exit_code"`
+	Findings      []checkFinding `json:"findings"`
+	Contexts      int            `json:"contexts"`
+	Queues        int            `json:"queues"`
+	WindowSeconds float64        `json:"window_seconds"`
+}
+
+// checkFinding is one finding: a queue's (vhost and queue), a node's
+// (node), or a context's that could not be judged (neither).
+type checkFinding struct {
+	Level   string   `json:"level"`
+	Context string   `json:"context,omitempty"` // with --all-contexts
+	Vhost   *string  `json:"vhost"`
+	Queue   *string  `json:"queue"`
+	Node    *string  `json:"node"`
+	Reasons []string `json:"reasons"`
+}
+
+// levelWord is a level as --json says it: fine, worth_a_look, act_now.
+func levelWord(l format.Level) string {
+	return strings.ReplaceAll(l.String(), " ", "_")
+}
+
+// json is the finding as --json gives it; the context is named with
+// --all-contexts, as the lines name it.
+func (f finding) json(all bool) checkFinding {
+	out := checkFinding{Level: levelWord(f.level), Reasons: f.reasons}
+	if all {
+		out.Context = f.context
+	}
+	if f.queue.Name != "" {
+		vhost, queue := f.queue.Vhost, f.queue.Name
+		out.Vhost, out.Queue = &vhost, &queue
+	}
+	if f.node != "" {
+		node := f.node
+		out.Node = &node
+	}
+	if out.Reasons == nil {
+		out.Reasons = []string{}
+	}
+	return out
 }
 
 // line is the finding as printed; with contextWidth above 0 the
@@ -58,8 +110,9 @@ func (f finding) line(contextWidth int) string {
 	return b.String()
 }
 
-// runCheck judges the context (or every context) and prints the findings.
-func (a *App) runCheck(ctx context.Context, vhost string, vhostSet bool, window time.Duration, all bool) error {
+// runCheck judges the context (or every context) and prints the
+// findings, as lines or, asJSON, as one document.
+func (a *App) runCheck(ctx context.Context, vhost string, vhostSet bool, window time.Duration, all, asJSON bool) error {
 	if window < 2*time.Second {
 		return app.Usage(fmt.Errorf("--window %s: want at least 2s, for the samples the judgements need", window))
 	}
@@ -95,6 +148,17 @@ func (a *App) runCheck(ctx context.Context, vhost string, vhostSet bool, window 
 		}
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].level > found[j].level })
+	if asJSON {
+		out := checkJSON{Level: levelWord(worst), ExitCode: int(worst), Findings: make([]checkFinding, 0, len(found)),
+			Contexts: len(names), Queues: total, WindowSeconds: window.Seconds()}
+		for _, f := range found {
+			out.Findings = append(out.Findings, f.json(all))
+		}
+		if err := writeJSON(a.Out, out); err != nil {
+			return err
+		}
+		return checkExit(worst)
+	}
 	width := 0 // the contexts' column, when there are several
 	if all {
 		for _, f := range found {
@@ -166,7 +230,7 @@ func (a *App) checkContext(ctx context.Context, name, vhost string, vhostSet boo
 	alarms := format.NodeAlarms(snap.Nodes)
 	var out []finding
 	for n, alarm := range alarms {
-		out = append(out, finding{level: format.ActNow, context: label, where: "node " + n, reasons: []string{alarm}})
+		out = append(out, finding{level: format.ActNow, context: label, where: "node " + n, reasons: []string{alarm}, node: n})
 	}
 	for _, q := range snap.Queues {
 		// A node's alarm is its own line, not every queue's.
@@ -174,7 +238,7 @@ func (a *App) checkContext(ctx context.Context, name, vhost string, vhostSet boo
 		if level == format.Fine {
 			continue
 		}
-		out = append(out, finding{level: level, context: label, where: strings.TrimSuffix(q.Vhost, "/") + "/" + q.Name, reasons: reasons})
+		out = append(out, finding{level: level, context: label, where: strings.TrimSuffix(q.Vhost, "/") + "/" + q.Name, reasons: reasons, queue: q.Ref()})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].where < out[j].where })
 	return out, len(snap.Queues)
@@ -183,15 +247,26 @@ func (a *App) checkContext(ctx context.Context, name, vhost string, vhostSet boo
 // addCheckFlags adds --check, --window and --all-contexts to status.
 func addCheckFlags(cmd *cobra.Command, check *bool, window *time.Duration, all *bool) {
 	fl := cmd.Flags()
-	fl.BoolVar(check, "check", false, "judge the queues as the overview does, one line per finding; exit 0 nothing in trouble, 1 worth a look, 2 act now")
+	fl.BoolVar(check, "check", false, "judge the queues as the overview does, one line per finding (--json: one document); exit 0 nothing in trouble, 1 worth a look, 2 act now")
 	fl.DurationVar(window, "window", DefaultCheckWindow, "with --check: how long to watch (five reads), since growth is judged over time")
 	fl.BoolVar(all, "all-contexts", false, "with --check or --json: every context of the config, in parallel (--json exits 1 if one did not answer)")
 }
 
-// fleetJSON is `status --all-contexts --json`: a row per context.
+// fleetJSON is `status --all-contexts --json`: a row per context, from
+// one read of each. One read shows no rise, so it says so rather than
+// let a script read "not growing": each row's dlq_growth is null, and
+// GrowthJudged (false) and Note say that in_trouble leaves out what only
+// a rise over time shows, which `status --check --all-contexts` judges.
 type fleetJSON struct {
-	Contexts []domain.FleetRow `json:"contexts"`
+	Contexts     []domain.FleetRow `json:"contexts"`
+	GrowthJudged bool              `json:"growth_judged"`
+	Note         string            `json:"note"`
 }
+
+// oneReadNote is fleetJSON's Note.
+const oneReadNote = "one read of each context: dlq_growth is null (unknown), and in_trouble leaves out what only a rise over time shows " +
+	"(a DLQ growing, dead letters arriving, a DLX backlog or a queue growing); " +
+	"`warren status --check --all-contexts --window 10s` judges those"
 
 // writeFleetJSON reads every context once, in parallel, and prints a
 // row per context; one that does not answer has its error, and the
@@ -203,7 +278,7 @@ func (a *App) writeFleetJSON(ctx context.Context) error {
 		return err
 	}
 	rows := fl.ReadAll(ctx, app.DefaultFleetTimeout)
-	if err := writeJSON(a.Out, fleetJSON{Contexts: rows}); err != nil {
+	if err := writeJSON(a.Out, fleetJSON{Contexts: rows, Note: oneReadNote}); err != nil {
 		return err
 	}
 	var silent []string

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,5 +101,68 @@ func TestStatusCheckAllContextsNamesTheOneThatDoesNotAnswer(t *testing.T) {
 	}
 	if strings.Contains(out, "  t  ") {
 		t.Errorf("the healthy context has a finding:\n%s", out)
+	}
+}
+
+// --check --json says what the lines say, as one document a monitoring
+// script parses, and exits as they do: 0 healthy, 1 worth a look, 2 act
+// now; with --all-contexts each finding names its context.
+func TestStatusCheckJSONSaysTheFindingsAndExitsAsTheLines(t *testing.T) {
+	vhost, ch, cfg := checkScene(t, false)
+	type doc struct {
+		Level    string `json:"level"`
+		ExitCode int    `json:"exit_code"`
+		Queues   int    `json:"queues"`
+		Findings []struct {
+			Level   string   `json:"level"`
+			Context *string  `json:"context"`
+			Vhost   *string  `json:"vhost"`
+			Queue   *string  `json:"queue"`
+			Reasons []string `json:"reasons"`
+		} `json:"findings"`
+	}
+	check := func(args ...string) (doc, string, error) {
+		t.Helper()
+		out, _, err := runAction(t, cfg, newStatusCmd, append([]string{"--check", "--json", "--window", "2s"}, args...)...)
+		var d doc
+		if jerr := json.Unmarshal([]byte(out), &d); jerr != nil {
+			t.Fatalf("--check --json printed no JSON document (%v), exit %d:\n%s", jerr, app.ExitCode(err), out)
+		}
+		return d, out, err
+	}
+
+	d, out, err := check()
+	if err != nil || d.Level != "fine" || d.ExitCode != 0 || d.Findings == nil || len(d.Findings) != 0 || d.Queues != 2 {
+		t.Fatalf("healthy: exit %d (%v), %s; want 0, level fine, findings []", app.ExitCode(err), err, out)
+	}
+
+	testkit.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "m-1", Body: []byte("b")}})
+	d, out, err = check()
+	if app.ExitCode(err) != 1 || !app.IsQuiet(err) || d.Level != "worth_a_look" || d.ExitCode != 1 {
+		t.Fatalf("dead letters waiting: exit %d, %s; want 1 and worth_a_look", app.ExitCode(err), out)
+	}
+	found := false
+	for _, f := range d.Findings {
+		if f.Queue != nil && *f.Queue == "orders.dlq" {
+			found = f.Level == "worth_a_look" && f.Vhost != nil && *f.Vhost == vhost && strings.Join(f.Reasons, "; ") == "holds 1 dead letter" && f.Context == nil
+		}
+	}
+	if !found || strings.Contains(out, "worth a look ") {
+		t.Errorf("dead letters waiting: %s; want orders.dlq of %s worth_a_look, holding 1 dead letter, no context named", out, vhost)
+	}
+
+	_, _, cfg = checkScene(t, true)
+	d, out, err = check("--all-contexts")
+	if app.ExitCode(err) != 2 || d.Level != "act_now" || d.ExitCode != 2 || len(d.Findings) == 0 {
+		t.Fatalf("a context down: exit %d, %s; want 2 and act_now", app.ExitCode(err), out)
+	}
+	if f := d.Findings[0]; f.Level != "act_now" || f.Context == nil || *f.Context != "down" || f.Queue != nil ||
+		!strings.HasPrefix(strings.Join(f.Reasons, "; "), "cannot be judged: the management API did not answer") {
+		t.Errorf("a context down: %s; want its finding first, naming it, no queue", out)
+	}
+	for _, f := range d.Findings {
+		if f.Context == nil || *f.Context == "t" {
+			t.Errorf("with --all-contexts, a finding of the healthy context or none named: %s", out)
+		}
 	}
 }

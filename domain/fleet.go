@@ -22,13 +22,16 @@ type FleetRow struct {
 	Alarms []string `json:"alarms"`
 	Queues int      `json:"queues"`
 	// InTrouble counts the queues to act on, WorthALook the others to
-	// look at, as the overview judges them.
+	// look at, as the overview judges them. What only a rise over time
+	// shows (a DLQ growing, dead letters arriving) is judged from the
+	// second read of a context on, never from one read alone.
 	InTrouble  int `json:"in_trouble"`
 	WorthALook int `json:"worth_a_look"`
 	// DLQMessages are the dead letters of every DLQ; Growth how many
-	// more than at the read before (0 on the first).
-	DLQMessages int64 `json:"dlq_messages"`
-	Growth      int64 `json:"dlq_growth"`
+	// more than at the read before, nil when there was none to measure
+	// against (a context's first read), never 0 for unknown.
+	DLQMessages int64  `json:"dlq_messages"`
+	Growth      *int64 `json:"dlq_growth"`
 	// DeepestDLQ is the DLQ holding the most, with its depth.
 	DeepestDLQ      string `json:"deepest_dlq,omitempty"`
 	DeepestMessages int64  `json:"deepest_dlq_messages"`

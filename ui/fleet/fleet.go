@@ -146,6 +146,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.read(msg.i)
 		}
 	case tea.KeyMsg:
+		if split := keys.Split(msg); len(split) > 1 {
+			// Keys of one read, one at a time: "jj" then enter opens
+			// the row two down, as typed.
+			var cmds []tea.Cmd
+			for _, k := range split {
+				_, cmd := m.Update(k)
+				cmds = append(cmds, cmd)
+			}
+			return m, tea.Batch(cmds...)
+		}
 		switch {
 		case key.Matches(msg, m.keys.Quit):
 			return m, tea.Quit
@@ -341,9 +351,9 @@ func (m *Model) row(r domain.FleetRow, w []int) (string, format.Level) {
 		return join([]string{name, env}, w[:2]) + " reading…", format.Fine
 	}
 	nodes := fmt.Sprintf("%d/%d", r.NodesRunning, r.Nodes)
-	growth := "—"
-	if r.Growth != 0 {
-		growth = fmt.Sprintf("%+d", r.Growth)
+	growth := "—" // unknown (the context's first read) or none
+	if r.Growth != nil && *r.Growth != 0 {
+		growth = fmt.Sprintf("%+d", *r.Growth)
 	}
 	deepest := "—"
 	if r.DeepestDLQ != "" {
@@ -367,7 +377,7 @@ func (m *Model) row(r domain.FleetRow, w []int) (string, format.Level) {
 	switch {
 	case r.InTrouble > 0 || len(r.Alarms) > 0 || r.NodesRunning < r.Nodes:
 		tone = format.ActNow
-	case r.WorthALook > 0 || r.Growth > 0:
+	case r.WorthALook > 0 || r.Growth != nil && *r.Growth > 0:
 		tone = format.WorthALook
 	}
 	return line, tone

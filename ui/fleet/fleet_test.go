@@ -60,7 +60,7 @@ func TestTheFleetShowsEveryContextAndOpensOne(t *testing.T) {
 	old := now.Add(-90 * time.Minute)
 	r := fakeReader{rows: []domain.FleetRow{
 		{Context: "prod-eu", Environment: "prod", Cluster: "rabbit@eu", Version: "4.3.6", NodesRunning: 3, Nodes: 3, Alarms: []string{},
-			Queues: 40, InTrouble: 1, WorthALook: 2, DLQMessages: 1200, Growth: 37, DeepestDLQ: "/orders.dlq", DeepestMessages: 1100, OldestDeadLetter: &old, ReadAt: now},
+			Queues: 40, InTrouble: 1, WorthALook: 2, DLQMessages: 1200, Growth: growth(37), DeepestDLQ: "/orders.dlq", DeepestMessages: 1100, OldestDeadLetter: &old, ReadAt: now},
 		{Context: "staging", Environment: "staging", Err: "no answer within the timeout: dial tcp 10.0.0.9:15672: i/o timeout"},
 		{Context: "dev\x1b[2J", Cluster: "rabbit@dev", Version: "3.10.8", NodesRunning: 1, Nodes: 1, Alarms: []string{}, ReadAt: now},
 	}}
@@ -85,6 +85,32 @@ func TestTheFleetShowsEveryContextAndOpensOne(t *testing.T) {
 	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if m.Open() != "staging" || cmd == nil {
 		t.Fatalf("enter opened %q, want staging and the view to end for it", m.Open())
+	}
+}
+
+func growth(n int64) *int64 { return &n }
+
+// A context's growth is measured against the read before: on its first
+// read it is unknown, and said as unknown, not as a figure.
+func TestGrowthNotYetMeasuredIsADash(t *testing.T) {
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	r := fakeReader{rows: []domain.FleetRow{
+		{Context: "first", NodesRunning: 1, Nodes: 1, Alarms: []string{}, DLQMessages: 1200, ReadAt: now},
+		{Context: "steady", NodesRunning: 1, Nodes: 1, Alarms: []string{}, DLQMessages: 1300, Growth: growth(0), ReadAt: now},
+		{Context: "rising", NodesRunning: 1, Nodes: 1, Alarms: []string{}, DLQMessages: 1400, Growth: growth(5), ReadAt: now},
+	}}
+	m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Now: func() time.Time { return now }})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 20})
+	settle(t, m, m.Init())
+	v := ansi.Strip(m.View())
+	for dead, want := range map[string]string{"1200": "—", "1300": "—", "1400": "+5"} {
+		at := strings.Index(v, " "+dead+" ")
+		if at < 0 {
+			t.Fatalf("no row with %s dead letters:\n%s", dead, v)
+		}
+		if cells := append(strings.Fields(v[at:]), ""); cells[1] != want {
+			t.Errorf("%s dead letters: growth %q, want %q:\n%s", dead, cells[1], want, v)
+		}
 	}
 }
 
@@ -144,7 +170,7 @@ func TestANarrowTerminalKeepsTheDeadLetters(t *testing.T) {
 	old := now.Add(-90 * time.Minute)
 	r := fakeReader{rows: []domain.FleetRow{
 		{Context: "prod-eu-central-1", Environment: "prod", Cluster: "rabbit@eu-central", Version: "4.3.6", NodesRunning: 3, Nodes: 3,
-			InTrouble: 1, WorthALook: 2, DLQMessages: 1200, Growth: 37, DeepestDLQ: "payments/orders.dlq", DeepestMessages: 1100, OldestDeadLetter: &old, ReadAt: now},
+			InTrouble: 1, WorthALook: 2, DLQMessages: 1200, Growth: growth(37), DeepestDLQ: "payments/orders.dlq", DeepestMessages: 1100, OldestDeadLetter: &old, ReadAt: now},
 		{Context: "staging", Environment: "staging", Err: "no answer within the timeout"},
 	}}
 	for _, tc := range []struct {
@@ -273,5 +299,23 @@ func TestTheSelectedRowSaysWhatItsLineCut(t *testing.T) {
 		if w := ansi.StringWidth(line); w > 80 {
 			t.Errorf("a line of %d cells on 80: %q", w, line)
 		}
+	}
+}
+
+// Keys typed faster than they are read arrive in one message: each is
+// taken in turn, so the row opened is the one the operator moved to.
+func TestKeysOfOneReadMoveAsTyped(t *testing.T) {
+	r := fakeReader{rows: []domain.FleetRow{{Context: "a"}, {Context: "b"}, {Context: "c"}}}
+	m := New(Options{Reader: r, Timeout: time.Second, Styles: styles.New(true)})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj")})
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if m.Open() != "c" {
+		t.Fatalf("jj then enter opened %q, want c", m.Open())
+	}
+	m = New(Options{Reader: r, Timeout: time.Second, Styles: styles.New(true)})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjk")})
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if m.Open() != "b" {
+		t.Fatalf("jjk then enter opened %q, want b", m.Open())
 	}
 }
