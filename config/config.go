@@ -62,6 +62,9 @@ type Context struct {
 	Conventions []Convention `toml:"conventions"`
 
 	noConfig bool // stands in for a missing config file (Local)
+	// vhostFromURL says Vhost was taken from the AMQP URL, not set, so a
+	// one-off --amqp-url takes it from its own URL.
+	vhostFromURL bool
 }
 
 // TLS configures amqps:// and https:// connections.

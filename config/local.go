@@ -81,7 +81,29 @@ func (c *Context) Apply(t Target) error {
 	if t.Username != "" {
 		c.Username = t.Username
 	}
+	if t.AMQPURL != "" || t.ManagementURL != "" {
+		c.adoptURLVhost()
+	}
 	return nil
+}
+
+// adoptURLVhost makes the vhost the AMQP URL names (other than the
+// default, /) the context's vhost when the config sets none, so that
+// amqp://rabbit/billing reads billing's queues, as it dials billing,
+// not those of / (docs/ARCHITECTURE.md §6). A vhost the config sets
+// stays.
+func (c *Context) adoptURLVhost() {
+	if c.Vhost != "" && !c.vhostFromURL {
+		return
+	}
+	c.Vhost, c.vhostFromURL = "", false
+	u, err := url.Parse(c.AMQPURL)
+	if err != nil {
+		return
+	}
+	if v := strings.TrimPrefix(u.Path, "/"); v != "" && v != "/" {
+		c.Vhost, c.vhostFromURL = v, true
+	}
 }
 
 // sameHost is raw's host under the paired scheme and its default port.

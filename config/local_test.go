@@ -116,3 +116,49 @@ func unsetEnv(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 }
+
+// The vhost an AMQP URL names is the context's when the config sets
+// none: the queues warren looks up are in the vhost it dials.
+func TestTheVhostOfTheAMQPURLIsTheContextsUnlessSet(t *testing.T) {
+	parse := func(body string) *Context {
+		t.Helper()
+		f, err := Parse("warren.toml", []byte("[contexts.a]\n"+body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.Context("a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`amqp_url = "amqp://rabbit:5672/billing"`, "billing"},
+		{`amqp_url = "amqp://rabbit:5672/team%2Fa"`, "team/a"},
+		{`amqp_url = "amqp://rabbit:5672/"`, ""},
+		{`amqp_url = "amqp://rabbit:5672/%2F"`, ""},
+		{`amqp_url = "amqp://rabbit:5672"`, ""},
+		{"amqp_url = \"amqp://rabbit:5672/billing\"\nvhost = \"orders\"", "orders"},
+	} {
+		if got := parse(tc.body).Vhost; got != tc.want {
+			t.Errorf("%s: vhost %q, want %q", tc.body, got, tc.want)
+		}
+	}
+
+	// A one-off --amqp-url brings its own vhost, unless the config set one.
+	c := parse(`amqp_url = "amqp://rabbit:5672/billing"`)
+	if err := c.Apply(Target{AMQPURL: "amqp://other:5672/orders"}); err != nil || c.Vhost != "orders" {
+		t.Fatalf("--amqp-url .../orders over a URL's billing: vhost %q (%v), want orders", c.Vhost, err)
+	}
+	if err := c.Apply(Target{ManagementURL: "http://other:15672"}); err != nil || c.Vhost != "" {
+		t.Fatalf("--management-url alone dials the default vhost: vhost %q (%v), want none", c.Vhost, err)
+	}
+	c = parse("amqp_url = \"amqp://rabbit:5672/\"\nvhost = \"orders\"")
+	if err := c.Apply(Target{AMQPURL: "amqp://other:5672/billing"}); err != nil || c.Vhost != "orders" {
+		t.Fatalf("the config's vhost gave way to --amqp-url's: %q (%v)", c.Vhost, err)
+	}
+	l := Local()
+	if err := l.Apply(Target{AMQPURL: "amqp://rabbit:5672/explore"}); err != nil || l.Vhost != "explore" {
+		t.Fatalf("no config, --amqp-url .../explore: vhost %q (%v)", l.Vhost, err)
+	}
+}

@@ -40,6 +40,7 @@ func (f *File) validate(data []byte) error {
 		if msg := checkURL(c.AMQPURL, "amqp", "amqps", "amqp://127.0.0.1:5672/"); msg != "" {
 			return fail(k("amqp_url"), "%s", msg)
 		}
+		c.adoptURLVhost()
 		if msg := checkURL(c.ManagementURL, "http", "https", "http://127.0.0.1:15672"); msg != "" {
 			return fail(k("management_url"), "%s", msg)
 		}
