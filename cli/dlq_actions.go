@@ -50,6 +50,16 @@ func newDlqReplayCmd(a *App) *cobra.Command {
 	fl.IntVar(&f.canary, "canary", 0, "publish N first and wait for their verdict, then stages ten times larger, each judged (0: no canary)")
 	fl.DurationVar(&f.canaryWait, "canary-wait", actions.DefaultCanaryWait, "how long a stage's verdict is awaited (0: do not wait)")
 	fl.Float64Var(&f.haltAt, "halt-at", actions.DefaultHaltAt*100, "halt when more than this percent of a stage's copies die again")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		// They judge a canary's stages: without one they would be taken
+		// and do nothing.
+		for _, name := range []string{"canary-wait", "halt-at"} {
+			if cmd.Flags().Changed(name) && f.canary <= 0 {
+				return app.Usage(fmt.Errorf("--%s judges the stages of a canary: pass --canary N with it, or drop it", name))
+			}
+		}
+		return nil
+	}
 	return cmd
 }
 

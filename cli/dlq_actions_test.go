@@ -128,6 +128,8 @@ func TestDlqActionsRefuseBadUsageAndUnsafeRuns(t *testing.T) {
 		{"a filter that does not compile", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--filter", "attempts >>> 3"}, app.ExitUsage},
 		{"a --to without a queue", plain, newDlqReplayCmd, []string{"orders.dlq", "--yes", "--to", "/"}, app.ExitUsage},
 		{"no queue named", plain, newDlqReplayCmd, []string{"--yes"}, app.ExitUsage},
+		{"--canary-wait without --canary", plain, newDlqReplayCmd, []string{"orders.dlq", "--dry-run", "--canary-wait", "5s"}, app.ExitUsage},
+		{"--halt-at without --canary", plain, newDlqReplayCmd, []string{"orders.dlq", "--dry-run", "--halt-at", "5"}, app.ExitUsage},
 		{"a read-only context refuses edit", readOnly, newDlqEditCmd, []string{"orders.dlq", "--id", "E-1", "--yes"}, app.ExitRefused},
 		{"edit without --id", plain, newDlqEditCmd, []string{"orders.dlq", "--yes"}, app.ExitUsage},
 		{"edit with no terminal and no --yes", plain, newDlqEditCmd, []string{"orders.dlq", "--id", "E-1"}, app.ExitRefused},

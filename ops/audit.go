@@ -307,7 +307,7 @@ func resumeQuestion(r *actions.Resumption, pre *actions.Preview) string {
 	s += "?"
 	var tail []string
 	if n := resumeCount(r.Published); n > 0 {
-		tail = append(tail, fmt.Sprintf("%d were published without a recorded confirm: they go again unless the inbox says applied, as possible duplicates", n))
+		tail = append(tail, fmt.Sprintf("%d were recorded as going out with no confirm recorded (published, or never sent before the stop): they go again unless the inbox says applied, counted as possible duplicates", n))
 	}
 	if tail = append(tail, pre.Notes()...); len(tail) > 0 {
 		s += " " + strings.Join(tail, "; ")

@@ -240,7 +240,7 @@ func TestResumeAsksThenRunsWithProgressAndReloads(t *testing.T) {
 	m.Update(cmd())
 	v := m.View()
 	if !strings.Contains(v, "Resume quarantine 20240501T025000Z-0badc0de on payments.dlq") || !strings.Contains(v, "Proceed? (y goes on, n or esc cancels)") ||
-		!strings.Contains(v, "twins of recorded confirms: up to 2 · published without a recorded confirm: 1") {
+		!strings.Contains(v, "twins of recorded confirms: up to 2 · recorded as going out, no confirm recorded (published, or never sent): 1") {
 		t.Fatalf("the prompt:\n%s", v)
 	}
 	if got := fmt.Sprint(res.planned); got != "[/ payments.dlq 20240501T025000Z-0badc0de]" {

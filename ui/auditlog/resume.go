@@ -153,7 +153,7 @@ func (r *resume) planned(msg resumePlanMsg) tea.Cmd {
 	q := prompt.Question{Title: "Resume", Text: sanitize.Text(p.Summary)}
 	q.Details = append(q.Details,
 		fmt.Sprintf("DLQ: %s in vhost %s, as it holds now", sanitize.Text(p.Queue.Name), sanitize.Text(p.Queue.Vhost)),
-		fmt.Sprintf("twins of recorded confirms: up to %d · published without a recorded confirm: %d", p.Twins, p.Unconfirmed))
+		fmt.Sprintf("twins of recorded confirms: up to %d · recorded as going out, no confirm recorded (published, or never sent): %d", p.Twins, p.Unconfirmed))
 	for _, d := range p.Destinations {
 		q.Details = append(q.Details, fmt.Sprintf("  → %s: %s", sanitize.Text(d.Name), format.Messages(d.Count)))
 	}
