@@ -58,6 +58,7 @@ type Page struct {
 type Session struct {
 	q      domain.QueueInfo
 	o      Options
+	conn   *amqp.Connection
 	ch     *amqp.Channel
 	stream bool
 	tag    string
@@ -199,7 +200,7 @@ func Open(ctx context.Context, conn *amqp.Connection, q domain.QueueInfo, o Opti
 	}
 	consumers = max(consumers, q.Consumers) // as either counts them
 	s := &Session{
-		q: q, o: o, ch: ch,
+		q: q, o: o, conn: conn, ch: ch,
 		stream:   q.Type == domain.TypeStream,
 		tag:      "warren-browse-" + randomHex(),
 		done:     make(chan error, 1),
@@ -285,11 +286,20 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 		return nil, fmt.Errorf("%w: the session holds %s of message bodies from %s, and holding more could exhaust memory: act on what is held, or reopen to start again",
 			ErrHeldBudget, humanBytes(held), s.q.Name)
 	}
-	page := &Page{Notes: s.notes, Expected: s.expected}
-	s.notes = nil
 	if s.expected == 0 {
 		s.end = true
 	}
+	if s.end && !s.stream {
+		// Dead letters that arrived after the browse read the depth it
+		// had when opened are ready now (what it holds is not): the
+		// next page reads them rather than say the queue has no more.
+		if n := s.arrived(); n > 0 {
+			s.expected, s.end = s.seen+n, false
+			s.notes = append(s.notes, fmt.Sprintf("%d more arrived in %s since the browse reached the end of what it held when opened", n, s.q.Name))
+		}
+	}
+	page := &Page{Notes: s.notes, Expected: s.expected}
+	s.notes = nil
 	if s.end {
 		return s.finish(page), nil
 	}
@@ -313,6 +323,26 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 		}
 	}
 	return s.finish(page), nil
+}
+
+// arrived is how many messages the queue holds ready now, read on a
+// channel of its own: a passive declare of a queue deleted meanwhile
+// closes its channel, which must not be the session's. 0 when it
+// cannot be read.
+func (s *Session) arrived() int {
+	if s.conn == nil {
+		return 0
+	}
+	ch, err := s.conn.Channel()
+	if err != nil {
+		return 0
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(s.q.Name, false, false, false, false, nil)
+	if err != nil {
+		return 0
+	}
+	return q.Messages
 }
 
 // ErrHeldBudget means a session that keeps bodies holds as many as it

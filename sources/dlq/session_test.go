@@ -260,3 +260,45 @@ func TestCloseStopsAWaitingNextAndReturnsWhatItHeld(t *testing.T) {
 	other.Close()
 	waitReady(t, conn, sceneDLQ, 2)
 }
+
+// Dead letters that arrive after a browse reached the end of what the
+// queue held when it opened are read by the next page, not hidden
+// behind "end of queue"; with none, the next page is the end again.
+func TestANextPageAfterTheEndReadsWhatArrivedSince(t *testing.T) {
+	vhost, conn := testVhost(t)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "src", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": sceneDLQ})
+	testkit.Declare(t, ch, sceneDLQ, nil)
+	for i := range 2 {
+		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i), Body: []byte("b")})
+	}
+	waitReady(t, conn, sceneDLQ, 2)
+	ctx := context.Background()
+	s, err := Open(ctx, conn, classicDLQ(vhost), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	p, err := s.Next(ctx)
+	if err != nil || !p.End || len(p.Letters) != 2 {
+		t.Fatalf("first page: %d letters, end %v (%v); want the 2 and the end", len(p.Letters), p.End, err)
+	}
+	for i := 2; i < 5; i++ {
+		publish(t, ch, "", "src", amqp.Publishing{MessageId: fmtID(i), Body: []byte("b")})
+	}
+	waitReady(t, conn, sceneDLQ, 3)
+	p, err = s.Next(ctx)
+	if err != nil || len(p.Letters) != 3 || !p.End {
+		t.Fatalf("after 3 arrived: %d letters, end %v (%v); want the 3 and the end", len(p.Letters), p.End, err)
+	}
+	if got := logicalIDs(p.Letters); !slices.Equal(got, []string{fmtID(2), fmtID(3), fmtID(4)}) || !strings.Contains(strings.Join(p.Notes, " "), "3 more arrived") {
+		t.Errorf("the page of arrivals holds %v with notes %q", got, p.Notes)
+	}
+	p, err = s.Next(ctx)
+	if err != nil || len(p.Letters) != 0 || !p.End {
+		t.Fatalf("with nothing new: %d letters, end %v (%v); want none and the end", len(p.Letters), p.End, err)
+	}
+	if n := len(s.Letters()); n != 5 {
+		t.Errorf("the session holds %d, want all 5", n)
+	}
+}

@@ -83,8 +83,11 @@ type Model struct {
 	allowRisk bool
 	loading   bool
 	end       bool
-	depth     int
-	notes     []string
+	// askedAfterEnd says the page under way was asked for after the
+	// end: n then reads what arrived since the browse reached it.
+	askedAfterEnd bool
+	depth         int
+	notes         []string
 	// now is the time of the last deadline tick, and ticking says the
 	// ticks run: a session that will give its messages back before the
 	// broker's consumer timeout counts down in the header.

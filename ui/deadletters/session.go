@@ -19,10 +19,10 @@ func (m *Model) nextPage() tea.Cmd {
 		return nil
 	case m.scan.running:
 		return common.ReportError(fmt.Errorf("a whole-queue scan holds the messages of %s; the next page waits for it to end (esc cancels it)", m.ref.Name))
-	case m.end:
-		return common.Info(fmt.Sprintf("all of %s is held: no more pages", m.ref.Name))
 	}
-	m.loading = true
+	// After the end, n asks for what arrived since: the session reads
+	// it, or says there is none.
+	m.loading, m.askedAfterEnd = true, m.end
 	return nextCmd(m.ctx, m.session, m.sid)
 }
 
@@ -53,9 +53,14 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 		return common.ReportError(fmt.Errorf("reading the next page of %s failed: %w; press n to retry or R to reopen", m.ref.Name, msg.err))
 	}
 	m.end = msg.page.End
-	if msg.page.Depth > 0 {
-		m.depth = msg.page.Depth
+	if msg.page.Depth > 0 && m.depth == 0 {
+		m.depth = msg.page.Depth // when opened: later pages count what arrived since
 	}
+	var none tea.Cmd
+	if m.askedAfterEnd && m.end && len(msg.page.Letters) == 0 {
+		none = common.Info(fmt.Sprintf("all of %s is held: nothing arrived since", m.ref.Name))
+	}
+	m.askedAfterEnd = false
 	for _, n := range msg.page.Notes {
 		m.addNote(n)
 	}
@@ -81,9 +86,9 @@ func (m *Model) paged(msg pageMsg) tea.Cmd {
 		tick = deadlineCmd(m.sid)
 	}
 	if len(ids) == 0 {
-		return tick
+		return tea.Batch(tick, none)
 	}
-	return tea.Batch(tick, inboxCmd(m.ctx, m.deps.Inbox, m.ref, ids, m.sid))
+	return tea.Batch(tick, none, inboxCmd(m.ctx, m.deps.Inbox, m.ref, ids, m.sid))
 }
 
 // deadlineMsg is a tick of the session's countdown.

@@ -72,7 +72,7 @@ func (m *Model) header() string {
 	case m.loading:
 		status = append(status, "loading…")
 	case m.end:
-		status = append(status, "end of queue")
+		status = append(status, "end of queue (n: what arrived since)")
 	case m.state == browsing:
 		status = append(status, "n: next page")
 	}

@@ -64,8 +64,25 @@ func TestNextPage(t *testing.T) {
 		t.Errorf("the last page is not marked:\n%s", d.m.View())
 	}
 	d.keys("n")
-	if !strings.Contains(d.infoText(), "no more pages") {
+	if !strings.Contains(d.infoText(), "nothing arrived since") {
 		t.Errorf("info = %q", d.infoText())
+	}
+}
+
+// After the end, n reads what arrived since: the held messages are not
+// all the queue has once new dead letters come in.
+func TestNextPageAfterTheEndReadsWhatArrivedSince(t *testing.T) {
+	ls := sampleLetters()
+	s := newSession(ops.Page{Letters: ls[:2], End: true, Depth: 2}, ops.Page{Letters: ls[2:], End: true, Depth: 4, Notes: []string{"2 more arrived in orders.dlq since the browse reached the end of what it held when opened"}})
+	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}}, Options{})
+	d.browsing(2)
+	if v := d.m.View(); !strings.Contains(v, "2 held of 2 when opened · end of queue (n: what arrived since)") {
+		t.Fatalf("the end does not say n reads what arrived since:\n%s", v)
+	}
+	d.keys("n")
+	d.browsing(4)
+	if v := d.m.View(); !strings.Contains(v, "4 held of 2 when opened") || !strings.Contains(v, "2 more arrived in orders.dlq") {
+		t.Errorf("the page of new arrivals is not told apart:\n%s", v)
 	}
 }
 
