@@ -11,6 +11,7 @@ import (
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
+	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
@@ -92,16 +93,38 @@ type listed struct {
 // collect pages through the session until limit letters match (or the
 // queue ends), looking up each page's inbox statuses in one query.
 func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *domain.Filter, keep func(domain.DeadLetter) bool, limit int) ([]listed, []string, error) {
+	l, err := collectListing(ctx, sess, ib, flt, keep, limit)
+	return l.rows, l.notes, err
+}
+
+// listing is what a browse listed, and how much of the queue it read,
+// in the words of a scan (domain.Stats): read is its Total, the
+// messages read, listed or not (a filter's, the guard's); expected the
+// queue's depth when the browse began, -1 for a stream (read to its
+// tail); complete is false when the listing stopped at its limit before
+// a message it would have listed, or before reading expected messages
+// (consumers or expiry took some meanwhile).
+type listing struct {
+	rows           []listed
+	notes          []string
+	read, expected int
+	complete       bool
+}
+
+// collectListing is collect, saying how much of the queue it read.
+func collectListing(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *domain.Filter, keep func(domain.DeadLetter) bool, limit int) (listing, error) {
 	var out []listed
 	var notes []string
 	refused, evalErrs, more := 0, 0, false
 	var firstEval error
+	var last *dlq.Page
 	now := time.Now()
 	for len(out) < limit {
 		page, err := sess.Next(ctx)
 		if err != nil {
-			return nil, nil, err
+			return listing{}, err
 		}
+		last = page
 		notes = append(notes, page.Notes...)
 		refused += len(page.Refused)
 		st, found := ib.Statuses(ctx, domain.BusinessIDs(page.Letters))
@@ -109,13 +132,9 @@ func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *domain
 			if keep != nil && !keep(d) {
 				continue
 			}
-			if len(out) == limit {
-				more = true
-				continue
-			}
 			if flt != nil {
 				ok, err := flt.Match(d, st[i].Applied(), now)
-				if err != nil {
+				if err != nil && len(out) < limit {
 					evalErrs++
 					if firstEval == nil {
 						firstEval = err
@@ -125,12 +144,23 @@ func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *domain
 					continue
 				}
 			}
+			// Past the limit, only a letter that would be listed makes
+			// the listing short of the queue.
+			if len(out) == limit {
+				more = true
+				continue
+			}
 			out = append(out, listed{DeadLetter: d, status: st[i], applied: found[d.LogicalID]})
 		}
 		if page.End {
 			break
 		}
 		more = more || len(out) == limit
+	}
+	l := listing{rows: out, expected: -1}
+	if last != nil {
+		l.read, l.expected = last.Seen, last.Expected
+		l.complete = !more && last.End && (last.Expected < 0 || last.Seen >= last.Expected)
 	}
 	if more {
 		notes = append(notes, fmt.Sprintf("--limit %d reached: the queue has more messages", limit))
@@ -144,5 +174,6 @@ func collect(ctx context.Context, sess *ops.Browse, ib *inbox.Pager, flt *domain
 	if r := ib.Reason(); r != "" {
 		notes = append(notes, "inbox status unknown: "+r)
 	}
-	return out, notes, nil
+	l.notes = notes
+	return l, nil
 }

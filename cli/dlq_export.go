@@ -53,7 +53,9 @@ that had just ended), or messages another client holds unacknowledged (a
 consumer, or a browse such as warren's DLQ screen), it says how many and
 exits 1, the file written: a purge now would take messages the file does not
 hold, and deleting the queue the held ones too. Consumers are warned of.
---json counts them (unread, held, consumers).`
+--json counts them (unread, held, consumers). --limit N takes the first N: a
+queue that held more when the export started exits 1 too, saying how many the
+export did not read (past_limit in --json).`
 
 func newDlqExportCmd(a *App) *cobra.Command {
 	var f exportFlags
@@ -91,6 +93,10 @@ type exportJSON struct {
 	Unread    int `json:"unread"`
 	Consumers int `json:"consumers"`
 	Held      int `json:"held"`
+	// PastLimit counts the messages the queue held, once --limit cut the
+	// export short, that it did not read (Unread then); 0 when the queue
+	// held no more than --limit when the export started.
+	PastLimit int `json:"past_limit"`
 }
 
 func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) error {
@@ -249,7 +255,7 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 	}
 	if f.asJSON {
 		err = writeJSON(a.Out, exportJSON{Vhost: ref.Vhost, Queue: ref.Name, Output: f.output, Read: res.Read, Count: res.Matched, Bytes: size, SHA256: sum,
-			Unread: res.Unread, Consumers: res.Consumers, Held: res.Held})
+			Unread: res.Unread, Consumers: res.Consumers, Held: res.Held, PastLimit: res.PastLimit})
 	} else if f.output != "-" {
 		fmt.Fprintf(a.Out, "exported %d of the %s read from %s to %s (%d bytes, sha256 %s); the queue keeps them all\n",
 			res.Matched, format.Messages(res.Read), sanitize.Text(queue), sanitize.Text(f.output), size, sum)
@@ -265,21 +271,34 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 }
 
 // exportLeft says what the queue held, once the export had read every
-// message it held at the start, that is not in the file: an operator
-// keeping a copy before a purge must not take the file for the whole
-// queue. Messages the queue holds that the file does not exit 1 (the
-// file is whole for what it read, but a purge now would take the ready
-// ones, and deleting the queue the held ones too, so `export && purge`
-// stops there); consumers that hold nothing are only warned of. An
-// export cut by --limit asked for part of the queue: nothing to say.
+// message it held at the start (or its --limit), that is not in the
+// file: an operator keeping a copy before a purge must not take the
+// file for the whole queue. Messages the queue holds that the file does
+// not exit 1 (the file is whole for what it read, but a purge now would
+// take the ready ones, and deleting the queue the held ones too, so
+// `export && purge` stops there); consumers that hold nothing are only
+// warned of. An export whose --limit the queue exceeded when it started
+// left the rest out: said, and exit 1 as well. With a limit the queue
+// did not exceed, nothing is said.
 func exportLeft(queue string, limit int, res ops.ExportResult) ([]string, error) {
-	if limit > 0 {
-		return nil, nil
-	}
 	var out []string
 	var err error
 	q := sanitize.Text(queue)
-	if n := res.Unread; n > 0 {
+	switch {
+	case res.PastLimit > 0:
+		// Unread counts the same messages: the limit ended the read.
+		n := res.PastLimit
+		were, are := "were", "are"
+		if n == 1 {
+			were, are = "was", "is"
+		}
+		out = append(out, fmt.Sprintf("--limit %d reached: %d more in %s %s not read and %s not in the file; export without --limit to take them",
+			limit, n, q, were, are))
+		err = app.Quiet(app.ExitFailure)
+	case limit > 0:
+		return nil, nil
+	case res.Unread > 0:
+		n := res.Unread
 		verb := "are"
 		if n == 1 {
 			verb = "is"

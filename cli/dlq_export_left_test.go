@@ -11,7 +11,8 @@ import (
 // What the queue holds that the file does not: ready messages exit 1, so
 // `warren dlq export … && purge` stops before a purge takes them; a
 // consumer's held messages, which a purge leaves, are warned of only;
-// --limit asked for part of the queue.
+// --limit asked for part of the queue, but one the queue exceeded left
+// the rest out, and exits 1 for them.
 func TestAnExportExitsOneWhenTheQueueHoldsMessagesTheFileDoesNot(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -31,7 +32,12 @@ func TestAnExportExitsOneWhenTheQueueHoldsMessagesTheFileDoesNot(t *testing.T) {
 			warnings: []string{"29 messages are held unacknowledged by another client"}},
 		{name: "held by a consumer", res: ops.ExportResult{Read: 5, Held: 1, Consumers: 1}, exitsOne: true,
 			warnings: []string{"1 message is held unacknowledged by another client", "orders.dlq has 1 consumer"}},
-		{name: "a limit", limit: 5, res: ops.ExportResult{Read: 5, Unread: 100, Consumers: 1, Held: 3}},
+		{name: "a limit the queue did not exceed", limit: 5, res: ops.ExportResult{Read: 5, Unread: 1, Consumers: 1, Held: 3}},
+		{name: "a limit the queue exceeded", limit: 5, res: ops.ExportResult{Read: 5, Unread: 100, PastLimit: 100}, exitsOne: true,
+			warnings: []string{"--limit 5 reached: 100 more in orders.dlq were not read and are not in the file"}},
+		{name: "one past a limit, and held", limit: 5, res: ops.ExportResult{Read: 5, Unread: 1, PastLimit: 1, Consumers: 1, Held: 3}, exitsOne: true,
+			warnings: []string{"--limit 5 reached: 1 more in orders.dlq was not read and is not in the file",
+				"3 messages are held unacknowledged by another client", "orders.dlq has 1 consumer"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			warnings, err := exportLeft("orders.dlq", tt.limit, tt.res)

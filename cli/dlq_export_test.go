@@ -317,3 +317,52 @@ func TestAnExportSaysWhatIsNotInTheFile(t *testing.T) {
 		t.Errorf("an export with --limit: %v, stderr %q", err, errOut)
 	}
 }
+
+// An export cut by --limit on a queue that holds more is no copy of the
+// queue: it says how many messages it did not read and exits 1, so
+// `export --limit N && purge` stops before a purge takes them. A limit
+// the queue does not exceed is an export of every message, as before.
+func TestAnExportCutByItsLimitSaysWhatItDidNotRead(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	var msgs []amqp.Publishing
+	for i := range 5 {
+		msgs = append(msgs, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte{byte('a' + i)}})
+	}
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", msgs)
+	out := filepath.Join(t.TempDir(), "orders.jsonl")
+	stdout, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--limit", "2", "--json")
+	if app.ExitCode(err) != app.ExitFailure || !app.IsQuiet(err) {
+		t.Fatalf("exit %d (%v), want 1: the queue holds 3 messages past --limit that the file does not\n%s", app.ExitCode(err), err, errOut)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(stdout), &raw); err != nil || raw["read"] != 2.0 || raw["count"] != 2.0 || raw["past_limit"] != 3.0 || raw["held"] != 0.0 {
+		t.Fatalf("summary %q (%v), want 2 read and written, 3 past the limit", stdout, err)
+	}
+	for _, k := range []string{"vhost", "queue", "output", "read", "count", "bytes", "sha256", "unread", "consumers", "held", "past_limit"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("summary %q lacks %q", stdout, k)
+		}
+	}
+	if want := "warning: --limit 2 reached: 3 more in orders.dlq were not read and are not in the file"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	if r := openExport(t, out); r.Header.Count != 2 {
+		t.Errorf("the file holds %d messages, want the 2 read", r.Header.Count)
+	}
+	// In text, the same warning and exit.
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
+	_, errOut, err = runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--force", "--limit", "4")
+	if app.ExitCode(err) != app.ExitFailure || !strings.Contains(errOut, "warning: --limit 4 reached: 1 more in orders.dlq was not read and is not in the file") {
+		t.Errorf("--limit 4 of 5: exit %d (%v), stderr %q", app.ExitCode(err), err, errOut)
+	}
+	// A limit the queue does not exceed leaves nothing out.
+	for _, limit := range []string{"5", "6"} {
+		testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
+		stdout, errOut, err = runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--force", "--limit", limit, "--json")
+		raw = nil
+		if jerr := json.Unmarshal([]byte(stdout), &raw); err != nil || jerr != nil || strings.Contains(errOut, "warning") || raw["count"] != 5.0 || raw["unread"] != 0.0 {
+			t.Errorf("--limit %s of 5: %v, summary %q, stderr %q", limit, err, stdout, errOut)
+		}
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
+}

@@ -54,15 +54,17 @@ func newDlqLsCmd(a *App) *cobra.Command {
 					return app.Usage(err)
 				}
 			}
-			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, flt, nil, limit)
+			l, t, err := a.list(cmd.Context(), args[0], f, flt, nil, limit)
 			if err != nil {
 				return err
 			}
-			printNotes(a.Err, notes)
+			printNotes(a.Err, l.notes)
 			if f.asJSON {
-				return writeJSON(a.Out, lsJSONOf(rows))
+				out := lsJSONOf(l.rows)
+				out.Total, out.Expected, out.Complete = l.read, l.expected, l.complete
+				return writeJSON(a.Out, out)
 			}
-			return writeLsText(a.Out, t, rows)
+			return writeLsText(a.Out, t, l.rows)
 		},
 	}
 	addReadFlags(cmd, &f)
@@ -75,9 +77,15 @@ func newDlqLsCmd(a *App) *cobra.Command {
 // listLetters is the browse shared by ls and show: open, page, look up,
 // return everything to the queue.
 func (a *App) listLetters(ctx context.Context, queue string, f readFlags, flt *domain.Filter, keep func(domain.DeadLetter) bool, limit int) ([]listed, []string, *ops.Target, error) {
+	l, t, err := a.list(ctx, queue, f, flt, keep, limit)
+	return l.rows, l.notes, t, err
+}
+
+// list is listLetters, saying how much of the queue it read.
+func (a *App) list(ctx context.Context, queue string, f readFlags, flt *domain.Filter, keep func(domain.DeadLetter) bool, limit int) (listing, *ops.Target, error) {
 	o, t, err := a.dlqTarget(ctx, queue, f)
 	if err != nil {
-		return nil, nil, nil, err
+		return listing{}, nil, err
 	}
 	defer o.Close()
 	defer readMemory()()
@@ -92,11 +100,11 @@ func (a *App) listLetters(ctx context.Context, queue string, f readFlags, flt *d
 	}
 	sess, done, err := a.browse(ctx, o, t)
 	if err != nil {
-		return nil, nil, nil, err
+		return listing{}, nil, err
 	}
 	defer done()
-	rows, notes, err := collect(ctx, sess, o.Pager(ctx, t.InboxOf), flt, keep, limit)
-	return rows, notes, t, err
+	l, err := collectListing(ctx, sess, o.Pager(ctx, t.InboxOf), flt, keep, limit)
+	return l, t, err
 }
 
 func printNotes(w io.Writer, notes []string) {
@@ -106,7 +114,15 @@ func printNotes(w io.Writer, notes []string) {
 }
 
 // lsJSON is the stable `dlq ls --json` shape of docs/ARCHITECTURE.md §5.
+// Total, Expected and Complete mean what they mean in `dlq stats --json`:
+// the messages the browse read (listed or not: a filter's, the guard's),
+// the queue's depth when it began (-1 for a stream), and whether it read
+// every one of them without stopping at --limit before a message it
+// would have listed. The histogram counts the listed messages.
 type lsJSON struct {
+	Total     int         `json:"total"`
+	Expected  int         `json:"expected"`
+	Complete  bool        `json:"complete"`
 	Messages  []lsMessage `json:"messages"`
 	Histogram histJSON    `json:"histogram"`
 }

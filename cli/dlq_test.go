@@ -181,6 +181,50 @@ func TestDlqLsJSONCarriesTheContractFieldsAndChangesNothing(t *testing.T) {
 	}
 }
 
+// A listing cut by --limit says so in --json, as dlq stats says what
+// it read (total, expected, complete): a script does not take the first
+// N messages for the whole DLQ. A filter's listing is complete once the
+// queue is read, whatever the filter left out.
+func TestDlqLsJSONSaysWhetherTheListIsComplete(t *testing.T) {
+	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
+	for _, tt := range []struct {
+		args            []string
+		messages, total int
+		complete        bool
+	}{
+		{args: nil, messages: 4, total: 4, complete: true},
+		{args: []string{"--limit", "2"}, messages: 2, total: 2, complete: false},
+		{args: []string{"--limit", "4"}, messages: 4, total: 4, complete: true},
+		{args: []string{"--filter", `applied == false`, "--limit", "1"}, messages: 1, total: 4, complete: false},
+		{args: []string{"--filter", `logical_id == "E-2"`, "--limit", "1"}, messages: 1, total: 4, complete: true},
+	} {
+		testkit.WaitDepth(t, s.ch, "orders.dlq", 4)
+		out, errOut, err := runDlq(t, s.config, append([]string{"ls", "orders.dlq", "--json"}, tt.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", tt.args, err, errOut)
+		}
+		var got struct {
+			Messages []lsMessage `json:"messages"`
+			Total    *int        `json:"total"`
+			Expected *int        `json:"expected"`
+			Complete *bool       `json:"complete"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v: %v in %s", tt.args, err, out)
+		}
+		if got.Total == nil || got.Expected == nil || got.Complete == nil {
+			t.Fatalf("%v: %s lacks total, expected or complete", tt.args, out)
+		}
+		if len(got.Messages) != tt.messages || *got.Total != tt.total || *got.Expected != 4 || *got.Complete != tt.complete {
+			t.Errorf("%v: %d messages, total %d, expected %d, complete %v; want %d, %d, 4, %v",
+				tt.args, len(got.Messages), *got.Total, *got.Expected, *got.Complete, tt.messages, tt.total, tt.complete)
+		}
+		if cut := strings.Contains(errOut, "reached"); cut == tt.complete {
+			t.Errorf("%v: notes %q, want a note of the limit only when the listing is cut", tt.args, errOut)
+		}
+	}
+}
+
 func TestDlqLsTextIsSanitised(t *testing.T) {
 	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
 	out, _, err := runDlq(t, s.config, "ls", "orders.dlq")

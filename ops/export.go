@@ -39,6 +39,10 @@ type ExportResult struct {
 	// started, other clients', and Held the messages other clients held
 	// unacknowledged then (domain.HeldElsewhere), which no reader sees.
 	Unread, Consumers, Held int
+	// PastLimit is Unread when Limit cut the export short: the queue held
+	// more messages ready when it started than the limit took. 0 when the
+	// export read every message ready at its start.
+	PastLimit int
 }
 
 // Export reads s.Queue and hands each matching letter to each; an error
@@ -110,6 +114,9 @@ func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLe
 				return res, err
 			}
 			res.Unread = ready + past
+			if s.Limit > 0 && others.ready > s.Limit {
+				res.PastLimit = res.Unread
+			}
 			return res, feed.Close()
 		}
 	}

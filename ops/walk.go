@@ -282,8 +282,9 @@ func (o *Ops) feed(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, erro
 // beside is what a feed cannot read of its queue when it opens: the
 // consumers of other clients (the broker's count, before the feed's own
 // came), and the messages other clients hold unacknowledged
-// (domain.HeldElsewhere).
-type beside struct{ consumers, held int }
+// (domain.HeldElsewhere); ready is what the queue held ready then, of
+// which a limit may take part.
+type beside struct{ ready, consumers, held int }
 
 // feedCounting is feed, and what it cannot read.
 func (o *Ops) feedCounting(conn *amqp.Connection, t *Target, limit int) (*dlq.Feed, beside, error) {
@@ -292,7 +293,7 @@ func (o *Ops) feedCounting(conn *amqp.Connection, t *Target, limit int) (*dlq.Fe
 		return nil, beside{}, err
 	}
 	f, err := dlq.OpenFeed(conn, t.Info, t.Opts, upTo(ready, limit), 0)
-	return f, beside{consumers: consumers, held: domain.HeldElsewhere(t.Info, ready)}, err
+	return f, beside{ready: ready, consumers: consumers, held: domain.HeldElsewhere(t.Info, ready)}, err
 }
 
 // lookup asks the inbox of ref's messages, page by page; nil when the
