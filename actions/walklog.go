@@ -128,6 +128,9 @@ func (l *walkLog) final(ctx context.Context, res *Result, runErr error) error {
 	return appendFinal(ctx, l.store, l.sign, l.op, res, finalRecord(l.op, res, runErr, map[string]int{
 		"taken": res.Taken, "kept": res.Kept, "moved": res.Moved,
 		domain.OutcomeDeduplicated: res.Deduplicated, "possible_duplicates": res.PossibleDuplicates,
+		// What the walk chose to move, sent or not: a walk without a
+		// preview knew only what it would read when it wrote its intent.
+		"selected": res.Selected + res.NotSent,
 	}))
 }
 

@@ -102,6 +102,10 @@ func Summaries(records []Record) []domain.OperationSummary {
 type Summarizer struct {
 	index map[string]int
 	out   []domain.OperationSummary
+	// streamed are the operations whose intent counted what a walk
+	// would read, not what it would choose; resumed those a resume took
+	// up, whose final counts the resume's run alone.
+	streamed, resumed map[string]bool
 }
 
 // Add counts r in its operation's summary.
@@ -127,15 +131,23 @@ func (z *Summarizer) Add(r Record) {
 	switch r.Outcome {
 	case domain.OutcomeIntent:
 		s.Selected, _ = strconv.Atoi(r.Detail["selected"])
+		if r.Detail["streamed"] == "true" {
+			z.mark(&z.streamed, r.Operation)
+		}
 	case domain.OutcomeFinal:
 		t := r.Time
 		s.Finished = &t
+		s.Cancelled = r.Detail["cancelled"] == "true"
+		if n, err := strconv.Atoi(r.Detail["selected"]); err == nil && z.streamed[r.Operation] && !z.resumed[r.Operation] {
+			s.Selected = n
+		}
 	case domain.OutcomePublishing:
 		// Write-ahead: the messages' outcome records count them.
 	case domain.OutcomeResumed:
 		// A resume taking the operation up: its outcome records
 		// count the messages.
 		s.Halted = ""
+		z.mark(&z.resumed, r.Operation)
 	case domain.OutcomeHalted:
 		s.Halted = r.Detail["reason"]
 	case domain.OutcomeStage:
@@ -143,6 +155,13 @@ func (z *Summarizer) Add(r Record) {
 	default:
 		s.Counts[r.Outcome] += max(len(r.MessageIDs), len(r.LogicalIDs), 1)
 	}
+}
+
+func (z *Summarizer) mark(set *map[string]bool, op string) {
+	if *set == nil {
+		*set = map[string]bool{}
+	}
+	(*set)[op] = true
 }
 
 // Summaries are the operations' summaries so far, in order of each

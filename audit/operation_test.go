@@ -76,6 +76,37 @@ func TestSummariesGroupByOperation(t *testing.T) {
 	}
 }
 
+// A walk that streamed the queue without a preview wrote in its intent
+// how many it would read; its final says how many it chose, and the
+// summary (audit tail, the audit screen) says that. A cancelled run
+// reads as cancelled, not done. A resume's final counts its own run
+// alone, so a resumed operation keeps its intent's count.
+func TestAStreamedWalkIsSummarisedByWhatItChose(t *testing.T) {
+	op := Op{ID: "w", Action: "replay", Queue: "work.dlq"}
+	intent := op.Intent(Plan{Selected: 9, Extra: map[string]string{"streamed": "true", "filter": `logical_id == "ev-1"`}})
+	final := op.Final(map[string]int{domain.OutcomeConfirmed: 1, "selected": 1})
+	got := Summaries([]Record{intent, op.Outcome(domain.OutcomeConfirmed, []string{"m1"}, []string{"ev-1"}, nil), final})
+	if got[0].Selected != 1 || got[0].State() != "done" {
+		t.Fatalf("a streamed walk that chose 1 of 9: selected %d, state %s", got[0].Selected, got[0].State())
+	}
+
+	cancelled := op.Final(map[string]int{domain.OutcomeConfirmed: 148, "not_sent": 352, "selected": 500})
+	cancelled.Detail["cancelled"] = "true"
+	if got := Summaries([]Record{intent, cancelled}); got[0].Selected != 500 || got[0].State() != "cancelled" {
+		t.Fatalf("a cancelled walk: selected %d, state %s; want 500, cancelled", got[0].Selected, got[0].State())
+	}
+
+	resumed := op.Outcome(domain.OutcomeResumed, nil, nil, nil)
+	if got := Summaries([]Record{intent, resumed, op.Final(map[string]int{"selected": 3})}); got[0].Selected != 9 {
+		t.Fatalf("a resumed walk: selected %d, want its intent's 9", got[0].Selected)
+	}
+
+	previewed := op.Intent(Plan{Selected: 4})
+	if got := Summaries([]Record{previewed, op.Final(map[string]int{"selected": 2})}); got[0].Selected != 4 {
+		t.Fatalf("a previewed walk: selected %d, want its intent's 4", got[0].Selected)
+	}
+}
+
 func TestOperationRecordsSurviveAStore(t *testing.T) {
 	ctx := context.Background()
 	s, _ := OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))

@@ -57,25 +57,35 @@ type OperationSummary struct {
 	Operator  string
 	Started   time.Time
 	Finished  *time.Time
-	Selected  int            // from the intent record; 0 when absent
-	Counts    map[string]int // messages per outcome, from the outcome records
-	FirstSeq  int64
-	LastSeq   int64
+	// Selected is how many the operation chose to move: the intent's
+	// count, or, for a walk that streamed the queue without a preview
+	// (whose intent can only count what it would read), its final
+	// record's; 0 when absent.
+	Selected int
+	Counts   map[string]int // messages per outcome, from the outcome records
+	FirstSeq int64
+	LastSeq  int64
 	// Halted is why the operation's last run halted itself (a staged
 	// replay); "" when it did not, or a resume took it up since.
 	Halted string
 	// Stages are the verdicts its stages reached, in order.
 	Stages []StageVerdict
+	// Cancelled says its final record was written by a run the operator
+	// cancelled: what it did not send stayed in the DLQ.
+	Cancelled bool
 }
 
 // Incomplete reports an operation without a final record: running,
 // interrupted, or halted.
 func (s OperationSummary) Incomplete() bool { return s.Finished == nil }
 
-// State is the operation's state in one word: done, HALTED (a staged
-// replay stopped itself, and `dlq resume` takes it up) or INCOMPLETE.
+// State is the operation's state in one word: done, cancelled (ended
+// by the operator, the rest left in the DLQ), HALTED (a staged replay
+// stopped itself, and `dlq resume` takes it up) or INCOMPLETE.
 func (s OperationSummary) State() string {
 	switch {
+	case !s.Incomplete() && s.Cancelled:
+		return "cancelled"
 	case !s.Incomplete():
 		return "done"
 	case s.Halted != "":
