@@ -6,6 +6,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -152,4 +153,18 @@ type Properties struct {
 	Type            string    `json:"type"`
 	UserID          string    `json:"user_id"`
 	AppID           string    `json:"app_id"`
+}
+
+// MarshalJSON writes a timestamp the message does not carry as null,
+// not as the year 1: a figure nobody knows is never a value.
+func (p Properties) MarshalJSON() ([]byte, error) {
+	type plain Properties
+	out := struct {
+		plain
+		Timestamp *time.Time `json:"timestamp"`
+	}{plain: plain(p)}
+	if !p.Timestamp.IsZero() {
+		out.Timestamp = &p.Timestamp
+	}
+	return json.Marshal(out)
 }

@@ -183,6 +183,9 @@ func TestLogicalIDSaysWhenItIsAHash(t *testing.T) {
 		{"as listed", hash, "#sha256:0123456789abcdef", true},
 		{"a configured ID is not marked", header, "#ord-1", false},
 		{"another ID", header, "ord-2", false},
+		{"an ID with control characters, as shown", domain.DeadLetter{LogicalID: "\x1b[2Jev-x"}, `\x1b[2Jev-x`, true},
+		{"an ID with control characters, as it is", domain.DeadLetter{LogicalID: "\x1b[2Jev-x"}, "\x1b[2Jev-x", true},
+		{"a plain ID is not matched by its escaped look-alike", domain.DeadLetter{LogicalID: `\x41`}, "A", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := MatchesLogicalID(tt.l, tt.s); got != tt.want {

@@ -41,7 +41,13 @@ func LogicalIDSource(l domain.DeadLetter) string {
 // MatchesLogicalID reports whether s names the dead letter's logical ID,
 // as typed or as a list shows it, so an ID copied from a list works.
 func MatchesLogicalID(l domain.DeadLetter, s string) bool {
-	return s == l.LogicalID || (l.LogicalIDFrom == domain.IDHash && s == HashMark+l.LogicalID)
+	if s == l.LogicalID || (l.LogicalIDFrom == domain.IDHash && s == HashMark+l.LogicalID) {
+		return true
+	}
+	// An ID holding control characters is shown escaped (\x1b…): what
+	// the operator copies from the screen names it too.
+	shown := sanitize.Text(l.LogicalID)
+	return shown != l.LogicalID && s == shown
 }
 
 // NotDeadLettered words a message that carries no x-death header: the
