@@ -3,6 +3,7 @@ package domain
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Finding is one topology problem (docs/ARCHITECTURE.md §4.7).
@@ -32,6 +33,7 @@ const (
 	CheckNoDeliveryLimit = "quorum-no-delivery-limit"
 	CheckLimitNoDLX      = "quorum-limit-no-dlx"
 	CheckDLXBacklog      = "dlx-backlog"
+	CheckDLXCycle        = "dlx-cycle"
 )
 
 // Checks describes every check, for help texts.
@@ -45,6 +47,7 @@ var Checks = []struct{ ID, Severity, Summary string }{
 	{CheckNoDeliveryLimit, SeverityWarning, "quorum queue with a DLX but no delivery-limit: poison messages loop"},
 	{CheckLimitNoDLX, SeverityError, "quorum queue with a delivery limit (20 by default from 4.0) and no DLX: poison messages are dropped"},
 	{CheckDLXBacklog, SeverityWarning, "quorum queue holding at-least-once dead letters its DLX has not taken (RabbitMQ 4.3 reports them)"},
+	{CheckDLXCycle, SeverityError, "queues that dead-letter into each other by expiry or length limit alone: the broker drops what comes round"},
 }
 
 // Lint runs the topology checks over a snapshot (its queues, their DLQ
@@ -106,6 +109,7 @@ func Lint(s *Snapshot) []Finding {
 				"quorum queue with a dead-letter exchange but no delivery-limit: a poison message is redelivered forever and never dead-lettered; set the delivery-limit policy key or x-delivery-limit")
 		}
 	}
+	out = append(out, lintCycles(s, func(r QueueRef) bool { return exists[r] })...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Severity != b.Severity {
@@ -188,4 +192,74 @@ func isDLQ(q Queue) bool {
 		}
 	}
 	return false
+}
+
+// lintCycles finds the queues that dead-letter round a cycle by
+// themselves: each one of it dead-letters without a consumer's reject
+// (a message-ttl, or a length limit whose overflow dead-letters), into
+// the next. RabbitMQ drops a message that reaches a queue it already
+// went through when nothing rejected it on the way round (a retry loop
+// whose consumer rejects is no such cycle), so what comes round is lost
+// without a trace.
+func lintCycles(s *Snapshot, exists func(QueueRef) bool) []Finding {
+	next := map[QueueRef][]QueueRef{}
+	for _, q := range s.Queues {
+		if !deadLettersByItself(q) {
+			continue
+		}
+		if r, ok := s.Topology.DeadLetterRoute(q, exists); ok && !r.Missing {
+			next[q.Ref()] = r.Targets
+		}
+	}
+	var out []Finding
+	for _, q := range s.Queues {
+		path := cycleFrom(q.Ref(), next)
+		if path == nil {
+			continue
+		}
+		names := make([]string, len(path))
+		for i, r := range path {
+			names[i] = r.Name
+		}
+		out = append(out, Finding{Check: CheckDLXCycle, Severity: SeverityError, Vhost: q.Vhost, Queue: q.Name,
+			Message: fmt.Sprintf("dead letters go round %s by expiry or length limit alone: RabbitMQ drops a message that comes back to a queue it went through unless a consumer rejected it on the way, so they are lost silently; end the cycle in a queue that keeps them (no message-ttl), or dead-letter elsewhere",
+				strings.Join(names, " → "))})
+	}
+	return out
+}
+
+// deadLettersByItself reports a queue that dead-letters with no
+// consumer's help: by its message-ttl, or by a length limit whose
+// overflow dead-letters the messages it drops.
+func deadLettersByItself(q Queue) bool {
+	if !q.HasDLX || q.Type == "stream" {
+		return false
+	}
+	if _, ok := q.LimitSetting("message-ttl"); ok {
+		return true
+	}
+	return q.HasLengthLimit() && (q.Overflow() == "drop-head" || q.Overflow() == "reject-publish-dlx")
+}
+
+// cycleFrom is the path from start round to start again through next,
+// start first and last; nil when start is on no cycle.
+func cycleFrom(start QueueRef, next map[QueueRef][]QueueRef) []QueueRef {
+	seen := map[QueueRef]bool{}
+	var walk func(at QueueRef, path []QueueRef) []QueueRef
+	walk = func(at QueueRef, path []QueueRef) []QueueRef {
+		for _, n := range next[at] {
+			if n == start {
+				return append(append([]QueueRef(nil), path...), start)
+			}
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			if p := walk(n, append(path, n)); p != nil {
+				return p
+			}
+		}
+		return nil
+	}
+	return walk(start, []QueueRef{start})
 }
