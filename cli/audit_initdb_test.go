@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -57,6 +58,9 @@ func TestAuditInitDBMakesATableOperatorsCanOnlyAppendTo(t *testing.T) {
 	if want := fmt.Sprintf("audit store            FAIL  audit: postgres table %s on 127.0.0.1:5432/test (check): the table %s (or %s_schema) does not exist, and warren does not create it", table, table, table); !strings.Contains(r.out, want) ||
 		!strings.Contains(r.out, "`warren audit init-db --table "+table+" --owner ROLE --operators ROLE`") || strings.Contains(r.out, "audit grants") {
 		t.Fatalf("config check before init-db --apply:\n%s\nwant %q naming init-db, and no grants line", r.out, want)
+	}
+	if r.err == nil || !regexp.MustCompile(`^\d+ checks? failed: (.+, )?audit store$`).MatchString(r.err.Error()) {
+		t.Errorf("config check ends with %v, want the failed check named", r.err)
 	}
 
 	r = execCLI(t, "--config", cfg, "audit", "init-db", "--owner", owner, "--operators", ops, "--apply")

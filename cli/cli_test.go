@@ -45,7 +45,7 @@ func execCLIOn(t *testing.T, a *App, out, errOut *bytes.Buffer, args ...string) 
 	defer cancel()
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintln(a.Err, "warren:", err)
+		fmt.Fprintln(a.Err, "warren:", err.Error()+flagHint(err))
 	}
 	return cliRun{out: out.String(), errOut: errOut.String(), err: err}
 }

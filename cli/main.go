@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -77,7 +79,7 @@ func Main() int {
 		if !app.IsQuiet(err) {
 			// Parts of an error were sanitised where they were made: its
 			// lines are kept, and no escape is made twice.
-			fmt.Fprintln(os.Stderr, "warren:", sanitize.Message(err.Error()))
+			fmt.Fprintln(os.Stderr, "warren:", sanitize.Message(err.Error())+flagHint(err))
 		}
 		return app.ExitCode(err)
 	}
@@ -152,4 +154,15 @@ func (a *App) dashboardOnce(debug io.Writer) (next string, toFleet bool, err err
 		return s.SwitchTo(), s.ToFleet(), nil
 	}
 	return "", false, err
+}
+
+// flagHint names the flag that takes a refusal's risk on the command
+// line, which the refusal (shared with the DLQ screen, where a key does)
+// only calls allowing it explicitly.
+func flagHint(err error) string {
+	var refused *domain.RefusedError
+	if errors.As(err, &refused) && !strings.Contains(err.Error(), "--allow-limit-risk") {
+		return " (--allow-limit-risk)"
+	}
+	return ""
 }
