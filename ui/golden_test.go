@@ -90,3 +90,15 @@ func TestABrokerLostSaysHowOldTheFiguresAreFirst(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(3*time.Second))
 }
+
+// At 80 columns the status line gives up the split of the messages
+// before the age of the figures, which says whether to trust the rest.
+func TestANarrowTerminalKeepsTheAgeOfTheFigures(t *testing.T) {
+	tm := teatest.NewTestModel(t, goldenModel(&fakeBroker{}, time.Hour), teatest.WithInitialTermSize(80, 30))
+	waitFor(t, tm, "ETA")
+	view := string(finalView(t, tm))
+	line := strings.Split(view, "\n")[1]
+	if !strings.Contains(line, "stats 7s old") || !strings.Contains(line, "messages 18390") || strings.Contains(line, "unacked") {
+		t.Fatalf("the status line at 80 columns: %q", line)
+	}
+}

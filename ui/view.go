@@ -121,13 +121,23 @@ func (m Model) statusLine() string {
 		// A first page: the rates come with the first full snapshot.
 		publish, ack = format.Unknown, format.Unknown
 	}
-	parts := []string{
-		m.nodes(st.Nodes),
-		fmt.Sprintf("messages %s (ready %s, unacked %s)", format.Count(ov.Totals.Messages), format.Count(ov.Totals.Ready), format.Count(ov.Totals.Unacked)),
-		fmt.Sprintf("publish %s/s ack %s/s", publish, ack),
-		m.st.Muted.Render("stats " + format.Duration(m.statsAge(st)) + " old"),
+	nodes := m.nodes(st.Nodes)
+	messages := fmt.Sprintf("messages %s (ready %s, unacked %s)", format.Count(ov.Totals.Messages), format.Count(ov.Totals.Ready), format.Count(ov.Totals.Unacked))
+	rates := fmt.Sprintf("publish %s/s ack %s/s", publish, ack)
+	age := m.st.Muted.Render("stats " + format.Duration(m.statsAge(st)) + " old")
+	// A narrow terminal gives up the split of the messages, then the
+	// rates, before the age of the figures: the one part that says
+	// whether the rest can be trusted.
+	for _, parts := range [][]string{
+		{nodes, messages, rates, age},
+		{nodes, "messages " + format.Count(ov.Totals.Messages), rates, age},
+		{nodes, "messages " + format.Count(ov.Totals.Messages), age},
+	} {
+		if line := strings.Join(parts, " · "); lipgloss.Width(line) <= m.width {
+			return line
+		}
 	}
-	return ansi.Truncate(strings.Join(parts, " · "), m.width, "…")
+	return ansi.Truncate(strings.Join([]string{nodes, "messages " + format.Count(ov.Totals.Messages), age}, " · "), m.width, "…")
 }
 
 // failure says why the figures stopped coming, their age first: the
