@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ui/channels"
@@ -416,5 +417,30 @@ func TestAScreenThatTakesEscLeavesTheOtherGlobalKeys(t *testing.T) {
 	m, _ = step(t, m, press("x"))
 	if _, cmd := step(t, m, press("q")); !quits(cmd) {
 		t.Fatal("q must still quit")
+	}
+}
+
+// An error longer than the line is said whole, on up to three lines
+// over the bottom of the body, and the screen keeps its height.
+func TestALongErrorIsSaidWholeAtTheFoot(t *testing.T) {
+	m := newRoot(Options{Context: "prod-eu"})
+	long := "replay of orders.dlq failed: --rate auto: no consumer sets the pace: orders has no consumer, so nothing says how fast it can take the copies; start its consumers, or pass --rate N"
+	next, _ := m.fail(errors.New(long))
+	m = next.(Model)
+	for _, width := range []int{120, 80} {
+		next, _ = m.Update(tea.WindowSizeMsg{Width: width, Height: 30})
+		m = next.(Model)
+		v := ansi.Strip(m.View())
+		if got := strings.Count(v, "\n") + 1; got != 30 {
+			t.Fatalf("at %d columns the view is %d lines on 30", width, got)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(v), " "), long) {
+			t.Fatalf("at %d columns the error is not whole:\n%s", width, v)
+		}
+	}
+	// A key clears it; the body has its lines back.
+	next, _ = m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	if v := ansi.Strip(next.(Model).View()); strings.Contains(v, "no consumer sets the pace") {
+		t.Fatalf("the error stayed after a key:\n%s", v)
 	}
 }

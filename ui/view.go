@@ -14,6 +14,7 @@ import (
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
+	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/overview"
 )
 
@@ -39,7 +40,12 @@ func (m Model) View() string {
 	if m.command.open {
 		last = m.commandView()
 	}
-	parts := []string{m.brokerLine(), m.statusLine(), m.breadcrumb(), fitLines(body, h), m.footerLine(), last}
+	most := footerMaxLines
+	if h < 3+footerMaxLines {
+		most = 1 // a screen too short keeps its body
+	}
+	foot := m.footerLines(most)
+	parts := []string{m.brokerLine(), m.statusLine(), m.breadcrumb(), fitLines(body, h-(len(foot)-1)), strings.Join(foot, "\n"), last}
 	return strings.Join(parts, "\n")
 }
 
@@ -203,15 +209,33 @@ func (m Model) breadcrumb() string {
 	return m.st.Title.Render(ansi.Truncate(strings.Join(titles, " › "), m.width, "…"))
 }
 
-func (m Model) footerLine() string {
+// footerMaxLines is how many lines an error or a note may take at the
+// foot of the screen, over the last lines of the body while it shows:
+// the hint at the end of an error ("start its consumers, or pass
+// --rate N") is what the operator needs, and one line cut it off.
+const footerMaxLines = 3
+
+// footerLines are the error or note, wrapped, in at most most lines;
+// one empty line when there is none.
+func (m Model) footerLines(most int) []string {
 	if m.footer.text == "" {
-		return ""
+		return []string{""}
 	}
-	text := ansi.Truncate(sanitize.Text(m.footer.text), m.width, "…")
+	lines := strings.Split(common.Wrap(sanitize.Text(m.footer.text), m.width), "\n")
+	if most <= 1 {
+		lines = []string{sanitize.Text(m.footer.text)}
+	} else if len(lines) > most {
+		lines = lines[:most]
+		lines[most-1] = ansi.Truncate(lines[most-1], max(m.width-1, 1), "") + "…"
+	}
+	style := m.st.FooterInfo
 	if m.footer.isErr {
-		return m.st.FooterError.Render(text)
+		style = m.st.FooterError
 	}
-	return m.st.FooterInfo.Render(text)
+	for i, l := range lines {
+		lines[i] = style.Render(ansi.Truncate(l, m.width, "…"))
+	}
+	return lines
 }
 
 func (m Model) shortHelp() string {
