@@ -212,6 +212,10 @@ func TestGlobalKeysRespectCapturingScreens(t *testing.T) {
 	if len(typing.got) != 4 {
 		t.Fatalf("capturing screen got %d keys, want 4", len(typing.got))
 	}
+	// The keys' help offers none of what the root would not do now.
+	if last := ansi.Strip(m.View()); strings.Contains(last[strings.LastIndex(last, "\n"):], "quit") || strings.Contains(last[strings.LastIndex(last, "\n"):], "back") {
+		t.Fatalf("while the screen captures, the help line offers the root's keys: %q", last[strings.LastIndex(last, "\n"):])
+	}
 	_, cmd := step(t, m, press("ctrl+c"))
 	if !quits(cmd) || closed != 1 {
 		t.Fatalf("ctrl+c must close screens and quit even while capturing (closed %d)", closed)

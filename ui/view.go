@@ -246,8 +246,15 @@ func (m Model) shortHelp() string {
 // keyMap joins the current screen's keys with the root's.
 func (m Model) keyMap() help.KeyMap {
 	g := m.keys
-	g.Back.SetEnabled(len(m.stack) > 0)
+	g.Back.SetEnabled(len(m.stack) > 0 && !handlesEsc(m.top()))
 	g.Channels.SetEnabled(len(m.stack) == 0) // c is the overview's alone
+	if m.top().Capturing() {
+		// The screen takes every key but ctrl+c: what the root would do
+		// with them is not on offer.
+		for _, b := range []*key.Binding{&g.Back, &g.Quit, &g.Help, &g.Audit, &g.Channels, &g.Contexts, &g.Command} {
+			b.SetEnabled(false)
+		}
+	}
 	return joined{screen: m.top().Keys(), global: g}
 }
 
