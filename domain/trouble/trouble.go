@@ -147,7 +147,14 @@ func (t *Tracker) Window() time.Duration { return t.window }
 
 // Observe records the queues of one snapshot taken at `at` and forgets
 // the queues it does not list, so memory follows the broker.
-func (t *Tracker) Observe(at time.Time, qs []domain.Queue) {
+func (t *Tracker) Observe(at time.Time, qs []domain.Queue) { t.ObserveIn(at, qs, "") }
+
+// ObserveIn is Observe for a snapshot of one vhost's queues (every
+// vhost's when vhost is ""): it forgets the queues of that vhost it was
+// not given, and keeps the others' history, so that a dashboard that
+// shows one vhost, then all again, judges the others by what it saw of
+// them before rather than from nothing.
+func (t *Tracker) ObserveIn(at time.Time, qs []domain.Queue, vhost string) {
 	now := at.UnixNano()
 	t.gen++
 	prev := t.last
@@ -177,7 +184,7 @@ func (t *Tracker) Observe(at time.Time, qs []domain.Queue) {
 		return
 	}
 	for ref, s := range t.queues {
-		if s.gen != t.gen {
+		if s.gen != t.gen && (vhost == "" || ref.Vhost == vhost) {
 			delete(t.queues, ref)
 		}
 	}

@@ -388,3 +388,30 @@ func TestObserveSomeJudgesTheQueuesReadAndForgetsNone(t *testing.T) {
 		t.Errorf("after the list orders has marks %+v, want its DLQ grown by 2", m)
 	}
 }
+
+// A snapshot of one vhost forgets the queues of that vhost it did not
+// list (deleted), and none of another vhost's: back on every vhost, a
+// DLQ that was growing is judged by what was seen of it before.
+func TestASnapshotOfOneVhostKeepsTheOthersSeries(t *testing.T) {
+	tr := New(time.Minute)
+	other := domain.QueueRef{Vhost: "billing", Name: "invoices.dlq"}
+	gone := domain.QueueRef{Vhost: "/", Name: "gone"}
+	for i := range 5 {
+		tr.Observe(t0.Add(time.Duration(i)*refresh), []domain.Queue{
+			{Vhost: "/", Name: "orders", Messages: 1},
+			{Vhost: "/", Name: "gone", Messages: 1},
+			{Vhost: "billing", Name: "invoices.dlq", Messages: int64(i), DLQOf: []domain.QueueRef{{Vhost: "billing", Name: "invoices"}}},
+		})
+	}
+	tr.ObserveIn(t0.Add(5*refresh), []domain.Queue{{Vhost: "/", Name: "orders", Messages: 1}}, "/")
+	if tr.queues[other] == nil {
+		t.Fatal("a snapshot of / forgot billing's queue")
+	}
+	if tr.queues[gone] != nil {
+		t.Fatal("a snapshot of / kept a queue of / it no longer lists")
+	}
+	tr.Observe(t0.Add(6*refresh), []domain.Queue{{Vhost: "/", Name: "orders", Messages: 1}})
+	if tr.queues[other] != nil {
+		t.Fatal("a snapshot of every vhost kept a queue it no longer lists")
+	}
+}

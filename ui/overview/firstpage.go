@@ -94,7 +94,7 @@ func (m *Model) applyFirstPage(msg firstPageMsg) tea.Cmd {
 		// near the end hold two copies of every row.
 		room = make([]row, 0, m.partialOf+m.partialOf/32+64)
 	}
-	m.rows, m.order = buildRows(snap, map[domain.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, room), nil
+	m.rows, m.order = buildRows(snap, m.vhost, map[domain.QueueRef]*trend{}, trouble.New(m.judge.Window()), m.inbox.HasInbox, room), nil
 	if byVhost {
 		m.brokerVhosts = slices.Sorted(slices.Values(snap.Vhosts))
 		m.relist, m.awaitingFull = relist, false

@@ -615,3 +615,31 @@ func TestABrokerThatNeverAnsweredShowsItsWholeError(t *testing.T) {
 		t.Fatalf("on a screen of 8 lines the view is %d lines:\n%s", got, view)
 	}
 }
+
+// A look at one vhost forgets none of the others' history: back on
+// every vhost, a queue's depth trend and the judge's samples of it go
+// on from what was seen before, so its trouble mark does not start
+// from nothing.
+func TestAVhostOnItsOwnKeepsTheOthersHistory(t *testing.T) {
+	all := func(n int64) reply {
+		return reply{snap: snapshot(queue("/", "orders", 1), queue("billing", "invoices", n))}
+	}
+	l := &lister{replies: []reply{all(10), all(20), all(30), {snap: snapshot(queue("/", "orders", 1))}}}
+	m := newModel(l)
+	m, _ = load(t, m, m.Init())
+	m, _ = load(t, m, m.fetch())
+	m, _ = load(t, m, m.fetch())
+	invoices := domain.QueueRef{Vhost: "billing", Name: "invoices"}
+	if got := m.trends[invoices].depth.Values(); len(got) != 3 {
+		t.Fatalf("invoices' depth history: %v, want three samples", got)
+	}
+	m, cmd := update(t, m, press("v")) // "/" alone
+	m, _ = load(t, m, cmd)
+	if got := shown(m); !slices.Equal(got, []string{"orders"}) {
+		t.Fatalf("on / the overview shows %v", got)
+	}
+	tr := m.trends[invoices]
+	if tr == nil || len(tr.depth.Values()) != 3 {
+		t.Fatalf("a look at / forgot invoices' history: %v", tr)
+	}
+}

@@ -146,7 +146,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) (common.Screen, tea.Cmd) {
 		m.vhosts[q.Vhost] = struct{}{}
 	}
 	selected, hadSelection := m.Selected()
-	m.rows = buildRows(snap, m.trends, m.judge, m.inbox.HasInbox, reuse)
+	m.rows = buildRows(snap, msg.Opts.Vhost, m.trends, m.judge, m.inbox.HasInbox, reuse)
 	return m, m.settle(selected.Ref(), hadSelection, msg.Opts, false)
 }
 

@@ -75,14 +75,16 @@ type row struct {
 // buildRows turns a snapshot into rows, updates the per-queue trends and
 // hands the snapshot to the judge, whose marks decide each row's tone.
 // Trends of queues that disappeared are dropped so memory stays bounded;
-// the judge forgets them itself.
+// the judge forgets them itself. scope is the vhost the snapshot lists
+// ("" for every vhost): the queues of the others were not listed, not
+// deleted, and keep their history.
 //
 // The rows are written into reuse when it is large enough: the previous
 // snapshot's rows, built with the same trends, which nothing reads any
 // more.
-func buildRows(snap *domain.Snapshot, trends map[domain.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(domain.QueueRef) bool, reuse []row) []row {
+func buildRows(snap *domain.Snapshot, scope string, trends map[domain.QueueRef]*trend, judge *trouble.Tracker, hasInbox func(domain.QueueRef) bool, reuse []row) []row {
 	alarms := nodeAlarms(snap.Nodes)
-	judge.Observe(snap.TakenAt, snap.Queues)
+	judge.ObserveIn(snap.TakenAt, snap.Queues, scope)
 	prev := len(reuse)
 	rows := reuse[:0]
 	if cap(rows) < len(snap.Queues) {
@@ -113,7 +115,8 @@ func buildRows(snap *domain.Snapshot, trends map[domain.QueueRef]*trend, judge *
 		t.seen = seq
 	}
 	for ref, t := range trends {
-		if t.seen != seq {
+		// A snapshot of one vhost forgets none of another's history.
+		if t.seen != seq && (scope == "" || ref.Vhost == scope) {
 			delete(trends, ref)
 		}
 	}
