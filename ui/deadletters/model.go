@@ -96,6 +96,7 @@ type Model struct {
 	inboxNote string
 
 	held   *listing
+	widths widthCache
 	op     *operation
 	scan   *scan
 	groups *groups

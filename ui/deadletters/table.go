@@ -1,6 +1,7 @@
 package deadletters
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -24,7 +25,7 @@ func (m *Model) table(width, rows int) string {
 	for i := start; i < end; i++ {
 		body = append(body, m.cells(held.letters[held.visible[i]]))
 	}
-	widths := fit(cols, body, width-markerWidth)
+	widths := fit(cols, m.naturalWidths(cols, body), width-markerWidth)
 	head := make([]string, len(cols))
 	for i, c := range cols {
 		head[i] = c.title
@@ -60,18 +61,52 @@ func (m *Model) table(width, rows int) string {
 	return strings.Join(lines, "\n")
 }
 
+// naturalWidths are each column's widest cell over every message the
+// list shows, not only the rows on screen, so that the columns keep
+// their place as the operator scrolls; counted again when the listing
+// changes, and widened by the rows on screen (an age grows a digit).
+func (m *Model) naturalWidths(cols []column, body [][]string) []int {
+	c, held := &m.widths, m.held
+	if c.version != held.version || len(c.natural) != len(cols) || c.letters != len(held.letters) {
+		// A page that came adds its letters to what was counted; any
+		// other change (a filter, letters acted on) counts again.
+		from := c.letters
+		if len(c.natural) != len(cols) || c.filter != held.filterSrc || from > len(held.letters) {
+			from, c.natural = 0, make([]int, len(cols))
+		}
+		start, _ := slices.BinarySearch(held.visible, from)
+		for _, i := range held.visible[start:] {
+			for j, cell := range m.cells(held.letters[i]) {
+				c.natural[j] = max(c.natural[j], ansi.StringWidth(cell))
+			}
+		}
+		c.version, c.letters, c.filter = held.version, len(held.letters), held.filterSrc
+	}
+	out := slices.Clone(c.natural)
+	for _, r := range body {
+		for j := range out {
+			out[j] = max(out[j], ansi.StringWidth(r[j]))
+		}
+	}
+	return out
+}
+
+// widthCache is what naturalWidths counted, and of which listing.
+type widthCache struct {
+	version, letters int
+	filter           string
+	natural          []int
+}
+
 // fit gives each column its natural width (header or widest cell) and,
 // while the total is too wide, takes one cell at a time from the widest
 // column that is above its minimum. A whole column keeps its natural
 // width: a figure cut short reads as another figure.
-func fit(cols []column, body [][]string, width int) []int {
+func fit(cols []column, natural []int, width int) []int {
 	w := make([]int, len(cols))
 	least := make([]int, len(cols))
 	for i, c := range cols {
-		w[i] = max(ansi.StringWidth(c.title), c.min)
-		for _, r := range body {
-			w[i] = max(w[i], ansi.StringWidth(r[i]))
-		}
+		w[i] = max(ansi.StringWidth(c.title), c.min, natural[i])
 		least[i] = c.min
 		if c.whole {
 			least[i] = w[i]

@@ -164,3 +164,30 @@ func TestAMessageWithoutXDeathIsMarkedAndExplained(t *testing.T) {
 		t.Errorf("the legend shows though every message carries x-death")
 	}
 }
+
+// The columns keep their place as the operator scrolls: a long ID or
+// reason far down the list is measured before it comes on screen.
+func TestTheColumnsDoNotMoveWhileScrolling(t *testing.T) {
+	var ls []domain.DeadLetter
+	for i := range 80 {
+		ls = append(ls, letter(i, fmt.Sprintf("ev-%d", i), "rejected", "orders", 1, 5))
+	}
+	ls[79] = letter(79, "order-2026-12-06-a-very-long-id", "delivery_limit", "orders.invoicing", 20, 5)
+	s := newSession(ops.Page{Letters: ls, End: true})
+	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}}, Options{})
+	d.browsing(80)
+	header := func() string {
+		for _, l := range strings.Split(ansi.Strip(d.m.View()), "\n") {
+			if strings.Contains(l, "LOGICAL ID") {
+				return l
+			}
+		}
+		t.Fatalf("no header:\n%s", d.m.View())
+		return ""
+	}
+	top := header()
+	d.keys("G")
+	if bottom := header(); bottom != top || !strings.Contains(ansi.Strip(d.m.View()), "delivery_limit") {
+		t.Fatalf("the header moved as the list scrolled:\n%q\n%q", top, bottom)
+	}
+}
