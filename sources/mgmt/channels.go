@@ -117,5 +117,10 @@ func (r rawChannelStat) stat() domain.ChannelStat {
 	if m := r.MessageStats; m != nil {
 		s.PublishRate, s.ConfirmRate, s.AckRate = m.Publish.rate(), m.Confirm.rate(), m.Ack.rate()
 	}
+	if s.Confirm != nil && !*s.Confirm {
+		// A channel not in confirm mode confirms nothing: the broker's
+		// rate of 0 for it is no figure.
+		s.ConfirmRate = nil
+	}
 	return s
 }

@@ -39,7 +39,7 @@ const channelsJSON = `[
  {"name":"10.0.0.5:40001 -> 10.0.0.1:5672 (1)","number":1,"user":"svc-consumer","vhost":"shop",
   "confirm":false,"messages_unconfirmed":0,"messages_unacknowledged":20,"prefetch_count":20,
   "global_prefetch_count":0,"consumer_count":1,"connection_details":{"name":"10.0.0.5:40001 -> 10.0.0.1:5672"},
-  "message_stats":{"ack":500,"ack_details":{"rate":4.2}}},
+  "message_stats":{"ack":500,"ack_details":{"rate":4.2},"confirm":0,"confirm_details":{"rate":0.0}}},
  {"name":"10.0.0.7:40100 -> 10.0.0.1:5672 (1)","number":1,"user":"svc-gateway","vhost":"shop",
   "confirm":true,"messages_unconfirmed":37,"messages_unacknowledged":0,"prefetch_count":0,
   "global_prefetch_count":0,"consumer_count":0,"connection_details":{"name":"10.0.0.7:40100 -> 10.0.0.1:5672"},
@@ -93,6 +93,9 @@ func TestChannelsKeepWhatTheBrokerLeftOutUnknown(t *testing.T) {
 	worker := l.Channels[2]
 	if *worker.AckRate != 4.2 || *worker.Unacked != 20 || *worker.Prefetch != 20 || worker.Pending() != 0 {
 		t.Errorf("consumer channel: %+v", worker)
+	}
+	if worker.ConfirmRate != nil {
+		t.Errorf("a channel not in confirm mode has a confirm rate of %v, want none (the broker's 0 is no figure)", *worker.ConfirmRate)
 	}
 	if n, chs := l.Confirms(); n != 41 || chs != 2 {
 		t.Errorf("Confirms() = %d on %d channels, want 41 on 2", n, chs)
