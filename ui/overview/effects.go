@@ -53,7 +53,8 @@ func (m *Model) forgetEffects() {
 }
 
 // effectCells are the EFF/s and LAST cells: blank without an inbox, "…"
-// before the first answer, "unknown" when the database did not answer.
+// before the first answer, — when the database did not answer (the
+// note below the table says why).
 func (m *Model) effectCells(r row) (rate, last table.Cell) {
 	if !r.hasInbox {
 		return table.Cell{}, table.Cell{}
@@ -63,7 +64,7 @@ func (m *Model) effectCells(r row) (rate, last table.Cell) {
 	case !ok:
 		return table.Cell{Text: "…", Tone: table.Muted}, table.Cell{Text: "…", Tone: table.Muted}
 	case e.Err != nil:
-		return table.Cell{Text: "unknown", Tone: table.Muted}, table.Cell{Text: format.Unknown, Tone: table.Muted}
+		return table.Cell{Text: format.Unknown, Tone: table.Muted}, table.Cell{Text: format.Unknown, Tone: table.Muted}
 	}
 	rate = table.Cell{Text: format.Rate(e.Effect.Rate)}
 	if age, ok := e.Effect.LastAge(); ok {

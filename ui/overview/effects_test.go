@@ -111,8 +111,8 @@ func TestEffectsUnknownWhenTheDatabaseIsDown(t *testing.T) {
 			m, _ = update(t, m, e)
 		}
 	}
-	if rate := cellOf(m, m.renderRow(0), colEffect); rate != "unknown" {
-		t.Fatalf("rate cell = %q, want unknown", rate)
+	if rate := cellOf(m, m.renderRow(0), colEffect); rate != "—" {
+		t.Fatalf("rate cell = %q, want — (the note says why)", rate)
 	}
 	if note := m.note(); !strings.Contains(note, "inbox effects unknown (cannot reach PostgreSQL at 127.0.0.1:5432)") {
 		t.Fatalf("note = %q", note)
