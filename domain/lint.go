@@ -147,7 +147,7 @@ func dlxBacklog(q Queue, s *Snapshot) string {
 	case !ok:
 		return held + "; " + whereTheyGo + " on each message's routing key"
 	case r.Missing:
-		return fmt.Sprintf("%s: the dead-letter exchange %q does not exist", held, r.Exchange.Name)
+		return fmt.Sprintf("%s: the dead-letter exchange \"%s\" does not exist", held, r.Exchange.Name)
 	case len(r.Targets) == 0:
 		return held + ": the dead-letter exchange routes " + them + " nowhere (no matching binding)"
 	}
@@ -169,16 +169,16 @@ func lintRoute(q Queue, t *Topology, exists func(QueueRef) bool, add func(check,
 	case !ok || len(r.Targets) > 0:
 	case r.Missing:
 		add(CheckDLXMissing, SeverityError,
-			"dead-letter exchange %q does not exist: dead letters from this queue are dropped silently", r.Exchange.Name)
+			"dead-letter exchange \"%s\" does not exist: dead letters from this queue are dropped silently", r.Exchange.Name)
 	case r.Exchange.Name == "":
 		add(CheckDLXUnroutable, SeverityError,
-			"dead letters go through the default exchange to queue %q, which does not exist: they are dropped silently", q.DeadLetterRoutingKey)
+			"dead letters go through the default exchange to queue \"%s\", which does not exist: they are dropped silently", q.DeadLetterRoutingKey)
 	case r.Exact:
 		add(CheckDLXUnroutable, SeverityError,
-			"dead-letter exchange %q has no binding for routing key %q: dead letters are dropped silently", r.Exchange.Name, q.DeadLetterRoutingKey)
+			"dead-letter exchange \"%s\" has no binding for routing key \"%s\": dead letters are dropped silently", r.Exchange.Name, q.DeadLetterRoutingKey)
 	default:
 		add(CheckDLXUnroutable, SeverityError,
-			"dead-letter exchange %q has no bindings: dead letters are dropped silently", r.Exchange.Name)
+			"dead-letter exchange \"%s\" has no bindings: dead letters are dropped silently", r.Exchange.Name)
 	}
 }
 

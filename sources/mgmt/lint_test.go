@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 func with(args map[string]any, more map[string]any) map[string]any {
@@ -128,7 +129,7 @@ func TestLintPutsErrorsFirstAndEveryCheckIsDescribed(t *testing.T) {
 	for _, c := range domain.Checks {
 		ids[c.ID] = true
 	}
-	for _, id := range []string{domain.CheckDLXMissing, domain.CheckDLXUnroutable, domain.CheckAtLeastOnce, domain.CheckDropHead, domain.CheckDLQDeliveryLim, domain.CheckDLQConsumers, domain.CheckNoDeliveryLimit, domain.CheckLimitNoDLX, domain.CheckDLXBacklog} {
+	for _, id := range []string{domain.CheckDLXMissing, domain.CheckDLXUnroutable, domain.CheckAtLeastOnce, domain.CheckDropHead, domain.CheckDLQDeliveryLim, domain.CheckDLQConsumers, domain.CheckNoDeliveryLimit, domain.CheckLimitNoDLX, domain.CheckDLXBacklog, domain.CheckDLXCycle} {
 		if !ids[id] {
 			t.Errorf("check %s is not in Checks", id)
 		}
@@ -185,5 +186,21 @@ func TestLintSaysWhyAQuorumQueueHoldsDeadLetters(t *testing.T) {
 		if f.Check == domain.CheckDLXBacklog {
 			t.Errorf("an empty backlog gave %+v", f)
 		}
+	}
+}
+
+// A name with control characters is escaped once, where the finding is
+// shown, not quoted into escapes first and escaped again.
+func TestLintNamesAHostileExchangeEscapedOnce(t *testing.T) {
+	s := &domain.Snapshot{Overview: domain.Overview{RabbitMQVersion: "3.10.8"}, Queues: []domain.Queue{
+		queue("v", "b", "classic", dlx("gone\x1b[2J", "")),
+	}}
+	pairDLQs(s.Queues, &s.Topology, nil)
+	fs := domain.Lint(s)
+	if len(fs) != 1 {
+		t.Fatalf("findings: %+v", fs)
+	}
+	if got := sanitize.Text(fs[0].Message); !strings.Contains(got, `exchange "gone\x1b[2J" does not exist`) {
+		t.Fatalf("shown as %q", got)
 	}
 }
