@@ -13,7 +13,10 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"strconv"
+	"strings"
 	"sync/atomic"
+	"unicode"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -82,6 +85,9 @@ func (a *Factory) Config() (*config.Context, error) {
 	if a.ctx != nil {
 		return a.ctx, nil
 	}
+	if strings.ContainsFunc(a.s.Operator, unicode.IsControl) {
+		return nil, Usage(fmt.Errorf("--operator %s: the name the audit log records must hold no control character (a newline, an escape, a tab)", strconv.Quote(a.s.Operator)))
+	}
 	f, c, err := a.loadContext()
 	if err != nil {
 		return nil, err
@@ -89,6 +95,7 @@ func (a *Factory) Config() (*config.Context, error) {
 	if err := c.Apply(a.s.Target); err != nil {
 		return nil, Usage(err)
 	}
+
 	if a.s.ReadOnly {
 		c.ReadOnly = true
 	}

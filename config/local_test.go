@@ -162,3 +162,15 @@ func TestTheVhostOfTheAMQPURLIsTheContextsUnlessSet(t *testing.T) {
 		t.Fatalf("no config, --amqp-url .../explore: vhost %q (%v)", l.Vhost, err)
 	}
 }
+
+// The operator's name goes into the audit log: a control character in
+// it (a newline that would forge a line of audit tail) is refused.
+func TestAnOperatorNameWithAControlCharacterIsRefused(t *testing.T) {
+	_, err := Parse("warren.toml", []byte("[contexts.a]\noperator = \"ana\\nroot\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "operator") || !strings.Contains(err.Error(), `"ana\nroot"`) {
+		t.Fatalf("operator with a newline: %v", err)
+	}
+	if _, err := Parse("warren.toml", []byte("[contexts.a]\noperator = \"Ana Lúcia\"\n")); err != nil {
+		t.Fatalf("a plain name with a space and an accent: %v", err)
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 )
@@ -48,6 +50,9 @@ func (f *File) validate(data []byte) error {
 			if msg := checkURL(c.MetricsURL, "http", "https", "http://127.0.0.1:15692"); msg != "" {
 				return fail(k("metrics_url"), "%s; \"off\" turns the metrics endpoint off", msg)
 			}
+		}
+		if strings.ContainsFunc(c.Operator, unicode.IsControl) {
+			return fail(k("operator"), "is the name the audit log records and must hold no control character (a newline, an escape, a tab), found %s", strconv.Quote(c.Operator))
 		}
 		if !environments[c.Environment] {
 			return fail(k("environment"), "must be \"dev\", \"staging\" or \"prod\", found %q", c.Environment)
