@@ -193,33 +193,28 @@ func TestStaleLoadsAreDropped(t *testing.T) {
 // operator give up room first: every line fits, and the state that says
 // an operation is INCOMPLETE stays on screen.
 func TestTheListFitsANarrowTerminalAndKeepsTheState(t *testing.T) {
-	m := newModel(detailReader())
-	m.SetSize(100, 40)
-	settle(t, m, m.Init())
-	v := m.View()
-	if !strings.Contains(v, "INCOMPLETE") || !strings.Contains(v, "STATE") {
-		t.Fatalf("at 100 columns the state is cut:\n%s", v)
-	}
-	for _, l := range strings.Split(v, "\n") {
-		if w := ansi.StringWidth(l); w > 100 {
-			t.Fatalf("a line is %d columns wide at 100:\n%s", w, l)
+	// A wide terminal gives its room to the target and the queue: the
+	// destinations of two operations on one DLQ must read apart.
+	for _, tc := range []struct {
+		width int
+		want  []string
+	}{
+		{100, []string{"INCOMPLETE", "STATE"}},
+		{160, []string{"INCOMPLETE", "queue payments.dlq.quarantine", "queue orders"}},
+	} {
+		m := newModel(detailReader())
+		m.SetSize(tc.width, 40)
+		settle(t, m, m.Init())
+		v := m.View()
+		for _, w := range tc.want {
+			if !strings.Contains(v, w) {
+				t.Fatalf("at %d columns %q is cut:\n%s", tc.width, w, v)
+			}
 		}
-	}
-}
-
-// A wide terminal gives its room to the target and the queue: the
-// destinations of two operations on one DLQ must read apart.
-func TestAWideTerminalShowsTheTargetsWhole(t *testing.T) {
-	m := newModel(detailReader())
-	m.SetSize(160, 40)
-	settle(t, m, m.Init())
-	v := m.View()
-	if !strings.Contains(v, "queue payments.dlq.quarantine") || !strings.Contains(v, "queue orders") {
-		t.Fatalf("at 160 columns a target is cut:\n%s", v)
-	}
-	for _, l := range strings.Split(v, "\n") {
-		if w := ansi.StringWidth(l); w > 160 {
-			t.Fatalf("a line is %d columns wide at 160:\n%s", w, l)
+		for _, l := range strings.Split(v, "\n") {
+			if w := ansi.StringWidth(l); w > tc.width {
+				t.Fatalf("a line is %d columns wide at %d:\n%s", w, tc.width, l)
+			}
 		}
 	}
 }
