@@ -80,9 +80,10 @@ func Lint(s *Snapshot) []Finding {
 				"length limit with overflow=drop-head: when full, the oldest messages are %s although publishers were told they were accepted; reject-publish pushes back instead", fate)
 		}
 		if isDLQ(q) {
-			if lim := q.DeliveryLimit(version); q.Type == "quorum" && lim >= 0 {
+			// From 4.3 a browse's return costs no delivery: nothing to warn of.
+			if lim := q.DeliveryLimit(version); q.Type == "quorum" && lim >= 0 && ReturnCountsTowardLimit(version) {
 				add(CheckDLQDeliveryLim, SeverityWarning,
-					"quorum DLQ with delivery limit %d: returning browsed messages can count as deliveries, and a message past the limit is dropped or dead-lettered again; warren refuses to browse it unless overridden", lim)
+					"quorum DLQ with delivery limit %d: RabbitMQ %s counts each return of a browsed message as a delivery, and a message past the limit is dropped or dead-lettered again; warren refuses to browse it unless overridden (RabbitMQ 4.3 returns for free)", lim, version)
 			}
 			// The cheap queue list carries no consumer count: only a
 			// queue read with its statistics can trip this check.
@@ -165,20 +166,26 @@ func dlxBacklog(q Queue, s *Snapshot) string {
 
 func lintRoute(q Queue, t *Topology, exists func(QueueRef) bool, add func(check, severity, format string, args ...any)) {
 	r, ok := t.DeadLetterRoute(q, exists)
+	fate, they := "dead letters from this queue are dropped silently", "they are dropped silently"
+	if q.Type == "quorum" && q.StringSetting("dead-letter-strategy") == "at-least-once" && q.Overflow() == "reject-publish" {
+		// At least once, the queue keeps what it cannot dead-letter.
+		fate = "dead letters stay in this queue (at-least-once) until it can route them, counted against its length limit, and publishers are refused once it is full"
+		they = fate
+	}
 	switch {
 	case !ok || len(r.Targets) > 0:
 	case r.Missing:
 		add(CheckDLXMissing, SeverityError,
-			"dead-letter exchange \"%s\" does not exist: dead letters from this queue are dropped silently", r.Exchange.Name)
+			"dead-letter exchange \"%s\" does not exist: %s", r.Exchange.Name, fate)
 	case r.Exchange.Name == "":
 		add(CheckDLXUnroutable, SeverityError,
-			"dead letters go through the default exchange to queue \"%s\", which does not exist: they are dropped silently", q.DeadLetterRoutingKey)
+			"dead letters go through the default exchange to queue \"%s\", which does not exist: %s", q.DeadLetterRoutingKey, they)
 	case r.Exact:
 		add(CheckDLXUnroutable, SeverityError,
-			"dead-letter exchange \"%s\" has no binding for routing key \"%s\": dead letters are dropped silently", r.Exchange.Name, q.DeadLetterRoutingKey)
+			"dead-letter exchange \"%s\" has no binding for routing key \"%s\": %s", r.Exchange.Name, q.DeadLetterRoutingKey, fate)
 	default:
 		add(CheckDLXUnroutable, SeverityError,
-			"dead-letter exchange \"%s\" has no bindings: dead letters are dropped silently", r.Exchange.Name)
+			"dead-letter exchange \"%s\" has no bindings: %s", r.Exchange.Name, fate)
 	}
 }
 

@@ -73,6 +73,10 @@ func TestLintChecks(t *testing.T) {
 			queue(v, "q", "classic", healthyDLX),
 			queue(v, "dead", "quorum", nil)},
 			[]string{"dlq-quorum-delivery-limit dead"}},
+		{"a quorum DLQ with a delivery limit browses for free on 4.3", "4.3.6", []domain.Queue{
+			queue(v, "q", "classic", healthyDLX),
+			queue(v, "dead", "quorum", map[string]any{"x-delivery-limit": 5.0})},
+			nil},
 		{"DLQ with consumers", "3.10.8", []domain.Queue{
 			queue(v, "q", "classic", healthyDLX),
 			{Vhost: v, Name: "dead", Type: "classic", Consumers: 2, HasRates: true}},
@@ -202,5 +206,27 @@ func TestLintNamesAHostileExchangeEscapedOnce(t *testing.T) {
 	}
 	if got := sanitize.Text(fs[0].Message); !strings.Contains(got, `exchange "gone\x1b[2J" does not exist`) {
 		t.Fatalf("shown as %q", got)
+	}
+}
+
+// An at-least-once quorum queue keeps what its dead-letter exchange
+// cannot route: lint says so, not that the dead letters are dropped.
+func TestLintSaysAnAtLeastOnceQueueKeepsWhatItCannotRoute(t *testing.T) {
+	s := &domain.Snapshot{Overview: domain.Overview{RabbitMQVersion: "4.3.6"}, Queues: []domain.Queue{
+		queue("v", "alo", "quorum", with(dlx("gone", ""), map[string]any{"x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish", "x-delivery-limit": 3.0})),
+		queue("v", "amo", "quorum", with(dlx("gone", ""), map[string]any{"x-delivery-limit": 3.0})),
+	}}
+	pairDLQs(s.Queues, &s.Topology, nil)
+	said := map[string]string{}
+	for _, f := range domain.Lint(s) {
+		if f.Check == domain.CheckDLXMissing {
+			said[f.Queue] = f.Message
+		}
+	}
+	if m := said["alo"]; !strings.Contains(m, "stay in this queue (at-least-once)") || strings.Contains(m, "dropped") {
+		t.Errorf("at-least-once: %q", m)
+	}
+	if m := said["amo"]; !strings.Contains(m, "dropped silently") {
+		t.Errorf("at-most-once: %q", m)
 	}
 }
