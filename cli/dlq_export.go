@@ -261,6 +261,11 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 			res.Matched, format.Messages(res.Read), sanitize.Text(queue), sanitize.Text(f.output), size, sum)
 	}
 	warnings, left := exportLeft(queue, f.limit, res)
+	if none := emptySelection(queue, f, res); none != "" {
+		// A mistyped group or filter gives a file of nothing: `export &&
+		// purge` must not go on to purge the queue it was to keep.
+		warnings, left = append([]string{none}, warnings...), app.Quiet(app.ExitFailure)
+	}
 	for _, w := range warnings {
 		fmt.Fprintln(a.Err, "warning: "+w)
 	}
@@ -268,6 +273,22 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		return err
 	}
 	return left
+}
+
+// emptySelection says that --filter or --group chose none of the
+// messages read; "" when it chose some, or none was asked for.
+func emptySelection(queue string, f exportFlags, res ops.ExportResult) string {
+	if res.Matched > 0 || res.Read == 0 || (f.filter == "" && f.group == "") {
+		return ""
+	}
+	what := "--filter " + f.filter
+	if f.group != "" {
+		what = "--group " + f.group
+		if f.filter != "" {
+			what += " with --filter " + f.filter
+		}
+	}
+	return fmt.Sprintf("%s chose none of the %s read from %s: the file holds no message", sanitize.Text(what), format.Messages(res.Read), sanitize.Text(queue))
 }
 
 // exportLeft says what the queue held, once the export had read every

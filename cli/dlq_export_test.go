@@ -366,3 +366,22 @@ func TestAnExportCutByItsLimitSaysWhatItDidNotRead(t *testing.T) {
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
 }
+
+// A group or filter that chooses none of the messages gives a file of
+// nothing: said, and exit 1, so `export && purge` does not go on to
+// purge what it was to keep. One that chooses some is no warning.
+func TestAnExportThatChoseNothingSaysSoAndExitsOne(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	testkit.DeadLetter(t, s.ch, "orders", "orders.dlq", []amqp.Publishing{{MessageId: "m-0", Body: []byte("a")}, {MessageId: "m-1", Body: []byte("b")}})
+	out := filepath.Join(t.TempDir(), "orders.jsonl")
+	for _, args := range [][]string{{"--group", "deadbeef00"}, {"--filter", `message_id == "nope"`}} {
+		_, errOut, err := runAction(t, s.config, newDlqExportCmd, append([]string{"orders.dlq", "--output", out, "--force"}, args...)...)
+		if app.ExitCode(err) != app.ExitFailure || !strings.Contains(errOut, "chose none of the 2 messages read from orders.dlq: the file holds no message") {
+			t.Errorf("export %v: exit %d (%v), stderr %q; want 1 and the empty selection said", args, app.ExitCode(err), err, errOut)
+		}
+		testkit.WaitDepth(t, s.ch, "orders.dlq", 2)
+	}
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--force", "--filter", `message_id == "m-1"`); err != nil || strings.Contains(errOut, "warning") {
+		t.Errorf("a filter that chose one: %v, stderr %q", err, errOut)
+	}
+}
