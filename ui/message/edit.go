@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -249,5 +250,15 @@ func (m *Model) Close() tea.Cmd {
 	}
 }
 
-// execProcess runs an editor with the terminal released.
-func execProcess(c *exec.Cmd, fn tea.ExecCallback) tea.Cmd { return tea.ExecProcess(c, fn) }
+// execProcess runs an editor with the terminal released, and gives it
+// the terminal itself: the program reads its keys through a wrapper that
+// takes a hangup for SIGHUP (cli's hangupInput), which exec would feed
+// the editor through a pipe — the editor warned its input was not a
+// terminal, and the pipe's copier held the dashboard until one more key
+// came after the editor had exited.
+func execProcess(c *exec.Cmd, fn tea.ExecCallback) tea.Cmd {
+	if c.Stdin == nil {
+		c.Stdin = os.Stdin
+	}
+	return tea.ExecProcess(c, fn)
+}

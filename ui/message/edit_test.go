@@ -285,3 +285,13 @@ func TestClosingBeforeTheDraftIsWrittenRemovesIt(t *testing.T) {
 		t.Fatalf("the draft stayed on disk: %v", left)
 	}
 }
+
+// The editor is given the terminal itself, not the program's input,
+// which exec would pipe to it through a goroutine outliving the editor.
+func TestTheEditorIsGivenTheTerminal(t *testing.T) {
+	c := exec.Command("true")
+	_ = execProcess(c, nil)
+	if c.Stdin != os.Stdin {
+		t.Fatalf("the editor's input is %v, want the terminal (os.Stdin)", c.Stdin)
+	}
+}
