@@ -448,3 +448,15 @@ func TestALongErrorIsSaidWholeAtTheFoot(t *testing.T) {
 		t.Fatalf("the error stayed after a key:\n%s", v)
 	}
 }
+
+// An error made of parts sanitised where they were made (a queue name
+// with an escape) is not escaped again at the foot, and what arrives raw
+// reaches the terminal as text.
+func TestTheFootEscapesNothingTwice(t *testing.T) {
+	m := newRoot(Options{Context: "prod-eu"})
+	next, _ := m.fail(errors.New(`replay of evil\x1b[31m.q failed: ` + "raw \x1b[2J"))
+	v := next.(Model).View()
+	if !strings.Contains(v, `evil\x1b[31m.q failed: raw \x1b[2J`) || strings.Contains(v, `\\x1b`) || strings.Contains(v, "\x1b[2J") {
+		t.Fatalf("the foot: %q", v[strings.LastIndex(v, "replay"):])
+	}
+}

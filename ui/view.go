@@ -221,9 +221,11 @@ func (m Model) footerLines(most int) []string {
 	if m.footer.text == "" {
 		return []string{""}
 	}
-	lines := strings.Split(common.Wrap(sanitize.Text(m.footer.text), m.width), "\n")
+	// Parts of an error were sanitised where they were made: no escape
+	// is made twice, and its lines are kept.
+	lines := strings.Split(common.Wrap(sanitize.Message(m.footer.text), m.width), "\n")
 	if most <= 1 {
-		lines = []string{sanitize.Text(m.footer.text)}
+		lines = []string{sanitize.Text(m.footer.text)} // one line: its breaks shown as \n
 	} else if len(lines) > most {
 		lines = lines[:most]
 		lines[most-1] = ansi.Truncate(lines[most-1], max(m.width-1, 1), "") + "…"

@@ -136,7 +136,8 @@ func (m *Model) filterLines() []string {
 			m.st.Muted.Render(fmt.Sprintf("  (%d of %d match)", len(m.held.visible), len(m.held.letters))))
 	}
 	if m.held.filterErr != nil {
-		out = append(out, m.st.Trouble.Render("filter error: "+sanitize.Text(m.held.filterErr.Error())))
+		// Its lines are kept: the caret under the fault is on the last.
+		out = append(out, m.st.Trouble.Render("filter error: "+sanitize.Message(m.held.filterErr.Error())))
 	}
 	return out
 }
