@@ -92,6 +92,10 @@ func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Pr
 	}
 	s := &walker{op: op, env: env, src: src, res: res, progress: progress}
 	s.log = &walkLog{store: env.Audit, sign: env.Checkpoint, op: operation(plan, env)}
+	if t := fixedTarget(req); len(op.Groups) == 0 && t != "" {
+		// Not previewed, yet every copy goes to one place.
+		s.log.op.Target = t
+	}
 	if op.Resume != nil {
 		s.log.op.ID, s.log.op.Target = op.Resume.Op.ID, op.Resume.Op.Target
 	}
@@ -827,4 +831,17 @@ func countDrops(res *Result, fl flight) {
 	if fl.expDropped {
 		res.ExpirationDropped++
 	}
+}
+
+// fixedTarget is where every copy of req goes when that is known before
+// any message is read: a quarantine's parking queue, or a --to with its
+// routing key; "" when each message's own origin or key decides.
+func fixedTarget(req Request) string {
+	switch {
+	case req.Action == ActionQuarantine && req.Parking != "":
+		return Destination{RoutingKey: req.Parking}.Target()
+	case req.To != nil && !req.To.KeepKey:
+		return Destination{Exchange: req.To.Exchange, RoutingKey: req.To.RoutingKey}.Target()
+	}
+	return ""
 }

@@ -21,9 +21,18 @@ func returnCostsCount(version string) bool { return domain.ReturnCountsTowardLim
 // checkOpen is the guard of docs/ARCHITECTURE.md §4.3 before anything is delivered:
 // a quorum queue with a delivery limit on a broker where a return costs a
 // count is refused unless the operator knowingly allows it.
+//
+// From 4.3 a return costs nothing, but a quorum origin's dead letters keep
+// the delivery count they reached there (up to its limit + 1): returned
+// to a DLQ whose own limit that count already reaches, such a message is
+// dropped or dead-lettered again. A DLQ fed by such an origin is refused
+// the same way.
 func checkOpen(q domain.QueueInfo, o Options) error {
-	if !limited(q) || !returnCostsCount(q.BrokerVersion) || o.AllowLimitRisk {
+	if !limited(q) || o.AllowLimitRisk {
 		return nil
+	}
+	if !returnCostsCount(q.BrokerVersion) {
+		return carriedCountRisk(q, o)
 	}
 	return &domain.RefusedError{Queue: q, Reason: fmt.Sprintf(
 		"it is a quorum queue with delivery limit %d and RabbitMQ %s counts every return toward that limit, "+
@@ -32,6 +41,28 @@ func checkOpen(q domain.QueueInfo, o Options) error {
 		q.DeliveryLimit, versionText(q.BrokerVersion)),
 		Risk: fmt.Sprintf("every message shown gets one more delivery counted against the limit of %d, and one already at its limit is dropped or dead-lettered again when it is returned",
 			q.DeliveryLimit)}
+}
+
+// carriedCountRisk refuses a quorum DLQ on a broker whose returns are
+// free when a quorum origin dead-letters into it messages whose carried
+// delivery count reaches its limit; nil when none does.
+func carriedCountRisk(q domain.QueueInfo, o Options) error {
+	origin, reach := "", int64(-1)
+	for name, lim := range o.OriginDeliveryLimits {
+		if c := lim + 1; c >= q.DeliveryLimit && (c > reach || (c == reach && name < origin)) {
+			origin, reach = name, c
+		}
+	}
+	if origin == "" {
+		return nil
+	}
+	return &domain.RefusedError{Queue: q, Reason: fmt.Sprintf(
+		"it is a quorum queue with delivery limit %d, and its origin %s dead-letters messages delivered up to %d times: "+
+			"RabbitMQ %s keeps that count, so a message browsed here and returned is dropped or dead-lettered again, "+
+			"returns being free or not; raise this queue's delivery limit above %d, or allow the risk explicitly to browse anyway",
+		q.DeliveryLimit, origin, reach, versionText(q.BrokerVersion), reach),
+		Risk: fmt.Sprintf("a message from %s carries a delivery count of up to %d, at or past this queue's limit of %d: returned at the end of the browse, it is dropped or dead-lettered again",
+			origin, reach, q.DeliveryLimit)}
 }
 
 func versionText(v string) string {
