@@ -40,6 +40,10 @@ func TestTheContextSwitcherListsTheContextsAndSwitchesOnEnter(t *testing.T) {
 	if !strings.Contains(v, "Switch context") || !strings.Contains(v, "prod-eu (prod) · current") || !strings.Contains(v, "(staging)") || strings.Contains(v, "\x1b[2J") {
 		t.Fatalf("the switcher does not list the contexts (safely):\n%s", v)
 	}
+	// Its help line is its own keys, not the screen's under it.
+	if last := v[strings.LastIndex(v, "\n")+1:]; !strings.Contains(last, "enter switch") || strings.Contains(last, "open queue") {
+		t.Fatalf("the help line under the switcher: %q", last)
+	}
 	// enter on the current one only closes the list.
 	m, cmd := pressAll(m, "enter")
 	if m.picker.open || m.SwitchTo() != "" || cmd != nil {

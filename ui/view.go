@@ -245,8 +245,26 @@ func (m Model) shortHelp() string {
 	return m.help.View(m.keyMap())
 }
 
-// keyMap joins the current screen's keys with the root's.
+// pickerKeys are the context switcher's keys, for the help line while
+// it is open.
+type pickerKeys struct{}
+
+func (pickerKeys) ShortHelp() []key.Binding {
+	return []key.Binding{
+		key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "choose")),
+		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "switch")),
+		key.NewBinding(key.WithKeys("esc", "C"), key.WithHelp("esc", "stay")),
+	}
+}
+
+func (p pickerKeys) FullHelp() [][]key.Binding { return [][]key.Binding{p.ShortHelp()} }
+
+// keyMap joins the current screen's keys with the root's; while the
+// context switcher is open, its own.
 func (m Model) keyMap() help.KeyMap {
+	if m.picker.open {
+		return pickerKeys{}
+	}
 	g := m.keys
 	g.Back.SetEnabled(len(m.stack) > 0 && !handlesEsc(m.top()))
 	g.Channels.SetEnabled(len(m.stack) == 0) // c is the overview's alone

@@ -146,7 +146,7 @@ type Counter struct{ Name, Value string }
 func DeliveryCounts(l domain.DeadLetter) []Counter {
 	var out []Counter
 	if l.DeliveryCount >= 0 {
-		out = append(out, Counter{domain.HeaderDeliveryCount, fmt.Sprintf("%d (returns counted toward the delivery limit; from RabbitMQ 4.0 basic.nack returns are not)", l.DeliveryCount)})
+		out = append(out, Counter{domain.HeaderDeliveryCount, fmt.Sprintf("%d (returns counted toward the delivery limit; from RabbitMQ 4.3 basic.nack returns are not, and a quorum origin's count comes along with its dead letters)", l.DeliveryCount)})
 	}
 	if l.AcquiredCount >= 0 {
 		out = append(out, Counter{domain.HeaderAcquiredCount, fmt.Sprintf("%d (times a consumer took it, whatever it did next)", l.AcquiredCount)})

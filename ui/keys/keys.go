@@ -40,7 +40,7 @@ func DefaultGlobal() Global {
 		Audit:     New("A", "audit log"),
 		Channels:  New("c", "channels"),
 		Contexts:  New("C", "switch context"),
-		Command:   New(":", "command: ctx, ctx NAME, fleet, audit, q"),
+		Command:   New(":", "command: ctx, ctx NAME, fleet, audit, channels, help, q"),
 	}
 }
 
