@@ -297,12 +297,13 @@ func resumeQuestion(r *actions.Resumption, pre *actions.Preview) string {
 	if req.FilterText != "" {
 		s += fmt.Sprintf("; filter %s", req.FilterText)
 	}
-	if req.Action == actions.ActionReplay {
-		if req.IncludeApplied {
-			s += "; messages the inbox reports applied go too (include-applied)"
-		} else {
-			s += "; applied messages are skipped"
-		}
+	switch {
+	case req.Action != actions.ActionReplay:
+	case req.IncludeApplied:
+		s += "; messages the inbox reports applied go too (include-applied)"
+	case !pre.InboxUnknown:
+		s += "; applied messages are skipped"
+		// Unknown, the notes below say none can be.
 	}
 	s += "?"
 	var tail []string
@@ -310,7 +311,7 @@ func resumeQuestion(r *actions.Resumption, pre *actions.Preview) string {
 		tail = append(tail, fmt.Sprintf("%d were recorded as going out with no confirm recorded (published, or never sent before the stop): they go again unless the inbox says applied, counted as possible duplicates", n))
 	}
 	if tail = append(tail, pre.Notes()...); len(tail) > 0 {
-		s += " " + strings.Join(tail, "; ")
+		s += " Note: " + strings.Join(tail, "; ") + "."
 	}
 	return s
 }
