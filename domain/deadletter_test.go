@@ -23,3 +23,28 @@ func TestPropertiesWithoutATimestampSayNull(t *testing.T) {
 		t.Fatalf("a timestamp: %s", s)
 	}
 }
+
+// A context that did not answer has its figures null in JSON, not 0.
+func TestAFleetRowThatDidNotAnswerHasNoFigures(t *testing.T) {
+	b, err := json.Marshal(FleetRow{Context: "staging", Environment: "staging", Err: "connection refused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"nodes", "nodes_running", "queues", "in_trouble", "worth_a_look", "dlq_messages", "dlq_growth", "deepest_dlq_messages", "alarms"} {
+		if v, ok := got[k]; !ok || v != nil {
+			t.Errorf("%s = %v (present %v), want null", k, v, ok)
+		}
+	}
+	if got["error"] != "connection refused" || got["context"] != "staging" {
+		t.Errorf("row %s", b)
+	}
+	one := int64(3)
+	b, _ = json.Marshal(FleetRow{Context: "prod", Queues: 2, DLQMessages: 5, Growth: &one})
+	if s := string(b); !strings.Contains(s, `"queues":2`) || !strings.Contains(s, `"dlq_messages":5`) || !strings.Contains(s, `"dlq_growth":3`) || strings.Contains(s, `"error"`) {
+		t.Errorf("an answered row: %s", s)
+	}
+}

@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // FleetRow is one context of the fleet view and of `status
 // --all-contexts --json` (docs/ARCHITECTURE.md §3.6): its broker at a
@@ -40,4 +43,28 @@ type FleetRow struct {
 	OldestDeadLetter *time.Time `json:"oldest_dead_letter,omitempty"`
 	// ReadAt is when the broker answered; absent where it did not.
 	ReadAt time.Time `json:"read_at,omitzero"`
+}
+
+// MarshalJSON writes a context that did not answer with its figures
+// null: a script adding up dead letters must not read its 0 as none.
+func (r FleetRow) MarshalJSON() ([]byte, error) {
+	type plain FleetRow
+	if r.Err == "" {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		Context     string   `json:"context"`
+		Environment string   `json:"environment,omitempty"`
+		Vhost       string   `json:"vhost,omitempty"`
+		Err         string   `json:"error"`
+		Nodes       *int     `json:"nodes"`
+		Running     *int     `json:"nodes_running"`
+		Alarms      []string `json:"alarms"`
+		Queues      *int     `json:"queues"`
+		InTrouble   *int     `json:"in_trouble"`
+		WorthALook  *int     `json:"worth_a_look"`
+		DLQMessages *int64   `json:"dlq_messages"`
+		Growth      *int64   `json:"dlq_growth"`
+		Deepest     *int64   `json:"deepest_dlq_messages"`
+	}{Context: r.Context, Environment: r.Environment, Vhost: r.Vhost, Err: r.Err})
 }
