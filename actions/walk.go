@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -373,7 +374,14 @@ type pager struct {
 // returns a nil page when nothing of it moves.
 func (p *pager) read(ctx context.Context) (*page, bool, error) {
 	s := p.s
-	letters, end, err := s.src.Next(ctx, pageSize)
+	n := pageSize
+	if r := s.op.Request.Rate; r > 0 {
+		// A page is recorded before it goes out: at a rate, a page of a
+		// second's copies keeps what a kill leaves recorded and unsent
+		// (counted possible duplicates by the resume) to what was due.
+		n = min(n, max(1, int(math.Ceil(r))))
+	}
+	letters, end, err := s.src.Next(ctx, n)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, true, nil

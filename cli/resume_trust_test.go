@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,5 +88,40 @@ func TestDlqResumeStatesWhatItWillDoAndTrustsNoBrokenLog(t *testing.T) {
 	}
 	if n := testkit.Depth(t, s.ch, "victim"); n != 0 {
 		t.Errorf("victim received %d", n)
+	}
+}
+
+// At a rate, a replay records a second's copies at a time before they
+// go out: killed, it leaves no more than that recorded and unsent, which
+// the resume would count as possible duplicates (a page of 512 did).
+func TestAPacedReplayKilledLeavesLittleRecordedAndUnsent(t *testing.T) {
+	s := newEmptyActScene(t, "")
+	s.expire(t, 300, nil)
+	cmd := exec.Command(os.Args[0], "--config", s.config, "dlq", "replay", "orders.dlq", "--yes", "--rate", "20")
+	cmd.Env = append(os.Environ(), "WARREN_TEST_AS_WARREN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for testkit.DepthNow(t, s.ch, "orders") < 20 {
+		if time.Now().After(deadline) {
+			t.Fatal("the replay never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	s.waitGivenBack(t, 300)
+	out, errOut, err := runAction(t, s.config, newDlqResumeCmd, "orders.dlq", "--dry-run")
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, errOut)
+	}
+	m := regexp.MustCompile(`(\d+) were recorded as going out`).FindStringSubmatch(out)
+	published := testkit.Depth(t, s.ch, "orders")
+	if m == nil {
+		t.Fatalf("the question names no copy recorded and unconfirmed:\n%s", out)
+	}
+	if n, _ := strconv.Atoi(m[1]); n > published+3*20 {
+		t.Errorf("%d recorded as going out without a confirm, %d published: a kill at 20/s should leave two seconds' worth at most\n%s", n, published, out)
 	}
 }
