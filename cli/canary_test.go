@@ -352,9 +352,14 @@ func TestCanaryHaltsMidRampWhenAStageFails(t *testing.T) {
 // when the operator says not to wait for it.
 func TestCanaryWithoutAConsumerIsRefusedBeforeAnythingMoves(t *testing.T) {
 	s := newCanaryScene(t, 50, false)
-	_, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "2s", "--yes", "--json")
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "2s", "--yes", "--json")
 	if app.ExitCode(err) != app.ExitRefused || !strings.Contains(err.Error(), "orders has no consumer") || !strings.Contains(err.Error(), "--canary-wait 0") {
 		t.Fatalf("replay: exit %d (%v), want refused for lack of a consumer, naming --canary-wait 0\n%s", app.ExitCode(err), err, errOut)
+	}
+	// Its JSON says so too, not a run that chose nothing.
+	var doc map[string]any
+	if jerr := json.Unmarshal([]byte(out), &doc); jerr != nil || !strings.Contains(fmt.Sprint(doc["error"]), "orders has no consumer") {
+		t.Errorf("the JSON of the refused run: %v\n%s", jerr, out)
 	}
 	if got := testkit.Depth(t, s.ch, "orders"); got != 0 {
 		t.Errorf("orders holds %d after a refused canary, want nothing published", got)
@@ -362,7 +367,7 @@ func TestCanaryWithoutAConsumerIsRefusedBeforeAnythingMoves(t *testing.T) {
 	if got := testkit.Depth(t, s.ch, "orders.dlq"); got != 50 {
 		t.Errorf("orders.dlq holds %d after a refused canary, want its 50", got)
 	}
-	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "0", "--yes", "--json")
+	out, errOut, err = runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "0", "--yes", "--json")
 	if err != nil {
 		t.Fatalf("replay --canary-wait 0: %v\n%s", err, errOut)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -328,7 +329,7 @@ func (a *App) printPlan(plan *ops.Plan, f actionFlags) error {
 func (a *App) report(plan *ops.Plan, res ops.Result, err error, f actionFlags) error {
 	if res.Operation != "" {
 		if f.asJSON {
-			if jerr := writeJSON(a.Out, resultJSON(plan, res)); jerr != nil && err == nil {
+			if jerr := writeJSON(a.Out, withError(resultJSON(plan, res), err)); jerr != nil && err == nil {
 				err = jerr
 			}
 		} else {
@@ -369,4 +370,25 @@ func printAuditHead(w io.Writer, h *domain.AuditHead) {
 	if h != nil {
 		fmt.Fprintln(w, "audit head: "+h.String())
 	}
+}
+
+// withError is v, the result of a run that ended on err, with the error
+// as its "error" field: a script reading the JSON of a refused or failed
+// run must not take it for a run that chose nothing. v as it is without
+// an error.
+func withError(v any, err error) any {
+	if err == nil {
+		return v
+	}
+	b, jerr := json.Marshal(v)
+	if jerr != nil {
+		return v
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return v
+	}
+	msg, _ := json.Marshal(err.Error())
+	m["error"] = msg
+	return m
 }
