@@ -137,9 +137,25 @@ func fit(cols []column, natural []int, width int) []int {
 func row(cols []column, widths []int, cells []string) string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		out[i] = table.Fit(cells[i], widths[i], c.align)
+		cell := cells[i]
+		if c.middle {
+			cell = cutMiddle(cell, widths[i])
+		}
+		out[i] = table.Fit(cell, widths[i], c.align)
 	}
 	return strings.Join(out, " ")
+}
+
+// cutMiddle fits s into w cells by cutting its middle: its start and its
+// end, where IDs that share a start differ, stay.
+func cutMiddle(s string, w int) string {
+	n := ansi.StringWidth(s)
+	if n <= w || w < 5 {
+		return s
+	}
+	head := (w - 1) / 2
+	tail := w - 1 - head
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, n-tail, "")
 }
 
 func pad(s string, width int) string {

@@ -286,11 +286,14 @@ type column struct {
 	align table.Align
 	// whole columns are never cut: their figures fit, whatever the width.
 	whole bool
+	// middle columns are cut in the middle: IDs that share a start
+	// (ev-orders-0011, ev-orders-0012) differ at the end.
+	middle bool
 }
 
 func (m *Model) columns() []column {
 	cols := []column{
-		{title: "LOGICAL ID", min: 8}, {title: "MESSAGE ID", min: 6}, {title: "REASON", min: 6},
+		{title: "LOGICAL ID", min: 8, middle: true}, {title: "MESSAGE ID", min: 6, middle: true}, {title: "REASON", min: 6},
 		{title: "ORIGIN", min: 6}, {title: "ATT", min: 3, align: table.Right, whole: true},
 		{title: "AGE", min: 3, align: table.Right, whole: true}, {title: "SIZE", min: 4, align: table.Right, whole: true}, {title: "INBOX", min: 7}, {title: "FLAGS", min: 3},
 	}

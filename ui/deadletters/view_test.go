@@ -191,3 +191,28 @@ func TestTheColumnsDoNotMoveWhileScrolling(t *testing.T) {
 		t.Fatalf("the header moved as the list scrolled:\n%q\n%q", top, bottom)
 	}
 }
+
+// IDs that share a start are cut in the middle, where they are the
+// same, so that the rows still read apart on a narrow terminal.
+func TestIDsAreCutInTheMiddle(t *testing.T) {
+	if got := cutMiddle("ev-orders.the-long-part-0011", 12); got != "ev-or…t-0011" {
+		t.Errorf("cutMiddle = %q", got)
+	}
+	if got := cutMiddle("ev-1", 12); got != "ev-1" {
+		t.Errorf("a short ID was cut: %q", got)
+	}
+	var ls []domain.DeadLetter
+	for i := range 3 {
+		ls = append(ls, letter(i, fmt.Sprintf("ev-orders.the-long-shared-start-%04d", i), "rejected", "orders", 1, 5))
+	}
+	s := newSession(ops.Page{Letters: ls, End: true})
+	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}}, Options{})
+	d.m.SetSize(80, 30)
+	d.browsing(3)
+	v := ansi.Strip(d.m.View())
+	for i := range 3 {
+		if !strings.Contains(v, fmt.Sprintf("%04d", i)) {
+			t.Errorf("the row of ID …%04d does not show its end:\n%s", i, v)
+		}
+	}
+}
