@@ -250,3 +250,21 @@ func TestEscFromAGroupsMessagesGoesBackToTheGroups(t *testing.T) {
 		t.Fatalf("with a filter of the operator's own (%q), esc still goes back to the groups", d.m.held.filterSrc)
 	}
 }
+
+// The row cuts a group's type and message; the selected group's are
+// said whole under the table.
+func TestTheSelectedGroupIsSaidWhole(t *testing.T) {
+	d := groupsDriver(t, groupLetters(), nil, nil)
+	d.m.SetSize(80, 30)
+	d.keys("g")
+	for range 3 {
+		if g, _ := d.m.groups.current(); strings.Contains(g.Type, "Timeout") {
+			break
+		}
+		d.keys("down")
+	}
+	v := strings.Join(strings.Fields(ansi.Strip(d.m.View())), " ")
+	if !strings.Contains(v, "System.TimeoutException: The operation timed out after <n> ms") {
+		t.Fatalf("the selected group is not said whole:\n%s", d.m.View())
+	}
+}

@@ -51,7 +51,20 @@ func (m *Model) groupsHeading() string {
 }
 
 func (m *Model) groupsFooter() string {
-	lines := []string{m.st.Muted.Render("MESSAGE shows variable parts as <n> <str> <uuid> <hex> <email> · FIRST and LAST: ages of the first and last failure")}
+	var lines []string
+	if g, ok := m.groups.current(); ok && g.Convention != domain.OtherKey {
+		// The row cuts the type and the message: the selected group's
+		// are said whole.
+		what := "group " + sanitize.Text(g.ID)
+		if g.Type != "" {
+			what += " · " + sanitize.Text(g.Type)
+		}
+		if g.Message != "" {
+			what += ": " + sanitize.Text(g.Message)
+		}
+		lines = append(lines, what)
+	}
+	lines = append(lines, m.st.Muted.Render("MESSAGE shows variable parts as <n> <str> <uuid> <hex> <email> · FIRST and LAST: ages of the first and last failure"))
 	if m.op.result != "" {
 		lines = append(lines, m.st.OK.Render(sanitize.Text(m.op.result)))
 	}
