@@ -295,7 +295,7 @@ func (s *Session) Next(ctx context.Context) (*Page, error) {
 		// next page reads them rather than say the queue has no more.
 		if n := s.arrived(); n > 0 {
 			s.expected, s.end = s.seen+n, false
-			s.notes = append(s.notes, fmt.Sprintf("%d more arrived in %s since the browse reached the end of what it held when opened", n, s.q.Name))
+			s.notes = append(s.notes, fmt.Sprintf("read %d more that arrived in %s after the browse opened", n, s.q.Name))
 		}
 	}
 	page := &Page{Notes: s.notes, Expected: s.expected}

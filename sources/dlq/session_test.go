@@ -291,7 +291,7 @@ func TestANextPageAfterTheEndReadsWhatArrivedSince(t *testing.T) {
 	if err != nil || len(p.Letters) != 3 || !p.End {
 		t.Fatalf("after 3 arrived: %d letters, end %v (%v); want the 3 and the end", len(p.Letters), p.End, err)
 	}
-	if got := logicalIDs(p.Letters); !slices.Equal(got, []string{fmtID(2), fmtID(3), fmtID(4)}) || !strings.Contains(strings.Join(p.Notes, " "), "3 more arrived") {
+	if got := logicalIDs(p.Letters); !slices.Equal(got, []string{fmtID(2), fmtID(3), fmtID(4)}) || !strings.Contains(strings.Join(p.Notes, " "), "read 3 more that arrived") {
 		t.Errorf("the page of arrivals holds %v with notes %q", got, p.Notes)
 	}
 	p, err = s.Next(ctx)

@@ -73,7 +73,7 @@ func TestNextPage(t *testing.T) {
 // all the queue has once new dead letters come in.
 func TestNextPageAfterTheEndReadsWhatArrivedSince(t *testing.T) {
 	ls := sampleLetters()
-	s := newSession(ops.Page{Letters: ls[:2], End: true, Depth: 2}, ops.Page{Letters: ls[2:], End: true, Depth: 4, Notes: []string{"2 more arrived in orders.dlq since the browse reached the end of what it held when opened"}})
+	s := newSession(ops.Page{Letters: ls[:2], End: true, Depth: 2}, ops.Page{Letters: ls[2:], End: true, Depth: 4, Notes: []string{"read 2 more that arrived in orders.dlq after the browse opened"}})
 	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}}, Options{})
 	d.browsing(2)
 	if v := d.m.View(); !strings.Contains(v, "2 held of 2 when opened · end of queue (n: what arrived since)") {
@@ -81,7 +81,7 @@ func TestNextPageAfterTheEndReadsWhatArrivedSince(t *testing.T) {
 	}
 	d.keys("n")
 	d.browsing(4)
-	if v := d.m.View(); !strings.Contains(v, "4 held of 2 when opened") || !strings.Contains(v, "2 more arrived in orders.dlq") {
+	if v := d.m.View(); !strings.Contains(v, "4 held of 2 when opened") || !strings.Contains(v, "read 2 more that arrived in orders.dlq after the browse opened") {
 		t.Errorf("the page of new arrivals is not told apart:\n%s", v)
 	}
 }
