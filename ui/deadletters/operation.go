@@ -142,6 +142,10 @@ func (o *operation) answer(k tea.KeyMsg) (tea.Cmd, wants) {
 		case key.Matches(k, o.keys.Canary):
 			st := o.plan.Staging
 			st.Canary = nextCanary(st.Canary)
+			if st.Canary >= o.plan.Publish {
+				// A canary as large as the run is no canary: none.
+				st.Canary = 0
+			}
 			return o.restage(st), nothing
 		case key.Matches(k, o.keys.Pace):
 			st := o.plan.Staging
@@ -277,11 +281,14 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 	if left := p.Selected - p.Publish; left > 0 {
 		q.Details = append(q.Details, fmt.Sprintf("stay in the DLQ: %d of %d selected (%d already applied)", left, p.Selected, p.SkippedApplied))
 	}
-	r := "unlimited"
-	if p.Rate > 0 {
-		r = format.Rate(p.Rate) + " msg/s"
+	if !p.Staging.RateAuto {
+		// At the consumers' pace, the pace line below says the rate.
+		r := "unlimited"
+		if p.Rate > 0 {
+			r = format.Rate(p.Rate) + " msg/s"
+		}
+		q.Details = append(q.Details, "rate: "+r) // the size is in the summary
 	}
-	q.Details = append(q.Details, "rate: "+r) // the size is in the summary
 	if p.CanStage {
 		q.Details = append(q.Details, stagingDetails(p.Staging)...)
 	}

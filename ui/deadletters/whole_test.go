@@ -134,6 +134,16 @@ func TestWholeQueueReplayPromptSetsTheCanaryAndThePaceAndAHaltOffersResume(t *te
 	if v := d.m.View(); !strings.Contains(v, "canary: 10 first, judged within 30s, then 100, 1000") || !strings.Contains(v, "pace: the destination's consumers'") {
 		t.Fatalf("tab and ctrl+p did not set a canary of 10 and the consumers' pace:\n%s", v)
 	}
+	// At the consumers' pace there is no rate of its own to state.
+	if v := d.m.View(); strings.Contains(v, "rate: unlimited") {
+		t.Fatalf("the prompt states an unlimited rate beside the consumers' pace:\n%s", v)
+	}
+	// A canary of 100 for a run of 40 is no canary: tab goes to none.
+	d.send(tea.KeyMsg{Type: tea.KeyTab})
+	if v := d.m.View(); !strings.Contains(v, "canary: none") {
+		t.Fatalf("tab offered a canary larger than the run of 40:\n%s", v)
+	}
+	d.send(tea.KeyMsg{Type: tea.KeyTab})
 	d.keys("y")
 	d.until("the halt banner", func() bool { return d.m.op.halted != nil && d.m.state == browsing })
 	_, exec := acts.plans()
