@@ -368,7 +368,7 @@ func TestConventionReplayAForgedOriginStaysUnlessTo(t *testing.T) {
 	}
 	// A scan reads the letters and learns that orders_error's messages
 	// name victim: a pairing by messages, which confirms nothing.
-	if _, err := s.ops.Scan(s.ctx, s.ref("orders_error"), nil); err != nil {
+	if _, err := s.ops.Scan(s.ctx, s.ref("orders_error"), false, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -656,7 +656,7 @@ func TestConventionReplayOneFailureGroup(t *testing.T) {
 		s.put("orders_error", timeout)
 	}
 
-	st, err := s.ops.Scan(s.ctx, s.ref("orders_error"), nil)
+	st, err := s.ops.Scan(s.ctx, s.ref("orders_error"), false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,12 @@ import (
 // with what browsing knows (logical IDs, attempts, origin limits). The
 // delivery-limit guard is never overridden here: a scan returns every
 // message of the queue, not one page.
-func (o *Ops) Scan(ctx context.Context, ref domain.QueueRef, progress func(read int)) (*domain.Stats, error) {
+func (o *Ops) Scan(ctx context.Context, ref domain.QueueRef, allowRisk bool, progress func(read int)) (*domain.Stats, error) {
 	t, err := o.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
+	t.Opts.AllowLimitRisk = allowRisk
 	return o.ScanTarget(ctx, t, progress)
 }
 

@@ -18,7 +18,7 @@ func TestScanCountsTheWholeDLQAndGivesItBack(t *testing.T) {
 	rejectedScene(t, vhost, 3)
 	l := newOps(t, ordersContext())
 	var reported []int
-	st, err := l.Scan(testCtx(t), domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}, func(n int) { reported = append(reported, n) })
+	st, err := l.Scan(testCtx(t), domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}, false, func(n int) { reported = append(reported, n) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,11 @@ func TestScanRefusesAQuorumDLQWhoseLimitCountsReturns(t *testing.T) {
 	vhost := testkit.Vhost(t, "warren-ops")
 	testkit.Declare(t, testkit.Channel(t, testConn(t, vhost)), "limited.dlq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": 5})
 	l := newOps(t, ordersContext())
-	_, err := l.Scan(testCtx(t), domain.QueueRef{Vhost: vhost, Name: "limited.dlq"}, nil)
+	_, err := l.Scan(testCtx(t), domain.QueueRef{Vhost: vhost, Name: "limited.dlq"}, false, nil)
+	// The override the operator gave the browse covers the scan.
+	if _, err := l.Scan(testCtx(t), domain.QueueRef{Vhost: vhost, Name: "limited.dlq"}, true, nil); err != nil {
+		t.Fatalf("scan with the risk allowed = %v, want the counts", err)
+	}
 	if testkit.AtLeast(t, 4, 3) {
 		// The scan returns with basic.nack, which 4.3 does not count.
 		if err != nil {

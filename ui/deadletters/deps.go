@@ -29,8 +29,9 @@ type Scanner interface {
 	// session does not, and gives them all back; progress is called now
 	// and then with how many were read. Where reading could cost
 	// messages (a quorum DLQ whose delivery limit counts returns) it
-	// fails with a *domain.RefusedError.
-	Scan(ctx context.Context, queue domain.QueueRef, progress func(read int)) (*domain.Stats, error)
+	// fails with a *domain.RefusedError, unless allowRisk (the override
+	// the operator gave the browse, which the scan's reading shares).
+	Scan(ctx context.Context, queue domain.QueueRef, allowRisk bool, progress func(read int)) (*domain.Stats, error)
 }
 
 // Browser opens browse sessions on a DLQ.

@@ -200,7 +200,7 @@ func (m *Model) groupKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, m.keys.ShowGroup):
 		return m.showGroup()
 	case key.Matches(k, m.keys.Scan):
-		return m.scan.toggle(m.loading)
+		return m.scan.toggle(m.loading, m.allowRisk)
 	default:
 		rows := m.groupRows()
 		g.tbl.SetSize(m.width, rows+1)

@@ -299,7 +299,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	case m.scan.running && key.Matches(k, m.keys.Cancel):
 		m.scan.cancel()
 	case key.Matches(k, m.keys.Scan):
-		return m.scan.toggle(m.loading)
+		return m.scan.toggle(m.loading, m.allowRisk)
 	case key.Matches(k, m.keys.Groups):
 		return m.openGroups()
 	case key.Matches(k, m.keys.Inspect):

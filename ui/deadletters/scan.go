@@ -54,7 +54,7 @@ func (s *scan) Update(msg tea.Msg, held []domain.DeadLetter) (cmd tea.Cmd, shown
 
 // toggle starts a scan, or goes back from the whole queue's figures to
 // the held messages'.
-func (s *scan) toggle(pageLoading bool) tea.Cmd {
+func (s *scan) toggle(pageLoading, allowRisk bool) tea.Cmd {
 	switch {
 	case s.running:
 		return nil
@@ -70,7 +70,7 @@ func (s *scan) toggle(pageLoading bool) tea.Cmd {
 	ctx, stop := context.WithCancel(s.ctx)
 	*s = scan{env: s.env, id: nextID(), running: true, stop: stop, whole: s.whole}
 	ch := make(chan int, 16)
-	return tea.Batch(scanCmd(ctx, s.deps.Scanner, s.ref, s.id, ch), waitScan(ch, s.id))
+	return tea.Batch(scanCmd(ctx, s.deps.Scanner, s.ref, allowRisk, s.id, ch), waitScan(ch, s.id))
 }
 
 // cancel stops a running scan; its messages go back to the queue.
@@ -110,10 +110,10 @@ func (s *scan) scanned(msg scanMsg, held []domain.DeadLetter) (tea.Cmd, bool) {
 }
 
 // scanCmd runs the scan; progress goes to ch without ever blocking it.
-func scanCmd(ctx context.Context, s Scanner, ref domain.QueueRef, id int64, ch chan int) tea.Cmd {
+func scanCmd(ctx context.Context, s Scanner, ref domain.QueueRef, allowRisk bool, id int64, ch chan int) tea.Cmd {
 	return func() tea.Msg {
 		defer close(ch)
-		st, err := s.Scan(ctx, ref, func(read int) {
+		st, err := s.Scan(ctx, ref, allowRisk, func(read int) {
 			select {
 			case ch <- read:
 			default:

@@ -22,13 +22,15 @@ type fakeScanner struct {
 	started   chan struct{}
 	release   chan struct{}
 	cancelled chan struct{}
+	allowRisk []bool
 }
 
 func newScanner(st *domain.Stats, err error) *fakeScanner {
 	return &fakeScanner{stats: st, err: err, started: make(chan struct{}), release: make(chan struct{}), cancelled: make(chan struct{})}
 }
 
-func (f *fakeScanner) Scan(ctx context.Context, _ domain.QueueRef, progress func(int)) (*domain.Stats, error) {
+func (f *fakeScanner) Scan(ctx context.Context, _ domain.QueueRef, allowRisk bool, progress func(int)) (*domain.Stats, error) {
+	f.allowRisk = append(f.allowRisk, allowRisk)
 	close(f.started)
 	for _, n := range f.progress {
 		progress(n)

@@ -346,7 +346,8 @@ func TestRefusedQuorumDLQOffersAnExplicitOverride(t *testing.T) {
 		Reason: "orders.dlq is a quorum queue with delivery-limit 5: each browse costs a delivery",
 		Risk:   "messages at their limit will be dropped or dead-lettered again",
 	}}
-	d := newDriver(t, Deps{Browser: b}, Options{})
+	sc := newScanner(&domain.Stats{}, nil)
+	d := newDriver(t, Deps{Browser: b, Scanner: sc}, Options{})
 	d.until("the refusal", func() bool { return d.m.state == refused })
 	v := d.m.View()
 	for _, want := range []string{"Browsing refused: orders.dlq is a quorum queue with delivery-limit 5", "If you browse anyway: messages at their limit", "Press O to browse anyway"} {
@@ -367,6 +368,13 @@ func TestRefusedQuorumDLQOffersAnExplicitOverride(t *testing.T) {
 	if !strings.Contains(d.m.View(), "! quorum queue: returned messages may go to the back") {
 		t.Errorf("page notes are not shown:\n%s", d.m.View())
 	}
+	// The override covers the whole-queue statistics too.
+	d.keys("S")
+	d.until("the scan to run", func() bool { return isClosed(sc.started) })
+	if len(sc.allowRisk) != 1 || !sc.allowRisk[0] {
+		t.Errorf("the scan after the override allowed the risk: %v, want true", sc.allowRisk)
+	}
+	close(sc.release)
 }
 
 func TestTheHeaderCountsDownToTheConsumerTimeoutAndSaysWhyTheSessionEnded(t *testing.T) {
