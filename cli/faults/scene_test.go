@@ -71,6 +71,14 @@ func newScene(t *testing.T, b *broker, name string) *scene {
 	} {
 		if b.quorum {
 			q.args["x-queue-type"] = "quorum"
+			if q.name != workQueue {
+				// As a quorum DLQ on 4.3 must be: work's dead letters
+				// carry the delivery count they reached there (up to
+				// its default limit of 20, plus one), so a DLQ with the
+				// same default limit would drop them once returned,
+				// and warren refuses to browse it.
+				q.args["x-delivery-limit"] = int32(-1)
+			}
 		}
 		if _, err := ch.QueueDeclare(q.name, true, false, false, false, q.args); err != nil {
 			t.Fatalf("declare %s: %v", q.name, err)
