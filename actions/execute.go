@@ -85,7 +85,12 @@ type Env struct {
 // the end.
 type Progress struct {
 	Operation string
+	// Total is how many are expected to move, or, with OfRead, how many
+	// are to be read (no preview counted those that move); Read is how
+	// many were read so far.
 	Total     int
+	OfRead    bool
+	Read      int
 	Published int
 	Confirmed int
 	Returned  int
@@ -430,6 +435,21 @@ func (r *reporter) count(o Outcome, published int) {
 	case Unknown:
 		r.p.Unknown++
 	}
+	if r.fn == nil {
+		return
+	}
+	if now := time.Now(); now.Sub(r.last) >= progressEvery {
+		r.last = now
+		r.p.Published = published
+		r.fn(r.p)
+	}
+}
+
+// read notes that n messages were read in all, reported at most every
+// progressEvery as the settles are: a filter that moves few of them
+// still shows the run going.
+func (r *reporter) read(n, published int) {
+	r.p.Read = n
 	if r.fn == nil {
 		return
 	}

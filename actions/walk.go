@@ -23,8 +23,10 @@ type Walk struct {
 	// the prompt; a message that dies again during the run is past it.
 	Limit int
 	// Expect is how many the preview said would move, and Groups where
-	// to: for progress and the intent record.
-	Expect int
+	// to: for progress and the intent record. ExpectRead says Expect is
+	// how many are to be read instead: no preview counted what moves.
+	Expect     int
+	ExpectRead bool
 	Groups []Group
 	Lookup Lookup
 	// Resume, when set, finishes an interrupted operation under its own
@@ -236,7 +238,7 @@ func (s *walker) run(ctx context.Context) error {
 	for _, g := range s.op.Groups {
 		s.checked[g.Dest] = true
 	}
-	s.rep = reporter{fn: s.progress, p: Progress{Operation: s.res.Operation, Total: s.op.Expect}}
+	s.rep = reporter{fn: s.progress, p: Progress{Operation: s.res.Operation, Total: s.op.Expect, OfRead: s.op.ExpectRead}}
 	s.log.j = newJournal(ctx, s.env.Audit)
 	defer func() {
 		s.log.j.close()
@@ -391,6 +393,9 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 		return nil, true, fmt.Errorf("%w: %v", ErrSessionLost, err)
 	}
 	s.res.Taken += len(letters)
+	s.mu.Lock()
+	s.rep.read(s.res.Taken, s.published)
+	s.mu.Unlock()
 	applied, known := lookupPage(ctx, s.op.Lookup, letters)
 	moving := make([]Item, 0, len(letters))
 	var twins []flight

@@ -42,10 +42,20 @@ func (a *App) progressPrinter(action string) func(ops.Progress) {
 }
 
 // progressLine is "replay: 12000 of 200000 settled (11 998 confirmed) ·
-// 8.1k msg/s · ETA 23s".
+// 8.1k msg/s · ETA 23s"; for a run no preview counted, whose total is
+// what it reads, "replay: read 9000 of 200000 · 12 settled (12
+// confirmed) · …", the rate and ETA those of the reading.
 func progressLine(action string, p ops.Progress, took time.Duration) string {
 	s := fmt.Sprintf("%s: %d", action, p.Done)
-	if p.Total > 0 {
+	done := p.Done
+	if p.OfRead {
+		s = fmt.Sprintf("%s: read %d", action, p.Read)
+		if p.Total > 0 {
+			s += fmt.Sprintf(" of %d", p.Total)
+		}
+		s += fmt.Sprintf(" · %d", p.Done)
+		done = p.Read
+	} else if p.Total > 0 {
 		s += fmt.Sprintf(" of %d", p.Total)
 	}
 	s += fmt.Sprintf(" settled (%d confirmed", p.Confirmed)
@@ -59,14 +69,17 @@ func progressLine(action string, p ops.Progress, took time.Duration) string {
 	if p.PaceWhy != "" {
 		s += " · " + p.PaceWhy
 	}
-	if took > 0 && p.Done > 0 {
-		perSec := float64(p.Done) / took.Seconds()
-		if p.Pace > 0 {
+	if took > 0 && done > 0 {
+		perSec := float64(done) / took.Seconds()
+		switch {
+		case p.OfRead:
+			s += " · " + format.Rate(perSec) + " read/s"
+		case p.Pace > 0:
 			perSec = p.Pace // the ETA follows the pace
-		} else {
+		default:
 			s += " · " + format.Rate(perSec) + " msg/s"
 		}
-		if left := p.Total - p.Done; left > 0 && !p.Finished {
+		if left := p.Total - done; left > 0 && !p.Finished {
 			s += " · ETA " + format.Duration(time.Duration(float64(left)/perSec*float64(time.Second)))
 		}
 	}

@@ -70,7 +70,12 @@ const (
 
 // Progress is an operation's figures so far.
 type Progress struct {
+	// Total is how many are expected to settle, or, with OfRead, how
+	// many are to be read (an unasked run, which no preview counted);
+	// Read is how many were read so far.
 	Total, Done                          int
+	OfRead                               bool
+	Read                                 int
 	Published                            int
 	Confirmed, Returned, Nacked, Unknown int
 	// Finished is set on the last report.

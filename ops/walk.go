@@ -74,7 +74,7 @@ func (o *Ops) walkNow(ctx context.Context, t *Target, r actions.Request, limit i
 	if err != nil {
 		return Result{}, err
 	}
-	op := actions.Walk{Request: r, Expect: depth, Lookup: o.lookup(t.InboxOf)}
+	op := actions.Walk{Request: r, Expect: depth, ExpectRead: true, Lookup: o.lookup(t.InboxOf)}
 	res, err := o.walk(ctx, t, op, depth, st, progress)
 	if res.Cancelled {
 		res.Notes = append(res.Notes, fmt.Sprintf("cancelled: %d moved, the other %d stay in %s", res.Moved, max(res.Taken-res.Moved, 0), t.Ref.Name))
@@ -338,7 +338,7 @@ func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Pr
 	emit := func() {
 		p := last
 		out := Progress{
-			Total: p.Total, Done: p.Confirmed + p.Returned + p.Nacked + p.Unknown, Published: p.Published,
+			Total: p.Total, OfRead: p.OfRead, Read: p.Read, Done: p.Confirmed + p.Returned + p.Nacked + p.Unknown, Published: p.Published,
 			Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown,
 			Finished: p.Done, At: o.c.Now(),
 		}
