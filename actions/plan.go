@@ -184,6 +184,9 @@ type Plan struct {
 	Reason     string
 	Rate       float64
 	Release    bool
+	// KeepKey is a --to EXCHANGE with each message's original routing
+	// key, where NoDestination counts the messages without one.
+	KeepKey bool
 
 	Items  []Item
 	Groups []Group // by count, largest first
@@ -194,7 +197,7 @@ type Plan struct {
 	// Skipped letters stay where they are.
 	SkippedApplied     []domain.DeadLetter
 	SkippedQuarantined int
-	NoDestination      int // no origin queue in x-death and no --to
+	NoDestination      int // no origin queue in x-death and no --to; no original key with KeepKey
 	// Unconfirmed are letters whose framework headers name an origin
 	// the DLQ's pairing does not confirm; they stay unless --to.
 	Unconfirmed  int
@@ -216,7 +219,7 @@ func NewPlan(req Request) (*Plan, error) {
 	p := &Plan{
 		Action: req.Action, Vhost: req.Vhost, Queue: req.Queue, FilterText: req.FilterText,
 		Parking: req.Parking, Reason: req.Reason, Rate: req.Rate, Release: req.Release,
-		InboxUnknown: !req.InboxKnown,
+		InboxUnknown: !req.InboxKnown, KeepKey: req.To != nil && req.To.KeepKey,
 	}
 	groups := map[Destination]*Group{}
 	ids := map[string]struct{}{}
@@ -305,7 +308,7 @@ const (
 	SkipFiltered                  // the filter said no
 	SkipQuarantined               // quarantined, and this is no release
 	SkipApplied                   // the inbox applied it, and this is a replay
-	SkipNoDestination             // no origin queue and no --to
+	SkipNoDestination             // no origin queue and no --to, or --to EXCHANGE and no original routing key
 	SkipUnconfirmed               // an origin from headers the pairing does not confirm, and no --to
 )
 
@@ -353,7 +356,13 @@ func destinationOf(req Request, d domain.DeadLetter) (Destination, Skip) {
 	if o := req.To; o != nil {
 		key := o.RoutingKey
 		if o.KeepKey {
-			key = originalKey(d)
+			// A message no record gives a routing key stays: the empty
+			// key would route it by the exchange's type, not by where
+			// it was going.
+			var known bool
+			if key, known = originalKey(d); !known {
+				return Destination{}, SkipNoDestination
+			}
 		}
 		return Destination{Exchange: o.Exchange, RoutingKey: key}, Selected
 	}
@@ -391,17 +400,17 @@ func frameworkDestination(req Request, f domain.Failure) (Destination, Skip) {
 	return Destination{}, SkipUnconfirmed
 }
 
-func originalKey(d domain.DeadLetter) string {
+func originalKey(d domain.DeadLetter) (string, bool) {
 	if k := d.Failure.OriginRoutingKey; k != "" && d.Failure.Convention != domain.ConventionBroker {
-		return k
+		return k, true
 	}
 	if len(d.RoutingKeys) > 0 {
-		return d.RoutingKeys[0]
+		return d.RoutingKeys[0], true
 	}
 	for _, x := range d.Deaths {
 		if len(x.RoutingKeys) > 0 {
-			return x.RoutingKeys[0]
+			return x.RoutingKeys[0], true
 		}
 	}
-	return ""
+	return "", false
 }

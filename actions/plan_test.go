@@ -92,6 +92,16 @@ func TestPlanSelectsDestinationsAndSkips(t *testing.T) {
 			wantBytes:   35,
 		},
 		{
+			name: "an override without a routing key leaves a message no record gives a key",
+			req: Request{Action: ActionReplay, Queue: "dlq", To: &Override{Exchange: "ex", KeepKey: true}, Letters: []domain.DeadLetter{
+				letter("a", "orders", 10),
+				{MessageID: "bare", LogicalID: "bare", Body: make([]byte, 3)},
+				{MessageID: "fanout", LogicalID: "fanout", Body: make([]byte, 4), Deaths: []domain.Death{{Queue: "orders", RoutingKeys: []string{""}}}},
+			}},
+			wantTargets: []string{"exchange:ex/rk.orders", "exchange:ex/"},
+			wantNoDest:  1, wantBytes: 14,
+		},
+		{
 			name:        "the filter narrows the selection",
 			req:         Request{Action: ActionReplay, Queue: "dlq", Letters: base, Filter: onlyOrigin("billing")},
 			wantTargets: []string{"queue:billing"},
@@ -150,6 +160,25 @@ func TestPlanSelectsDestinationsAndSkips(t *testing.T) {
 				t.Errorf("groups count %d messages, plan selects %d", sum, p.Selected())
 			}
 		})
+	}
+}
+
+func TestTheQuestionSaysWhichMessagesHaveNoOriginalRoutingKey(t *testing.T) {
+	p, err := NewPlan(Request{Action: ActionReplay, Queue: "dlq", To: &Override{Exchange: "ex", KeepKey: true},
+		Letters: []domain.DeadLetter{letter("a", "orders", 1), {MessageID: "bare", LogicalID: "bare"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1 without an original routing key stay (no x-death or framework header names one; give the key: --to EXCHANGE/KEY)"
+	if s := p.Summary(); !strings.Contains(s, want) || strings.Contains(s, "origin queue") {
+		t.Errorf("summary = %q, want the note %q", s, want)
+	}
+	p, err = NewPlan(Request{Action: ActionReplay, Queue: "dlq", Letters: []domain.DeadLetter{letter("a", "", 1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Summary(); !strings.Contains(s, "1 without an origin queue stay (use --to)") {
+		t.Errorf("summary without --to = %q", s)
 	}
 }
 

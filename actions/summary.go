@@ -26,6 +26,7 @@ type question struct {
 	filterErrors       int
 	filterError        error
 	noDestination      int
+	keepKey            bool // --to EXCHANGE: noDestination lack an original routing key
 	unconfirmed        int
 	inboxUnknown       bool
 	rate               float64
@@ -38,7 +39,7 @@ func (p *Plan) question() question {
 	return question{action: p.Action, queue: p.Queue, reason: p.Reason, release: p.Release, moving: p.Selected(),
 		logicalIDs: p.LogicalIDs, bytes: p.Bytes, groups: p.Groups, skippedApplied: len(p.SkippedApplied), skippedQuarantined: p.SkippedQuarantined,
 		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
-		unconfirmed: p.Unconfirmed, inboxUnknown: p.InboxUnknown, rate: p.Rate}
+		keepKey: p.KeepKey, unconfirmed: p.Unconfirmed, inboxUnknown: p.InboxUnknown, rate: p.Rate}
 }
 
 func (p *Preview) question() question {
@@ -46,7 +47,7 @@ func (p *Preview) question() question {
 	return question{action: r.Action, queue: r.Queue, reason: r.Reason, release: r.Release, moving: p.Moving,
 		logicalIDs: p.LogicalIDs, bytes: p.Bytes, groups: p.Groups, skippedApplied: p.SkippedApplied, skippedQuarantined: p.SkippedQuarantined,
 		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
-		unconfirmed: p.Unconfirmed, inboxUnknown: p.InboxUnknown, rate: r.Rate, read: p.Read, loops: p.ReplayLoops}
+		keepKey: r.To != nil && r.To.KeepKey, unconfirmed: p.Unconfirmed, inboxUnknown: p.InboxUnknown, rate: r.Rate, read: p.Read, loops: p.ReplayLoops}
 }
 
 // Summary is the plan as the one question a prompt asks, e.g. "Replay 37
@@ -107,7 +108,10 @@ func (t question) notes() []string {
 	if t.filterErrors > 0 {
 		notes = append(notes, fmt.Sprintf("%d the filter could not judge stay (%v)", t.filterErrors, t.filterError))
 	}
-	if t.noDestination > 0 {
+	switch {
+	case t.noDestination > 0 && t.keepKey:
+		notes = append(notes, fmt.Sprintf("%d without an original routing key stay (no x-death or framework header names one; give the key: --to EXCHANGE/KEY)", t.noDestination))
+	case t.noDestination > 0:
 		notes = append(notes, fmt.Sprintf("%d without an origin queue stay (use --to)", t.noDestination))
 	}
 	if t.unconfirmed > 0 {

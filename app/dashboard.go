@@ -98,6 +98,10 @@ type Screens struct {
 	NewAudit    func() common.Screen
 }
 
+// The DLQ screen's prompt asks the operations layer whether a staging
+// would be refused, before the operator confirms.
+var _ deadletters.StagingChecker = (*ops.Ops)(nil)
+
 // NewScreens wires every screen: the overview, queue and channels
 // screens to the management API b, the dead-letter, message and audit
 // screens to the operations layer, with the context's guardrails. In a

@@ -367,6 +367,11 @@ func TestCanaryWithoutAConsumerIsRefusedBeforeAnythingMoves(t *testing.T) {
 	if got := testkit.Depth(t, s.ch, "orders.dlq"); got != 50 {
 		t.Errorf("orders.dlq holds %d after a refused canary, want its 50", got)
 	}
+	// Asked (here a dry run, which plans as a prompt does), the plan
+	// refuses it before the question.
+	if _, _, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "2s", "--dry-run"); app.ExitCode(err) != app.ExitRefused || !strings.Contains(err.Error(), "orders has no consumer") {
+		t.Errorf("replay --dry-run: exit %d (%v), want the plan refused for lack of a consumer", app.ExitCode(err), err)
+	}
 	out, errOut, err = runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--canary", "5", "--canary-wait", "0", "--yes", "--json")
 	if err != nil {
 		t.Fatalf("replay --canary-wait 0: %v\n%s", err, errOut)

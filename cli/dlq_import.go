@@ -19,7 +19,7 @@ import (
 // importFlags are dlq import's flags.
 type importFlags struct {
 	to, exchange, routingKey, vhost, rate string
-	originalKey                           bool
+	originalKey, startOver                bool
 	dryRun, yes, asJSON                   bool
 }
 
@@ -35,7 +35,9 @@ nothing is published. The first message the destination does not take (a
 return, a nack) stops it, once what is already in flight has settled; the
 prompt rules are replay's. An import stopped
 before its whole file is confirmed (killed, ctrl+c, a stop) stays open: the
-same command finishes it, and what was confirmed is not published again.`
+same command finishes it, and what was confirmed is not published again;
+--start-over publishes the whole file instead (to another destination,
+say, when the first one is gone), leaving that import unfinished.`
 
 func newDlqImportCmd(a *App) *cobra.Command {
 	var f importFlags
@@ -55,6 +57,7 @@ func newDlqImportCmd(a *App) *cobra.Command {
 	fl.StringVar(&f.exchange, "exchange", "", "publish to the exchange X instead")
 	fl.StringVar(&f.routingKey, "routing-key", "", "with --exchange: the routing key")
 	fl.BoolVar(&f.originalKey, "original-routing-key", false, "with --exchange: each message's original routing key (from its x-death)")
+	fl.BoolVar(&f.startOver, "start-over", false, "publish the whole file as a new import, leaving an interrupted import of it unfinished")
 	fl.StringVar(&f.rate, "rate", "0", "at most N messages per second (0: unlimited), or auto: the destination's consumers' pace")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the file and print the plan; publish nothing")
 	fl.BoolVar(&f.yes, "yes", false, "do not ask; required without a terminal")
@@ -110,7 +113,7 @@ func (a *App) runDlqImport(ctx context.Context, file string, f importFlags) erro
 		fmt.Fprintf(a.Err, "checking %s before anything is published…\n", sanitize.Text(file))
 	}
 	defer bulkMemory()() // the check reads the whole file, the run walks it
-	plan, err := o.Plan(ctx, ops.Scope{Action: ops.Import, Queue: domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: file}, File: file,
+	plan, err := o.Plan(ctx, ops.Scope{Action: ops.Import, Queue: domain.QueueRef{Vhost: vhostOf(c, f.vhost), Name: file}, File: file, StartOver: f.startOver,
 		To: to, Rate: rate, Staging: staging, DryRun: f.dryRun, Unasked: f.yes && !f.dryRun})
 	if err != nil {
 		return exitFor(err)

@@ -168,6 +168,22 @@ func TestDlqImportRefusesABadFileAndPublishesNothing(t *testing.T) {
 	if _, _, err := runAction(t, s.config, newDlqImportCmd, good, "--to", "nowhere", "--yes"); app.ExitCode(err) != app.ExitRefused {
 		t.Errorf("import to a missing queue: exit %d (%v), want refused", app.ExitCode(err), err)
 	}
+	// A message no record gives a routing key (it was never dead-lettered)
+	// cannot go by its original one: the file is refused whole.
+	testkit.Declare(t, s.ch, "plain", nil)
+	if err := s.ch.Publish("", "plain", false, false, amqp.Publishing{MessageId: "bare", Body: []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitDepth(t, s.ch, "plain", 1)
+	bare := filepath.Join(dir, "bare.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "plain", "--output", bare); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	_, _, err = runAction(t, s.config, newDlqImportCmd, bare, "--exchange", "amq.direct", "--original-routing-key", "--yes")
+	if app.ExitCode(err) != app.ExitUsage || !strings.Contains(err.Error(), "message bare has no original routing key") ||
+		!strings.Contains(err.Error(), "nothing was published: import with --routing-key K or --to QUEUE") {
+		t.Errorf("import by original routing key of a message without one: exit %d (%v), want bad usage naming it", app.ExitCode(err), err)
+	}
 	for _, args := range [][]string{{good}, {good, "--to", "q", "--exchange", "x"}, {good, "--exchange", "x"}, {good, "--to", "q", "--routing-key", "k"}} {
 		if _, _, err := runAction(t, s.config, newDlqImportCmd, args...); app.ExitCode(err) != app.ExitUsage {
 			t.Errorf("dlq import %v: exit %d, want bad usage", args, app.ExitCode(err))
@@ -521,6 +537,55 @@ func TestAnImportItsDestinationStoppedIsFinishedWithoutDuplicates(t *testing.T) 
 	}
 	if len(first)+len(second) != n {
 		t.Errorf("the two runs published %d and %d distinct messages, want %d in all", len(first), len(second), n)
+	}
+}
+
+// An import whose destination is gone for good is not a trap: the
+// refusal to finish it elsewhere names --start-over, which publishes the
+// whole file there, says what the interrupted one left behind, and takes
+// its place as the file's import.
+func TestAnImportStartsOverElsewhereWhenItsDestinationIsGone(t *testing.T) {
+	const n, room = 50, 20
+	s, file := exported(t, n)
+	testkit.Declare(t, s.ch, "small", amqp.Table{"x-max-length": int32(room), "x-overflow": "reject-publish"})
+	if _, _, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "small", "--yes"); err == nil || !strings.Contains(err.Error(), "is left open") {
+		t.Fatalf("an import into a full queue: %v; want it left open", err)
+	}
+	if _, err := s.ch.QueueDelete("small", false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Declare(t, s.ch, "elsewhere", nil)
+	_, _, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "elsewhere", "--yes")
+	if err == nil || !strings.Contains(err.Error(), "or add --start-over to publish the whole file to queue elsewhere (default exchange), leaving that import unfinished") {
+		t.Fatalf("the import to another queue: %v; want the refusal to name --start-over", err)
+	}
+	var first string
+	for op := range s.importOps(t) {
+		first = op
+	}
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "elsewhere", "--start-over", "--yes")
+	if err != nil {
+		t.Fatalf("import --start-over: %v\n%s", err, errOut)
+	}
+	if want := "import " + first + " of this file into vhost " + s.vhost; !strings.Contains(errOut, want) ||
+		!strings.Contains(errOut, "was interrupted with 20 messages recorded confirmed to queue small (default exchange): it is left unfinished") {
+		t.Errorf("import --start-over warned:\n%s\nwant the interrupted import named with what it confirmed", errOut)
+	}
+	if strings.Contains(out, "not published again") {
+		t.Errorf("import --start-over finished the interrupted import: %q", out)
+	}
+	if ids := s.countIDs(t, "elsewhere"); len(ids) != n {
+		t.Fatalf("elsewhere holds %d distinct messages, want the whole file's %d", len(ids), n)
+	}
+	ops := s.importOps(t)
+	if len(ops) != 2 || ops[first]["final"] != 0 {
+		t.Fatalf("import operations %v: want the interrupted one left without a final record and a second", ops)
+	}
+	// The new import is now the file's: importing again names it as
+	// finished, and no longer offers to finish the first.
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "elsewhere", "--dry-run"); err != nil ||
+		!strings.Contains(errOut, "this file was imported into vhost "+s.vhost+" before") || strings.Contains(errOut, first) {
+		t.Errorf("a third import's plan: %v\n%s", err, errOut)
 	}
 }
 

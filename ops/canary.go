@@ -343,12 +343,45 @@ func (w *watch) judgeable() error {
 	if w.wait <= 0 || len(w.dests) == 0 || consumersOf(w.conn, w.dests) != 0 {
 		return nil
 	}
-	names := make([]string, len(w.dests))
-	for i, q := range w.dests {
+	return noConsumerError(w.dests)
+}
+
+// noConsumerError is judgeable's refusal of a canary on queues no
+// consumer takes from.
+func noConsumerError(queues []domain.QueueRef) error {
+	names := make([]string, len(queues))
+	for i, q := range queues {
 		names[i] = sanitize.Text(q.Name)
 	}
 	return fmt.Errorf("%w: %s has no consumer, so no copy of the canary would be applied or fail again; start its consumers, pass --canary-wait 0 (the canary is not waited for), or replay without --canary (a resume: --no-canary)",
 		actions.ErrCannotJudge, strings.Join(names, ", "))
+}
+
+// checkCanary refuses, before anyone is asked, a canary waited for on
+// destination queues no consumer takes from, as the run's judgeable
+// would before anything moves. Only queues named by the default
+// exchange are known without the run's bindings; a plan with an
+// exchange among its destinations is left to the run.
+func (o *Ops) checkCanary(t *Target, groups []actions.Group) error {
+	queues := make([]domain.QueueRef, 0, len(groups))
+	for _, g := range groups {
+		if g.Dest.Exchange != "" {
+			return nil
+		}
+		queues = append(queues, domain.QueueRef{Vhost: t.Ref.Vhost, Name: g.Dest.RoutingKey})
+	}
+	if len(queues) == 0 {
+		return nil
+	}
+	conn, err := o.c.Dial(t.Ref.Vhost)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if consumersOf(conn, queues) == 0 {
+		return noConsumerError(queues)
+	}
+	return nil
 }
 
 func consumersOf(conn *amqp.Connection, queues []domain.QueueRef) int {

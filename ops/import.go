@@ -97,6 +97,9 @@ func checkImport(path string, req actions.Request) (*importFile, error) {
 		}
 		for _, d := range letters {
 			dest, skip, _ := req.Decide(d, nil)
+			if skip != actions.Selected && req.To.KeepKey {
+				return nil, &actions.RequestError{Err: fmt.Errorf("%s: message %s has no original routing key (no x-death or framework header names one), so --original-routing-key cannot route it; nothing was published: import with --routing-key K or --to QUEUE", sanitize.Text(path), sanitize.Text(d.LogicalID))}
+			}
 			if skip != actions.Selected {
 				return nil, &actions.RequestError{Err: fmt.Errorf("%s: message %s has no destination; nothing was published", sanitize.Text(path), sanitize.Text(d.LogicalID))}
 			}
@@ -178,10 +181,16 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var leftOver string // an interrupted import this one starts over from
+	if resume != nil && s.StartOver {
+		leftOver = fmt.Sprintf("import %s of this file into vhost %s (started %s) was interrupted with %s recorded confirmed to %s: it is left unfinished, and this import publishes every message of the file again",
+			resume.Op.ID, s.Queue.Vhost, resume.Started, format.Messages(resumeCount(resume.Confirmed)), resume.Request.To.Words())
+		resume = nil
+	}
 	if resume != nil {
 		if want, got := resume.Request.To.String(), req.To.String(); want != got {
-			return nil, &actions.RequestError{Err: fmt.Errorf("import %s of this file was interrupted publishing to %s, not %s: run it again with that destination to finish it (it skips what was confirmed)",
-				resume.Op.ID, sanitize.Text(resume.Request.To.Words()), sanitize.Text(req.To.Words()))}
+			return nil, &actions.RequestError{Err: fmt.Errorf("import %s of this file was interrupted publishing to %s, not %s: run it again with that destination to finish it (it skips what was confirmed), or add --start-over to publish the whole file to %s, leaving that import unfinished",
+				resume.Op.ID, sanitize.Text(resume.Request.To.Words()), sanitize.Text(req.To.Words()), sanitize.Text(req.To.Words()))}
 		}
 		req = resume.Request
 	}
@@ -220,6 +229,9 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		p.Publish = max(file.count-p.Twins, 0)
 		p.Summary = fmt.Sprintf("finish import %s of %s into vhost %s, %s (started %s, interrupted): %s of the file's %d, recorded confirmed, are not published again; the other %d are (%d of them recorded without a confirm, so possibly twice)",
 			resume.Op.ID, s.File, s.Queue.Vhost, to, resume.Started, format.Messages(p.Twins), file.count, p.Publish, p.Unconfirmed)
+	}
+	if leftOver != "" {
+		p.Warnings = append(p.Warnings, leftOver)
 	}
 	if prior != nil && resume == nil {
 		confirmed := ""

@@ -64,8 +64,10 @@ type Scope struct {
 	NoCanary bool
 
 	// File is an import's export file; Queue names the vhost it goes
-	// to, and To where.
-	File string
+	// to, and To where. StartOver imports the whole file anew where an
+	// interrupted import of it would be finished.
+	File      string
+	StartOver bool
 }
 
 // Confirm is what the operator must answer before a plan runs: y, or the
@@ -156,9 +158,40 @@ type Plan struct {
 	// queue.
 	Staging  Staging
 	CanStage bool
+	// target and groups are a whole-queue plan's, which CheckStaging
+	// checks a staging against.
+	target *Target
+	groups []actions.Group
 
 	run   func(ctx context.Context, progress func(Progress)) (Result, error)
 	close func() error
+}
+
+// CheckStaging says, before the operator confirms, whether the run
+// would refuse st before anything moves: the consumers' pace where a
+// destination has no consumer, a canary waited for on destination
+// queues no consumer takes from. nil when the plan cannot be staged or
+// its destinations are not known yet; the run checks again.
+func (o *Ops) CheckStaging(ctx context.Context, p *Plan, st Staging) error {
+	if p == nil || !p.CanStage || p.target == nil {
+		return nil
+	}
+	return o.checkStaging(ctx, p.target, p.groups, st)
+}
+
+func (o *Ops) checkStaging(ctx context.Context, t *Target, groups []actions.Group, st Staging) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	if st.RateAuto {
+		if err := o.checkPace(ctx, t, groups); err != nil {
+			return err
+		}
+	}
+	if st.Canary > 0 && st.CanaryWait > 0 {
+		return o.checkCanary(t, groups)
+	}
+	return nil
 }
 
 // Stage sets how the run goes out, as the prompt's answer says: a plan
@@ -342,16 +375,14 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 		if err := o.checkDestinations(t, pre); err != nil {
 			return nil, err
 		}
-		if s.Staging.RateAuto {
-			if err := o.checkPace(ctx, t, pre.Groups); err != nil {
-				return nil, err
-			}
+		if err := o.checkStaging(ctx, t, pre.Groups, s.Staging); err != nil {
+			return nil, err
 		}
 	}
 	p := &Plan{
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
-		CanStage: s.Action == Replay,
+		CanStage: s.Action == Replay, target: t, groups: pre.Groups,
 	}
 	if others.held > 0 && s.Limit == 0 {
 		// Not the whole queue, whatever the plan's count says.

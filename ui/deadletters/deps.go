@@ -50,6 +50,13 @@ type InboxLookup interface {
 	Lookup(ctx context.Context, queue domain.QueueRef, logicalIDs []string) (map[string]time.Time, error)
 }
 
+// StagingChecker is what Actions may also do: say, before the operator
+// confirms, whether a run would refuse a staging (a canary no consumer
+// would judge, a pace no consumer sets) before anything moves.
+type StagingChecker interface {
+	CheckStaging(ctx context.Context, p *ops.Plan, st ops.Staging) error
+}
+
 // Actions plans and executes replay and quarantine.
 type Actions interface {
 	Plan(ctx context.Context, s ops.Scope) (*ops.Plan, error)

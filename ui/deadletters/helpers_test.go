@@ -218,6 +218,15 @@ type fakeActions struct {
 	closedAtPlan []bool
 	// halt, when set, is why every run halts itself.
 	halt string
+	// refuse, when set, is what CheckStaging says of a staging.
+	refuse func(ops.Staging) error
+}
+
+func (a *fakeActions) CheckStaging(_ context.Context, _ *ops.Plan, st ops.Staging) error {
+	if a.refuse == nil {
+		return nil
+	}
+	return a.refuse(st)
 }
 
 func (s *fakeSession) Deadline() (time.Time, string) { return s.deadline, s.why }

@@ -54,6 +54,13 @@ type planMsg struct {
 	err  error
 }
 
+// stagingMsg is what CheckStaging said of the staging the prompt shows
+// (stage tells which).
+type stagingMsg struct {
+	stage int64
+	err   error
+}
+
 type progressMsg struct {
 	op int64
 	p  ops.Progress
@@ -141,6 +148,19 @@ func planCmd(ctx context.Context, a Actions, req ops.Scope, s ops.Session, op in
 			return nil
 		}
 		return planMsg{op: op, plan: p, err: err}
+	}
+}
+
+// stagingCheckTimeout bounds the check of a staging the prompt shows.
+const stagingCheckTimeout = 10 * time.Second
+
+// checkStagingCmd asks whether the run would refuse st before anything
+// moves, while the prompt waits for the answer to the question.
+func checkStagingCmd(ctx context.Context, c StagingChecker, p *ops.Plan, st ops.Staging, stage int64) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, stagingCheckTimeout)
+		defer cancel()
+		return stagingMsg{stage: stage, err: c.CheckStaging(ctx, p, st)}
 	}
 }
 

@@ -238,7 +238,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		if msg.Queue == m.ref && m.session != nil {
 			return lettersCmd(m.session, m.sid)
 		}
-	case planMsg, progressMsg, resultMsg:
+	case planMsg, stagingMsg, progressMsg, resultMsg:
 		return m.follow(m.op.Update(msg))
 	case scanProgressMsg, scanMsg:
 		cmd, shown := m.scan.Update(msg, m.held.letters)

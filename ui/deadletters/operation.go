@@ -47,6 +47,10 @@ type operation struct {
 	// halted is the replay that halted itself, until a resume takes it
 	// up: the screen's banner, and R resumes it.
 	halted *halted
+	// stage numbers the staging the prompt shows; refused is what
+	// CheckStaging said of it, "" while unknown or fine.
+	stage   int64
+	refused string
 }
 
 // halted is a staged replay that stopped itself.
@@ -87,6 +91,9 @@ func (o *operation) Update(msg tea.Msg) (tea.Cmd, wants) {
 		return o.busyKey(msg)
 	case planMsg:
 		return o.planned(msg)
+	case stagingMsg:
+		o.stagingChecked(msg)
+		return nil, nothing
 	case progressMsg:
 		return o.progressed(msg), nothing
 	case resultMsg:
@@ -208,6 +215,7 @@ func (o *operation) planned(msg planMsg) (tea.Cmd, wants) {
 		return tea.Batch(common.Info(p.Summary), closePlan(p)), o.ended(nothing)
 	}
 	o.plan = p
+	o.stage, o.refused = nextID(), ""
 	o.ask(confirmPlan, o.planQuestion(p))
 	return nil, nothing
 }
@@ -233,8 +241,24 @@ func (o *operation) restage(st ops.Staging) tea.Cmd {
 	if err := o.plan.Stage(st); err != nil {
 		return common.ReportError(err)
 	}
+	o.stage, o.refused = nextID(), ""
 	o.prompt.SetQuestion(o.planQuestion(o.plan))
-	return nil
+	c, ok := o.deps.Actions.(StagingChecker)
+	if !ok || !st.Active() {
+		return nil
+	}
+	return checkStagingCmd(o.ctx, c, o.plan, st, o.stage)
+}
+
+// stagingChecked shows, in the question still asked, that the run would
+// refuse the staging it shows: the operator changes it before
+// confirming rather than learn it after.
+func (o *operation) stagingChecked(msg stagingMsg) {
+	if msg.stage != o.stage || o.mode != prompting || o.kind != confirmPlan || o.plan == nil || msg.err == nil {
+		return
+	}
+	o.refused = msg.err.Error()
+	o.prompt.SetQuestion(o.planQuestion(o.plan))
 }
 
 // stagingDetails are the prompt's lines on the canary and the pace, with
@@ -293,6 +317,9 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 		q.Details = append(q.Details, stagingDetails(p.Staging)...)
 	}
 	var warn []string
+	if o.refused != "" {
+		warn = append(warn, "this run would be refused before anything moves: "+sanitize.Message(o.refused)+" (tab and ctrl+p change the staging)")
+	}
 	for _, w := range p.Warnings {
 		warn = append(warn, sanitize.Text(w))
 	}

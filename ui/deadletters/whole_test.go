@@ -1,6 +1,7 @@
 package deadletters
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -166,5 +167,38 @@ func TestWholeQueueReplayPromptSetsTheCanaryAndThePaceAndAHaltOffersResume(t *te
 	d.until("the banner gone", func() bool { return d.m.op.halted == nil && strings.Contains(d.m.op.result, "resumed op-1") })
 	if strings.Contains(d.m.View(), "halted") {
 		t.Errorf("the halt banner stays after the resume finished:\n%s", d.m.View())
+	}
+}
+
+// A staging the run would refuse before anything moves (a canary no
+// consumer would judge) is said in the question, before the operator
+// confirms; a staging changed again drops the warning.
+func TestTheReplayPromptSaysAStagingTheRunWouldRefuse(t *testing.T) {
+	acts := &fakeActions{whole: 400, refuse: func(st ops.Staging) error {
+		if st.Canary > 0 {
+			return errors.New("the canary cannot be judged: orders has no consumer")
+		}
+		return nil
+	}}
+	d, _, _ := wholeDriver(t, Options{}, acts)
+	d.send(ctrl(tea.KeyCtrlR))
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+	if v := d.m.View(); strings.Contains(v, "would be refused") {
+		t.Fatalf("the prompt warns before any staging is chosen:\n%s", v)
+	}
+	d.send(tea.KeyMsg{Type: tea.KeyTab})
+	d.until("the staging's refusal in the question", func() bool {
+		return strings.Contains(d.m.View(), "this run would be refused before anything moves: the canary cannot be judged: orders has no consumer")
+	})
+	// ctrl+p alone (no canary) is fine: the warning goes.
+	d.send(tea.KeyMsg{Type: tea.KeyTab})
+	d.send(tea.KeyMsg{Type: tea.KeyTab})
+	if v := d.m.View(); !strings.Contains(v, "canary: none") || strings.Contains(v, "would be refused") {
+		t.Fatalf("the warning stays once the canary is gone:\n%s", v)
+	}
+	d.send(ctrl(tea.KeyCtrlP))
+	d.until("the pace's check", func() bool { return strings.Contains(d.m.View(), "pace: the destination's consumers'") })
+	if v := d.m.View(); strings.Contains(v, "would be refused") {
+		t.Fatalf("a staging the check accepts is warned of:\n%s", v)
 	}
 }
