@@ -316,3 +316,15 @@ func TestOverrideWords(t *testing.T) {
 		}
 	}
 }
+
+func TestAPreviewTheFilterChoseNothingOfSaysSo(t *testing.T) {
+	p := &Preview{Request: Request{Action: ActionReplay, Queue: "shipments_error"}, Read: 6, Filtered: 6}
+	if got, want := p.Summary(), "Nothing to replay from shipments_error: read 6 messages of the queue; the filter chose none of them"; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+	// Some chosen, none moving (applied): the filter is not blamed.
+	p = &Preview{Request: Request{Action: ActionReplay, Queue: "d"}, Read: 6, Filtered: 5, SkippedApplied: 1}
+	if got := p.Summary(); strings.Contains(got, "filter") {
+		t.Errorf("summary = %q, blames the filter", got)
+	}
+}

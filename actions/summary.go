@@ -26,6 +26,7 @@ type question struct {
 	filterErrors       int
 	filterError        error
 	noDestination      int
+	filtered           int // a preview's: how many the filter left out
 	keepKey            bool // --to EXCHANGE: noDestination lack an original routing key
 	unconfirmed        int
 	inboxUnknown       bool
@@ -46,7 +47,7 @@ func (p *Preview) question() question {
 	r := p.Request
 	return question{action: r.Action, queue: r.Queue, reason: r.Reason, release: r.Release, moving: p.Moving,
 		logicalIDs: p.LogicalIDs, bytes: p.Bytes, groups: p.Groups, skippedApplied: p.SkippedApplied, skippedQuarantined: p.SkippedQuarantined,
-		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination,
+		filterErrors: p.FilterErrors, filterError: p.FilterError, noDestination: p.NoDestination, filtered: p.Filtered,
 		keepKey: r.To != nil && r.To.KeepKey, unconfirmed: p.Unconfirmed, inboxUnknown: p.InboxUnknown, rate: r.Rate, read: p.Read, loops: p.ReplayLoops}
 }
 
@@ -75,6 +76,9 @@ func (p *Preview) Lines() []string { return p.question().lines() }
 func (t question) summary() string {
 	notes := t.notes()
 	if t.moving == 0 {
+		if t.filtered > 0 && t.filtered == t.read {
+			notes = append(notes, "the filter chose none of them")
+		}
 		s := fmt.Sprintf("Nothing to %s from %s", t.verb(), t.queue)
 		if len(notes) > 0 {
 			s += ": " + strings.Join(notes, "; ")

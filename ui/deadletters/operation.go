@@ -261,10 +261,32 @@ func (o *operation) stagingChecked(msg stagingMsg) {
 	o.prompt.SetQuestion(o.planQuestion(o.plan))
 }
 
+// stayLine says how many of the messages the plan took stay, and why:
+// of those the operator selected, or of those a whole-queue plan read,
+// where most that stay were not chosen (a filter, no destination).
+func stayLine(left, of, applied int, whole bool) string {
+	what := "selected"
+	if whole {
+		what = "read"
+	}
+	var why []string
+	if applied > 0 {
+		why = append(why, fmt.Sprintf("%d already applied", applied))
+	}
+	if other := left - applied; other > 0 {
+		why = append(why, fmt.Sprintf("%d not chosen", other))
+	}
+	return fmt.Sprintf("stay in the DLQ: %d of the %d %s (%s)", left, of, what, strings.Join(why, ", "))
+}
+
 // stagingDetails are the prompt's lines on the canary and the pace, with
-// the keys that change them.
-func stagingDetails(st ops.Staging) []string {
+// the keys that change them; a run of moving messages no larger than the
+// smallest canary is offered none.
+func stagingDetails(st ops.Staging, moving int) []string {
 	canary := "canary: none (tab: 10 first, then stages ten times larger, each judged)"
+	if moving <= canarySizes[1] {
+		canary = fmt.Sprintf("canary: none (a run of %s is no larger than the smallest canary, %d)", format.Messages(moving), canarySizes[1])
+	}
 	if st.Canary > 0 {
 		canary = fmt.Sprintf("canary: %d first, judged within %s, then %d, %d, …; halt above %.0f%% failed again (tab: %s)",
 			st.Canary, st.CanaryWait, st.Canary*10, st.Canary*100, st.HaltAt*100, canaryWord(nextCanary(st.Canary)))
@@ -303,7 +325,7 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 		q.Details = append(q.Details, fmt.Sprintf("→ %s: %s", sanitize.Text(d.Name), format.Messages(d.Count)))
 	}
 	if left := p.Selected - p.Publish; left > 0 {
-		q.Details = append(q.Details, fmt.Sprintf("stay in the DLQ: %d of %d selected (%d already applied)", left, p.Selected, p.SkippedApplied))
+		q.Details = append(q.Details, stayLine(left, p.Selected, p.SkippedApplied, o.whole))
 	}
 	if !p.Staging.RateAuto {
 		// At the consumers' pace, the pace line below says the rate.
@@ -314,7 +336,7 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 		q.Details = append(q.Details, "rate: "+r) // the size is in the summary
 	}
 	if p.CanStage {
-		q.Details = append(q.Details, stagingDetails(p.Staging)...)
+		q.Details = append(q.Details, stagingDetails(p.Staging, p.Publish)...)
 	}
 	var warn []string
 	if o.refused != "" {

@@ -202,3 +202,31 @@ func TestTheReplayPromptSaysAStagingTheRunWouldRefuse(t *testing.T) {
 		t.Fatalf("a staging the check accepts is warned of:\n%s", v)
 	}
 }
+
+// The prompt of a whole-queue replay says what stays of what it read,
+// and why; a run no larger than the smallest canary is offered none.
+func TestTheWholeQueuePromptSaysWhatStaysAndOffersNoCanaryForASmallRun(t *testing.T) {
+	acts := &fakeActions{whole: 30, skip: 27}
+	d, _, _ := wholeDriver(t, Options{}, acts)
+	d.send(ctrl(tea.KeyCtrlR))
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+	v := d.m.View()
+	for _, want := range []string{"stay in the DLQ: 27 of the 30 read (27 already applied)", "canary: none (a run of 3 messages is no larger than the smallest canary, 10)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, v)
+		}
+	}
+	d.send(tea.KeyMsg{Type: tea.KeyTab})
+	if v := d.m.View(); strings.Contains(v, "canary: 10 first") {
+		t.Errorf("tab set a canary of 10 for a run of 3:\n%s", v)
+	}
+}
+
+func TestStayLineNamesWhatWasNotChosen(t *testing.T) {
+	if got, want := stayLine(27, 30, 3, true), "stay in the DLQ: 27 of the 30 read (3 already applied, 24 not chosen)"; got != want {
+		t.Errorf("stayLine = %q, want %q", got, want)
+	}
+	if got, want := stayLine(2, 5, 0, false), "stay in the DLQ: 2 of the 5 selected (2 not chosen)"; got != want {
+		t.Errorf("stayLine = %q, want %q", got, want)
+	}
+}
