@@ -26,7 +26,7 @@ type question struct {
 	filterErrors       int
 	filterError        error
 	noDestination      int
-	filtered           int // a preview's: how many the filter left out
+	filtered           int  // a preview's: how many the filter left out
 	keepKey            bool // --to EXCHANGE: noDestination lack an original routing key
 	unconfirmed        int
 	inboxUnknown       bool

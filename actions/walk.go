@@ -27,8 +27,8 @@ type Walk struct {
 	// how many are to be read instead: no preview counted what moves.
 	Expect     int
 	ExpectRead bool
-	Groups []Group
-	Lookup Lookup
+	Groups     []Group
+	Lookup     Lookup
 	// Resume, when set, finishes an interrupted operation under its own
 	// ID: twins of its recorded confirms are removed from the queue, and
 	// the rest is decided as the operation decided it.
