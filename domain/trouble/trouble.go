@@ -241,7 +241,8 @@ func (t *Tracker) MarksAt(i int) []Mark {
 
 func (s *series) observe(now, window int64, q domain.Queue) {
 	hasDLQ := q.DLQ != nil
-	rose := s.seen && (hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ || q.IsDLQ() && q.Messages > s.prevMessages)
+	dlqRose := s.seen && hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ && !s.idleSince(q)
+	rose := dlqRose || s.seen && q.IsDLQ() && q.Messages > s.prevMessages
 	if s.judged == nil && !rose && q.DLXHeld == nil && !movesJudged(q) {
 		s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, hasDLQ
 		return
@@ -255,7 +256,7 @@ func (s *series) observe(now, window int64, q domain.Queue) {
 	}
 	s.verdicts = prune(s.verdicts, since, func(v verdict) int64 { return v.at })
 	if s.seen {
-		if hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ {
+		if dlqRose {
 			s.rises[DLQGrowing] = append(s.rises[DLQGrowing], rise{now, q.DLQMessages - s.prevDLQ})
 		}
 		if q.IsDLQ() && q.Messages > s.prevMessages {
@@ -274,6 +275,17 @@ func (s *series) observe(now, window int64, q domain.Queue) {
 	if s.idle() {
 		s.judged = nil
 	}
+}
+
+// idleSince reports a queue that cannot have dead-lettered anything
+// since its last sample: empty then and now, with statistics that show
+// nothing published to it and nothing delivered, and nothing
+// unacknowledged. A rise of its DLQ meanwhile is not its own: another
+// queue sharing the DLQ dead-lettered, or a publisher wrote to the DLQ
+// itself; the DLQ's own row shows the arrivals (Arriving).
+func (s *series) idleSince(q domain.Queue) bool {
+	return q.HasRates && !q.StatsPending && q.Messages == 0 && s.prevMessages == 0 && q.Unacked == 0 &&
+		q.PublishRate == 0 && q.AckRate == 0
 }
 
 // movesJudged reports whether a sample of q is judged on its movement:

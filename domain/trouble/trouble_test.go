@@ -415,3 +415,40 @@ func TestASnapshotOfOneVhostKeepsTheOthersSeries(t *testing.T) {
 		t.Fatal("a snapshot of every vhost kept a queue it no longer lists")
 	}
 }
+
+// Two queues share a DLQ: the one dead-lettering is marked as its DLQ
+// grows, the one that is empty and idle throughout is not — its DLQ's
+// rise is not its own. Without statistics nothing says it was idle, so
+// it is marked.
+func TestASharedDLQGrowingMarksOnlyTheQueuesThatCouldHaveDeadLettered(t *testing.T) {
+	idle := domain.QueueRef{Vhost: "/", Name: "orders.invoicing"}
+	for _, tt := range []struct {
+		name      string
+		withRates bool
+		want      bool
+	}{
+		{"idle, with statistics", true, false},
+		{"without statistics", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			shared := func(at time.Duration) []domain.Queue {
+				qs := dlqScene(4 * time.Minute)(at)
+				other := domain.Queue{Vhost: "/", Name: idle.Name, HasRates: tt.withRates, DLQ: &dlqRef, DLQMessages: qs[0].DLQMessages}
+				qs[1].DLQOf = append(qs[1].DLQOf, idle)
+				return append(qs, other)
+			}
+			tr := New(time.Minute)
+			marked := false
+			for _, st := range watch(tr, shared, 2*time.Minute, idle, DLQGrowing) {
+				marked = marked || st.marked
+			}
+			if marked != tt.want {
+				t.Errorf("the idle queue sharing the DLQ marked DLQ growing = %v, want %v", marked, tt.want)
+			}
+			tr = New(time.Minute)
+			if steps := watch(tr, shared, 30*time.Second, domain.QueueRef{Vhost: "/", Name: "orders"}, DLQGrowing); !steps[len(steps)-1].marked {
+				t.Errorf("the queue dead-lettering into the shared DLQ is not marked: %+v", steps[len(steps)-1])
+			}
+		})
+	}
+}
