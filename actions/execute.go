@@ -435,6 +435,11 @@ func (r *reporter) count(o Outcome, published int) {
 	case Unknown:
 		r.p.Unknown++
 	}
+	r.report(published)
+}
+
+// report passes the figures on, at most every progressEvery.
+func (r *reporter) report(published int) {
 	if r.fn == nil {
 		return
 	}
@@ -450,14 +455,7 @@ func (r *reporter) count(o Outcome, published int) {
 // still shows the run going.
 func (r *reporter) read(n, published int) {
 	r.p.Read = n
-	if r.fn == nil {
-		return
-	}
-	if now := time.Now(); now.Sub(r.last) >= progressEvery {
-		r.last = now
-		r.p.Published = published
-		r.fn(r.p)
-	}
+	r.report(published)
 }
 
 func (r *reporter) finish(published int) {
