@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -537,6 +538,59 @@ func TestAnImportItsDestinationStoppedIsFinishedWithoutDuplicates(t *testing.T) 
 	}
 	if len(first)+len(second) != n {
 		t.Errorf("the two runs published %d and %d distinct messages, want %d in all", len(first), len(second), n)
+	}
+}
+
+// The same export in another file — compressed after the first try, say
+// — is the same import: running it finishes the interrupted one, naming
+// the file it started from, and nothing is published twice.
+func TestAnImportInterruptedIsFinishedFromACompressedCopyOfItsFile(t *testing.T) {
+	const n, room = 50, 20
+	s, file := exported(t, n)
+	testkit.Declare(t, s.ch, "small", amqp.Table{"x-max-length": int32(room), "x-overflow": "reject-publish"})
+	if _, _, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "small", "--yes"); err == nil || !strings.Contains(err.Error(), "is left open") {
+		t.Fatalf("an import into a full queue: %v; want it left open", err)
+	}
+	first := s.countIDs(t, "small")
+	if _, err := s.ch.QueueDelete("small", false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Declare(t, s.ch, "small", nil)
+	gz := file + ".gz"
+	plain, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(plain); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gz, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runAction(t, s.config, newDlqImportCmd, gz, "--to", "small", "--dry-run")
+	if err != nil || !strings.Contains(out, "finish import") || !strings.Contains(out, "from "+file+", the same export") {
+		t.Fatalf("the plan of the compressed copy: %v, %q\n%s; want it to finish the first import, naming its file", err, out, errOut)
+	}
+	out, errOut, err = runAction(t, s.config, newDlqImportCmd, gz, "--to", "small", "--yes")
+	if err != nil || !strings.Contains(out, "20 confirmed before the interruption and not published again") {
+		t.Fatalf("the import of the compressed copy: %v, %q\n%s", err, out, errOut)
+	}
+	second := s.countIDs(t, "small")
+	for id := range second {
+		if first[id] > 0 {
+			t.Errorf("message %s was published by both runs", id)
+		}
+	}
+	if len(first)+len(second) != n {
+		t.Errorf("the two runs published %d and %d distinct messages, want %d in all", len(first), len(second), n)
+	}
+	// Finished now: importing the copy again names the import of the
+	// same export, which read the first file.
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, gz, "--to", "small", "--dry-run"); err != nil ||
+		!strings.Contains(errOut, "this export was (from "+file+") imported into vhost "+s.vhost+" before") {
+		t.Errorf("a third import's plan: %v\n%s; want the finished import of the copy named", err, errOut)
 	}
 }
 

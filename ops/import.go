@@ -177,7 +177,7 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		return nil, err
 	}
 	req.Queue = file.header.Queue
-	resume, prior, err := o.resumableImport(ctx, s.Queue.Vhost, file.sha256)
+	resume, prior, err := o.resumableImport(ctx, s.Queue.Vhost, file.sha256, file.header.ID())
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +227,14 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 	if resume != nil {
 		p.Operation, p.Twins, p.Unconfirmed = resume.Op.ID, resumeCount(resume.Confirmed), resumeCount(resume.Published)
 		p.Publish = max(file.count-p.Twins, 0)
-		p.Summary = fmt.Sprintf("finish import %s of %s into vhost %s, %s (started %s, interrupted): %s of the file's %d, recorded confirmed, are not published again; the other %d are (%d of them recorded without a confirm, so possibly twice)",
-			resume.Op.ID, s.File, s.Queue.Vhost, to, resume.Started, format.Messages(p.Twins), file.count, p.Publish, p.Unconfirmed)
+		started := "started " + resume.Started
+		if resume.File != "" && resume.File != s.File {
+			// Another file holding the same export (compressed or not):
+			// its messages are told by their IDs and bodies.
+			started += " from " + resume.File + ", the same export"
+		}
+		p.Summary = fmt.Sprintf("finish import %s of %s into vhost %s, %s (%s, interrupted): %s of the file's %d, recorded confirmed, are not published again; the other %d are (%d of them recorded without a confirm, so possibly twice)",
+			resume.Op.ID, s.File, s.Queue.Vhost, to, started, format.Messages(p.Twins), file.count, p.Publish, p.Unconfirmed)
 	}
 	if leftOver != "" {
 		p.Warnings = append(p.Warnings, leftOver)
@@ -238,8 +244,12 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		if prior.confirmed != "" {
 			confirmed = ", " + prior.confirmed + " confirmed"
 		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("this file was imported into vhost %s before (operation %s, finished %s%s): importing it again publishes every message again",
-			s.Queue.Vhost, prior.id, prior.finished.UTC().Format("2006-01-02 15:04:05Z"), confirmed))
+		what := "this file was"
+		if prior.file != "" {
+			what = "this export was (from " + prior.file + ")"
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s imported into vhost %s before (operation %s, finished %s%s): importing it again publishes every message again",
+			what, s.Queue.Vhost, prior.id, prior.finished.UTC().Format("2006-01-02 15:04:05Z"), confirmed))
 	}
 	if s.Staging.RateAuto && file.count > 0 {
 		if err := o.checkPace(ctx, importTarget(s.Queue.Vhost, file), file.groups); err != nil {
@@ -275,17 +285,23 @@ type priorImport struct {
 	id        string
 	finished  time.Time
 	confirmed string // as its final record counts them
+	// file is the other file it read, holding the same export
+	// (compressed or not); "" when it read this one.
+	file string
 }
 
 // resumableImport is the interrupted import of the file whose sha256 is
 // sum into vhost, if the audit log holds one: an intent with that file's
-// sha256 and no final record. Its records say what was confirmed. When
-// the last import of the file into vhost finished instead, that one is
-// prior. Every import asks, so the log is searched for the two kinds of
-// line that can answer (a final record, an intent naming sum) and only
+// sha256, or with its export's ID (export, dlqfile.Header.ID: the same
+// export compressed or decompressed is another file), and no final
+// record. Its records say what was confirmed, by each message's IDs and
+// body, so a copy of the export skips the same messages. When the last
+// import of the file into vhost finished instead, that one is prior.
+// Every import asks, so the log is searched for the kinds of line that
+// can answer (a final record, an intent naming sum or export) and only
 // those are decoded (audit.ScanWhere): a log of 223 MB took 0.7 s to
 // decode whole.
-func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.Resumption, *priorImport, error) {
+func (o *Ops) resumableImport(ctx context.Context, vhost, sum, export string) (*actions.Resumption, *priorImport, error) {
 	st, err := o.AuditStore()
 	if err != nil {
 		return nil, nil, err
@@ -295,15 +311,20 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum string) (*actions.
 	// finished says: an intent comes before its final record, so no
 	// other operation's final record is kept.
 	ours := map[string]*priorImport{}
-	err = audit.ScanWhere(ctx, st, [][]byte{[]byte(`"` + domain.OutcomeFinal + `"`), []byte(sum)}, func(r audit.Record) error {
+	files := map[string]string{} // each import's file, as its intent names it
+	err = audit.ScanWhere(ctx, st, [][]byte{[]byte(`"` + domain.OutcomeFinal + `"`), []byte(sum), []byte(export)}, func(r audit.Record) error {
 		switch {
 		case r.Outcome == domain.OutcomeFinal:
 			if _, ok := ours[r.Operation]; ok {
-				ours[r.Operation] = &priorImport{id: r.Operation, finished: r.Time, confirmed: r.Detail[domain.OutcomeConfirmed]}
+				ours[r.Operation] = &priorImport{id: r.Operation, finished: r.Time, confirmed: r.Detail[domain.OutcomeConfirmed], file: files[r.Operation]}
 			}
-		case r.Outcome == domain.OutcomeIntent && r.Action == actions.ActionImport && r.Vhost == vhost && r.Detail["file_sha256"] == sum:
+		case r.Outcome == domain.OutcomeIntent && r.Action == actions.ActionImport && r.Vhost == vhost &&
+			(r.Detail["file_sha256"] == sum || r.Detail["export_id"] == export):
 			id, queue = r.Operation, r.Queue
 			ours[id] = nil
+			if r.Detail["file_sha256"] != sum {
+				files[id] = r.Detail["file"]
+			}
 		}
 		return nil
 	})
@@ -366,7 +387,7 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 	defer conn.Close()
 	env.Conn = conn
 	op := actions.Walk{Request: req, Expect: file.count, Limit: file.count, Groups: file.groups, Resume: resume,
-		Detail: map[string]string{"file": file.path, "file_sha256": file.sha256}}
+		Detail: map[string]string{"file": file.path, "file_sha256": file.sha256, "export_id": file.header.ID()}}
 	var g *staged
 	if st.RateAuto {
 		// The consumers' pace, as a replay's (no canary: nothing marks

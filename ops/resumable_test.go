@@ -126,17 +126,26 @@ func TestAnImportFinishedInALogWrittenByHandIsNotResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := strings.Repeat("5e", 32)
+	sum, export := strings.Repeat("5e", 32), strings.Repeat("e1", 32)
 	intent := audit.Record{Operator: "ana", Action: actions.ActionImport, Operation: "imp-1", Vhost: "/", Queue: "orders.dlq",
-		Target: "queue:orders.dlq", Outcome: domain.OutcomeIntent, Detail: map[string]string{"file_sha256": sum, "streamed": "true"}}
+		Target: "queue:orders.dlq", Outcome: domain.OutcomeIntent, Detail: map[string]string{"file": "orders.jsonl", "file_sha256": sum, "export_id": export, "streamed": "true"}}
 	final := intent
 	final.Outcome, final.Detail = domain.OutcomeFinal, nil
 	if _, err := st.AppendAll(ctx, []audit.Record{intent, final}); err != nil {
 		t.Fatal(err)
 	}
 	o := &Ops{c: Clients{OpenAudit: func() (audit.Store, error) { return audit.OpenFile(path) }}}
-	if r, prior, err := o.resumableImport(ctx, "/", sum); r != nil || err != nil || prior == nil || prior.id != "imp-1" {
+	if r, prior, err := o.resumableImport(ctx, "/", sum, export); r != nil || err != nil || prior == nil || prior.id != "imp-1" || prior.file != "" {
 		t.Fatalf("a finished import: %+v, prior %+v, %v; want nothing to resume, and imp-1 named as the import before", r, prior, err)
+	}
+	// Another file of the same export (compressed, say) finds it by the
+	// export's ID, naming the file it read; another export does not.
+	other := strings.Repeat("0a", 32)
+	if r, prior, err := o.resumableImport(ctx, "/", other, export); r != nil || err != nil || prior == nil || prior.id != "imp-1" || prior.file != "orders.jsonl" {
+		t.Fatalf("a copy of the export: %+v, prior %+v, %v; want imp-1 named as its import, from orders.jsonl", r, prior, err)
+	}
+	if r, prior, err := o.resumableImport(ctx, "/", other, strings.Repeat("0b", 32)); r != nil || err != nil || prior != nil {
+		t.Fatalf("another export: %+v, prior %+v, %v; want no import of it", r, prior, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -153,7 +162,7 @@ func TestAnImportFinishedInALogWrittenByHandIsNotResumed(t *testing.T) {
 		t.Fatalf("the rewritten log: %+v, %v; want it to verify", v, err)
 	}
 	o = &Ops{c: Clients{OpenAudit: func() (audit.Store, error) { return audit.OpenFile(path) }}}
-	if r, _, err := o.resumableImport(ctx, "/", sum); r != nil || err != nil {
+	if r, _, err := o.resumableImport(ctx, "/", sum, export); r != nil || err != nil {
 		t.Fatalf("a finished import, its final record escaped: %+v, %v; want nothing to resume", r, err)
 	}
 }

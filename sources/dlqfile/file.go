@@ -35,6 +35,16 @@ type Header struct {
 	Warren     string    `json:"warren"`
 }
 
+// ID is the export's identity, whatever file holds it: the sha256 of its
+// header, as a reader reads it, in hex. A copy compressed or
+// decompressed, whose bytes (and file sha256) differ, has the same ID;
+// another export of the same queue has another time, so another ID.
+func (h Header) ID() string {
+	b, _ := json.Marshal(h) // a struct of strings, numbers and a time
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // Properties are a message's AMQP properties; Timestamp is nil when the
 // message has none.
 type Properties struct {
