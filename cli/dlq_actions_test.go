@@ -375,3 +375,29 @@ func TestDlqReplaySkipsWhatTheInboxAppliedUnlessIncluded(t *testing.T) {
 		})
 	}
 }
+
+// A plan whose exchange destination routes its key to no queue says so
+// before anyone confirms: its first copy would come back unroutable and
+// stop the run. A key the exchange routes draws no such warning.
+func TestAPlanWarnsOfAnExchangeThatRoutesItsKeyNowhere(t *testing.T) {
+	s := newActScene(t, 2, "")
+	testkit.Declare(t, s.ch, "target", nil)
+	if err := s.ch.QueueBind("target", "orders.k", "amq.topic", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	const warn = "exchange amq.topic (routing key nowhere) routes to no queue, as the management API lists its bindings"
+	_, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--to", "amq.topic/nowhere", "--dry-run")
+	if err != nil || !strings.Contains(errOut, warn) || !strings.Contains(errOut, "would come back unroutable and stop the run, nothing lost") {
+		t.Fatalf("replay --to amq.topic/nowhere --dry-run: %v\n%s\nwant the unroutable key warned of", err, errOut)
+	}
+	if _, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--to", "amq.topic/orders.k", "--dry-run"); err != nil || strings.Contains(errOut, "routes to no queue") {
+		t.Errorf("replay --to amq.topic/orders.k --dry-run: %v\n%s\nwant no warning: the key is bound", err, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "orders.jsonl")
+	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", file); err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--exchange", "amq.topic", "--routing-key", "nowhere", "--dry-run"); err != nil || !strings.Contains(errOut, warn) {
+		t.Errorf("import --exchange amq.topic --routing-key nowhere --dry-run: %v\n%s\nwant the unroutable key warned of", err, errOut)
+	}
+}

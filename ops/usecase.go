@@ -355,10 +355,40 @@ func (o *Ops) planHeld(ctx context.Context, s Scope, h *Browse) (*Plan, error) {
 	if note != "" {
 		p.Warnings = append(p.Warnings, note)
 	}
+	p.Warnings = append(p.Warnings, o.unrouted(ctx, s.Queue.Vhost, ap.Groups)...)
 	for _, g := range ap.Groups {
 		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
 	}
 	return p, nil
+}
+
+// unrouted warns of each exchange destination whose routing key the
+// exchange routes to no queue, as the management API lists its bindings
+// (followed through exchange-to-exchange bindings and alternate
+// exchanges): the run's first copy there would come back unroutable and
+// stop it, nothing lost. A warning, not a refusal: the bindings read
+// may be seconds old, and may change before the run.
+func (o *Ops) unrouted(ctx context.Context, vhost string, groups []actions.Group) []string {
+	r, ok := o.c.Mgmt.(router)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, g := range groups {
+		d := g.Dest
+		if d.Exchange == "" {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, routeTimeout)
+		refs, err := r.RouteKey(rctx, vhost, d.Exchange, d.RoutingKey)
+		cancel()
+		if err != nil || len(refs) > 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s routes to no queue, as the management API lists its bindings: the first of the %s going there would come back unroutable and stop the run, nothing lost; bind a queue to it or name another destination",
+			d, format.Messages(g.Count)))
+	}
+	return out
 }
 
 // planWhole previews r over the whole queue (or its first s.Limit
@@ -379,6 +409,7 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 			return nil, err
 		}
 	}
+	unrouted := o.unrouted(ctx, s.Queue.Vhost, pre.Groups)
 	p := &Plan{
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
@@ -388,6 +419,7 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 		// Not the whole queue, whatever the plan's count says.
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s; this %s leaves them in %s", domain.HeldNote(others.held), r.Action, s.Queue.Name))
 	}
+	p.Warnings = append(p.Warnings, unrouted...)
 	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
 		return o.walkPreviewed(ctx, t, pre, p.Staging, progress)
 	}
