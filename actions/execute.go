@@ -417,7 +417,9 @@ func tally(res *Result, outcomes []MessageOutcome) {
 	}
 }
 
-// reporter throttles progress callbacks; it runs on the settling goroutine.
+// reporter throttles progress callbacks. The settling goroutine counts
+// outcomes with it and a walk's reading goroutine its reads, each under
+// the walker's mutex; finish runs once both are done.
 type reporter struct {
 	fn   func(Progress)
 	p    Progress

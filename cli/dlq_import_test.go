@@ -622,7 +622,7 @@ func TestAnImportStartsOverElsewhereWhenItsDestinationIsGone(t *testing.T) {
 		t.Fatalf("import --start-over: %v\n%s", err, errOut)
 	}
 	if want := "import " + first + " of this file into vhost " + s.vhost; !strings.Contains(errOut, want) ||
-		!strings.Contains(errOut, "was interrupted with 20 messages recorded confirmed to queue small (default exchange): it is left unfinished") {
+		!strings.Contains(errOut, "20 messages recorded confirmed to queue small (default exchange)) is not finished — interrupted, or still running elsewhere: running this one closes it as cancelled") {
 		t.Errorf("import --start-over warned:\n%s\nwant the interrupted import named with what it confirmed", errOut)
 	}
 	if strings.Contains(out, "not published again") {
@@ -632,8 +632,25 @@ func TestAnImportStartsOverElsewhereWhenItsDestinationIsGone(t *testing.T) {
 		t.Fatalf("elsewhere holds %d distinct messages, want the whole file's %d", len(ids), n)
 	}
 	ops := s.importOps(t)
-	if len(ops) != 2 || ops[first]["final"] != 0 {
-		t.Fatalf("import operations %v: want the interrupted one left without a final record and a second", ops)
+	if len(ops) != 2 || ops[first]["final"] != 1 {
+		t.Fatalf("import operations %v: want the interrupted one closed by a final record, and a second", ops)
+	}
+	// It is closed as cancelled, by what its records confirmed.
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var closed *audit.Record
+	_ = st.Scan(t.Context(), func(r audit.Record) error {
+		if r.Operation == first && r.Outcome == "final" {
+			rr := r
+			closed = &rr
+		}
+		return nil
+	})
+	if closed == nil || closed.Detail["cancelled"] != "true" || closed.Detail["confirmed"] != "20" || !strings.Contains(closed.Detail["note"], "--start-over") {
+		t.Errorf("the replaced import's final record: %+v; want it cancelled, 20 confirmed, naming --start-over", closed)
 	}
 	// The new import is now the file's: importing again names it as
 	// finished, and no longer offers to finish the first.

@@ -353,9 +353,29 @@ func noConsumerError(queues []domain.QueueRef) error {
 	for i, q := range queues {
 		names[i] = sanitize.Text(q.Name)
 	}
-	return fmt.Errorf("%w: %s has no consumer, so no copy of the canary would be applied or fail again; start its consumers, pass --canary-wait 0 (the canary is not waited for), or replay without --canary (a resume: --no-canary)",
-		actions.ErrCannotJudge, strings.Join(names, ", "))
+	return &StagingRefusal{Kind: actions.ErrCannotJudge,
+		Why: strings.Join(names, ", ") + " has no consumer, so no copy of the canary would be applied or fail again",
+		Do:  "start its consumers, pass --canary-wait 0 (the canary is not waited for), or replay without --canary (a resume: --no-canary)"}
 }
+
+// StagingRefusal is a staging a run refuses before anything moves: Kind
+// is the sentinel (actions.ErrCannotJudge, ErrNoPace), Why the reason
+// any front end can show ("orders has no consumer, …"), Do what to do
+// on the command line, which the error's text adds.
+type StagingRefusal struct {
+	Kind error
+	Why  string
+	Do   string
+}
+
+func (e *StagingRefusal) Error() string {
+	if e.Do == "" {
+		return e.Kind.Error() + ": " + e.Why
+	}
+	return e.Kind.Error() + ": " + e.Why + "; " + e.Do
+}
+
+func (e *StagingRefusal) Unwrap() error { return e.Kind }
 
 // checkCanary refuses, before anyone is asked, a canary waited for on
 // destination queues no consumer takes from, as the run's judgeable

@@ -181,11 +181,12 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var leftOver string // an interrupted import this one starts over from
+	var leftOver string                // the warning on an unfinished import this one starts over from
+	var superseded *actions.Resumption // that import, closed when this one runs
 	if resume != nil && s.StartOver {
-		leftOver = fmt.Sprintf("import %s of this file into vhost %s (started %s) was interrupted with %s recorded confirmed to %s: it is left unfinished, and this import publishes every message of the file again",
+		leftOver = fmt.Sprintf("import %s of this file into vhost %s (started %s, %s recorded confirmed to %s) is not finished — interrupted, or still running elsewhere: running this one closes it as cancelled and publishes every message of the file again",
 			resume.Op.ID, s.Queue.Vhost, resume.Started, format.Messages(resumeCount(resume.Confirmed)), resume.Request.To.Words())
-		resume = nil
+		superseded, resume = resume, nil
 	}
 	if resume != nil {
 		if want, got := resume.Request.To.String(), req.To.String(); want != got {
@@ -264,9 +265,36 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		p.close = conn.Close
 	}
 	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
+		if superseded != nil {
+			if err := o.closeSuperseded(ctx, superseded); err != nil {
+				return Result{}, err
+			}
+		}
 		return o.runImport(ctx, s.Queue.Vhost, file, req, resume, s.Staging, conn, progress)
 	}
 	return p, nil
+}
+
+// closeSuperseded writes the final record of an unfinished import that
+// --start-over replaces, as cancelled, counting what its records say was
+// confirmed: the audit log then shows it ended, not open forever, and no
+// import of the file takes it up again.
+func (o *Ops) closeSuperseded(ctx context.Context, r *actions.Resumption) error {
+	st, err := o.AuditStore()
+	if err != nil {
+		return err
+	}
+	op := r.Op
+	if by := o.c.Operator; by != "" {
+		op.Operator = by
+	}
+	rec := op.Final(map[string]int{domain.OutcomeConfirmed: resumeCount(r.Confirmed)})
+	rec.Detail["cancelled"] = "true"
+	rec.Detail["note"] = "left unfinished: the file was imported again from its start (--start-over)"
+	if _, err := st.AppendAll(ctx, []audit.Record{rec}); err != nil {
+		return fmt.Errorf("closing import %s, which --start-over replaces, in the audit log (%s): %w; nothing was published", r.Op.ID, st.Describe(), err)
+	}
+	return nil
 }
 
 // dialResult is a connection being opened beside the check.

@@ -124,14 +124,15 @@ func (p *autoPace) check(ctx context.Context, dest actions.Destination) ([]domai
 		return nil, err
 	}
 	if len(queues) == 0 {
-		return nil, fmt.Errorf("%w: %s routes to no queue", ErrNoPace, sanitize.Text(dest.String()))
+		return nil, &StagingRefusal{Kind: ErrNoPace, Why: sanitize.Text(dest.String()) + " routes to no queue"}
 	}
 	if consumersOf(p.conn, queues) == 0 {
 		names := make([]string, len(queues))
 		for i, q := range queues {
 			names[i] = sanitize.Text(q.Name)
 		}
-		return nil, fmt.Errorf("%w: %s has no consumer, so nothing says how fast it can take the copies; start its consumers, or pass --rate N", ErrNoPace, strings.Join(names, ", "))
+		return nil, &StagingRefusal{Kind: ErrNoPace, Why: strings.Join(names, ", ") + " has no consumer, so nothing says how fast it can take the copies",
+			Do: "start its consumers, or pass --rate N"}
 	}
 	return queues, nil
 }

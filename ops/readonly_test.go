@@ -85,6 +85,12 @@ func TestTheOperationsLayerRefusesEveryChangeInAReadOnlyContext(t *testing.T) {
 	if _, err := o.Open(ctx, ref, true); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("a browse past the delivery-limit guard: %v", err)
 	}
+	if _, err := o.Scan(ctx, ref, true, nil); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("a whole-queue scan past the delivery-limit guard: %v", err)
+	}
+	if _, err := o.Scan(ctx, ref, false, nil); err != nil {
+		t.Errorf("a whole-queue scan within the guard is allowed: %v", err)
+	}
 	if n := testkit.Depth(t, testkit.Channel(t, testConn(t, vhost)), "orders.dlq"); n != 3 {
 		t.Errorf("orders.dlq holds %d, want its 3", n)
 	}

@@ -8,10 +8,16 @@ import (
 )
 
 // Scan reads the whole DLQ for statistics on a connection of its own,
-// with what browsing knows (logical IDs, attempts, origin limits). The
-// delivery-limit guard is never overridden here: a scan returns every
-// message of the queue, not one page.
+// with what browsing knows (logical IDs, attempts, origin limits), under
+// the delivery-limit guard unless allowRisk: the override the operator
+// gave the browse (O), which a read-only context refuses here as
+// Browse does, since a scan returns every message of the queue.
 func (o *Ops) Scan(ctx context.Context, ref domain.QueueRef, allowRisk bool, progress func(read int)) (*domain.Stats, error) {
+	if allowRisk {
+		if err := o.writable("a whole-queue scan that may cost deliveries (--allow-limit-risk)"); err != nil {
+			return nil, err
+		}
+	}
 	t, err := o.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err

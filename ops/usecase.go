@@ -132,9 +132,12 @@ type Plan struct {
 	Selected       int
 	Publish        int
 	SkippedApplied int
-	Destinations   []Destination
-	Bytes          int64
-	Rate           float64 // messages per second; 0 means unlimited
+	// Filtered is how many a whole-queue plan read that its filter left
+	// out (those stay too).
+	Filtered     int
+	Destinations []Destination
+	Bytes        int64
+	Rate         float64 // messages per second; 0 means unlimited
 	// Warnings are what reading found that the operator should read
 	// before answering (a page held of a stream, an inbox that did not
 	// answer).
@@ -412,7 +415,7 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 	unrouted := o.unrouted(ctx, s.Queue.Vhost, pre.Groups)
 	p := &Plan{
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
-		SkippedApplied: pre.SkippedApplied, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
+		SkippedApplied: pre.SkippedApplied, Filtered: pre.Filtered, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
 		CanStage: s.Action == Replay, target: t, groups: pre.Groups,
 	}
 	if others.held > 0 && s.Limit == 0 {

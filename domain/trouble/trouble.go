@@ -89,8 +89,10 @@ type series struct {
 	gen          uint64 // the Observe that last listed the queue
 	prevMessages int64
 	prevDLQ      int64
-	seen         bool // a previous sample exists
+	prevAt       int64 // when the previous sample was taken
+	seen         bool  // a previous sample exists
 	prevHasDLQ   bool
+	prevQuiet    bool // the previous sample was quiet (see idleSince)
 	*judged
 }
 
@@ -241,10 +243,10 @@ func (t *Tracker) MarksAt(i int) []Mark {
 
 func (s *series) observe(now, window int64, q domain.Queue) {
 	hasDLQ := q.DLQ != nil
-	dlqRose := s.seen && hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ && !s.idleSince(q)
+	dlqRose := s.seen && hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ && !s.idleSince(now, q)
 	rose := dlqRose || s.seen && q.IsDLQ() && q.Messages > s.prevMessages
 	if s.judged == nil && !rose && q.DLXHeld == nil && !movesJudged(q) {
-		s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, hasDLQ
+		s.keep(now, q)
 		return
 	}
 	if s.judged == nil {
@@ -270,22 +272,41 @@ func (s *series) observe(now, window int64, q domain.Queue) {
 			s.drain[v] = d
 		}
 	}
-	s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, hasDLQ
+	s.keep(now, q)
 	s.judge()
 	if s.idle() {
 		s.judged = nil
 	}
 }
 
+// keep makes q the previous sample.
+func (s *series) keep(now int64, q domain.Queue) {
+	s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, q.DLQ != nil
+	s.prevAt, s.prevQuiet = now, quiet(q)
+}
+
+// quietGap is the longest time between two samples over which a queue
+// quiet in both is taken to have been idle: the broker's rates are
+// averaged over its last few seconds, so over a longer gap a burst
+// published and dead-lettered between the samples would not show.
+const quietGap = int64(10 * time.Second)
+
+// quiet reports a sample of a queue with nothing in it and nothing in
+// flight: statistics showing no publishes and no acknowledgements or
+// automatically acknowledged deliveries, nothing unacknowledged.
+func quiet(q domain.Queue) bool {
+	return q.HasRates && !q.StatsPending && q.Messages == 0 && q.Unacked == 0 && q.PublishRate == 0 && q.AckRate == 0
+}
+
 // idleSince reports a queue that cannot have dead-lettered anything
-// since its last sample: empty then and now, with statistics that show
-// nothing published to it and nothing delivered, and nothing
-// unacknowledged. A rise of its DLQ meanwhile is not its own: another
-// queue sharing the DLQ dead-lettered, or a publisher wrote to the DLQ
-// itself; the DLQ's own row shows the arrivals (Arriving).
-func (s *series) idleSince(q domain.Queue) bool {
-	return q.HasRates && !q.StatsPending && q.Messages == 0 && s.prevMessages == 0 && q.Unacked == 0 &&
-		q.PublishRate == 0 && q.AckRate == 0
+// since its last sample, taken at most quietGap before: quiet then and
+// now. A message dead-lettered in between was published to the queue,
+// which the rates of one of the two samples show. A rise of its DLQ
+// meanwhile is not its own: another queue sharing the DLQ dead-lettered,
+// or a publisher wrote to the DLQ itself; the DLQ's own row shows the
+// arrivals (Arriving).
+func (s *series) idleSince(now int64, q domain.Queue) bool {
+	return s.prevQuiet && now-s.prevAt <= quietGap && quiet(q)
 }
 
 // movesJudged reports whether a sample of q is judged on its movement:

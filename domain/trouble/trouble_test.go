@@ -452,3 +452,30 @@ func TestASharedDLQGrowingMarksOnlyTheQueuesThatCouldHaveDeadLettered(t *testing
 		})
 	}
 }
+
+// Quiet in two samples far apart, or busy in the one before, a queue
+// may have dead-lettered between them: its DLQ's rise stays its own.
+func TestAQueueIsTakenAsIdleOnlyBetweenCloseQuietSamples(t *testing.T) {
+	work := domain.QueueRef{Vhost: "/", Name: "orders.invoicing"}
+	sample := func(dlq int64, publish float64) []domain.Queue {
+		return []domain.Queue{{Vhost: "/", Name: work.Name, HasRates: true, PublishRate: publish, DLQ: &dlqRef, DLQMessages: dlq}}
+	}
+	for _, tt := range []struct {
+		name    string
+		gap     time.Duration
+		publish float64 // in the first sample
+		want    bool
+	}{
+		{"quiet twice, 2 s apart", 2 * time.Second, 0, false},
+		{"quiet twice, 75 s apart", 75 * time.Second, 0, true},
+		{"published to in the sample before", 2 * time.Second, 3, true},
+	} {
+		tr := New(5 * time.Minute)
+		tr.Observe(t0, sample(3, tt.publish))
+		tr.Observe(t0.Add(tt.gap), sample(5, 0))
+		marks := tr.Marks(work)
+		if got := len(marks) == 1 && marks[0].Kind == DLQGrowing; got != tt.want {
+			t.Errorf("%s: marked DLQ growing = %v (%+v), want %v", tt.name, got, marks, tt.want)
+		}
+	}
+}

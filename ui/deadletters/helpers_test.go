@@ -376,6 +376,18 @@ func (d *driver) until(what string, cond func() bool) {
 	}
 }
 
+// settle handles the messages in flight, until none comes for 50 ms.
+func (d *driver) settle() {
+	for {
+		select {
+		case msg := <-d.msgs:
+			d.send(msg)
+		case <-time.After(50 * time.Millisecond):
+			return
+		}
+	}
+}
+
 func (d *driver) keys(keys ...string) {
 	for _, k := range keys {
 		var msg tea.KeyMsg

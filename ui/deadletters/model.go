@@ -437,7 +437,7 @@ func (m *Model) askOverride() tea.Cmd {
 	m.op.ask(confirmOverride, prompt.Question{
 		Title:         "Browse anyway",
 		Text:          fmt.Sprintf("Browse %s although warren refused: %s", name, sanitize.Text(m.refusal.Reason)),
-		Warning:       sanitize.Text(m.refusal.Risk),
+		Warning:       sanitize.Text(m.refusal.Risk) + "; the whole-queue statistics (S) then read every message of the queue under the same risk",
 		TypeToConfirm: name,
 	})
 	return nil

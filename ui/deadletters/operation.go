@@ -2,6 +2,7 @@ package deadletters
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -257,14 +258,23 @@ func (o *operation) stagingChecked(msg stagingMsg) {
 	if msg.stage != o.stage || o.mode != prompting || o.kind != confirmPlan || o.plan == nil || msg.err == nil {
 		return
 	}
-	o.refused = msg.err.Error()
+	var sr *ops.StagingRefusal
+	switch {
+	case errors.As(msg.err, &sr) && errors.Is(sr, ops.ErrNoPace):
+		o.refused = "this run would be refused before anything moves: the consumers' pace has nothing to follow, " + sr.Why + " (ctrl+p: as fast as confirms allow)"
+	case errors.As(msg.err, &sr):
+		o.refused = "this run would be refused before anything moves: the canary cannot be judged, " + sr.Why + " (tab changes the canary)"
+	default:
+		o.refused = "could not check the staging (" + msg.err.Error() + "); the run checks it again before anything moves"
+	}
 	o.prompt.SetQuestion(o.planQuestion(o.plan))
 }
 
 // stayLine says how many of the messages the plan took stay, and why:
-// of those the operator selected, or of those a whole-queue plan read,
-// where most that stay were not chosen (a filter, no destination).
-func stayLine(left, of, applied int, whole bool) string {
+// of those the operator selected, or of those a whole-queue plan read.
+// Those neither applied nor left out by the filter stay for a reason
+// the question's notes give (quarantined, no destination, …).
+func stayLine(left, of, applied, filtered int, whole bool) string {
 	what := "selected"
 	if whole {
 		what = "read"
@@ -273,8 +283,11 @@ func stayLine(left, of, applied int, whole bool) string {
 	if applied > 0 {
 		why = append(why, fmt.Sprintf("%d already applied", applied))
 	}
-	if other := left - applied; other > 0 {
-		why = append(why, fmt.Sprintf("%d not chosen", other))
+	if filtered > 0 {
+		why = append(why, fmt.Sprintf("%d not matching the filter", filtered))
+	}
+	if other := left - applied - filtered; other > 0 {
+		why = append(why, fmt.Sprintf("%d as the question notes", other))
 	}
 	return fmt.Sprintf("stay in the DLQ: %d of the %d %s (%s)", left, of, what, strings.Join(why, ", "))
 }
@@ -325,7 +338,7 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 		q.Details = append(q.Details, fmt.Sprintf("→ %s: %s", sanitize.Text(d.Name), format.Messages(d.Count)))
 	}
 	if left := p.Selected - p.Publish; left > 0 {
-		q.Details = append(q.Details, stayLine(left, p.Selected, p.SkippedApplied, o.whole))
+		q.Details = append(q.Details, stayLine(left, p.Selected, p.SkippedApplied, p.Filtered, o.whole))
 	}
 	if !p.Staging.RateAuto {
 		// At the consumers' pace, the pace line below says the rate.
@@ -340,7 +353,7 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 	}
 	var warn []string
 	if o.refused != "" {
-		warn = append(warn, "this run would be refused before anything moves: "+sanitize.Message(o.refused)+" (tab and ctrl+p change the staging)")
+		warn = append(warn, sanitize.Message(o.refused))
 	}
 	for _, w := range p.Warnings {
 		warn = append(warn, sanitize.Text(w))

@@ -32,6 +32,9 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 		return closeCmd(m.life, msg.sid)
 	}
 	if msg.err != nil {
+		// An override the open refused (a read-only context) covers
+		// nothing after it: not the whole-queue scan either.
+		m.allowRisk = false
 		if r, ok := isRefused(msg.err); ok {
 			m.state, m.refusal = refused, r
 			return nil

@@ -396,3 +396,21 @@ func TestTheHeaderCountsDownToTheConsumerTimeoutAndSaysWhyTheSessionEnded(t *tes
 		t.Fatalf("after the session gave its messages back:\n%s", v)
 	}
 }
+
+// An override the open then fails on (a read-only context refuses it)
+// is not kept for what comes after: not for the whole-queue scan.
+func TestAnOverrideTheOpenFailsOnIsNotKept(t *testing.T) {
+	b := &fakeBrowser{err: &domain.RefusedError{
+		Reason: "orders.dlq is a quorum queue with delivery-limit 5: each browse costs a delivery",
+		Risk:   "messages at their limit will be dropped or dead-lettered again",
+	}}
+	d := newDriver(t, Deps{Browser: b, Scanner: newScanner(&domain.Stats{}, nil)}, Options{})
+	d.until("the refusal", func() bool { return d.m.state == refused })
+	d.keys("O")
+	d.typeText("orders.dlq")
+	d.keys("enter")
+	d.until("the override's open to fail", func() bool { return d.m.state == failed })
+	if d.m.allowRisk {
+		t.Error("the override is kept after its open failed")
+	}
+}

@@ -3,10 +3,12 @@ package deadletters
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/ops"
 )
 
@@ -171,12 +173,19 @@ func TestWholeQueueReplayPromptSetsTheCanaryAndThePaceAndAHaltOffersResume(t *te
 }
 
 // A staging the run would refuse before anything moves (a canary no
-// consumer would judge) is said in the question, before the operator
-// confirms; a staging changed again drops the warning.
+// consumer would judge, a pace no consumer sets) is said in the
+// question, before the operator confirms; a staging changed again drops
+// the warning, and the answer to a check of a staging no longer shown
+// is ignored.
 func TestTheReplayPromptSaysAStagingTheRunWouldRefuse(t *testing.T) {
+	var checked atomic.Int32
 	acts := &fakeActions{whole: 400, refuse: func(st ops.Staging) error {
-		if st.Canary > 0 {
-			return errors.New("the canary cannot be judged: orders has no consumer")
+		defer checked.Add(1)
+		switch {
+		case st.Canary > 0:
+			return &ops.StagingRefusal{Kind: actions.ErrCannotJudge, Why: "orders has no consumer, so no copy of the canary would be applied or fail again", Do: "pass --canary-wait 0"}
+		case st.RateAuto:
+			return &ops.StagingRefusal{Kind: ops.ErrNoPace, Why: "orders has no consumer, so nothing says how fast it can take the copies", Do: "pass --rate N"}
 		}
 		return nil
 	}}
@@ -187,19 +196,36 @@ func TestTheReplayPromptSaysAStagingTheRunWouldRefuse(t *testing.T) {
 		t.Fatalf("the prompt warns before any staging is chosen:\n%s", v)
 	}
 	d.send(tea.KeyMsg{Type: tea.KeyTab})
-	d.until("the staging's refusal in the question", func() bool {
-		return strings.Contains(d.m.View(), "this run would be refused before anything moves: the canary cannot be judged: orders has no consumer")
+	d.until("the canary's refusal in the question", func() bool {
+		return strings.Contains(d.m.View(), "this run would be refused before anything moves: the canary cannot be judged, orders has no consumer")
 	})
-	// ctrl+p alone (no canary) is fine: the warning goes.
+	if v := d.m.View(); strings.Contains(v, "--canary-wait") {
+		t.Errorf("the screen's warning names a command-line flag:\n%s", v)
+	}
+	// Tab to 100 (refused too), then at once to none: the answer about
+	// 100 comes after the canary is gone, and is ignored.
 	d.send(tea.KeyMsg{Type: tea.KeyTab})
 	d.send(tea.KeyMsg{Type: tea.KeyTab})
+	d.until("both canaries checked", func() bool { return checked.Load() == 2 })
+	d.settle()
 	if v := d.m.View(); !strings.Contains(v, "canary: none") || strings.Contains(v, "would be refused") {
-		t.Fatalf("the warning stays once the canary is gone:\n%s", v)
+		t.Fatalf("a refusal shows once the canary is gone:\n%s", v)
 	}
 	d.send(ctrl(tea.KeyCtrlP))
-	d.until("the pace's check", func() bool { return strings.Contains(d.m.View(), "pace: the destination's consumers'") })
+	d.until("the pace's refusal", func() bool {
+		return strings.Contains(d.m.View(), "the consumers' pace has nothing to follow, orders has no consumer")
+	})
+	// A check that fails is no refusal.
+	acts.refuse = func(ops.Staging) error {
+		return errors.New("management API at http://127.0.0.1:15672: connection refused")
+	}
+	d.send(ctrl(tea.KeyCtrlP))
+	d.send(ctrl(tea.KeyCtrlP))
+	d.until("the failed check", func() bool {
+		return strings.Contains(d.m.View(), "could not check the staging (management API at http://127.0.0.1:15672: connection refused)")
+	})
 	if v := d.m.View(); strings.Contains(v, "would be refused") {
-		t.Fatalf("a staging the check accepts is warned of:\n%s", v)
+		t.Errorf("a check that failed reads as a refusal:\n%s", v)
 	}
 }
 
@@ -223,10 +249,10 @@ func TestTheWholeQueuePromptSaysWhatStaysAndOffersNoCanaryForASmallRun(t *testin
 }
 
 func TestStayLineNamesWhatWasNotChosen(t *testing.T) {
-	if got, want := stayLine(27, 30, 3, true), "stay in the DLQ: 27 of the 30 read (3 already applied, 24 not chosen)"; got != want {
+	if got, want := stayLine(27, 30, 3, 22, true), "stay in the DLQ: 27 of the 30 read (3 already applied, 22 not matching the filter, 2 as the question notes)"; got != want {
 		t.Errorf("stayLine = %q, want %q", got, want)
 	}
-	if got, want := stayLine(2, 5, 0, false), "stay in the DLQ: 2 of the 5 selected (2 not chosen)"; got != want {
+	if got, want := stayLine(2, 5, 0, 0, false), "stay in the DLQ: 2 of the 5 selected (2 as the question notes)"; got != want {
 		t.Errorf("stayLine = %q, want %q", got, want)
 	}
 }
