@@ -351,8 +351,11 @@ func (m *Model) row(r domain.FleetRow, w []int) (string, format.Level) {
 		return join([]string{name, env}, w[:2]) + " reading…", format.Fine
 	}
 	nodes := fmt.Sprintf("%d/%d", r.NodesRunning, r.Nodes)
-	growth := "—" // unknown (the context's first read) or none
-	if r.Growth != nil && *r.Growth != 0 {
+	growth := "—" // unknown: the context's first read
+	switch {
+	case r.Growth != nil && *r.Growth == 0:
+		growth = "0" // measured: steady, which a dash would not tell from unknown
+	case r.Growth != nil:
 		growth = fmt.Sprintf("%+d", *r.Growth)
 	}
 	deepest := "—"

@@ -91,7 +91,8 @@ func TestTheFleetShowsEveryContextAndOpensOne(t *testing.T) {
 func growth(n int64) *int64 { return &n }
 
 // A context's growth is measured against the read before: on its first
-// read it is unknown, and said as unknown, not as a figure.
+// read it is unknown, and said as unknown, not as a figure; measured and
+// steady, it is 0, told apart from unknown.
 func TestGrowthNotYetMeasuredIsADash(t *testing.T) {
 	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
 	r := fakeReader{rows: []domain.FleetRow{
@@ -103,7 +104,7 @@ func TestGrowthNotYetMeasuredIsADash(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 20})
 	settle(t, m, m.Init())
 	v := ansi.Strip(m.View())
-	for dead, want := range map[string]string{"1200": "—", "1300": "—", "1400": "+5"} {
+	for dead, want := range map[string]string{"1200": "—", "1300": "0", "1400": "+5"} {
 		at := strings.Index(v, " "+dead+" ")
 		if at < 0 {
 			t.Fatalf("no row with %s dead letters:\n%s", dead, v)
