@@ -196,7 +196,7 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 	}
 	r.Started = intent.Time.UTC().Format("2006-01-02T15:04:05Z")
 	r.File = intent.Detail["file"]
-	r.Op = audit.Op{ID: id, Action: intent.Action, Vhost: intent.Vhost, Queue: intent.Queue, Target: intent.Target}
+	r.Op = audit.Op{ID: id, Action: intent.Action, Context: intent.Context, Vhost: intent.Vhost, Queue: intent.Queue, Target: intent.Target}
 	return r, nil
 }
 

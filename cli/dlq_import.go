@@ -37,7 +37,9 @@ prompt rules are replay's. An import stopped
 before its whole file is confirmed (killed, ctrl+c, a stop) stays open: the
 same command finishes it, and what was confirmed is not published again;
 --start-over publishes the whole file instead (to another destination,
-say, when the first one is gone), leaving that import unfinished.`
+say, when the first one is gone), closing that import as cancelled. A file
+imported to its end before is refused without --start-over: it would
+publish every message again.`
 
 func newDlqImportCmd(a *App) *cobra.Command {
 	var f importFlags
@@ -57,7 +59,7 @@ func newDlqImportCmd(a *App) *cobra.Command {
 	fl.StringVar(&f.exchange, "exchange", "", "publish to the exchange X instead")
 	fl.StringVar(&f.routingKey, "routing-key", "", "with --exchange: the routing key")
 	fl.BoolVar(&f.originalKey, "original-routing-key", false, "with --exchange: each message's original routing key (from its x-death)")
-	fl.BoolVar(&f.startOver, "start-over", false, "publish the whole file as a new import, leaving an interrupted import of it unfinished")
+	fl.BoolVar(&f.startOver, "start-over", false, "publish the whole file as a new import: after an interrupted import of it (closed as cancelled), or again after a finished one")
 	fl.StringVar(&f.rate, "rate", "0", "at most N messages per second (0: unlimited), or auto: the destination's consumers' pace")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the file and print the plan; publish nothing")
 	fl.BoolVar(&f.yes, "yes", false, "do not ask; required without a terminal")

@@ -683,4 +683,22 @@ func TestAFileImportedBeforeIsNamedWhenImportedAgain(t *testing.T) {
 	if !strings.Contains(out, "into vhost "+s.vhost+", to queue target") {
 		t.Errorf("the plan does not say where the messages go: %q", out)
 	}
+	if !strings.Contains(errOut, "(a run needs --start-over)") {
+		t.Errorf("the second import's plan does not say a run needs --start-over:\n%s", errOut)
+	}
+	// Run again, as "run the same command again" says after an
+	// interruption, it is refused: it would publish the file twice.
+	_, _, err = runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--yes")
+	if app.ExitCode(err) != app.ExitUsage || !strings.Contains(err.Error(), "nothing was published: add --start-over to publish it again all the same") {
+		t.Fatalf("importing a finished file again: exit %d (%v), want it refused naming --start-over", app.ExitCode(err), err)
+	}
+	if got := testkit.Depth(t, s.ch, "target"); got != 3 {
+		t.Fatalf("target holds %d after the refused import, want the first import's 3", got)
+	}
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--yes", "--start-over"); err != nil {
+		t.Fatalf("import --start-over of a finished file: %v\n%s", err, errOut)
+	}
+	if got := testkit.Depth(t, s.ch, "target"); got != 6 {
+		t.Errorf("target holds %d after the import again, want 6", got)
+	}
 }

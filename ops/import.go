@@ -250,8 +250,17 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		if prior.file != "" {
 			what = "this export was (from " + prior.file + ")"
 		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s imported into vhost %s before (operation %s, finished %s%s): importing it again publishes every message again",
-			what, s.Queue.Vhost, prior.id, prior.finished.UTC().Format("2006-01-02 15:04:05Z"), confirmed))
+		again := fmt.Sprintf("%s imported into vhost %s before (operation %s, finished %s%s): importing it again publishes every message again",
+			what, s.Queue.Vhost, prior.id, prior.finished.UTC().Format("2006-01-02 15:04:05Z"), confirmed)
+		if !s.StartOver {
+			// "Run the same command again" finishes an interrupted
+			// import; after a finished one it would duplicate the file.
+			if !s.DryRun {
+				return nil, &actions.RequestError{Err: fmt.Errorf("%s; nothing was published: add --start-over to publish it again all the same", sanitize.Text(again))}
+			}
+			again += " (a run needs --start-over)"
+		}
+		p.Warnings = append(p.Warnings, again)
 	}
 	if s.Staging.RateAuto && file.count > 0 {
 		if err := o.checkPace(ctx, importTarget(s.Queue.Vhost, file), file.groups); err != nil {
@@ -347,7 +356,7 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum, export string) (*
 			if _, ok := ours[r.Operation]; ok {
 				ours[r.Operation] = &priorImport{id: r.Operation, finished: r.Time, confirmed: r.Detail[domain.OutcomeConfirmed], file: files[r.Operation]}
 			}
-		case r.Outcome == domain.OutcomeIntent && r.Action == actions.ActionImport && r.Vhost == vhost &&
+		case r.Outcome == domain.OutcomeIntent && r.Action == actions.ActionImport && r.Vhost == vhost && o.ours(r) &&
 			(r.Detail["file_sha256"] == sum || r.Detail["export_id"] == export):
 			id, queue = r.Operation, r.Queue
 			ours[id] = nil

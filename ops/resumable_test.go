@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
 )
 
@@ -204,5 +205,44 @@ func TestAMarkIsBelievedForAnOperationTheLogHolds(t *testing.T) {
 	o.knownOps.read = time.Time{} // as after knownRefresh
 	if !o.knownOperation("op-b") {
 		t.Fatal("op-b, recorded since, is not known once the log is read again")
+	}
+}
+
+// An audit log two contexts share (a team's log, one file for several
+// clusters) holds operations on vhosts and queues of the same names on
+// different brokers: an interrupted one is resumed, and an import
+// finished or named, only on the context that ran it.
+func TestAnOperationIsResumedOnlyOnTheContextThatRanIt(t *testing.T) {
+	ctx := context.Background()
+	st, err := audit.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, export := strings.Repeat("5e", 32), strings.Repeat("e1", 32)
+	replay := audit.Record{Operator: "ana", Context: "eu", Action: actions.ActionReplay, Operation: "rep-1", Vhost: "/", Queue: "orders.dlq",
+		Target: "queue:orders", Outcome: domain.OutcomeIntent, Detail: map[string]string{"streamed": "true"}}
+	imp := audit.Record{Operator: "ana", Context: "eu", Action: actions.ActionImport, Operation: "imp-1", Vhost: "/", Queue: "orders.dlq",
+		Target: "queue:orders", Outcome: domain.OutcomeIntent, Detail: map[string]string{"file": "orders.jsonl", "file_sha256": sum, "export_id": export, "streamed": "true", "to": "/orders"}}
+	if _, err := st.AppendAll(ctx, []audit.Record{replay, imp}); err != nil {
+		t.Fatal(err)
+	}
+	on := func(name string) *Ops {
+		return &Ops{c: Clients{Context: &config.Context{Name: name}, OpenAudit: func() (audit.Store, error) { return st, nil }}}
+	}
+	if kept, err := on("us").resumableRecords(ctx, "/", "orders.dlq", ""); err != nil || len(kept) != 0 {
+		t.Errorf("context us keeps %d records (%v) of eu's replay, want none", len(kept), err)
+	}
+	if kept, err := on("eu").resumableRecords(ctx, "/", "orders.dlq", ""); err != nil || !slices.Equal(operations(kept), []string{"rep-1", "imp-1"}) {
+		t.Errorf("context eu keeps %v (%v), want its two operations", operations(kept), err)
+	}
+	target := &Target{Ref: domain.QueueRef{Vhost: "/", Name: "orders.dlq"}}
+	if _, err := on("us").resumable(ctx, target, "rep-1"); err == nil || !strings.Contains(err.Error(), "operation rep-1 was run on context eu, not us") {
+		t.Errorf("context us resuming eu's rep-1 by its ID: %v, want a refusal naming eu", err)
+	}
+	if r, prior, err := on("us").resumableImport(ctx, "/", sum, export); r != nil || prior != nil || err != nil {
+		t.Errorf("context us finds eu's import: %+v, prior %+v, %v; want none", r, prior, err)
+	}
+	if r, _, err := on("eu").resumableImport(ctx, "/", sum, export); err != nil || r == nil || r.Op.ID != "imp-1" {
+		t.Errorf("context eu does not find its interrupted import: %+v, %v", r, err)
 	}
 }

@@ -103,7 +103,7 @@ func (o *Ops) resumableRecords(ctx context.Context, vhost, queue, id string) ([]
 			if r.Operation == id {
 				records = append(records, r)
 			}
-		case r.Outcome == domain.OutcomeIntent && r.Vhost == vhost && r.Queue == queue:
+		case r.Outcome == domain.OutcomeIntent && r.Vhost == vhost && r.Queue == queue && o.ours(r):
 			open[r.Operation] = true
 			records = append(records, r)
 		case r.Outcome == domain.OutcomeFinal && open[r.Operation]:
@@ -125,6 +125,20 @@ func (o *Ops) resumableRecords(ctx context.Context, vhost, queue, id string) ([]
 	return records, nil
 }
 
+// ours reports whether r was written by an operation on this context's
+// broker: an audit log may be shared by several contexts (a team's
+// PostgreSQL log, one file), and vhosts and queues of the same name on
+// two brokers are not the same. A record or a context without a name
+// (written before contexts were recorded, a one-off target) cannot be
+// told apart and counts as ours.
+func (o *Ops) ours(r audit.Record) bool {
+	name := ""
+	if o.c.Context != nil {
+		name = o.c.Context.Name
+	}
+	return r.Context == "" || name == "" || r.Context == name
+}
+
 // resumable reads the audit log for the operation a resume would finish
 // on t: the one named id, else the latest incomplete one.
 func (o *Ops) resumable(ctx context.Context, t *Target, id string) (*actions.Resumption, error) {
@@ -135,6 +149,10 @@ func (o *Ops) resumable(ctx context.Context, t *Target, id string) (*actions.Res
 	r, err := actions.ReadResumption(records, t.Ref.Vhost, t.Ref.Name, id)
 	if err != nil {
 		return nil, err
+	}
+	if !o.ours(audit.Record{Context: r.Op.Context}) {
+		return nil, &actions.RequestError{Err: fmt.Errorf("operation %s was run on context %s, not %s: its records say what moved on that broker, so it is resumed there (warren --context %s dlq resume …)",
+			r.Op.ID, sanitize.Text(r.Op.Context), sanitize.Text(o.c.Context.Name), sanitize.Text(r.Op.Context))}
 	}
 	if r.Op.Action == actions.ActionImport {
 		// Its messages are in its file, not in a queue: walking the
