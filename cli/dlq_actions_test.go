@@ -401,3 +401,27 @@ func TestAPlanWarnsOfAnExchangeThatRoutesItsKeyNowhere(t *testing.T) {
 		t.Errorf("import --exchange amq.topic --routing-key nowhere --dry-run: %v\n%s\nwant the unroutable key warned of", err, errOut)
 	}
 }
+
+// A destination whose max-length the copies would pass, with overflow
+// drop-head, would push out what waits there — and copies this run
+// confirmed: the plan says so before the question.
+func TestAPlanWarnsOfADestinationTheCopiesWouldOverflow(t *testing.T) {
+	s := newActScene(t, 3, "")
+	testkit.Declare(t, s.ch, "small", amqp.Table{"x-max-length": int32(2)})
+	for i := range 2 {
+		if err := s.ch.Publish("", "small", false, false, amqp.Publishing{MessageId: fmt.Sprintf("w-%d", i), Body: []byte("waiting")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitDepth(t, s.ch, "small", 2)
+	_, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--to", "/small", "--dry-run")
+	want := "queue small holds 2 of its max-length 2 (overflow drop-head): the 3 messages going there would push out the 3 messages at its head, dropped: it has no dead-letter exchange — 1 message of them copies this run confirmed"
+	if err != nil || !strings.Contains(errOut, want) {
+		t.Fatalf("replay --to /small --dry-run: %v\n%s\nwant the overflow warned of", err, errOut)
+	}
+	// Room enough: no warning.
+	testkit.Declare(t, s.ch, "roomy", amqp.Table{"x-max-length": int32(10)})
+	if _, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--to", "/roomy", "--dry-run"); err != nil || strings.Contains(errOut, "max-length") {
+		t.Errorf("replay --to /roomy --dry-run: %v\n%s\nwant no warning", err, errOut)
+	}
+}

@@ -240,7 +240,7 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 	if leftOver != "" {
 		p.Warnings = append(p.Warnings, leftOver)
 	}
-	p.Warnings = append(p.Warnings, o.unrouted(ctx, s.Queue.Vhost, file.groups)...)
+	p.Warnings = append(p.Warnings, o.destinationWarnings(ctx, s.Queue.Vhost, file.groups)...)
 	if prior != nil && resume == nil {
 		confirmed := ""
 		if prior.confirmed != "" {

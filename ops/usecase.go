@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"sort"
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/config"
@@ -358,11 +360,116 @@ func (o *Ops) planHeld(ctx context.Context, s Scope, h *Browse) (*Plan, error) {
 	if note != "" {
 		p.Warnings = append(p.Warnings, note)
 	}
-	p.Warnings = append(p.Warnings, o.unrouted(ctx, s.Queue.Vhost, ap.Groups)...)
+	p.Warnings = append(p.Warnings, o.destinationWarnings(ctx, s.Queue.Vhost, ap.Groups)...)
 	for _, g := range ap.Groups {
 		p.Destinations = append(p.Destinations, Destination{Name: g.Dest.String(), Count: g.Count})
 	}
 	return p, nil
+}
+
+// destinationWarnings are what the destinations' bindings and limits
+// say the operator should know before answering: a key routed nowhere,
+// a queue the copies would overflow.
+func (o *Ops) destinationWarnings(ctx context.Context, vhost string, groups []actions.Group) []string {
+	return append(o.unrouted(ctx, vhost, groups), o.overflowing(ctx, vhost, groups)...)
+}
+
+// overflowing warns of each destination queue whose max-length the
+// copies going there would pass while its overflow drops the oldest
+// (drop-head, the default): they would push out what waits there for
+// its consumers — and, when more copies go than the queue holds, copies
+// already confirmed, whose sources are gone from the DLQ — dead-lettered
+// or, without a dead-letter exchange, dropped. (reject-publish refuses
+// the copy instead: the run stops there, nothing lost.) The consumers'
+// pace keeps the depth where it starts.
+func (o *Ops) overflowing(ctx context.Context, vhost string, groups []actions.Group) []string {
+	going := map[string]int64{} // queue → copies that reach it
+	r, canRoute := o.c.Mgmt.(router)
+	for _, g := range groups {
+		if g.Dest.Exchange == "" {
+			going[g.Dest.RoutingKey] += int64(g.Count)
+			continue
+		}
+		if !canRoute {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, routeTimeout)
+		refs, err := r.RouteKey(rctx, vhost, g.Dest.Exchange, g.Dest.RoutingKey)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, q := range refs {
+			going[q.Name] += int64(g.Count)
+		}
+	}
+	if len(going) == 0 {
+		return nil
+	}
+	refs := make([]domain.QueueRef, 0, len(going))
+	for name := range going {
+		refs = append(refs, domain.QueueRef{Vhost: vhost, Name: name})
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	snap, err := o.c.Mgmt.Snapshot(ctx, domain.SnapshotOptions{Vhost: vhost, RatesFor: refs, OnlyRows: true})
+	if err != nil {
+		return nil // the run meets the queue as it is
+	}
+	var out []string
+	var conn *amqp.Connection // the ready count, exact and at once (the API's lags)
+	defer func() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}()
+	for _, ref := range refs {
+		q := snap.Queue(ref)
+		if q == nil || q.Overflow() != "drop-head" {
+			continue
+		}
+		limit, ok := q.LimitSetting("max-length")
+		if !ok || limit < 0 {
+			continue
+		}
+		if conn == nil {
+			if conn, err = o.c.Dial(vhost); err != nil {
+				return out
+			}
+		}
+		ready, err := readyCount(conn, ref.Name)
+		if err != nil {
+			continue
+		}
+		n := going[ref.Name]
+		if ready+n <= limit {
+			continue
+		}
+		fate := "dead-lettered"
+		if !q.HasDLX {
+			fate = "dropped: it has no dead-letter exchange"
+		}
+		w := fmt.Sprintf("queue %s holds %d of its max-length %d (overflow drop-head): the %s going there would push out the %s at its head, %s",
+			sanitize.Text(ref.Name), ready, limit, format.Messages(int(n)), format.Messages(int(ready+n-limit)), fate)
+		if n > limit {
+			w += fmt.Sprintf(" — %s of them copies this run confirmed, whose sources leave the DLQ", format.Messages(int(n-limit)))
+		}
+		out = append(out, w+"; raise its limit, or replay at the consumers' pace (--rate auto)")
+	}
+	return out
+}
+
+// readyCount is the ready messages of queue, by a passive declare.
+func readyCount(conn *amqp.Connection, queue string) (int64, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, err
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	if err != nil {
+		return 0, err
+	}
+	return int64(q.Messages), nil
 }
 
 // unrouted warns of each exchange destination whose routing key the
@@ -412,7 +519,7 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 			return nil, err
 		}
 	}
-	unrouted := o.unrouted(ctx, s.Queue.Vhost, pre.Groups)
+	unrouted := o.destinationWarnings(ctx, s.Queue.Vhost, pre.Groups)
 	p := &Plan{
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Filtered: pre.Filtered, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),

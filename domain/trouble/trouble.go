@@ -291,22 +291,24 @@ func (s *series) keep(now int64, q domain.Queue) {
 // published and dead-lettered between the samples would not show.
 const quietGap = int64(10 * time.Second)
 
-// quiet reports a sample of a queue with nothing in it and nothing in
-// flight: statistics showing no publishes and no acknowledgements or
-// automatically acknowledged deliveries, nothing unacknowledged.
+// quiet reports a sample of a queue with nothing in flight: statistics
+// showing no publishes and no acknowledgements or automatically
+// acknowledged deliveries, nothing unacknowledged.
 func quiet(q domain.Queue) bool {
-	return q.HasRates && !q.StatsPending && q.Messages == 0 && q.Unacked == 0 && q.PublishRate == 0 && q.AckRate == 0
+	return q.HasRates && !q.StatsPending && q.Unacked == 0 && q.PublishRate == 0 && q.AckRate == 0
 }
 
 // idleSince reports a queue that cannot have dead-lettered anything
 // since its last sample, taken at most quietGap before: quiet then and
-// now. A message dead-lettered in between was published to the queue,
+// now, and as deep. A message dead-lettered in between left the queue
+// (expired, rejected, pushed out by a publish or past its delivery
+// limit): its depth fell, or something was published or delivered,
 // which the rates of one of the two samples show. A rise of its DLQ
 // meanwhile is not its own: another queue sharing the DLQ dead-lettered,
 // or a publisher wrote to the DLQ itself; the DLQ's own row shows the
 // arrivals (Arriving).
 func (s *series) idleSince(now int64, q domain.Queue) bool {
-	return s.prevQuiet && now-s.prevAt <= quietGap && quiet(q)
+	return s.prevQuiet && now-s.prevAt <= quietGap && quiet(q) && q.Messages == s.prevMessages
 }
 
 // movesJudged reports whether a sample of q is judged on its movement:

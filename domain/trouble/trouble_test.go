@@ -457,24 +457,31 @@ func TestASharedDLQGrowingMarksOnlyTheQueuesThatCouldHaveDeadLettered(t *testing
 // may have dead-lettered between them: its DLQ's rise stays its own.
 func TestAQueueIsTakenAsIdleOnlyBetweenCloseQuietSamples(t *testing.T) {
 	work := domain.QueueRef{Vhost: "/", Name: "orders.invoicing"}
-	sample := func(dlq int64, publish float64) []domain.Queue {
-		return []domain.Queue{{Vhost: "/", Name: work.Name, HasRates: true, PublishRate: publish, DLQ: &dlqRef, DLQMessages: dlq}}
+	sample := func(dlq int64, publish float64, depth int64) []domain.Queue {
+		return []domain.Queue{{Vhost: "/", Name: work.Name, HasRates: true, PublishRate: publish, Messages: depth, Ready: depth, DLQ: &dlqRef, DLQMessages: dlq}}
 	}
 	for _, tt := range []struct {
-		name    string
-		gap     time.Duration
-		publish float64 // in the first sample
-		want    bool
+		name         string
+		gap          time.Duration
+		publish      float64 // in the first sample
+		depth, after int64
+		want         bool
 	}{
-		{"quiet twice, 2 s apart", 2 * time.Second, 0, false},
-		{"quiet twice, 75 s apart", 75 * time.Second, 0, true},
-		{"published to in the sample before", 2 * time.Second, 3, true},
+		{"quiet twice, 2 s apart", 2 * time.Second, 0, 0, 0, false},
+		{"quiet twice, 75 s apart", 75 * time.Second, 0, 0, 0, true},
+		{"published to in the sample before", 2 * time.Second, 3, 0, 0, true},
+		{"full and untouched (a bounded queue nobody feeds)", 2 * time.Second, 0, 3, 3, false},
+		{"its depth fell (messages expired into the DLQ)", 2 * time.Second, 0, 3, 1, true},
 	} {
 		tr := New(5 * time.Minute)
-		tr.Observe(t0, sample(3, tt.publish))
-		tr.Observe(t0.Add(tt.gap), sample(5, 0))
+		tr.Observe(t0, sample(3, tt.publish, tt.depth))
+		tr.Observe(t0.Add(tt.gap), sample(5, 0, tt.after))
 		marks := tr.Marks(work)
-		if got := len(marks) == 1 && marks[0].Kind == DLQGrowing; got != tt.want {
+		got := false
+		for _, m := range marks {
+			got = got || m.Kind == DLQGrowing
+		}
+		if got != tt.want {
 			t.Errorf("%s: marked DLQ growing = %v (%+v), want %v", tt.name, got, marks, tt.want)
 		}
 	}
