@@ -41,7 +41,9 @@ func (m *Model) View() string {
 func (m *Model) middle() string {
 	switch m.mode() {
 	case prompting:
-		return m.op.prompt.View()
+		// On a short terminal the question keeps the line where the
+		// answer is typed; its details give way first.
+		return m.op.prompt.ViewWithin(m.promptRoom())
 	case planning:
 		if m.op.whole {
 			return m.st.Muted.Render("reading " + sanitize.Text(m.ref.Name) + " to plan the " + string(m.op.action) + " of " + sanitize.Text(m.wholeWords()) + "… (esc stops; every message goes back)")
@@ -51,6 +53,16 @@ func (m *Model) middle() string {
 		return m.op.progress.View()
 	}
 	return ""
+}
+
+// promptRoom is how many lines a prompt may take: the screen less the
+// header, the footer and a row of the table; 0 (no limit) before the
+// screen knows its size.
+func (m *Model) promptRoom() int {
+	if m.height <= 0 {
+		return 0
+	}
+	return max(m.height-lipgloss.Height(m.header())-lipgloss.Height(m.footer())-2, 4)
 }
 
 // wrap keeps long lines (notes, errors, results) inside the screen.

@@ -256,3 +256,29 @@ func TestStayLineNamesWhatWasNotChosen(t *testing.T) {
 		t.Errorf("stayLine = %q, want %q", got, want)
 	}
 }
+
+// On a short terminal a whole-queue prompt keeps the line where the
+// answer is typed, and says its details were cut: the operator never
+// types blind.
+func TestAPromptOnAShortTerminalKeepsWhereTheAnswerIsTyped(t *testing.T) {
+	acts := &fakeActions{whole: 400, confirm: ops.Confirm{Phrase: "orders.dlq 400", Why: "production context: type the queue name and the count to confirm"},
+		refuse: func(st ops.Staging) error {
+			return &ops.StagingRefusal{Kind: actions.ErrCannotJudge, Why: "payments, refunds has no consumer, so no copy of the canary would be applied or fail again"}
+		}}
+	d, _, _ := wholeDriver(t, Options{}, acts)
+	d.m.SetSize(80, 18)
+	d.send(ctrl(tea.KeyCtrlR))
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+	d.send(tea.KeyMsg{Type: tea.KeyTab})
+	d.until("the refusal", func() bool { return strings.Contains(d.m.View(), "would be refused") || strings.Contains(d.m.View(), "more line") })
+	v := d.m.View()
+	if !strings.Contains(v, `type "orders.dlq 400"`) {
+		t.Errorf("the prompt at 80x18 hides what to type:\n%s", v)
+	}
+	if !strings.Contains(v, "a taller terminal shows them") {
+		t.Errorf("the prompt at 80x18 does not say its details were cut:\n%s", v)
+	}
+	if n := len(strings.Split(v, "\n")); n > 18 {
+		t.Errorf("%d lines for a height of 18:\n%s", n, v)
+	}
+}

@@ -5,6 +5,7 @@
 package prompt
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/cursor"
@@ -135,14 +136,48 @@ func (m Model) submit() (Model, Decision, tea.Cmd) {
 }
 
 // View draws the prompt as a bordered box.
-func (m Model) View() string {
+func (m Model) View() string { return m.render(m.q.Details, "") }
+
+// ViewWithin draws the prompt in at most maxHeight lines (none when 0):
+// the details go first, from the last, said as cut; the question's
+// text, warning and the line where the answer is typed stay. A box
+// taller still keeps its end, where the answer is typed.
+func (m Model) ViewWithin(maxHeight int) string {
+	out := m.View()
+	if maxHeight <= 0 || lipgloss.Height(out) <= maxHeight {
+		return out
+	}
+	d := m.q.Details
+	for keep := len(d) - 1; keep >= 0; keep-- {
+		out = m.render(d[:keep], fmt.Sprintf("  … %d more %s: a taller terminal shows them", len(d)-keep, plural(len(d)-keep, "line", "lines")))
+		if lipgloss.Height(out) <= maxHeight {
+			return out
+		}
+	}
+	lines := strings.Split(out, "\n")
+	return strings.Join(lines[len(lines)-maxHeight:], "\n")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// render draws the box with details and, when not "", a line saying
+// what was cut.
+func (m Model) render(details []string, cut string) string {
 	var lines []string
 	if m.q.Title != "" {
 		lines = append(lines, m.st.Title.Render(m.q.Title))
 	}
 	lines = append(lines, m.q.Text)
-	for _, d := range m.q.Details {
+	for _, d := range details {
 		lines = append(lines, "  "+d)
+	}
+	if cut != "" {
+		lines = append(lines, m.st.Muted.Render(cut))
 	}
 	if m.q.Warning != "" {
 		lines = append(lines, m.st.Trouble.Render(m.q.Warning))
