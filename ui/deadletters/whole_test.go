@@ -270,7 +270,9 @@ func TestAPromptOnAShortTerminalKeepsWhereTheAnswerIsTyped(t *testing.T) {
 	d.send(ctrl(tea.KeyCtrlR))
 	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
 	d.send(tea.KeyMsg{Type: tea.KeyTab})
-	d.until("the refusal", func() bool { return strings.Contains(d.m.View(), "would be refused") || strings.Contains(d.m.View(), "more line") })
+	d.until("the refusal", func() bool {
+		return strings.Contains(d.m.View(), "would be refused") || strings.Contains(d.m.View(), "more line")
+	})
 	v := d.m.View()
 	if !strings.Contains(v, `type "orders.dlq 400"`) {
 		t.Errorf("the prompt at 80x18 hides what to type:\n%s", v)
