@@ -255,8 +255,9 @@ func (w *watch) Watch(ctx context.Context, dest actions.Destination) error {
 		}
 	}
 	if len(w.bound) == 0 && !w.inboxKnown(ctx) {
-		return fmt.Errorf("%w: %s, and no inbox is configured to say they were applied; configure the inbox, dead-letter through a named exchange, or replay without --canary",
-			actions.ErrCannotJudge, strings.Join(w.blind, "; "))
+		return &StagingRefusal{Kind: actions.ErrCannotJudge,
+			Why: strings.Join(w.blind, "; ") + ", and no inbox is configured to say they were applied",
+			Do:  "configure the inbox, dead-letter through a named exchange, or replay without --canary"}
 	}
 	return w.judgeable()
 }
@@ -377,12 +378,32 @@ func (e *StagingRefusal) Error() string {
 
 func (e *StagingRefusal) Unwrap() error { return e.Kind }
 
-// checkCanary refuses, before anyone is asked, a canary waited for on
-// destination queues no consumer takes from, as the run's judgeable
-// would before anything moves. Only queues named by the default
-// exchange are known without the run's bindings; a plan with an
-// exchange among its destinations is left to the run.
-func (o *Ops) checkCanary(t *Target, groups []actions.Group) error {
+// checkCanary refuses, before anyone is asked, a canary the run would
+// refuse before anything moves: it opens the run's witness on the
+// destinations, as the run does — nothing could see a copy die and no
+// inbox answers, or no consumer takes from them — and closes it. In a
+// read-only context, where the witness's queue is not declared, only
+// the consumers of destination queues named by the default exchange are
+// counted.
+func (o *Ops) checkCanary(ctx context.Context, t *Target, groups []actions.Group, st Staging) error {
+	if o.writable("a canary's witness") == nil {
+		dests := make([]actions.Destination, len(groups))
+		for i, g := range groups {
+			dests[i] = g.Dest
+		}
+		g, err := o.stage(ctx, t, Staging{Canary: st.Canary, CanaryWait: st.CanaryWait, HaltAt: st.HaltAt}, "check-"+audit.NewOperationID(), "", dests)
+		if err != nil {
+			return err
+		}
+		return g.Close()
+	}
+	return o.checkConsumers(t, groups)
+}
+
+// checkConsumers refuses a canary waited for on destination queues no
+// consumer takes from; a plan with an exchange among its destinations is
+// left to the run.
+func (o *Ops) checkConsumers(t *Target, groups []actions.Group) error {
 	queues := make([]domain.QueueRef, 0, len(groups))
 	for _, g := range groups {
 		if g.Dest.Exchange != "" {

@@ -193,8 +193,8 @@ func (o *Ops) checkStaging(ctx context.Context, t *Target, groups []actions.Grou
 			return err
 		}
 	}
-	if st.Canary > 0 && st.CanaryWait > 0 {
-		return o.checkCanary(t, groups)
+	if st.Canary > 0 {
+		return o.checkCanary(ctx, t, groups, st)
 	}
 	return nil
 }
