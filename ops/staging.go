@@ -49,7 +49,7 @@ func (s Staging) Lines() []string {
 		if s.CanaryWait > 0 {
 			wait = "judged within " + s.CanaryWait.String()
 		}
-		out = append(out, fmt.Sprintf("canary: %d first, %s; then stages of %d, %d, … each judged the same; halt when more than %s of a stage dies again",
+		out = append(out, fmt.Sprintf("canary: %d first, %s, halted by the first of them that dies again; then stages of %d, %d, … each judged the same; halt when more than %s of a stage dies again",
 			s.Canary, wait, s.Canary*10, s.Canary*100, percent(s.HaltAt)))
 	}
 	if s.RateAuto {

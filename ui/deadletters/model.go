@@ -367,6 +367,12 @@ func (m *Model) startAction(a ops.Action, whole bool) tea.Cmd {
 	case len(m.held.targets()) == 0:
 		return common.ReportError(fmt.Errorf("nothing to %s: %s holds no messages", a, name))
 	}
+	// What a plan of held messages leaves out of the queue, for its
+	// question: a selection of every held message is not the queue.
+	m.op.beyond = 0
+	if !whole && !m.end && m.depth > len(m.held.letters) {
+		m.op.beyond = m.depth - len(m.held.letters)
+	}
 	if a == ops.Quarantine {
 		what := format.Messages(len(m.held.targets()))
 		if whole {

@@ -52,6 +52,9 @@ type operation struct {
 	// CheckStaging said of it, "" while unknown or fine.
 	stage   int64
 	refused string
+	// beyond is how many more messages the queue held, when opened,
+	// than the held ones a plan of held messages acts on.
+	beyond int
 }
 
 // halted is a staged replay that stopped itself.
@@ -301,7 +304,7 @@ func stagingDetails(st ops.Staging, moving int) []string {
 		canary = fmt.Sprintf("canary: none (a run of %s is no larger than the smallest canary, %d)", format.Messages(moving), canarySizes[1])
 	}
 	if st.Canary > 0 {
-		canary = fmt.Sprintf("canary: %d first, judged within %s, then %d, %d, …; halt above %.0f%% failed again (tab: %s)",
+		canary = fmt.Sprintf("canary: %d first, judged within %s (the first of them that fails again halts it), then %d, %d, …; halt above %.0f%% failed again (tab: %s)",
 			st.Canary, st.CanaryWait, st.Canary*10, st.Canary*100, st.HaltAt*100, canaryWord(nextCanary(st.Canary)))
 	}
 	pace := "pace: as fast as confirms allow (ctrl+p: the consumers' pace)"
@@ -336,6 +339,14 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 	q := prompt.Question{Title: title(p.Action), Text: sanitize.Text(p.Summary)}
 	for _, d := range p.Destinations {
 		q.Details = append(q.Details, fmt.Sprintf("→ %s: %s", sanitize.Text(d.Name), format.Messages(d.Count)))
+	}
+	if o.beyond > 0 && !o.whole {
+		whole := o.keys.ReplayAll
+		if p.Action == ops.Quarantine {
+			whole = o.keys.QuarantineAll
+		}
+		q.Details = append(q.Details, fmt.Sprintf("not in this %s: the %d more in %s beyond the held messages (%s: the whole queue)",
+			p.Action, o.beyond, sanitize.Text(p.Queue.Name), whole.Help().Key))
 	}
 	if left := p.Selected - p.Publish; left > 0 {
 		q.Details = append(q.Details, stayLine(left, p.Selected, p.SkippedApplied, p.Filtered, o.whole))

@@ -414,3 +414,26 @@ func TestAnOverrideTheOpenFailsOnIsNotKept(t *testing.T) {
 		t.Error("the override is kept after its open failed")
 	}
 }
+
+// Every held message selected is not the queue: the question of a plan
+// of held messages says how many more the queue holds, and the key that
+// acts on all of them.
+func TestAPlanOfHeldMessagesSaysWhatTheQueueHoldsBeyondThem(t *testing.T) {
+	s := newSession(ops.Page{Letters: sampleLetters(), Depth: 60})
+	d := newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}, Actions: &fakeActions{}}, Options{})
+	d.browsing(4)
+	d.keys("*", "r")
+	d.until("the prompt", func() bool { return d.m.mode() == prompting })
+	if v := d.m.View(); !strings.Contains(v, "not in this replay: the 56 more in orders.dlq beyond the held messages (ctrl+r: the whole queue)") {
+		t.Errorf("the held replay's question does not say what stays beyond the page:\n%s", v)
+	}
+	// All read (end of queue): nothing is beyond.
+	s = newSession(ops.Page{Letters: sampleLetters(), Depth: 4, End: true})
+	d = newDriver(t, Deps{Browser: &fakeBrowser{sessions: []*fakeSession{s}}, Actions: &fakeActions{}}, Options{})
+	d.browsing(4)
+	d.keys("*", "r")
+	d.until("the prompt", func() bool { return d.m.mode() == prompting })
+	if v := d.m.View(); strings.Contains(v, "not in this replay") {
+		t.Errorf("a replay of the whole held queue says some stay beyond it:\n%s", v)
+	}
+}

@@ -134,7 +134,7 @@ func TestWholeQueueReplayPromptSetsTheCanaryAndThePaceAndAHaltOffersResume(t *te
 	}
 	d.send(tea.KeyMsg{Type: tea.KeyTab})
 	d.send(ctrl(tea.KeyCtrlP))
-	if v := d.m.View(); !strings.Contains(v, "canary: 10 first, judged within 30s, then 100, 1000") || !strings.Contains(v, "pace: the destination's consumers'") {
+	if v := d.m.View(); !strings.Contains(v, "canary: 10 first, judged within 30s (the first of them that fails again halts it), then 100, 1000") || !strings.Contains(v, "pace: the destination's consumers'") {
 		t.Fatalf("tab and ctrl+p did not set a canary of 10 and the consumers' pace:\n%s", v)
 	}
 	// At the consumers' pace there is no rate of its own to state.
