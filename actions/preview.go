@@ -223,6 +223,12 @@ func appliedIn(applied map[string]bool, known bool, d domain.DeadLetter) *bool {
 // route to that does not exist, or an exchange that does not exist. A
 // quarantine's parking queue is declared by the operation itself.
 func CheckDestinations(conn *amqp.Connection, req Request, groups []Group) error {
+	return checkDestinations(conn, req, groups, false)
+}
+
+// checkDestinations is CheckDestinations; streamed says the groups count
+// the messages read so far (a walk without a preview), not all.
+func checkDestinations(conn *amqp.Connection, req Request, groups []Group, streamed bool) error {
 	if req.Action == ActionQuarantine {
 		return nil
 	}
@@ -240,7 +246,11 @@ func CheckDestinations(conn *amqp.Connection, req Request, groups []Group) error
 		var ae *amqp.Error
 		switch {
 		case errors.As(err, &ae) && ae.Code == amqp.NotFound:
-			missing = append(missing, fmt.Errorf("%s does not exist in vhost %s (%s would go there)", d, vhost, plural(g.Count, "message")))
+			going := plural(g.Count, "message")
+			if streamed {
+				going = fmt.Sprintf("%d of the messages read so far", g.Count)
+			}
+			missing = append(missing, fmt.Errorf("%s does not exist in vhost %s (%s would go there)", d, vhost, going))
 		case err != nil:
 			return fmt.Errorf("check destination %s: %w", d, err)
 		}

@@ -521,16 +521,22 @@ func (p *pager) publish(ctx context.Context, pg *page) error {
 // has checked the destinations it found; this catches the others.
 func (s *walker) checkDestinations(moving []Item) error {
 	var fresh []Group
+	at := map[Destination]int{} // a fresh destination's place in fresh
 	for _, it := range moving {
+		if i, ok := at[it.Dest]; ok {
+			fresh[i].Count++ // the page's messages going there
+			continue
+		}
 		if !s.checked[it.Dest] {
 			s.checked[it.Dest] = true
+			at[it.Dest] = len(fresh)
 			fresh = append(fresh, Group{Dest: it.Dest, Count: 1})
 		}
 	}
 	if len(fresh) == 0 {
 		return nil
 	}
-	return CheckDestinations(s.env.Conn, s.op.Request, fresh)
+	return checkDestinations(s.env.Conn, s.op.Request, fresh, true)
 }
 
 // dedupe removes twins of recorded confirms: recorded first, then acked.

@@ -319,6 +319,17 @@ func TestDlqReplayStopsAtTheFirstReturn(t *testing.T) {
 		t.Fatalf("output %q (%v), want returns and no confirm", out, jerr)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
+	// An exchange that does not exist: refused before anything goes,
+	// counting what was read so far (the run streams: it cannot know
+	// all), and the result says all read are still in the DLQ.
+	_, errOut, err = runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--to", "absent/none")
+	if app.ExitCode(err) != app.ExitRefused || !strings.Contains(err.Error(), "of the messages read so far would go there)") {
+		t.Errorf("replay to a missing exchange: exit %d (%v), want refused counting what was read so far", app.ExitCode(err), err)
+	}
+	if strings.Contains(errOut, "kept in") {
+		t.Errorf("the result of the refused replay:\n%s\nwant the 3 read still in orders.dlq", errOut)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
 }
 
 func TestDlqReplayIsRefusedWhenTheAuditStoreIsUnwritable(t *testing.T) {

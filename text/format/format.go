@@ -191,7 +191,10 @@ func Outcome(action, queue string, c domain.Counts) string {
 		s += fmt.Sprintf(", %d not sent (still in the DLQ)", c.NotSent)
 	}
 	if c.Taken > 0 {
-		s += fmt.Sprintf("; %d read, %d moved, %d kept in %s", c.Taken, c.Moved, c.Kept, queue)
+		// Every message read and not moved (nor removed as a twin) is
+		// still in the queue: those the plan left, and those a return,
+		// a nack, a stop or an unknown outcome kept there.
+		s += fmt.Sprintf("; %d read, %d moved, %d still in %s", c.Taken, c.Moved, max(c.Taken-c.Moved-c.Deduplicated, 0), queue)
 	}
 	if c.Cancelled {
 		s += " (cancelled)"
