@@ -154,8 +154,16 @@ func (m Model) ViewWithin(maxHeight int) string {
 			return out
 		}
 	}
+	// Still too tall: the box's top (the title, the question's first
+	// line) and its end, where the answer is typed, stay; a line says
+	// what is between.
 	lines := strings.Split(out, "\n")
-	return strings.Join(lines[len(lines)-maxHeight:], "\n")
+	if maxHeight < 6 {
+		return strings.Join(lines[len(lines)-maxHeight:], "\n")
+	}
+	head := lines[:3]
+	tail := lines[len(lines)-(maxHeight-4):]
+	return strings.Join(append(append(head, m.st.Muted.Render("  ⋮ cut: a taller terminal shows the whole question")), tail...), "\n")
 }
 
 func plural(n int, one, many string) string {

@@ -95,3 +95,31 @@ func TestViewStatesTheQuestionAndWhatToType(t *testing.T) {
 		t.Error("a y/n prompt must not capture keys")
 	}
 }
+
+// Within a height the box cannot reach even without its details, the
+// title, the question's first line and the line where the answer is
+// typed stay, and a line says what was cut between them.
+func TestViewWithinKeepsTheQuestionsTopAndWhereTheAnswerIsTyped(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	m := New(Question{
+		Title:         "Replay",
+		Text:          "Replay 300 messages from orders.dlq to queue orders?",
+		Details:       []string{"orders: 300", "rate: unlimited", "canary: none"},
+		Warning:       strings.Repeat("a long warning about the destination ", 12),
+		TypeToConfirm: "orders.dlq 300",
+	}, styles.New(true))
+	m.SetWidth(60)
+	if full := m.ViewWithin(0); full != m.View() {
+		t.Fatal("ViewWithin(0) is not the whole view")
+	}
+	v := m.ViewWithin(10)
+	lines := strings.Split(v, "\n")
+	if len(lines) > 10 {
+		t.Fatalf("%d lines within 10:\n%s", len(lines), v)
+	}
+	for _, want := range []string{"Replay 300 messages", "cut: a taller terminal shows the whole question", `type "orders.dlq 300"`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("ViewWithin(10) lacks %q:\n%s", want, v)
+		}
+	}
+}
