@@ -371,7 +371,31 @@ func (o *Ops) planHeld(ctx context.Context, s Scope, h *Browse) (*Plan, error) {
 // say the operator should know before answering: a key routed nowhere,
 // a queue the copies would overflow.
 func (o *Ops) destinationWarnings(ctx context.Context, vhost string, groups []actions.Group) []string {
-	return append(o.unrouted(ctx, vhost, groups), o.overflowing(ctx, vhost, groups)...)
+	routes := o.routes(ctx, vhost, groups)
+	return append(unrouted(groups, routes), o.overflowing(ctx, vhost, groups, routes)...)
+}
+
+// routes are the queues each exchange destination of groups reaches, as
+// the management API lists the bindings, read once for both warnings;
+// a destination whose bindings could not be read is absent.
+func (o *Ops) routes(ctx context.Context, vhost string, groups []actions.Group) map[actions.Destination][]domain.QueueRef {
+	r, ok := o.c.Mgmt.(router)
+	if !ok {
+		return nil
+	}
+	out := map[actions.Destination][]domain.QueueRef{}
+	for _, g := range groups {
+		if g.Dest.Exchange == "" {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, routeTimeout)
+		refs, err := r.RouteKey(rctx, vhost, g.Dest.Exchange, g.Dest.RoutingKey)
+		cancel()
+		if err == nil {
+			out[g.Dest] = refs
+		}
+	}
+	return out
 }
 
 // overflowing warns of each destination queue whose max-length the
@@ -382,24 +406,14 @@ func (o *Ops) destinationWarnings(ctx context.Context, vhost string, groups []ac
 // or, without a dead-letter exchange, dropped. (reject-publish refuses
 // the copy instead: the run stops there, nothing lost.) The consumers'
 // pace keeps the depth where it starts.
-func (o *Ops) overflowing(ctx context.Context, vhost string, groups []actions.Group) []string {
+func (o *Ops) overflowing(ctx context.Context, vhost string, groups []actions.Group, routes map[actions.Destination][]domain.QueueRef) []string {
 	going := map[string]int64{} // queue → copies that reach it
-	r, canRoute := o.c.Mgmt.(router)
 	for _, g := range groups {
 		if g.Dest.Exchange == "" {
 			going[g.Dest.RoutingKey] += int64(g.Count)
 			continue
 		}
-		if !canRoute {
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, routeTimeout)
-		refs, err := r.RouteKey(rctx, vhost, g.Dest.Exchange, g.Dest.RoutingKey)
-		cancel()
-		if err != nil {
-			continue
-		}
-		for _, q := range refs {
+		for _, q := range routes[g.Dest] {
 			going[q.Name] += int64(g.Count)
 		}
 	}
@@ -478,21 +492,11 @@ func readyCount(conn *amqp.Connection, queue string) (int64, error) {
 // exchanges): the run's first copy there would come back unroutable and
 // stop it, nothing lost. A warning, not a refusal: the bindings read
 // may be seconds old, and may change before the run.
-func (o *Ops) unrouted(ctx context.Context, vhost string, groups []actions.Group) []string {
-	r, ok := o.c.Mgmt.(router)
-	if !ok {
-		return nil
-	}
+func unrouted(groups []actions.Group, routes map[actions.Destination][]domain.QueueRef) []string {
 	var out []string
 	for _, g := range groups {
 		d := g.Dest
-		if d.Exchange == "" {
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, routeTimeout)
-		refs, err := r.RouteKey(rctx, vhost, d.Exchange, d.RoutingKey)
-		cancel()
-		if err != nil || len(refs) > 0 {
+		if refs, read := routes[d]; d.Exchange == "" || !read || len(refs) > 0 {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s routes to no queue, as the management API lists its bindings: the first of the %s going there would come back unroutable and stop the run, nothing lost; bind a queue to it or name another destination",
