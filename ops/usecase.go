@@ -523,7 +523,7 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 			return nil, err
 		}
 	}
-	unrouted := o.destinationWarnings(ctx, s.Queue.Vhost, pre.Groups)
+	destWarnings := o.destinationWarnings(ctx, s.Queue.Vhost, pre.Groups)
 	p := &Plan{
 		Decided: true, Summary: pre.Summary(), Selected: pre.Read, Publish: pre.Moving,
 		SkippedApplied: pre.SkippedApplied, Filtered: pre.Filtered, Bytes: pre.Bytes, Rate: s.Rate, Lines: pre.Lines(),
@@ -533,7 +533,7 @@ func (o *Ops) planWhole(ctx context.Context, t *Target, r actions.Request, s Sco
 		// Not the whole queue, whatever the plan's count says.
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s; this %s leaves them in %s", domain.HeldNote(others.held), r.Action, s.Queue.Name))
 	}
-	p.Warnings = append(p.Warnings, unrouted...)
+	p.Warnings = append(p.Warnings, destWarnings...)
 	p.run = func(ctx context.Context, progress func(Progress)) (Result, error) {
 		return o.walkPreviewed(ctx, t, pre, p.Staging, progress)
 	}
