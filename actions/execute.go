@@ -116,6 +116,8 @@ type Result struct {
 	// for the operator's ticket; nil when its final record was not
 	// written.
 	Head *domain.AuditHead `json:"-"`
+	// kept tallies, by reason, what a walk read and left in the queue.
+	kept Preview
 }
 
 // MessageOutcome is what happened to one selected message.

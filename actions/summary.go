@@ -106,6 +106,22 @@ func (t question) notes() []string {
 	if n := t.skippedApplied; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d already applied will be skipped", n))
 	}
+	notes = append(notes, t.stays()...)
+	if t.loops > 0 {
+		notes = append(notes, fmt.Sprintf("%d came back after an earlier replay: replaying them again without a fix only loops", t.loops))
+	}
+	if t.inboxUnknown && t.action == ActionReplay && t.moving > 0 {
+		notes = append(notes, "inbox unknown: applied messages cannot be skipped")
+	}
+	if t.rate > 0 {
+		notes = append(notes, fmt.Sprintf("at most %g/s", t.rate))
+	}
+	return notes
+}
+
+// stays says why letters that are neither moving nor applied stay.
+func (t question) stays() []string {
+	var notes []string
 	if t.skippedQuarantined > 0 {
 		notes = append(notes, fmt.Sprintf("%d quarantined left out (replay from the parking queue to release them)", t.skippedQuarantined))
 	}
@@ -121,14 +137,20 @@ func (t question) notes() []string {
 	if t.unconfirmed > 0 {
 		notes = append(notes, fmt.Sprintf("%d stay: destination not confirmed (their headers name an origin that does not pair with %s; use --to)", t.unconfirmed, t.queue))
 	}
-	if t.loops > 0 {
-		notes = append(notes, fmt.Sprintf("%d came back after an earlier replay: replaying them again without a fix only loops", t.loops))
-	}
-	if t.inboxUnknown && t.action == ActionReplay && t.moving > 0 {
-		notes = append(notes, "inbox unknown: applied messages cannot be skipped")
-	}
-	if t.rate > 0 {
-		notes = append(notes, fmt.Sprintf("at most %g/s", t.rate))
+	return notes
+}
+
+// StayNotes say why a walk that asked no one left the letters it read
+// and did not move in the queue: what a plan's question would have said
+// before it. Nil when nothing stayed for a reason.
+func (r *Result) StayNotes() []string {
+	k := r.kept
+	t := question{action: k.Request.Action, queue: k.Request.Queue, skippedQuarantined: k.SkippedQuarantined,
+		filterErrors: k.FilterErrors, filterError: k.FilterError, noDestination: k.NoDestination,
+		keepKey: k.Request.To != nil && k.Request.To.KeepKey, unconfirmed: k.Unconfirmed}
+	notes := t.stays()
+	if k.Filtered > 0 {
+		notes = append([]string{fmt.Sprintf("%d not matching the filter stay", k.Filtered)}, notes...)
 	}
 	return notes
 }

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +42,32 @@ func TestTheIDSetCountsDistinctIDsUpToItsBound(t *testing.T) {
 	s.add("one more")
 	if got := s.count(); got != 0 {
 		t.Errorf("count past the bound = %d, want 0 (not counted)", got)
+	}
+}
+
+func TestAWalkAskingNoOneSaysWhyWhatItReadStayed(t *testing.T) {
+	var r Result
+	r.kept.Request = Request{Action: ActionReplay, Queue: "orders.dlq"}
+	if got := r.StayNotes(); len(got) != 0 {
+		t.Fatalf("nothing kept: notes %q, want none", got)
+	}
+	r.kept.count(SkipNoDestination, nil)
+	r.kept.count(SkipNoDestination, nil)
+	r.kept.count(SkipFiltered, nil)
+	r.kept.count(SkipQuarantined, nil)
+	r.kept.count(SkipFilterError, fmt.Errorf("headers.n: not a number"))
+	want := []string{
+		"1 not matching the filter stay",
+		"1 quarantined left out (replay from the parking queue to release them)",
+		"1 the filter could not judge stay (headers.n: not a number)",
+		"2 without an origin queue stay (use --to)",
+	}
+	got := r.StayNotes()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("notes\n got %q\nwant %q", got, want)
+	}
+	r.kept.Request.To = &Override{Exchange: "orders", KeepKey: true}
+	if got := r.StayNotes(); !strings.Contains(strings.Join(got, "; "), "2 without an original routing key stay") {
+		t.Errorf("--to EXCHANGE: notes %q, want the missing routing key named", got)
 	}
 }

@@ -93,6 +93,7 @@ func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Pr
 	if err != nil {
 		return res, err
 	}
+	res.kept.Request = req
 	s := &walker{op: op, env: env, src: src, res: res, progress: progress}
 	s.log = &walkLog{store: env.Audit, sign: env.Checkpoint, op: operation(plan, env)}
 	if t := fixedTarget(req); len(op.Groups) == 0 && t != "" {
@@ -417,12 +418,13 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 				s.res.PossibleDuplicates++
 			}
 		}
-		dest, skip, _ := s.op.Request.Decide(d, appliedIn(applied, known, d))
+		dest, skip, err := s.op.Request.Decide(d, appliedIn(applied, known, d))
 		switch {
 		case skip == SkipApplied:
 			s.res.SkippedApplied++
 		case skip != Selected:
 			s.res.Kept++
+			s.res.kept.count(skip, err)
 		default:
 			moving = append(moving, Item{Letter: d, Dest: dest})
 		}

@@ -203,6 +203,38 @@ func TestDlqReplayWithYesMovesTheMessagesAndPrintsTheJSONContract(t *testing.T) 
 	}
 }
 
+// A replay no one was asked about says why what it read and did not
+// move stayed, as the question would have: messages published straight
+// into the DLQ have no x-death to name their origin.
+func TestDlqReplayWithYesSaysWhyMessagesStayed(t *testing.T) {
+	s := newActScene(t, 2, "")
+	for i := range 3 {
+		if err := s.ch.Publish("", "orders.dlq", false, false, amqp.Publishing{MessageId: fmt.Sprintf("plain-%d", i), Body: []byte("p")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 5)
+	out, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes")
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "5 read, 2 moved, 3 still in orders.dlq") {
+		t.Errorf("outcome %q, want 5 read, 2 moved, 3 still in orders.dlq", out)
+	}
+	if !strings.Contains(errOut, "note: 3 without an origin queue stay (use --to)") {
+		t.Errorf("stderr %q does not say why 3 stayed", errOut)
+	}
+	testkit.WaitDepth(t, s.ch, "orders", 2)
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 3)
+	_, errOut, err = runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes", "--filter", "attempts >= 3")
+	if err != nil {
+		t.Fatalf("filtered replay: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "note: 3 not matching the filter stay") {
+		t.Errorf("stderr %q does not say the filter left 3", errOut)
+	}
+}
+
 // With audit_signing_key, a replay ends with a signed checkpoint: its
 // head is the checkpoint, and verify with the allowed signers finds
 // every record signed. A key others can read refuses the replay before

@@ -286,6 +286,10 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 		err = errors.Join(err, fmt.Errorf("returning what was not moved to %s: %w (the broker takes it back as the connection closes)", t.Ref.Name, cerr))
 	}
 	out := result(res)
+	if op.ExpectRead {
+		// No one was asked: what stayed, and why, is said now.
+		out.Notes = append(out.Notes, res.StayNotes()...)
+	}
 	out.Notes = append(out.Notes, g.Notes()...)
 	return out, err
 }
