@@ -35,6 +35,9 @@ type KeyMap struct {
 	Pace   key.Binding
 
 	readOnly bool
+	// halted puts R, which resumes a halted replay then, in the short
+	// help beside the banner that names it.
+	halted bool
 }
 
 // DefaultKeyMap returns the bindings; in a read-only context the action
@@ -78,7 +81,11 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	if !k.readOnly {
 		b = append(b, k.Replay, k.Quarantine)
 	}
-	return append(b, k.NextPage, k.Scan, k.Groups)
+	b = append(b, k.NextPage, k.Scan, k.Groups)
+	if k.halted {
+		b = append(b, k.Reopen)
+	}
+	return b
 }
 
 // FullHelp implements help.KeyMap.

@@ -183,6 +183,10 @@ func (m *Model) Keys() help.KeyMap {
 	case m.scan.show:
 		k.Scan.SetHelp("S", "stats of held messages")
 	}
+	if m.op.halted != nil {
+		k.Reopen.SetHelp("R", "resume the halted replay")
+		k.halted = true
+	}
 	return k
 }
 

@@ -157,6 +157,9 @@ func TestWholeQueueReplayPromptSetsTheCanaryAndThePaceAndAHaltOffersResume(t *te
 	if !strings.Contains(v, "halted after the canary: 10 of 10 copies failed again, rejected in orders (group 3f2a0c11d9)") || !strings.Contains(v, "R resumes it") {
 		t.Fatalf("no halt banner naming the failure group and R:\n%s", v)
 	}
+	if h := helpOf(d.m); !strings.Contains(h, "R resume the halted replay") || strings.Contains(h, "reopen session") {
+		t.Errorf("after a halt the help says %q, want R to resume the halted replay", h)
+	}
 	// R resumes the halted operation, with the prompt asked again.
 	acts.halt = ""
 	d.keys("R")
@@ -169,6 +172,9 @@ func TestWholeQueueReplayPromptSetsTheCanaryAndThePaceAndAHaltOffersResume(t *te
 	d.until("the banner gone", func() bool { return d.m.op.halted == nil && strings.Contains(d.m.op.result, "resumed op-1") })
 	if strings.Contains(d.m.View(), "halted") {
 		t.Errorf("the halt banner stays after the resume finished:\n%s", d.m.View())
+	}
+	if h := helpOf(d.m); strings.Contains(h, "resume") {
+		t.Errorf("once resumed the help says %q, still offering a resume", h)
 	}
 }
 
