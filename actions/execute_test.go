@@ -67,6 +67,10 @@ func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
 		if d.Headers[HeaderReplayCount] != int64(1) || d.Headers[HeaderOperation] != res.Operation || d.Headers[HeaderReplayedAt] == nil {
 			t.Fatalf("message %d warren headers: %v", i, d.Headers)
 		}
+		// Its failures so far, for its attempt count if it dies again.
+		if d.Headers[domain.HeaderReplayAttempts] != int64(1) || d.Headers[domain.HeaderReplayDeaths] != int64(1) {
+			t.Fatalf("message %d carries attempts %v and deaths %v, want 1 and 1", i, d.Headers[domain.HeaderReplayAttempts], d.Headers[domain.HeaderReplayDeaths])
+		}
 	}
 	recs := s.records(t)
 	if first, last := recs[0], recs[len(recs)-1]; first.Outcome != domain.OutcomeIntent || last.Outcome != domain.OutcomeFinal ||

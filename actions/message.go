@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -100,9 +101,29 @@ func makeCopy(d domain.DeadLetter, s stamp) copyOf {
 		}
 		h[HeaderReplayCount] = int64(d.ReplayCount + 1)
 		h[HeaderReplayedAt] = at
+		// What the copy failed before, for its attempt count if it
+		// dies again (docs/ARCHITECTURE.md §2).
+		h[domain.HeaderReplayAttempts] = int64(d.Attempts)
+		h[domain.HeaderReplayDeaths] = carriedDeaths(d)
 	}
 	out.msg.Headers = h
 	return out
+}
+
+// carriedDeaths sums the x-death counts a copy of d carries: those of
+// d's own x-death, none when the copy is the original message a
+// framework's envelope held.
+func carriedDeaths(d domain.DeadLetter) int64 {
+	if d.Raw != nil {
+		return 0
+	}
+	var n int64
+	for _, death := range d.Deaths {
+		if death.Count > 0 && n < math.MaxInt64-death.Count {
+			n += death.Count
+		}
+	}
+	return n
 }
 
 // remainingTTL is what is left of a per-message TTL set at published, in

@@ -235,6 +235,64 @@ func TestDlqReplayWithYesSaysWhyMessagesStayed(t *testing.T) {
 	}
 }
 
+// A replayed message that dies again has failed once more than before
+// its replay, on both brokers: 3.10 goes on counting on the x-death the
+// copy carries, 4.3 starts x-death afresh, and the copy's record of its
+// attempts bridges the two. dlq ls (each letter) and dlq stats (the scan)
+// say the same.
+func TestAReplayedMessageThatDiesAgainCountsOneMoreAttempt(t *testing.T) {
+	s := newActScene(t, 1, "")
+	attempts := func(want int) {
+		t.Helper()
+		out, errOut, err := runAction(t, s.config, newDlqLsCmd, "orders.dlq", "--json")
+		if err != nil {
+			t.Fatalf("dlq ls: %v\n%s", err, errOut)
+		}
+		var ls struct {
+			Messages []struct {
+				Attempts int `json:"attempts"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls.Messages) != 1 {
+			t.Fatalf("dlq ls --json %q: %v", out, err)
+		}
+		if ls.Messages[0].Attempts != want {
+			t.Errorf("dlq ls: attempts %d, want %d", ls.Messages[0].Attempts, want)
+		}
+		out, errOut, err = runAction(t, s.config, newDlqStatsCmd, "orders.dlq", "--json")
+		if err != nil {
+			t.Fatalf("dlq stats: %v\n%s", err, errOut)
+		}
+		var st struct {
+			Histogram struct {
+				Attempts map[string]int `json:"attempts"`
+			} `json:"histogram"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("dlq stats --json %q: %v", out, err)
+		}
+		if got := st.Histogram.Attempts; len(got) != 1 || got[fmt.Sprint(want)] != 1 {
+			t.Errorf("dlq stats: attempts %v, want the one message at %d", got, want)
+		}
+	}
+	attempts(1)
+	for want := 2; want <= 3; want++ {
+		if _, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes"); err != nil {
+			t.Fatalf("replay: %v\n%s", err, errOut)
+		}
+		testkit.WaitDepth(t, s.ch, "orders", 1)
+		d, ok, err := s.ch.Get("orders", false)
+		if err != nil || !ok {
+			t.Fatalf("get the copy: %v %v", ok, err)
+		}
+		if err := d.Reject(false); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitDepth(t, s.ch, "orders.dlq", 1)
+		attempts(want)
+	}
+}
+
 // With audit_signing_key, a replay ends with a signed checkpoint: its
 // head is the checkpoint, and verify with the allowed signers finds
 // every record signed. A key others can read refuses the replay before

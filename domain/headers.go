@@ -13,8 +13,12 @@ const (
 	HeaderAcquiredCount      = "x-acquired-count"
 	HeaderStreamOffset       = "x-stream-offset"
 	HeaderReplayCount        = "x-warren-replay-count"
-	HeaderQuarantineReason   = "x-warren-quarantine-reason"
-	HeaderOperation          = "x-warren-operation"
+	// A replayed copy's attempt count when it was replayed, and the sum
+	// of the x-death counts it carried then (docs/ARCHITECTURE.md §2).
+	HeaderReplayAttempts   = "x-warren-attempts"
+	HeaderReplayDeaths     = "x-warren-deaths"
+	HeaderQuarantineReason = "x-warren-quarantine-reason"
+	HeaderOperation        = "x-warren-operation"
 )
 
 // Dead-lettering reasons.

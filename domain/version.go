@@ -39,6 +39,15 @@ func AtLeast(version string, major, minor int) bool {
 	return ParseVersion(version).AtLeast(major, minor)
 }
 
+// CarriesPublishedDeaths reports whether the broker goes on counting on
+// an x-death header a publisher set, as RabbitMQ did before 4.0; from 4.0
+// it ignores it and starts its own (docs/ARCHITECTURE.md §4.2). An
+// unreadable version is taken for a current one.
+func CarriesPublishedDeaths(version string) bool {
+	major, _, _, ok := parseVersion(version)
+	return ok && major < 4
+}
+
 // ReturnCountsTowardLimit reports whether basic.nack with requeue counts toward
 // a quorum queue's delivery limit on this broker version: it does before
 // 4.3 (docs/ARCHITECTURE.md §4.2). An unreadable version is treated as costly, and so

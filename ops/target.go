@@ -76,7 +76,8 @@ func (o *Ops) Resolve(ctx context.Context, ref domain.QueueRef) (*Target, error)
 	o.confirmed[ref] = pairing{confirmed: t.Confirmed, exists: t.exists}
 	o.mu.Unlock()
 	t.Opts = dlq.Options{Window: o.c.Window, QuarantineQueue: t.Knows.Parking, OriginDeliveryLimits: snap.OriginDeliveryLimits(ref),
-		Conventions: o.c.Conventions(ref.Vhost, ref.Name), KnownOperation: o.knownOperation}
+		CarriesDeaths: domain.CarriesPublishedDeaths(version),
+		Conventions:   o.c.Conventions(ref.Vhost, ref.Name), KnownOperation: o.knownOperation}
 	t.Opts.ConsumerTimeout, t.Opts.TimeoutWhy, t.Opts.AskTimeout = consumerTimeout(*q, version, o.c.Context.ConsumerTimeout.Duration)
 	if k := t.Knows.Queue; k != nil {
 		t.Opts.LogicalID, t.Opts.AttemptsHeader = k.LogicalID, k.AttemptsHeader

@@ -111,26 +111,86 @@ func latestDeath(deaths []domain.Death) time.Time {
 	return t
 }
 
-// Attempts is docs/ARCHITECTURE.md §2's attempt count: the largest of the x-death
-// counts summed for the origin queue, x-delivery-count and the
-// application's own attempts header, plus warren's replay count.
+// Attempts is docs/ARCHITECTURE.md §2's attempt count of a letter whose
+// warren marks are believed, with attemptsHeader the application's own
+// counter: what its headers count (counted), and for a copy warren
+// replayed, the failures before (withReplays).
 func Attempts(deaths []domain.Death, origin string, h amqp.Table, attemptsHeader string) int {
-	var sum int64
+	return Options{AttemptsHeader: attemptsHeader}.attempts(deaths, origin, h, true)
+}
+
+// attempts is a letter's attempt count with o's knowledge: what its
+// headers count, and the failures before warren's replays when its marks
+// are believed (a replay count no known operation wrote counts none).
+func (o Options) attempts(deaths []domain.Death, origin string, h amqp.Table, believed bool) int {
+	n := counted(deaths, origin, h, o)
+	if believed {
+		n = o.withReplays(n, deaths, h)
+	}
+	return clampInt(n)
+}
+
+// counted is the failures a letter's headers count: the largest of the
+// x-death counts summed for the origin queue (a delivery_limit death at a
+// quorum origin of known limit standing for limit + 1 deliveries, which
+// the count alone does not show), x-delivery-count and the application's
+// own attempts header.
+func counted(deaths []domain.Death, origin string, h amqp.Table, o Options) int64 {
+	limit, weighed := o.OriginDeliveryLimits[origin]
+	weighed = weighed && limit >= 0
+	var best int64
 	for _, d := range deaths {
-		if d.Queue == origin {
-			sum = addSat(sum, d.Count)
+		switch {
+		case d.Queue != origin:
+		case weighed && d.Reason == domain.ReasonDeliveryLimit:
+			best = addSat(best, mulSat(d.Count, limit+1))
+		default:
+			best = addSat(best, d.Count)
 		}
 	}
-	best := sum
 	if n, ok := domain.ValueInt(h[domain.HeaderDeliveryCount]); ok && n > best {
 		best = n
 	}
-	if attemptsHeader != "" {
-		if n, ok := domain.ValueInt(h[attemptsHeader]); ok && n > best {
+	if o.AttemptsHeader != "" {
+		if n, ok := domain.ValueInt(h[o.AttemptsHeader]); ok && n > best {
 			best = n
 		}
 	}
-	return clampInt(addSat(best, int64(ReplayCount(h))))
+	return best
+}
+
+// withReplays adds to n, what a letter's headers count, the failures
+// before warren last replayed it. A copy carries the attempt count it
+// was replayed with (x-warren-attempts) and the sum of the x-death counts
+// it carried then (x-warren-deaths). A broker before 4.0 goes on counting
+// on the x-death a publisher sets (Options.CarriesDeaths): only the counts
+// beyond those carried are new failures, a delivery_limit death among
+// them standing for its limit + 1 as counted does. From 4.0 the broker
+// starts x-death afresh, so all of n is new. A copy without that record
+// (replayed before warren wrote it) counts one failure per replay where
+// the broker starts afresh, none where it goes on counting.
+func (o Options) withReplays(n int64, deaths []domain.Death, h amqp.Table) int64 {
+	before, ok := domain.ValueInt(h[domain.HeaderReplayAttempts])
+	switch {
+	case (!ok || before < 0) && o.CarriesDeaths:
+		return n
+	case !ok || before < 0:
+		return addSat(n, int64(ReplayCount(h)))
+	case !o.CarriesDeaths:
+		return addSat(before, n)
+	}
+	var total int64
+	for _, d := range deaths {
+		total = addSat(total, d.Count)
+	}
+	carried, _ := domain.ValueInt(h[domain.HeaderReplayDeaths])
+	fresh := max(total-max(carried, 0), 0)
+	if len(deaths) > 0 && fresh > 0 && deaths[0].Reason == domain.ReasonDeliveryLimit {
+		if limit, known := o.OriginDeliveryLimits[deaths[0].Queue]; known && limit >= 0 {
+			fresh = addSat(fresh, limit)
+		}
+	}
+	return addSat(before, fresh)
 }
 
 // ReplayCount is how many times warren has replayed the message.

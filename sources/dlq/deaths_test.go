@@ -180,3 +180,53 @@ func TestDecodeFillsTheDeadLetter(t *testing.T) {
 		t.Errorf("keepBody did not keep the body")
 	}
 }
+
+// A copy warren replayed carries the attempts it had (x-warren-attempts)
+// and the x-death counts it carried (x-warren-deaths): when it dies
+// again, a broker that counts on the carried x-death (before 4.0) adds
+// only the counts beyond those, one that starts afresh adds all of them.
+func TestAReplayedCopyCountsItsEarlierFailuresOnce(t *testing.T) {
+	record := func(attempts, deaths int64, replays int64) amqp.Table {
+		return amqp.Table{"x-warren-attempts": attempts, "x-warren-deaths": deaths, "x-warren-replay-count": replays}
+	}
+	tests := []struct {
+		name    string
+		carries bool
+		limits  map[string]int64
+		deaths  []domain.Death
+		h       amqp.Table
+		want    int
+	}{
+		{"3.10: the carried count went on by one", true, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 4}}, record(3, 3, 1), 4},
+		{"3.10: a new reason is a new entry", true, nil,
+			[]domain.Death{{Queue: "orders", Reason: "expired", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 3}}, record(3, 3, 1), 4},
+		{"3.10: replayed elsewhere, dead there", true, nil,
+			[]domain.Death{{Queue: "billing", Reason: "rejected", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 3}}, record(3, 3, 1), 4},
+		{"3.10: past a quorum origin's limit of 5", true, map[string]int64{"orders": 5},
+			[]domain.Death{{Queue: "orders", Reason: "delivery_limit", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 2}}, record(2, 2, 1), 8},
+		{"4.3: x-death started afresh", false, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, record(3, 3, 1), 4},
+		{"4.3: twice since the replay", false, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 2}}, record(3, 3, 1), 5},
+		{"4.3: past a quorum origin's limit of 5", false, map[string]int64{"orders": 5},
+			[]domain.Death{{Queue: "orders", Reason: "delivery_limit", Count: 1}}, record(3, 3, 1), 9},
+		{"no record, 3.10: x-death counted every death", true, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 2}}, amqp.Table{"x-warren-replay-count": int64(1)}, 2},
+		{"no record, 4.3: a death per replay", false, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, amqp.Table{"x-warren-replay-count": int64(1)}, 2},
+		{"a negative record is no record", false, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, record(-9, 0, 1), 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := Options{CarriesDeaths: tt.carries, OriginDeliveryLimits: tt.limits}
+			if got := o.attempts(tt.deaths, "orders", tt.h, true); got != tt.want {
+				t.Errorf("attempts = %d, want %d", got, tt.want)
+			}
+			if got := o.attempts(tt.deaths, "orders", tt.h, false); got > tt.want {
+				t.Errorf("marks not believed: attempts = %d, above the believed %d", got, tt.want)
+			}
+		})
+	}
+}

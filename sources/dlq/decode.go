@@ -31,6 +31,10 @@ type Options struct {
 	// queues by name: a delivery_limit death there stands for limit+1
 	// deliveries, which the x-death count alone does not show.
 	OriginDeliveryLimits map[string]int64
+	// CarriesDeaths says the broker goes on counting on the x-death a
+	// publisher sets (before RabbitMQ 4.0), so a replayed copy that dies
+	// again counts its earlier deaths in x-death too.
+	CarriesDeaths bool
 	// Conventions are the team's own error-header conventions, tried
 	// after the broker's and before the frameworks' (Builtin).
 	Conventions []Convention
@@ -116,11 +120,11 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 		Properties:     properties(d),
 		Headers:        d.Headers,
 	}
-	dl.Attempts = attempts(deaths, org, d.Headers, o)
-	if !o.believed(d.Headers) {
+	believed := o.believed(d.Headers)
+	dl.Attempts = o.attempts(deaths, org.Queue, d.Headers, believed)
+	if !believed {
 		// Marks a publisher wrote: shown as the message's claim, and
 		// nothing warren does depends on them.
-		dl.Attempts = max(dl.Attempts-dl.ReplayCount, 0)
 		dl.MarksClaimed, dl.ClaimedReplays, dl.ReplayCount, dl.Quarantined = true, dl.ReplayCount, 0, false
 	}
 	dl.Failure = recognize(d, deaths, org, o.withDefaults().all, true)
@@ -189,28 +193,6 @@ func frameworkTries(deaths []domain.Death, f domain.Failure, replays int) int {
 		}
 	}
 	return clampInt(addSat(addSat(n, int64(f.Attempts)), int64(replays)))
-}
-
-// attempts is Attempts, raised for deaths by a quorum origin's delivery
-// limit when that limit is known.
-func attempts(deaths []domain.Death, org origin, h amqp.Table, o Options) int {
-	n := Attempts(deaths, org.Queue, h, o.AttemptsHeader)
-	limit, ok := o.OriginDeliveryLimits[org.Queue]
-	if !ok || limit < 0 {
-		return n
-	}
-	var byLimit int64
-	for _, d := range deaths {
-		if d.Queue == org.Queue && d.Reason == domain.ReasonDeliveryLimit {
-			byLimit = addSat(byLimit, mulSat(d.Count, limit+1))
-		} else if d.Queue == org.Queue {
-			byLimit = addSat(byLimit, d.Count)
-		}
-	}
-	if m := clampInt(addSat(byLimit, int64(ReplayCount(h)))); m > n {
-		return m
-	}
-	return n
 }
 
 func mulSat(a, b int64) int64 {

@@ -220,22 +220,23 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	sc.deaths = parseDeathsInto(sc.deaths, d.Headers, false)
 	org := findOrigin(sc.deaths, d.Headers)
 	f := recognize(d, sc.deaths, org, sc.o.all, false)
-	n := attempts(sc.deaths, org, d.Headers, sc.o)
+	believed := sc.o.believed(d.Headers)
+	// A replay count no known operation wrote counts no attempt.
+	replays := 0
+	if believed {
+		replays = ReplayCount(d.Headers)
+	}
+	n := sc.o.attempts(sc.deaths, org.Queue, d.Headers, believed)
 	reason, origin, at := org.Reason, org.Queue, latestDeath(sc.deaths)
 	if f.Convention == domain.ConventionBroker && f.Attempts > 0 {
-		n = max(n, frameworkTries(sc.deaths, f, ReplayCount(d.Headers)))
+		n = max(n, frameworkTries(sc.deaths, f, replays))
 	}
 	if f.Convention != "" && f.Convention != domain.ConventionBroker {
 		reason, origin = f.Kind, f.Origin()
-		n = max(n, clampInt(addSat(int64(f.Attempts), int64(ReplayCount(d.Headers)))))
+		n = max(n, clampInt(addSat(int64(f.Attempts), int64(replays))))
 		if at.IsZero() {
 			at = f.FailedAt
 		}
-	}
-	believed := sc.o.believed(d.Headers)
-	if !believed {
-		// A replay count no known operation wrote counts no attempt.
-		n = max(n-ReplayCount(d.Headers), 0)
 	}
 	st.Total++
 	st.Bytes += int64(len(d.Body))
