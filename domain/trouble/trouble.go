@@ -93,6 +93,12 @@ type series struct {
 	seen         bool  // a previous sample exists
 	prevHasDLQ   bool
 	prevQuiet    bool // the previous sample was quiet (see idleSince)
+	// quietFrom is when the run of quiet samples the previous one ends
+	// began (see idleSince).
+	quietFrom int64
+	// doubted are rises of the DLQ while the queue looked idle: its own
+	// after all if its next sample shows it busy (see observe).
+	doubted []rise
 	*judged
 }
 
@@ -243,8 +249,21 @@ func (t *Tracker) MarksAt(i int) []Mark {
 
 func (s *series) observe(now, window int64, q domain.Queue) {
 	hasDLQ := q.DLQ != nil
-	dlqRose := s.seen && hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ && !s.idleSince(now, q)
-	rose := dlqRose || s.seen && q.IsDLQ() && q.Messages > s.prevMessages
+	dlqRose := s.seen && hasDLQ && s.prevHasDLQ && q.DLQMessages > s.prevDLQ
+	idle := s.idleSince(now, q)
+	if idle {
+		// The rise is not its own, unless the statistics lag the DLQ's
+		// depth: doubted until a sample shows the queue busy.
+		if dlqRose {
+			s.doubted = append(prune(s.doubted, now-doubtFor, riseAt), rise{now, q.DLQMessages - s.prevDLQ})
+		}
+		dlqRose = false
+	}
+	var owned []rise
+	if !idle && len(s.doubted) > 0 {
+		owned, s.doubted = prune(s.doubted, now-doubtFor, riseAt), nil
+	}
+	rose := dlqRose || len(owned) > 0 || s.seen && q.IsDLQ() && q.Messages > s.prevMessages
 	if s.judged == nil && !rose && q.DLXHeld == nil && !movesJudged(q) {
 		s.keep(now, q)
 		return
@@ -258,6 +277,11 @@ func (s *series) observe(now, window int64, q domain.Queue) {
 	}
 	s.verdicts = prune(s.verdicts, since, func(v verdict) int64 { return v.at })
 	if s.seen {
+		for _, r := range owned {
+			if r.at > since {
+				s.rises[DLQGrowing] = append(s.rises[DLQGrowing], r)
+			}
+		}
 		if dlqRose {
 			s.rises[DLQGrowing] = append(s.rises[DLQGrowing], rise{now, q.DLQMessages - s.prevDLQ})
 		}
@@ -281,8 +305,21 @@ func (s *series) observe(now, window int64, q domain.Queue) {
 
 // keep makes q the previous sample.
 func (s *series) keep(now int64, q domain.Queue) {
+	switch {
+	case !quiet(q):
+		s.quietFrom = 0
+	case !s.stillQuiet(now, q):
+		s.quietFrom = now
+	}
 	s.seen, s.prevMessages, s.prevDLQ, s.prevHasDLQ = true, q.Messages, q.DLQMessages, q.DLQ != nil
 	s.prevAt, s.prevQuiet = now, quiet(q)
+}
+
+// stillQuiet reports a quiet sample of q that goes on the run of quiet
+// samples before it: the previous one quiet, at most quietGap before,
+// and as deep.
+func (s *series) stillQuiet(now int64, q domain.Queue) bool {
+	return s.seen && s.prevQuiet && now-s.prevAt <= quietGap && quiet(q) && q.Messages == s.prevMessages
 }
 
 // quietGap is the longest time between two samples over which a queue
@@ -290,6 +327,20 @@ func (s *series) keep(now int64, q domain.Queue) {
 // averaged over its last few seconds, so over a longer gap a burst
 // published and dead-lettered between the samples would not show.
 const quietGap = int64(10 * time.Second)
+
+// quietFor is how long a queue must have been quiet before its DLQ's
+// rise is not held against it, and doubtFor how long a rise doubted
+// waits for a busy sample to make it the queue's own: the broker emits
+// each queue's statistics on a timer of its own (every 5 s by default,
+// later under load), so the DLQ's depth can show a dead letter before
+// the rates of the queue it left do, and a queue's first statistics
+// show rates of 0 whatever happened.
+const (
+	quietFor = int64(15 * time.Second)
+	doubtFor = int64(15 * time.Second)
+)
+
+func riseAt(r rise) int64 { return r.at }
 
 // quiet reports a sample of a queue with nothing in flight: statistics
 // showing no publishes and no acknowledgements or automatically
@@ -308,7 +359,7 @@ func quiet(q domain.Queue) bool {
 // or a publisher wrote to the DLQ itself; the DLQ's own row shows the
 // arrivals (Arriving).
 func (s *series) idleSince(now int64, q domain.Queue) bool {
-	return s.prevQuiet && now-s.prevAt <= quietGap && quiet(q) && q.Messages == s.prevMessages
+	return s.stillQuiet(now, q) && s.quietFrom > 0 && now-s.quietFrom >= quietFor
 }
 
 // movesJudged reports whether a sample of q is judged on its movement:

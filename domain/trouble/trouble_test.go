@@ -417,9 +417,10 @@ func TestASnapshotOfOneVhostKeepsTheOthersSeries(t *testing.T) {
 }
 
 // Two queues share a DLQ: the one dead-lettering is marked as its DLQ
-// grows, the one that is empty and idle throughout is not — its DLQ's
-// rise is not its own. Without statistics nothing says it was idle, so
-// it is marked.
+// grows, the one that is empty and idle throughout is not once it has
+// been seen quiet for quietFor — its DLQ's rise is not its own; before,
+// its statistics may lag the DLQ's depth, and its rises count, held a
+// window. Without statistics nothing says it was idle, so it is marked.
 func TestASharedDLQGrowingMarksOnlyTheQueuesThatCouldHaveDeadLettered(t *testing.T) {
 	idle := domain.QueueRef{Vhost: "/", Name: "orders.invoicing"}
 	for _, tt := range []struct {
@@ -439,8 +440,10 @@ func TestASharedDLQGrowingMarksOnlyTheQueuesThatCouldHaveDeadLettered(t *testing
 			}
 			tr := New(time.Minute)
 			marked := false
-			for _, st := range watch(tr, shared, 2*time.Minute, idle, DLQGrowing) {
-				marked = marked || st.marked
+			for _, st := range watch(tr, shared, 3*time.Minute, idle, DLQGrowing) {
+				if st.at > time.Duration(quietFor)+time.Minute {
+					marked = marked || st.marked
+				}
 			}
 			if marked != tt.want {
 				t.Errorf("the idle queue sharing the DLQ marked DLQ growing = %v, want %v", marked, tt.want)
@@ -454,7 +457,9 @@ func TestASharedDLQGrowingMarksOnlyTheQueuesThatCouldHaveDeadLettered(t *testing
 }
 
 // Quiet in two samples far apart, or busy in the one before, a queue
-// may have dead-lettered between them: its DLQ's rise stays its own.
+// may have dead-lettered between them: its DLQ's rise stays its own. So
+// does a rise after a run of quiet samples shorter than quietFor. Each
+// case watches the queue quiet for quietFor first, every 2 s.
 func TestAQueueIsTakenAsIdleOnlyBetweenCloseQuietSamples(t *testing.T) {
 	work := domain.QueueRef{Vhost: "/", Name: "orders.invoicing"}
 	sample := func(dlq int64, publish float64, depth int64) []domain.Queue {
@@ -474,8 +479,12 @@ func TestAQueueIsTakenAsIdleOnlyBetweenCloseQuietSamples(t *testing.T) {
 		{"its depth fell (messages expired into the DLQ)", 2 * time.Second, 0, 3, 1, true},
 	} {
 		tr := New(5 * time.Minute)
-		tr.Observe(t0, sample(3, tt.publish, tt.depth))
-		tr.Observe(t0.Add(tt.gap), sample(5, 0, tt.after))
+		at := t0
+		for ; at.Before(t0.Add(time.Duration(quietFor))); at = at.Add(2 * time.Second) {
+			tr.Observe(at, sample(3, 0, tt.depth))
+		}
+		tr.Observe(at, sample(3, tt.publish, tt.depth))
+		tr.Observe(at.Add(tt.gap), sample(5, 0, tt.after))
 		marks := tr.Marks(work)
 		got := false
 		for _, m := range marks {
@@ -484,5 +493,70 @@ func TestAQueueIsTakenAsIdleOnlyBetweenCloseQuietSamples(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: marked DLQ growing = %v (%+v), want %v", tt.name, got, marks, tt.want)
 		}
+	}
+}
+
+// The broker emits each queue's statistics on a timer of its own: the
+// DLQ's depth can show a dead letter before the rates of the queue it
+// left do, and a new queue's first statistics show rates of 0. A rise
+// while the queue looks idle is doubted, and made its own when its next
+// samples show it busy; a queue quiet for long is not marked by a rise
+// it had no part in.
+func TestARiseTheSourcesStatisticsShowLateIsStillItsOwn(t *testing.T) {
+	work := domain.QueueRef{Vhost: "/", Name: "orders"}
+	sample := func(dlq int64, publish float64) []domain.Queue {
+		return []domain.Queue{{Vhost: "/", Name: work.Name, HasRates: true, PublishRate: publish, DLQ: &dlqRef, DLQMessages: dlq}}
+	}
+	marked := func(tr *Tracker) bool {
+		for _, m := range tr.Marks(work) {
+			if m.Kind == DLQGrowing {
+				return true
+			}
+		}
+		return false
+	}
+	tr := New(time.Minute)
+	at := t0
+	step := func(dlq int64, publish float64) {
+		tr.Observe(at, sample(dlq, publish))
+		at = at.Add(time.Second)
+	}
+	// Quiet for a minute: a rise then is doubted, not marked.
+	for range 60 {
+		step(3, 0)
+	}
+	step(5, 0)
+	if marked(tr) {
+		t.Fatal("a queue quiet for a minute is marked by its DLQ's rise before its statistics say anything")
+	}
+	step(5, 0)
+	step(5, 0.4) // its rates catch up: the rise was its own
+	if !marked(tr) {
+		t.Fatal("the rise its late statistics show is not held against the queue")
+	}
+	// Quiet again for long, the DLQ rises, and the queue stays quiet
+	// past doubtFor: not its own.
+	for range 120 {
+		step(5, 0)
+	}
+	if marked(tr) {
+		t.Fatal("the mark outlived its window")
+	}
+	step(7, 0)
+	for range 20 {
+		step(7, 0)
+	}
+	step(7, 0.4)
+	if marked(tr) {
+		t.Error("a rise doubtFor before the queue's next busy sample is held against it")
+	}
+	// Watched for less than quietFor, a quiet queue's rise counts: its
+	// statistics may be its first.
+	tr, at = New(time.Minute), t0
+	step(0, 0)
+	step(0, 0)
+	step(1, 0)
+	if !marked(tr) {
+		t.Error("a rise 2 s into watching a quiet queue is not held against it")
 	}
 }
