@@ -49,9 +49,9 @@ test: services
 test-unit:
 	$(GO) test -count=1 $(PKGS)
 
-## test-faults: stops and restarts services; runs alone, serially, on 3.10, 4.3 and the cluster (WARREN_FAULTS_BROKERS picks some)
+## test-faults: stops and restarts services; runs alone, on 3.10, 4.3 and the cluster at once, each broker's faults serially (WARREN_FAULTS_BROKERS picks some)
 test-faults: services services-cluster build
-	$(GO) test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault ./cli/faults/
+	@GO=$(GO) bash .ci/test-faults.sh $(or $(WARREN_FAULTS_BROKERS),3.10 4.3 cluster)
 
 lint:
 	$(GO) vet $(PKGS)
