@@ -15,9 +15,9 @@ pids=()
 for b in "$@"; do
   pkgs=$BROKER_PKGS
   [ "$b" = 3.10 ] && pkgs=$PKGS
-  echo "test: RabbitMQ $b: $GO test -tags integration -count=1 -timeout $TIMEOUT $pkgs"
+  echo "test: RabbitMQ $b: $GO test -tags integration -count=1 -parallel 8 -timeout $TIMEOUT $pkgs"
   # shellcheck disable=SC2086
-  WARREN_TEST_BROKER=$b $GO test -tags integration -count=1 -timeout "$TIMEOUT" $pkgs >"$logs/$b.log" 2>&1 &
+  WARREN_TEST_BROKER=$b $GO test -tags integration -count=1 -parallel 8 -timeout "$TIMEOUT" $pkgs >"$logs/$b.log" 2>&1 &
   pids+=("$!")
 done
 status=0

@@ -59,7 +59,7 @@ func newCanaryScene(t *testing.T, n int, withInbox bool) *canaryScene {
 
 	dir := t.TempDir()
 	s.audit, s.config = filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "warren.toml")
-	t.Setenv("WARREN_CANARY_TEST_PASSWORD", "guest")
+	testEnv("WARREN_CANARY_TEST_PASSWORD", "guest")
 	inbox := ""
 	if withInbox {
 		var rnd [4]byte
@@ -77,7 +77,7 @@ func newCanaryScene(t *testing.T, n int, withInbox bool) *canaryScene {
 		if _, err := db.Exec(context.Background(), "CREATE TABLE "+s.table+" (event_id text primary key, processed_at timestamptz not null)"); err != nil {
 			t.Fatal(err)
 		}
-		t.Setenv("WARREN_CANARY_TEST_INBOX", canaryDSN)
+		testEnv("WARREN_CANARY_TEST_INBOX", canaryDSN)
 		inbox = fmt.Sprintf(`inbox = { dsn_env = "WARREN_CANARY_TEST_INBOX", table = %q, id_column = "event_id", time_column = "processed_at" }`, s.table)
 	}
 	text := fmt.Sprintf(`current_context = "t"
@@ -219,6 +219,7 @@ func (s *canaryScene) auditOutcomes(t *testing.T, op string) (map[string]int, []
 }
 
 func TestCanaryHaltsOnAConsumerThatRejectsThenResumeFinishes(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	const n = 300
 	s := newCanaryScene(t, n, false)
 	bad := s.consume(t, 0, failEvery)
@@ -299,6 +300,7 @@ func TestCanaryPassesWhenTheInboxAppliesItsCopies(t *testing.T) {
 }
 
 func TestCanaryHaltsMidRampWhenAStageFails(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	const n = 400
 	s := newCanaryScene(t, n, false)
 	// The consumer takes the canary, then fails every other message.
@@ -396,6 +398,7 @@ func TestCanaryRefusesWhenNothingCouldJudgeIt(t *testing.T) {
 }
 
 func TestRateAutoFollowsAPacedConsumer(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	const n = 500
 	s := newCanaryScene(t, n, false)
 	// Refused without a consumer to pace by, before anything moves.

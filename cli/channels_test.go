@@ -17,6 +17,7 @@ import (
 // warren channels --json against the broker: a publisher in confirm mode
 // and a consumer's channel on one named connection.
 func TestChannelsJSONListsTheBrokersChannels(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	vhost := testkit.Vhost(t, "warren-cli-channels")
 	name := "warren-cli-test-" + vhost
 	conn, err := amqp.DialConfig(testkit.AMQPURL, amqp.Config{Vhost: vhost, Properties: amqp.Table{"connection_name": name}})
@@ -46,7 +47,7 @@ func TestChannelsJSONListsTheBrokersChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	config := writeStatusConfig(t, testkit.MgmtURL, vhost)
-	t.Setenv(statusPasswordEnv, "guest")
+	testEnv(statusPasswordEnv, "guest")
 
 	type channel struct {
 		Connection  string   `json:"connection"`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -50,11 +51,6 @@ func execCLIOn(t *testing.T, a *App, out, errOut *bytes.Buffer, args ...string) 
 	return cliRun{out: out.String(), errOut: errOut.String(), err: err}
 }
 
-// noIdleHTTP turns HTTP keep-alive off while a test runs many commands
-// in one process: each command builds its own management client, and
-// their idle connections would otherwise pile up on the broker until it
-// runs out of file descriptors. A real command exits and closes them.
-
 // TestMain lets a test run this test binary as warren itself, with
 // WARREN_TEST_AS_WARREN=1 in its environment, so a test can kill a real
 // warren process mid-operation.
@@ -72,6 +68,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv("XDG_STATE_HOME") == "" {
 		os.Setenv("XDG_STATE_HOME", state)
 	}
+	// The tests run many commands in one process, several at once: each
+	// command builds its own management client (a clone of the default
+	// transport), and their idle connections would pile up on the broker
+	// until it runs out of file descriptors (RabbitMQ 3.10 failed to
+	// start a vhost at 846 of them). A real command exits and closes them.
+	http.DefaultTransport.(*http.Transport).DisableKeepAlives = true
 	code := m.Run()
 	os.RemoveAll(state)
 	os.Exit(code)

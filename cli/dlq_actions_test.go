@@ -59,7 +59,7 @@ func newEmptyActScene(t *testing.T, extraConfig string) *actScene {
 	dir := t.TempDir()
 	s.audit = filepath.Join(dir, "audit.jsonl")
 	s.config = filepath.Join(dir, "warren.toml")
-	t.Setenv("WARREN_ACTIONS_TEST_PASSWORD", "guest")
+	testEnv("WARREN_ACTIONS_TEST_PASSWORD", "guest")
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
 amqp_url = "`+testAMQP+`"
@@ -82,11 +82,22 @@ func (s *actScene) declare(t *testing.T, name string, args amqp.Table) {
 	}
 }
 
+// testEnv sets an environment variable that every test reading it wants
+// at the same value (the brokers' guest password, the test database's
+// DSN), for the rest of the run: a parallel test cannot t.Setenv.
+func testEnv(name, value string) {
+	if err := os.Setenv(name, value); err != nil {
+		panic(err)
+	}
+}
+
 // runAction runs one action command the way main does and returns its
 // stdout, stderr and error.
 func runAction(t *testing.T, configPath string, newCmd func(*App) *cobra.Command, args ...string) (string, string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	// A guard against a command that hangs, not a timing: tests run in
+	// parallel on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	return runActionCtx(ctx, configPath, newCmd, args...)
 }

@@ -5,6 +5,7 @@ package cli
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -195,6 +196,7 @@ func TestDlqImportRefusesABadFileAndPublishesNothing(t *testing.T) {
 // An import killed mid-way is finished by running it again: what its
 // records say was confirmed is not published twice, the rest goes.
 func TestAnImportKilledMidwayIsFinishedByRunningItAgain(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	s, file := exported(t, n)
 	testkit.Declare(t, s.ch, "target", nil)
@@ -236,23 +238,27 @@ func TestAnImportKilledMidwayIsFinishedByRunningItAgain(t *testing.T) {
 // and exported again, the message lines are the same, byte for byte
 // (the harness measures the memory: docs/BENCHMARKS.md).
 func TestAHundredThousandDeadLettersGoRoundUnchanged(t *testing.T) {
+	t.Parallel()
 	const n = 100_000
 	s := newEmptyActScene(t, "")
 	s.expire(t, n, func(i int) amqp.Table { return amqp.Table{"event_id": fmt.Sprintf("E-%d", i), "n": int32(i)} })
+	// Not a timed test: beside the other large runs it may take minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "first.jsonl.gz"), filepath.Join(dir, "second.jsonl.gz")
-	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", first); err != nil {
+	if _, errOut, err := runActionCtx(ctx, s.config, newDlqExportCmd, "orders.dlq", "--output", first); err != nil {
 		t.Fatalf("export: %v\n%s", err, errOut)
 	}
 	if _, err := s.ch.QueuePurge("orders.dlq", false); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", 0)
-	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, first, "--to", "orders.dlq", "--yes"); err != nil {
+	if _, errOut, err := runActionCtx(ctx, s.config, newDlqImportCmd, first, "--to", "orders.dlq", "--yes"); err != nil {
 		t.Fatalf("import: %v\n%s", err, errOut)
 	}
 	testkit.WaitDepth(t, s.ch, "orders.dlq", n)
-	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", second); err != nil {
+	if _, errOut, err := runActionCtx(ctx, s.config, newDlqExportCmd, "orders.dlq", "--output", second); err != nil {
 		t.Fatalf("second export: %v\n%s", err, errOut)
 	}
 	a, b := messageLines(t, first), messageLines(t, second)
@@ -356,6 +362,7 @@ func TestAmqplibReadsAnImportedMessageAsTheOriginal(t *testing.T) {
 // --rate auto paces an import by the destination's consumers, as it
 // paces a replay, and refuses a destination nobody consumes.
 func TestDlqImportAtTheConsumersPace(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	s, file := exported(t, n)
 	testkit.Declare(t, s.ch, "target", nil)
@@ -451,6 +458,7 @@ func (s *actScene) importOps(t *testing.T) map[string]map[string]int {
 // `dlq resume` of the queue the file was exported from never takes it
 // up: that queue holds other messages.
 func TestAnImportInterruptedIsFinishedByRunningItAgain(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	s, file := exported(t, n)
 	testkit.Declare(t, s.ch, "target", nil)

@@ -44,6 +44,7 @@ func (s *actScene) countIDs(t *testing.T, queue string) map[string]int {
 }
 
 func TestDlqResumeAfterSIGKILLLosesNothingAndRemovesTheTwins(t *testing.T) {
+	t.Parallel()
 	testResumeAfterSIGKILL(t, 20_000, false)
 }
 

@@ -70,8 +70,8 @@ func newDlqScene(t *testing.T, inboxDSN string) *dlqScene {
 	}
 	dir := t.TempDir()
 	s.config = filepath.Join(dir, "warren.toml")
-	t.Setenv("WARREN_DLQ_TEST_PASSWORD", "guest")
-	t.Setenv("WARREN_DLQ_TEST_INBOX", inboxDSN)
+	testEnv("WARREN_DLQ_TEST_PASSWORD", "guest")
+	testEnv("WARREN_DLQ_TEST_INBOX", inboxDSN)
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
 amqp_url = "`+testAMQP+`"
@@ -108,7 +108,9 @@ func runDlq(t *testing.T, configPath string, args ...string) (string, string, er
 	cmd := newDlqCmd(a)
 	cmd.SetArgs(args)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	// A guard against a command that hangs, not a timing: tests run in
+	// parallel on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	err := cmd.ExecuteContext(ctx)
 	return out.String(), errOut.String(), err
@@ -344,6 +346,7 @@ func TestDlqStatsScansTheWholeQueue(t *testing.T) {
 // with no consumer left: a second reader finds nothing ready, and must
 // not call the queue empty, nor an empty file its copy.
 func TestWhatAnotherBrowseHoldsIsNamedByStatsAndExport(t *testing.T) {
+	t.Parallel()
 	s := newDlqScene(t, "postgres://postgres@127.0.0.1:5432/test")
 	browse := testkit.Channel(t, testkit.Dial(t, s.vhost))
 	if err := browse.Cancel(testkit.Hold(t, browse, "orders.dlq", 4), false); err != nil {

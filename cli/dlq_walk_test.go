@@ -82,6 +82,7 @@ func (s *actScene) messageIDs(t *testing.T, queue string, n int) []string {
 }
 
 func TestDlqReplayMovesTwoHundredThousandInOneCommand(t *testing.T) {
+	t.Parallel()
 	const n = 200_000
 	s := newEmptyActScene(t, "")
 	s.expire(t, n, nil)
@@ -101,6 +102,7 @@ func TestDlqReplayMovesTwoHundredThousandInOneCommand(t *testing.T) {
 // Half the messages do not match the filter: they stay, in their order,
 // although there are more of them than one consumer's window can hold.
 func TestDlqReplayWithAFilterKeepsTheRestInOrder(t *testing.T) {
+	t.Parallel()
 	const n = 20_000
 	s := newEmptyActScene(t, "")
 	s.expire(t, n, func(i int) amqp.Table {

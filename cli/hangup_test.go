@@ -23,6 +23,7 @@ import (
 // reads the end of its input, and must end as if the SIGHUP were its
 // own, not go on polling the broker with no one to see it.
 func TestTheDashboardEndsWhenItsTerminalHangsUp(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	s := newEmptyActScene(t, "")
 	master, tty := openPTY(t)
 	defer master.Close()

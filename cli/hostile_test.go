@@ -118,7 +118,6 @@ type hostileScene struct {
 
 func newHostileScene(t *testing.T) *hostileScene {
 	t.Helper()
-	noIdleHTTP(t)
 	s := &hostileScene{vhost: testkit.Vhost(t, "warren-cli-hostile"), held: map[string]amqp.Delivery{}}
 	ch := vhostChannel(t, s.vhost)
 	if _, err := ch.QueueDeclare(hostileDLQ, true, false, false, false, nil); err != nil {
@@ -151,7 +150,7 @@ func newHostileScene(t *testing.T) *hostileScene {
 	dir := t.TempDir()
 	s.audit = filepath.Join(dir, "audit.jsonl")
 	s.config = filepath.Join(dir, "warren.toml")
-	t.Setenv("WARREN_HOSTILE_TEST_PASSWORD", "guest")
+	testEnv("WARREN_HOSTILE_TEST_PASSWORD", "guest")
 	text := fmt.Sprintf("current_context = \"t\"\n[contexts.t]\namqp_url = %q\nmanagement_url = %q\nusername = \"guest\"\npassword_env = \"WARREN_HOSTILE_TEST_PASSWORD\"\nvhost = %q\naudit = \"file:%s\"\n", testAMQP, testMgmt, s.vhost, s.audit)
 	if err := os.WriteFile(s.config, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -210,6 +209,7 @@ func clip(s string) string {
 func digest(b []byte) [32]byte { return sha256.Sum256(b) }
 
 func TestHostileCorpusIsListedShownAndCountedSafely(t *testing.T) {
+	t.Parallel()
 	s := newHostileScene(t)
 	t.Run("dlq ls", func(t *testing.T) {
 		out := s.run(t, "dlq", "ls", hostileDLQ).out
@@ -458,7 +458,6 @@ func declare(t *testing.T, vhost, name string, args amqp.Table) {
 // such headers can only come from the producer; they must not choose where
 // a replay publishes.
 func TestHostileForgedLastDeathHeadersCannotRedirectAReplay(t *testing.T) {
-	noIdleHTTP(t)
 	s := newROScene(t)
 	declare(t, s.vhost, "payments", nil)
 	testkit.DeadLetter(t, vhostChannel(t, s.vhost), "orders", "orders.dlq", []amqp.Publishing{{MessageId: "forged",
@@ -478,7 +477,6 @@ func TestHostileForgedLastDeathHeadersCannotRedirectAReplay(t *testing.T) {
 // it arrives on, so no browse gets past it. The DLQ must keep every
 // message, and the operator must learn why warren cannot read it.
 func TestHostileHeadersTooDeepForTheClientAreExplainedAndLoseNothing(t *testing.T) {
-	noIdleHTTP(t)
 	s := newROScene(t)
 	// Expiry dead-letters it without a client ever receiving it.
 	declare(t, s.vhost, "orders.wait", amqp.Table{"x-message-ttl": int32(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})

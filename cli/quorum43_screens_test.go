@@ -118,6 +118,7 @@ func tableRow(t *testing.T, view, name string) []string {
 // "empty"; the queue screen splits the depth and names the setting. On
 // 3.10 the broker reports no such figure: no DELAYED column.
 func TestDelayedRetryMessagesAreShownApartFromReadyOnTheRealBroker(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	vhost := testkit.Vhost(t, "warren-delayed")
 	conn := testkit.Dial(t, vhost)
 	ch := testkit.Channel(t, conn)
@@ -193,6 +194,7 @@ func TestDelayedRetryMessagesAreShownApartFromReadyOnTheRealBroker(t *testing.T)
 // overview shows the backlog and, once it grows, marks the queue in
 // trouble; the queue screen says why.
 func TestAGrowingDLXBacklogPutsTheRealQueueInTrouble(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	vhost := testkit.Vhost(t, "warren-dlxheld")
 	conn := testkit.Dial(t, vhost)
 	ch := testkit.Channel(t, conn)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,14 +22,6 @@ import (
 	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/common"
 )
-
-func noIdleHTTP(t *testing.T) {
-	t.Helper()
-	tr := http.DefaultTransport.(*http.Transport)
-	tr.CloseIdleConnections()
-	tr.DisableKeepAlives = true
-	t.Cleanup(func() { tr.DisableKeepAlives = false })
-}
 
 // vhostChannel is a channel of the harness's own in vhost.
 func vhostChannel(t *testing.T, vhost string) *amqp.Channel {
@@ -166,7 +157,6 @@ func (s *roScene) untouched(t *testing.T) {
 }
 
 func TestReadOnlyRefusesEveryChangingCommandWithExitThree(t *testing.T) {
-	noIdleHTTP(t)
 	s := newROScene(t)
 	plain, readOnly := s.config(t, ""), s.config(t, "read_only = true\n")
 	tests := []struct {
@@ -198,7 +188,6 @@ func TestReadOnlyRefusesEveryChangingCommandWithExitThree(t *testing.T) {
 }
 
 func TestReadOnlyStillShowsPlansAndReads(t *testing.T) {
-	noIdleHTTP(t)
 	s := newROScene(t)
 	readOnly := s.config(t, "read_only = true\n")
 	for _, args := range [][]string{
@@ -215,7 +204,6 @@ func TestReadOnlyStillShowsPlansAndReads(t *testing.T) {
 }
 
 func TestReadOnlyDashboardOffersNoActionAndMovesNothing(t *testing.T) {
-	noIdleHTTP(t)
 	s := newROScene(t)
 	tests := []struct {
 		name     string

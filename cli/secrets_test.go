@@ -43,7 +43,6 @@ type secretScene struct {
 
 func newSecretScene(t *testing.T) *secretScene {
 	t.Helper()
-	noIdleHTTP(t)
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	tag := hex.EncodeToString(rnd[:])

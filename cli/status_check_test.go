@@ -29,7 +29,7 @@ func checkScene(t *testing.T, down bool) (string, *amqp.Channel, string) {
 	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "warren.toml")
-	t.Setenv("WARREN_CHECK_TEST_PASSWORD", "guest")
+	testEnv("WARREN_CHECK_TEST_PASSWORD", "guest")
 	text := fmt.Sprintf(`current_context = "t"
 [contexts.t]
 amqp_url = "`+testAMQP+`"
@@ -55,6 +55,7 @@ password_env = "WARREN_CHECK_TEST_PASSWORD"
 }
 
 func TestStatusCheckExitsByTheWorstFinding(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	_, ch, cfg := checkScene(t, false)
 
 	// Healthy: nothing in trouble.
@@ -108,6 +109,7 @@ func TestStatusCheckAllContextsNamesTheOneThatDoesNotAnswer(t *testing.T) {
 // script parses, and exits as they do: 0 healthy, 1 worth a look, 2 act
 // now; with --all-contexts each finding names its context.
 func TestStatusCheckJSONSaysTheFindingsAndExitsAsTheLines(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	vhost, ch, cfg := checkScene(t, false)
 	type doc struct {
 		Level    string `json:"level"`

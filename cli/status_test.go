@@ -81,7 +81,7 @@ func newStatusSceneOn(t *testing.T, mgmtURL, amqpURL string) *statusScene {
 	}
 	s := &statusScene{vhost: vhost, ch: ch}
 	s.config = writeStatusConfig(t, mgmtURL, vhost)
-	t.Setenv(statusPasswordEnv, "guest")
+	testEnv(statusPasswordEnv, "guest")
 	return s
 }
 
@@ -165,6 +165,7 @@ func queueByName(st statusJSON, name string) *statusQueue {
 }
 
 func TestStatusJSONCarriesTheContractFields(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	s := newStatusScene(t)
 	s.declare(t, "orders.dlq", nil)
 	s.declare(t, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})
@@ -225,6 +226,7 @@ func TestStatusJSONCarriesTheContractFields(t *testing.T) {
 }
 
 func TestStatusTextSanitisesNamesAndDashesUnknownAges(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	s := newStatusScene(t)
 	s.declare(t, "evil\x1b[31mred", nil)
 	s.publish(t, "evil\x1b[31mred", 1, time.Time{})
