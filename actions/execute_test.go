@@ -68,8 +68,8 @@ func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
 			t.Fatalf("message %d warren headers: %v", i, d.Headers)
 		}
 		// Its failures so far, for its attempt count if it dies again.
-		if d.Headers[domain.HeaderReplayAttempts] != int64(1) || d.Headers[domain.HeaderReplayDeaths] != int64(1) {
-			t.Fatalf("message %d carries attempts %v and deaths %v, want 1 and 1", i, d.Headers[domain.HeaderReplayAttempts], d.Headers[domain.HeaderReplayDeaths])
+		if d.Headers[domain.HeaderReplayAttempts] != int64(1) || !reflect.DeepEqual(d.Headers[domain.HeaderReplayDeaths], amqp.Table{s.origin: int64(1)}) {
+			t.Fatalf("message %d carries attempts %v and deaths %v, want 1 and {%s: 1}", i, d.Headers[domain.HeaderReplayAttempts], d.Headers[domain.HeaderReplayDeaths], s.origin)
 		}
 	}
 	recs := s.records(t)

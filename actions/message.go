@@ -110,20 +110,21 @@ func makeCopy(d domain.DeadLetter, s stamp) copyOf {
 	return out
 }
 
-// carriedDeaths sums the x-death counts a copy of d carries: those of
-// d's own x-death, none when the copy is the original message a
-// framework's envelope held.
-func carriedDeaths(d domain.DeadLetter) int64 {
+// carriedDeaths sums, per queue, the x-death counts a copy of d
+// carries: those of d's own x-death, none when the copy is the original
+// message a framework's envelope held.
+func carriedDeaths(d domain.DeadLetter) amqp.Table {
+	t := amqp.Table{}
 	if d.Raw != nil {
-		return 0
+		return t
 	}
-	var n int64
 	for _, death := range d.Deaths {
+		n, _ := t[death.Queue].(int64)
 		if death.Count > 0 && n < math.MaxInt64-death.Count {
-			n += death.Count
+			t[death.Queue] = n + death.Count
 		}
 	}
-	return n
+	return t
 }
 
 // remainingTTL is what is left of a per-message TTL set at published, in

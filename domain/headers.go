@@ -13,8 +13,9 @@ const (
 	HeaderAcquiredCount      = "x-acquired-count"
 	HeaderStreamOffset       = "x-stream-offset"
 	HeaderReplayCount        = "x-warren-replay-count"
-	// A replayed copy's attempt count when it was replayed, and the sum
-	// of the x-death counts it carried then (docs/ARCHITECTURE.md §2).
+	// A replayed copy's attempt count when it was replayed, and per
+	// queue the sum of the x-death counts it carried then, a table
+	// (docs/ARCHITECTURE.md §2).
 	HeaderReplayAttempts   = "x-warren-attempts"
 	HeaderReplayDeaths     = "x-warren-deaths"
 	HeaderQuarantineReason = "x-warren-quarantine-reason"

@@ -161,14 +161,16 @@ func counted(deaths []domain.Death, origin string, h amqp.Table, o Options) int6
 
 // withReplays adds to n, what a letter's headers count, the failures
 // before warren last replayed it. A copy carries the attempt count it
-// was replayed with (x-warren-attempts) and the sum of the x-death counts
-// it carried then (x-warren-deaths). A broker before 4.0 goes on counting
-// on the x-death a publisher sets (Options.CarriesDeaths): only the counts
-// beyond those carried are new failures, a delivery_limit death among
-// them standing for its limit + 1 as counted does. From 4.0 the broker
-// starts x-death afresh, so all of n is new. A copy without that record
-// (replayed before warren wrote it) counts one failure per replay where
-// the broker starts afresh, none where it goes on counting.
+// was replayed with (x-warren-attempts) and, per queue, the sum of the
+// x-death counts it carried then (x-warren-deaths). A broker before 4.0
+// goes on counting on the x-death a publisher sets
+// (Options.CarriesDeaths): only the origin's counts beyond those carried
+// are new failures — a retry queue's expiries between them are not
+// attempts — a delivery_limit death among them standing for its limit + 1
+// as counted does. From 4.0 the broker starts x-death afresh, so all of n
+// is new. A copy without that record (replayed before warren wrote it)
+// counts one failure per replay where the broker starts afresh, none
+// where it goes on counting.
 func (o Options) withReplays(n int64, deaths []domain.Death, h amqp.Table) int64 {
 	before, ok := domain.ValueInt(h[domain.HeaderReplayAttempts])
 	switch {
@@ -179,14 +181,23 @@ func (o Options) withReplays(n int64, deaths []domain.Death, h amqp.Table) int64
 	case !o.CarriesDeaths:
 		return addSat(before, n)
 	}
-	var total int64
-	for _, d := range deaths {
-		total = addSat(total, d.Count)
+	if len(deaths) == 0 {
+		return before
 	}
-	carried, _ := domain.ValueInt(h[domain.HeaderReplayDeaths])
-	fresh := max(total-max(carried, 0), 0)
-	if len(deaths) > 0 && fresh > 0 && deaths[0].Reason == domain.ReasonDeliveryLimit {
-		if limit, known := o.OriginDeliveryLimits[deaths[0].Queue]; known && limit >= 0 {
+	origin := deaths[0].Queue
+	var now int64
+	for _, d := range deaths {
+		if d.Queue == origin {
+			now = addSat(now, d.Count)
+		}
+	}
+	var carried int64
+	if t, ok := h[domain.HeaderReplayDeaths].(amqp.Table); ok {
+		carried, _ = domain.ValueInt(t[origin])
+	}
+	fresh := max(now-max(carried, 0), 0)
+	if fresh > 0 && deaths[0].Reason == domain.ReasonDeliveryLimit {
+		if limit, known := o.OriginDeliveryLimits[origin]; known && limit >= 0 {
 			fresh = addSat(fresh, limit)
 		}
 	}

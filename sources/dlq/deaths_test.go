@@ -182,13 +182,15 @@ func TestDecodeFillsTheDeadLetter(t *testing.T) {
 }
 
 // A copy warren replayed carries the attempts it had (x-warren-attempts)
-// and the x-death counts it carried (x-warren-deaths): when it dies
-// again, a broker that counts on the carried x-death (before 4.0) adds
-// only the counts beyond those, one that starts afresh adds all of them.
+// and, per queue, the x-death counts it carried (x-warren-deaths): when it
+// dies again, a broker that counts on the carried x-death (before 4.0)
+// adds only the origin's counts beyond those, one that starts afresh adds
+// all of the origin's.
 func TestAReplayedCopyCountsItsEarlierFailuresOnce(t *testing.T) {
-	record := func(attempts, deaths int64, replays int64) amqp.Table {
+	record := func(attempts int64, deaths amqp.Table, replays int64) amqp.Table {
 		return amqp.Table{"x-warren-attempts": attempts, "x-warren-deaths": deaths, "x-warren-replay-count": replays}
 	}
+	orders3 := amqp.Table{"orders": int64(3)}
 	tests := []struct {
 		name    string
 		carries bool
@@ -198,25 +200,30 @@ func TestAReplayedCopyCountsItsEarlierFailuresOnce(t *testing.T) {
 		want    int
 	}{
 		{"3.10: the carried count went on by one", true, nil,
-			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 4}}, record(3, 3, 1), 4},
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 4}}, record(3, orders3, 1), 4},
 		{"3.10: a new reason is a new entry", true, nil,
-			[]domain.Death{{Queue: "orders", Reason: "expired", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 3}}, record(3, 3, 1), 4},
+			[]domain.Death{{Queue: "orders", Reason: "expired", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 3}}, record(3, orders3, 1), 4},
 		{"3.10: replayed elsewhere, dead there", true, nil,
-			[]domain.Death{{Queue: "billing", Reason: "rejected", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 3}}, record(3, 3, 1), 4},
+			[]domain.Death{{Queue: "billing", Reason: "rejected", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 3}}, record(3, orders3, 1), 4},
+		{"3.10: through its retry queue again, the expiries are no attempts", true, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 6}, {Queue: "orders.retry", Reason: "expired", Count: 4}},
+			record(3, amqp.Table{"orders": int64(3), "orders.retry": int64(2)}, 1), 6},
 		{"3.10: past a quorum origin's limit of 5", true, map[string]int64{"orders": 5},
-			[]domain.Death{{Queue: "orders", Reason: "delivery_limit", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 2}}, record(2, 2, 1), 8},
+			[]domain.Death{{Queue: "orders", Reason: "delivery_limit", Count: 1}, {Queue: "orders", Reason: "rejected", Count: 2}}, record(2, amqp.Table{"orders": int64(2)}, 1), 8},
 		{"4.3: x-death started afresh", false, nil,
-			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, record(3, 3, 1), 4},
-		{"4.3: twice since the replay", false, nil,
-			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 2}}, record(3, 3, 1), 5},
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, record(3, orders3, 1), 4},
+		{"4.3: through its retry queue again", false, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 3}, {Queue: "orders.retry", Reason: "expired", Count: 2}}, record(3, orders3, 1), 6},
 		{"4.3: past a quorum origin's limit of 5", false, map[string]int64{"orders": 5},
-			[]domain.Death{{Queue: "orders", Reason: "delivery_limit", Count: 1}}, record(3, 3, 1), 9},
+			[]domain.Death{{Queue: "orders", Reason: "delivery_limit", Count: 1}}, record(3, orders3, 1), 9},
 		{"no record, 3.10: x-death counted every death", true, nil,
 			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 2}}, amqp.Table{"x-warren-replay-count": int64(1)}, 2},
 		{"no record, 4.3: a death per replay", false, nil,
 			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, amqp.Table{"x-warren-replay-count": int64(1)}, 2},
 		{"a negative record is no record", false, nil,
-			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, record(-9, 0, 1), 2},
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, record(-9, nil, 1), 2},
+		{"3.10: deaths carried that are not a table count as none", true, nil,
+			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 4}}, record(3, nil, 1), 7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
