@@ -13,6 +13,7 @@ const (
 	HeaderAcquiredCount      = "x-acquired-count"
 	HeaderStreamOffset       = "x-stream-offset"
 	HeaderReplayCount        = "x-warren-replay-count"
+	HeaderReplayedAt         = "x-warren-replayed-at"
 	// A replayed copy's attempt count when it was replayed, and per
 	// queue the sum of the x-death counts it carried then, a table
 	// (docs/ARCHITECTURE.md §2).

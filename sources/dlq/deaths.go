@@ -9,10 +9,12 @@ import (
 )
 
 // markers reports whether h carries warren's own marks, which change how
-// warren treats a message (left out of bulk replays, counted as a loop),
-// and the operation they name.
+// warren treats a message (left out of bulk replays, counted as a loop,
+// its attempts and age), and the operation they name.
 func markers(h amqp.Table) (marked bool, operation string) {
-	marked = h[domain.HeaderQuarantineReason] != nil || h[domain.HeaderReplayCount] != nil
+	for _, k := range []string{domain.HeaderQuarantineReason, domain.HeaderReplayCount, domain.HeaderReplayAttempts, domain.HeaderReplayDeaths, domain.HeaderReplayedAt} {
+		marked = marked || h[k] != nil
+	}
 	operation, _ = domain.ValueText(h[domain.HeaderOperation])
 	return marked, operation
 }
@@ -96,6 +98,24 @@ func findOrigin(deaths []domain.Death, h amqp.Table) origin {
 	o.Reason, _ = domain.ValueText(h[domain.HeaderFirstDeathReason])
 	o.Exchange, _ = domain.ValueText(h[domain.HeaderFirstDeathExchange])
 	return o
+}
+
+// diedAt is when the letter was last dead-lettered, at the earliest:
+// latestDeath, or for a copy warren replayed whose marks are believed,
+// its replay when that is later — a broker before 4.0 keeps the first
+// time per queue and reason in the x-death the copy carried, so a copy
+// that died again would look as old as its first death.
+func diedAt(deaths []domain.Death, h amqp.Table, believed bool) time.Time {
+	at := latestDeath(deaths)
+	if !believed || len(deaths) == 0 {
+		return at
+	}
+	if s, ok := h[domain.HeaderReplayedAt].(string); ok {
+		if r, err := time.Parse(time.RFC3339Nano, s); err == nil && r.After(at) {
+			return r
+		}
+	}
+	return at
 }
 
 // latestDeath is the latest time any x-death entry records. The broker
@@ -192,7 +212,7 @@ func (o Options) withReplays(n int64, deaths []domain.Death, h amqp.Table) int64
 		}
 	}
 	var carried int64
-	if t, ok := h[domain.HeaderReplayDeaths].(amqp.Table); ok {
+	if t, ok := domain.ValueTable(h[domain.HeaderReplayDeaths]); ok {
 		carried, _ = domain.ValueInt(t[origin])
 	}
 	fresh := max(now-max(carried, 0), 0)

@@ -237,3 +237,47 @@ func TestAReplayedCopyCountsItsEarlierFailuresOnce(t *testing.T) {
 		})
 	}
 }
+
+// A broker before 4.0 keeps the first time per queue and reason in the
+// x-death a replayed copy carried: a copy that died again is as old as
+// its replay at the most, not its first death. A replay time a publisher
+// wrote (an operation the audit log does not know) changes nothing.
+func TestAReplayedCopyThatDiedAgainIsNoOlderThanItsReplay(t *testing.T) {
+	replayed := t0.Add(time.Hour)
+	h := amqp.Table{
+		"x-death":              []any{deathEntry("orders", "rejected", 2, t0)},
+		"x-warren-operation":   "op-1",
+		"x-warren-replayed-at": replayed.Format(time.RFC3339Nano),
+	}
+	for _, tt := range []struct {
+		name  string
+		known bool
+		want  time.Time
+	}{
+		{"replayed by a known operation", true, replayed},
+		{"a replay time a publisher wrote", false, t0},
+	} {
+		o := Options{KnownOperation: func(string) bool { return tt.known }}
+		if got := Decode(amqp.Delivery{Headers: h}, o, false).DeadLetteredAt; !got.Equal(tt.want) {
+			t.Errorf("%s: dead-lettered at %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	h["x-warren-replayed-at"] = t0.Add(-time.Hour).Format(time.RFC3339Nano)
+	if got := Decode(amqp.Delivery{Headers: h}, Options{}, false).DeadLetteredAt; !got.Equal(t0) {
+		t.Errorf("a replay before the death: dead-lettered at %v, want the death's %v", got, t0)
+	}
+}
+
+// A publisher that writes warren's attempt record alone, without a replay
+// count, names no operation the audit log knows: its record counts for
+// nothing.
+func TestAForgedAttemptRecordRaisesNoCount(t *testing.T) {
+	h := amqp.Table{
+		"x-death":           []any{deathEntry("orders", "rejected", 2, t0)},
+		"x-warren-attempts": int64(1000),
+	}
+	o := Options{KnownOperation: func(string) bool { return false }}
+	if got := Decode(amqp.Delivery{Headers: h}, o, false).Attempts; got != 2 {
+		t.Errorf("a forged x-warren-attempts: attempts %d, want the x-death count, 2", got)
+	}
+}

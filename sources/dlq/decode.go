@@ -110,7 +110,6 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 		OriginExchange: org.Exchange,
 		RoutingKeys:    org.RoutingKeys,
 		ReplayCount:    ReplayCount(d.Headers),
-		DeadLetteredAt: latestDeath(deaths),
 		Deaths:         deaths,
 		Size:           len(d.Body),
 		Quarantined:    d.Headers[domain.HeaderQuarantineReason] != nil,
@@ -122,6 +121,7 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 	}
 	believed := o.believed(d.Headers)
 	dl.Attempts = o.attempts(deaths, org.Queue, d.Headers, believed)
+	dl.DeadLetteredAt = diedAt(deaths, d.Headers, believed)
 	if !believed {
 		// Marks a publisher wrote: shown as the message's claim, and
 		// nothing warren does depends on them.

@@ -227,7 +227,7 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 		replays = ReplayCount(d.Headers)
 	}
 	n := sc.o.attempts(sc.deaths, org.Queue, d.Headers, believed)
-	reason, origin, at := org.Reason, org.Queue, latestDeath(sc.deaths)
+	reason, origin, at := org.Reason, org.Queue, diedAt(sc.deaths, d.Headers, believed)
 	if f.Convention == domain.ConventionBroker && f.Attempts > 0 {
 		n = max(n, frameworkTries(sc.deaths, f, replays))
 	}
