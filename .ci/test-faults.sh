@@ -10,17 +10,24 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 shared='Postgres|AuditFile'
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
-brokers=("$@")
 pids=()
+# Killed or interrupted, the run stops its passes too, each started in a
+# session of its own so the test binary goes with the go command: a fault
+# pass left behind would go on stopping brokers and PostgreSQL.
+stop() { for p in "${pids[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done; }
+trap 'stop; rm -rf "$logs"' EXIT
+trap 'exit 130' INT TERM
+brokers=("$@")
 for i in "${!brokers[@]}"; do
   b=${brokers[$i]}
   skip=()
+  shown=""
   if [ "${#brokers[@]}" -gt 1 ] && [ "$i" -ne 1 ]; then
     skip=(-skip "$shared")
+    shown="-skip '$shared' "
   fi
-  echo "test-faults: $b: $GO test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault ${skip[*]} ./cli/faults/"
-  WARREN_FAULTS_BROKERS=$b $GO test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault "${skip[@]}" ./cli/faults/ >"$logs/$b.log" 2>&1 &
+  echo "test-faults: $b: WARREN_FAULTS_BROKERS=$b $GO test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault $shown./cli/faults/"
+  WARREN_FAULTS_BROKERS=$b setsid $GO test -count=1 -p 1 -v -timeout 30m -tags faults -run Fault "${skip[@]}" ./cli/faults/ >"$logs/$b.log" 2>&1 &
   pids+=("$!")
 done
 status=0

@@ -116,8 +116,10 @@ type Result struct {
 	// for the operator's ticket; nil when its final record was not
 	// written.
 	Head *domain.AuditHead `json:"-"`
-	// kept tallies, by reason, what a walk read and left in the queue.
-	kept Preview
+	// kept tallies, by reason, what a walk read and left in the queue;
+	// diedAgain counts the copies of the run itself it read back.
+	kept      Preview
+	diedAgain int
 }
 
 // MessageOutcome is what happened to one selected message.

@@ -120,7 +120,11 @@ func carriedDeaths(d domain.DeadLetter) amqp.Table {
 	}
 	for _, death := range d.Deaths {
 		n, _ := t[death.Queue].(int64)
-		if death.Count > 0 && n < math.MaxInt64-death.Count {
+		switch {
+		case death.Count <= 0:
+		case n > math.MaxInt64-death.Count:
+			t[death.Queue] = int64(math.MaxInt64)
+		default:
 			t[death.Queue] = n + death.Count
 		}
 	}

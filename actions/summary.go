@@ -152,6 +152,13 @@ func (r *Result) StayNotes() []string {
 	if k.Filtered > 0 {
 		notes = append([]string{fmt.Sprintf("%d not matching the filter stay", k.Filtered)}, notes...)
 	}
+	if r.diedAgain > 0 {
+		copies := "1 copy"
+		if r.diedAgain > 1 {
+			copies = fmt.Sprintf("%d copies", r.diedAgain)
+		}
+		notes = append(notes, copies+" of this run died again and stay (a run replays a message once)")
+	}
 	return notes
 }
 

@@ -66,6 +66,10 @@ func TestAWalkAskingNoOneSaysWhyWhatItReadStayed(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("notes\n got %q\nwant %q", got, want)
 	}
+	r.diedAgain = 2
+	if got := r.StayNotes(); got[len(got)-1] != "2 copies of this run died again and stay (a run replays a message once)" {
+		t.Errorf("copies of the run read back: notes %q", got)
+	}
 	r.kept.Request.To = &Override{Exchange: "orders", KeepKey: true}
 	if got := r.StayNotes(); !strings.Contains(strings.Join(got, "; "), "2 without an original routing key stay") {
 		t.Errorf("--to EXCHANGE: notes %q, want the missing routing key named", got)

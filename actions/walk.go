@@ -405,6 +405,7 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 			// A copy of this run died again: it stays. (A copy of a
 			// halted run of the operation is replayed again.)
 			s.res.Kept++
+			s.res.diedAgain++
 			continue
 		}
 		if r := s.op.Resume; r != nil {

@@ -398,7 +398,6 @@ func TestCanaryRefusesWhenNothingCouldJudgeIt(t *testing.T) {
 }
 
 func TestRateAutoFollowsAPacedConsumer(t *testing.T) {
-	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	const n = 500
 	s := newCanaryScene(t, n, false)
 	// Refused without a consumer to pace by, before anything moves.

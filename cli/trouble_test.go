@@ -59,7 +59,6 @@ func rowMarked(t *testing.T, view, name string) bool {
 // status line says "2 in trouble" throughout, and both clear a window
 // after the last rise it saw, then stay clear.
 func TestTroubleMarksHoldWhileARealDLQGrowsAndClearAWindowAfter(t *testing.T) {
-	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
 	const window = 10 * time.Second
 	vhost := testkit.Vhost(t, "warren-trouble")
 	ch := testkit.Channel(t, testkit.Dial(t, vhost))

@@ -187,8 +187,8 @@ func TestDelayedRetryFromTheBrokerArgumentsOrPolicy(t *testing.T) {
 
 func n(v int64) *int64 { return &v }
 
-func TestOnlyABrokerBefore4CountsOnAPublishedXDeath(t *testing.T) {
-	for v, want := range map[string]bool{"3.10.7": true, "3.13.7": true, "4.0.0": false, "4.3.6": false, "4.0.0-rc.1": false, "": false, "garbage": false} {
+func TestWhichBrokersCountOnAPublishedXDeath(t *testing.T) {
+	for v, want := range map[string]bool{"3.10.7": true, "3.12.14": true, "3.13.0": false, "3.13.2": false, "3.13.3": true, "3.13.7": true, "4.0.0": false, "4.3.6": false, "4.0.0-rc.1": false, "": false, "garbage": false} {
 		if got := CarriesPublishedDeaths(v); got != want {
 			t.Errorf("CarriesPublishedDeaths(%q) = %v, want %v", v, got, want)
 		}

@@ -40,12 +40,16 @@ func AtLeast(version string, major, minor int) bool {
 }
 
 // CarriesPublishedDeaths reports whether the broker goes on counting on
-// an x-death header a publisher set, as RabbitMQ did before 4.0; from 4.0
-// it ignores it and starts its own (docs/ARCHITECTURE.md §4.2). An
-// unreadable version is taken for a current one.
+// an x-death header a publisher set, as RabbitMQ did before 3.13 and again
+// from 3.13.3; 3.13.0–3.13.2 and 4.0 on ignore it and start their own
+// (docs/ARCHITECTURE.md §4.2). An unreadable version is taken for a
+// current one.
 func CarriesPublishedDeaths(version string) bool {
-	major, _, _, ok := parseVersion(version)
-	return ok && major < 4
+	if _, _, _, ok := parseVersion(version); !ok {
+		return false
+	}
+	v := ParseVersion(version)
+	return v.Major < 4 && !(v.Major == 3 && v.Minor == 13 && v.Patch < 3)
 }
 
 // ReturnCountsTowardLimit reports whether basic.nack with requeue counts toward

@@ -260,7 +260,7 @@ func (s *series) observe(now, window int64, q domain.Queue) {
 		dlqRose = false
 	}
 	var owned []rise
-	if !idle && len(s.doubted) > 0 {
+	if len(s.doubted) > 0 && s.busy(q) {
 		owned, s.doubted = prune(s.doubted, now-doubtFor, riseAt), nil
 	}
 	rose := dlqRose || len(owned) > 0 || s.seen && q.IsDLQ() && q.Messages > s.prevMessages
@@ -341,6 +341,14 @@ const (
 )
 
 func riseAt(r rise) int64 { return r.at }
+
+// busy reports a sample whose statistics show the queue at work since
+// the previous one: something published, acknowledged or unacknowledged,
+// or its depth moved. A sample without statistics, or after a long gap,
+// says neither busy nor idle.
+func (s *series) busy(q domain.Queue) bool {
+	return q.HasRates && !q.StatsPending && (!quiet(q) || s.seen && q.Messages != s.prevMessages)
+}
 
 // quiet reports a sample of a queue with nothing in flight: statistics
 // showing no publishes and no acknowledgements or automatically

@@ -550,6 +550,21 @@ func TestARiseTheSourcesStatisticsShowLateIsStillItsOwn(t *testing.T) {
 	if marked(tr) {
 		t.Error("a rise doubtFor before the queue's next busy sample is held against it")
 	}
+	// A doubted rise waits through a sample without statistics (its row
+	// off screen): that says nothing of the queue.
+	for range 30 {
+		step(7, 0)
+	}
+	step(9, 0)
+	tr.Observe(at, []domain.Queue{{Vhost: "/", Name: work.Name, DLQ: &dlqRef, DLQMessages: 9}})
+	at = at.Add(time.Second)
+	if marked(tr) {
+		t.Error("a sample without statistics made a doubted rise the queue's own")
+	}
+	step(9, 0.4)
+	if !marked(tr) {
+		t.Error("the busy sample after a sample without statistics did not make the doubted rise its own")
+	}
 	// Watched for less than quietFor, a quiet queue's rise counts: its
 	// statistics may be its first.
 	tr, at = New(time.Minute), t0

@@ -133,41 +133,49 @@ func latestDeath(deaths []domain.Death) time.Time {
 
 // Attempts is docs/ARCHITECTURE.md §2's attempt count of a letter whose
 // warren marks are believed, with attemptsHeader the application's own
-// counter: what its headers count (counted), and for a copy warren
-// replayed, the failures before (withReplays).
+// counter, on a broker from 4.0 (Options.CarriesDeaths false): what its
+// headers count, and for a copy warren replayed, the failures before.
 func Attempts(deaths []domain.Death, origin string, h amqp.Table, attemptsHeader string) int {
 	return Options{AttemptsHeader: attemptsHeader}.attempts(deaths, origin, h, true)
 }
 
-// attempts is a letter's attempt count with o's knowledge: what its
-// headers count, and the failures before warren's replays when its marks
-// are believed (a replay count no known operation wrote counts none).
+// attempts is a letter's attempt count with o's knowledge: the larger of
+// what its counters say (x-delivery-count, the application's attempts
+// header) and what x-death counts at the origin, the latter raised by the
+// failures before warren's replays when its marks are believed (a replay
+// count no known operation wrote counts none).
 func (o Options) attempts(deaths []domain.Death, origin string, h amqp.Table, believed bool) int {
-	n := counted(deaths, origin, h, o)
+	died := diedAtOrigin(deaths, origin, o)
 	if believed {
-		n = o.withReplays(n, deaths, h)
+		died = o.withReplays(died, deaths, h)
 	}
-	return clampInt(n)
+	return clampInt(max(died, counters(h, o)))
 }
 
-// counted is the failures a letter's headers count: the largest of the
-// x-death counts summed for the origin queue (a delivery_limit death at a
-// quorum origin of known limit standing for limit + 1 deliveries, which
-// the count alone does not show), x-delivery-count and the application's
-// own attempts header.
-func counted(deaths []domain.Death, origin string, h amqp.Table, o Options) int64 {
+// diedAtOrigin is the x-death counts summed for the origin queue, a
+// delivery_limit death at a quorum origin of known limit standing for
+// limit + 1 deliveries, which the count alone does not show.
+func diedAtOrigin(deaths []domain.Death, origin string, o Options) int64 {
 	limit, weighed := o.OriginDeliveryLimits[origin]
 	weighed = weighed && limit >= 0
-	var best int64
+	var n int64
 	for _, d := range deaths {
 		switch {
 		case d.Queue != origin:
 		case weighed && d.Reason == domain.ReasonDeliveryLimit:
-			best = addSat(best, mulSat(d.Count, limit+1))
+			n = addSat(n, addSat(mulSat(d.Count, limit), d.Count))
 		default:
-			best = addSat(best, d.Count)
+			n = addSat(n, d.Count)
 		}
 	}
+	return n
+}
+
+// counters is the largest of the letter's own counters: x-delivery-count
+// and the application's attempts header. A copy keeps them as they were,
+// so they are never added to a replay's record.
+func counters(h amqp.Table, o Options) int64 {
+	var best int64
 	if n, ok := domain.ValueInt(h[domain.HeaderDeliveryCount]); ok && n > best {
 		best = n
 	}
@@ -179,30 +187,30 @@ func counted(deaths []domain.Death, origin string, h amqp.Table, o Options) int6
 	return best
 }
 
-// withReplays adds to n, what a letter's headers count, the failures
-// before warren last replayed it. A copy carries the attempt count it
-// was replayed with (x-warren-attempts) and, per queue, the sum of the
-// x-death counts it carried then (x-warren-deaths). A broker before 4.0
-// goes on counting on the x-death a publisher sets
-// (Options.CarriesDeaths): only the origin's counts beyond those carried
-// are new failures — a retry queue's expiries between them are not
-// attempts — a delivery_limit death among them standing for its limit + 1
-// as counted does. From 4.0 the broker starts x-death afresh, so all of n
-// is new. A copy without that record (replayed before warren wrote it)
-// counts one failure per replay where the broker starts afresh, none
-// where it goes on counting.
-func (o Options) withReplays(n int64, deaths []domain.Death, h amqp.Table) int64 {
+// withReplays adds to died, what x-death counts at the origin, the
+// failures before warren last replayed the letter. A copy carries the
+// attempt count it was replayed with (x-warren-attempts) and, per queue,
+// the sum of the x-death counts it carried then (x-warren-deaths). A
+// broker that goes on counting on the x-death a publisher sets
+// (Options.CarriesDeaths) counts the carried deaths again: only the
+// origin's counts beyond those carried are new failures — a retry queue's
+// expiries between them are not attempts — a delivery_limit death among
+// them standing for its limit + 1 as diedAtOrigin counts. A broker that
+// starts x-death afresh counts only new ones. A copy without that record
+// (replayed before warren wrote it) counts one failure per replay where
+// the broker starts afresh, none where it goes on counting.
+func (o Options) withReplays(died int64, deaths []domain.Death, h amqp.Table) int64 {
 	before, ok := domain.ValueInt(h[domain.HeaderReplayAttempts])
 	switch {
 	case (!ok || before < 0) && o.CarriesDeaths:
-		return n
+		return died
 	case !ok || before < 0:
-		return addSat(n, int64(ReplayCount(h)))
+		return addSat(died, int64(ReplayCount(h)))
 	case !o.CarriesDeaths:
-		return addSat(before, n)
+		return addSat(before, died)
 	}
 	if len(deaths) == 0 {
-		return before
+		return max(died, before)
 	}
 	origin := deaths[0].Queue
 	var now int64
@@ -221,7 +229,7 @@ func (o Options) withReplays(n int64, deaths []domain.Death, h amqp.Table) int64
 			fresh = addSat(fresh, limit)
 		}
 	}
-	return addSat(before, fresh)
+	return max(died, addSat(before, fresh))
 }
 
 // ReplayCount is how many times warren has replayed the message.

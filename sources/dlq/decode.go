@@ -128,7 +128,7 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 		dl.MarksClaimed, dl.ClaimedReplays, dl.ReplayCount, dl.Quarantined = true, dl.ReplayCount, 0, false
 	}
 	dl.Failure = recognize(d, deaths, org, o.withDefaults().all, true)
-	applyFailure(&dl, &d)
+	applyFailure(&dl, &d, o.CarriesDeaths)
 	if n, ok := domain.ValueInt(d.Headers[domain.HeaderDeliveryCount]); ok && n >= 0 {
 		dl.DeliveryCount = n
 	}
@@ -151,13 +151,15 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 // letter's broker-shaped fields, where the broker said nothing: reason,
 // origin, attempts and time; an envelope's original message becomes the
 // message shown and replayed.
-func applyFailure(dl *domain.DeadLetter, d *amqp.Delivery) {
+func applyFailure(dl *domain.DeadLetter, d *amqp.Delivery, carries bool) {
 	f := dl.Failure
 	dl.Group = domain.GroupOf(f)
 	if f.Convention == domain.ConventionBroker && f.Attempts > 0 {
 		// Tries a framework recovered from before the broker
-		// dead-lettered the message, beside those x-death counts.
-		dl.Attempts = max(dl.Attempts, frameworkTries(dl.Deaths, f, dl.ReplayCount))
+		// dead-lettered the message, beside those x-death counts (which
+		// count the deaths before a replay too on a broker that
+		// carries them).
+		dl.Attempts = max(dl.Attempts, frameworkTries(dl.Deaths, f, replaysAdded(dl.ReplayCount, carries)))
 	}
 	if f.Convention == "" || f.Convention == domain.ConventionBroker {
 		return
@@ -181,6 +183,16 @@ func applyFailure(dl *domain.DeadLetter, d *amqp.Delivery) {
 		d.Body, d.MessageId, d.Headers = e.Body, e.Properties.MessageID, e.Headers
 		dl.Size = len(e.Body)
 	}
+}
+
+// replaysAdded is what warren's replays add to x-death's counts: one
+// death each where the broker starts x-death afresh, none where it goes
+// on counting on the x-death a copy carried.
+func replaysAdded(replays int, carries bool) int {
+	if carries {
+		return 0
+	}
+	return replays
 }
 
 // frameworkTries adds the tries a framework counted to the deaths x-death

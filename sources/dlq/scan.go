@@ -229,7 +229,7 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	n := sc.o.attempts(sc.deaths, org.Queue, d.Headers, believed)
 	reason, origin, at := org.Reason, org.Queue, diedAt(sc.deaths, d.Headers, believed)
 	if f.Convention == domain.ConventionBroker && f.Attempts > 0 {
-		n = max(n, frameworkTries(sc.deaths, f, replays))
+		n = max(n, frameworkTries(sc.deaths, f, replaysAdded(replays, sc.o.CarriesDeaths)))
 	}
 	if f.Convention != "" && f.Convention != domain.ConventionBroker {
 		reason, origin = f.Kind, f.Origin()
