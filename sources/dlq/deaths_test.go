@@ -191,6 +191,10 @@ func TestAReplayedCopyCountsItsEarlierFailuresOnce(t *testing.T) {
 		return amqp.Table{"x-warren-attempts": attempts, "x-warren-deaths": deaths, "x-warren-replay-count": replays}
 	}
 	orders3 := amqp.Table{"orders": int64(3)}
+	withApp := func(h amqp.Table, n int64) amqp.Table {
+		h["x-retry-count"] = n
+		return h
+	}
 	tests := []struct {
 		name    string
 		carries bool
@@ -224,26 +228,13 @@ func TestAReplayedCopyCountsItsEarlierFailuresOnce(t *testing.T) {
 			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, record(-9, nil, 1), 2},
 		{"3.10: deaths carried that are not a table count as none", true, nil,
 			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 4}}, record(3, nil, 1), 7},
-	}
-	withApp := func(h amqp.Table, n int64) amqp.Table {
-		h["x-retry-count"] = n
-		return h
-	}
-	tests = append(tests, []struct {
-		name    string
-		carries bool
-		limits  map[string]int64
-		deaths  []domain.Death
-		h       amqp.Table
-		want    int
-	}{
 		{"4.3: the application's counter the copy kept is not added to the record", false, nil,
 			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 1}}, withApp(record(3, orders3, 1), 3), 4},
 		{"3.10: the application's counter above the record wins", true, nil,
 			[]domain.Death{{Queue: "orders", Reason: "rejected", Count: 4}}, withApp(record(3, orders3, 1), 8), 8},
 		{"a limit too large to add one to saturates", false, map[string]int64{"orders": math.MaxInt64},
 			[]domain.Death{{Queue: "orders", Reason: "delivery_limit", Count: 1}}, amqp.Table{}, math.MaxInt32},
-	}...)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := Options{CarriesDeaths: tt.carries, OriginDeliveryLimits: tt.limits, AttemptsHeader: "x-retry-count"}
