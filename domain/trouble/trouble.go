@@ -342,10 +342,9 @@ const (
 
 func riseAt(r rise) int64 { return r.at }
 
-// busy reports a sample whose statistics show the queue at work since
-// the previous one: something published, acknowledged or unacknowledged,
-// or its depth moved. A sample without statistics, or after a long gap,
-// says neither busy nor idle.
+// busy reports a sample whose statistics show the queue at work:
+// something published, acknowledged or unacknowledged, or its depth moved
+// since the previous sample. A sample without statistics says nothing.
 func (s *series) busy(q domain.Queue) bool {
 	return q.HasRates && !q.StatsPending && (!quiet(q) || s.seen && q.Messages != s.prevMessages)
 }

@@ -32,8 +32,9 @@ type Options struct {
 	// deliveries, which the x-death count alone does not show.
 	OriginDeliveryLimits map[string]int64
 	// CarriesDeaths says the broker goes on counting on the x-death a
-	// publisher sets (before RabbitMQ 4.0), so a replayed copy that dies
-	// again counts its earlier deaths in x-death too.
+	// publisher sets (domain.CarriesPublishedDeaths: before RabbitMQ 3.13,
+	// and 3.13.3 on in 3.13), so a replayed copy that dies again counts
+	// its earlier deaths in x-death too.
 	CarriesDeaths bool
 	// Conventions are the team's own error-header conventions, tried
 	// after the broker's and before the frameworks' (Builtin).
