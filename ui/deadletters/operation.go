@@ -52,6 +52,9 @@ type operation struct {
 	// CheckStaging said of it, "" while unknown or fine.
 	stage   int64
 	refused string
+	// blocked is what to change before the run can go on, while the
+	// staging shown would be refused; "" when it would not be.
+	blocked string
 	// beyond is how many more messages the queue held, when opened,
 	// than the held ones a plan of held messages acts on.
 	beyond int
@@ -219,7 +222,7 @@ func (o *operation) planned(msg planMsg) (tea.Cmd, wants) {
 		return tea.Batch(common.Info(p.Summary), closePlan(p)), o.ended(nothing)
 	}
 	o.plan = p
-	o.stage, o.refused = nextID(), ""
+	o.stage, o.refused, o.blocked = nextID(), "", ""
 	o.ask(confirmPlan, o.planQuestion(p))
 	return nil, nothing
 }
@@ -245,7 +248,7 @@ func (o *operation) restage(st ops.Staging) tea.Cmd {
 	if err := o.plan.Stage(st); err != nil {
 		return common.ReportError(err)
 	}
-	o.stage, o.refused = nextID(), ""
+	o.stage, o.refused, o.blocked = nextID(), "", ""
 	o.prompt.SetQuestion(o.planQuestion(o.plan))
 	c, ok := o.deps.Actions.(StagingChecker)
 	if !ok || !st.Active() {
@@ -265,8 +268,10 @@ func (o *operation) stagingChecked(msg stagingMsg) {
 	switch {
 	case errors.As(msg.err, &sr) && errors.Is(sr, ops.ErrNoPace):
 		o.refused = "this run would be refused before anything moves: the consumers' pace has nothing to follow, " + sr.Why + " (ctrl+p: as fast as confirms allow)"
+		o.blocked = "change the pace first (ctrl+p)"
 	case errors.As(msg.err, &sr):
 		o.refused = "this run would be refused before anything moves: the canary cannot be judged, " + sr.Why + " (tab changes the canary)"
+		o.blocked = "change the canary first (tab)"
 	default:
 		o.refused = "could not check the staging (" + msg.err.Error() + "); the run checks it again before anything moves"
 	}
@@ -374,6 +379,7 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 		q.TypeToConfirm = p.Confirm.Phrase
 	}
 	q.Warning = strings.Join(warn, "; ")
+	q.Blocked = o.blocked
 	return q
 }
 

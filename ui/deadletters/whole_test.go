@@ -221,6 +221,16 @@ func TestTheReplayPromptSaysAStagingTheRunWouldRefuse(t *testing.T) {
 	d.until("the pace's refusal", func() bool {
 		return strings.Contains(d.m.View(), "the consumers' pace has nothing to follow, orders has no consumer")
 	})
+	// A run the question says would be refused is not started by y: the
+	// prompt stays and says what to change.
+	if v := d.m.View(); !strings.Contains(v, "Cannot proceed as it stands: change the pace first (ctrl+p)") || strings.Contains(v, "Proceed? (y goes on") {
+		t.Errorf("the prompt of a run that would be refused still offers y:\n%s", v)
+	}
+	d.keys("y")
+	d.settle()
+	if _, ran := acts.plans(); len(ran) != 0 || d.m.mode() != prompting {
+		t.Fatalf("y started a run the question said would be refused (%d runs, mode %v)", len(ran), d.m.mode())
+	}
 	// A check that fails is no refusal.
 	acts.refuse = func(ops.Staging) error {
 		return errors.New("management API at http://127.0.0.1:15672: connection refused")
@@ -230,9 +240,12 @@ func TestTheReplayPromptSaysAStagingTheRunWouldRefuse(t *testing.T) {
 	d.until("the failed check", func() bool {
 		return strings.Contains(d.m.View(), "could not check the staging (management API at http://127.0.0.1:15672: connection refused)")
 	})
-	if v := d.m.View(); strings.Contains(v, "would be refused") {
+	if v := d.m.View(); strings.Contains(v, "would be refused") || strings.Contains(v, "Cannot proceed") || strings.Contains(v, "change the pace first") {
 		t.Errorf("a check that failed reads as a refusal:\n%s", v)
 	}
+	// It warns, and y goes on: the run checks the staging again itself.
+	d.keys("y")
+	d.until("the run", func() bool { _, ran := acts.plans(); return len(ran) == 1 })
 }
 
 // The prompt of a whole-queue replay says what stays of what it read,

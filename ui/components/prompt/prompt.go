@@ -31,6 +31,11 @@ type Question struct {
 	// Ask, when set, asks for a free-text answer (e.g. a reason) with this
 	// label; an empty answer does not confirm.
 	Ask string
+	// Blocked, when set, is why the answer cannot go on as the question
+	// stands (the run would be refused before anything moves): y and
+	// enter show it instead of confirming, and the keys that change the
+	// question, or esc, remain.
+	Blocked string
 }
 
 // Decision is what the operator decided so far.
@@ -80,7 +85,12 @@ func (m Model) Value() string { return strings.TrimSpace(m.input.Value()) }
 // SetQuestion redraws the question, keeping what the operator typed:
 // an answer that changes how the action goes (a canary, a pace) is
 // shown at once.
-func (m *Model) SetQuestion(q Question) { m.q = q }
+func (m *Model) SetQuestion(q Question) {
+	if m.hint != "" && m.hint == m.q.Blocked && q.Blocked != m.q.Blocked {
+		m.hint = "" // what blocked the answer has changed
+	}
+	m.q = q
+}
 
 // Keys returns the bindings for the help view.
 func (m Model) Keys() KeyMap { return m.keys }
@@ -103,6 +113,10 @@ func (m Model) Update(msg tea.Msg) (Model, Decision, tea.Cmd) {
 	case !m.typing() && key.Matches(k, m.keys.No):
 		return m, Cancelled, nil
 	case !m.typing() && key.Matches(k, m.keys.Yes):
+		if m.q.Blocked != "" {
+			m.hint = m.q.Blocked
+			return m, Pending, nil
+		}
 		return m, Confirmed, nil
 	case !m.typing() && key.Matches(k, m.keys.Confirm):
 		// enter is no answer to a question of y or n: it is the key
@@ -125,6 +139,9 @@ func (m Model) Update(msg tea.Msg) (Model, Decision, tea.Cmd) {
 func (m Model) submit() (Model, Decision, tea.Cmd) {
 	v := m.Value()
 	switch {
+	case m.q.Blocked != "":
+		m.hint = m.q.Blocked
+		return m, Pending, nil
 	case m.q.TypeToConfirm != "" && v != m.q.TypeToConfirm:
 		m.hint = "does not match: type exactly " + quote(m.q.TypeToConfirm)
 		return m, Pending, nil
@@ -198,10 +215,12 @@ func (m Model) render(details []string, cut string) string {
 	case m.q.Ask != "":
 		lines = append(lines, m.q.Ask+" (enter to continue, esc cancels):")
 		lines = append(lines, m.input.View())
+	case m.q.Blocked != "":
+		lines = append(lines, "Cannot proceed as it stands: "+m.q.Blocked+" (n or esc cancels)")
 	default:
 		lines = append(lines, "Proceed? (y goes on, n or esc cancels)")
 	}
-	if m.hint != "" {
+	if m.hint != "" && (m.hint != m.q.Blocked || m.typing()) {
 		lines = append(lines, m.st.Warn.Render(m.hint))
 	}
 	box := m.st.Border

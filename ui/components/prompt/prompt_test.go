@@ -28,6 +28,8 @@ func TestDecisions(t *testing.T) {
 	plain := Question{Title: "Replay", Text: "Replay 3 messages?"}
 	typed := Question{Title: "Replay", Text: "Replay 300 messages?", TypeToConfirm: "orders.dlq 300"}
 	ask := Question{Title: "Quarantine", Text: "Why?", Ask: "Reason"}
+	blocked, typedBlocked := plain, typed
+	blocked.Blocked, typedBlocked.Blocked = "change the pace first (ctrl+p)", "change the canary first (tab)"
 	tests := []struct {
 		name  string
 		q     Question
@@ -48,6 +50,9 @@ func TestDecisions(t *testing.T) {
 		{name: "esc cancels while typing", q: typed, input: append(keys("orders"), esc), want: Cancelled},
 		{name: "an empty answer does not confirm", q: ask, input: []tea.Msg{enter}, want: Pending, hint: "Reason cannot be empty"},
 		{name: "an answer confirms and is kept", q: ask, input: append(keys("poison"), enter), want: Confirmed, value: "poison"},
+		{name: "y does not confirm a blocked question, which says what to change", q: blocked, input: keys("y"), want: Pending, hint: "Cannot proceed as it stands: change the pace first (ctrl+p)"},
+		{name: "esc cancels a blocked question", q: blocked, input: keys("yn"), want: Cancelled},
+		{name: "the exact phrase does not confirm a blocked question", q: typedBlocked, input: append(keys("orders.dlq 300"), enter), want: Pending, hint: "change the canary first (tab)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +74,25 @@ func TestDecisions(t *testing.T) {
 				t.Errorf("view lacks %q:\n%s", tt.hint, m.View())
 			}
 		})
+	}
+}
+
+// A question no longer blocked confirms again, and the hint that said
+// what blocked it goes.
+func TestAQuestionUnblockedConfirms(t *testing.T) {
+	q := Question{Title: "Replay", Text: "Replay 3 messages?", Blocked: "change the pace first (ctrl+p)"}
+	m := New(q, styles.New(true))
+	m, d, _ := m.Update(keys("y")[0])
+	if d != Pending {
+		t.Fatalf("a blocked question: decision %v", d)
+	}
+	q.Blocked = ""
+	m.SetQuestion(q)
+	if v := m.View(); strings.Contains(v, "change the pace first") || !strings.Contains(v, "Proceed? (y goes on") {
+		t.Errorf("the question unblocked still says what blocked it:\n%s", v)
+	}
+	if _, d, _ = m.Update(keys("y")[0]); d != Confirmed {
+		t.Errorf("y on the unblocked question: decision %v, want confirmed", d)
 	}
 }
 
