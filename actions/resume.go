@@ -160,6 +160,9 @@ func ReadResumption(records []audit.Record, vhost, queue, id string) (*Resumptio
 		}
 	}
 	switch {
+	case intent == nil && final != nil:
+		// An operation of one record (an export) moved nothing.
+		return nil, &RequestError{fmt.Errorf("operation %s (%s, %s) moved no message: %w", id, final.Action, final.Time.UTC().Format("2006-01-02T15:04:05Z"), ErrNothingToResume)}
 	case intent == nil:
 		return nil, &RequestError{fmt.Errorf("no operation %s in the audit log", id)}
 	case intent.Vhost != vhost || intent.Queue != queue:

@@ -1,6 +1,8 @@
 package actions
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +111,23 @@ func TestAResumeCountsOnlyUnknownOutcomesAsPossiblyPublished(t *testing.T) {
 	}
 	if len(possibly) != 1 || possibly[0] != "unknown" || len(r.Confirmed) != 1 {
 		t.Fatalf("possibly published %v, confirmed %v: want only the unknown one possibly published, and the confirmed one", possibly, r.Confirmed)
+	}
+}
+
+// An export is an operation of one record that moved nothing: a resume
+// of it says so, and a resume of the queue's latest incomplete operation
+// passes it by.
+func TestAnExportIsNothingToResume(t *testing.T) {
+	at := time.Date(2026, 12, 3, 2, 50, 0, 0, time.UTC)
+	export := audit.Op{ID: "op-x", Action: "export", Vhost: "/", Queue: "orders.dlq", Target: "/srv/orders.jsonl"}.
+		Final(map[string]int{domain.OutcomeExported: 3, "selected": 3})
+	export.Time, export.Seq = at, 1
+	records := []audit.Record{export}
+	_, err := ReadResumption(records, "/", "orders.dlq", "op-x")
+	if !errors.Is(err, ErrNothingToResume) || !strings.Contains(err.Error(), "operation op-x (export, 2026-12-03T02:50:00Z) moved no message") {
+		t.Errorf("resuming an export: %v", err)
+	}
+	if _, err := ReadResumption(records, "/", "orders.dlq", ""); !errors.Is(err, ErrNothingToResume) {
+		t.Errorf("resuming the latest incomplete operation beside an export: %v", err)
 	}
 }

@@ -54,7 +54,9 @@
 // final record (AppendCheckpoint).
 //
 // An operation without a final record was interrupted or is still running;
-// Summaries marks it incomplete. Records without an operation ID are
+// Summaries marks it incomplete. An operation that moves no message (an
+// export) writes its final record alone, whose detail says what it took;
+// Summaries takes it as done. Records without an operation ID are
 // allowed for actions on no messages.
 //
 // # Stores

@@ -106,6 +106,9 @@ type Summarizer struct {
 	// would read, not what it would choose; resumed those a resume took
 	// up, whose final counts the resume's run alone.
 	streamed, resumed map[string]bool
+	// intended are the operations whose intent was read: one whose
+	// final comes without one moved nothing (an export).
+	intended map[string]bool
 }
 
 // Add counts r in its operation's summary.
@@ -130,6 +133,7 @@ func (z *Summarizer) Add(r Record) {
 	s.LastSeq = r.Seq
 	switch r.Outcome {
 	case domain.OutcomeIntent:
+		z.mark(&z.intended, r.Operation)
 		s.Selected, _ = strconv.Atoi(r.Detail["selected"])
 		if r.Detail["streamed"] == "true" {
 			z.mark(&z.streamed, r.Operation)
@@ -140,6 +144,14 @@ func (z *Summarizer) Add(r Record) {
 		s.Cancelled = r.Detail["cancelled"] == "true"
 		if n, err := strconv.Atoi(r.Detail["selected"]); err == nil && z.streamed[r.Operation] && !z.resumed[r.Operation] {
 			s.Selected = n
+		}
+		if !z.intended[r.Operation] {
+			// An operation of one record, which moved nothing (an
+			// export): its final says what it took.
+			s.Selected, _ = strconv.Atoi(r.Detail["selected"])
+			if n, err := strconv.Atoi(r.Detail[domain.OutcomeExported]); err == nil && n > 0 {
+				s.Counts[domain.OutcomeExported] = n
+			}
 		}
 	case domain.OutcomePublishing:
 		// Write-ahead: the messages' outcome records count them.

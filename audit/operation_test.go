@@ -47,6 +47,7 @@ func TestSummariesGroupByOperation(t *testing.T) {
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	done := Op{ID: "a", Action: "replay", Operator: "ana", Vhost: "/", Queue: "orders.dlq", Target: "orders"}
 	cut := Op{ID: "b", Action: "quarantine", Operator: "bo", Vhost: "v", Queue: "pay.dlq", Target: "pay.dlq.quarantine"}
+	export := Op{ID: "c", Action: "export", Operator: "ana", Vhost: "/", Queue: "orders.dlq", Target: "/srv/orders.jsonl"}
 	stamp := func(r Record, m int) Record { r.Time, r.Seq = at(m), int64(m); return r }
 	records := []Record{
 		stamp(done.Intent(Plan{Selected: 4}), 1),
@@ -57,8 +58,10 @@ func TestSummariesGroupByOperation(t *testing.T) {
 		stamp(done.Outcome(domain.OutcomeSkippedApplied, nil, []string{"e3"}, nil), 6),
 		stamp(done.Outcome(domain.OutcomeUnknown, nil, nil, map[string]string{"offset": "17"}), 7),
 		stamp(done.Final(map[string]int{domain.OutcomeConfirmed: 2}), 8),
+		// An export is an operation of one record, its final.
+		stamp(export.Final(map[string]int{domain.OutcomeExported: 30, "selected": 30, "read": 31}), 9),
 	}
-	finished := at(8)
+	finished, exported := at(8), at(9)
 	want := []domain.OperationSummary{
 		{Operation: "a", Action: "replay", Vhost: "/", Queue: "orders.dlq", Target: "orders", Operator: "ana",
 			Started: at(1), Finished: &finished, Selected: 4, FirstSeq: 1, LastSeq: 8,
@@ -66,12 +69,15 @@ func TestSummariesGroupByOperation(t *testing.T) {
 		{Operation: "b", Action: "quarantine", Vhost: "v", Queue: "pay.dlq", Target: "pay.dlq.quarantine", Operator: "bo",
 			Started: at(2), Selected: 9, FirstSeq: 2, LastSeq: 4,
 			Counts: map[string]int{domain.OutcomeConfirmed: 1}},
+		{Operation: "c", Action: "export", Vhost: "/", Queue: "orders.dlq", Target: "/srv/orders.jsonl", Operator: "ana",
+			Started: at(9), Finished: &exported, Selected: 30, FirstSeq: 9, LastSeq: 9,
+			Counts: map[string]int{domain.OutcomeExported: 30}},
 	}
 	got := Summaries(records)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Summaries:\n got %+v\nwant %+v", got, want)
 	}
-	if got[0].Incomplete() || !got[1].Incomplete() {
+	if got[0].Incomplete() || !got[1].Incomplete() || got[2].Incomplete() {
 		t.Fatal("only the operation without a final record is incomplete")
 	}
 }

@@ -97,6 +97,9 @@ type exportJSON struct {
 	// export short, that it did not read (Unread then); 0 when the queue
 	// held no more than --limit when the export started.
 	PastLimit int `json:"past_limit"`
+	// Operation is the audit log's record of the export; "" when the
+	// log could not be written (said on stderr).
+	Operation string `json:"operation"`
 }
 
 func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) error {
@@ -253,12 +256,25 @@ func (a *App) runDlqExport(ctx context.Context, queue string, f exportFlags) err
 		kept = errors.Is(err, errAppeared)
 		return err
 	}
+	// The file is whole: the audit log says who took it. A log that
+	// cannot be written takes nothing from the file, which is said.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	opID, aerr := o.RecordExport(actx, ops.ExportRecord{Queue: ref, Output: f.output, SHA256: sum, ExportID: h.ID(),
+		Read: res.Read, Count: res.Matched, Bytes: size, Filter: filterText})
+	cancel()
 	if f.asJSON {
 		err = writeJSON(a.Out, exportJSON{Vhost: ref.Vhost, Queue: ref.Name, Output: f.output, Read: res.Read, Count: res.Matched, Bytes: size, SHA256: sum,
-			Unread: res.Unread, Consumers: res.Consumers, Held: res.Held, PastLimit: res.PastLimit})
+			Unread: res.Unread, Consumers: res.Consumers, Held: res.Held, PastLimit: res.PastLimit, Operation: opID})
 	} else if f.output != "-" {
-		fmt.Fprintf(a.Out, "exported %d of the %s read from %s to %s (%d bytes, sha256 %s); the queue keeps them all\n",
-			res.Matched, format.Messages(res.Read), sanitize.Text(queue), sanitize.Text(f.output), size, sum)
+		audited := "; audit operation " + opID
+		if aerr != nil {
+			audited = ""
+		}
+		fmt.Fprintf(a.Out, "exported %d of the %s read from %s to %s (%d bytes, sha256 %s); the queue keeps them all%s\n",
+			res.Matched, format.Messages(res.Read), sanitize.Text(queue), sanitize.Text(f.output), size, sum, audited)
+	}
+	if aerr != nil {
+		fmt.Fprintf(a.Err, "warning: the export is complete but not in the audit log: %s\n", sanitize.Message(aerr.Error()))
 	}
 	warnings, left := exportLeft(queue, f.limit, res)
 	if none := emptySelection(queue, f, res); none != "" {

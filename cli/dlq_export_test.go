@@ -20,6 +20,9 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/audit"
+	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/dlqfile"
 	"github.com/warrenops/warren/testkit"
 )
@@ -338,7 +341,7 @@ func TestAnExportCutByItsLimitSaysWhatItDidNotRead(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &raw); err != nil || raw["read"] != 2.0 || raw["count"] != 2.0 || raw["past_limit"] != 3.0 || raw["held"] != 0.0 {
 		t.Fatalf("summary %q (%v), want 2 read and written, 3 past the limit", stdout, err)
 	}
-	for _, k := range []string{"vhost", "queue", "output", "read", "count", "bytes", "sha256", "unread", "consumers", "held", "past_limit"} {
+	for _, k := range []string{"vhost", "queue", "output", "read", "count", "bytes", "sha256", "unread", "consumers", "held", "past_limit", "operation"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("summary %q lacks %q", stdout, k)
 		}
@@ -384,4 +387,70 @@ func TestAnExportThatChoseNothingSaysSoAndExitsOne(t *testing.T) {
 	if _, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--force", "--filter", `message_id == "m-1"`); err != nil || strings.Contains(errOut, "warning") {
 		t.Errorf("a filter that chose one: %v, stderr %q", err, errOut)
 	}
+}
+
+// An export is in the audit log: one record naming the file by its
+// sha256 and counting what it took, which `audit tail` shows as done. A
+// log that cannot be written takes nothing from a complete file: the
+// export says so on stderr and keeps its exit code.
+func TestAnExportIsAuditedAndALogThatCannotBeWrittenKeepsTheFile(t *testing.T) {
+	t.Parallel()
+	s := newActScene(t, 2, "")
+	out := filepath.Join(t.TempDir(), "orders.jsonl")
+	stdout, errOut, err := runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", out, "--filter", `reason == "rejected"`, "--json")
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, errOut)
+	}
+	var sum exportJSON
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Operation == "" {
+		t.Fatalf("summary %q (%v), want the audit operation", stdout, err)
+	}
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	last, _, err := st.Last(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(out)
+	d := last.Detail
+	if last.Action != ops.ActionExport || last.Operation != sum.Operation || last.Outcome != domain.OutcomeFinal ||
+		last.Queue != "orders.dlq" || last.Vhost != s.vhost || last.Target != abs ||
+		d["file_sha256"] != sum.SHA256 || d["exported"] != "2" || d["read"] != "2" || d["filter"] != `reason == "rejected"` ||
+		d["bytes"] != fmt.Sprint(sum.Bytes) || d["export_id"] != openExport(t, out).Header.ID() {
+		t.Errorf("the export's record: %+v", last)
+	}
+	if res, err := audit.Verify(context.Background(), st); err != nil || !res.OK {
+		t.Errorf("the chain after an export: %+v %v", res, err)
+	}
+	tail, _, err := runAction(t, s.config, newAuditCmd, "tail")
+	if err != nil || !strings.Contains(tail, "done        export") || !strings.Contains(tail, "selected 2  exported 2") {
+		t.Errorf("audit tail after an export (%v):\n%s", err, tail)
+	}
+
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(s.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.config, []byte(strings.Replace(string(text), s.audit, filepath.Join(blocker, "audit.jsonl"), 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(t.TempDir(), "again.jsonl")
+	stdout, errOut, err = runAction(t, s.config, newDlqExportCmd, "orders.dlq", "--output", again)
+	if err != nil {
+		t.Fatalf("an export beside a log that cannot be written: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "warning: the export is complete but not in the audit log: ") || strings.Contains(stdout, "audit operation") {
+		t.Errorf("stdout %q, stderr %q: want the missing record said", stdout, errOut)
+	}
+	if r := openExport(t, again); r.Header.Count != 2 {
+		t.Errorf("the file beside a log that cannot be written holds %d messages, want 2", r.Header.Count)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", 2)
 }

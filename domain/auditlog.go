@@ -38,6 +38,10 @@ const (
 	// confirms that it removed.
 	OutcomeResumed      = "resumed"
 	OutcomeDeduplicated = "deduplicated"
+	// OutcomeExported counts the messages an export wrote to its file,
+	// in the one record it makes (a final record, no intent: an export
+	// moves nothing).
+	OutcomeExported = "exported"
 )
 
 // MessageOutcomes lists the per-message outcomes in display order.

@@ -126,6 +126,9 @@ type OperationDetail struct {
 	Walk                    bool
 	Destinations            []string
 	Bytes                   int64
+	// FileSHA256 is the file an export wrote or an import read, by its
+	// sha256; "" for an operation on queues alone.
+	FileSHA256 string
 	// Resumes counts the times `dlq resume` took the operation up.
 	Resumes int
 	// Final is the final record's detail: counts, and cancelled or error
@@ -192,15 +195,18 @@ func detailOf(s domain.OperationSummary, recs []audit.Record) *OperationDetail {
 			}
 		}
 	}
+	intended := false
 	for _, r := range recs {
 		switch r.Outcome {
 		case domain.OutcomeIntent:
+			intended = true
 			d.Host, d.Context = r.Host, r.Context
 			x := r.Detail
 			d.Filter, d.Reason, d.Parking, d.Rate = x["filter"], x["reason"], x["parking_queue"], x["rate"]
 			d.Walk = x["streamed"] == "true"
 			d.Destinations = audit.Destinations(x)
 			d.Bytes, _ = strconv.ParseInt(x["bytes"], 10, 64)
+			d.FileSHA256 = x["file_sha256"]
 			add(r, false)
 		case domain.OutcomePublishing:
 			add(r, false)
@@ -208,6 +214,13 @@ func detailOf(s domain.OperationSummary, recs []audit.Record) *OperationDetail {
 			d.Resumes++
 		case domain.OutcomeFinal:
 			d.Final = r.Detail
+			if !intended {
+				// An operation of one record (an export): its final
+				// says what an intent would have.
+				x := r.Detail
+				d.Host, d.Context, d.Filter, d.FileSHA256 = r.Host, r.Context, x["filter"], x["file_sha256"]
+				d.Bytes, _ = strconv.ParseInt(x["bytes"], 10, 64)
+			}
 		default:
 			add(r, true)
 		}

@@ -259,3 +259,18 @@ func TestTheDetailGivesEachMessageItsLatestOutcome(t *testing.T) {
 		t.Fatalf("detail %+v", d)
 	}
 }
+
+// An export's one record says what an intent would: who, where, the
+// filter, the bytes and the file it wrote.
+func TestTheDetailOfAnExportIsItsOneRecord(t *testing.T) {
+	op := audit.Op{ID: "op-2", Action: ActionExport, Operator: "ana", Host: "ops-1", Context: "prod", Vhost: "/", Queue: "orders.dlq", Target: "/srv/orders.jsonl"}
+	rec := op.Final(map[string]int{domain.OutcomeExported: 2, "selected": 2, "read": 5})
+	rec.Detail["filter"], rec.Detail["bytes"], rec.Detail["file_sha256"] = `reason == "rejected"`, "812", "ab12"
+	rec.Seq = 7
+	recs := []audit.Record{rec}
+	d := detailOf(audit.Summaries(recs)[0], recs)
+	if d.Host != "ops-1" || d.Context != "prod" || d.Filter != `reason == "rejected"` || d.Bytes != 812 || d.FileSHA256 != "ab12" ||
+		d.Selected != 2 || d.Counts[domain.OutcomeExported] != 2 || d.Incomplete() || len(d.Messages) != 0 {
+		t.Fatalf("detail %+v", d)
+	}
+}

@@ -3,7 +3,11 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
 
+	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
 )
@@ -120,4 +124,56 @@ func (o *Ops) Export(ctx context.Context, s ExportScope, each func(domain.DeadLe
 			return res, feed.Close()
 		}
 	}
+}
+
+// ActionExport is the audit log's name of an export.
+const ActionExport = "export"
+
+// ExportRecord is what the audit log keeps of an export that wrote its
+// file: where the messages came from and went, how many, and the file's
+// sha256, which an import of the file records too. The messages' IDs
+// are in the file, which the sha256 names.
+type ExportRecord struct {
+	Queue       domain.QueueRef
+	Output      string // the file's path, or "-" for stdout
+	SHA256      string
+	ExportID    string // the file header's ID (dlqfile.Header.ID)
+	Read, Count int
+	Bytes       int64
+	Filter      string
+}
+
+// RecordExport writes an export into the audit log: one final record,
+// operation and all, so that the log, `audit tail` and the audit screen
+// show who took which dead letters off the broker, and when. An export
+// moves no message, so nothing is written before it reads and nothing
+// is left to resume. It returns the operation's ID.
+func (o *Ops) RecordExport(ctx context.Context, e ExportRecord) (string, error) {
+	st, err := o.AuditStore()
+	if err != nil {
+		return "", err
+	}
+	name := ""
+	if o.c.Context != nil {
+		name = o.c.Context.Name
+	}
+	target := e.Output
+	if target == "-" {
+		target = "stdout"
+	} else if abs, err := filepath.Abs(e.Output); err == nil {
+		target = abs
+	}
+	op := audit.Op{ID: audit.NewOperationID(), Action: ActionExport, Operator: o.c.Operator, Host: o.host, Context: name,
+		Vhost: e.Queue.Vhost, Queue: e.Queue.Name, Target: target}
+	rec := op.Final(map[string]int{domain.OutcomeExported: e.Count, "selected": e.Count, "read": e.Read})
+	rec.Detail["bytes"] = strconv.FormatInt(e.Bytes, 10)
+	rec.Detail["file_sha256"] = e.SHA256
+	rec.Detail["export_id"] = e.ExportID
+	if e.Filter != "" {
+		rec.Detail["filter"] = e.Filter
+	}
+	if _, err := st.Append(ctx, rec); err != nil {
+		return "", fmt.Errorf("%s: %w", st.Describe(), err)
+	}
+	return op.ID, nil
 }

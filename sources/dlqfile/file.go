@@ -40,7 +40,8 @@ type Header struct {
 // decompressed, whose bytes (and file sha256) differ, has the same ID;
 // another export of the same queue has another time, so another ID.
 func (h Header) ID() string {
-	b, _ := json.Marshal(h) // a struct of strings, numbers and a time
+	h.Format, h.Version = Format, Version // as written, whoever asks
+	b, _ := json.Marshal(h)               // a struct of strings, numbers and a time
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

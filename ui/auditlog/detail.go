@@ -325,6 +325,9 @@ func (m *Detail) rule() string {
 }
 
 func (m *Detail) destinations() string {
+	if m.d.Action == ops.ActionExport {
+		return "file " + orUnknown(sanitize.Text(m.d.Target)) + " · sha256 " + orUnknown(sanitize.Text(m.d.FileSHA256))
+	}
 	if len(m.d.Destinations) == 0 {
 		if m.d.Parking != "" {
 			return "queue " + sanitize.Text(m.d.Parking)
@@ -340,7 +343,7 @@ func (m *Detail) destinations() string {
 
 func (m *Detail) outcomes(s domain.OperationSummary) string {
 	var parts []string
-	for _, o := range domain.MessageOutcomes {
+	for _, o := range append(domain.MessageOutcomes, domain.OutcomeExported) {
 		if n := s.Counts[o]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", o, n))
 		}
@@ -407,7 +410,10 @@ func (m *Detail) table() []string {
 	widths := m.widths()
 	out := []string{m.st.TableHeader.Render("  " + row(widths, detailHeader))}
 	if len(m.visible) == 0 {
-		if len(m.d.Messages) == 0 {
+		switch {
+		case len(m.d.Messages) == 0 && m.d.Action == ops.ActionExport:
+			return append(out, m.st.Muted.Render("an export names its messages in its file, which the sha256 above identifies; it took none from the queue"))
+		case len(m.d.Messages) == 0:
 			return append(out, m.st.Muted.Render("the records name no message"))
 		}
 		return append(out, m.st.Muted.Render("no message matches the filter"))

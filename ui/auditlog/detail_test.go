@@ -416,3 +416,28 @@ func TestTheDrillDownShowsAStagedReplaysVerdictsAndItsHalt(t *testing.T) {
 		t.Error("a halt reason drew an escape sequence")
 	}
 }
+
+// An export opened says where its file went and what it took, and that
+// its messages are named in the file, not in the log.
+func TestAnExportOpenedNamesItsFile(t *testing.T) {
+	done := t0.Add(-time.Minute)
+	s := domain.OperationSummary{Operation: "20240501T030000Z-0e0e0e0e", Action: ops.ActionExport, Vhost: "/", Queue: "orders.dlq",
+		Target: "/srv/orders.jsonl", Operator: "alice", Started: done, Finished: &done, Selected: 30, FirstSeq: 9, LastSeq: 9,
+		Counts: map[string]int{domain.OutcomeExported: 30}}
+	r := &fakeReader{ops: []domain.OperationSummary{s}, details: map[string]*ops.OperationDetail{s.Operation: {
+		OperationSummary: s, Host: "ops-1", Context: "prod", Bytes: 4096, FileSHA256: "ab12cd",
+		Final: map[string]string{domain.OutcomeExported: "30", "selected": "30"}}}}
+	d := NewDetail(r, s, Options{Now: func() time.Time { return t0 }, Styles: styles.New(true)})
+	d.SetSize(120, 30)
+	runDetail(t, d, d.Init())
+	v := d.View()
+	for _, want := range []string{"export · done", "to       file /srv/orders.jsonl · sha256 ab12cd", "outcomes exported 30",
+		"an export names its messages in its file"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the export's detail lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "decided per message") || strings.Contains(v, "none recorded") {
+		t.Errorf("the export's detail reads as a replay's:\n%s", v)
+	}
+}
