@@ -710,3 +710,60 @@ func TestAFileImportedBeforeIsNamedWhenImportedAgain(t *testing.T) {
 		t.Errorf("target holds %d after the import again, want 6", got)
 	}
 }
+
+// An import names the export of the audit log that wrote its file, and
+// says when the file is no longer what it wrote; its intent records
+// that export.
+func TestAnImportNamesTheExportThatWroteItsFile(t *testing.T) {
+	t.Parallel()
+	s, file := exported(t, 3)
+	testkit.Declare(t, s.ch, "target", nil)
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	export, _, err := st.Last(t.Context())
+	if err != nil || export.Action != "export" {
+		t.Fatalf("the export's record: %+v (%v)", export, err)
+	}
+	abs, _ := filepath.Abs(file)
+	_, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--dry-run")
+	if want := "note: this file is what export " + export.Operation + " ("; err != nil || !strings.Contains(errOut, want) ||
+		!strings.Contains(errOut, "orders.dlq in vhost "+s.vhost) || !strings.Contains(errOut, "written to "+abs+") wrote, unchanged") {
+		t.Errorf("the plan of the exported file: %v\n%s; want its export named", err, errOut)
+	}
+	plain, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(plain); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
+	gz := file + ".gz"
+	if err := os.WriteFile(gz, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err = runAction(t, s.config, newDlqImportCmd, gz, "--to", "target", "--dry-run")
+	if err != nil || !strings.Contains(errOut, "note: this file holds export "+export.Operation+" (") ||
+		!strings.Contains(errOut, "but its bytes differ from what that export wrote") {
+		t.Errorf("the plan of a compressed copy: %v\n%s; want the export named, and the bytes said to differ", err, errOut)
+	}
+	if _, errOut, err := runAction(t, s.config, newDlqImportCmd, file, "--to", "target", "--yes"); err != nil {
+		t.Fatalf("import: %v\n%s", err, errOut)
+	}
+	var named []string
+	if err := st.Scan(t.Context(), func(r audit.Record) error {
+		if r.Action == "import" && r.Outcome == "intent" {
+			named = append(named, r.Detail["export_operation"])
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(named) != 1 || named[0] != export.Operation {
+		t.Errorf("the import's intent names export %q, want %s", named, export.Operation)
+	}
+}

@@ -44,6 +44,9 @@ type importFile struct {
 	count  int
 	bytes  int64
 	groups []actions.Group
+	// export is the export that wrote the file, when the audit log
+	// holds it: the intent names it.
+	export *exportSeen
 }
 
 // fileIdent tells a file from itself changed: the kernel sets a file's
@@ -177,10 +180,12 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		return nil, err
 	}
 	req.Queue = file.header.Queue
-	resume, prior, err := o.resumableImport(ctx, s.Queue.Vhost, file.sha256, file.header.ID())
+	hist, err := o.importHistory(ctx, s.Queue.Vhost, file.sha256, file.header.ID())
 	if err != nil {
 		return nil, err
 	}
+	resume, prior := hist.resume, hist.prior
+	file.export = hist.export
 	var leftOver string                // the warning on an unfinished import this one starts over from
 	var superseded *actions.Resumption // that import, closed when this one runs
 	if resume != nil && s.StartOver {
@@ -236,6 +241,9 @@ func (o *Ops) planImport(ctx context.Context, s Scope) (*Plan, error) {
 		}
 		p.Summary = fmt.Sprintf("finish import %s of %s into vhost %s, %s (%s, interrupted): %s of the file's %d, recorded confirmed, are not published again; the other %d are (%d of them recorded without a confirm, so possibly twice)",
 			resume.Op.ID, s.File, s.Queue.Vhost, to, started, format.Messages(p.Twins), file.count, p.Publish, p.Unconfirmed)
+	}
+	if e := file.export; e != nil {
+		p.Warnings = append(p.Warnings, e.note())
 	}
 	if leftOver != "" {
 		p.Warnings = append(p.Warnings, leftOver)
@@ -306,6 +314,21 @@ func (o *Ops) closeSuperseded(ctx context.Context, r *actions.Resumption) error 
 	return nil
 }
 
+// note says which export of the audit log wrote the file, and whether
+// the file is still what it wrote.
+func (e *exportSeen) note() string {
+	by := e.operator
+	if e.host != "" {
+		by += " on " + e.host
+	}
+	what := fmt.Sprintf("export %s (%s, context %s, %s in vhost %s, %s, written to %s)", e.id, by, e.context, e.queue, e.vhost,
+		e.at.UTC().Format("2006-01-02 15:04:05Z"), e.target)
+	if e.same {
+		return "this file is what " + what + " wrote, unchanged"
+	}
+	return "this file holds " + what + ", but its bytes differ from what that export wrote: compressed or decompressed since, or edited; the import publishes what the file holds now"
+}
+
 // dialResult is a connection being opened beside the check.
 type dialResult struct {
 	conn *amqp.Connection
@@ -340,9 +363,35 @@ type priorImport struct {
 // those are decoded (audit.ScanWhere): a log of 223 MB took 0.7 s to
 // decode whole.
 func (o *Ops) resumableImport(ctx context.Context, vhost, sum, export string) (*actions.Resumption, *priorImport, error) {
+	h, err := o.importHistory(ctx, vhost, sum, export)
+	return h.resume, h.prior, err
+}
+
+// importHistory is what the audit log says of a file about to be
+// imported: the import of it to finish, or the one that finished, and
+// the export that wrote it.
+type importHistory struct {
+	resume *actions.Resumption
+	prior  *priorImport
+	export *exportSeen
+}
+
+// exportSeen is the export that wrote a file, as its record in the
+// audit log says; same is whether the file is the one it wrote, byte
+// for byte (its sha256), and not only the same export (its header).
+type exportSeen struct {
+	id, operator, host, context, vhost, queue, target string
+	at                                                time.Time
+	same                                              bool
+}
+
+// importHistory reads the audit log once for resumableImport and for the
+// export that wrote the file.
+func (o *Ops) importHistory(ctx context.Context, vhost, sum, export string) (importHistory, error) {
+	var h importHistory
 	st, err := o.AuditStore()
 	if err != nil {
-		return nil, nil, err
+		return h, err
 	}
 	var id, queue string
 	// The imports of this file, and what the final record of each that
@@ -352,6 +401,10 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum, export string) (*
 	files := map[string]string{} // each import's file, as its intent names it
 	err = audit.ScanWhere(ctx, st, [][]byte{[]byte(`"` + domain.OutcomeFinal + `"`), []byte(sum), []byte(export)}, func(r audit.Record) error {
 		switch {
+		case r.Outcome == domain.OutcomeFinal && r.Action == ActionExport &&
+			(r.Detail["file_sha256"] == sum || r.Detail["export_id"] == export):
+			h.export = &exportSeen{id: r.Operation, operator: r.Operator, host: r.Host, context: r.Context, vhost: r.Vhost, queue: r.Queue,
+				target: r.Target, at: r.Time, same: r.Detail["file_sha256"] == sum}
 		case r.Outcome == domain.OutcomeFinal:
 			if _, ok := ours[r.Operation]; ok {
 				ours[r.Operation] = &priorImport{id: r.Operation, finished: r.Time, confirmed: r.Detail[domain.OutcomeConfirmed], file: files[r.Operation]}
@@ -371,25 +424,27 @@ func (o *Ops) resumableImport(ctx context.Context, vhost, sum, export string) (*
 		err = nil // a killed import's last line: resumableRecords decides
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
+		return h, fmt.Errorf("read the audit log (%s): %w", st.Describe(), err)
 	}
 	if id == "" {
-		return nil, nil, nil
+		return h, nil
 	}
 	if prior := ours[id]; prior != nil {
-		return nil, prior, nil
+		h.prior = prior
+		return h, nil
 	}
 	records, err := o.resumableRecords(ctx, vhost, queue, id)
 	if err != nil {
-		return nil, nil, err
+		return h, err
 	}
 	r, err := actions.ReadResumption(records, vhost, queue, id)
 	if errors.Is(err, actions.ErrNothingToResume) {
 		// Finished after all (a final record the search did not find, in
 		// a log written by hand): nothing to finish, the file goes whole.
-		return nil, nil, nil
+		return h, nil
 	}
-	return r, nil, err
+	h.resume = r
+	return h, err
 }
 
 // runImport publishes the checked file, refusing one that changed since:
@@ -426,6 +481,9 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 	env.Conn = conn
 	op := actions.Walk{Request: req, Expect: file.count, Limit: file.count, Groups: file.groups, Resume: resume,
 		Detail: map[string]string{"file": file.path, "file_sha256": file.sha256, "export_id": file.header.ID()}}
+	if file.export != nil {
+		op.Detail["export_operation"] = file.export.id
+	}
 	var g *staged
 	if st.RateAuto {
 		// The consumers' pace, as a replay's (no canary: nothing marks
