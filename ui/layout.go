@@ -19,3 +19,11 @@ func bodySize(width, height int) (w, h int, ok bool) {
 	}
 	return width, height - headerLines - footerLines, true
 }
+
+// drawn reports whether the screens are on the terminal: below the
+// smallest size only the size is drawn (and before the first size,
+// nothing).
+func (m Model) drawn() bool {
+	_, _, ok := bodySize(m.width, m.height)
+	return ok
+}

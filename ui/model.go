@@ -11,6 +11,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -197,6 +198,13 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case key.Matches(msg, m.keys.ForceQuit):
 		return m.quit()
+	case !m.drawn():
+		// Nothing but the size is drawn: a key must not act on a
+		// screen or a question the operator cannot see.
+		if key.Matches(msg, m.keys.Quit) && !m.top().Capturing() {
+			return m.quit()
+		}
+		return m.fail(fmt.Errorf("keys wait for a terminal of %d×%d or more; q quits", minWidth, minHeight))
 	case m.showHelp:
 		if key.Matches(msg, m.keys.Quit) {
 			return m.quit()

@@ -337,6 +337,32 @@ func TestTooSmallTerminalSaysSo(t *testing.T) {
 	}
 }
 
+// Below the smallest size nothing but the size is drawn, so no key acts
+// on a screen or a question the operator cannot see; q still quits, and
+// the keys act again once the terminal is large enough.
+func TestKeysWaitWhileTheTerminalIsTooSmall(t *testing.T) {
+	lower := &screen{title: "lower", closed: new(int)}
+	m := newRoot(Options{})
+	m, _ = step(t, m, common.PushMsg{Screen: lower})
+	m, _ = step(t, m, tea.WindowSizeMsg{Width: 60, Height: 20})
+	m, _ = step(t, m, press("y"))
+	m, _ = step(t, m, press("esc"))
+	if len(lower.keys()) != 0 || m.top() != common.Screen(lower) {
+		t.Fatalf("keys reached a screen the terminal does not show: %v, top %s", lower.keys(), m.top().Title())
+	}
+	if v := m.View(); !strings.Contains(v, "keys wait for a terminal of 80×10 or more; q quits") {
+		t.Errorf("the foot does not say why the keys wait:\n%s", v)
+	}
+	if _, cmd := step(t, m, press("q")); !quits(cmd) {
+		t.Error("q does not quit a terminal too small")
+	}
+	m, _ = step(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m, _ = step(t, m, press("y"))
+	if got := lower.keys(); len(got) != 1 {
+		t.Errorf("once large enough the screen got %v, want the y", got)
+	}
+}
+
 func TestDebugLogRecordsEveryMessageWithoutSecrets(t *testing.T) {
 	var log strings.Builder
 	m := newRoot(Options{Debug: &log})
@@ -459,4 +485,15 @@ func TestTheFootEscapesNothingTwice(t *testing.T) {
 	if !strings.Contains(v, `evil\x1b[31m.q failed: raw \x1b[2J`) || strings.Contains(v, `\\x1b`) || strings.Contains(v, "\x1b[2J") {
 		t.Fatalf("the foot: %q", v[strings.LastIndex(v, "replay"):])
 	}
+}
+
+// keys are the key messages the screen got.
+func (s *screen) keys() []tea.KeyMsg {
+	var out []tea.KeyMsg
+	for _, m := range s.got {
+		if k, ok := m.(tea.KeyMsg); ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }
