@@ -30,8 +30,10 @@ func (m *Model) View() string {
 	}
 	if m.groups.open {
 		parts = append(parts, m.groupsBody(), m.groupsFooter())
+	} else if f := m.footer(); f != "" {
+		parts = append(parts, m.body(), f)
 	} else {
-		parts = append(parts, m.body(), m.footer())
+		parts = append(parts, m.body())
 	}
 	return lipgloss.JoinVertical(lipgloss.Left, parts...)
 }
@@ -62,7 +64,7 @@ func (m *Model) promptRoom() int {
 	if m.height <= 0 {
 		return 0
 	}
-	return max(m.height-lipgloss.Height(m.header())-lipgloss.Height(m.footer())-2, 4)
+	return max(m.height-lipgloss.Height(m.header())-2, 4)
 }
 
 // wrap keeps long lines (notes, errors, results) inside the screen.
@@ -95,6 +97,11 @@ func (m *Model) header() string {
 		status = append(status, "read-only")
 	}
 	lines := []string{m.st.Title.Render("DLQ "+name) + "  " + m.st.Muted.Render(strings.Join(status, " · "))}
+	if m.mode() == prompting {
+		// The question states what will happen: it takes the room
+		// the screen's notes would.
+		return m.wrap(lines[0])
+	}
 	lines = append(lines, m.stateLines()...)
 	if d := m.deadlineLine(); d != "" {
 		lines = append(lines, m.st.Muted.Render(sanitize.Text(d)))
@@ -155,6 +162,9 @@ func (m *Model) filterLines() []string {
 }
 
 func (m *Model) footer() string {
+	if m.mode() == prompting {
+		return "" // the question's room (header)
+	}
 	lines := []string{m.st.Muted.Render("* selected · " + format.HashLegend + " · Q quarantined · ↻n replayed n times before · AGE since dead-lettered")}
 	if m.undead() {
 		lines = append(lines, m.st.Muted.Render(format.NoDeathLegend))
@@ -203,7 +213,10 @@ func (m *Model) tableRows() int {
 // below the table on a narrow screen (only while at least minTableRows
 // rows remain for the messages).
 func (m *Model) layout() (rows int, below bool) {
-	used := lipgloss.Height(m.header()) + lipgloss.Height(m.footer()) + 1
+	used := lipgloss.Height(m.header()) + 1
+	if f := m.footer(); f != "" {
+		used += lipgloss.Height(f)
+	}
 	if mid := m.middle(); mid != "" {
 		used += lipgloss.Height(mid)
 	}

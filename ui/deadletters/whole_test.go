@@ -303,3 +303,33 @@ func TestAPromptOnAShortTerminalKeepsWhereTheAnswerIsTyped(t *testing.T) {
 		t.Errorf("%d lines for a height of 18:\n%s", n, v)
 	}
 }
+
+// On an 80×24 terminal the question has the screen: the notes above the
+// table and the legend below give way while it is asked, so it is shown
+// whole; the legend comes back once it is answered.
+func TestAQuestionTakesTheRoomOfTheScreensNotes(t *testing.T) {
+	acts := &fakeActions{whole: 400, confirm: ops.Confirm{Phrase: "orders.dlq 400", Why: "production context: type the queue name and the count to confirm"}}
+	d, _, _ := wholeDriver(t, Options{}, acts)
+	d.m.notes = []string{"a note the screen shows above the table", "and another one, long enough to wrap at eighty columns on a terminal of that width"}
+	d.m.SetSize(80, 19)
+	d.send(ctrl(tea.KeyCtrlR))
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+	v := d.m.View()
+	for _, want := range []string{"→ ", "rate: unlimited", `type "orders.dlq 400"`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the question at 80x19 lacks %q:\n%s", want, v)
+		}
+	}
+	for _, gone := range []string{"taller terminal", "a note the screen shows", "* selected ·"} {
+		if strings.Contains(v, gone) {
+			t.Errorf("the question at 80x19 shares the screen with %q:\n%s", gone, v)
+		}
+	}
+	if n := len(strings.Split(v, "\n")); n > 19 {
+		t.Errorf("%d lines for a height of 19:\n%s", n, v)
+	}
+	d.send(tea.KeyMsg{Type: tea.KeyEsc})
+	if v := d.m.View(); !strings.Contains(v, "* selected ·") {
+		t.Errorf("the legend does not come back once the question is answered:\n%s", v)
+	}
+}

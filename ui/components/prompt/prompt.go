@@ -180,7 +180,13 @@ func (m Model) ViewWithin(maxHeight int) string {
 	}
 	head := lines[:3]
 	tail := lines[len(lines)-(maxHeight-4):]
-	return strings.Join(append(append(head, m.st.Muted.Render("  ⋮ cut: a taller terminal shows the whole question")), tail...), "\n")
+	// The line saying so is drawn inside the box's sides, as wide.
+	side := m.st.Border.BorderTop(false).BorderBottom(false)
+	if m.width > 4 {
+		side = side.Width(m.width - 2)
+	}
+	cut := side.Render(m.st.Muted.Render("  ⋮ cut: a taller terminal shows the whole question"))
+	return strings.Join(append(append(head, cut), tail...), "\n")
 }
 
 func plural(n int, one, many string) string {

@@ -146,4 +146,10 @@ func TestViewWithinKeepsTheQuestionsTopAndWhereTheAnswerIsTyped(t *testing.T) {
 			t.Errorf("ViewWithin(10) lacks %q:\n%s", want, v)
 		}
 	}
+	// The box keeps its sides on every line between its top and bottom.
+	for i, l := range lines[1 : len(lines)-1] {
+		if !strings.HasPrefix(l, "│") || !strings.HasSuffix(l, "│") || lipgloss.Width(l) != lipgloss.Width(lines[0]) {
+			t.Errorf("line %d breaks the box: %q", i+1, l)
+		}
+	}
 }
