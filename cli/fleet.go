@@ -31,7 +31,11 @@ func newFleetCmd(a *App) *cobra.Command {
 // RunFleet shows the fleet view; enter on a context opens its dashboard,
 // whose context switcher leads back to the fleet (or to another
 // context, as ever).
-func RunFleet(a *App) error {
+func RunFleet(a *App) error { return runFleet(a, false) }
+
+// runFleet shows the fleet view; fromDashboard says the current
+// context's dashboard opened it, and esc goes back there.
+func runFleet(a *App, fromDashboard bool) error {
 	if !IsTerminal(os.Stdout) || !IsTerminal(os.Stdin) {
 		return app.Usage(errors.New("the fleet view needs a terminal; for scripts use `warren status --all-contexts --json` or `--check`"))
 	}
@@ -46,11 +50,14 @@ func RunFleet(a *App) error {
 	a.Factory().TerminalTaken()
 	// The cursor starts on the context warren was on: the config's
 	// current one, or the dashboard's that led here.
-	refresh, current := c.Refresh.Duration, c.Name
+	refresh, current, back := c.Refresh.Duration, c.Name, ""
+	if fromDashboard {
+		back = c.Name
+	}
 	for {
 		// The same reader each time: what it read before is what the
 		// growth is measured against.
-		m := fleet.New(fleet.Options{Reader: fl, Refresh: refresh, Timeout: app.DefaultFleetTimeout, Styles: styles.Default(), Current: current})
+		m := fleet.New(fleet.Options{Reader: fl, Refresh: refresh, Timeout: app.DefaultFleetTimeout, Styles: styles.Default(), Current: current, Back: back})
 		final, err := tea.NewProgram(m, tea.WithAltScreen(), terminalInput()).Run()
 		if err != nil {
 			return fmt.Errorf("fleet view: %w", err)
@@ -60,10 +67,10 @@ func RunFleet(a *App) error {
 			return nil
 		}
 		a.ContextName, a.f = open, nil
-		back, err := a.dashboard()
-		if err != nil || !back {
+		toFleet, err := a.dashboard()
+		if err != nil || !toFleet {
 			return err
 		}
-		current = a.ContextName
+		current, back = a.ContextName, a.ContextName
 	}
 }

@@ -93,7 +93,7 @@ func RunDashboard(a *App) error {
 	if err != nil || !toFleet {
 		return err
 	}
-	return RunFleet(a)
+	return runFleet(a, true)
 }
 
 // dashboard runs the dashboard on the chosen context, and on each the

@@ -43,6 +43,9 @@ type Options struct {
 	// Current is the context the cursor starts on: the one whose
 	// dashboard the operator came back from.
 	Current string
+	// Back is the context whose dashboard opened the view, which esc
+	// goes back to; "" when the view is the first screen.
+	Back string
 }
 
 // Model is the fleet view. Each context is read on its own cycle: its
@@ -65,7 +68,7 @@ type Model struct {
 }
 
 type keyMap struct {
-	Up, Down, Open, Refresh, Quit key.Binding
+	Up, Down, Open, Back, Refresh, Quit key.Binding
 }
 
 // rowMsg is one context's answer.
@@ -87,6 +90,7 @@ func New(o Options) *Model {
 	}
 	m := &Model{o: o, now: o.Now(), keys: keyMap{
 		Up: keys.New("up", "up", "k"), Down: keys.New("down", "down", "j"), Open: keys.New("enter", "open its dashboard"),
+		Back:    keys.New("esc", "back"),
 		Refresh: keys.New("r", "read now"), Quit: keys.New("q", "quit", "ctrl+c"),
 	}}
 	for i, n := range o.Reader.Contexts() {
@@ -165,6 +169,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.cursor = min(m.cursor+1, len(m.rows)-1)
 		case key.Matches(msg, m.keys.Refresh):
 			return m, m.readIdle()
+		case key.Matches(msg, m.keys.Back) && m.o.Back != "":
+			m.open = m.o.Back
+			return m, tea.Quit
 		case key.Matches(msg, m.keys.Open):
 			if m.cursor < len(m.rows) {
 				m.open = m.rows[m.cursor].Context
@@ -316,7 +323,11 @@ func (m *Model) View() string {
 	if d := m.detail(); d != "" {
 		lines = append(lines, "", d)
 	}
-	lines = append(lines, "", st.Muted.Render("enter opens its dashboard (whose C comes back) · r reads now · q quits"))
+	keysLine := "enter opens its dashboard (whose C comes back) · r reads now · q quits"
+	if m.o.Back != "" {
+		keysLine = "enter opens its dashboard (whose C comes back) · esc back to " + sanitize.Text(m.o.Back) + " · r reads now · q quits"
+	}
+	lines = append(lines, "", st.Muted.Render(keysLine))
 	return strings.Join(lines, "\n")
 }
 

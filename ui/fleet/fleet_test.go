@@ -163,6 +163,26 @@ func TestTheFleetStartsOnTheContextItCameBackFrom(t *testing.T) {
 	}
 }
 
+// Opened from a dashboard, the view says esc goes back to it, and esc
+// does, whichever row is chosen; as the first screen esc does nothing.
+func TestEscGoesBackToTheDashboardThatOpenedTheFleet(t *testing.T) {
+	r := fakeReader{rows: []domain.FleetRow{{Context: "prod-eu"}, {Context: "prod-us"}}}
+	m := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true), Current: "prod-us", Back: "prod-us"})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 20})
+	if v := m.View(); !strings.Contains(v, "esc back to prod-us") {
+		t.Errorf("the keys line does not offer esc:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyUp})
+	if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEsc}); m.Open() != "prod-us" || cmd == nil {
+		t.Errorf("esc opened %q, want the dashboard it came from, prod-us", m.Open())
+	}
+	first := New(Options{Reader: r, Timeout: 8 * time.Second, Styles: styles.New(true)})
+	first.Update(tea.WindowSizeMsg{Width: 160, Height: 20})
+	if _, cmd := first.Update(tea.KeyMsg{Type: tea.KeyEsc}); first.Open() != "" || cmd != nil || strings.Contains(first.View(), "esc back") {
+		t.Errorf("as the first screen esc opened %q", first.Open())
+	}
+}
+
 // On a terminal too narrow for every column, the cluster and the
 // version go first and the names shrink; what the view is for — dead
 // letters, their growth, the deepest DLQ's depth, the oldest — stays.
