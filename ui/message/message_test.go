@@ -283,3 +283,27 @@ func TestMarksAPublisherWroteAreShownAsItsClaim(t *testing.T) {
 		t.Errorf("the inspector does not say the marks are the message's claim:\n%s", v)
 	}
 }
+
+// The ages shown count on while the operator reads: the content is laid
+// out again on the inspector's own tick, and a tick of an inspector
+// since closed starts no clock of its own.
+func TestTheAgesCountOnWhileTheMessageIsRead(t *testing.T) {
+	now := t0
+	m := New(sample(), Options{Now: func() time.Time { return now }, Styles: styles.New(true)})
+	m.SetSize(100, 60)
+	if m.Init() == nil {
+		t.Fatal("the inspector starts no clock")
+	}
+	if v := m.View(); !strings.Contains(v, "dead-lettered at   2024-05-01T02:55:00Z (5m ago)") {
+		t.Fatalf("the death's age when opened:\n%s", v)
+	}
+	now = now.Add(61 * time.Second)
+	_, cmd := m.Update(agoTick{m})
+	if v := m.View(); !strings.Contains(v, "dead-lettered at   2024-05-01T02:55:00Z (6m01s ago)") || cmd == nil {
+		t.Errorf("a tick later the age reads (next tick %v):\n%s", cmd != nil, v)
+	}
+	other := newModel(sample())
+	if _, cmd := other.Update(agoTick{m}); cmd != nil {
+		t.Error("an inspector took another's tick and started a second clock")
+	}
+}

@@ -42,7 +42,22 @@ type Model struct {
 	lines  []string
 	offset int
 	edit   *edit
+	// body is the body's section as last laid out: the content is laid
+	// out again every second for its ages, and the body is the costly
+	// part, the same until the width or the hex toggle changes.
+	laid struct {
+		width int
+		hex   bool
+		text  string
+	}
 }
+
+// agoEvery is how often the content is laid out again, so that "3m47s
+// ago" counts on while the operator reads.
+const agoEvery = time.Second
+
+// agoTick lays the content of one inspector out again.
+type agoTick struct{ m *Model }
 
 // New returns the inspector for the letter msg carries.
 func New(msg common.OpenMessageMsg, opts Options) *Model {
@@ -57,8 +72,12 @@ func New(msg common.OpenMessageMsg, opts Options) *Model {
 	return m
 }
 
-// Init implements common.Screen.
-func (m *Model) Init() tea.Cmd { return nil }
+// Init starts the clock of the ages shown.
+func (m *Model) Init() tea.Cmd { return m.tick() }
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(agoEvery, func(time.Time) tea.Msg { return agoTick{m} })
+}
 
 // Title names the screen in the breadcrumb; the root sanitises it.
 func (m *Model) Title() string {
@@ -80,6 +99,13 @@ func (m *Model) SetSize(w, h int) {
 
 // Update scrolls, switches the body between decoded and hex, and edits.
 func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
+	if t, ok := msg.(agoTick); ok {
+		if t.m != m {
+			return m, nil // another inspector's, since closed
+		}
+		m.render()
+		return m, m.tick()
+	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		cmd, _ := m.updateEdit(msg)

@@ -319,6 +319,18 @@ func value(v any) string {
 }
 
 func (m *Model) body(b *strings.Builder, l domain.DeadLetter, width int) {
+	c := &m.laid
+	if c.text == "" || c.width != width || c.hex != m.hex {
+		var out strings.Builder
+		m.layBody(&out, l, width)
+		c.width, c.hex, c.text = width, m.hex, out.String()
+	}
+	b.WriteString(c.text)
+}
+
+// layBody writes the body's section: its kind and size, then its text
+// or bytes, as much as is shown.
+func (m *Model) layBody(b *strings.Builder, l domain.DeadLetter, width int) {
 	if l.Body == nil {
 		b.WriteString("  " + m.st.Muted.Render("not held: this view came from a statistics scan") + "\n")
 		return
