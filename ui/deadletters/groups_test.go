@@ -242,12 +242,19 @@ func TestEscFromAGroupsMessagesGoesBackToTheGroups(t *testing.T) {
 		t.Fatalf("the second esc did not close the groups, or esc would not leave the screen next")
 	}
 
-	// Once the operator filters otherwise, esc is the screen's again.
+	// Once the operator filters otherwise, esc clears that filter, as
+	// on the overview, rather than go back to the groups; then esc is
+	// the screen's again.
 	d.keys("g", "enter", "/")
 	d.send(tea.KeyMsg{Type: tea.KeyCtrlU})
 	d.keys(`reason == "rejected"`, "enter")
-	if d.m.HandlesEsc() {
-		t.Fatalf("with a filter of the operator's own (%q), esc still goes back to the groups", d.m.held.filterSrc)
+	if d.m.listingGroup() || !d.m.HandlesEsc() || !strings.Contains(helpOf(d.m), "esc clear the filter") {
+		t.Fatalf("with a filter of the operator's own (%q): listing the group %v, esc handled %v, help %q",
+			d.m.held.filterSrc, d.m.listingGroup(), d.m.HandlesEsc(), helpOf(d.m))
+	}
+	d.keys("esc")
+	if d.m.groups.open || d.m.held.filterSrc != "" || d.m.HandlesEsc() {
+		t.Fatalf("esc on a filter of the operator's own: groups open %v, filter %q, esc still handled %v", d.m.groups.open, d.m.held.filterSrc, d.m.HandlesEsc())
 	}
 }
 

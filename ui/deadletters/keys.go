@@ -38,6 +38,9 @@ type KeyMap struct {
 	// halted puts R, which resumes a halted replay then, in the short
 	// help beside the banner that names it.
 	halted bool
+	// filtered puts esc, which clears the filter applied, first in the
+	// help.
+	filtered bool
 }
 
 // DefaultKeyMap returns the bindings; in a read-only context the action
@@ -78,6 +81,9 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
 	b := []key.Binding{k.Select, k.SelectAll, k.Filter, k.Inspect}
+	if k.filtered {
+		b = append([]key.Binding{keys.New("esc", "clear the filter")}, b...)
+	}
 	if !k.readOnly {
 		b = append(b, k.Replay, k.Quarantine)
 	}

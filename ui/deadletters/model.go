@@ -187,6 +187,7 @@ func (m *Model) Keys() help.KeyMap {
 		k.Reopen.SetHelp("R", "resume the halted replay")
 		k.halted = true
 	}
+	k.filtered = m.filtered() && !m.listingGroup()
 	return k
 }
 
@@ -199,7 +200,13 @@ func (m *Model) Capturing() bool { return m.mode() != normal }
 // HandlesEsc is true while esc closes the groups view, goes back to it
 // from the group it listed, or cancels a scan rather than the screen;
 // q, ? and A still reach the root.
-func (m *Model) HandlesEsc() bool { return m.scan.running || m.groups.open || m.listingGroup() }
+func (m *Model) HandlesEsc() bool {
+	return m.scan.running || m.groups.open || m.listingGroup() || m.filtered()
+}
+
+// filtered reports a filter applied to the held messages, which esc
+// clears before it leaves the screen, as on the overview.
+func (m *Model) filtered() bool { return m.held.filterSrc != "" && !m.held.typing }
 
 // SetSize sets the space the screen may draw in.
 func (m *Model) SetSize(w, h int) {
@@ -295,6 +302,10 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	}
 	if m.listingGroup() && !m.held.typing && !m.scan.running && key.Matches(k, m.keys.Cancel) {
 		return m.backToGroups()
+	}
+	if m.filtered() && !m.scan.running && key.Matches(k, m.keys.Cancel) {
+		m.held.input.SetValue("")
+		return m.held.applyFilter("")
 	}
 	if cmd, ok := m.held.Update(k); ok {
 		return cmd
