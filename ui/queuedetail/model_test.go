@@ -347,3 +347,27 @@ func TestConsumerRowsAtEightyColumnsAreOneLineEach(t *testing.T) {
 		t.Fatalf("the three consumer rows are on lines %v, want three in a row:\n%s", rows, strings.Join(lines, "\n"))
 	}
 }
+
+// The figures of one screen agree: the history's "now" is what the
+// lines above read, its peak no lower; a DLQ whose depth the broker's
+// dead-lettering raises says why its publish rate reads 0, and a rate
+// the broker kept no samples of reads as 0 counted, not as a gap.
+func TestTheHistoryAgreesWithTheLinesAbove(t *testing.T) {
+	q := domain.Queue{Vhost: "/", Name: "orders.dlq", Messages: 15, HasRates: true,
+		DLQOf: []domain.QueueRef{{Vhost: "/", Name: "orders"}}}
+	d := detail(q)
+	d.Depth = []domain.Sample{{Value: 9}, {Value: 11}}
+	m, _ := loaded(t, &describer{detail: d})
+	v := m.View()
+	for _, want := range []string{"depth 15", "now 15, peak 15", "publish 0/s (the broker's dead-lettering is not counted)",
+		"publish/s  — no samples: the broker counted none in its window (0/s)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the DLQ's screen lacks %q:\n%s", want, v)
+		}
+	}
+	plain := detail(domain.Queue{Vhost: "/", Name: "orders", Messages: 3, HasRates: true})
+	m, _ = loaded(t, &describer{detail: plain})
+	if v := m.View(); strings.Contains(v, "dead-lettering is not counted") {
+		t.Errorf("a queue that is no DLQ says its dead-lettering is not counted:\n%s", v)
+	}
+}

@@ -96,7 +96,13 @@ func (m *Model) summary(d *domain.QueueDetail) string {
 	rates := m.st.Muted.Render("rates not reported")
 	switch {
 	case q.HasRates:
-		rates = fmt.Sprintf("publish %s/s · ack %s/s · %s", format.Rate(q.PublishRate), format.Rate(q.AckRate), m.drain(q))
+		publish := format.Rate(q.PublishRate) + "/s"
+		if q.IsDLQ() && q.PublishRate == 0 {
+			// What the broker dead-letters here comes through no
+			// channel, so it is counted as no publish.
+			publish += " (the broker's dead-lettering is not counted)"
+		}
+		rates = fmt.Sprintf("publish %s · ack %s/s · %s", publish, format.Rate(q.AckRate), m.drain(q))
 	case q.StatsPending:
 		rates = m.st.Muted.Render("consumers and rates unknown: the broker has not emitted this queue's statistics yet")
 	}
@@ -232,19 +238,29 @@ func (m *Model) history(d *domain.QueueDetail) string {
 		return b.String()
 	}
 	width := max(m.Width-41, 10)
+	q := d.Queue
+	// "now" is what the lines above say, from the same reading; the
+	// samples, taken by the broker before it, draw the history, and
+	// the peak counts both.
 	series := []struct {
 		name    string
 		samples []domain.Sample
+		now     float64
+		known   bool
 		format  func(float64) string
 	}{
-		{"depth", d.Depth, func(v float64) string { return format.Count(int64(v)) }},
-		{"publish/s", d.PublishRates, format.Rate},
-		{"ack/s", d.AckRates, format.Rate},
+		{"depth", d.Depth, float64(q.Messages), true, func(v float64) string { return format.Count(int64(v)) }},
+		{"publish/s", d.PublishRates, q.PublishRate, q.HasRates, format.Rate},
+		{"ack/s", d.AckRates, q.AckRate, q.HasRates, format.Rate},
 	}
 	for _, s := range series {
 		b.WriteString("\n  " + m.st.Label.Render(fmt.Sprintf("%-11s", s.name)))
 		if len(s.samples) == 0 {
-			b.WriteString(m.st.Muted.Render(format.Unknown + " no samples"))
+			none := format.Unknown + " no samples"
+			if s.known && s.now == 0 && s.name != "depth" {
+				none = format.Unknown + " no samples: the broker counted none in its window (0/s)"
+			}
+			b.WriteString(m.st.Muted.Render(none))
 			continue
 		}
 		values := make([]float64, len(s.samples))
@@ -253,8 +269,13 @@ func (m *Model) history(d *domain.QueueDetail) string {
 			values[i] = p.Value
 			peak = max(peak, p.Value)
 		}
+		now := values[len(values)-1]
+		if s.known {
+			now = s.now
+			peak = max(peak, now)
+		}
 		b.WriteString(sparkline.Render(values, width))
-		b.WriteString(m.st.Muted.Render(fmt.Sprintf("  now %s, peak %s", s.format(values[len(values)-1]), s.format(peak))))
+		b.WriteString(m.st.Muted.Render(fmt.Sprintf("  now %s, peak %s", s.format(now), s.format(peak))))
 	}
 	return b.String()
 }
