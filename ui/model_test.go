@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/domain"
@@ -496,4 +497,24 @@ func (s *screen) keys() []tea.KeyMsg {
 		}
 	}
 	return out
+}
+
+// On an 80-column terminal the help lays its columns out in rows, so
+// the root's keys, which come last, are shown, not cut to "…".
+func TestTheHelpShowsEveryColumnOnANarrowTerminal(t *testing.T) {
+	m := newRoot(Options{NewAudit: func() common.Screen { return &screen{title: "audit", closed: new(int)} }})
+	m, _ = step(t, m, tea.WindowSizeMsg{Width: 80, Height: 40})
+	m, _ = step(t, m, press("?"))
+	v := m.View()
+	for _, want := range []string{"audit", "quit", "next vhost"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the help at 80 columns lacks %q:\n%s", want, v)
+		}
+	}
+	lines := strings.Split(v, "\n")
+	for i, l := range lines[headerLines : len(lines)-1] { // the short help at the foot may cut
+		if w := lipgloss.Width(l); w > 80 || strings.HasSuffix(strings.TrimSpace(l), "…") {
+			t.Errorf("help line %d is %d wide or cut: %q", i, w, l)
+		}
+	}
 }

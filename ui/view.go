@@ -29,8 +29,7 @@ func (m Model) View() string {
 	case !ok:
 		body = m.st.Warn.Render(fmt.Sprintf("terminal too small: warren needs at least %d×%d", minWidth, minHeight))
 	case m.showHelp:
-		m.help.ShowAll = true
-		body = m.st.Help.Render(m.help.View(m.keyMap()))
+		body = m.st.Help.Render(m.fullHelp(m.keyMap()))
 	case m.picker.open:
 		body = m.pickerView()
 	default:
@@ -276,6 +275,36 @@ func (m Model) keyMap() help.KeyMap {
 		}
 	}
 	return joined{screen: m.top().Keys(), global: g}
+}
+
+// fullHelp lays the help's columns out in as many rows as the width
+// needs, so that none is cut: the root's keys (audit, contexts, quit)
+// come last and must show on a narrow terminal too.
+func (m Model) fullHelp(km help.KeyMap) string {
+	h := m.help
+	h.Width = 0 // rows are fitted here, not cut
+	sep := lipgloss.Width(h.FullSeparator)
+	var rows []string
+	var row [][]key.Binding
+	width := 0
+	for _, group := range km.FullHelp() {
+		w := lipgloss.Width(h.FullHelpView([][]key.Binding{group}))
+		if w == 0 {
+			continue // every key of the group is off
+		}
+		if len(row) > 0 && width+sep+w > m.width {
+			rows = append(rows, h.FullHelpView(row))
+			row, width = nil, 0
+		}
+		if len(row) > 0 {
+			width += sep
+		}
+		row, width = append(row, group), width+w
+	}
+	if len(row) > 0 {
+		rows = append(rows, h.FullHelpView(row))
+	}
+	return strings.Join(rows, "\n\n")
 }
 
 type joined struct {
