@@ -80,7 +80,9 @@ func (m *Model) statusText() string {
 	line := strings.Join(parts, "  ·  ")
 	listed := m.listedNote()
 	if n := m.troubleCount(); n > 0 {
-		return m.st.Muted.Render(line+"  ·  ") + m.st.Trouble.Render(fmt.Sprintf("%d in trouble", n)) + m.st.Muted.Render(listed)
+		// First: on a narrow terminal the line is cut at its end, and
+		// this is the figure the operator came for.
+		return m.st.Trouble.Render(fmt.Sprintf("%d in trouble", n)) + m.st.Muted.Render("  ·  "+line+listed)
 	}
 	return m.st.Muted.Render(line + listed)
 }
