@@ -367,6 +367,10 @@ func (o *Ops) planHeld(ctx context.Context, s Scope, h *Browse) (*Plan, error) {
 	return p, nil
 }
 
+// PaceFlag ends a warning that the consumers' pace would answer, as the
+// command line words it; a screen says its own key instead.
+const PaceFlag = " (--rate auto)"
+
 // destinationWarnings are what the destinations' bindings and limits
 // say the operator should know before answering: a key routed nowhere,
 // a queue the copies would overflow.
@@ -467,7 +471,7 @@ func (o *Ops) overflowing(ctx context.Context, vhost string, groups []actions.Gr
 		if n > limit {
 			w += fmt.Sprintf(" — %s of them copies this run confirmed, whose sources leave the DLQ", format.Messages(int(n-limit)))
 		}
-		out = append(out, w+"; raise its limit, or replay at the consumers' pace (--rate auto)")
+		out = append(out, w+"; raise its limit, or replay at the consumers' pace"+PaceFlag)
 	}
 	return out
 }

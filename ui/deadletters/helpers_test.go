@@ -220,6 +220,8 @@ type fakeActions struct {
 	halt string
 	// refuse, when set, is what CheckStaging says of a staging.
 	refuse func(ops.Staging) error
+	// warnings are every plan's.
+	warnings []string
 }
 
 func (a *fakeActions) CheckStaging(_ context.Context, _ *ops.Plan, st ops.Staging) error {
@@ -253,6 +255,7 @@ func (a *fakeActions) Plan(_ context.Context, req ops.Scope) (*ops.Plan, error) 
 		Bytes:        int64(100 * n),
 		Confirm:      a.confirm,
 		CanStage:     req.Held == nil && (req.Action == ops.Replay || req.Action == ops.Resume),
+		Warnings:     a.warnings,
 	}
 	if a.scopes == nil {
 		a.scopes = map[*ops.Plan]ops.Scope{}

@@ -372,6 +372,13 @@ func (o *operation) planQuestion(p *ops.Plan) prompt.Question {
 		warn = append(warn, sanitize.Message(o.refused))
 	}
 	for _, w := range p.Warnings {
+		if cut, ok := strings.CutSuffix(w, ops.PaceFlag); ok {
+			// The screen's key, where this prompt offers it.
+			w = cut
+			if p.CanStage {
+				w += " (" + o.keys.Pace.Help().Key + ")"
+			}
+		}
 		warn = append(warn, sanitize.Text(w))
 	}
 	if w := p.Confirm.Warning(); w != "" {

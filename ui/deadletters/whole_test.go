@@ -333,3 +333,23 @@ func TestAQuestionTakesTheRoomOfTheScreensNotes(t *testing.T) {
 		t.Errorf("the legend does not come back once the question is answered:\n%s", v)
 	}
 }
+
+// A warning the consumers' pace would answer names the screen's key
+// where the prompt offers it, and no command-line flag anywhere.
+func TestAWarningNamesTheScreensKeyNotAFlag(t *testing.T) {
+	w := "queue orders holds 5 of its max-length 5 (overflow drop-head): the 3 messages going there would push out 3 at its head, dead-lettered; raise its limit, or replay at the consumers' pace" + ops.PaceFlag
+	acts := &fakeActions{whole: 30, warnings: []string{w}}
+	d, _, _ := wholeDriver(t, Options{}, acts)
+	d.send(ctrl(tea.KeyCtrlR))
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+	if v := d.m.View(); !strings.Contains(v, "or replay at the consumers' pace (ctrl+p)") || strings.Contains(v, "--rate") {
+		t.Errorf("the whole-queue prompt's warning:\n%s", v)
+	}
+	d.keys("esc")
+	d.browsing(1) // the browse opened again after the plan read the queue
+	d.keys("r")
+	d.until("the plan prompt", func() bool { return d.m.mode() == prompting })
+	if v := d.m.View(); !strings.Contains(v, "or replay at the consumers' pace") || strings.Contains(v, "--rate") || strings.Contains(v, "(ctrl+p)") {
+		t.Errorf("a held messages' prompt, which offers no pace:\n%s", v)
+	}
+}
