@@ -250,13 +250,13 @@ func (m *Model) showGroup() tea.Cmd {
 // held and selected, and, after a scan, how many the queue holds.
 func (m *Model) groupWords(g domain.Group, scanned bool, letGo int) string {
 	n := len(m.held.visible)
-	id := g.ID[:min(len(g.ID), 4)] + "…"
-	words := fmt.Sprintf("group %s : %s", id, format.Messages(n))
+	id := sanitize.Text(g.ID) // whole: the ID `dlq ... --group` takes
+	words := fmt.Sprintf("group %s: %s", id, format.Messages(n))
 	if n > 0 {
 		words += " selected"
 	}
 	if scanned && g.Count != n {
-		words = fmt.Sprintf("group %s : %s in the queue, %d held", id, format.Messages(g.Count), n)
+		words = fmt.Sprintf("group %s: %s in the queue, %d held", id, format.Messages(g.Count), n)
 		if n > 0 {
 			words += " and selected"
 		}

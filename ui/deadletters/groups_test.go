@@ -70,7 +70,7 @@ func TestEnterListsTheGroupAndTheActionsTakeIt(t *testing.T) {
 		t.Errorf("selected %q, want the group's messages only", got)
 	}
 	info := d.infoText()
-	if !strings.HasPrefix(info, "group "+notFound[:4]+"… : 2 messages selected") || !strings.Contains(info, "1 selected outside the group let go") {
+	if !strings.HasPrefix(info, "group "+notFound+": 2 messages selected") || !strings.Contains(info, "1 selected outside the group let go") {
 		t.Errorf("info = %q", info)
 	}
 	if v := d.m.View(); !strings.Contains(v, want) || strings.Contains(v, "ev-2") || strings.Contains(v, "ev-4") {
