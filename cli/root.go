@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/warrenops/warren/app"
@@ -41,6 +44,7 @@ func NewRoot(a *App, runTUI func(*App) error) *cobra.Command {
 	f.StringVar(&a.Target.Username, "username", "", "one-off target: the broker user, overriding the context "+
 		"(without a config file: guest; the password only ever comes from $"+config.LocalPasswordEnv+" or the config's password source)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return app.Usage(err) })
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return noEmptyFlags(cmd) }
 	root.AddCommand(
 		newStatusCmd(a),
 		newChannelsCmd(a),
@@ -62,4 +66,22 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// mustName are the flags whose empty value would not mean "none" but
+// act as if the flag were left out, often on more than was meant: a
+// script's `--to "$DEST"` with DEST unset would replay into the queue
+// that failed, and `--filter "$F"` every message.
+var mustName = []string{"to", "exchange", "filter", "group", "output", "operation", "vhost", "context", "config",
+	"amqp-url", "management-url", "username", "operator", "reason"}
+
+// noEmptyFlags refuses one of mustName given an empty value.
+func noEmptyFlags(cmd *cobra.Command) error {
+	for _, name := range mustName {
+		f := cmd.Flags().Lookup(name)
+		if f != nil && f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+			return app.Usage(fmt.Errorf("--%s is empty: give it a value, or leave it out (an empty value is not taken as none)", name))
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/warrenops/warren/app"
@@ -17,6 +18,26 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		r := execCLI(t, args...)
 		if r.code() != app.ExitUsage {
 			t.Errorf("warren %v: exit %d (%v), want %d", args, r.code(), r.err, app.ExitUsage)
+		}
+	}
+}
+
+// A flag whose empty value would act as if it were left out — often on
+// more than was meant — is refused empty, before anything is read: a
+// script's `--to "$DEST"` with DEST unset must not replay into the queue
+// that failed.
+func TestAnEmptyValueOfAFlagThatNamesSomethingIsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"dlq", "replay", "orders.dlq", "--to", "", "--yes"},
+		{"dlq", "replay", "orders.dlq", "--filter", " ", "--yes"},
+		{"dlq", "quarantine", "orders.dlq", "--group", "", "--reason", "x", "--yes"},
+		{"dlq", "export", "orders.dlq", "--output", ""},
+		{"dlq", "resume", "orders.dlq", "--operation", ""},
+		{"status", "--context", ""},
+	} {
+		r := execCLI(t, args...)
+		if r.code() != app.ExitUsage || r.err == nil || !strings.Contains(r.err.Error(), "is empty: give it a value, or leave it out") {
+			t.Errorf("warren %q: exit %d (%v), want 2 naming the empty flag", args, r.code(), r.err)
 		}
 	}
 }
