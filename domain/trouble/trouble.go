@@ -78,6 +78,22 @@ type Tracker struct {
 	// gen numbers the Observe calls.
 	last []*series
 	gen  uint64
+	// all says a snapshot of every vhost was observed, listed the
+	// vhosts observed one at a time, and lastAt when the last was
+	// taken: a queue that appears in a vhost observed before was
+	// declared since, and its depth arrived since (see fresh).
+	all    bool
+	listed map[string]bool
+	lastAt int64
+	// gone are the queues a snapshot no longer listed, with their last
+	// depths, for a window: one listed again is not taken for new.
+	gone map[domain.QueueRef]goneQueue
+}
+
+// goneQueue is what a forgotten queue last showed.
+type goneQueue struct {
+	at, messages, dlq int64
+	hasDLQ            bool
 }
 
 // series is one queue's state across snapshots: the last depths, and
@@ -147,7 +163,7 @@ func New(window time.Duration) *Tracker {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &Tracker{window: window, queues: map[domain.QueueRef]*series{}}
+	return &Tracker{window: window, queues: map[domain.QueueRef]*series{}, listed: map[string]bool{}, gone: map[domain.QueueRef]goneQueue{}}
 }
 
 // Window is how far back the tracker looks.
@@ -180,7 +196,7 @@ func (t *Tracker) ObserveIn(at time.Time, qs []domain.Queue, vhost string) {
 		} else {
 			ref := q.Ref()
 			if s = t.queues[ref]; s == nil {
-				s = &series{ref: ref}
+				s = t.fresh(ref)
 				t.queues[ref] = s
 			}
 		}
@@ -188,14 +204,45 @@ func (t *Tracker) ObserveIn(at time.Time, qs []domain.Queue, vhost string) {
 		t.last[i] = s
 		s.observe(now, int64(t.window), q)
 	}
+	if vhost == "" {
+		t.all = true
+	} else {
+		t.listed[vhost] = true
+	}
+	t.lastAt = now
+	for ref, g := range t.gone {
+		if g.at < now-int64(t.window) {
+			delete(t.gone, ref)
+		}
+	}
 	if len(qs) == len(t.queues) {
 		return
 	}
 	for ref, s := range t.queues {
 		if s.gen != t.gen && (vhost == "" || ref.Vhost == vhost) {
+			t.gone[ref] = goneQueue{at: now, messages: s.prevMessages, dlq: s.prevDLQ, hasDLQ: s.prevHasDLQ}
 			delete(t.queues, ref)
 		}
 	}
+}
+
+// fresh is the series of a queue a snapshot lists for the first time.
+// In a vhost observed before, the queue was declared since the last
+// snapshot, empty: what it holds arrived since, and a DLQ declared as
+// its first dead letters come (a client that declares it lazily) is
+// judged as one that was there, empty. A queue a snapshot had stopped
+// listing, within the window, takes up its last depths instead.
+func (t *Tracker) fresh(ref domain.QueueRef) *series {
+	s := &series{ref: ref}
+	if t.gen <= 1 || !(t.all || t.listed[ref.Vhost]) {
+		return s // nothing is known of what it held before
+	}
+	s.seen, s.prevAt = true, t.lastAt
+	if g, ok := t.gone[ref]; ok {
+		s.prevMessages, s.prevDLQ, s.prevHasDLQ = g.messages, g.dlq, g.hasDLQ
+		delete(t.gone, ref)
+	}
+	return s
 }
 
 // ObserveSome records queues read at `at` between two snapshots of every

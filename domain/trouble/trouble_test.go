@@ -575,3 +575,36 @@ func TestARiseTheSourcesStatisticsShowLateIsStillItsOwn(t *testing.T) {
 		t.Error("a rise 2 s into watching a quiet queue is not held against it")
 	}
 }
+
+// A DLQ declared while warren watches — a client that declares it as
+// its first dead letters come — holds what arrived since the snapshot
+// before: marked as dead letters arriving, as one that was there empty.
+// A queue first listed in a vhost no snapshot covered before, or listed
+// again after a snapshot missed it, is not taken for new.
+func TestADLQDeclaredWhileWatchedIsMarkedArriving(t *testing.T) {
+	work := domain.Queue{Vhost: "/", Name: "pay", Messages: 0, HasRates: true, Consumers: 1, PublishRate: 5, AckRate: 5}
+	dlq := domain.Queue{Vhost: "/", Name: "pay.dlq", Messages: 50, Ready: 50, DLQOf: []domain.QueueRef{work.Ref()}}
+	tr := New(0)
+	tr.Observe(t0, []domain.Queue{work})
+	tr.Observe(t0.Add(refresh), []domain.Queue{work, dlq})
+	marks := tr.Marks(dlq.Ref())
+	if len(marks) != 1 || marks[0].Kind != Arriving || marks[0].Added != 50 {
+		t.Fatalf("a DLQ declared with 50 dead letters since the last snapshot: marks %+v, want arriving +50", marks)
+	}
+
+	other := domain.Queue{Vhost: "other", Name: "x.dlq", Messages: 9, Ready: 9, DLQOf: []domain.QueueRef{{Vhost: "other", Name: "x"}}}
+	tr = New(0)
+	tr.ObserveIn(t0, []domain.Queue{work}, "/")
+	tr.ObserveIn(t0.Add(refresh), []domain.Queue{other}, "other")
+	if m := tr.Marks(other.Ref()); len(m) != 0 {
+		t.Errorf("a queue of a vhost listed for the first time: marks %+v", m)
+	}
+
+	tr = New(0)
+	tr.Observe(t0, []domain.Queue{work, dlq})
+	tr.Observe(t0.Add(refresh), []domain.Queue{work})
+	tr.Observe(t0.Add(2*refresh), []domain.Queue{work, dlq})
+	if m := tr.Marks(dlq.Ref()); len(m) != 0 {
+		t.Errorf("a DLQ one snapshot missed, listed again as deep: marks %+v", m)
+	}
+}
