@@ -148,6 +148,9 @@ func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Pr
 		res.Incomplete = true
 		return res, errors.Join(runErr, s.log.leaveOpen(ctx, s.unsent))
 	}
+	if err := s.log.notSent(ctx, s.unsent); err != nil {
+		return res, errors.Join(runErr, err)
+	}
 	return res, errors.Join(runErr, s.log.final(ctx, res, runErr))
 }
 

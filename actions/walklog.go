@@ -139,6 +139,13 @@ func (l *walkLog) final(ctx context.Context, res *Result, runErr error) error {
 // is recorded not sent, so that finishing it does not count those as
 // possibly published twice.
 func (l *walkLog) leaveOpen(ctx context.Context, unsent []flight) error {
+	return l.notSent(ctx, unsent)
+}
+
+// notSent records the messages recorded as publishing that never went
+// out, as a run ends: without it they would read as published without a
+// confirm, possibly at their destination.
+func (l *walkLog) notSent(ctx context.Context, unsent []flight) error {
 	if len(unsent) == 0 {
 		return nil
 	}

@@ -142,6 +142,7 @@ func (z *Summarizer) Add(r Record) {
 		t := r.Time
 		s.Finished = &t
 		s.Cancelled = r.Detail["cancelled"] == "true"
+		s.Failed = r.Detail["error"]
 		if n, err := strconv.Atoi(r.Detail["selected"]); err == nil && z.streamed[r.Operation] && !z.resumed[r.Operation] {
 			s.Selected = n
 		}

@@ -102,6 +102,12 @@ func TestAStreamedWalkIsSummarisedByWhatItChose(t *testing.T) {
 		t.Fatalf("a cancelled walk: selected %d, state %s; want 500, cancelled", got[0].Selected, got[0].State())
 	}
 
+	failed := op.Final(map[string]int{"not_sent": 9, "selected": 9})
+	failed.Detail["error"] = "publishing stopped after 0 messages: --canary cannot judge the copies"
+	if got := Summaries([]Record{intent, failed}); got[0].State() != "failed" || got[0].Failed != failed.Detail["error"] {
+		t.Fatalf("a run that ended with an error: state %s, failed %q; want failed, with its error", got[0].State(), got[0].Failed)
+	}
+
 	resumed := op.Outcome(domain.OutcomeResumed, nil, nil, nil)
 	if got := Summaries([]Record{intent, resumed, op.Final(map[string]int{"selected": 3})}); got[0].Selected != 9 {
 		t.Fatalf("a resumed walk: selected %d, want its intent's 9", got[0].Selected)

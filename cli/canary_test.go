@@ -395,6 +395,30 @@ func TestCanaryRefusesWhenNothingCouldJudgeIt(t *testing.T) {
 	if got := testkit.Depth(t, s.ch, "orders.dlq"); got != 1 {
 		t.Errorf("orders.dlq holds %d, want its message untouched", got)
 	}
+	// The log says the run failed, and that what it recorded as
+	// publishing was never sent: not "done", not possibly published.
+	st, err := audit.OpenFile(s.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var recs []audit.Record
+	if err := st.Scan(t.Context(), func(r audit.Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sums := audit.Summaries(recs)
+	if len(sums) != 1 || sums[0].State() != "failed" || !strings.Contains(sums[0].Failed, "default exchange") {
+		t.Fatalf("the refused run's summary: %+v", sums)
+	}
+	publishing := 0
+	for _, r := range recs {
+		if r.Outcome == domain.OutcomePublishing {
+			publishing += len(r.MessageIDs)
+		}
+	}
+	if publishing > 0 && sums[0].Counts[domain.OutcomeNotSent] != publishing {
+		t.Errorf("%d recorded publishing, %d recorded not sent: the others read as possibly published", publishing, sums[0].Counts[domain.OutcomeNotSent])
+	}
 }
 
 func TestRateAutoFollowsAPacedConsumer(t *testing.T) {

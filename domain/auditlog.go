@@ -77,6 +77,10 @@ type OperationSummary struct {
 	// Cancelled says its final record was written by a run the operator
 	// cancelled: what it did not send stayed in the DLQ.
 	Cancelled bool
+	// Failed is the error its final record says its run ended with (a
+	// destination that refused a copy, a canary that could not be
+	// judged); "" when it ended as planned.
+	Failed string
 }
 
 // Incomplete reports an operation without a final record: running,
@@ -84,12 +88,15 @@ type OperationSummary struct {
 func (s OperationSummary) Incomplete() bool { return s.Finished == nil }
 
 // State is the operation's state in one word: done, cancelled (ended
-// by the operator, the rest left in the DLQ), HALTED (a staged replay
-// stopped itself, and `dlq resume` takes it up) or INCOMPLETE.
+// by the operator, the rest left in the DLQ), failed (ended by an
+// error, the rest left in the DLQ), HALTED (a staged replay stopped
+// itself, and `dlq resume` takes it up) or INCOMPLETE.
 func (s OperationSummary) State() string {
 	switch {
 	case !s.Incomplete() && s.Cancelled:
 		return "cancelled"
+	case !s.Incomplete() && s.Failed != "":
+		return "failed"
 	case !s.Incomplete():
 		return "done"
 	case s.Halted != "":

@@ -245,8 +245,8 @@ func (m *Detail) wrap(s string) string {
 // head is the operation's facts, one line each.
 func (m *Detail) head() string {
 	s := m.summary()
-	state := m.st.OK.Render("done")
-	if s.Incomplete() {
+	state := m.st.OK.Render(s.State())
+	if s.State() != "done" {
 		state = m.st.Warn.Render(s.State())
 	}
 	title := m.st.Title.Render("Operation "+sanitize.Text(s.Operation)) + "  " + sanitize.Text(s.Action) + " · " + state

@@ -272,7 +272,7 @@ func (m *Model) table() []string {
 		switch {
 		case i == m.list.Cursor():
 			return m.st.TableSelected.Render("> " + line)
-		case o.Incomplete() || c[domain.OutcomeUnknown] > 0 || c[domain.OutcomeNacked] > 0:
+		case o.Incomplete() || o.Failed != "" || c[domain.OutcomeUnknown] > 0 || c[domain.OutcomeNacked] > 0:
 			return m.st.Warn.Render("  " + line)
 		}
 		return m.st.TableRow.Render("  " + line)
