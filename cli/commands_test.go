@@ -14,6 +14,7 @@ import (
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // These tests run the commands' own logic over a fake management API:
@@ -287,5 +288,20 @@ func TestConfirmActionNeedsYesOrTheExactPhrase(t *testing.T) {
 				t.Fatalf("prompt %q", prompt.String())
 			}
 		})
+	}
+}
+
+// The phrase to type is shown as it is to be typed: a queue name's
+// escape (sanitised where the phrase was made) is not escaped again, so
+// typing what the prompt shows confirms.
+func TestTheConfirmPhraseIsShownAsItIsTyped(t *testing.T) {
+	phrase := sanitize.Text("evil\x1b[2J.dlq") + " 1"
+	var prompt bytes.Buffer
+	got, err := confirmAction(context.Background(), strings.NewReader(`evil\x1b[2J.dlq 1`+"\n"), &prompt, "Replay 1 message?", phrase)
+	if err != nil || !got {
+		t.Fatalf("typing the phrase shown: confirmed %v (%v)", got, err)
+	}
+	if want := `Type "evil\x1b[2J.dlq 1" to confirm: `; !strings.Contains(prompt.String(), want) || strings.Contains(prompt.String(), "\x1b") {
+		t.Errorf("prompt %q, want %q", prompt.String(), want)
 	}
 }

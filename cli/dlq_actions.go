@@ -273,7 +273,9 @@ func confirmAction(ctx context.Context, r io.Reader, w io.Writer, question, phra
 	if phrase == "" {
 		fmt.Fprintf(w, "%s [y/N] ", question)
 	} else {
-		fmt.Fprintf(w, "%s\nType %q to confirm: ", question, phrase)
+		// The phrase is sanitised text, shown as it is to be typed: %q
+		// would escape its backslashes again.
+		fmt.Fprintf(w, "%s\nType \"%s\" to confirm: ", question, phrase)
 	}
 	type answer struct {
 		line string

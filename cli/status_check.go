@@ -106,7 +106,10 @@ func (f finding) line(contextWidth int) string {
 	if f.where != "" {
 		b.WriteString(sanitize.Text(f.where) + ": ")
 	}
-	b.WriteString(sanitize.Text(strings.Join(f.reasons, "; ")))
+	// Reasons are sanitised where they are made (format.Assess, the
+	// alarms, the errors below): escaping them again would double the
+	// backslashes of the escapes they hold.
+	b.WriteString(strings.Join(f.reasons, "; "))
 	return b.String()
 }
 
@@ -195,7 +198,7 @@ func (a *App) checkContext(ctx context.Context, name, vhost string, vhostSet boo
 	}
 	label := name
 	fail := func(err error) ([]finding, int) {
-		return []finding{{level: format.ActNow, context: label, reasons: []string{"cannot be judged: " + err.Error()}}}, 0
+		return []finding{{level: format.ActNow, context: label, reasons: []string{"cannot be judged: " + oneLine(sanitize.Message(err.Error()))}}}, 0
 	}
 	c, m, err := f.Management()
 	if err != nil {
@@ -297,4 +300,9 @@ func (a *App) writeFleetJSON(ctx context.Context) error {
 // with: the config, and the management client a test injects.
 func (a *App) fleetSettings() app.Settings {
 	return app.Settings{ConfigPath: a.ConfigPath, NewManagement: a.NewManagement, Err: a.Err}
+}
+
+// oneLine keeps a sanitised message on its line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", " ", "\t", " ").Replace(s)
 }

@@ -3,9 +3,11 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
 )
@@ -36,5 +38,17 @@ func TestCheckLinesKeepTheirContextsInAColumn(t *testing.T) {
 	}
 	if got := found[0].line(0); got != "act now      /orders: not draining" {
 		t.Errorf("one context: %q, want no context named", got)
+	}
+}
+
+// A queue whose name holds an escape is escaped once on the line, as
+// the reason Assess made says it: a backslash is not doubled.
+func TestACheckLineEscapesAQueueNameOnce(t *testing.T) {
+	dlq := domain.QueueRef{Vhost: "/", Name: "evil\x1b[2J.dlq"}
+	q := domain.Queue{Vhost: "/", Name: "evil\x1b[2J", DLQ: &dlq, DLQMessages: 1}
+	level, reasons := format.Assess(q, nil, time.Minute, "")
+	line := finding{level: level, where: "/" + q.Name, reasons: reasons}.line(0)
+	if strings.Contains(line, "\x1b") || !strings.Contains(line, `1 dead letter in evil\x1b[2J.dlq`) || strings.Contains(line, `\\x1b`) {
+		t.Errorf("the line: %q", line)
 	}
 }
