@@ -81,7 +81,7 @@ func newAuditExportCmd(a *App) *cobra.Command {
 	f.StringVar(&outFormat, "format", audit.FormatJSONL, "csv or jsonl")
 	f.StringVar(&since, "since", "", "only records at or after T (RFC 3339, date, or a duration ago such as 24h)")
 	f.StringVar(&until, "until", "", "only records before T (same forms as --since)")
-	f.StringVar(&operation, "operation", "", "only the records of operation ID (as `warren audit tail` lists it)")
+	f.StringVar(&operation, "operation", "", "only the records of operation `ID` (as warren audit tail lists it)")
 	return cmd
 }
 
@@ -145,7 +145,7 @@ func newAuditVerifyCmd(a *App) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&expect, "expect-head", "", "fail unless the log holds this head, as verify or an operation printed it: SEQ:HASH (HASH with or without sha256:)")
-	f.StringVar(&signersFile, "allowed-signers", "", "check every checkpoint's signature against this OpenSSH allowed_signers file (lines `principal key-type base64-key`)")
+	f.StringVar(&signersFile, "allowed-signers", "", "check every checkpoint's signature against this OpenSSH allowed_signers `FILE` (lines: principal key-type base64-key)")
 	f.BoolVar(&asJSON, "json", false, "print JSON: ok, records, verdict, head_seq, head_hash, broken_seq, reason, expected_head, checkpoints")
 	return cmd
 }
