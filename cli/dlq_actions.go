@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -224,11 +225,11 @@ func parseAction(c *config.Context, f actionFlags) (*actionRequest, error) {
 	switch rate := strings.TrimSpace(f.rate); rate {
 	case "auto":
 		r.staging.RateAuto = true
-	case "":
+	case "": // quarantine has no --rate
 	default:
-		n, err := strconv.ParseFloat(rate, 64)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("--rate %q: want a number of messages per second (0: unlimited), or auto", f.rate)
+		n, err := parseRate(f.rate)
+		if err != nil {
+			return nil, err
 		}
 		r.rate = n
 	}
@@ -393,4 +394,14 @@ func withError(v any, err error) any {
 	msg, _ := json.Marshal(err.Error())
 	m["error"] = msg
 	return m
+}
+
+// parseRate reads --rate N: a finite number of messages per second, 0
+// for unlimited.
+func parseRate(s string) (float64, error) {
+	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
+		return 0, fmt.Errorf("--rate %q: want a number of messages per second (0: unlimited), or auto", s)
+	}
+	return n, nil
 }

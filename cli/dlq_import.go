@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,8 +95,8 @@ func (a *App) runDlqImport(ctx context.Context, file string, f importFlags) erro
 	var staging ops.Staging
 	if r := strings.TrimSpace(f.rate); r == "auto" {
 		staging.RateAuto = true
-	} else if rate, err = strconv.ParseFloat(r, 64); err != nil || rate < 0 {
-		return app.Usage(fmt.Errorf("--rate %q: want a number of messages per second (0: unlimited), or auto", f.rate))
+	} else if rate, err = parseRate(r); err != nil {
+		return app.Usage(err)
 	}
 	c, err := a.Factory().Config()
 	if err != nil {

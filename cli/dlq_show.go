@@ -34,6 +34,9 @@ func newDlqShowCmd(a *App) *cobra.Command {
 			if id == "" {
 				return app.Usage(errors.New("--id is required: the logical ID to show (see dlq ls)"))
 			}
+			if limit <= 0 {
+				return app.Usage(fmt.Errorf("--limit %d: want 1 or more messages to show", limit))
+			}
 			keep := func(d domain.DeadLetter) bool { return format.MatchesLogicalID(d, id) }
 			rows, notes, t, err := a.listLetters(cmd.Context(), args[0], f, nil, keep, limit)
 			if err != nil {

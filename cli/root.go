@@ -73,7 +73,7 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // script's `--to "$DEST"` with DEST unset would replay into the queue
 // that failed, and `--filter "$F"` every message.
 var mustName = []string{"to", "exchange", "filter", "group", "output", "operation", "vhost", "context", "config",
-	"amqp-url", "management-url", "username", "operator", "reason"}
+	"amqp-url", "management-url", "username", "operator", "reason", "rate"}
 
 // noEmptyFlags refuses one of mustName given an empty value.
 func noEmptyFlags(cmd *cobra.Command) error {

@@ -13,6 +13,12 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		{"status", "--bogus"},
 		{"dlq", "ls"},
 		{"audit", "export", "--format", "xml"},
+		{"dlq", "replay", "q", "--rate", "NaN", "--dry-run"},
+		{"dlq", "replay", "q", "--rate", "Inf", "--dry-run"},
+		{"dlq", "replay", "q", "--canary", "5", "--halt-at", "NaN", "--dry-run"},
+		{"dlq", "import", "f.jsonl", "--to", "q", "--rate", "NaN"},
+		{"dlq", "show", "q", "--id", "a", "--limit", "-3"},
+		{"dlq", "show", "q", "--id", "a", "--limit", "0"},
 	}
 	for _, args := range cases {
 		r := execCLI(t, args...)
@@ -32,6 +38,7 @@ func TestAnEmptyValueOfAFlagThatNamesSomethingIsRefused(t *testing.T) {
 		{"dlq", "replay", "orders.dlq", "--filter", " ", "--yes"},
 		{"dlq", "quarantine", "orders.dlq", "--group", "", "--reason", "x", "--yes"},
 		{"dlq", "export", "orders.dlq", "--output", ""},
+		{"dlq", "replay", "orders.dlq", "--rate", "", "--yes"},
 		{"dlq", "resume", "orders.dlq", "--operation", ""},
 		{"status", "--context", ""},
 	} {

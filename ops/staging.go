@@ -35,7 +35,7 @@ func (s Staging) Validate() error {
 		return fmt.Errorf("--canary %d: want 0 (none) or more", s.Canary)
 	case s.CanaryWait < 0:
 		return fmt.Errorf("--canary-wait %s: want 0 (do not wait) or more", s.CanaryWait)
-	case s.HaltAt < 0 || s.HaltAt > 1:
+	case !(s.HaltAt >= 0 && s.HaltAt <= 1): // NaN too
 		return fmt.Errorf("--halt-at %g%%: want 0 to 100", s.HaltAt*100)
 	}
 	return nil
