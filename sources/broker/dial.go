@@ -77,7 +77,7 @@ func Dial(o Options) (*amqp.Connection, error) {
 		},
 	}
 	conn, err := amqp.DialConfig(u.String(), cfg)
-	if msg, ok := config.MissingClientCert(o.TLS, err); ok {
+	if msg, ok := config.MissingClientCert(o.TLS, err); ok && u.Scheme == "amqps" {
 		if _, known := config.TLSProblem(err); !known {
 			return nil, fmt.Errorf("broker %s: TLS refused: %s (%v)", where, msg, err)
 		}
@@ -97,6 +97,7 @@ func Explain(err error, where, user, vhost, hint string) error {
 	var ae *amqp.Error
 	var ne net.Error
 	var oe *net.OpError
+	var rec tls.RecordHeaderError
 	if msg, ok := config.TLSProblem(err); ok {
 		return fmt.Errorf("broker %s: TLS refused: %s", where, msg)
 	}
@@ -116,6 +117,12 @@ func Explain(err error, where, user, vhost, hint string) error {
 		return fmt.Errorf("broker %s unreachable: %v; is RabbitMQ running?", where, oe.Err)
 	case errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("broker %s did not answer in time: %v", where, err)
+	case errors.As(err, &rec):
+		return fmt.Errorf("broker %s does not speak TLS on this port; use an amqp:// URL, or the broker's TLS port (5671 by default)", where)
+	case errors.As(err, &ae) && ae.Code == amqp.FrameError && (strings.Contains(ae.Reason, "EOF") || strings.Contains(ae.Reason, "timeout")):
+		// The connection opened, then closed or fell silent before the
+		// handshake: something listens there that is not RabbitMQ.
+		return fmt.Errorf("broker %s: what answers there does not speak AMQP (%s); is this the broker's AMQP port? (5672 by default, 5671 for amqps)", where, ae.Reason)
 	}
 	return fmt.Errorf("broker %s: %w", where, err)
 }

@@ -26,6 +26,10 @@ func TestDialExplainsWhatWentWrong(t *testing.T) {
 		{"wrong password is bad credentials", Options{URL: "amqp://" + brokerAddr + "/", Username: "guest", Password: "not-the-password-x9"}, "bad credentials for user \"guest\""},
 		{"unknown vhost", Options{URL: "amqp://" + brokerAddr + "/", Username: "guest", Password: "guest", Vhost: "no-such-vhost-warren"}, "vhost \"no-such-vhost-warren\""},
 		{"nothing listening", Options{URL: "amqp://127.0.0.1:1/", Username: "guest", Password: "guest"}, "unreachable"},
+		{"amqps against the plain port", Options{URL: "amqps://" + brokerAddr + "/", Username: "guest", Password: "guest", TLS: &tls.Config{}},
+			"does not speak TLS on this port; use an amqp:// URL"},
+		{"a port that is not AMQP (PostgreSQL's)", Options{URL: "amqp://127.0.0.1:5432/", Username: "guest", Password: "guest"},
+			"what answers there does not speak AMQP"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -242,8 +242,13 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	if msg, ok := config.TLSProblem(err); ok {
 		return unreachable("management API at %s: TLS refused: %s", c.where, msg)
 	}
-	if msg, ok := config.MissingClientCert(c.http.Transport.(*http.Transport).TLSClientConfig, err); ok {
+	https := strings.HasPrefix(c.where, "https://")
+	if msg, ok := config.MissingClientCert(c.http.Transport.(*http.Transport).TLSClientConfig, err); ok && https {
 		return unreachable("management API at %s: TLS refused: %s (%v)", c.where, msg, err)
+	}
+	if !https && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "malformed HTTP")) {
+		// Something listens there, and it does not speak HTTP.
+		return unreachable("management API at %s: what answers there is not an HTTP server (%v); is this the management plugin's port? (15672 by default)", c.where, err)
 	}
 	return unreachable("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)
 }

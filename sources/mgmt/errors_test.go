@@ -60,6 +60,8 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 				"rabbitmq-plugins enable rabbitmq_management"}},
 		{"https against a plain HTTP port", Options{URL: "https://127.0.0.1:15672", Username: "guest", Password: "guest"},
 			domain.ErrUnreachable, []string{"does not speak TLS", "http://"}},
+		{"http against a port that is not HTTP (AMQP's)", Options{URL: "http://127.0.0.1:5672", Username: "guest", Password: "guest"},
+			domain.ErrUnreachable, []string{"is not an HTTP server", "is this the management plugin's port?"}},
 		{"credentials in the URL stay out of messages", Options{URL: "http://guest:not-the-Password-42@" + closed},
 			domain.ErrUnreachable, []string{"http://" + closed}},
 	}
