@@ -170,3 +170,22 @@ func short(h string) string {
 	}
 	return h
 }
+
+// Watch checks a chain one record at a time, for a reader that reads on
+// past a break (audit tail): Add reports whether the chain still holds
+// with r, and Broken where and why it broke, once it has.
+type Watch struct{ c chainCheck }
+
+// Add checks r, the record after the last one added.
+func (w *Watch) Add(r Record) bool {
+	if w.c.broken {
+		return false
+	}
+	return w.c.add(r)
+}
+
+// Broken is the first seq that cannot be trusted and why; ok is false
+// while the chain holds.
+func (w *Watch) Broken() (seq int64, reason string, ok bool) {
+	return w.c.res.BrokenSeq, w.c.res.Reason, w.c.broken
+}

@@ -74,6 +74,16 @@ func newAuditExportCmd(a *App) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.Err, "exported %s from %s\n", format.Plural(n, "record"), sanitize.Text(st.Describe()))
+			// The records carry their hashes, but a reader of the export
+			// should not have to find out the chain broke.
+			res, err := audit.Verify(cmd.Context(), st)
+			if err != nil {
+				return err
+			}
+			if !res.OK {
+				fmt.Fprintf(a.Err, "warning: the audit chain is broken: %s; the records from there on cannot be trusted (warren audit verify)\n", sanitize.Text(res.String()))
+				return app.Quiet(app.ExitFailure)
+			}
 			return nil
 		},
 	}
@@ -127,6 +137,10 @@ func newAuditVerifyCmd(a *App) *cobra.Command {
 			res, err := audit.VerifyWith(cmd.Context(), st, opt)
 			if err != nil {
 				return err
+			}
+			if res.Records == 0 && res.OK {
+				// An empty log verifies; a mistyped path is one.
+				fmt.Fprintf(a.Err, "note: %s holds no record: check that it is the log you meant (audit in the context's config)\n", sanitize.Text(st.Describe()))
 			}
 			if asJSON {
 				if err := writeJSON(a.Out, verifyJSONOf(res)); err != nil {
@@ -247,14 +261,25 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 		}
 	}
 	var z audit.Summarizer
+	var chain audit.Watch
+	warned := false
 	tail := audit.NewTailer(st)
 	read := func() error {
 		// A log begun again (moved aside for a new chain) is summarized
 		// anew; what was printed stays printed.
-		return tail.Next(ctx, func() { z = audit.Summarizer{} }, func(r audit.Record) error {
+		err := tail.Next(ctx, func() { z, chain, warned = audit.Summarizer{}, audit.Watch{}, false }, func(r audit.Record) error {
 			z.Add(r)
+			chain.Add(r)
 			return nil
 		})
+		// What the lines say of a chain that broke cannot be trusted
+		// from there on: said once, and `audit verify` says the rest.
+		if seq, why, broken := chain.Broken(); broken && !warned {
+			warned = true
+			fmt.Fprintf(a.Err, "warning: the audit chain in %s is broken at seq %d (%s): what it holds from there on cannot be trusted; run warren audit verify\n",
+				sanitize.Text(st.Describe()), seq, sanitize.Text(why))
+		}
+		return err
 	}
 	if err := read(); err != nil {
 		return err
@@ -262,6 +287,9 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 	sums := z.Summaries()
 	show(sums[max(0, len(sums)-n):])
 	if !follow {
+		if warned {
+			return app.Quiet(app.ExitFailure)
+		}
 		return nil
 	}
 	for _, s := range sums[:max(0, len(sums)-n)] {

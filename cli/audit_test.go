@@ -532,3 +532,39 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A log whose chain broke is said so by tail and export too, not only
+// by verify: their lines from the break on cannot be trusted, and they
+// exit 1; an empty log verifies, and verify names it, so a mistyped
+// path shows.
+func TestAuditTailAndExportSayTheChainBroke(t *testing.T) {
+	a, out, errOut, path := auditApp(t)
+	if err := runAudit(context.Background(), a, "verify"); err != nil || !strings.Contains(errOut.String(), "holds no record: check that it is the log you meant") {
+		t.Fatalf("verify of an empty log: %v, stderr %q", err, errOut.String())
+	}
+	writeOperation(t, path, "op-1", "orders.dlq", true)
+	writeOperation(t, path, "op-2", "payments.dlq", true)
+	for _, args := range [][]string{{"tail"}, {"export"}} {
+		out.Reset()
+		errOut.Reset()
+		if err := runAudit(context.Background(), a, args...); err != nil || strings.Contains(errOut.String(), "broken") {
+			t.Fatalf("%v of an intact log: %v, stderr %q", args, err, errOut.String())
+		}
+	}
+	raw, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, bytes.Replace(raw, []byte(`"operator":"ana"`), []byte(`"operator":"mallory"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"tail"}, {"export"}} {
+		out.Reset()
+		errOut.Reset()
+		err := runAudit(context.Background(), a, args...)
+		if app.ExitCode(err) != app.ExitFailure || !strings.Contains(errOut.String(), "warning: the audit chain") ||
+			!strings.Contains(errOut.String(), "seq 1") || !strings.Contains(errOut.String(), "cannot be trusted") {
+			t.Errorf("%v of a log altered at seq 1: exit %d (%v), stderr %q", args, app.ExitCode(err), err, errOut.String())
+		}
+		if !strings.Contains(out.String(), "payments.dlq") {
+			t.Errorf("%v stopped at the break: %q", args, out.String())
+		}
+	}
+}
