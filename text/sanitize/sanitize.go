@@ -50,7 +50,7 @@ func cleanAs(s string, keepLayout, markBackslash bool) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f, isBidiControl(r), r == 0xfeff:
+		case r >= 0x80 && r <= 0x9f, isBidiControl(r), isInvisible(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		case markBackslash && r == '\\' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'u'):
 			// A literal backslash before x/u is doubled so that it cannot
@@ -73,6 +73,11 @@ func isPlain(s string) bool {
 	}
 	return true
 }
+
+// isInvisible reports a character that draws nothing and joins
+// nothing (zero width space, word joiner, byte order mark): two names
+// that differ by one would look the same.
+func isInvisible(r rune) bool { return r == 0x200b || r == 0x2060 || r == 0xfeff }
 
 func isBidiControl(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c

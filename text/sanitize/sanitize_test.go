@@ -20,6 +20,8 @@ func TestTextEscapesEverythingATerminalWouldObey(t *testing.T) {
 		{"NUL and DEL", "\x00\x7f", `\x00\x7f`},
 		{"invalid utf-8", "ok\xff\xfe", `ok\xff\xfe`},
 		{"bidi override", "abc\u202eevil", `abc\u202eevil`},
+		{"zero width space and word joiner", "ord\u200bers\u2060", `ord\u200bers\u2060`},
+		{"joiners of scripts and emoji kept", "a\u200db\u200cc", "a\u200db\u200cc"},
 		{"literal backslash-x is doubled", `\x1b`, `\\x1b`},
 		{"other backslashes kept", `C:\dir`, `C:\dir`},
 	}
