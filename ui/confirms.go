@@ -17,6 +17,10 @@ type confirms struct {
 	known       bool // a listing arrived and the broker keeps channel statistics
 	unconfirmed int64
 	channels    int
+	// held says the count before this one had publishes pending too:
+	// confirms in flight are a working publisher's; pending at two
+	// counts a poll apart, they are waited for.
+	held bool
 }
 
 // confirmsTick asks the root to count unconfirmed publishes again;
@@ -60,7 +64,7 @@ func (m Model) confirmsText() string {
 		return ""
 	}
 	text := format.Confirms(m.confirms.unconfirmed, m.confirms.channels)
-	if m.confirms.unconfirmed > 0 {
+	if m.confirms.unconfirmed > 0 && m.confirms.held {
 		return m.st.Warn.Render(text)
 	}
 	return m.st.Muted.Render(text)

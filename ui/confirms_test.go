@@ -106,3 +106,22 @@ func TestChannelsScreenNeedsAManagementClient(t *testing.T) {
 }
 
 func resize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// Confirms in flight are a working publisher's: the count is shown
+// quietly, and raised as a warning only when publishes were pending at
+// two counts a poll apart.
+func TestPendingConfirmsWarnOnlyWhenTheyStay(t *testing.T) {
+	m := newRoot(Options{})
+	pending := func(n int64) confirmsMsg {
+		return confirmsMsg{confirms: confirms{known: true, unconfirmed: n, channels: 1}}
+	}
+	for i, c := range []struct {
+		n    int64
+		held bool
+	}{{1, false}, {2, true}, {0, false}, {3, false}, {3, true}} {
+		m, _ = step(t, m, pending(c.n))
+		if m.confirms.held != c.held {
+			t.Errorf("count %d (%d pending): held %v, want %v", i+1, c.n, m.confirms.held, c.held)
+		}
+	}
+}

@@ -175,6 +175,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case confirmsTick:
 		return m, m.pollConfirms()
 	case confirmsMsg:
+		msg.confirms.held = msg.confirms.unconfirmed > 0 && m.confirms.unconfirmed > 0
 		m.confirms = msg.confirms
 		return m, tea.Tick(m.confirmsEvery(), func(time.Time) tea.Msg { return confirmsTick{} })
 	case common.ErrorMsg:
