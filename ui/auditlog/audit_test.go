@@ -199,6 +199,7 @@ func TestTheListFitsANarrowTerminalAndKeepsTheState(t *testing.T) {
 		width int
 		want  []string
 	}{
+		{80, []string{"INCOMPLETE", "STATE", "done"}},
 		{100, []string{"INCOMPLETE", "STATE"}},
 		{160, []string{"INCOMPLETE", "queue payments.dlq.quarantine", "queue orders"}},
 	} {

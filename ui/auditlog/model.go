@@ -242,7 +242,9 @@ func (m *Model) chainLine() string {
 	return m.st.OK.Render(fmt.Sprintf("chain verified: %s, %s, last seq %d", format.Plural(m.chain.Records, "record"), format.Plural(m.chain.Operations, "operation"), m.chain.LastSeq))
 }
 
-var header = []string{"STARTED (UTC)", "ACTION", "QUEUE", "TARGET", "OPERATOR", "SEL", "CONF", "RET", "NACK", "UNK", "SKIP", "STATE"}
+// header: the state follows the action, so that a narrow terminal, which
+// cuts the row's end, keeps whether the operation finished.
+var header = []string{"STARTED (UTC)", "ACTION", "STATE", "QUEUE", "TARGET", "OPERATOR", "SEL", "CONF", "RET", "NACK", "UNK", "SKIP"}
 
 func (m *Model) table() []string {
 	widths := m.widths()
@@ -263,10 +265,10 @@ func (m *Model) table() []string {
 		c := o.Counts
 		state := o.State()
 		line := row(widths, []string{
-			o.Started.UTC().Format("2006-01-02 15:04:05"), sanitize.Text(o.Action),
+			o.Started.UTC().Format("2006-01-02 15:04:05"), sanitize.Text(o.Action), state,
 			sanitize.Text(o.Queue), sanitize.Text(o.Target), sanitize.Text(o.Operator),
 			count(o.Selected), count(c[domain.OutcomeConfirmed]), count(c[domain.OutcomeReturned]),
-			count(c[domain.OutcomeNacked]), count(c[domain.OutcomeUnknown]), count(c[domain.OutcomeSkippedApplied]), state,
+			count(c[domain.OutcomeNacked]), count(c[domain.OutcomeUnknown]), count(c[domain.OutcomeSkippedApplied]),
 		})
 		line = ansi.Truncate(line, max(m.Width-2, 20), "…")
 		switch {
@@ -304,10 +306,10 @@ func count(n int) string { return format.Count(int64(n)) }
 // widths are the list's columns. Counts are exact up to 999 999
 // (format.Count), so an operation on a whole large DLQ fits its columns.
 // On a narrow terminal the queue, target and operator give up room, down
-// to a few letters each, before anything is cut: the counts and the
-// STATE that says INCOMPLETE stay on screen.
+// to a few letters each, before anything is cut; the STATE, beside the
+// action, stays on screen whatever is cut.
 func (m *Model) widths() []int {
-	widths := []int{19, 10, 16, 14, 8, 6, 6, 4, 4, 4, 5, 10}
+	widths := []int{19, 10, 10, 16, 14, 8, 6, 6, 4, 4, 4, 5}
 	if m.Width <= 0 {
 		return widths
 	}
@@ -315,7 +317,7 @@ func (m *Model) widths() []int {
 	for _, w := range widths {
 		need += w
 	}
-	for _, c := range []struct{ i, least int }{{2, 8}, {3, 6}, {4, 5}} {
+	for _, c := range []struct{ i, least int }{{3, 8}, {4, 6}, {5, 5}} {
 		if over := need - m.Width; over > 0 {
 			cut := min(over, widths[c.i]-c.least)
 			widths[c.i] -= cut
@@ -325,8 +327,8 @@ func (m *Model) widths() []int {
 	// A wide terminal gives its room to the target, then the queue, as
 	// far as the longest of those listed needs: two quarantines and a
 	// replay into orders.status must not all read queue:orders.…
-	for _, c := range []struct{ i, most int }{{3, m.longest(func(o domain.OperationSummary) string { return o.Target }, 48)},
-		{2, m.longest(func(o domain.OperationSummary) string { return o.Queue }, 40)}} {
+	for _, c := range []struct{ i, most int }{{4, m.longest(func(o domain.OperationSummary) string { return o.Target }, 48)},
+		{3, m.longest(func(o domain.OperationSummary) string { return o.Queue }, 40)}} {
 		if spare := m.Width - need; spare > 0 && c.most > widths[c.i] {
 			grow := min(spare, c.most-widths[c.i])
 			widths[c.i] += grow
