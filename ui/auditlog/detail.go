@@ -412,7 +412,7 @@ func (m *Detail) table() []string {
 	if len(m.visible) == 0 {
 		switch {
 		case len(m.d.Messages) == 0 && m.d.Action == ops.ActionExport:
-			return append(out, m.st.Muted.Render("an export names its messages in its file, which the sha256 above identifies; it took none from the queue"))
+			return append(out, m.st.Muted.Render(m.wrap("an export names its messages in its file, which the sha256 above identifies; it took none from the queue")))
 		case len(m.d.Messages) == 0:
 			return append(out, m.st.Muted.Render("the records name no message"))
 		}
