@@ -260,3 +260,21 @@ func TestTheCursorFollowsItsChannelWhenTheListShrinks(t *testing.T) {
 		t.Fatalf("with one channel left the cursor is on %q:\n%s", got, m.View())
 	}
 }
+
+// On an 80-column terminal the channel's number stays, so the channels
+// of one connection still read apart; the user gives way first.
+func TestAnEightyColumnScreenKeepsTheChannelNumber(t *testing.T) {
+	m := newScreen(&fakeLister{pending: []int64{5}})
+	m.SetSize(80, 30)
+	poll(t, m, 1)
+	v := m.View()
+	head := ""
+	for _, l := range strings.Split(v, "\n") {
+		if strings.Contains(l, "CONNECTION") {
+			head = l
+		}
+	}
+	if !strings.Contains(head, " CH ") || strings.Contains(head, "USER") {
+		t.Errorf("the header at 80 columns: %q", head)
+	}
+}

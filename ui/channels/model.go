@@ -93,8 +93,10 @@ func New(o Options) *Model {
 func columns() []table.Column {
 	return []table.Column{
 		{Title: "CONNECTION", Width: 18, Flex: true},
-		{Title: "CH", Width: 3, Align: table.Right, Drop: 2},
-		{Title: "USER", Width: 12},
+		// The channel's number stays: it tells apart the channels of
+		// one connection, whose rows are otherwise alike.
+		{Title: "CH", Width: 3, Align: table.Right},
+		{Title: "USER", Width: 12, Drop: 2},
 		{Title: "VHOST", Width: 12, Drop: 3},
 		{Title: "CONFIRM", Width: 7},
 		{Title: "UNCONF", Width: 7, Align: table.Right},
