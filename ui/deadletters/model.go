@@ -452,7 +452,7 @@ func (m *Model) resumeHalted() tea.Cmd {
 
 func (m *Model) askOverride() tea.Cmd {
 	if m.state != refused || m.refusal == nil {
-		return nil
+		return common.Info("nothing to override: warren did not refuse to browse " + sanitize.Text(m.ref.Name))
 	}
 	name := sanitize.Text(m.ref.Name)
 	m.op.ask(confirmOverride, prompt.Question{

@@ -353,3 +353,13 @@ func TestAWarningNamesTheScreensKeyNotAFlag(t *testing.T) {
 		t.Errorf("a held messages' prompt, which offers no pace:\n%s", v)
 	}
 }
+
+// O, which browses a refused DLQ anyway, says so when nothing was
+// refused rather than do nothing silently.
+func TestOverrideSaysWhenNothingWasRefused(t *testing.T) {
+	d, _, _ := wholeDriver(t, Options{}, &fakeActions{whole: 4})
+	d.keys("O")
+	if got := d.infoText(); !strings.Contains(got, "nothing to override: warren did not refuse to browse orders.dlq") {
+		t.Errorf("O on a browse that was not refused: %q", got)
+	}
+}
