@@ -182,6 +182,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// firstReads reports a context that answered once only: its growth,
+// and the marks only a rise shows, are not judged yet.
+func (m *Model) firstReads() bool {
+	for _, r := range m.rows {
+		if r.Err == "" && !r.ReadAt.IsZero() && r.Growth == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // anyReading reports a read under way.
 func (m *Model) anyReading() bool {
 	for _, r := range m.reading {
@@ -291,6 +302,10 @@ func (m *Model) View() string {
 	status := fmt.Sprintf("%s · read in parallel every %s, each within %s", format.Plural(len(m.rows), "context"), format.Duration(m.o.Refresh), format.Duration(m.o.Timeout))
 	if m.anyReading() {
 		status += " · reading…"
+	}
+	if m.firstReads() {
+		// One read shows no rise: what grows is judged from the next.
+		status += " · first read: growth and the trouble it shows come with the next"
 	}
 	lines := []string{st.Title.Render("warren fleet") + "  " + st.Muted.Render(status)}
 	w := widths(m.width)

@@ -113,6 +113,16 @@ func TestGrowthNotYetMeasuredIsADash(t *testing.T) {
 			t.Errorf("%s dead letters: growth %q, want %q:\n%s", dead, cells[1], want, v)
 		}
 	}
+	// The header says that a first read judges no growth yet, and stops
+	// once every context has a second.
+	if !strings.Contains(v, "first read: growth and the trouble it shows come with the next") {
+		t.Errorf("the header does not say the first read judges no growth:\n%s", v)
+	}
+	r.rows[0].Growth = growth(0)
+	settle(t, m, m.readIdle())
+	if v := m.View(); strings.Contains(v, "first read") {
+		t.Errorf("every context read twice, the header still says first read:\n%s", v)
+	}
 }
 
 // A long vhost does not hide the deepest DLQ's depth or its name: the
