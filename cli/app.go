@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/ui/overview"
 )
 
 // App is what every command shares: the global flags, the streams to
@@ -42,6 +43,10 @@ type App struct {
 	Err io.Writer
 
 	f *app.Factory
+	// views are how the operator left each context's overview, for its
+	// dashboard built again in this process (back from the fleet view,
+	// or the context switcher).
+	views map[string]overview.Settings
 	// terminal reports whether a stream is an interactive terminal;
 	// IsTerminal unless a test answers for one.
 	terminal func(any) bool

@@ -17,6 +17,7 @@ import (
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/sanitize"
+	"github.com/warrenops/warren/ui/overview"
 )
 
 // inEditor is set while `dlq edit` runs the operator's editor.
@@ -146,7 +147,26 @@ func (a *App) dashboardOnce(debug io.Writer) (next string, toFleet bool, err err
 		return "", false, err
 	}
 	defer release()
+	type arranged interface {
+		OverviewSettings() overview.Settings
+		RestoreOverview(overview.Settings)
+	}
+	name := ""
+	if c, err := a.Factory().Config(); err == nil {
+		name = c.Name
+	}
+	if v, ok := a.views[name]; ok {
+		if m, ok := model.(arranged); ok {
+			m.RestoreOverview(v)
+		}
+	}
 	final, err := tea.NewProgram(model, tea.WithAltScreen(), terminalInput()).Run()
+	if m, ok := final.(arranged); ok && err == nil {
+		if a.views == nil {
+			a.views = map[string]overview.Settings{}
+		}
+		a.views[name] = m.OverviewSettings()
+	}
 	if s, ok := final.(interface {
 		SwitchTo() string
 		ToFleet() bool

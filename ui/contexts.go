@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/warrenops/warren/ui/overview"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -103,3 +104,11 @@ func (m Model) pickerView() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// OverviewSettings are how the operator left the overview, for the
+// dashboard built again for this context.
+func (m Model) OverviewSettings() overview.Settings { return m.overview.Settings() }
+
+// RestoreOverview arranges the overview of a dashboard not yet started
+// as the operator left this context's last one.
+func (m Model) RestoreOverview(s overview.Settings) { m.overview.Restore(s) }

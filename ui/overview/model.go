@@ -371,3 +371,26 @@ func (m *Model) arrange(keep domain.QueueRef, ok bool) {
 		}
 	}
 }
+
+// Settings are how the operator arranged the overview: the vhost shown,
+// the sort and the filter. A dashboard built again for the same context
+// (back from the fleet view) starts as it was left.
+type Settings struct {
+	Vhost  string
+	Sort   SortBy
+	Filter string
+}
+
+// Settings are the overview's arrangement now.
+func (m *Model) Settings() Settings {
+	return Settings{Vhost: m.vhost, Sort: m.sortBy, Filter: m.filter.Value()}
+}
+
+// Restore arranges a new overview as s says, before its first read.
+func (m *Model) Restore(s Settings) {
+	m.vhost, m.sortBy = s.Vhost, s.Sort%sortCount
+	if s.Vhost != "" {
+		m.vhosts[s.Vhost] = struct{}{}
+	}
+	m.filter.SetValue(s.Filter)
+}
