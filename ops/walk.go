@@ -252,6 +252,12 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 		return Result{}, err
 	}
 	defer src.Close()
+	// Other clients' consumers, counted before the feed's own comes: the
+	// sweep waits for the feed's to be gone (see below).
+	_, others, err := dlq.Inspect(src, t.Info)
+	if err != nil {
+		return Result{}, err
+	}
 	feed, err := dlq.OpenFeed(src, t.Info, t.Opts, limit, 0)
 	if err != nil {
 		return Result{}, err
@@ -270,6 +276,11 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 		// A quorum queue may lose acks across a change of leader: the
 		// run then sweeps the queue for twins of its confirmed copies.
 		op.Sweep = func() (actions.SweepSource, error) {
+			// A quorum queue counts a consumer whose channel closed
+			// until it has taken back what that consumer held — the
+			// copies whose acks the old leader lost among them: the
+			// depth is read once the feed's consumer is gone.
+			consumersGone(src, t, others)
 			depth, err := settledDepth(src, t)
 			if err != nil || depth == 0 {
 				return emptySource{}, err
@@ -417,6 +428,18 @@ func settledDepth(conn *amqp.Connection, t *Target) (int, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return last, nil
+}
+
+// consumersGone waits, a few seconds at most, until t counts no more
+// consumers than the others it had before the run's own came.
+func consumersGone(conn *amqp.Connection, t *Target, others int) {
+	for range 50 {
+		_, n, err := dlq.Inspect(conn, t.Info)
+		if err != nil || n <= others {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // emptySource is a queue with nothing to sweep.
