@@ -80,10 +80,21 @@ func Lint(s *Snapshot) []Finding {
 				"length limit with overflow=drop-head: when full, the oldest messages are %s although publishers were told they were accepted; reject-publish pushes back instead", fate)
 		}
 		if isDLQ(q) {
-			// From 4.3 a browse's return costs no delivery: nothing to warn of.
-			if lim := q.DeliveryLimit(version); q.Type == "quorum" && lim >= 0 && ReturnCountsTowardLimit(version) {
+			lim := q.DeliveryLimit(version)
+			switch {
+			case q.Type != "quorum" || lim < 0:
+			case ReturnCountsTowardLimit(version):
 				add(CheckDLQDeliveryLim, SeverityWarning,
 					"quorum DLQ with delivery limit %d: RabbitMQ %s counts each return of a browsed message as a delivery, and a message past the limit is dropped or dead-lettered again; warren refuses to browse it unless overridden (RabbitMQ 4.3 returns for free)", lim, version)
+			default:
+				// From 4.3 a return costs no delivery, but a quorum
+				// origin's dead letters keep the count they reached there:
+				// the browse guard refuses what this judges
+				// (sources/dlq/guard.go, carriedCountRisk).
+				if origin, reach := CarriedReach(s.OriginDeliveryLimits(q.Ref()), lim); origin != "" {
+					add(CheckDLQDeliveryLim, SeverityWarning,
+						"quorum DLQ with delivery limit %d, fed by %s, whose dead letters carry a delivery count of up to %d: RabbitMQ %s keeps that count, so a message browsed here and returned is dropped or dead-lettered again; warren refuses to browse it unless overridden; raise this queue's delivery limit above %d", lim, origin, reach, version, reach)
+				}
 			}
 			// The cheap queue list carries no consumer count: only a
 			// queue read with its statistics can trip this check.
@@ -269,4 +280,17 @@ func cycleFrom(start QueueRef, next map[QueueRef][]QueueRef) []QueueRef {
 		return nil
 	}
 	return walk(start, []QueueRef{start})
+}
+
+// CarriedReach is the quorum origin (of origins' delivery limits) whose
+// dead letters carry a delivery count at or past limit, with that count;
+// "" when none does.
+func CarriedReach(origins map[string]int64, limit int64) (origin string, reach int64) {
+	reach = -1
+	for name, lim := range origins {
+		if c := lim + 1; c >= limit && (c > reach || (c == reach && name < origin)) {
+			origin, reach = name, c
+		}
+	}
+	return origin, reach
 }

@@ -47,12 +47,7 @@ func checkOpen(q domain.QueueInfo, o Options) error {
 // free when a quorum origin dead-letters into it messages whose carried
 // delivery count reaches its limit; nil when none does.
 func carriedCountRisk(q domain.QueueInfo, o Options) error {
-	origin, reach := "", int64(-1)
-	for name, lim := range o.OriginDeliveryLimits {
-		if c := lim + 1; c >= q.DeliveryLimit && (c > reach || (c == reach && name < origin)) {
-			origin, reach = name, c
-		}
-	}
+	origin, reach := domain.CarriedReach(o.OriginDeliveryLimits, q.DeliveryLimit)
 	if origin == "" {
 		return nil
 	}

@@ -77,6 +77,14 @@ func TestLintChecks(t *testing.T) {
 			queue(v, "q", "classic", healthyDLX),
 			queue(v, "dead", "quorum", map[string]any{"x-delivery-limit": 5.0})},
 			nil},
+		{"a quorum DLQ of a quorum origin whose dead letters carry its limit, on 4.3", "4.3.6", []domain.Queue{
+			queue(v, "q", "quorum", healthyDLX),
+			queue(v, "dead", "quorum", nil)},
+			[]string{"dlq-quorum-delivery-limit dead"}},
+		{"a quorum DLQ whose limit is above what its quorum origin's dead letters carry, on 4.3", "4.3.6", []domain.Queue{
+			queue(v, "q", "quorum", with(healthyDLX, map[string]any{"x-delivery-limit": 5.0})),
+			queue(v, "dead", "quorum", nil)},
+			nil},
 		{"DLQ with consumers", "3.10.8", []domain.Queue{
 			queue(v, "q", "classic", healthyDLX),
 			{Vhost: v, Name: "dead", Type: "classic", Consumers: 2, HasRates: true}},
