@@ -180,7 +180,13 @@ func (l *walkLog) halted(ctx context.Context, res *Result, unsent []flight, h *H
 		"moved": strconv.Itoa(res.Moved), "kept": strconv.Itoa(res.Kept), "not_sent": strconv.Itoa(res.NotSent),
 		"confirmed": strconv.Itoa(res.Confirmed),
 	}
-	_, err := l.store.Append(ctx, l.op.Outcome(domain.OutcomeHalted, nil, nil, detail))
+	rec, err := l.store.Append(ctx, l.op.Outcome(domain.OutcomeHalted, nil, nil, detail))
+	if err == nil {
+		// The halt is the operation's last record until a resume: its
+		// head is what the operator keeps, as after a final.
+		h := audit.HeadOf(rec)
+		res.Head = &h
+	}
 	return err
 }
 

@@ -251,6 +251,15 @@ func TestCanaryHaltsOnAConsumerThatRejectsThenResumeFinishes(t *testing.T) {
 			t.Errorf("intent detail %v: want the canary, its wait and the halt share", rec.Detail)
 		}
 	}
+	// A halted run ends with the log's head, as a finished one does: its
+	// halt record is the operation's last until a resume.
+	var head struct {
+		AuditHead *domain.AuditHead `json:"audit_head"`
+	}
+	if err := json.Unmarshal([]byte(out), &head); err != nil || head.AuditHead == nil ||
+		*head.AuditHead != audit.HeadOf(recs[len(recs)-1]) || recs[len(recs)-1].Outcome != domain.OutcomeHalted {
+		t.Errorf("the halted run's audit_head %+v (%v); the operation's last record is seq %d (%s)", head.AuditHead, err, recs[len(recs)-1].Seq, recs[len(recs)-1].Outcome)
+	}
 
 	// The fix: a consumer that acks. Resume takes the halted operation
 	// up with a fresh canary, and replays the copies that died too.
