@@ -131,6 +131,9 @@ func (m *Model) spec() spec {
 		if r.retry != "" && r.q.DLQ == nil {
 			s.dlqWidth = max(s.dlqWidth, min(ansi.StringWidth(r.retry)+2, dlqMaxWidth))
 		}
+		if r.q.Parking {
+			s.dlqWidth = max(s.dlqWidth, len("(parked)"))
+		}
 	}
 	s.oldestWidth, s.lastWidth = format.DurationWidth(oldest), format.DurationWidth(last)
 	return s

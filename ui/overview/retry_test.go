@@ -54,6 +54,7 @@ func TestTheDLQColumnWidensForLongRetryTargets(t *testing.T) {
 		{name: "depths only keep the narrow column", rows: []domain.Queue{short}, width: dlqMinWidth},
 		{name: "a retry target widens it", rows: []domain.Queue{short, retryQueue("a.retry", "orders", 1000)}, width: ansi.StringWidth("↻ orders")},
 		{name: "up to a bound", rows: []domain.Queue{short, long}, width: dlqMaxWidth},
+		{name: "a parking queue's mark is never cut", rows: []domain.Queue{short, parking("orders.dlq.quarantine")}, width: len("(parked)")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,4 +100,10 @@ func TestALongRetryTargetFitsEightyColumns(t *testing.T) {
 	if got := cellOf(m, m.renderRow(0), colDLQ) + cellOf(m, m.renderRow(1), colDLQ); !strings.Contains(got, "↻ pay") {
 		t.Fatalf("the retry target is gone from the DLQ column: %q", got)
 	}
+}
+
+func parking(name string) domain.Queue {
+	q := queue("/", name, 3)
+	q.Parking, q.Consumers = true, 0
+	return q
 }
