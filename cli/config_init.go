@@ -27,6 +27,9 @@ type initAnswers struct {
 	Username      string
 	PasswordEnv   string
 	Environment   string
+	// project is set for ./warren.toml, which may not name where a
+	// secret comes from: its password is WARREN_PASSWORD's.
+	project bool
 }
 
 func newConfigInitCmd(a *App) *cobra.Command {
@@ -87,6 +90,11 @@ func (a *App) configInit(ctx context.Context, path string, force, interactive bo
 			return app.Refused(fmt.Errorf("%s already exists; pass --force to overwrite it, or --path FILE to write another", path))
 		}
 	}
+	project := isProjectConfig(path)
+	if project && ans.PasswordEnv != "" && ans.PasswordEnv != config.LocalPasswordEnv {
+		return app.Usage(fmt.Errorf("--password-env %s: %s may not name where a secret comes from, so its password is always %s's; drop --password-env, or write your own config (leave out --path)",
+			ans.PasswordEnv, path, config.LocalPasswordEnv))
+	}
 	var err error
 	if interactive {
 		ans, err = askInit(a.In, a.Out, ans)
@@ -96,6 +104,7 @@ func (a *App) configInit(ctx context.Context, path string, force, interactive bo
 	if err != nil {
 		return err
 	}
+	ans.project = project
 	if err := writeConfig(path, renderConfig(ans), force); err != nil {
 		return err
 	}
@@ -258,4 +267,15 @@ func writeConfig(path, text string, force bool) error {
 		return fmt.Errorf("config init: writing %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// isProjectConfig reports whether path is ./warren.toml, the file a
+// project carries, which may not say where a secret comes from.
+func isProjectConfig(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	here, err := filepath.Abs(config.Candidates()[0])
+	return err == nil && abs == here
 }

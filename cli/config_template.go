@@ -36,9 +36,16 @@ func renderConfig(ans initAnswers) string {
 	w("# broker (default: port 15692 beside a management API on 15672; \"off\": none).")
 	w("# metrics_url = \"http://127.0.0.1:15692\"")
 	w("username = %s", config.Quote(ans.Username))
-	w("# The environment variable holding the password: export it before running warren.")
-	w("password_env = %s", config.Quote(ans.PasswordEnv))
-	w("# password_file = \"/run/secrets/rabbitmq\"  # alternative to password_env")
+	if ans.project {
+		// A project's file may not name where a secret comes from.
+		w("# The password comes from %s: export it before running warren. This", config.LocalPasswordEnv)
+		w("# file may not name another source (password_env, password_file); your own")
+		w("# config may.")
+	} else {
+		w("# The environment variable holding the password: export it before running warren.")
+		w("password_env = %s", config.Quote(ans.PasswordEnv))
+		w("# password_file = \"/run/secrets/rabbitmq\"  # alternative to password_env")
+	}
 	w("# dev | staging | prod: prod shows a red banner and asks to type queue name and count")
 	w("environment = %s", config.Quote(ans.Environment))
 	w("read_only = false               # true removes the action keys and refuses changing commands")

@@ -14,6 +14,11 @@ func (c *Context) Password() (string, error) {
 	if c.noConfig {
 		return localPasswordFor(c.PasswordEnv), nil
 	}
+	if c.PasswordEnv == "" && c.PasswordFile == "" {
+		// No source named: warren's own variable, which no file chose
+		// (a project's warren.toml may not name one).
+		return secret(LocalPasswordEnv, "", "", "password")
+	}
 	return secret(c.PasswordEnv, c.PasswordFile, "password_file", "password")
 }
 
@@ -38,7 +43,10 @@ func (c *Context) PasswordHint() string {
 	if c.PasswordFile != "" {
 		return fmt.Sprintf("check username and the password in %s (password_file)", c.PasswordFile)
 	}
-	return "no password is configured: set password_env or password_file"
+	if _, ok := os.LookupEnv(LocalPasswordEnv); ok {
+		return fmt.Sprintf("the context names no password source, so the password in %s was sent: check it and the username", LocalPasswordEnv)
+	}
+	return fmt.Sprintf("the context names no password source and %s is not set: export the password there (or, in your own config, set password_env or password_file)", LocalPasswordEnv)
 }
 
 // AuditDSN returns the team audit store's DSN.

@@ -15,6 +15,8 @@ func TestPasswordHintNamesTheSource(t *testing.T) {
 	}
 	t.Setenv(env, "") // restored after the test
 	os.Unsetenv(env)
+	t.Setenv(LocalPasswordEnv, "")
+	os.Unsetenv(LocalPasswordEnv)
 	tests := []struct {
 		name string
 		ctx  Context
@@ -25,7 +27,7 @@ func TestPasswordHintNamesTheSource(t *testing.T) {
 		{"variable set", Context{PasswordEnv: env}, true, "the password in " + env + " (password_env)"},
 		{"variable unset, file given", Context{PasswordEnv: env, PasswordFile: file}, false, "the password in " + file + " (password_file)"},
 		{"file", Context{PasswordFile: file}, false, "the password in " + file + " (password_file)"},
-		{"nothing", Context{}, false, "no password is configured"},
+		{"nothing", Context{}, false, "names no password source and WARREN_PASSWORD is not set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,5 +41,19 @@ func TestPasswordHintNamesTheSource(t *testing.T) {
 				t.Fatalf("hint %q, want it to contain %q and no secret", got, tt.want)
 			}
 		})
+	}
+}
+
+// A context that names no password source takes warren's own variable,
+// WARREN_PASSWORD, which no file chose: a project's warren.toml, which
+// may not name one, can log in.
+func TestAContextWithoutAPasswordSourceTakesWarrensVariable(t *testing.T) {
+	t.Setenv(LocalPasswordEnv, "from-warren-password")
+	if got, err := (&Context{}).Password(); err != nil || got != "from-warren-password" {
+		t.Fatalf("password %q (%v), want WARREN_PASSWORD's", got, err)
+	}
+	t.Setenv("WARREN_OTHER_TEST_PW", "other")
+	if got, _ := (&Context{PasswordEnv: "WARREN_OTHER_TEST_PW"}).Password(); got != "other" {
+		t.Errorf("a named source: password %q, want its value", got)
 	}
 }
