@@ -96,8 +96,8 @@ func (a *Factory) Config() (*config.Context, error) {
 		return nil, Usage(err)
 	}
 
-	if a.s.ReadOnly {
-		c.ReadOnly = true
+	if a.s.ReadOnly && !c.ReadOnly {
+		c.ReadOnly, c.ReadOnlyFlag = true, true
 	}
 	a.file, a.ctx = f, c
 	return c, nil

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,10 @@ func TestReadOnlyRefusesEveryChangingCommandWithExitThree(t *testing.T) {
 			}
 			if !strings.Contains(r.err.Error(), "read-only") {
 				t.Errorf("the refusal does not say why: %v", r.err)
+			}
+			// The flag is named as the cause, not the context.
+			if flag := slices.Contains(tc.args, "--read-only") && !strings.Contains(strings.Join(tc.args, " "), "read-only=false"); flag != strings.Contains(r.err.Error(), "--read-only: ") {
+				t.Errorf("the refusal names the wrong cause: %v", r.err)
 			}
 			if strings.TrimSpace(r.out) != "" {
 				t.Errorf("a refused command printed %q", r.out)

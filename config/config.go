@@ -31,12 +31,15 @@ type Context struct {
 	// MetricsURL is the broker's Prometheus endpoint (rabbitmq_prometheus),
 	// read for a fast first screen; "" means the management host on port
 	// 15692 (15691 with https), "off" none.
-	MetricsURL   string   `toml:"metrics_url"`
-	Username     string   `toml:"username"`
-	PasswordEnv  string   `toml:"password_env"`
-	PasswordFile string   `toml:"password_file"`
-	Environment  string   `toml:"environment"`
-	ReadOnly     bool     `toml:"read_only"`
+	MetricsURL   string `toml:"metrics_url"`
+	Username     string `toml:"username"`
+	PasswordEnv  string `toml:"password_env"`
+	PasswordFile string `toml:"password_file"`
+	Environment  string `toml:"environment"`
+	ReadOnly     bool   `toml:"read_only"`
+	// ReadOnlyFlag says --read-only made the context read-only, which
+	// its read_only did not.
+	ReadOnlyFlag bool     `toml:"-"`
 	Refresh      Duration `toml:"refresh"`
 	// ConsumerTimeout is the broker's consumer_timeout when its
 	// rabbitmq.conf changes it (the management API does not tell it);

@@ -94,7 +94,7 @@ func New(c Clients) (*Ops, error) {
 // may cost a delivery (docs/ARCHITECTURE.md §7).
 func (o *Ops) writable(what string) error {
 	if c := o.c.Context; c.ReadOnly {
-		return &readOnlyError{context: c.Name, what: what}
+		return &readOnlyError{context: c.Name, what: what, flag: c.ReadOnlyFlag}
 	}
 	return nil
 }
@@ -106,9 +106,15 @@ func (o *Ops) CheckWritable(a Action) error { return o.writable(string(a)) }
 
 // readOnlyError is ErrReadOnly, worded with the context and what it
 // refused.
-type readOnlyError struct{ context, what string }
+type readOnlyError struct {
+	context, what string
+	flag          bool // --read-only, not the context's read_only
+}
 
 func (e *readOnlyError) Error() string {
+	if e.flag {
+		return fmt.Sprintf("--read-only: %s refused", e.what)
+	}
 	return fmt.Sprintf("context %q is read-only: %s refused", e.context, e.what)
 }
 
