@@ -175,7 +175,9 @@ func (m *Model) footer() string {
 	if m.op.result != "" {
 		lines = append(lines, m.st.OK.Render(sanitize.Text(m.op.result)))
 	}
-	if h := m.op.halted; h != nil {
+	// While a resume is planned or runs, its progress says so: the
+	// banner offering R waits for its end.
+	if h := m.op.halted; h != nil && m.mode() != running && m.mode() != planning {
 		lines = append(lines, m.st.Trouble.Render("⏸ replay "+sanitize.Text(h.operation)+" halted "+sanitize.Text(h.reason)+
 			": nothing was rolled back, the rest stays here · fix the consumer, then R resumes it (a fresh canary goes first)"))
 	}

@@ -363,3 +363,19 @@ func TestOverrideSaysWhenNothingWasRefused(t *testing.T) {
 		t.Errorf("O on a browse that was not refused: %q", got)
 	}
 }
+
+// The halt banner, which offers R, waits while the resume R started is
+// planned or runs: the progress says what goes on.
+func TestTheHaltBannerWaitsWhileTheResumeRuns(t *testing.T) {
+	d, _, _ := wholeDriver(t, Options{}, &fakeActions{whole: 4})
+	d.m.op.halted = &halted{operation: "op-1", reason: "after the canary"}
+	if !strings.Contains(d.m.View(), "⏸ replay op-1 halted") {
+		t.Fatalf("no banner for a halted replay:\n%s", d.m.View())
+	}
+	for _, md := range []mode{planning, running} {
+		d.m.op.mode = md
+		if v := d.m.View(); strings.Contains(v, "⏸") {
+			t.Errorf("mode %v shows the halt banner:\n%s", md, v)
+		}
+	}
+}
