@@ -564,19 +564,7 @@ func TestAnImportInterruptedIsFinishedFromACompressedCopyOfItsFile(t *testing.T)
 		t.Fatal(err)
 	}
 	testkit.Declare(t, s.ch, "small", nil)
-	gz := file + ".gz"
-	plain, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(plain); err != nil || zw.Close() != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(gz, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	gz := gzipCopy(t, file)
 	out, errOut, err := runAction(t, s.config, newDlqImportCmd, gz, "--to", "small", "--dry-run")
 	if err != nil || !strings.Contains(out, "finish import") || !strings.Contains(out, "from "+file+", the same export") {
 		t.Fatalf("the plan of the compressed copy: %v, %q\n%s; want it to finish the first import, naming its file", err, out, errOut)
@@ -733,19 +721,7 @@ func TestAnImportNamesTheExportThatWroteItsFile(t *testing.T) {
 		!strings.Contains(errOut, "orders.dlq in vhost "+s.vhost) || !strings.Contains(errOut, "written to "+abs+") wrote, unchanged") {
 		t.Errorf("the plan of the exported file: %v\n%s; want its export named", err, errOut)
 	}
-	plain, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(plain); err != nil || zw.Close() != nil {
-		t.Fatal(err)
-	}
-	gz := file + ".gz"
-	if err := os.WriteFile(gz, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	gz := gzipCopy(t, file)
 	_, errOut, err = runAction(t, s.config, newDlqImportCmd, gz, "--to", "target", "--dry-run")
 	if err != nil || !strings.Contains(errOut, "note: this file holds export "+export.Operation+" (") ||
 		!strings.Contains(errOut, "but its bytes differ from what that export wrote") {
@@ -766,4 +742,24 @@ func TestAnImportNamesTheExportThatWroteItsFile(t *testing.T) {
 	if len(named) != 1 || named[0] != export.Operation {
 		t.Errorf("the import's intent names export %q, want %s", named, export.Operation)
 	}
+}
+
+// gzipCopy writes file gzipped beside it, as FILE.gz, and returns its
+// name: the same export, another file.
+func gzipCopy(t *testing.T, file string) string {
+	t.Helper()
+	plain, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(plain); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
+	gz := file + ".gz"
+	if err := os.WriteFile(gz, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return gz
 }
