@@ -168,3 +168,30 @@ func TestStatusCheckJSONSaysTheFindingsAndExitsAsTheLines(t *testing.T) {
 		}
 	}
 }
+
+// A DLQ a client declares as its first dead letters come, while the
+// check watches, is dead letters arriving: act now, as one that was
+// there empty would be.
+func TestStatusCheckActsOnADLQDeclaredWhileItWatches(t *testing.T) {
+	t.Parallel() // it waits on the broker's statistics and timers, not on CPU
+	_, ch, cfg := checkScene(t, false)
+	declared := make(chan error, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		_, err := ch.QueueDeclare("late.dlq", true, false, false, false, nil)
+		if err == nil {
+			_, err = ch.QueueDeclare("late", true, false, false, false, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "late.dlq"})
+		}
+		for i := 0; err == nil && i < 5; i++ {
+			err = ch.Publish("", "late", false, false, amqp.Publishing{MessageId: fmt.Sprintf("l-%d", i), Expiration: "0", Body: []byte("b")})
+		}
+		declared <- err
+	}()
+	out, _, err := runAction(t, cfg, newStatusCmd, "--check", "--window", "12s")
+	if derr := <-declared; derr != nil {
+		t.Fatal(derr)
+	}
+	if app.ExitCode(err) != 2 || !strings.Contains(out, "late.dlq") || !strings.HasPrefix(out, "act now") {
+		t.Fatalf("a DLQ declared and filled while the check watched: exit %d, printed %q; want 2 and act now", app.ExitCode(err), out)
+	}
+}
