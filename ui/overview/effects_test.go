@@ -218,3 +218,24 @@ func TestEffectColumnsGoLastOnNarrowTerminals(t *testing.T) {
 		}
 	}
 }
+
+// A DLQ whose source queue shows the same inbox does not show its
+// effects again: they are the source's consumer's, and on the DLQ's row
+// they would read as if the DLQ were consumed. A DLQ whose sources show
+// no inbox keeps its own.
+func TestADLQDoesNotRepeatItsSourcesInbox(t *testing.T) {
+	orders, lone := queue("/", "orders", 5), queue("/", "lone", 5)
+	dlq := queue("/", "orders.dlq", 3)
+	dlq.DLQOf = []domain.QueueRef{orders.Ref()}
+	other := queue("/", "lone.dlq", 2)
+	other.DLQOf = []domain.QueueRef{lone.Ref()}
+	f := &effects{inboxes: map[string]domain.Effect{"orders": {Now: taken}, "orders.dlq": {Now: taken}, "lone.dlq": {Now: taken}}}
+	m := withEffects(&lister{replies: []reply{{snap: snapshot(orders, dlq, lone, other)}}}, f)
+	m, _ = load(t, m, m.Init())
+	for _, r := range m.rows {
+		want := r.q.Name == "orders" || r.q.Name == "lone.dlq"
+		if r.hasInbox != want {
+			t.Errorf("%s shows an inbox: %v, want %v", r.q.Name, r.hasInbox, want)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func buildRows(snap *domain.Snapshot, scope string, trends map[domain.QueueRef]*
 			trends[ref] = t
 		}
 		t.row = i
-		rows[i] = makeRow(q, t, judge.MarksAt(i), judge.Window(), alarms[q.Node], snap.TakenAt, hasInbox(ref))
+		rows[i] = makeRow(q, t, judge.MarksAt(i), judge.Window(), alarms[q.Node], snap.TakenAt, ownInbox(q, hasInbox))
 		t.depth.Push(q.Messages)
 		t.seen = seq
 	}
@@ -224,4 +224,22 @@ func compareAge(x, y *row) int {
 		return 1
 	}
 	return 0
+}
+
+// ownInbox reports whether the row of q shows an inbox's effects: a
+// queue's own, but not a DLQ's whose source queue shows the same inbox
+// — the effects are its consumer's, and on the DLQ's row they would read
+// as if the DLQ were consumed.
+func ownInbox(q domain.Queue, hasInbox func(domain.QueueRef) bool) bool {
+	if !hasInbox(q.Ref()) {
+		return false
+	}
+	if q.IsDLQ() {
+		for _, src := range q.DLQOf {
+			if hasInbox(src) {
+				return false
+			}
+		}
+	}
+	return true
 }
