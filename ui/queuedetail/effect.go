@@ -2,6 +2,7 @@ package queuedetail
 
 import (
 	tea "github.com/charmbracelet/bubbletea"
+	"slices"
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
@@ -17,7 +18,13 @@ func (m *Model) inboxOwner() (domain.QueueRef, bool) {
 		return domain.QueueRef{}, false
 	}
 	q := m.detail.Queue
-	for _, ref := range append([]domain.QueueRef{q.Ref()}, q.DLQOf...) {
+	refs := append([]domain.QueueRef{q.Ref()}, q.DLQOf...)
+	if q.IsDLQ() {
+		// Its source's consumer applies the effects: named as its, as
+		// the overview shows them on the source's row.
+		refs = append(slices.Clone(q.DLQOf), q.Ref())
+	}
+	for _, ref := range refs {
 		if m.inbox.HasInbox(ref) {
 			return ref, true
 		}
