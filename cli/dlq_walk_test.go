@@ -216,8 +216,8 @@ func TestDlqReplayCancelledHalfwayLosesNothing(t *testing.T) {
 	if r.Confirmed == 0 || r.Confirmed >= n {
 		t.Fatalf("cancelled run confirmed %d of %d (%v)\n%s", r.Confirmed, n, err, errOut)
 	}
-	if !strings.Contains(errOut, fmt.Sprintf("cancelled: %d moved", r.Confirmed)) {
-		t.Errorf("stderr %q does not say how many moved and how many stay", errOut)
+	if !strings.Contains(errOut, fmt.Sprintf("cancelled: %d moved, the other %d of the %d it was walking stay in orders.dlq", r.Confirmed, n-r.Confirmed, n)) {
+		t.Errorf("stderr %q does not say how many moved and how many stay, those it never read among them", errOut)
 	}
 	testkit.WaitDepth(t, s.ch, "orders", r.Confirmed)
 	testkit.WaitDepth(t, s.ch, "orders.dlq", n-r.Confirmed)

@@ -77,7 +77,10 @@ func (o *Ops) walkNow(ctx context.Context, t *Target, r actions.Request, limit i
 	op := actions.Walk{Request: r, Expect: depth, ExpectRead: true, Lookup: o.lookup(t.InboxOf)}
 	res, err := o.walk(ctx, t, op, depth, st, progress)
 	if res.Cancelled {
-		res.Notes = append(res.Notes, fmt.Sprintf("cancelled: %d moved, the other %d stay in %s", res.Moved, max(res.Taken-res.Moved, 0), t.Ref.Name))
+		// What it never read stays too: counted against what it was to
+		// walk, not what it read.
+		res.Notes = append(res.Notes, fmt.Sprintf("cancelled: %d moved, the other %d of the %d it was walking stay in %s",
+			res.Moved, max(max(depth, res.Taken)-res.Moved, 0), max(depth, res.Taken), t.Ref.Name))
 	}
 	return res, err
 }
