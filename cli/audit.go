@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
@@ -317,10 +318,16 @@ func (a *App) auditTail(ctx context.Context, st audit.Store, n int, follow bool,
 // 2024-05-01T03:15:02Z  done        replay  OP  ana  / orders.dlq -> orders  selected 37  confirmed 30  returned 2
 func summaryLine(s domain.OperationSummary) string {
 	status := s.State()
+	from := sanitize.Text(s.Queue)
+	if s.Action == actions.ActionImport {
+		// Its messages come from a file, exported from that queue; the
+		// vhost is where they go.
+		from = "(a file of " + from + ")"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %-10s  %-10s  %s  %s  %s %s -> %s  selected %d",
 		format.Time(s.Started), status, sanitize.Text(s.Action), sanitize.Text(s.Operation),
-		sanitize.Text(s.Operator), sanitize.Text(s.Vhost), sanitize.Text(s.Queue), sanitize.Text(s.Target), s.Selected)
+		sanitize.Text(s.Operator), sanitize.Text(s.Vhost), from, sanitize.Text(s.Target), s.Selected)
 	for _, o := range outcomeOrder(s.Counts) {
 		fmt.Fprintf(&b, "  %s %d", sanitize.Text(o), s.Counts[o])
 	}

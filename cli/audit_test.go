@@ -568,3 +568,13 @@ func TestAuditTailAndExportSayTheChainBroke(t *testing.T) {
 		}
 	}
 }
+
+// An import's line says its messages came from a file exported from
+// the queue it names, not from that queue in the vhost it went to.
+func TestAuditTailSaysAnImportCameFromAFile(t *testing.T) {
+	sum := domain.OperationSummary{Operation: "op-9", Action: "import", Vhost: "staging", Queue: "orders.dlq", Target: "queue:orders",
+		Operator: "ana", Started: time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC), Selected: 3, Counts: map[string]int{}}
+	if got, want := summaryLine(sum), "staging (a file of orders.dlq) -> queue:orders  selected 3"; !strings.HasSuffix(got, want) {
+		t.Errorf("line %q, want it to end %q", got, want)
+	}
+}
