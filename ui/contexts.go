@@ -2,12 +2,12 @@ package ui
 
 import (
 	"fmt"
-	"github.com/warrenops/warren/ui/overview"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/text/sanitize"
+	"github.com/warrenops/warren/ui/overview"
 )
 
 // ContextChoice is a config context the switcher offers.

@@ -1,8 +1,9 @@
 package queuedetail
 
 import (
-	tea "github.com/charmbracelet/bubbletea"
 	"slices"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/text/format"
