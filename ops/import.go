@@ -351,22 +351,6 @@ type priorImport struct {
 	file string
 }
 
-// resumableImport is the interrupted import of the file whose sha256 is
-// sum into vhost, if the audit log holds one: an intent with that file's
-// sha256, or with its export's ID (export, dlqfile.Header.ID: the same
-// export compressed or decompressed is another file), and no final
-// record. Its records say what was confirmed, by each message's IDs and
-// body, so a copy of the export skips the same messages. When the last
-// import of the file into vhost finished instead, that one is prior.
-// Every import asks, so the log is searched for the kinds of line that
-// can answer (a final record, an intent naming sum or export) and only
-// those are decoded (audit.ScanWhere): a log of 223 MB took 0.7 s to
-// decode whole.
-func (o *Ops) resumableImport(ctx context.Context, vhost, sum, export string) (*actions.Resumption, *priorImport, error) {
-	h, err := o.importHistory(ctx, vhost, sum, export)
-	return h.resume, h.prior, err
-}
-
 // importHistory is what the audit log says of a file about to be
 // imported: the import of it to finish, or the one that finished, and
 // the export that wrote it.
@@ -385,8 +369,18 @@ type exportSeen struct {
 	same                                              bool
 }
 
-// importHistory reads the audit log once for resumableImport and for the
-// export that wrote the file.
+// importHistory reads the audit log once for the interrupted import of
+// the file whose sha256 is sum into vhost, if it holds one: an intent
+// with that file's sha256, or with its export's ID (export,
+// dlqfile.Header.ID: the same export compressed or decompressed is
+// another file), and no final record. Its records say what was
+// confirmed, by each message's IDs and body, so a copy of the export
+// skips the same messages. When the last import of the file into vhost
+// finished instead, that one is prior. The same reading finds the export
+// that wrote the file. Every import asks, so the log is searched for the
+// kinds of line that can answer (a final record, an intent naming sum or
+// export) and only those are decoded (audit.ScanWhere): a log of 223 MB
+// took 0.7 s to decode whole.
 func (o *Ops) importHistory(ctx context.Context, vhost, sum, export string) (importHistory, error) {
 	var h importHistory
 	st, err := o.AuditStore()

@@ -246,3 +246,9 @@ func TestAnOperationIsResumedOnlyOnTheContextThatRanIt(t *testing.T) {
 		t.Errorf("context eu does not find its interrupted import: %+v, %v", r, err)
 	}
 }
+
+// resumableImport is importHistory's interrupted or finished import.
+func (o *Ops) resumableImport(ctx context.Context, vhost, sum, export string) (*actions.Resumption, *priorImport, error) {
+	h, err := o.importHistory(ctx, vhost, sum, export)
+	return h.resume, h.prior, err
+}

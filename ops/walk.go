@@ -255,11 +255,13 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 		return Result{}, err
 	}
 	defer src.Close()
-	// Other clients' consumers, counted before the feed's own comes: the
-	// sweep waits for the feed's to be gone (see below).
-	_, others, err := dlq.Inspect(src, t.Info)
-	if err != nil {
-		return Result{}, err
+	// A quorum DLQ's other consumers, counted before the feed's own
+	// comes: the sweep waits for the feed's to be gone (see below).
+	others := 0
+	if t.Info.Type == domain.TypeQuorum {
+		if _, others, err = dlq.Inspect(src, t.Info); err != nil {
+			return Result{}, err
+		}
 	}
 	feed, err := dlq.OpenFeed(src, t.Info, t.Opts, limit, 0)
 	if err != nil {
