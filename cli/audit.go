@@ -153,7 +153,11 @@ func newAuditVerifyCmd(a *App) *cobra.Command {
 				}
 			}
 			if !res.OK {
-				return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("audit log in %s: %s", st.Describe(), sanitize.Text(res.String()))}
+				if asJSON {
+					return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("audit log in %s: %s", st.Describe(), sanitize.Text(res.String()))}
+				}
+				// The lines above gave the reason; this names the log once.
+				return &app.ExitError{Code: app.ExitFailure, Err: fmt.Errorf("audit log in %s failed verification", st.Describe())}
 			}
 			return nil
 		},
