@@ -58,8 +58,12 @@ func (m *Model) effectLine() string {
 		return ""
 	}
 	label, of := "inbox effects", ""
-	if owner != m.ref {
-		of = " (of " + format.QueueName(owner.Vhost, owner.Name) + ")"
+	switch {
+	case owner == m.ref:
+	case owner.Vhost == m.ref.Vhost: // the header names the vhost already
+		of = " of " + sanitize.Text(owner.Name)
+	default:
+		of = " of " + format.QueueName(owner.Vhost, owner.Name)
 	}
 	label += of
 	e, ok := m.last.Answer(owner)
