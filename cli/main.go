@@ -165,6 +165,11 @@ func (a *App) dashboardOnce(debug io.Writer) (next string, toFleet bool, err err
 		if a.views == nil {
 			a.views = map[string]overview.Settings{}
 		}
+		// What an overview watched is kept for the context just left
+		// alone: the one a round trip comes back to.
+		for k, v := range a.views {
+			a.views[k] = v.Forget()
+		}
 		a.views[name] = m.OverviewSettings()
 	}
 	if s, ok := final.(interface {

@@ -379,18 +379,44 @@ type Settings struct {
 	Vhost  string
 	Sort   SortBy
 	Filter string
+	// seen is what the overview had watched when it was left: its
+	// depth histories and trouble marks.
+	seen *seen
 }
 
-// Settings are the overview's arrangement now.
+// seen is an overview's memory of how its queues moved, and when it
+// last looked.
+type seen struct {
+	trends map[domain.QueueRef]*trend
+	judge  *trouble.Tracker
+	at     time.Time
+}
+
+// Settings are the overview's arrangement now, with what it watched.
 func (m *Model) Settings() Settings {
-	return Settings{Vhost: m.vhost, Sort: m.sortBy, Filter: m.filter.Value()}
+	return Settings{Vhost: m.vhost, Sort: m.sortBy, Filter: m.filter.Value(),
+		seen: &seen{trends: m.trends, judge: m.judge, at: m.status.TakenAt}}
 }
 
-// Restore arranges a new overview as s says, before its first read.
+// Forget drops what the overview watched and keeps its arrangement: the
+// memory of a context the operator is not coming straight back to.
+func (s Settings) Forget() Settings {
+	s.seen = nil
+	return s
+}
+
+// Restore arranges a new overview as s says, before its first read. Back
+// within the trouble window of its last snapshot, it goes on with the
+// depth histories and marks it had, so a round trip through the fleet
+// view does not clear a growing DLQ's mark; after longer, what happened
+// meanwhile was not watched, and they start again.
 func (m *Model) Restore(s Settings) {
 	m.vhost, m.sortBy = s.Vhost, s.Sort%sortCount
 	if s.Vhost != "" {
 		m.vhosts[s.Vhost] = struct{}{}
 	}
 	m.filter.SetValue(s.Filter)
+	if k := s.seen; k != nil && !k.at.IsZero() && m.clock().Sub(k.at) < k.judge.Window() {
+		m.trends, m.judge = k.trends, k.judge
+	}
 }
