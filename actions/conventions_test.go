@@ -1,9 +1,12 @@
 package actions
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/domain"
 )
@@ -83,6 +86,38 @@ func TestAnEasyNetQLetterParksAsItsEnvelopeAndReplaysAsItsMessage(t *testing.T) 
 	park := makeCopy(d, stamp{action: ActionQuarantine, operation: "op", at: time.Now(), reason: "poison"})
 	if !strings.Contains(string(park.msg.Body), "Exception") || park.msg.Type != "EasyNetQ.SystemMessages.Error, EasyNetQ" {
 		t.Errorf("parked %q (%s): not the envelope", park.msg.Body, park.msg.Type)
+	}
+}
+
+// An envelope's original message is what is replayed, with its own
+// headers: the deaths it records as carried are those of the x-death that
+// original held, not the envelope's, so a broker that goes on counting on
+// a published x-death is not taken for new failures.
+func TestAnEnvelopedCopyRecordsTheDeathsItsOriginalCarries(t *testing.T) {
+	death := func(queue string, n int64) amqp.Table {
+		return amqp.Table{"queue": queue, "reason": "rejected", "count": n, "exchange": ""}
+	}
+	tests := []struct {
+		name    string
+		headers amqp.Table
+		want    amqp.Table
+	}{
+		{name: "an original never dead-lettered", headers: amqp.Table{"tenant": "eu"}, want: amqp.Table{}},
+		{name: "an original the broker dead-lettered twice before", headers: amqp.Table{"x-death": []any{death("billing", 2), death("billing.retry", 2)}},
+			want: amqp.Table{"billing": int64(2), "billing.retry": int64(2)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := frameworkLetter("e-1", domain.Failure{Convention: domain.ConventionEasyNetQ, OriginQueue: "billing"})
+			d.Headers = tt.headers
+			// The envelope's own x-death: the error queue's, not the original's.
+			d.Deaths = []domain.Death{{Queue: "billing_error", Reason: "expired", Count: 5}}
+			d.Raw = &domain.Enveloped{Body: []byte(`{"Exception":"boom"}`), Headers: amqp.Table{"x-death": []any{death("billing_error", 5)}}}
+			got := makeCopy(d, stamp{action: ActionReplay, operation: "op", at: time.Now()}).msg.Headers[domain.HeaderReplayDeaths]
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("carried deaths %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -111,14 +111,18 @@ func makeCopy(d domain.DeadLetter, s stamp) copyOf {
 }
 
 // carriedDeaths sums, per queue, the x-death counts a copy of d
-// carries: those of d's own x-death, none when the copy is the original
-// message a framework's envelope held.
+// carries: those of d's own x-death; when the copy is the original
+// message a framework's envelope held, those of the x-death that
+// original carried (the broker may have dead-lettered it before the
+// framework took it), since a broker that goes on counting on a
+// published x-death counts from them.
 func carriedDeaths(d domain.DeadLetter) amqp.Table {
 	t := amqp.Table{}
+	deaths := d.Deaths
 	if d.Raw != nil {
-		return t
+		deaths = domain.ParseDeaths(d.Headers)
 	}
-	for _, death := range d.Deaths {
+	for _, death := range deaths {
 		n, _ := t[death.Queue].(int64)
 		switch {
 		case death.Count <= 0:

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -477,6 +478,16 @@ func TestConventionReplayNServiceBusToASharedErrorQueuesOrigin(t *testing.T) {
 // bytes in base64, 6 an int32).
 func easyNetQEnvelope(t *testing.T, n int, queue string) amqp.Publishing {
 	t.Helper()
+	return easyNetQWrap(t, n, queue, map[string]any{
+		"tenant":  map[string]any{"Type": 14, "Value": base64.StdEncoding.EncodeToString([]byte("acme"))},
+		"attempt": map[string]any{"Type": 6, "Value": 2},
+	})
+}
+
+// easyNetQWrap is the envelope of message n with its headers as
+// EasyNetQ's JSON writes them.
+func easyNetQWrap(t *testing.T, n int, queue string, headers map[string]any) amqp.Publishing {
+	t.Helper()
 	env := map[string]any{
 		"RoutingKey": "", "Exchange": "Shop.Messages.OrderPlaced, Shop.Messages", "Queue": queue,
 		"Exception": fmt.Sprintf("System.InvalidOperationException: Order %d not found\n   at Shop.Billing.Handle(OrderPlaced m)", n),
@@ -485,10 +496,7 @@ func easyNetQEnvelope(t *testing.T, n int, queue string) amqp.Publishing {
 		"BasicProperties": map[string]any{
 			"ContentType": "application/json", "DeliveryMode": 2, "CorrelationId": fmt.Sprintf("c-%d", n),
 			"MessageId": fmt.Sprintf("evt-%d", n), "Type": "Shop.Messages.OrderPlaced, Shop.Messages",
-			"Headers": map[string]any{
-				"tenant":  map[string]any{"Type": 14, "Value": base64.StdEncoding.EncodeToString([]byte("acme"))},
-				"attempt": map[string]any{"Type": 6, "Value": 2},
-			},
+			"Headers": headers,
 		},
 	}
 	body, err := json.Marshal(env)
@@ -533,6 +541,109 @@ func TestConventionReplayEasyNetQSendsTheOriginalMessage(t *testing.T) {
 		checkStamped(t, d, res)
 	}
 	s.empty(errorQueue, "every envelope's message was confirmed in billing_sub")
+}
+
+// easyNetQHeader is an AMQP header value as EasyNetQ v8's JSON writes it
+// in an envelope (Serialization/SystemTextJson/JsonHeaderType.cs): the
+// .NET client reads a string as bytes, written as base64 (14); a table is
+// a Dictionary (16) and an array a List (15) of such values.
+func easyNetQHeader(t *testing.T, v any) map[string]any {
+	t.Helper()
+	typed := func(code int, v any) map[string]any { return map[string]any{"Type": code, "Value": v} }
+	switch x := v.(type) {
+	case nil:
+		return typed(1, nil)
+	case bool:
+		return typed(2, x)
+	case int32:
+		return typed(6, x)
+	case int64:
+		return typed(8, x)
+	case float64:
+		return typed(10, x)
+	case time.Time:
+		return typed(12, x.Unix())
+	case string:
+		return typed(14, base64.StdEncoding.EncodeToString([]byte(x)))
+	case []byte:
+		return typed(14, base64.StdEncoding.EncodeToString(x))
+	case amqp.Table:
+		m := map[string]any{}
+		for k, e := range x {
+			m[k] = easyNetQHeader(t, e)
+		}
+		return typed(16, m)
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = easyNetQHeader(t, e)
+		}
+		return typed(15, l)
+	}
+	t.Fatalf("no EasyNetQ header type for %T", v)
+	return nil
+}
+
+// 5b. The message warren replayed fails again: EasyNetQ wraps it, warren's
+// marks among its headers, in a new envelope. The letter counts the
+// replay and its attempts, a scan counts it as a replay loop, and the
+// next replay counts on.
+func TestConventionReplayEasyNetQFailedAgainCountsItsReplay(t *testing.T) {
+	s := newConventionScene(t)
+	const errorQueue = "EasyNetQ_Default_Error_Queue"
+	s.declare(errorQueue, nil)
+	s.declare("billing_sub", deadLettersInto(errorQueue))
+	s.put(errorQueue, easyNetQEnvelope(t, 1001, "billing_sub"))
+	first := s.replay(errorQueue, Scope{})
+	got := s.take("billing_sub")
+	if len(got) != 1 || first.Confirmed != 1 {
+		t.Fatalf("billing_sub holds %d copies, %d confirmed, want 1", len(got), first.Confirmed)
+	}
+	headers := map[string]any{}
+	for k, v := range got[0].Headers {
+		headers[k] = easyNetQHeader(t, v)
+	}
+	s.put(errorQueue, easyNetQWrap(t, 1001, "billing_sub", headers))
+
+	target, err := s.ops.Resolve(s.ctx, s.ref(errorQueue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.ops.Browse(s.ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := b.Next(s.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Letters) != 1 {
+		t.Fatalf("%d letters, want 1", len(page.Letters))
+	}
+	if d := page.Letters[0]; d.ReplayCount != 1 || d.Attempts != 2 || d.MarksClaimed || d.Headers[actions.HeaderOperation] != first.Operation {
+		t.Errorf("the letter failed again: %d replays, %d attempts, claimed %v, operation %v; want 1, 2, its own replay's %s",
+			d.ReplayCount, d.Attempts, d.MarksClaimed, d.Headers[actions.HeaderOperation], first.Operation)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.ops.Scan(s.ctx, s.ref(errorQueue), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ReplayLoops != 1 || st.Attempts[2] != 1 {
+		t.Errorf("scan: %d replay loops, attempts %v; want 1 loop, one letter at 2 attempts", st.ReplayLoops, st.Attempts)
+	}
+
+	second := s.replay(errorQueue, Scope{})
+	again := s.take("billing_sub")
+	if len(again) != 1 || second.Confirmed != 1 {
+		t.Fatalf("billing_sub holds %d copies, %d confirmed, want 1", len(again), second.Confirmed)
+	}
+	if h := again[0].Headers; h[actions.HeaderReplayCount] != int64(2) || h[domain.HeaderReplayAttempts] != int64(2) {
+		t.Errorf("the second copy carries replay count %#v and attempts %#v, want 2 and 2", h[actions.HeaderReplayCount], h[domain.HeaderReplayAttempts])
+	}
+	s.empty(errorQueue, "the envelope's message was confirmed in billing_sub")
 }
 
 // rascalReceived is what fail.js's receive mode printed of one delivery.

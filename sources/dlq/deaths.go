@@ -27,47 +27,8 @@ func (o Options) believed(h amqp.Table) bool {
 	return !marked || o.KnownOperation == nil || (op != "" && o.KnownOperation(op))
 }
 
-// ParseDeaths reads the x-death header: an array of tables, most recent
-// first. Entries that are not tables are skipped, fields of the wrong
-// type are left empty, and a missing or nonsensical count reads as 1
-// (the entry exists, so the message died there at least once).
-func ParseDeaths(h amqp.Table) []domain.Death {
-	return parseDeathsInto(nil, h, true)
-}
-
-// parseDeathsInto appends to dst[:0], so a scan reuses one slice; a scan
-// also has no use for routing keys.
-func parseDeathsInto(dst []domain.Death, h amqp.Table, withKeys bool) []domain.Death {
-	dst = dst[:0]
-	entries, ok := domain.ValueList(h[domain.HeaderDeath])
-	if !ok {
-		return dst
-	}
-	for _, e := range entries {
-		t, ok := domain.ValueTable(e)
-		if !ok {
-			continue
-		}
-		d := domain.Death{Count: 1}
-		d.Queue, _ = domain.ValueText(t["queue"])
-		d.Reason, _ = domain.ValueText(t["reason"])
-		d.Exchange, _ = domain.ValueText(t["exchange"])
-		if n, ok := domain.ValueInt(t["count"]); ok && n > 0 {
-			d.Count = n
-		}
-		d.Time, _ = domain.ValueTime(t["time"])
-		d.OriginalExpiration, _ = domain.ValueScalarText(t["original-expiration"])
-		if keys, ok := domain.ValueList(t["routing-keys"]); ok && withKeys {
-			for _, k := range keys {
-				if s, ok := domain.ValueText(k); ok {
-					d.RoutingKeys = append(d.RoutingKeys, s)
-				}
-			}
-		}
-		dst = append(dst, d)
-	}
-	return dst
-}
+// ParseDeaths reads the x-death header (domain.ParseDeaths).
+func ParseDeaths(h amqp.Table) []domain.Death { return domain.ParseDeaths(h) }
 
 // origin is where a dead letter last died: the queue, the reason, the
 // exchange and routing keys it had there.

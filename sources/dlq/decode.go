@@ -102,6 +102,8 @@ func (o Options) withDefaults() Options {
 func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 	deaths := ParseDeaths(d.Headers)
 	org := findOrigin(deaths, d.Headers)
+	f := recognize(d, deaths, org, o.withDefaults().all, true)
+	marks := markedHeaders(d.Headers, f)
 	dl := domain.DeadLetter{
 		DeliveryTag:    d.DeliveryTag,
 		Redelivered:    d.Redelivered,
@@ -110,7 +112,7 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 		OriginQueue:    org.Queue,
 		OriginExchange: org.Exchange,
 		RoutingKeys:    org.RoutingKeys,
-		ReplayCount:    ReplayCount(d.Headers),
+		ReplayCount:    ReplayCount(marks),
 		Deaths:         deaths,
 		Size:           len(d.Body),
 		Quarantined:    d.Headers[domain.HeaderQuarantineReason] != nil,
@@ -119,16 +121,16 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 		Headroom:       -1,
 		Properties:     properties(d),
 		Headers:        d.Headers,
+		Failure:        f,
 	}
-	believed := o.believed(d.Headers)
-	dl.Attempts = o.attempts(deaths, org.Queue, d.Headers, believed)
-	dl.DeadLetteredAt = diedAt(deaths, d.Headers, believed)
+	believed := o.believed(marks)
+	dl.Attempts = o.attempts(deaths, org.Queue, marks, believed)
+	dl.DeadLetteredAt = diedAt(deaths, marks, believed)
 	if !believed {
 		// Marks a publisher wrote: shown as the message's claim, and
 		// nothing warren does depends on them.
 		dl.MarksClaimed, dl.ClaimedReplays, dl.ReplayCount, dl.Quarantined = true, dl.ReplayCount, 0, false
 	}
-	dl.Failure = recognize(d, deaths, org, o.withDefaults().all, true)
 	applyFailure(&dl, &d, o.CarriesDeaths)
 	if n, ok := domain.ValueInt(d.Headers[domain.HeaderDeliveryCount]); ok && n >= 0 {
 		dl.DeliveryCount = n
@@ -146,6 +148,20 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 		dl.Raw.Body = nil
 	}
 	return dl
+}
+
+// markedHeaders are the headers warren's replay marks are read from: the
+// message's own, or, for a framework that wraps a failed message in an
+// envelope (EasyNetQ), the original message's inside it when the
+// envelope carries none. warren replays that original with its marks,
+// and when it fails again the framework wraps it, marks and all.
+func markedHeaders(h amqp.Table, f domain.Failure) amqp.Table {
+	if e := f.Envelope; e != nil {
+		if marked, _ := markers(h); !marked {
+			return e.Headers
+		}
+	}
+	return h
 }
 
 // applyFailure carries what a framework's convention says into the

@@ -323,6 +323,9 @@ func fixEasyNetQ(f *domain.Failure, d amqp.Delivery) {
 	f.OriginExchange = e.Exchange
 	f.OriginRoutingKey = e.RoutingKey
 	f.OriginQueue = e.Queue
+	// The error strategy moves a message here on its first failed try;
+	// warren's replays of it add theirs (applyFailure).
+	f.Attempts = 1
 	f.ErrorType, f.ErrorMessage = splitDotNetException(e.Exception)
 	f.StackTrace = cut(e.Exception, maxStackTrace)
 	if t, ok := anyTime(e.DateTime); ok {

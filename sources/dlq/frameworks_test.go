@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -139,7 +140,7 @@ func TestEachConventionReadsWhatItsFrameworkWrites(t *testing.T) {
 		{"easynetq", easyNetQEnvelope(easyNetQV8), domain.Failure{
 			Convention: domain.ConventionEasyNetQ, Kind: domain.KindException, OriginQueue: "Shop.Messages.OrderPlaced, Shop.Messages_billing",
 			OriginExchange: "Shop.Messages.OrderPlaced, Shop.Messages",
-			ErrorType:      "System.InvalidOperationException", ErrorMessage: "Order 1001 not found",
+			ErrorType:      "System.InvalidOperationException", ErrorMessage: "Order 1001 not found", Attempts: 1,
 			FailedAt: at("2026-12-04T03:15:02.1234567Z")}},
 		{"rascal", rascalForwarded("stock service said 503", "ESERVICE"), domain.Failure{
 			Convention: domain.ConventionRascal, Kind: domain.KindException, OriginQueue: "orders", OriginExchange: "shop", OriginRoutingKey: "order.created",
@@ -195,6 +196,46 @@ func TestAnEasyNetQEnvelopeIsShownAsTheMessageInside(t *testing.T) {
 	}
 	if d.Reason != domain.KindException || d.Origin() != "Shop.Messages.OrderPlaced, Shop.Messages_billing" || d.Group == "" {
 		t.Errorf("reason %q, origin %q, group %q", d.Reason, d.Origin(), d.Group)
+	}
+}
+
+// warren replays an EasyNetQ letter as the original message, with its
+// marks; when that fails again EasyNetQ wraps it, marks and all, in a new
+// envelope whose own headers carry none. The marks inside are read: the
+// letter counts its replays and attempts, and is a replay loop.
+func TestAnEasyNetQLetterReplayedAndFailedAgainCountsItsReplays(t *testing.T) {
+	marked := func(ops string) string {
+		return strings.Replace(easyNetQV8, `"Headers":{`, `"Headers":{"x-warren-replay-count":{"Type":8,"Value":2},"x-warren-attempts":{"Type":8,"Value":2},`+
+			`"x-warren-operation":{"Type":14,"Value":"`+base64.StdEncoding.EncodeToString([]byte(ops))+`"},`, 1)
+	}
+	known := Options{KnownOperation: func(op string) bool { return op == "op-7" }}
+	tests := []struct {
+		name              string
+		body              string
+		o                 Options
+		attempts, replays int
+		claimed, loop     bool
+	}{
+		{name: "never replayed", body: easyNetQV8, attempts: 1},
+		{name: "replayed twice, failed again", body: marked("op-7"), o: known, attempts: 3, replays: 2, loop: true},
+		{name: "marks naming no known operation are a claim", body: marked("op-forged"), o: known, attempts: 1, claimed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decode(easyNetQEnvelope(tt.body), tt.o, true)
+			if d.Attempts != tt.attempts || d.ReplayCount != tt.replays || d.MarksClaimed != tt.claimed {
+				t.Errorf("attempts %d, replays %d, claimed %v; want %d, %d, %v", d.Attempts, d.ReplayCount, d.MarksClaimed, tt.attempts, tt.replays, tt.claimed)
+			}
+			st := &domain.Stats{Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
+				Groups: domain.NewGroups(false), Conventions: map[string]int{}}
+			sc := scanner{st: st, o: tt.o.withDefaults()}
+			if err := sc.add(nil, easyNetQEnvelope(tt.body), false); err != nil {
+				t.Fatal(err)
+			}
+			if (st.ReplayLoops == 1) != tt.loop || st.Attempts[tt.attempts] != 1 {
+				t.Errorf("a scan counts %d replay loops and attempts %v; want loop %v, one at %d", st.ReplayLoops, st.Attempts, tt.loop, tt.attempts)
+			}
+		})
 	}
 }
 

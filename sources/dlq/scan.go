@@ -217,17 +217,18 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	}
 	sc.lastTag = max(sc.lastTag, d.DeliveryTag)
 	st := sc.st
-	sc.deaths = parseDeathsInto(sc.deaths, d.Headers, false)
+	sc.deaths = domain.ParseDeathsInto(sc.deaths, d.Headers, false)
 	org := findOrigin(sc.deaths, d.Headers)
 	f := recognize(d, sc.deaths, org, sc.o.all, false)
-	believed := sc.o.believed(d.Headers)
+	marks := markedHeaders(d.Headers, f)
+	believed := sc.o.believed(marks)
 	// A replay count no known operation wrote counts no attempt.
 	replays := 0
 	if believed {
-		replays = ReplayCount(d.Headers)
+		replays = ReplayCount(marks)
 	}
-	n := sc.o.attempts(sc.deaths, org.Queue, d.Headers, believed)
-	reason, origin, at := org.Reason, org.Queue, diedAt(sc.deaths, d.Headers, believed)
+	n := sc.o.attempts(sc.deaths, org.Queue, marks, believed)
+	reason, origin, at := org.Reason, org.Queue, diedAt(sc.deaths, marks, believed)
 	if f.Convention == domain.ConventionBroker && f.Attempts > 0 {
 		n = max(n, frameworkTries(sc.deaths, f, replaysAdded(replays, sc.o.CarriesDeaths)))
 	}
@@ -256,7 +257,7 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	}
 	st.Groups.Add(f, n, "", businessID)
 	if believed {
-		if ReplayCount(d.Headers) > 0 {
+		if replays > 0 {
 			st.ReplayLoops++
 		}
 		if d.Headers[domain.HeaderQuarantineReason] != nil {
