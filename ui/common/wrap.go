@@ -91,3 +91,32 @@ func breakAt(plain string, limit int) (end, next int) {
 	}
 	return end, next
 }
+
+// JoinFit joins parts with sep into lines of width cells, each part whole
+// on one line where it fits: a line goes on, indented, at the part that
+// would not fit, not in the middle of one ("stats" and "5s old" apart).
+// A part wider than a line is left to Wrap.
+func JoinFit(parts []string, sep string, width int) string {
+	var b strings.Builder
+	used := 0
+	end := ansi.StringWidth(strings.TrimRight(sep, " ")) // what ends a line that goes on
+	for i, p := range parts {
+		w := ansi.StringWidth(p)
+		if i < len(parts)-1 {
+			w += end
+		}
+		switch {
+		case i == 0:
+		case width > 0 && used+ansi.StringWidth(sep)+w > width:
+			b.WriteString(strings.TrimRight(sep, " "))
+			b.WriteString("\n" + wrapIndent)
+			used = len(wrapIndent)
+		default:
+			b.WriteString(sep)
+			used += ansi.StringWidth(sep)
+		}
+		b.WriteString(p)
+		used += ansi.StringWidth(p)
+	}
+	return b.String()
+}

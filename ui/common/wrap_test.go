@@ -100,3 +100,21 @@ func TestWrapMakesNoBlankLineOfPaddingOrIndent(t *testing.T) {
 		t.Errorf("an indented long word wrapped as %q", got)
 	}
 }
+
+func TestJoinFitKeepsEachPartWhole(t *testing.T) {
+	parts := []string{"publish 0/s", "ack 0/s", "held: no consumers", "stats 5s old"}
+	tests := []struct {
+		width int
+		want  string
+	}{
+		{width: 80, want: "publish 0/s · ack 0/s · held: no consumers · stats 5s old"},
+		{width: 45, want: "publish 0/s · ack 0/s · held: no consumers ·\n  stats 5s old"},
+		{width: 20, want: "publish 0/s ·\n  ack 0/s ·\n  held: no consumers ·\n  stats 5s old"},
+		{width: 0, want: "publish 0/s · ack 0/s · held: no consumers · stats 5s old"},
+	}
+	for _, tt := range tests {
+		if got := JoinFit(parts, " · ", tt.width); got != tt.want {
+			t.Errorf("width %d:\n%s\nwant\n%s", tt.width, got, tt.want)
+		}
+	}
+}

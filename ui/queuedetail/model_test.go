@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
 	"github.com/warrenops/warren/domain"
@@ -369,5 +370,32 @@ func TestTheHistoryAgreesWithTheLinesAbove(t *testing.T) {
 	m, _ = loaded(t, &describer{detail: plain})
 	if v := m.View(); strings.Contains(v, "dead-lettering is not counted") {
 		t.Errorf("a queue that is no DLQ says its dead-lettering is not counted:\n%s", v)
+	}
+}
+
+// A DLQ's rates line is longer than a 160-column screen: it goes on at a
+// part, never inside "stats 5s old", and the DLQ's sources stay whole.
+func TestTheSummaryBreaksBetweenItsParts(t *testing.T) {
+	q := domain.Queue{Vhost: "warren-demo", Name: "orders.dlq", Type: "classic", Durable: true, Node: "rabbit@localhost", Messages: 30, Ready: 30,
+		HasRates: true, DLQOf: []domain.QueueRef{{Vhost: "warren-demo", Name: "orders"}, {Vhost: "warren-demo", Name: "orders.invoicing"},
+			{Vhost: "warren-demo", Name: "orders.pending-payment"}, {Vhost: "warren-demo", Name: "orders.status"}}, PairedBy: "config"}
+	m, _ := loaded(t, &describer{detail: detail(q)})
+	for _, width := range []int{160, 100, 80} {
+		m.SetSize(width, 200)
+		view := ansi.Strip(m.View())
+		for _, l := range strings.Split(view, "\n") {
+			if ansi.StringWidth(l) > width {
+				t.Errorf("width %d: a line of %d cells: %q", width, ansi.StringWidth(l), l)
+			}
+		}
+		for i, whole := range []string{"stats 0s old", "DLQ of orders, orders.invoicing, orders.pending-payment, orders.status (paired by config)",
+			"publish 0/s (the broker's dead-lettering is not counted) ·"} {
+			if i > 0 && width < 100 {
+				break // wider than the line: Wrap breaks it
+			}
+			if !strings.Contains(view, whole) {
+				t.Errorf("width %d: %q is not whole on one line:\n%s", width, whole, view)
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/warrenops/warren/domain/trouble"
 	"github.com/warrenops/warren/text/format"
 	"github.com/warrenops/warren/text/sanitize"
+	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/components/sparkline"
 )
 
@@ -93,7 +94,7 @@ func (m *Model) summary(d *domain.QueueDetail) string {
 		consumers = "consumers " + format.Unknown
 	}
 	figures := fmt.Sprintf("depth %s (%s) · %s · oldest %s", format.Count(q.Messages), depthParts(q), consumers, oldest)
-	rates := m.st.Muted.Render("rates not reported")
+	rates := []string{m.st.Muted.Render("rates not reported")}
 	switch {
 	case q.HasRates:
 		publish := format.Rate(q.PublishRate) + "/s"
@@ -102,16 +103,18 @@ func (m *Model) summary(d *domain.QueueDetail) string {
 			// channel, so it is counted as no publish.
 			publish += " (the broker's dead-lettering is not counted)"
 		}
-		rates = fmt.Sprintf("publish %s · ack %s/s · %s", publish, format.Rate(q.AckRate), m.drain(q))
+		rates = []string{"publish " + publish, "ack " + format.Rate(q.AckRate) + "/s", m.drain(q)}
 	case q.StatsPending:
-		rates = m.st.Muted.Render("consumers and rates unknown: the broker has not emitted this queue's statistics yet")
+		rates = []string{m.st.Muted.Render("consumers and rates unknown: the broker has not emitted this queue's statistics yet")}
 	}
 	age := m.st.Muted.Render("stats " + format.Duration(d.StatsAge+m.now().Sub(d.TakenAt)) + " old")
-	lines := []string{strings.Join(ident, " · ")}
+	// Each part whole on a line: a wrap inside "stats 5s old" or a
+	// queue's name reads badly.
+	lines := []string{common.JoinFit(ident, " · ", m.vp.Width)}
 	if rt := format.RetryNote(q); rt != "" {
 		lines = append(lines, rt)
 	}
-	lines = append(lines, figures, rates+" · "+age)
+	lines = append(lines, figures, common.JoinFit(append(rates, age), " · ", m.vp.Width))
 	if r := m.retryLine(q); r != "" {
 		lines = append(lines, r)
 	}
