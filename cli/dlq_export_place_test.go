@@ -1,68 +1,13 @@
 package cli
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/warrenops/warren/app"
+	"github.com/warrenops/warren/ops"
 )
-
-// A file put at the export's name while the export ran is not replaced:
-// the export is kept beside it, complete, and named.
-func TestAnExportKeepsAFileThatAppearedAtItsName(t *testing.T) {
-	dir := t.TempDir()
-	tmp := filepath.Join(dir, ".orders.jsonl.123")
-	out := filepath.Join(dir, "orders.jsonl")
-	if err := os.WriteFile(tmp, []byte("the export\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(out, []byte("someone else's\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	err := place(tmp, out, false)
-	if !errors.Is(err, errAppeared) {
-		t.Fatalf("place over a file that appeared: %v, want errAppeared", err)
-	}
-	err = writeError(out, err)
-	if app.ExitCode(err) != app.ExitRefused || !errors.Is(err, errAppeared) {
-		t.Fatalf("writeError: exit %d (%v), want refused", app.ExitCode(err), err)
-	}
-	if got, _ := os.ReadFile(out); string(got) != "someone else's\n" {
-		t.Fatalf("the file that appeared holds %q, want it untouched", got)
-	}
-	kept := filepath.Join(dir, "warren-export-123-orders.jsonl")
-	if got, _ := os.ReadFile(kept); string(got) != "the export\n" || !strings.Contains(err.Error(), "the export is complete in "+kept) {
-		t.Fatalf("the export kept as %q (%q), error %q: want it whole and named", kept, got, err)
-	}
-
-	// With no file there, the export takes the name and its scratch name
-	// is gone; with force, it replaces what is there.
-	if err := os.WriteFile(tmp, []byte("second\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fresh := filepath.Join(dir, "fresh.jsonl")
-	if err := place(tmp, fresh, false); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(fresh); string(got) != "second\n" {
-		t.Fatalf("placed file holds %q", got)
-	}
-	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
-		t.Fatalf("the scratch name is still there: %v", err)
-	}
-	if err := os.WriteFile(tmp, []byte("third\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := place(tmp, out, true); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(out); string(got) != "third\n" {
-		t.Fatalf("forced: the file holds %q, want the export", got)
-	}
-}
 
 // Before anything is read: a file there is refused without force, a
 // directory always, a name not taken or stdout never.
@@ -84,7 +29,7 @@ func TestAnExportChecksItsOutputBeforeReading(t *testing.T) {
 		{dir, false, app.ExitUsage},
 		{dir, true, app.ExitUsage},
 	} {
-		if got := app.ExitCode(checkOutput(tc.output, tc.force)); got != tc.want {
+		if got := app.ExitCode(outputError(ops.CheckOutput(tc.output, tc.force), "")); got != tc.want {
 			t.Errorf("checkOutput(%s, force %v): exit %d, want %d", tc.output, tc.force, got, tc.want)
 		}
 	}
