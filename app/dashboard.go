@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"io"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -110,7 +111,7 @@ var _ deadletters.StagingChecker = (*ops.Ops)(nil)
 func NewScreens(b Broker, o *ops.Ops, st styles.Styles) Screens {
 	c := o.Context()
 	refresh := c.Refresh.Duration
-	deps := deadletters.Deps{Browser: o, Inbox: o, CompileFilter: ops.CompileFilter, Scanner: o}
+	deps := deadletters.Deps{Browser: o, Inbox: o, CompileFilter: ops.CompileFilter, Scanner: o, Exporter: exporter{o}}
 	if !c.ReadOnly {
 		deps.Actions = o
 	}
@@ -145,6 +146,15 @@ func NewScreens(b Broker, o *ops.Ops, st styles.Styles) Screens {
 			return auditlog.New(o.Audit(), auditOpts)
 		},
 	}
+}
+
+// exporter writes the DLQ screen's exports, their header naming this
+// warren's version as `dlq export`'s do.
+type exporter struct{ o *ops.Ops }
+
+func (e exporter) ExportFile(ctx context.Context, f ops.FileExport, progress func(read int)) (ops.FileExportResult, error) {
+	f.Version = Version()
+	return e.o.ExportFile(ctx, f, progress)
 }
 
 // ignoredShort words the config files passed over for the header.

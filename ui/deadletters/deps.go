@@ -20,6 +20,14 @@ type Deps struct {
 	CompileFilter func(src string) (ops.Filter, error)
 	// Scanner may be nil: whole-queue statistics are then unavailable.
 	Scanner Scanner
+	// Exporter may be nil: export (E) is then unavailable.
+	Exporter Exporter
+}
+
+// Exporter writes a DLQ into a file, as `dlq export` does, reading it
+// without harm, and records the export in the audit log.
+type Exporter interface {
+	ExportFile(ctx context.Context, f ops.FileExport, progress func(read int)) (ops.FileExportResult, error)
 }
 
 // Scanner reads a whole DLQ for statistics, keeping counters, never

@@ -23,6 +23,7 @@ type KeyMap struct {
 	Reopen        key.Binding
 	Override      key.Binding
 	Scan          key.Binding // whole-queue statistics
+	Export        key.Binding // the queue into a file
 	Groups        key.Binding // the failure groups in place of the list
 	ShowGroup     key.Binding // lists the group under the cursor
 	CloseGroups   key.Binding // back from the groups to the list
@@ -66,6 +67,7 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 		Reopen:        keys.New("R", "reopen session"),
 		Override:      keys.New("O", "browse anyway"),
 		Scan:          keys.New("S", "whole-queue stats"),
+		Export:        keys.New("E", "export to a file"),
 		Groups:        keys.New("g", "failure groups"),
 		ShowGroup:     keys.New("enter", "list the group's messages"),
 		CloseGroups:   keys.New("esc", "back to the messages", "g"),
@@ -96,7 +98,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	act := []key.Binding{k.Inspect, k.NextPage, k.Scan, k.Groups, k.Reopen, k.Override}
+	act := []key.Binding{k.Inspect, k.NextPage, k.Scan, k.Groups, k.Export, k.Reopen, k.Override}
 	if !k.readOnly {
 		act = append([]key.Binding{k.Replay, k.Quarantine, k.ReplayAll, k.QuarantineAll}, act...)
 	}

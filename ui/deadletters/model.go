@@ -251,6 +251,12 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		}
 	case planMsg, stagingMsg, progressMsg, resultMsg:
 		return m.follow(m.op.Update(msg))
+	case exportCheckedMsg:
+		return m.exportChecked(msg)
+	case exportProgressMsg:
+		return m.op.exportProgressed(msg)
+	case exportedMsg:
+		return m.follow(m.op.exported(msg))
 	case scanProgressMsg, scanMsg:
 		cmd, shown := m.scan.Update(msg, m.held.letters)
 		if shown {
@@ -280,6 +286,10 @@ func (m *Model) follow(cmd tea.Cmd, w wants) tea.Cmd {
 		open := m.open(m.allowRisk)
 		m.op.result = result
 		return tea.Batch(cmd, open)
+	case exportTo:
+		o := m.op
+		o.mode, o.action, o.id = planning, actionExport, nextID()
+		return checkExportCmd(o.exportPath, o.id)
 	}
 	return cmd
 }
@@ -329,6 +339,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return m.startAction(ops.Quarantine, true)
 	case key.Matches(k, m.keys.NextPage):
 		return m.nextPage()
+	case key.Matches(k, m.keys.Export):
+		return m.startExport()
 	case m.op.halted != nil && key.Matches(k, m.keys.Reopen):
 		return m.resumeHalted()
 	case key.Matches(k, m.keys.Reopen), key.Matches(k, m.keys.Override):

@@ -58,6 +58,8 @@ type operation struct {
 	// beyond is how many more messages the queue held, when opened,
 	// than the held ones a plan of held messages acts on.
 	beyond int
+	// exportPath is the file an export was asked to write.
+	exportPath string
 }
 
 // halted is a staged replay that stopped itself.
@@ -72,6 +74,7 @@ const (
 	askReason promptKind = iota
 	confirmPlan
 	confirmOverride
+	askExportFile
 )
 
 // wants is what an answer or a result asks of the screen.
@@ -83,6 +86,7 @@ const (
 	reopenAnyway         // browse the refused DLQ, allowing the risk
 	reload               // the run ended: the held messages changed
 	reopen               // a whole-queue operation ended: browse again
+	exportTo             // the file is named: check it, then export
 )
 
 func newOperation(e *env) *operation { return &operation{env: e} }
@@ -186,6 +190,9 @@ func (o *operation) answer(k tea.KeyMsg) (tea.Cmd, wants) {
 			return nil, reopenAnyway
 		case confirmPlan:
 			return o.execute(), nothing
+		case askExportFile:
+			o.exportPath = o.prompt.Value()
+			return nil, exportTo
 		}
 	}
 	return cmd, nothing
@@ -410,6 +417,10 @@ func (o *operation) cancel() {
 	}
 	o.stopping = true
 	o.stop()
+	if o.action == actionExport {
+		o.progress.SetTitle("Export cancelling… every message goes back, and no file is written")
+		return
+	}
 	o.progress.SetTitle(title(o.plan.Action) + " cancelling… no more messages are sent; settling those in flight")
 }
 

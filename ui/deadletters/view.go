@@ -47,6 +47,9 @@ func (m *Model) middle() string {
 		// answer is typed; its details give way first.
 		return m.op.prompt.ViewWithin(m.promptRoom())
 	case planning:
+		if m.op.action == actionExport {
+			return m.st.Muted.Render("checking " + sanitize.Text(m.op.exportPath) + "… (esc stops)")
+		}
 		if m.op.whole {
 			return m.st.Muted.Render("reading " + sanitize.Text(m.ref.Name) + " to plan the " + string(m.op.action) + " of " + sanitize.Text(m.wholeWords()) + "… (esc stops; every message goes back)")
 		}

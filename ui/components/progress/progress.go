@@ -34,6 +34,9 @@ type Model struct {
 	now     time.Time
 	width   int
 	note    string
+	// reading: an operation that publishes nothing (an export) has no
+	// outcomes to count.
+	reading bool
 }
 
 // New starts a progress display at started; times come from the caller so
@@ -49,6 +52,10 @@ func (m *Model) Set(c Counts, now time.Time) {
 		m.now = now
 	}
 }
+
+// Reading marks an operation that reads and publishes nothing: the view
+// leaves out the confirmed, returned, nacked and unknown counters.
+func (m *Model) Reading() { m.reading = true }
 
 // SetNote sets a line drawn under the counters (a staged replay's stage
 // and pace); "" draws none. It must already be sanitised.
@@ -89,11 +96,13 @@ func (m Model) View() string {
 	bar := "[" + m.st.OK.Render(strings.Repeat("#", filled)) + m.st.Muted.Render(strings.Repeat(".", barW-filled)) + "]"
 	var out strings.Builder
 	out.WriteString(m.st.Title.Render(m.title) + "\n")
-	out.WriteString(bar + figures + "\n")
-	out.WriteString(m.counter("confirmed", c.Confirmed, m.st.OK) + "  " +
-		m.counter("returned", c.Returned, m.st.Warn) + "  " +
-		m.counter("nacked", c.Nacked, m.st.Trouble) + "  " +
-		m.counter("unknown", c.Unknown, m.st.Trouble))
+	out.WriteString(bar + figures)
+	if !m.reading {
+		out.WriteString("\n" + m.counter("confirmed", c.Confirmed, m.st.OK) + "  " +
+			m.counter("returned", c.Returned, m.st.Warn) + "  " +
+			m.counter("nacked", c.Nacked, m.st.Trouble) + "  " +
+			m.counter("unknown", c.Unknown, m.st.Trouble))
+	}
 	if m.note != "" {
 		out.WriteString("\n" + m.st.Value.Render(m.note))
 	}

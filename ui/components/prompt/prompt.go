@@ -29,8 +29,9 @@ type Question struct {
 	// TypeToConfirm, when set, must be typed exactly to confirm.
 	TypeToConfirm string
 	// Ask, when set, asks for a free-text answer (e.g. a reason) with this
-	// label; an empty answer does not confirm.
-	Ask string
+	// label; an empty answer does not confirm. Default is the answer
+	// offered, to edit or take with enter.
+	Ask, Default string
 	// Blocked, when set, is why the answer cannot go on as the question
 	// stands (the run would be refused before anything moves): y and
 	// enter show it instead of confirming, and the keys that change the
@@ -67,6 +68,10 @@ func New(q Question, st styles.Styles) Model {
 		in.CharLimit = 256
 		in.Cursor.SetMode(cursor.CursorStatic)
 		in.Focus()
+		if q.Default != "" {
+			in.SetValue(q.Default)
+			in.CursorEnd()
+		}
 		m.input = in
 		m.keys.typing = true
 	}
