@@ -3,6 +3,10 @@
 package cli
 
 import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/sources/broker"
+	"github.com/warrenops/warren/sources/dlqfile"
 	"github.com/warrenops/warren/sources/mgmt"
 	"github.com/warrenops/warren/testkit"
 	"github.com/warrenops/warren/ui/common"
@@ -156,4 +161,57 @@ func TestTheDLQScreenShowsWholeQueueStatisticsOnARealBroker(t *testing.T) {
 	p.until("the whole queue's figures", func(v string) bool {
 		return strings.Contains(v, "3 messages, 3 held") && strings.Contains(v, "reasons (whole queue)")
 	})
+}
+
+// E writes the whole queue to the file named, the page the screen held
+// first, in order; the queue keeps every message, the screen browses
+// again, and the audit log records the export with the file's sha256.
+func TestTheDLQScreenExportsTheQueueToAFileOnARealBroker(t *testing.T) {
+	vhost, scr := screenScene(t)
+	p := &pump{t: t, s: scr, msgs: make(chan tea.Msg, 64)}
+	p.s.SetSize(400, 40) // the result names the file whole on one line
+	t.Cleanup(func() {
+		if cmd := p.s.(common.Closer).Close(); cmd != nil {
+			cmd()
+		}
+	})
+	p.run(p.s.Init())
+	p.until("three held letters", func(v string) bool { return strings.Contains(v, "3 held") })
+	out := filepath.Join(t.TempDir(), "orders.dlq.jsonl.gz")
+	p.keys("E")
+	p.until("the question", func(v string) bool { return strings.Contains(v, "Write every message of orders.dlq to a file") })
+	p.send(tea.KeyMsg{Type: tea.KeyCtrlU})
+	p.keys(out)
+	p.send(tea.KeyMsg{Type: tea.KeyEnter})
+	p.until("the result and the page again", func(v string) bool {
+		return strings.Contains(v, "exported 3 of the 3 messages read from orders.dlq to "+out) && strings.Contains(v, "3 held")
+	})
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := dlqfile.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for {
+		e, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.Letter().LogicalID)
+	}
+	if rd.Header.Count != 3 || rd.Header.Vhost != vhost || strings.Join(ids, ",") != "ev-a,ev-b,ev-c" {
+		t.Errorf("the file holds %v (header count %d, vhost %q), want ev-a, ev-b, ev-c in order", ids, rd.Header.Count, rd.Header.Vhost)
+	}
+	if v := p.s.View(); !strings.Contains(v, "audit operation ") {
+		t.Errorf("the result does not name the audit operation:\n%s", v)
+	}
+	p.s.(common.Closer).Close()()
+	testkit.WaitDepth(t, testkit.Channel(t, testkit.Dial(t, vhost)), "orders.dlq", 3)
 }
