@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -116,10 +117,32 @@ func (o *operation) askExport(q prompt.Question) {
 	o.ask(askExportFile, q)
 }
 
-// checkExportCmd looks at the file's name off the update loop.
+// checkExportCmd looks at the file's name, and at the directory it
+// names, off the update loop.
 func checkExportCmd(path string, op int64) tea.Cmd {
 	return func() tea.Msg {
-		return exportCheckedMsg{op: op, path: path, err: ops.CheckOutput(path, false)}
+		// No shell reads the answer: ~ is the operator's home, as typed
+		// at a prompt.
+		if rest, ok := strings.CutPrefix(path, "~/"); ok {
+			if home, err := os.UserHomeDir(); err == nil {
+				path = filepath.Join(home, rest)
+			}
+		}
+		err := ops.CheckOutput(path, false)
+		if err == nil {
+			dir := filepath.Dir(path)
+			switch fi, serr := os.Stat(dir); {
+			case serr != nil:
+				var pe *fs.PathError
+				if errors.As(serr, &pe) {
+					serr = pe.Err // the name is said once
+				}
+				err = fmt.Errorf("cannot write a file in %s: %w", sanitize.Text(dir), serr)
+			case !fi.IsDir():
+				err = fmt.Errorf("cannot write a file in %s: not a directory", sanitize.Text(dir))
+			}
+		}
+		return exportCheckedMsg{op: op, path: path, err: err}
 	}
 }
 

@@ -126,6 +126,39 @@ func TestExportAsksAgainForAFileAlreadyThere(t *testing.T) {
 	}
 }
 
+// A directory that is not there is said in the question, before the
+// screen gives anything back.
+func TestExportAsksAgainForADirectoryNotThere(t *testing.T) {
+	e := &fakeExporter{}
+	d, _ := exportDriver(t, e)
+	d.m.SetSize(300, 40) // the reason on one line
+	d.keys("E")
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	d.retype(filepath.Join(missing, "x.jsonl"))
+	d.keys("enter")
+	d.until("the question again", func() bool {
+		return d.m.mode() == prompting && strings.Contains(d.m.View(), "cannot write a file in "+missing+": no such file or directory")
+	})
+	if asked, _ := e.calls(); len(asked) != 0 || d.m.state != browsing {
+		t.Errorf("exported %d times, state %v: want nothing read and the session kept", len(asked), d.m.state)
+	}
+}
+
+// ~ is the operator's home, as at a shell.
+func TestExportTakesTildeForHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	e := &fakeExporter{res: ops.FileExportResult{SHA256: "ab"}}
+	d, _ := exportDriver(t, e)
+	d.keys("E")
+	d.retype("~/x.jsonl")
+	d.keys("enter")
+	d.until("the export", func() bool { asked, _ := e.calls(); return len(asked) == 1 })
+	if asked, _ := e.calls(); asked[0].Output != filepath.Join(home, "x.jsonl") {
+		t.Errorf("exported to %q, want it in the home directory", asked[0].Output)
+	}
+}
+
 // x cancels a running export: no file, every message back, browsing again.
 func TestExportCancelledWritesNothingAndBrowsesAgain(t *testing.T) {
 	e := &fakeExporter{block: true}
