@@ -236,12 +236,7 @@ func (o *operation) exported(msg exportedMsg) (tea.Cmd, wants) {
 	if msg.op != o.id || o.mode != running {
 		return nil, nothing
 	}
-	o.mode = normal
-	if o.stop != nil {
-		o.stop()
-	}
-	cancelled := o.stopping
-	o.stop, o.stopping = nil, false
+	cancelled := o.ran()
 	name, path := sanitize.Text(o.ref.Name), sanitize.Text(msg.path)
 	switch {
 	case cancelled && errors.Is(msg.err, context.Canceled):

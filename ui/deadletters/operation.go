@@ -434,15 +434,23 @@ func (o *operation) progressed(msg progressMsg) tea.Cmd {
 	return waitProgress(msg.ch, msg.op)
 }
 
-func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
-	if msg.op != o.id || o.mode != running {
-		return nil, nothing
-	}
+// ran ends the run: the mode is normal again and the run's context is
+// released. It reports whether the operator had asked it to stop.
+func (o *operation) ran() (stopping bool) {
 	o.mode = normal
 	if o.stop != nil {
 		o.stop() // releases the run's context
 	}
+	stopping = o.stopping
 	o.stop, o.stopping = nil, false
+	return stopping
+}
+
+func (o *operation) finished(msg resultMsg) (tea.Cmd, wants) {
+	if msg.op != o.id || o.mode != running {
+		return nil, nothing
+	}
+	o.ran()
 	r := msg.res
 	switch {
 	case r.Halted:
