@@ -154,14 +154,23 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 // message's own, or, for a framework that wraps a failed message in an
 // envelope (EasyNetQ), the original message's inside it when the
 // envelope carries none. warren replays that original with its marks,
-// and when it fails again the framework wraps it, marks and all.
+// and when it fails again the framework wraps it, marks and all; a
+// quarantine parks the envelope, marking the envelope itself.
 func markedHeaders(h amqp.Table, f domain.Failure) amqp.Table {
-	if e := f.Envelope; e != nil {
-		if marked, _ := markers(h); !marked {
-			return e.Headers
-		}
+	if e := f.Envelope; e != nil && !replayMarked(h) {
+		return e.Headers
 	}
 	return h
+}
+
+// replayMarked reports whether h carries the marks of a replay.
+func replayMarked(h amqp.Table) bool {
+	for _, k := range []string{domain.HeaderReplayCount, domain.HeaderReplayAttempts, domain.HeaderReplayDeaths, domain.HeaderReplayedAt} {
+		if h[k] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // applyFailure carries what a framework's convention says into the

@@ -210,26 +210,35 @@ func TestAnEasyNetQLetterReplayedAndFailedAgainCountsItsReplays(t *testing.T) {
 	}
 	known := Options{KnownOperation: func(op string) bool { return op == "op-7" }}
 	tests := []struct {
-		name              string
-		body              string
-		o                 Options
-		attempts, replays int
-		claimed, loop     bool
+		name                  string
+		body                  string
+		o                     Options
+		attempts, replays     int
+		claimed, loop, parked bool
 	}{
 		{name: "never replayed", body: easyNetQV8, attempts: 1},
 		{name: "replayed twice, failed again", body: marked("op-7"), o: known, attempts: 3, replays: 2, loop: true},
 		{name: "marks naming no known operation are a claim", body: marked("op-forged"), o: known, attempts: 1, claimed: true},
+		{name: "replayed twice, failed again, then quarantined", body: marked("op-7"), o: known, attempts: 3, replays: 2, loop: true, parked: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Decode(easyNetQEnvelope(tt.body), tt.o, true)
+			env := easyNetQEnvelope(tt.body)
+			if tt.parked {
+				// A quarantine parks the envelope, its own headers marked.
+				env.Headers = amqp.Table{domain.HeaderQuarantineReason: "poison", domain.HeaderOperation: "op-7"}
+			}
+			d := Decode(env, tt.o, true)
+			if d.Quarantined != tt.parked {
+				t.Errorf("quarantined %v, want %v", d.Quarantined, tt.parked)
+			}
 			if d.Attempts != tt.attempts || d.ReplayCount != tt.replays || d.MarksClaimed != tt.claimed {
 				t.Errorf("attempts %d, replays %d, claimed %v; want %d, %d, %v", d.Attempts, d.ReplayCount, d.MarksClaimed, tt.attempts, tt.replays, tt.claimed)
 			}
 			st := &domain.Stats{Attempts: map[int]int{}, Reasons: map[string]int{}, Origins: map[string]int{},
 				Groups: domain.NewGroups(false), Conventions: map[string]int{}}
 			sc := scanner{st: st, o: tt.o.withDefaults()}
-			if err := sc.add(nil, easyNetQEnvelope(tt.body), false); err != nil {
+			if err := sc.add(nil, env, false); err != nil {
 				t.Fatal(err)
 			}
 			if (st.ReplayLoops == 1) != tt.loop || st.Attempts[tt.attempts] != 1 {
