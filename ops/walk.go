@@ -285,7 +285,9 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 			// until it has taken back what that consumer held — the
 			// copies whose acks the old leader lost among them: the
 			// depth is read once the feed's consumer is gone.
-			consumersGone(src, t, others)
+			if !consumersGone(src, t, others, sweepWait) {
+				return nil, fmt.Errorf("it still counted this run's consumer after %s, so copies whose acks the broker lost may come back later", sweepWait)
+			}
 			depth, err := settledDepth(src, t)
 			if err != nil || depth == 0 {
 				return emptySource{}, err
@@ -417,33 +419,45 @@ func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Pr
 // progressEvery is how often a staged run reports while nothing settles.
 const progressEvery = 250 * time.Millisecond
 
-// settledDepth is the queue's depth once it stands still: deliveries a
-// closed channel handed back reach a quorum queue a moment later.
+// settledDepth is the queue's depth once it stands still for half a
+// second: deliveries a closed channel handed back reach a quorum queue a
+// moment later, and on a cluster that lost a node, under load, some
+// moments more.
 func settledDepth(conn *amqp.Connection, t *Target) (int, error) {
-	last := -1
-	for range 20 {
+	last, still := -1, 0
+	for range 50 {
 		depth, err := dlq.Depth(conn, t.Info)
 		if err != nil {
 			return 0, err
 		}
 		if depth == last {
-			return depth, nil
+			if still++; still == 5 {
+				return depth, nil
+			}
+		} else {
+			last, still = depth, 0
 		}
-		last = depth
 		time.Sleep(100 * time.Millisecond)
 	}
 	return last, nil
 }
 
-// consumersGone waits, a few seconds at most, until t counts no more
-// consumers than the others it had before the run's own came.
-func consumersGone(conn *amqp.Connection, t *Target, others int) {
-	for range 50 {
+// sweepWait is how long the sweep waits for the run's consumer to be
+// gone from a quorum DLQ: the queue takes back what it held, the copies
+// whose acks a leader lost among them, only then.
+const sweepWait = 30 * time.Second
+
+// consumersGone waits, within wait, until t counts no more consumers than
+// the others it had before the run's own came; false when it still did.
+func consumersGone(conn *amqp.Connection, t *Target, others int, wait time.Duration) bool {
+	for deadline := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
 		_, n, err := dlq.Inspect(conn, t.Info)
 		if err != nil || n <= others {
-			return
+			return true
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
 }
 
