@@ -167,22 +167,27 @@ func (m *Model) exportChecked(msg exportCheckedMsg) tea.Cmd {
 	m.sid, m.session, m.state = nextID(), nil, lent
 	m.loading, m.end = false, false
 	m.held.reset(nil, true)
-	o := m.op
-	o.whole = true
-	o.mode = running
-	o.id = nextID()
-	o.result = ""
-	o.progress = progress.New("Export to "+sanitize.Text(msg.path)+" in progress", m.depth, o.opts.Now(), o.st)
-	o.progress.Reading()
-	o.progress.SetWidth(o.width)
-	ctx, stop := context.WithCancel(o.ctx)
-	o.stop, o.stopping = stop, false
 	f := ops.FileExport{ExportScope: ops.ExportScope{Queue: m.ref, AllowRisk: m.allowRisk}, Output: msg.path}
 	if m.held.filter != nil {
 		f.Filter, f.FilterText = m.held.filter, m.held.filterSrc
 	}
+	return m.op.export(s, f, m.depth)
+}
+
+// export runs the export of f once s, the screen's session, is closed;
+// total is what the queue held when the screen opened it, for the bar.
+func (o *operation) export(s ops.Session, f ops.FileExport, total int) tea.Cmd {
+	o.whole = true // the session was closed for it: browse again after
+	o.mode = running
+	o.id = nextID()
+	o.result = ""
+	o.progress = progress.New("Export to "+sanitize.Text(f.Output)+" in progress", total, o.opts.Now(), o.st)
+	o.progress.Reading()
+	o.progress.SetWidth(o.width)
+	ctx, stop := context.WithCancel(o.ctx)
+	o.stop, o.stopping = stop, false
 	ch := make(chan int, 16)
-	return tea.Batch(exportCmd(ctx, o.life, m.deps.Exporter, s, f, o.id, ch), waitExport(ch, o.id))
+	return tea.Batch(exportCmd(ctx, o.life, o.deps.Exporter, s, f, o.id, ch), waitExport(ch, o.id))
 }
 
 // exportCmd closes the screen's session, so what it held is back in the
