@@ -24,7 +24,7 @@ import (
 )
 
 // An export into a file (docs/ARCHITECTURE.md §4.14), as `dlq export`
-// and the DLQ screen's x write it: the file appears whole or not at all,
+// and the DLQ screen's E write it: the file appears whole or not at all,
 // never over a file already there unless forced, and the audit log says
 // who took which dead letters off the broker.
 
