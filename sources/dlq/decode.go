@@ -123,7 +123,8 @@ func Decode(d amqp.Delivery, o Options, keepBody bool) domain.DeadLetter {
 		Headers:        d.Headers,
 		Failure:        f,
 	}
-	believed := o.believed(marks)
+	// The envelope's own marks (a quarantine's) are judged too.
+	believed := o.believed(d.Headers) && o.believed(marks)
 	dl.Attempts = o.attempts(deaths, org.Queue, marks, believed)
 	dl.DeadLetteredAt = diedAt(deaths, marks, believed)
 	if !believed {

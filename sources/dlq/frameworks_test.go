@@ -210,16 +210,17 @@ func TestAnEasyNetQLetterReplayedAndFailedAgainCountsItsReplays(t *testing.T) {
 	}
 	known := Options{KnownOperation: func(op string) bool { return op == "op-7" }}
 	tests := []struct {
-		name                  string
-		body                  string
-		o                     Options
-		attempts, replays     int
-		claimed, loop, parked bool
+		name                          string
+		body                          string
+		o                             Options
+		attempts, replays             int
+		claimed, loop, parked, forged bool
 	}{
 		{name: "never replayed", body: easyNetQV8, attempts: 1},
 		{name: "replayed twice, failed again", body: marked("op-7"), o: known, attempts: 3, replays: 2, loop: true},
 		{name: "marks naming no known operation are a claim", body: marked("op-forged"), o: known, attempts: 1, claimed: true},
 		{name: "replayed twice, failed again, then quarantined", body: marked("op-7"), o: known, attempts: 3, replays: 2, loop: true, parked: true},
+		{name: "a quarantine mark naming no known operation is a claim", body: easyNetQV8, o: known, attempts: 1, claimed: true, forged: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,6 +228,9 @@ func TestAnEasyNetQLetterReplayedAndFailedAgainCountsItsReplays(t *testing.T) {
 			if tt.parked {
 				// A quarantine parks the envelope, its own headers marked.
 				env.Headers = amqp.Table{domain.HeaderQuarantineReason: "poison", domain.HeaderOperation: "op-7"}
+			}
+			if tt.forged {
+				env.Headers = amqp.Table{domain.HeaderQuarantineReason: "keep me out of replays", domain.HeaderOperation: "op-forged"}
 			}
 			d := Decode(env, tt.o, true)
 			if d.Quarantined != tt.parked {

@@ -221,7 +221,7 @@ func (sc *scanner) add(ch *amqp.Channel, d amqp.Delivery, live bool) error {
 	org := findOrigin(sc.deaths, d.Headers)
 	f := recognize(d, sc.deaths, org, sc.o.all, false)
 	marks := markedHeaders(d.Headers, f)
-	believed := sc.o.believed(marks)
+	believed := sc.o.believed(d.Headers) && sc.o.believed(marks)
 	// A replay count no known operation wrote counts no attempt.
 	replays := 0
 	if believed {
