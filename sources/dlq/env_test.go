@@ -28,27 +28,14 @@ func publish(t testing.TB, ch *amqp.Channel, exchange, key string, p amqp.Publis
 	}
 }
 
-// waitReady polls the queue's ready count until it is n.
+// waitReady polls the queue's ready count until it is n, for as long as
+// it moves (testkit.WaitDepth): a broker busy with other tests
+// dead-letters 100 000 messages in well over 15 s.
 func waitReady(t testing.TB, conn *amqp.Connection, queue string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	last := -1
-	for time.Now().Before(deadline) {
-		ch, err := conn.Channel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
-		if err != nil {
-			t.Fatalf("inspect %s: %v", queue, err)
-		}
-		ch.Close()
-		if last = q.Messages; last == n {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("queue %s: %d ready messages, want %d", queue, last, n)
+	ch := testkit.Channel(t, conn)
+	defer ch.Close()
+	testkit.WaitDepth(t, ch, queue, n)
 }
 
 // closeConnection has the broker close the connection the client named
