@@ -186,27 +186,27 @@ func (o *Ops) ExportFile(ctx context.Context, f FileExport, progress func(read i
 	if err == nil && writeErr != nil {
 		err = fmt.Errorf("writing the file: %w", writeErr)
 	}
-	out2 := FileExportResult{ExportResult: res}
+	fr := FileExportResult{ExportResult: res}
 	if err != nil {
-		return out2, fmt.Errorf("export of %s: %w; nothing was written to %s, and nothing was taken from %s", sanitize.Text(queue), err, sanitize.Text(f.Output), sanitize.Text(queue))
+		return fr, fmt.Errorf("export of %s: %w; nothing was written to %s, and nothing was taken from %s", sanitize.Text(queue), err, sanitize.Text(f.Output), sanitize.Text(queue))
 	}
-	out2.Header = header(res.Target, res.Matched, o.Now().UTC())
+	fr.Header = header(res.Target, res.Matched, o.Now().UTC())
 	if inPlace {
-		out2.SHA256, out2.Bytes, err = finishInPlace(f.Output, out2.Header, lines, reserved, f.Force)
+		fr.SHA256, fr.Bytes, err = finishInPlace(f.Output, fr.Header, lines, reserved, f.Force)
 	} else {
-		out2.SHA256, out2.Bytes, err = writeExport(f.Output, f.Stdout, out2.Header, lines, f.Force)
+		fr.SHA256, fr.Bytes, err = writeExport(f.Output, f.Stdout, fr.Header, lines, f.Force)
 	}
 	if err != nil {
 		kept = errors.Is(err, ErrOutputAppeared)
-		return out2, err
+		return fr, err
 	}
 	// The file is whole: the audit log says who took it. A log that
 	// cannot be written takes nothing from the file.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	out2.Operation, out2.AuditErr = o.RecordExport(actx, ExportRecord{Queue: f.Queue, Output: f.Output, SHA256: out2.SHA256, ExportID: out2.Header.ID(),
-		Read: res.Read, Count: res.Matched, Bytes: out2.Bytes, Filter: f.FilterText})
+	fr.Operation, fr.AuditErr = o.RecordExport(actx, ExportRecord{Queue: f.Queue, Output: f.Output, SHA256: fr.SHA256, ExportID: fr.Header.ID(),
+		Read: res.Read, Count: res.Matched, Bytes: fr.Bytes, Filter: f.FilterText})
 	cancel()
-	return out2, nil
+	return fr, nil
 }
 
 // headerLine is h as the file's first line.

@@ -163,10 +163,7 @@ func (m *Model) exportChecked(msg exportCheckedMsg) tea.Cmd {
 	}
 	// What the screen holds goes back first: the export reads the queue
 	// whole, in order.
-	s := m.life.release(m.sid)
-	m.sid, m.session, m.state = nextID(), nil, lent
-	m.loading, m.end = false, false
-	m.held.reset(nil, true)
+	s := m.lend()
 	f := ops.FileExport{ExportScope: ops.ExportScope{Queue: m.ref, AllowRisk: m.allowRisk}, Output: msg.path}
 	if m.held.filter != nil {
 		f.Filter, f.FilterText = m.held.filter, m.held.filterSrc

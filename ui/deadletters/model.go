@@ -427,6 +427,17 @@ func (m *Model) wholeWords() string {
 	return "every message of the queue"
 }
 
+// lend takes the browse session from the screen for an operation on the
+// whole queue, which closes it so that what it held is back in the queue,
+// and returns it; the screen shows nothing held until it browses again.
+func (m *Model) lend() ops.Session {
+	s := m.life.release(m.sid)
+	m.sid, m.session, m.state = nextID(), nil, lent
+	m.loading, m.end = false, false
+	m.held.reset(nil, true)
+	return s
+}
+
 // startWhole closes the browse session, so what it held goes back to the
 // queue, and plans a across the whole queue with the screen's filter: a
 // preview reads every message, then the prompt states what would move.
@@ -435,10 +446,7 @@ func (m *Model) startWhole(a ops.Action, reason string) tea.Cmd {
 	if m.held.filter != nil {
 		req.Filter, req.FilterText = m.held.filter, m.held.filterSrc
 	}
-	s := m.life.release(m.sid)
-	m.sid, m.session, m.state = nextID(), nil, lent
-	m.loading, m.end = false, false
-	m.held.reset(nil, true)
+	s := m.lend()
 	return m.op.start(req, s)
 }
 
@@ -455,10 +463,7 @@ func (m *Model) resumeHalted() tea.Cmd {
 	case m.scan.running:
 		return common.ReportError(fmt.Errorf("a scan of %s is running: press esc to stop it before resuming", name))
 	}
-	s := m.life.release(m.sid)
-	m.sid, m.session, m.state = nextID(), nil, lent
-	m.loading, m.end = false, false
-	m.held.reset(nil, true)
+	s := m.lend()
 	return m.op.start(ops.Scope{Action: ops.Resume, Queue: m.ref, Operation: m.op.halted.operation}, s)
 }
 
