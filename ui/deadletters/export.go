@@ -128,6 +128,10 @@ func checkExportCmd(path string, op int64) tea.Cmd {
 				path = filepath.Join(home, rest)
 			}
 		}
+		// The result names the file whole, wherever warren was started.
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
 		err := ops.CheckOutput(path, false)
 		if err == nil {
 			dir := filepath.Dir(path)
@@ -251,12 +255,8 @@ func (o *operation) exported(msg exportedMsg) (tea.Cmd, wants) {
 		return common.ReportError(msg.err), o.ended(nothing)
 	}
 	r := msg.res
-	where := path
-	if abs, err := filepath.Abs(msg.path); err == nil {
-		where = sanitize.Text(abs)
-	}
 	o.result = fmt.Sprintf("exported %d of the %s read from %s to %s (%s, sha256 %s…)",
-		r.Matched, format.Messages(r.Read), name, where, format.Bytes(r.Bytes), r.SHA256[:min(12, len(r.SHA256))])
+		r.Matched, format.Messages(r.Read), name, path, format.Bytes(r.Bytes), r.SHA256[:min(12, len(r.SHA256))])
 	if r.Operation != "" {
 		o.result += "; audit operation " + r.Operation
 	}
