@@ -91,6 +91,50 @@ func TestAFeedReturnsWhatItKeepsInOrderWithFreshConsumers(t *testing.T) {
 	}
 }
 
+// A walk that keeps every other message (a filter that matches half)
+// spreads what it keeps over channels: the broker finds an acked
+// delivery by passing every one held before it on its channel, so with
+// all 1 500 on one channel, 1 500 acks each passed hundreds. A channel
+// holds those kept once it had its share, and those its consumer had
+// been sent before it was stopped. What is kept goes back in order, and
+// every tag handed out acks on its own channel.
+func TestAFeedSpreadsWhatItKeepsOverChannels(t *testing.T) {
+	const n = 3000
+	q, conn, ids := feedScene(t, n)
+	f, err := OpenFeed(conn, q, Options{}, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := func(d domain.DeadLetter) bool { return d.Position%2 == 1 }
+	taken := drain(t, f, odd)
+	if got := logicalIDs(taken); !slices.Equal(got, ids) {
+		t.Fatalf("the feed handed out %d messages out of order or incomplete", len(got))
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, c := range f.chans {
+		most = max(most, c.received-c.acked)
+	}
+	if len(f.chans) < 2 || most >= n/2 {
+		t.Errorf("%d kept deliveries on %d channels, at most %d on one: want them spread over channels of about %d", n/2, len(f.chans), most, heldPerChannel)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i, id := range ids {
+		if i%2 == 1 {
+			want = append(want, id)
+		}
+	}
+	waitReady(t, conn, sceneDLQ, len(want))
+	if got := logicalIDs(browseAll(t, conn, q, Options{})); !slices.Equal(got, want) {
+		t.Errorf("after the feed, the queue holds %d messages %v…, want the %d kept ones in order", len(got), got[:min(5, len(got))], len(want))
+	}
+}
+
 func TestAFeedTakesNoMoreThanItsLimit(t *testing.T) {
 	q, conn, ids := feedScene(t, 100)
 	f, err := OpenFeed(conn, q, Options{}, 60, 0)
@@ -184,7 +228,10 @@ func TestAFeedAcksContiguousRunsWithoutReachingAKeptDelivery(t *testing.T) {
 	if f.runs != 2 {
 		t.Errorf("%d multiple acks, want 2 (the first run, and the one closing the gap)", f.runs)
 	}
-	if f.floor != tag(10) {
-		t.Errorf("the acked run ends below tag %d, want it stopped at the kept delivery's tag %d", f.floor, tag(10))
+	if len(f.chans) != 1 {
+		t.Fatalf("40 messages were read on %d channels, want one", len(f.chans))
+	}
+	if floor := f.chans[0].floor; floor != tag(10) {
+		t.Errorf("the acked run ends below tag %d, want it stopped at the kept delivery's tag %d", floor, tag(10))
 	}
 }

@@ -26,17 +26,18 @@ type sizes struct {
 	replay   []int // dead letters
 	inbox    int   // rows
 	export   int   // dead letters exported and imported
+	filtered int   // dead letters a filtered replay moves, of twice as many
 }
 
 var (
-	fullSizes  = sizes{overview: []int{1000, 10000}, scan: []int{10000, 100000}, replay: []int{10000, 50000}, inbox: 1000000, export: 100000}
-	quickSizes = sizes{overview: []int{200, 1000}, scan: []int{2000, 10000}, replay: []int{2000, 5000}, inbox: 100000, export: 10000}
+	fullSizes  = sizes{overview: []int{1000, 10000}, scan: []int{10000, 100000}, replay: []int{10000, 50000}, inbox: 1000000, export: 100000, filtered: 40000}
+	quickSizes = sizes{overview: []int{200, 1000}, scan: []int{2000, 10000}, replay: []int{2000, 5000}, inbox: 100000, export: 10000, filtered: 5000}
 )
 
 func main() {
 	var cfg config
 	quick := flag.Bool("quick", false, "small sizes, for trying the harness out")
-	only := flag.String("only", "", "comma-separated workloads to run: overview,scan,replay,returns,bodies,inbox,canary,export (default all)")
+	only := flag.String("only", "", "comma-separated workloads to run: overview,scan,replay,filtered,returns,bodies,inbox,canary,export (default all)")
 	flag.StringVar(&cfg.warren, "warren", "", "warren binary to measure (default: build one from this module)")
 	flag.StringVar(&cfg.amqpAddr, "amqp", "127.0.0.1:5672", "broker AMQP address")
 	flag.StringVar(&cfg.mgmtURL, "mgmt", "http://127.0.0.1:15672", "management API URL")
@@ -128,6 +129,7 @@ func main() {
 	for _, n := range sz.replay {
 		step("replay", func() ([]row, error) { return b.replay(n) })
 	}
+	step("filtered", func() ([]row, error) { return b.filtered(sz.filtered) })
 	step("returns", func() ([]row, error) { return b.returns(50_000) })
 	step("bodies", func() ([]row, error) { return b.bodies() })
 	step("inbox", func() ([]row, error) { return b.inbox(sz.inbox) })
