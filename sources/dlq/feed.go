@@ -445,7 +445,8 @@ func (f *Feed) usable() error {
 	return nil
 }
 
-// Ack removes one delivery the caller moved (multiple=false: a later
+// Ack removes one delivery the caller moved, as AckAll does one: a
+// multiple ack only where it reaches nothing but acked tags (a later
 // delivery may be settled before an earlier one is confirmed). Safe to
 // call from another goroutine than Next's.
 func (f *Feed) Ack(tag uint64) error {
@@ -458,13 +459,9 @@ func (f *Feed) Ack(tag uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := c.ch.Ack(t, false); err != nil {
-		return fmt.Errorf("ack delivery %d on %s: %w", t, f.q.Name, err)
+	if err := f.ackOn(c, []uint64{t}); err != nil {
+		return err
 	}
-	f.acked++
-	c.acked++
-	c.dirty = true
-	c.markAcked(t)
 	f.wake()
 	return nil
 }
