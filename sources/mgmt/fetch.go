@@ -270,9 +270,9 @@ const vhostParallel = 1
 
 // vhostNames lists the vhosts the user can see, sorted.
 func (c *Client) vhostNames(ctx context.Context) ([]string, error) {
-	var vs []struct {
+	var vs present[struct {
 		Name string `json:"name"`
-	}
+	}]
 	if err := c.get(ctx, "vhosts", url.Values{"columns": {"name"}}, &vs); err != nil {
 		return nil, err
 	}

@@ -171,7 +171,7 @@ func (c *Client) deepestPage(ctx context.Context, vhost string, size int) ([]dom
 // queues hold, from the broker's per-vhost statistics: nothing is asked
 // of the queues.
 func (c *Client) vhostsHeld(ctx context.Context) ([]vhostHeld, error) {
-	var vs []vhostHeld
+	var vs present[vhostHeld]
 	err := c.get(ctx, "vhosts", url.Values{"columns": {"name,messages,messages_ready,messages_unacknowledged"}}, &vs)
 	return vs, err
 }

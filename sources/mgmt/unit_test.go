@@ -319,3 +319,41 @@ telemetry_scrape_size_bytes_sum{registry="detailed",content_type="text/plain; ve
 // hostile is a queue name as the text format writes it: `say "hi"\`, a
 // newline and a terminal escape, which the format leaves as it is.
 const hostile = `say \"hi\"\\\n` + "\x1b[2J"
+
+// A vhost deleted while the broker lists the vhosts comes as [] in place
+// of its object: the read goes on with the others. Anything else that is
+// not an object still fails the read.
+func TestAVhostDeletedDuringTheListIsLeftOut(t *testing.T) {
+	t.Parallel()
+	var body atomic.Value
+	body.Store(`[{"name":"orders","messages":7,"messages_ready":5,"messages_unacknowledged":2},[ ],` +
+		`{"name":"billing","messages":3,"messages_ready":3,"messages_unacknowledged":0}]`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/vhosts" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(body.Load().(string)))
+	}))
+	defer srv.Close()
+	cl, err := New(Options{URL: srv.URL, MetricsURL: MetricsOff, Username: "oncall", Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := cl.vhostNames(context.Background())
+	if err != nil || strings.Join(names, ",") != "billing,orders" {
+		t.Fatalf("vhostNames = %q, %v", names, err)
+	}
+	held, err := cl.vhostsHeld(context.Background())
+	if err != nil || len(held) != 2 {
+		t.Fatalf("vhostsHeld = %+v, %v", held, err)
+	}
+	if tot := heldTotals(held); tot.Messages != 10 || tot.Ready != 8 || tot.Unacked != 2 {
+		t.Fatalf("totals = %+v", tot)
+	}
+
+	body.Store(`[{"name":"orders"},["odd"]]`)
+	if names, err := cl.vhostNames(context.Background()); err == nil {
+		t.Fatalf("a list holding a non-empty list read as %q", names)
+	}
+}
