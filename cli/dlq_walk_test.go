@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -111,8 +114,41 @@ func TestDlqReplayMovesTwoHundredThousandInOneCommand(t *testing.T) {
 // although there are more of them than one consumer's window can hold.
 func TestDlqReplayWithAFilterKeepsTheRestInOrder(t *testing.T) {
 	t.Parallel()
-	const n = 20_000
 	s := newEmptyActScene(t, "")
+	s.replayOddKeepingEven(t, 20_000)
+}
+
+// A user whose max-channels limit leaves little room: the broker closes
+// the whole connection of a channel opened past the limit, so a filtered
+// replay, which spreads what it keeps over channels (four here, without
+// a limit), reads within the room the user has and finishes.
+func TestAFilteredReplayStaysWithinTheUsersChannelLimit(t *testing.T) {
+	t.Parallel()
+	s := newEmptyActScene(t, "")
+	user := "warren-limited-" + strings.TrimPrefix(s.vhost, "warren-cli-actions-")
+	testkit.Mgmt(t, http.MethodPut, "/api/users/"+url.PathEscape(user), map[string]string{"password": "limited", "tags": "monitoring"})
+	t.Cleanup(func() { testkit.Mgmt(t, http.MethodDelete, "/api/users/"+url.PathEscape(user), nil) })
+	testkit.Mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/"+url.PathEscape(user),
+		map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
+	testkit.Mgmt(t, http.MethodPut, "/api/user-limits/"+url.PathEscape(user)+"/max-channels", map[string]int{"value": 3})
+	testEnv("WARREN_LIMITED_TEST_PASSWORD", "limited")
+	cfg, err := os.ReadFile(s.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = []byte(strings.NewReplacer(`username = "guest"`, fmt.Sprintf("username = %q", user),
+		"WARREN_ACTIONS_TEST_PASSWORD", "WARREN_LIMITED_TEST_PASSWORD").Replace(string(cfg)))
+	if err := os.WriteFile(s.config, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.replayOddKeepingEven(t, 4000)
+}
+
+// replayOddKeepingEven dead-letters n messages, every other one marked
+// odd, replays the odd ones with a filter, and checks that they were
+// confirmed and that the even ones stay in the DLQ in their order.
+func (s *actScene) replayOddKeepingEven(t *testing.T, n int) {
+	t.Helper()
 	s.expire(t, n, func(i int) amqp.Table {
 		return amqp.Table{"parity": []string{"even", "odd"}[i%2]}
 	})

@@ -31,6 +31,12 @@ type QueueReader interface {
 	Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domain.Snapshot, error)
 }
 
+// ChannelRoomReader tells how many more channels the user may open under
+// its max-channels limit; *mgmt.Client implements it.
+type ChannelRoomReader interface {
+	ChannelRoom(ctx context.Context) (room int, limited bool, err error)
+}
+
 // Clients are the pieces the layer works with, all from the selected
 // config context. The composition root (app) builds them; tests pass
 // their own.

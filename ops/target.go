@@ -83,6 +83,19 @@ func (o *Ops) Resolve(ctx context.Context, ref domain.QueueRef) (*Target, error)
 		t.Opts.LogicalID, t.Opts.AttemptsHeader = k.LogicalID, k.AttemptsHeader
 		t.InboxOf.Name = k.Name
 	}
+	if r, ok := o.c.Mgmt.(ChannelRoomReader); ok {
+		// A walk spreads what it keeps over channels: under a user's
+		// max-channels limit it takes half the room left (the publisher
+		// and other clients of the user need theirs), at least one. A
+		// limit that cannot be read leaves it one: slower where it keeps
+		// much, never past a limit.
+		switch room, limited, err := r.ChannelRoom(ctx); {
+		case err != nil:
+			t.Opts.MaxChannels = 1
+		case limited:
+			t.Opts.MaxChannels = max(room/2, 1)
+		}
+	}
 	return t, nil
 }
 

@@ -72,6 +72,11 @@ type Options struct {
 	// size, logical ID and failure are read first); nil keeps every
 	// body. A listing keeps none; dlq show only the message it shows.
 	KeepBody func(domain.DeadLetter) bool
+	// MaxChannels is the most channels a feed reads on; 0 leaves it to
+	// the connection's channel-max. A user whose max-channels limit
+	// leaves little room gets 1: the broker closes the whole connection
+	// of a channel opened past the limit.
+	MaxChannels int
 }
 
 // DefaultByteBudget is the bodies one page may ask for at once.

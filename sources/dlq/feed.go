@@ -52,8 +52,9 @@ const genShift = 40
 // channel. Once the held ones fill half of the prefetch, or
 // heldPerChannel of them, the consumer is cancelled and a new one
 // started, on a new channel while the connection has channels to spare
-// (half its channel-max): the old deliveries stay held on their
-// channel, and the new consumer gets a whole window. So the client holds
+// (half its channel-max, at most Options.MaxChannels): the old
+// deliveries stay held on their channel, and the new consumer gets a
+// whole window. So the client holds
 // at most about a window of bodies whatever the queue's size, the broker
 // keeps the rest, and an ack never passes more than heldPerChannel held
 // deliveries. The tags handed out name the channel (genShift).
@@ -153,6 +154,9 @@ func OpenFeed(conn *amqp.Connection, q domain.QueueInfo, o Options, limit, windo
 	f := &Feed{q: q, o: o, conn: conn, limit: limit, maxWindow: min(window, MaxHeld),
 		closes: make(chan *amqp.Error, 1), acks: make(chan struct{}, 1),
 		chanBudget: max(int(conn.Config.ChannelMax)/2, 1)}
+	if o.MaxChannels > 0 {
+		f.chanBudget = min(f.chanBudget, o.MaxChannels)
+	}
 	f.perChan = max(heldPerChannel, (limit+f.chanBudget-1)/f.chanBudget)
 	if err := f.openChannel(); err != nil {
 		return nil, err

@@ -357,3 +357,49 @@ func TestAVhostDeletedDuringTheListIsLeftOut(t *testing.T) {
 		t.Fatalf("a list holding a non-empty list read as %q", names)
 	}
 }
+
+// ChannelRoom reads the user's max-channels limit and takes away the
+// channels its connections hold (another user's do not count); a user
+// with no limit, a negative one, or none the API knows (not found) is
+// not limited.
+func TestChannelRoomIsTheUsersLimitLessItsOpenChannels(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		limits      string
+		status      int
+		wantRoom    int
+		wantLimited bool
+	}{
+		{"a limit", `[{"user":"oncall","value":{"max-channels":10,"max-connections":5}}]`, 200, 6, true},
+		{"a limit already reached", `[{"user":"oncall","value":{"max-channels":3}}]`, 200, 0, true},
+		{"no limit", `[]`, 200, 0, false},
+		{"only a connection limit", `[{"user":"oncall","value":{"max-connections":5}}]`, 200, 0, false},
+		{"a negative limit is none", `[{"user":"oncall","value":{"max-channels":-1}}]`, 200, 0, false},
+		{"a user of another backend", `{"error":"Object Not Found","reason":"Not Found"}`, 404, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/api/user-limits/oncall":
+					w.WriteHeader(tc.status)
+					w.Write([]byte(tc.limits))
+				case "/api/connections":
+					w.Write([]byte(`[{"user":"oncall","channels":3},{"user":"app","channels":40},[],{"user":"oncall","channels":1}]`))
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			cl, err := New(Options{URL: srv.URL, MetricsURL: MetricsOff, Username: "oncall", Password: "s3cret"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			room, limited, err := cl.ChannelRoom(context.Background())
+			if err != nil || room != tc.wantRoom || limited != tc.wantLimited {
+				t.Fatalf("ChannelRoom = %d, %v, %v; want %d, %v", room, limited, err, tc.wantRoom, tc.wantLimited)
+			}
+		})
+	}
+}
