@@ -66,6 +66,10 @@ func (c *Context) Apply(t Target) error {
 			return fmt.Errorf("--management-url %s", msg)
 		}
 	}
+	user, from, err := urlsUser(t.Username, "--username", "--amqp-url", t.AMQPURL, "--management-url", t.ManagementURL)
+	if err != nil {
+		return fmt.Errorf("%s %w", from, err)
+	}
 	switch {
 	case t.AMQPURL != "" && t.ManagementURL != "":
 		c.AMQPURL, c.ManagementURL = t.AMQPURL, t.ManagementURL
@@ -78,8 +82,8 @@ func (c *Context) Apply(t Target) error {
 		c.AMQPURL = sameHost(t.ManagementURL, map[string]string{"http": "amqp", "https": "amqps"},
 			map[string]string{"amqp": "5672", "amqps": "5671"}, "/")
 	}
-	if t.Username != "" {
-		c.Username = t.Username
+	if user != "" {
+		c.Username = user
 	}
 	if t.AMQPURL != "" || t.ManagementURL != "" {
 		c.adoptURLVhost()
@@ -141,6 +145,31 @@ func checkURL(raw, scheme, secure, example string) string {
 		return "must not contain a password, found one: keep it in the environment variable that password_env names"
 	}
 	return ""
+}
+
+// urlsUser is the user a login names: the username given (under the
+// key or flag name), else the one the URLs name before their host
+// (amqp://oncall@rabbit/), as a URL given to any RabbitMQ client names
+// it. Two different users are refused rather than one picked in
+// silence: the error names the first key or flag, which it leaves for
+// the caller to put before it. Each URL comes after its name; "" for a
+// URL not given.
+func urlsUser(given, name string, urls ...string) (user, from string, err error) {
+	user, from = given, name
+	for i := 0; i+1 < len(urls); i += 2 {
+		u, perr := url.Parse(urls[i+1])
+		if perr != nil || u.User == nil || u.User.Username() == "" {
+			continue
+		}
+		switch named := u.User.Username(); {
+		case user == "":
+			user, from = named, urls[i]
+		case named != user:
+			return "", from, fmt.Errorf("names user %q and %s names user %q: name the user once (in the URL, or in %s alone)",
+				user, urls[i], named, name)
+		}
+	}
+	return user, from, nil
 }
 
 // redact drops what looks like credentials from a URL that did not parse

@@ -66,6 +66,12 @@ func TestAOneOffTargetOverridesTheContext(t *testing.T) {
 		{"management URL alone brings AMQP to its host", Target{ManagementURL: "https://rabbit-c:15671"},
 			"amqps://rabbit-c:5671/", "https://rabbit-c:15671", "guest", "rabbit-c:15671"},
 		{"username", Target{Username: "oncall"}, LocalAMQPURL, LocalManagementURL, "oncall", "local broker"},
+		{"the AMQP URL's user", Target{AMQPURL: "amqp://tenant@rabbit-b:5672/"},
+			"amqp://tenant@rabbit-b:5672/", "http://rabbit-b:15672", "tenant", "rabbit-b:15672"},
+		{"the management URL's user", Target{ManagementURL: "http://tenant@rabbit-c:15672"},
+			"amqp://rabbit-c:5672/", "http://tenant@rabbit-c:15672", "tenant", "rabbit-c:15672"},
+		{"the same user twice", Target{AMQPURL: "amqp://tenant@b:5672/", Username: "tenant"},
+			"amqp://tenant@b:5672/", "http://b:15672", "tenant", "b:15672"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +105,10 @@ func TestABadOneOffTargetNamesTheFlag(t *testing.T) {
 		{Target{AMQPURL: "localhost:5672"}, `--amqp-url must be an amqp:// or amqps:// URL such as amqp://rabbit.example:5672/, found "localhost:5672"`},
 		{Target{ManagementURL: "amqp://h:5672/"}, `--management-url must be an http:// or https:// URL such as http://rabbit.example:15672, found "amqp://h:5672/"`},
 		{Target{AMQPURL: "amqp://u:hunter2@h/"}, "--amqp-url must not contain a password"},
+		{Target{AMQPURL: "amqp://tenant@h/", Username: "oncall"},
+			`--username names user "oncall" and --amqp-url names user "tenant": name the user once (in the URL, or in --username alone)`},
+		{Target{AMQPURL: "amqp://tenant@h/", ManagementURL: "http://admin@h:15672"},
+			`--amqp-url names user "tenant" and --management-url names user "admin": name the user once (in the URL, or in --username alone)`},
 	}
 	for _, tc := range cases {
 		err := Local().Apply(tc.target)
@@ -172,5 +182,27 @@ func TestAnOperatorNameWithAControlCharacterIsRefused(t *testing.T) {
 	}
 	if _, err := Parse("warren.toml", []byte("[contexts.a]\noperator = \"Ana Lúcia\"\n")); err != nil {
 		t.Fatalf("a plain name with a space and an accent: %v", err)
+	}
+}
+
+// A user named in a context's URL is its username, as any RabbitMQ
+// client takes it; a username of its own that agrees is fine.
+func TestAContextsURLNamesItsUser(t *testing.T) {
+	for _, body := range []string{
+		"[contexts.a]\namqp_url = \"amqp://tenant@h/\"\n",
+		"[contexts.a]\nmanagement_url = \"https://tenant@h:15671\"\n",
+		"[contexts.a]\nusername = \"tenant\"\namqp_url = \"amqp://tenant@h/\"\n",
+	} {
+		f, err := Parse("c.toml", []byte(body))
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if got := f.Contexts["a"].Username; got != "tenant" {
+			t.Errorf("%q: username %q, want tenant", body, got)
+		}
+	}
+	f, err := Parse("c.toml", []byte("[contexts.a]\namqp_url = \"amqp://h/\"\n"))
+	if err != nil || f.Contexts["a"].Username != "guest" {
+		t.Fatalf("a context naming no user: %v, %+v", err, f)
 	}
 }

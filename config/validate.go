@@ -38,6 +38,7 @@ func (f *File) validate(data []byte) error {
 		c.Name = name
 		k := func(rest ...string) []string { return append([]string{"contexts", name}, rest...) }
 		refresh := c.Refresh.Duration
+		given := c.Username
 		c.applyDefaults()
 		if msg := checkURL(c.AMQPURL, "amqp", "amqps", "amqp://127.0.0.1:5672/"); msg != "" {
 			return fail(k("amqp_url"), "%s", msg)
@@ -45,6 +46,13 @@ func (f *File) validate(data []byte) error {
 		c.adoptURLVhost()
 		if msg := checkURL(c.ManagementURL, "http", "https", "http://127.0.0.1:15672"); msg != "" {
 			return fail(k("management_url"), "%s", msg)
+		}
+		user, from, err := urlsUser(given, "username", "amqp_url", c.AMQPURL, "management_url", c.ManagementURL)
+		if err != nil {
+			return fail(k(from), "%s", err)
+		}
+		if user != "" {
+			c.Username = user
 		}
 		if c.MetricsURL != "" && c.MetricsURL != "off" {
 			if msg := checkURL(c.MetricsURL, "http", "https", "http://127.0.0.1:15692"); msg != "" {
