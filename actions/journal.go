@@ -43,6 +43,9 @@ type journalEntry struct {
 	// after runs on the journal's goroutine, in the order the records
 	// were handed in, once the record is stored (nil) or cannot be.
 	after func(error)
+	// barrier: no record, only after, once every record handed in
+	// before it is stored or cannot be (flush).
+	barrier bool
 }
 
 func newJournal(ctx context.Context, store audit.Store) *journal {
@@ -79,12 +82,14 @@ func (j *journal) loop() {
 				break gather
 			}
 		}
-		err := failed
-		if err == nil {
-			recs = recs[:0]
-			for _, e := range group {
+		recs = recs[:0]
+		for _, e := range group {
+			if !e.barrier {
 				recs = append(recs, e.rec)
 			}
+		}
+		err := failed
+		if err == nil && len(recs) > 0 {
 			_, err = j.store.AppendAll(j.ctx, recs)
 			failed = err
 			committed = j.now()
@@ -111,8 +116,20 @@ func (j *journal) write(rec audit.Record) error {
 	return <-res
 }
 
+// flush waits until every record handed in so far is stored, or cannot
+// be, and its callback has run. Records may still be handed in after it:
+// the settling side flushes when the publisher's channel is gone while
+// the reading side may still record a page it read (recorded, then
+// counted not sent).
+func (j *journal) flush() {
+	done := make(chan struct{})
+	j.in <- journalEntry{barrier: true, after: func(error) { close(done) }}
+	<-done
+}
+
 // close waits for every record handed in, and the callbacks, to finish.
-// Nothing may be handed in after it.
+// Nothing may be handed in after it: the walk closes it once both the
+// reading and the settling side are done.
 func (j *journal) close() {
 	j.once.Do(func() { close(j.in) })
 	<-j.done

@@ -167,3 +167,30 @@ func TestTheJournalSpacesItsGroupCommitsAndGathersMeanwhile(t *testing.T) {
 		t.Fatalf("group commits of %v records, want %v", store.groups, want)
 	}
 }
+
+// A flush returns once everything handed in before it is stored and
+// called back, writes no record of its own, and leaves the journal open
+// for what comes after.
+func TestAFlushWaitsForWhatCameBeforeAndLeavesTheJournalOpen(t *testing.T) {
+	store, err := audit.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := newJournal(context.Background(), store)
+	var called int // written on the journal's goroutine, read after flush
+	for i := range 100 {
+		j.submit(journalRecord(i), func(error) { called++ })
+	}
+	j.flush()
+	if called != 100 {
+		t.Fatalf("flush returned after %d of 100 callbacks", called)
+	}
+	if err := j.write(journalRecord(100)); err != nil {
+		t.Fatalf("a record after a flush: %v", err)
+	}
+	j.close()
+	n := 0
+	if err := store.Scan(context.Background(), func(audit.Record) error { n++; return nil }); err != nil || n != 101 {
+		t.Fatalf("%d records stored (%v), want 101: a flush writes none", n, err)
+	}
+}

@@ -4,11 +4,14 @@ package actions
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
@@ -90,4 +93,67 @@ func TestAWalkPublishesAtMostAWindowWithoutARecordOfItsOutcome(t *testing.T) {
 		t.Fatalf("walk: %+v, %v; want %d confirmed", out.res, out.err, n)
 	}
 	testkit.WaitDepth(t, ch, "orders", n)
+}
+
+// publisherLost closes the publisher's connection as the walk asks for
+// its second page, and gives the walk time to see the publisher gone
+// before the page comes.
+type publisherLost struct {
+	lettersSource
+	conn  *amqp.Connection
+	calls int
+}
+
+func (s *publisherLost) Next(ctx context.Context, n int) ([]domain.DeadLetter, bool, error) {
+	if s.calls++; s.calls == 2 {
+		s.conn.Close()
+		time.Sleep(300 * time.Millisecond)
+	}
+	return s.lettersSource.Next(ctx, n)
+}
+
+// The publisher's channel closes (here its connection; a permission the
+// user lacks closes it as well) while the walk reads a page: the walk
+// ends with the publisher's error, every message counted not sent, and
+// the audit log says so. Before, the settling side closed the journal
+// under the reading side, which crashed recording the page it read.
+func TestAWalkWhosePublisherIsLostMidPageEndsCleanly(t *testing.T) {
+	const n = 3 * pageSize
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
+	ch := testkit.Channel(t, testkit.Dial(t, vhost))
+	testkit.Declare(t, ch, "orders", nil)
+	store, err := audit.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	letters := make([]domain.DeadLetter, n)
+	for i := range letters {
+		letters[i] = domain.DeadLetter{MessageID: msgID(i), LogicalID: msgID(i), Body: []byte(msgID(i)), Size: len(msgID(i)),
+			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1}
+	}
+	dest := Destination{RoutingKey: "orders"}
+	op := Walk{Request: Request{Action: ActionImport, Vhost: vhost, Queue: "orders.dlq", To: &Override{RoutingKey: "orders"}},
+		Expect: n, Limit: n, Groups: []Group{{Dest: dest, Count: n}}}
+	env := Env{Conn: conn, Audit: store, Operator: "ana", Host: "test", Context: "local", ConnUser: "guest"}
+	res, err := RunWalk(testCtx(t), &publisherLost{lettersSource: lettersSource{letters: letters}, conn: conn}, op, env, nil)
+	if !errors.Is(err, ErrPublisherClosed) {
+		t.Fatalf("walk: %v; want the publisher's channel named", err)
+	}
+	if res.Confirmed != 0 || res.NotSent != 2*pageSize {
+		t.Fatalf("confirmed %d, not sent %d; want the two pages read counted not sent", res.Confirmed, res.NotSent)
+	}
+	if got := testkit.Depth(t, ch, "orders"); got != 0 {
+		t.Fatalf("%d copies reached orders; want none", got)
+	}
+	notSent := 0
+	err = store.Scan(context.Background(), func(r audit.Record) error {
+		if r.Outcome == domain.OutcomeNotSent {
+			notSent += len(r.MessageIDs)
+		}
+		return nil
+	})
+	if err != nil || notSent != 2*pageSize {
+		t.Fatalf("the audit log records %d not sent (%v); want %d", notSent, err, 2*pageSize)
+	}
 }

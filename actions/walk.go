@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -264,8 +266,13 @@ func (s *walker) run(ctx context.Context) error {
 	closeErr := pub.Close()
 	settleErr := <-settled
 	s.res.PeakInFlight = pub.Peak()
-	// What is still in flight never reached the broker.
+	// What is still in flight never reached the broker: recorded as
+	// publishing, it is recorded not sent, else a resume would count
+	// it a possible duplicate.
 	s.res.NotSent += len(s.inFlight)
+	for _, ref := range slices.Sorted(maps.Keys(s.inFlight)) {
+		s.unsent = append(s.unsent, s.inFlight[ref])
+	}
 	s.res.Selected = s.res.Confirmed + s.res.Returned + s.res.Nacked + s.res.Unknown
 	s.rep.finish(s.published)
 	cause := context.Cause(sendCtx)
@@ -836,13 +843,15 @@ func (b *batches) flushOther(outcome string) {
 }
 
 // flushAll hands in what is left, waits for the journal to store it and
-// send its acks, and proves the last acks.
+// send its acks, and proves the last acks. It flushes the journal rather
+// than closing it: the publisher's channel may be gone while the walk
+// still reads a page, whose record must find the journal open.
 func (b *batches) flushAll() error {
 	_ = b.flushConfirmed()
 	for outcome := range b.others {
 		b.flushOther(outcome)
 	}
-	b.s.log.j.close()
+	b.s.log.j.flush()
 	if err := b.err(); err != nil {
 		return err
 	}
