@@ -265,7 +265,7 @@ func (p *Publisher) loop(confirms <-chan amqp.Confirmation, returns <-chan amqp.
 	p.drainReturns(returns)
 	reason := ErrPublisherClosed
 	if e, ok := <-closes; ok && e != nil {
-		reason = fmt.Errorf("%w: %v", ErrPublisherClosed, e)
+		reason = fmt.Errorf("%w: %w", ErrPublisherClosed, e)
 	}
 	p.mu.Lock()
 	p.dead = reason

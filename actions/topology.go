@@ -66,5 +66,10 @@ func declareQueue(conn *amqp.Connection, name string) error {
 	}
 	defer ch.Close()
 	_, err = ch.QueueDeclare(name, true, false, false, false, amqp.Table{"x-queue-type": "classic"})
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.AccessRefused {
+		return fmt.Errorf("%w; nothing was changed: the user needs the configure permission on %s to declare it, "+
+			"or someone who has it declares it (a durable classic queue), or the config's quarantine names a queue the user may write to", err, name)
+	}
 	return err
 }

@@ -33,6 +33,19 @@ func (s *lettersSource) Ack(uint64) error      { return nil }
 func (s *lettersSource) AckAll([]uint64) error { return nil }
 func (s *lettersSource) Sync() error           { return nil }
 
+// importToOrders is n letters from memory and a walk importing them
+// into the queue orders, as an import of a file does.
+func importToOrders(vhost string, n int) ([]domain.DeadLetter, Walk) {
+	letters := make([]domain.DeadLetter, n)
+	for i := range letters {
+		letters[i] = domain.DeadLetter{MessageID: msgID(i), LogicalID: msgID(i), Body: []byte(msgID(i)), Size: len(msgID(i)),
+			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1}
+	}
+	dest := Destination{RoutingKey: "orders"}
+	return letters, Walk{Request: Request{Action: ActionImport, Vhost: vhost, Queue: "orders.dlq", To: &Override{RoutingKey: "orders"}},
+		Expect: n, Limit: n, Groups: []Group{{Dest: dest, Count: n}}}
+}
+
 // heldConfirms stores records as its file store does, but a group with a
 // confirmed record waits until release closes.
 type heldConfirms struct {
@@ -64,14 +77,7 @@ func TestAWalkPublishesAtMostAWindowWithoutARecordOfItsOutcome(t *testing.T) {
 	var once sync.Once
 	release := func() { once.Do(func() { close(store.release) }) }
 	t.Cleanup(release) // a failure below leaves no walk waiting
-	letters := make([]domain.DeadLetter, n)
-	for i := range letters {
-		letters[i] = domain.DeadLetter{MessageID: msgID(i), LogicalID: msgID(i), Body: []byte(msgID(i)), Size: len(msgID(i)),
-			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1}
-	}
-	dest := Destination{RoutingKey: "orders"}
-	op := Walk{Request: Request{Action: ActionImport, Vhost: vhost, Queue: "orders.dlq", To: &Override{RoutingKey: "orders"}},
-		Expect: n, Limit: n, Groups: []Group{{Dest: dest, Count: n}}}
+	letters, op := importToOrders(vhost, n)
 	env := Env{Conn: conn, Audit: store, Window: window, Operator: "ana", Host: "test", Context: "local", ConnUser: "guest"}
 	type outcome struct {
 		res *Result
@@ -127,14 +133,7 @@ func TestAWalkWhosePublisherIsLostMidPageEndsCleanly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	letters := make([]domain.DeadLetter, n)
-	for i := range letters {
-		letters[i] = domain.DeadLetter{MessageID: msgID(i), LogicalID: msgID(i), Body: []byte(msgID(i)), Size: len(msgID(i)),
-			DeliveryCount: -1, AcquiredCount: -1, Headroom: -1}
-	}
-	dest := Destination{RoutingKey: "orders"}
-	op := Walk{Request: Request{Action: ActionImport, Vhost: vhost, Queue: "orders.dlq", To: &Override{RoutingKey: "orders"}},
-		Expect: n, Limit: n, Groups: []Group{{Dest: dest, Count: n}}}
+	letters, op := importToOrders(vhost, n)
 	env := Env{Conn: conn, Audit: store, Operator: "ana", Host: "test", Context: "local", ConnUser: "guest"}
 	res, err := RunWalk(testCtx(t), &publisherLost{lettersSource: lettersSource{letters: letters}, conn: conn}, op, env, nil)
 	if !errors.Is(err, ErrPublisherClosed) {

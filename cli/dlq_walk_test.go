@@ -125,23 +125,58 @@ func TestDlqReplayWithAFilterKeepsTheRestInOrder(t *testing.T) {
 func TestAFilteredReplayStaysWithinTheUsersChannelLimit(t *testing.T) {
 	t.Parallel()
 	s := newEmptyActScene(t, "")
-	user := "warren-limited-" + strings.TrimPrefix(s.vhost, "warren-cli-actions-")
-	testkit.Mgmt(t, http.MethodPut, "/api/users/"+url.PathEscape(user), map[string]string{"password": "limited", "tags": "monitoring"})
+	user := s.loginAs(t, "limited", ".*", ".*")
+	testkit.Mgmt(t, http.MethodPut, "/api/user-limits/"+url.PathEscape(user)+"/max-channels", map[string]int{"value": 3})
+	s.replayOddKeepingEven(t, 4000)
+}
+
+// loginAs makes a monitoring user for the scene's vhost alone, with the
+// configure and write permissions given (read on everything), and points
+// the scene's config at it; the user goes when t ends.
+func (s *actScene) loginAs(t *testing.T, role, configure, write string) string {
+	t.Helper()
+	user := "warren-" + role + "-" + strings.TrimPrefix(s.vhost, "warren-cli-actions-")
+	testkit.Mgmt(t, http.MethodPut, "/api/users/"+url.PathEscape(user), map[string]string{"password": role, "tags": "monitoring"})
 	t.Cleanup(func() { testkit.Mgmt(t, http.MethodDelete, "/api/users/"+url.PathEscape(user), nil) })
 	testkit.Mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/"+url.PathEscape(user),
-		map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
-	testkit.Mgmt(t, http.MethodPut, "/api/user-limits/"+url.PathEscape(user)+"/max-channels", map[string]int{"value": 3})
-	testEnv("WARREN_LIMITED_TEST_PASSWORD", "limited")
+		map[string]string{"configure": configure, "write": write, "read": ".*"})
+	env := "WARREN_" + strings.ToUpper(role) + "_TEST_PASSWORD"
+	testEnv(env, role)
 	cfg, err := os.ReadFile(s.config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg = []byte(strings.NewReplacer(`username = "guest"`, fmt.Sprintf("username = %q", user),
-		"WARREN_ACTIONS_TEST_PASSWORD", "WARREN_LIMITED_TEST_PASSWORD").Replace(string(cfg)))
+		"WARREN_ACTIONS_TEST_PASSWORD", env).Replace(string(cfg)))
 	if err := os.WriteFile(s.config, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.replayOddKeepingEven(t, 4000)
+	return user
+}
+
+// A user who may read the DLQ but not write or declare: a replay stops
+// at the first copy the broker refuses, saying which permission is
+// missing, and a quarantine refuses before anything moves; every message
+// stays in the DLQ.
+func TestAUserWhoMayNotWriteIsToldWhichPermissionIsMissing(t *testing.T) {
+	t.Parallel()
+	const n = 600
+	s := newEmptyActScene(t, "")
+	s.loginAs(t, "readonly", "", "")
+	s.expire(t, n, nil)
+	_, errOut, err := runAction(t, s.config, newDlqReplayCmd, "orders.dlq", "--yes")
+	if err == nil || !strings.Contains(err.Error(), "ACCESS_REFUSED") || !strings.Contains(err.Error(), "needs the write permission") {
+		t.Fatalf("replay without write permission: %v\n%s", err, errOut)
+	}
+	_, errOut, err = runAction(t, s.config, newDlqQuarantineCmd, "orders.dlq", "--yes", "--reason", "bad payload")
+	if err == nil || !strings.Contains(err.Error(), "needs the configure permission on orders.dlq.quarantine") ||
+		!strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("quarantine without configure permission: %v\n%s", err, errOut)
+	}
+	testkit.WaitDepth(t, s.ch, "orders.dlq", n)
+	if got := testkit.Depth(t, s.ch, "orders"); got != 0 {
+		t.Fatalf("orders holds %d copies; the broker refused every publish", got)
+	}
 }
 
 // replayOddKeepingEven dead-letters n messages, every other one marked
