@@ -292,8 +292,10 @@ func run(ctx context.Context, plan *Plan, env Env, log *auditLog, res *Result, p
 	if res.Cancelled {
 		return nil
 	}
-	if sendErr != nil {
-		return fmt.Errorf("publishing stopped after %d of %d messages: %w", published.Load(), plan.Selected(), sendErr)
+	// A channel the broker closed: the copies in flight are unknown, and
+	// this is why, whether or not every copy went out before.
+	if sendErr = pub.why(sendErr); sendErr != nil {
+		return stopped(int(published.Load()), fmt.Sprintf(" of %d", plan.Selected()), sendErr, "the rest stays in "+plan.Queue)
 	}
 	if drainErr != nil {
 		return fmt.Errorf("confirms still missing after %s: %w", env.SettleTimeout, drainErr)

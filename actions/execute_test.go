@@ -7,9 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +83,44 @@ func TestReplayDeliversByteIdenticalCopiesToTheOriginQueue(t *testing.T) {
 	if last := recs[len(recs)-1]; res.Head == nil || *res.Head != audit.HeadOf(last) {
 		t.Fatalf("result's head %v, want the final record's, %v", res.Head, audit.HeadOf(last))
 	}
+}
+
+// The broker closes the publishing channel once every copy is on the
+// wire (here a user who may not write to the default exchange): the run
+// says why, with the permission to ask for, the copies are unknown or
+// not sent, and every source goes back to the DLQ.
+func TestAPublishingChannelTheBrokerClosesIsNamed(t *testing.T) {
+	const n = 30
+	s := newScene(t, n, plain)
+	user := "warren-readonly-" + strings.TrimPrefix(s.vhost, "warren-actions-")
+	testkit.Mgmt(t, http.MethodPut, "/api/users/"+url.PathEscape(user), map[string]string{"password": "readonly", "tags": "monitoring"})
+	t.Cleanup(func() { testkit.Mgmt(t, http.MethodDelete, "/api/users/"+url.PathEscape(user), nil) })
+	testkit.Mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(s.vhost)+"/"+url.PathEscape(user),
+		map[string]string{"configure": "", "write": "", "read": ".*"})
+	u, err := url.Parse(testkit.AMQPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(user, "readonly")
+	readonly, err := amqp.DialConfig(u.String(), amqp.Config{Vhost: s.vhost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer readonly.Close()
+	sess, letters := s.browse(t, s.conn, s.dlq)
+	env := s.env(sess)
+	env.Conn, env.ConnUser = readonly, user
+	res, err := Execute(testCtx(t), s.plan(t, Request{Letters: letters}), env, nil)
+	if !errors.Is(err, ErrPublisherClosed) || !strings.Contains(err.Error(), "needs the write permission") {
+		t.Fatalf("Execute = %v, want the publishing channel's close and the permission it needs", err)
+	}
+	if res.Confirmed != 0 || res.Unknown+res.NotSent != n {
+		t.Fatalf("confirmed %d, unknown %d, not sent %d; want all %d unknown or not sent", res.Confirmed, res.Unknown, res.NotSent, n)
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitDepth(t, s.ch, s.dlq, n)
 }
 
 func TestReplayLeavesUndeliverableMessagesInTheDLQ(t *testing.T) {

@@ -89,6 +89,9 @@ type Publisher struct {
 	exact   int   // Exact messages pending
 	peak    int   // most messages ever awaiting a confirm at once
 	dead    error // set once the channel is gone
+	// lost is the broker's reason when it closed the channel (a
+	// permission refused, a connection lost); nil after Close.
+	lost error
 }
 
 // NewPublisher opens a channel on conn, puts it in confirm mode and starts
@@ -227,6 +230,39 @@ func (p *Publisher) Peak() int {
 	return p.peak
 }
 
+// Lost is why the broker closed the publishing channel, once it has; nil
+// while it is open and after Close. Copies in flight then are Unknown,
+// and the run that published them must say why.
+func (p *Publisher) Lost() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lost
+}
+
+// why is the reason publishing stopped, given the error a publish
+// returned (nil when every copy went out): the broker's own reason for
+// closing the channel in place of the client's "not open", or of none.
+// Call it once the results are drained, when Lost is settled.
+func (p *Publisher) why(err error) error {
+	lost := p.Lost()
+	if lost != nil && (err == nil || errors.Is(err, amqp.ErrClosed) || errors.Is(err, ErrPublisherClosed)) {
+		return lost
+	}
+	return err
+}
+
+// stopped says why publishing stopped after published of what: err,
+// with the permission to ask for when the broker refused it, and where
+// the rest is.
+func stopped(published int, of string, err error, rest string) error {
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.AccessRefused {
+		return fmt.Errorf("publishing stopped after %d%s messages: %w; the user needs the write permission on the exchange it names, "+
+			"and %s", published, of, err, rest)
+	}
+	return fmt.Errorf("publishing stopped after %d%s messages: %w", published, of, err)
+}
+
 // Done is closed once every message is settled after the channel closed.
 func (p *Publisher) Done() <-chan struct{} { return p.done }
 
@@ -263,12 +299,13 @@ func (p *Publisher) loop(confirms <-chan amqp.Confirmation, returns <-chan amqp.
 		}
 	}
 	p.drainReturns(returns)
-	reason := ErrPublisherClosed
+	reason, lost := ErrPublisherClosed, error(nil)
 	if e, ok := <-closes; ok && e != nil {
 		reason = fmt.Errorf("%w: %w", ErrPublisherClosed, e)
+		lost = reason
 	}
 	p.mu.Lock()
-	p.dead = reason
+	p.dead, p.lost = reason, lost
 	left := make([]uint64, 0, len(p.pending))
 	for seq := range p.pending {
 		left = append(left, seq)

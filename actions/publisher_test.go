@@ -44,6 +44,9 @@ func publishAll(t *testing.T, conn *amqp.Connection, window int, msgs []Outgoing
 		t.Fatalf("close: %v", err)
 	}
 	<-collected
+	if err := p.Lost(); err != nil {
+		t.Fatalf("a publisher closed by its caller reports a loss: %v", err)
+	}
 	return got, p
 }
 
@@ -176,6 +179,10 @@ func TestPublisherSettlesInFlightAsUnknownWhenTheChannelDies(t *testing.T) {
 	err = p.Publish(ctx, Outgoing{Ref: 8, RoutingKey: "x"})
 	if !errors.Is(err, ErrPublisherClosed) {
 		t.Fatalf("publish after the channel died: %v, want ErrPublisherClosed", err)
+	}
+	var ae *amqp.Error
+	if lost := p.Lost(); !errors.As(lost, &ae) || ae.Code != amqp.NotFound {
+		t.Fatalf("Lost() = %v, want the broker's 404 that closed the channel", lost)
 	}
 }
 

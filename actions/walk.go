@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/time/rate"
 
 	"github.com/warrenops/warren/audit"
@@ -286,13 +285,10 @@ func (s *walker) run(ctx context.Context) error {
 		return sendErr
 	case s.res.Cancelled:
 		return nil
-	case sendErr != nil:
-		var ae *amqp.Error
-		if errors.As(sendErr, &ae) && ae.Code == amqp.AccessRefused {
-			return fmt.Errorf("publishing stopped after %d messages: %w; the user needs the write permission on the exchange it names "+
-				"(what was not published stays in %s)", s.published, sendErr, s.op.Request.Queue)
-		}
-		return fmt.Errorf("publishing stopped after %d messages: %w", s.published, sendErr)
+	case pub.why(sendErr) != nil:
+		// A channel the broker closed: the copies in flight are unknown,
+		// and this is why, whether or not every copy went out before.
+		return stopped(s.published, "", pub.why(sendErr), s.rest())
 	case drainErr != nil:
 		return fmt.Errorf("confirms still missing after %s: %w", s.env.SettleTimeout, drainErr)
 	}
