@@ -7,6 +7,7 @@ import (
 
 	"github.com/warrenops/warren/ops"
 	"github.com/warrenops/warren/text/format"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // progressPrinter writes an operation's progress to stderr: one line
@@ -68,6 +69,9 @@ func progressLine(action string, p ops.Progress, took time.Duration) string {
 	}
 	if p.PaceWhy != "" {
 		s += " · " + p.PaceWhy
+	}
+	if b := p.BlockedText(); b != "" {
+		s += " · " + sanitize.Text(b)
 	}
 	if took > 0 && done > 0 {
 		perSec := float64(done) / took.Seconds()

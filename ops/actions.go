@@ -30,8 +30,9 @@ func (o *Ops) execute(ctx context.Context, p *actions.Plan, h *Browse, progress 
 	}
 	defer conn.Close()
 	env.Conn, env.Session, env.Stream = conn, h, h.ReadOnly()
-	report, _ := o.report(progress, nil)
+	report, stop := o.report(progress, nil, conn)
 	res, err := actions.Execute(ctx, p, env, report)
+	stop()
 	if res == nil {
 		return Result{}, err
 	}

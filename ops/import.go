@@ -492,7 +492,7 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 		defer g.Close()
 		op.Gate, op.Staged = g.ramp, Staging{RateAuto: true}.detail()
 	}
-	report, stop := o.report(progress, g)
+	report, stop := o.report(progress, g, conn)
 	res, err := actions.RunWalk(ctx, src, op, env, report)
 	stop()
 	return result(res), err

@@ -93,6 +93,11 @@ type Progress struct {
 	// rests on; 0 and "" otherwise.
 	Pace    float64
 	PaceWhy string
+	// Blocked is the broker's reason while it blocks the publisher's
+	// connection (a memory or disk alarm), since BlockedSince; "" while
+	// it does not.
+	Blocked      string
+	BlockedSince time.Time
 }
 
 // Counts are an operation's figures, as the command line's JSON gives

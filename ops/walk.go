@@ -295,7 +295,7 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 			return dlq.OpenFeed(src, t.Info, t.Opts, depth, 0)
 		}
 	}
-	report, stop := o.report(progress, g)
+	report, stop := o.report(progress, g, pubConn)
 	res, err := actions.RunWalk(ctx, feed, op, env, report)
 	stop()
 	// Close returns every delivery not moved, in one nack, after the
@@ -366,21 +366,29 @@ func (o *Ops) lookup(ref domain.QueueRef) actions.Lookup {
 // run's figures when g is set. A staged run reports every
 // progressEvery too, since nothing settles while a verdict is awaited;
 // stop ends that.
-func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Progress), stop func()) {
+func (o *Ops) report(progress func(Progress), g *staged, pub *amqp.Connection) (report func(actions.Progress), stop func()) {
 	if progress == nil {
 		return nil, func() {}
 	}
 	var (
-		mu   sync.Mutex
-		last actions.Progress
-		done bool
+		mu      sync.Mutex
+		last    actions.Progress
+		done    bool
+		stopped bool
+		blocks  *blockWatch
 	)
+	if pub != nil {
+		blocks = watchBlocked(pub, o.c.Now)
+	}
 	emit := func() {
 		p := last
 		out := Progress{
 			Total: p.Total, OfRead: p.OfRead, Read: p.Read, Done: p.Confirmed + p.Returned + p.Nacked + p.Unknown, Published: p.Published,
 			Confirmed: p.Confirmed, Returned: p.Returned, Nacked: p.Nacked, Unknown: p.Unknown,
 			Finished: p.Done, At: o.c.Now(),
+		}
+		if blocks != nil && !p.Done {
+			out.Blocked, out.BlockedSince = blocks.state()
 		}
 		g.progress(&out)
 		progress(out)
@@ -391,7 +399,18 @@ func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Pr
 		last, done = p, p.Done
 		emit()
 	}
-	if g == nil {
+	if blocks != nil {
+		// A block, and its end, is reported at once: nothing else
+		// moves while it lasts.
+		blocks.onChange(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !done && !stopped {
+				emit()
+			}
+		})
+	}
+	if g == nil && blocks == nil {
 		return report, func() {}
 	}
 	quit, ended := make(chan struct{}), make(chan struct{})
@@ -405,7 +424,9 @@ func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Pr
 				return
 			case <-tick.C:
 				mu.Lock()
-				if !done {
+				// A staged run's figures move while nothing settles; a
+				// blocked run's time blocked does.
+				if reason, _ := blocks.state(); !done && (g != nil || reason != "") {
 					emit()
 				}
 				mu.Unlock()
@@ -413,10 +434,17 @@ func (o *Ops) report(progress func(Progress), g *staged) (report func(actions.Pr
 		}
 	}()
 	// stop waits for the ticker: no report may come once Run returned.
-	return report, func() { close(quit); <-ended }
+	return report, func() {
+		close(quit)
+		<-ended
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+	}
 }
 
-// progressEvery is how often a staged run reports while nothing settles.
+// progressEvery is how often a staged or blocked run reports while
+// nothing settles.
 const progressEvery = 250 * time.Millisecond
 
 // settledDepth is the queue's depth once it stands still for half a

@@ -5,6 +5,7 @@ package faults
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,6 +117,47 @@ func testConnectionsClosed(t *testing.T, b *broker) {
 		r.faultRun(t, ch, fmt.Sprintf("connections closed at %s depth %d, --rate %s", workQueue, k, rate))
 	}
 	cut.check(t, "the connections were closed")
+	r.recover(t, 0)
+}
+
+// TestFaultMemoryAlarmWaitsAndLosesNothing raises a memory alarm
+// mid-replay: the broker blocks every publishing connection until it
+// clears. The replay says it is blocked and why, waits, and finishes
+// once the alarm is gone.
+func TestFaultMemoryAlarmWaitsAndLosesNothing(t *testing.T) {
+	onBrokers(t, singleNodes, testMemoryAlarm)
+}
+
+func testMemoryAlarm(t *testing.T, b *broker) {
+	r := newRunner(t, b, "memory alarm", "alarm", setup{})
+	n := b.nodes[0]
+	restore := func() {
+		// Back to the watermark the broker was configured with.
+		n.ctl(t, "eval", "vm_memory_monitor:set_vm_memory_high_watermark(element(2, application:get_env(rabbit, vm_memory_high_watermark))).")
+	}
+	t.Cleanup(restore)
+	for range 2 {
+		r.s.fill(t)
+		k := point(0.05, 0.3)
+		ch := start(t, r.c, replayArgs("--rate", "1000")...)
+		hit := injectAt(t, r.s, ch, workQueue, k, func() {
+			n.ctl(t, "set_vm_memory_high_watermark", "0.000001")
+			// Past the 5 s between the progress lines of a log.
+			time.Sleep(8 * time.Second)
+			restore()
+		})
+		ch.wait(t, 2*time.Minute)
+		if !hit {
+			t.Errorf("the replay ended before the alarm")
+		}
+		if ch.code() != 0 {
+			t.Errorf("a replay the alarm held up exited %d:\n%s", ch.code(), ch.stderr.String())
+		}
+		if !strings.Contains(ch.stderr.String(), "publishing blocked by the broker") {
+			t.Errorf("the replay never said the broker blocked it:\n%s", ch.stderr.String())
+		}
+		r.faultRun(t, ch, fmt.Sprintf("memory alarm at %s depth %d", workQueue, k))
+	}
 	r.recover(t, 0)
 }
 

@@ -344,6 +344,9 @@ func stageNote(p ops.Progress) string {
 	if p.PaceWhy != "" {
 		parts = append(parts, p.PaceWhy)
 	}
+	if b := p.BlockedText(); b != "" {
+		parts = append(parts, b)
+	}
 	return sanitize.Text(strings.Join(parts, " · "))
 }
 

@@ -271,6 +271,28 @@ func TestProgressUpdates(t *testing.T) {
 	}
 }
 
+// A run the broker blocks (a resource alarm) says so on the progress,
+// with the broker's reason made safe, and stops saying so once it clears.
+func TestABlockedRunSaysWhyItDoesNotMove(t *testing.T) {
+	d, _ := browsingDriver(t, Options{}, &fakeActions{})
+	d.m.op.plan = &ops.Plan{Action: ops.Replay, Decided: true, Selected: 4, Publish: 4}
+	d.m.op.execute()
+	op := d.m.op.id
+	ch := make(chan ops.Progress)
+	blocked := ops.Progress{Total: 4, Done: 1, Confirmed: 1, At: t0.Add(20 * time.Second),
+		Blocked: "low on memory\x1b]0;owned\x07", BlockedSince: t0.Add(5 * time.Second)}
+	d.m.Update(progressMsg{op: op, p: blocked, ch: ch})
+	v := d.m.View()
+	if !strings.Contains(v, "publishing blocked by the broker for 15s (low on memory") || strings.Contains(v, "\x1b]0;") {
+		t.Errorf("the view of a blocked run:\n%s", v)
+	}
+	cleared := ops.Progress{Total: 4, Done: 2, Confirmed: 2, At: t0.Add(21 * time.Second)}
+	d.m.Update(progressMsg{op: op, p: cleared, ch: ch})
+	if v := d.m.View(); strings.Contains(v, "blocked") {
+		t.Errorf("the block cleared, the view still says it:\n%s", v)
+	}
+}
+
 func TestStaleResultsAreDropped(t *testing.T) {
 	d, first := browsingDriver(t, Options{}, &fakeActions{})
 	oldSid := d.m.sid
