@@ -244,12 +244,18 @@ func TestPlanWithEverythingAppliedDoesNotPrompt(t *testing.T) {
 	}
 }
 
-func TestProgressUpdates(t *testing.T) {
+// replaying is a browsing screen running a replay of four messages: its
+// operation's number and the channel its progress comes on.
+func replaying(t *testing.T) (*driver, int64, chan ops.Progress) {
+	t.Helper()
 	d, _ := browsingDriver(t, Options{}, &fakeActions{})
 	d.m.op.plan = &ops.Plan{Action: ops.Replay, Decided: true, Selected: 4, Publish: 4}
 	d.m.op.execute()
-	op := d.m.op.id
-	ch := make(chan ops.Progress)
+	return d, d.m.op.id, make(chan ops.Progress)
+}
+
+func TestProgressUpdates(t *testing.T) {
+	d, op, ch := replaying(t)
 	steps := []ops.Progress{
 		{Total: 4, Done: 1, Confirmed: 1, At: t0.Add(time.Second)},
 		{Total: 4, Done: 3, Confirmed: 2, Returned: 1, At: t0.Add(2 * time.Second)},
@@ -274,11 +280,7 @@ func TestProgressUpdates(t *testing.T) {
 // A run the broker blocks (a resource alarm) says so on the progress,
 // with the broker's reason made safe, and stops saying so once it clears.
 func TestABlockedRunSaysWhyItDoesNotMove(t *testing.T) {
-	d, _ := browsingDriver(t, Options{}, &fakeActions{})
-	d.m.op.plan = &ops.Plan{Action: ops.Replay, Decided: true, Selected: 4, Publish: 4}
-	d.m.op.execute()
-	op := d.m.op.id
-	ch := make(chan ops.Progress)
+	d, op, ch := replaying(t)
 	blocked := ops.Progress{Total: 4, Done: 1, Confirmed: 1, At: t0.Add(20 * time.Second),
 		Blocked: "low on memory\x1b]0;owned\x07", BlockedSince: t0.Add(5 * time.Second)}
 	d.m.Update(progressMsg{op: op, p: blocked, ch: ch})
