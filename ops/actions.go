@@ -28,10 +28,13 @@ func (o *Ops) execute(ctx context.Context, p *actions.Plan, h *Browse, progress 
 	if err != nil {
 		return Result{}, fmt.Errorf("connecting the publisher: %w; nothing was changed", err)
 	}
-	defer conn.Close()
+	blocks := watchBlocked(conn, o.c.Now)
+	defer blocks.close()
 	env.Conn, env.Session, env.Stream = conn, h, h.ReadOnly()
-	report, stop := o.report(progress, nil, conn)
+	report, stop := o.report(progress, nil, blocks)
+	unguard := blocks.guard(ctx)
 	res, err := actions.Execute(ctx, p, env, report)
+	unguard()
 	stop()
 	if res == nil {
 		return Result{}, err

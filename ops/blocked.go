@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 // clears: a run then waits, losing nothing, and must say why it does not
 // move.
 type blockWatch struct {
+	conn    *amqp.Connection
 	now     func() time.Time
 	mu      sync.Mutex
 	reason  string
@@ -26,7 +28,7 @@ type blockWatch struct {
 // client hands a notice over only once it is taken, holding up the
 // connection meanwhile, so every notice is taken as it comes.
 func watchBlocked(conn *amqp.Connection, now func() time.Time) *blockWatch {
-	w := &blockWatch{now: now}
+	w := &blockWatch{conn: conn, now: now}
 	notices := conn.NotifyBlocked(make(chan amqp.Blocking, 1))
 	go func() {
 		for b := range notices {
@@ -64,6 +66,47 @@ func (w *blockWatch) state() (string, time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.reason, w.since
+}
+
+// guard closes the connection at once when ctx ends while the broker
+// blocks it, or once it blocks it after: a publish, a channel's close,
+// wait on the broker reading again, which it does only once the alarm
+// clears, so a cancel would not be heard until then. The copies in
+// flight are then unknown, as on any lost channel. stop ends the guard.
+func (w *blockWatch) guard(ctx context.Context) (stop func()) {
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		select {
+		case <-quit:
+			return
+		case <-ctx.Done():
+		}
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if reason, _ := w.state(); reason != "" {
+				_ = w.conn.CloseDeadline(time.Now())
+				return
+			}
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(quit); <-ended }
+}
+
+// close closes the connection: at once while the broker blocks it (its
+// close handshake would wait for the alarm to clear), else politely.
+func (w *blockWatch) close() {
+	if reason, _ := w.state(); reason != "" {
+		_ = w.conn.CloseDeadline(time.Now())
+		return
+	}
+	_ = w.conn.Close()
 }
 
 // BlockedText is the progress line's part on a publisher the broker

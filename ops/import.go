@@ -471,7 +471,8 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 			return Result{}, err
 		}
 	}
-	defer conn.Close()
+	blocks := watchBlocked(conn, o.c.Now)
+	defer blocks.close()
 	env.Conn = conn
 	op := actions.Walk{Request: req, Expect: file.count, Limit: file.count, Groups: file.groups, Resume: resume,
 		Detail: map[string]string{"file": file.path, "file_sha256": file.sha256, "export_id": file.header.ID()}}
@@ -492,8 +493,10 @@ func (o *Ops) runImport(ctx context.Context, vhost string, file *importFile, req
 		defer g.Close()
 		op.Gate, op.Staged = g.ramp, Staging{RateAuto: true}.detail()
 	}
-	report, stop := o.report(progress, g, conn)
+	report, stop := o.report(progress, g, blocks)
+	unguard := blocks.guard(ctx)
 	res, err := actions.RunWalk(ctx, src, op, env, report)
+	unguard()
 	stop()
 	return result(res), err
 }

@@ -273,7 +273,8 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 	if err != nil {
 		return Result{}, errors.Join(fmt.Errorf("connecting the publisher: %w; nothing was changed", err), feed.Close())
 	}
-	defer pubConn.Close()
+	blocks := watchBlocked(pubConn, o.c.Now)
+	defer blocks.close()
 	env.Conn = pubConn
 	op.Limit = feed.Limit()
 	op.Close = feed.Close
@@ -295,8 +296,10 @@ func (o *Ops) walk(ctx context.Context, t *Target, op actions.Walk, limit int, s
 			return dlq.OpenFeed(src, t.Info, t.Opts, depth, 0)
 		}
 	}
-	report, stop := o.report(progress, g, pubConn)
+	report, stop := o.report(progress, g, blocks)
+	unguard := blocks.guard(ctx)
 	res, err := actions.RunWalk(ctx, feed, op, env, report)
+	unguard()
 	stop()
 	// Close returns every delivery not moved, in one nack, after the
 	// acks of the moved ones.
@@ -366,7 +369,7 @@ func (o *Ops) lookup(ref domain.QueueRef) actions.Lookup {
 // run's figures when g is set. A staged run reports every
 // progressEvery too, since nothing settles while a verdict is awaited;
 // stop ends that.
-func (o *Ops) report(progress func(Progress), g *staged, pub *amqp.Connection) (report func(actions.Progress), stop func()) {
+func (o *Ops) report(progress func(Progress), g *staged, blocks *blockWatch) (report func(actions.Progress), stop func()) {
 	if progress == nil {
 		return nil, func() {}
 	}
@@ -375,11 +378,7 @@ func (o *Ops) report(progress func(Progress), g *staged, pub *amqp.Connection) (
 		last    actions.Progress
 		done    bool
 		stopped bool
-		blocks  *blockWatch
 	)
-	if pub != nil {
-		blocks = watchBlocked(pub, o.c.Now)
-	}
 	emit := func() {
 		p := last
 		out := Progress{

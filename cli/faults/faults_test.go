@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -158,6 +159,30 @@ func testMemoryAlarm(t *testing.T, b *broker) {
 		}
 		r.faultRun(t, ch, fmt.Sprintf("memory alarm at %s depth %d", workQueue, k))
 	}
+	// Interrupted while the broker blocks it: the replay ends at once,
+	// without waiting for the alarm to clear.
+	r.s.fill(t)
+	k := point(0.05, 0.3)
+	ch := start(t, r.c, replayArgs("--rate", "1000")...)
+	var ended bool
+	hit := injectAt(t, r.s, ch, workQueue, k, func() {
+		n.ctl(t, "set_vm_memory_high_watermark", "0.000001")
+		time.Sleep(2 * time.Second)
+		if err := ch.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatalf("SIGINT warren: %v", err)
+		}
+		select {
+		case <-ch.done:
+			ended = true
+		case <-time.After(10 * time.Second):
+		}
+		restore()
+	})
+	ch.wait(t, 2*time.Minute)
+	if !hit || !ended {
+		t.Errorf("interrupted while the broker blocked it, the replay did not end within 10 s (hit %v):\n%s", hit, ch.stderr.String())
+	}
+	r.faultRun(t, ch, fmt.Sprintf("interrupted during a memory alarm at %s depth %d", workQueue, k))
 	r.recover(t, 0)
 }
 
