@@ -109,12 +109,15 @@ func TestAFeedReturnsWhatItKeepsInOrderWithFreshConsumers(t *testing.T) {
 // delivery by passing every one held before it on its channel, so with
 // all 1 500 on one channel, 1 500 acks each passed hundreds. A channel
 // holds those kept once it had its share, and those its consumer had
-// been sent before it was stopped. What is kept goes back in order, and
-// every tag handed out acks on its own channel.
+// been sent before it was stopped: at most a prefetch, which is 1 024
+// here, so that the spread does not hang on how far ahead of the feed
+// the broker ran (with the default 8 192, a fast broker sends all 3 000
+// to the first consumer). What is kept goes back in order, and every
+// tag handed out acks on its own channel.
 func TestAFeedSpreadsWhatItKeepsOverChannels(t *testing.T) {
-	const n = 3000
+	const n, window = 3000, 1024
 	q, conn, ids := feedScene(t, n)
-	f, err := OpenFeed(conn, q, Options{}, n, 0)
+	f, err := OpenFeed(conn, q, Options{}, n, window)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +128,26 @@ func TestAFeedSpreadsWhatItKeepsOverChannels(t *testing.T) {
 	}
 	if len(f.chans) < 2 || most >= n/2 {
 		t.Errorf("%d kept deliveries on %d channels, at most %d on one: want them spread over channels of about %d", n/2, len(f.chans), most, heldPerChannel)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oddOnesBack(t, conn, q, ids)
+}
+
+// Under a user's max-channels limit the feed reads on no more channels
+// than it is given (Options.MaxChannels): one past the limit would make
+// the broker close the whole connection.
+func TestAFeedReadsOnNoMoreChannelsThanItMay(t *testing.T) {
+	const n, window = 3000, 1024
+	q, conn, ids := feedScene(t, n)
+	f, err := OpenFeed(conn, q, Options{MaxChannels: 2}, n, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drainKeepingOdd(t, f, ids)
+	if len(f.chans) != 2 {
+		t.Errorf("the feed read on %d channels, want the 2 it may", len(f.chans))
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
