@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/text/sanitize"
 )
 
 // Options say where and as whom to connect.
@@ -109,6 +110,12 @@ func Explain(err error, where, user, vhost, hint string) error {
 		return fmt.Errorf("broker %s: bad credentials for user %q; %s", where, user, hint)
 	case errors.Is(err, amqp.ErrCredentials):
 		return fmt.Errorf("broker %s: bad credentials for user %q; %s", where, user, hint)
+	case errors.As(err, &ae) && ae.Code == amqp.NotAllowed && strings.Contains(ae.Reason, "limit"):
+		// A user's, a vhost's or the node's connection limit: warren
+		// needs one connection for a browse and one more for the
+		// copies of an operation.
+		return fmt.Errorf("broker %s: the broker refused another connection: %s; warren opens one for each browse and one more for an operation's copies: raise the limit or close other connections of user %q",
+			where, sanitize.Text(ae.Reason), user)
 	case errors.As(err, &ae) && ae.Code == amqp.NotAllowed:
 		return fmt.Errorf("broker %s: vhost %q does not exist or is not allowed for user %q", where, vhost, user)
 	case errors.Is(err, amqp.ErrVhost):

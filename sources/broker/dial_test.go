@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/testkit"
 )
 
 const brokerAddr = "127.0.0.1:5672"
@@ -141,5 +144,25 @@ func TestManagementAPIOverTLSWithCAAndClientCertificate(t *testing.T) {
 	}
 	if _, err := overview(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}); err == nil {
 		t.Fatal("connected without the client certificate the server requires")
+	}
+}
+
+// A connection limit the broker enforces (here a vhost's, of 0) is named
+// with the broker's own reason, not taken for a missing vhost.
+func TestDialNamesAConnectionLimit(t *testing.T) {
+	vhost := testkit.Vhost(t, "warren-broker")
+	testkit.Mgmt(t, http.MethodPut, "/api/vhost-limits/"+url.PathEscape(vhost)+"/max-connections", map[string]int{"value": 0})
+	u, err := url.Parse(testkit.AMQPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := Dial(Options{URL: "amqp://" + u.Host + "/", Username: "guest", Password: "guest", Vhost: vhost})
+	if err == nil {
+		conn.Close()
+		t.Fatal("dial succeeded past a limit of 0 connections")
+	}
+	if !strings.Contains(err.Error(), "refused another connection") || !strings.Contains(err.Error(), "limit") ||
+		strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("error %q does not name the limit", err)
 	}
 }
