@@ -366,9 +366,10 @@ func (o *Ops) lookup(ref domain.QueueRef) actions.Lookup {
 }
 
 // report turns the actions' progress into the layer's, with a staged
-// run's figures when g is set. A staged run reports every
-// progressEvery too, since nothing settles while a verdict is awaited;
-// stop ends that.
+// run's figures when g is set and the broker's block of the publisher's
+// connection from blocks. A staged run reports every progressEvery too,
+// since nothing settles while a verdict is awaited, and so does a
+// blocked one, at once when the block starts and ends; stop ends that.
 func (o *Ops) report(progress func(Progress), g *staged, blocks *blockWatch) (report func(actions.Progress), stop func()) {
 	if progress == nil {
 		return nil, func() {}
