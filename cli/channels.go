@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -75,6 +76,10 @@ type channelJSON struct {
 	GlobalPrefetch *int64   `json:"global_prefetch"`
 	Unacked        *int64   `json:"unacked"`
 	Consumers      *int64   `json:"consumers"`
+	// ConnectionState is the broker's word for the connection:
+	// "running", "blocked" (a resource alarm), "flow", …; null when it
+	// gave none.
+	ConnectionState *string `json:"connection_state"`
 }
 
 func channelsOf(l *domain.ChannelList) channelsJSON {
@@ -84,12 +89,16 @@ func channelsOf(l *domain.ChannelList) channelsJSON {
 		out.Note = &l.Note
 	}
 	for _, c := range l.Channels {
-		out.Channels = append(out.Channels, channelJSON{
+		ch := channelJSON{
 			Name: c.Name, Connection: c.Connection, User: c.User, Vhost: c.Vhost,
 			Confirm: c.Confirm, Unconfirmed: c.Unconfirmed,
 			PublishRate: rounded(c.PublishRate), ConfirmRate: rounded(c.ConfirmRate), AckRate: rounded(c.AckRate),
 			Prefetch: c.Prefetch, GlobalPrefetch: c.GlobalPrefetch, Unacked: c.Unacked, Consumers: c.Consumers,
-		})
+		}
+		if c.ConnectionState != "" {
+			ch.ConnectionState = &c.ConnectionState
+		}
+		out.Channels = append(out.Channels, ch)
 	}
 	return out
 }
@@ -112,12 +121,12 @@ func writeChannelsText(w io.Writer, l *domain.ChannelList) error {
 	}
 	fmt.Fprintln(w, format.Confirms(l.Confirms()))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONNECTION\tCH\tUSER\tVHOST\tCONFIRM\tUNCONF\tPUB/s\tCONF/s\tACK/s\tPREFETCH\tUNACKED")
+	fmt.Fprintln(tw, "CONNECTION\tCH\tUSER\tVHOST\tCONFIRM\tUNCONF\tPUB/s\tCONF/s\tACK/s\tPREFETCH\tUNACKED\tHELD BACK")
 	for _, c := range l.Channels {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			sanitize.Text(c.Connection), c.Number, sanitize.Text(c.User), sanitize.Text(c.Vhost),
 			format.Confirm(c), format.Unconfirmed(c), format.RateOf(c.PublishRate), format.RateOf(c.ConfirmRate),
-			format.RateOf(c.AckRate), format.Prefetch(c), format.CountOf(c.Unacked))
+			format.RateOf(c.AckRate), format.Prefetch(c), format.CountOf(c.Unacked), cmp.Or(c.HeldBack(), "—"))
 	}
 	return tw.Flush()
 }

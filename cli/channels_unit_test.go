@@ -12,19 +12,20 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// unitChannels is a gateway waiting for 37 confirms, an importer with 4
-// pending, a consumer's channel, and a closing channel the broker gave
-// no figures for.
+// unitChannels is a gateway waiting for 37 confirms on a connection a
+// resource alarm blocks, an importer with 4 pending, a consumer's
+// channel, and a closing channel the broker gave no figures for.
 func unitChannels() *domain.ChannelList {
 	return &domain.ChannelList{Channels: []domain.ChannelStat{
 		{Name: "10.0.0.7:40100 -> 10.0.0.1:5672 (1)", Connection: "order-gateway", User: "svc-gateway", Vhost: "shop", Number: 1,
 			Confirm: ptr(true), Unconfirmed: ptr(int64(37)), Unacked: ptr(int64(0)), Prefetch: ptr(int64(0)),
-			GlobalPrefetch: ptr(int64(0)), Consumers: ptr(int64(0)), PublishRate: ptr(12.345), ConfirmRate: ptr(11.0)},
+			GlobalPrefetch: ptr(int64(0)), Consumers: ptr(int64(0)), PublishRate: ptr(12.345), ConfirmRate: ptr(11.0),
+			ConnectionState: "blocked"},
 		{Name: "10.0.0.8:40200 -> 10.0.0.1:5672 (3)", Connection: "importer\x1b[2J", User: "svc-import", Vhost: "shop", Number: 3,
 			Confirm: ptr(true), Unconfirmed: ptr(int64(4))},
 		{Name: "10.0.0.5:40001 -> 10.0.0.1:5672 (1)", Connection: "billing-worker", User: "svc-billing", Vhost: "shop", Number: 1,
 			Confirm: ptr(false), Unconfirmed: ptr(int64(0)), Unacked: ptr(int64(20)), Prefetch: ptr(int64(20)),
-			GlobalPrefetch: ptr(int64(50)), Consumers: ptr(int64(1)), AckRate: ptr(4.2)},
+			GlobalPrefetch: ptr(int64(50)), Consumers: ptr(int64(1)), AckRate: ptr(4.2), ConnectionState: "running"},
 		{Name: "10.0.0.9:40300 -> 10.0.0.1:5672 (2)", Vhost: "shop", Number: 2},
 	}}
 }
@@ -43,7 +44,7 @@ func TestChannelsTextListsEveryChannelWithUnknownsAsDashes(t *testing.T) {
 		t.Fatalf("want a summary, a header and four rows:\n%s", r.out)
 	}
 	for i, want := range [][]string{
-		{"order-gateway", "svc-gateway", "yes", "37", "12", "11", "none", "0"},
+		{"order-gateway", "svc-gateway", "yes", "37", "12", "11", "none", "0", "blocked by a resource alarm"},
 		{`importer\x1b[2J`, "yes", "4", "—"},
 		{"billing-worker", "no", "4.2", "20/50g", "20"},
 		{"shop", "—", "—", "—"},
@@ -82,10 +83,11 @@ func TestChannelsJSONGivesNullForWhatTheBrokerDidNotReport(t *testing.T) {
 		t.Fatalf("totals %d on %d, note %v, %d channels", got.UnconfirmedTotal, got.UnconfirmedChannels, got.Note, len(got.Channels))
 	}
 	gw, closing := got.Channels[0], got.Channels[3]
-	if gw["connection"] != "order-gateway" || gw["confirm"] != true || gw["unconfirmed"] != 37.0 || gw["publish_rate"] != 12.35 || gw["ack_rate"] != nil {
+	if gw["connection"] != "order-gateway" || gw["confirm"] != true || gw["unconfirmed"] != 37.0 || gw["publish_rate"] != 12.35 || gw["ack_rate"] != nil ||
+		gw["connection_state"] != "blocked" {
 		t.Errorf("gateway %v", gw)
 	}
-	for _, k := range []string{"confirm", "unconfirmed", "publish_rate", "confirm_rate", "ack_rate", "prefetch", "global_prefetch", "unacked", "consumers"} {
+	for _, k := range []string{"confirm", "unconfirmed", "publish_rate", "confirm_rate", "ack_rate", "prefetch", "global_prefetch", "unacked", "consumers", "connection_state"} {
 		v, ok := closing[k]
 		if !ok || v != nil {
 			t.Errorf("closing channel's %s = %v (present %v), want null", k, v, ok)

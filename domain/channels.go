@@ -34,6 +34,29 @@ type ChannelStat struct {
 	PublishRate *float64
 	ConfirmRate *float64
 	AckRate     *float64
+	// ConnectionState is the state of the channel's connection as the
+	// broker gives it ("running", "blocked", "blocking", "flow", …); ""
+	// when it gave none.
+	ConnectionState string
+}
+
+// Blocked says a resource alarm stops the publishes of the channel's
+// connection: "blocked", or "blocking" (blocked at its next publish).
+func (c ChannelStat) Blocked() bool {
+	return c.ConnectionState == "blocked" || c.ConnectionState == "blocking"
+}
+
+// HeldBack says how the broker holds back the channel's connection: a
+// resource alarm blocks it, or credit flow slows it ("flow"); "" when it
+// does neither or the state is unknown.
+func (c ChannelStat) HeldBack() string {
+	switch {
+	case c.Blocked():
+		return "blocked by a resource alarm"
+	case c.ConnectionState == "flow":
+		return "slowed by flow control"
+	}
+	return ""
 }
 
 // Pending is the channel's unconfirmed publishes, 0 when not in confirm

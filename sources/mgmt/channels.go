@@ -18,7 +18,8 @@ const channelColumns = "name,number,user,vhost,confirm,messages_unconfirmed,mess
 // /api/channels, asking only for the columns shown. A broker that
 // collects no channel statistics (3.10 with them disabled answers 400)
 // gives an empty list and a Note. Connections are read beside, for the
-// names their clients gave them.
+// names their clients gave them and their states (a connection blocked
+// by a resource alarm).
 func (c *Client) Channels(ctx context.Context, vhost string) (*domain.ChannelList, error) {
 	path, connPath := "channels", "connections"
 	if vhost != "" {
@@ -39,7 +40,7 @@ func (c *Client) Channels(ctx context.Context, vhost string) (*domain.ChannelLis
 			return err
 		},
 		func(ctx context.Context) error {
-			err := c.get(ctx, connPath, url.Values{"columns": {"name,user_provided_name"}}, &conns)
+			err := c.get(ctx, connPath, url.Values{"columns": {"name,user_provided_name,state"}}, &conns)
 			if _, ok := channelsUnavailable(err); ok {
 				return nil
 			}
@@ -49,17 +50,18 @@ func (c *Client) Channels(ctx context.Context, vhost string) (*domain.ChannelLis
 	if err != nil {
 		return nil, err
 	}
-	given := make(map[string]string, len(conns))
+	byName := make(map[string]rawConnectionName, len(conns))
 	for _, cn := range conns {
-		if cn.Given != "" {
-			given[cn.Name] = cn.Given
-		}
+		byName[cn.Name] = cn
 	}
 	out := &domain.ChannelList{TakenAt: time.Now(), Note: note, Channels: make([]domain.ChannelStat, 0, len(raw))}
 	for _, r := range raw {
 		s := r.stat()
-		if g, ok := given[s.Connection]; ok {
-			s.Connection = g
+		if cn, ok := byName[s.Connection]; ok {
+			s.ConnectionState = cn.State
+			if cn.Given != "" {
+				s.Connection = cn.Given
+			}
 		}
 		out.Channels = append(out.Channels, s)
 	}
@@ -88,11 +90,13 @@ type rawChannelStat struct {
 	} `json:"message_stats"`
 }
 
-// rawConnectionName is a connection's name (its addresses) and the name
-// its client gave it (the connection_name client property).
+// rawConnectionName is a connection's name (its addresses), the name
+// its client gave it (the connection_name client property) and its
+// state (blocked by an alarm, in flow control, running).
 type rawConnectionName struct {
 	Name  string `json:"name"`
 	Given string `json:"user_provided_name"`
+	State string `json:"state"`
 }
 
 // rawRateOnly is a *_details object whose rate may be missing.

@@ -54,8 +54,8 @@ const channelsJSON = `[
 func TestChannelsKeepWhatTheBrokerLeftOutUnknown(t *testing.T) {
 	c, asked := fakeAPI(t, map[string]string{
 		"/api/vhosts/shop/channels": channelsJSON,
-		"/api/vhosts/shop/connections": `[{"name":"10.0.0.7:40100 -> 10.0.0.1:5672","user_provided_name":"order-gateway"},
-			{"name":"10.0.0.5:40001 -> 10.0.0.1:5672"}]`,
+		"/api/vhosts/shop/connections": `[{"name":"10.0.0.7:40100 -> 10.0.0.1:5672","user_provided_name":"order-gateway","state":"blocked"},
+			{"name":"10.0.0.5:40001 -> 10.0.0.1:5672","state":"running"}]`,
 	})
 	l, err := c.Channels(context.Background(), "shop")
 	if err != nil {
@@ -82,6 +82,11 @@ func TestChannelsKeepWhatTheBrokerLeftOutUnknown(t *testing.T) {
 	if gw.User != "svc-gateway" || gw.Vhost != "shop" || *gw.Prefetch != 0 || *gw.Consumers != 0 {
 		t.Errorf("gateway identity or prefetch: %+v", gw)
 	}
+	// The connection's state comes from the connections' list: a
+	// resource alarm blocks the gateway's.
+	if !gw.Blocked() || gw.HeldBack() == "" {
+		t.Errorf("the gateway's connection is blocked: %+v", gw)
+	}
 	batch := l.Channels[1]
 	if batch.PublishRate != nil || batch.ConfirmRate != nil || batch.Unacked != nil || batch.Prefetch != nil {
 		t.Errorf("a rate or figure the broker left out must be nil, not 0: %+v", batch)
@@ -93,6 +98,9 @@ func TestChannelsKeepWhatTheBrokerLeftOutUnknown(t *testing.T) {
 	worker := l.Channels[2]
 	if *worker.AckRate != 4.2 || *worker.Unacked != 20 || *worker.Prefetch != 20 || worker.Pending() != 0 {
 		t.Errorf("consumer channel: %+v", worker)
+	}
+	if worker.ConnectionState != "running" || worker.HeldBack() != "" {
+		t.Errorf("a running connection is held back: %+v", worker)
 	}
 	if worker.ConfirmRate != nil {
 		t.Errorf("a channel not in confirm mode has a confirm rate of %v, want none (the broker's 0 is no figure)", *worker.ConfirmRate)

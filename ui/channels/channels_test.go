@@ -278,3 +278,40 @@ func TestAnEightyColumnScreenKeepsTheChannelNumber(t *testing.T) {
 		t.Errorf("the header at 80 columns: %q", head)
 	}
 }
+
+// staticLister answers with the same list every time.
+type staticLister struct{ l domain.ChannelList }
+
+func (s staticLister) Channels(context.Context, string) (*domain.ChannelList, error) {
+	l := s.l
+	l.Channels = append([]domain.ChannelStat(nil), s.l.Channels...)
+	return &l, nil
+}
+
+// A connection the broker blocks (a resource alarm) or slows (flow
+// control) is counted in the summary and marked, and the note under the
+// cursor says what holds it back; a running one is neither.
+func TestAConnectionTheBrokerHoldsBackIsMarked(t *testing.T) {
+	list := domain.ChannelList{Channels: []domain.ChannelStat{
+		{Name: "a (1)", Connection: "order-gateway", Vhost: "shop", Number: 1, Confirm: ptr(true), Unconfirmed: ptr(int64(900)), ConnectionState: "blocked"},
+		{Name: "b (1)", Connection: "importer", Vhost: "shop", Number: 1, Confirm: ptr(true), Unconfirmed: ptr(int64(10)), ConnectionState: "flow"},
+		{Name: "c (1)", Connection: "billing-worker", Vhost: "shop", Number: 1, ConnectionState: "running"},
+	}}
+	m := New(Options{Lister: staticLister{list}, Styles: styles.New(true), Refresh: 10 * time.Millisecond, Now: func() time.Time { return t0 }})
+	m.SetSize(160, 40)
+	poll(t, m, 1)
+	v := m.View()
+	for _, want := range []string{"2 held back by the broker", "~ order-gateway: blocked by the broker: a memory or disk alarm stops its publishes"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	if v := m.View(); !strings.Contains(v, "~ importer: in flow control") {
+		t.Errorf("the note under the flow-controlled connection:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	if v := m.View(); strings.Contains(v, "~ billing-worker") {
+		t.Errorf("a running connection is marked:\n%s", v)
+	}
+}

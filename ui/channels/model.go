@@ -286,6 +286,9 @@ func (m *Model) summary() string {
 		}
 	}
 	text := fmt.Sprintf("%s, %d in confirm mode · %s", format.Plural(len(m.list.Channels), "channel"), confirming, format.Confirms(n, on))
+	if held := m.heldBack(); held > 0 {
+		text += " · " + m.st.Warn.Render(fmt.Sprintf("%d held back by the broker", held))
+	}
 	if len(m.view) != len(m.list.Channels) {
 		text += fmt.Sprintf(" · %d shown", len(m.view))
 	}
@@ -311,22 +314,44 @@ func (m *Model) row(i int) table.Row {
 		{Text: format.RateOf(c.PublishRate)}, {Text: format.RateOf(c.ConfirmRate)}, {Text: format.RateOf(c.AckRate)},
 		{Text: format.Prefetch(c)}, {Text: format.CountOf(c.Unacked)},
 	}}
-	if m.trend.growing(c.Name) {
+	switch {
+	case m.trend.growing(c.Name):
 		r.Tone = table.Trouble
+	case c.HeldBack() != "":
+		r.Tone = table.Warn
 	}
 	return r
 }
 
-// troubleNote says why the row under the cursor is marked.
+// heldBack counts the channels whose connection the broker holds back.
+func (m *Model) heldBack() int {
+	n := 0
+	for _, c := range m.list.Channels {
+		if c.HeldBack() != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// troubleNote says why the row under the cursor is marked: unconfirmed
+// publishes that keep growing, or a connection the broker holds back.
 func (m *Model) troubleNote() string {
 	c := m.tbl.Cursor()
 	if m.list == nil || c < 0 || c >= len(m.view) {
 		return ""
 	}
 	ch := m.list.Channels[m.view[c]]
-	if !m.trend.growing(ch.Name) {
-		return ""
+	switch {
+	case m.trend.growing(ch.Name):
+		return m.st.Trouble.Render(ansi.Truncate("! "+sanitize.Text(ch.Connection)+": unconfirmed publishes keep growing ("+
+			format.CountOf(ch.Unconfirmed)+" now): the broker is not confirming as fast as it publishes", m.Width, "…"))
+	case ch.Blocked():
+		return m.st.Warn.Render(ansi.Truncate("~ "+sanitize.Text(ch.Connection)+": blocked by the broker: a memory or disk alarm "+
+			"stops its publishes until it clears (the header names the alarm)", m.Width, "…"))
+	case ch.HeldBack() != "":
+		return m.st.Warn.Render(ansi.Truncate("~ "+sanitize.Text(ch.Connection)+": in flow control: the broker slows its publishes "+
+			"to what its queues take", m.Width, "…"))
 	}
-	return m.st.Trouble.Render(ansi.Truncate("! "+sanitize.Text(ch.Connection)+": unconfirmed publishes keep growing ("+
-		format.CountOf(ch.Unconfirmed)+" now): the broker is not confirming as fast as it publishes", m.Width, "…"))
+	return ""
 }
