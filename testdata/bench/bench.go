@@ -157,6 +157,21 @@ func (b *bench) openVhost(name string) (string, *amqp.Connection, func(), error)
 	return vh, conn, func() { conn.Close(); b.deleteVhost(vh) }, nil
 }
 
+// openDLQScene is openVhost with origin dead-lettering into dlq, and the
+// extra queues, declared: the scene of the workloads that read a DLQ.
+func (b *bench) openDLQScene(name, origin, dlq string, extra ...declaration) (string, *amqp.Connection, func(), error) {
+	vh, conn, release, err := b.openVhost(name)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	qs := append([]declaration{{name: dlq}, {name: origin, args: amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}}}, extra...)
+	if err := declareAll(conn, "", qs); err != nil {
+		release()
+		return "", nil, nil, err
+	}
+	return vh, conn, release, nil
+}
+
 // newVhost creates warren-bench-NAME-RANDOM with the user's permissions.
 func (b *bench) newVhost(name string) (string, error) {
 	var rnd [3]byte

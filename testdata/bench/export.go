@@ -21,17 +21,14 @@ import (
 // give it back), and `warren dlq import` of the file against the plain
 // publish-with-confirms loop publishing the same messages (docs/BENCHMARKS.md).
 func (b *bench) exportImport(n int) ([]row, error) {
-	vh, conn, release, err := b.openVhost(fmt.Sprintf("export-%d", n))
+	const origin, dlq = "orders", "orders.dlq"
+	vh, conn, release, err := b.openDLQScene(fmt.Sprintf("export-%d", n), origin, dlq)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	const origin, dlq = "orders", "orders.dlq"
-	if err := declareAll(conn, "", []declaration{{name: dlq}, {name: origin, args: amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}}}); err != nil {
-		return nil, err
-	}
 	b.logf("rejecting %d messages into %s", n, dlq)
 	if err := fillByReject(ctx, conn, origin, dlq, n, 0); err != nil {
 		return nil, err

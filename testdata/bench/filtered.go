@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // halfFilter matches every other dead letter the harness makes: their
@@ -22,21 +20,14 @@ const halfFilter = `message_id matches "[13579]$"`
 // the ratio and the brokers' CPU say whether holding half costs in
 // proportion or grows with the square of the size.
 func (b *bench) filtered(n int) ([]row, error) {
-	vh, conn, release, err := b.openVhost(fmt.Sprintf("filtered-%d", n))
+	const origin, dlq = "orders", "orders.dlq"
+	vh, conn, release, err := b.openDLQScene(fmt.Sprintf("filtered-%d", n), origin, dlq)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	const origin, dlq = "orders", "orders.dlq"
-	err = declareAll(conn, "", []declaration{
-		{name: dlq},
-		{name: origin, args: amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}},
-	})
-	if err != nil {
-		return nil, err
-	}
 	cfg, err := b.writeConfig(vh, "")
 	if err != nil {
 		return nil, err

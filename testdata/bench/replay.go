@@ -33,21 +33,14 @@ const confirmWindow = 2048
 // acks). Beside them, a plain client move (plainMove) shows what any
 // client that acks only confirmed copies reaches on this broker.
 func (b *bench) replay(n int) ([]row, error) {
-	vh, conn, release, err := b.openVhost(fmt.Sprintf("replay-%d", n))
+	const origin, dlq = "orders", "orders.dlq"
+	vh, conn, release, err := b.openDLQScene(fmt.Sprintf("replay-%d", n), origin, dlq, declaration{name: "ceiling"})
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	const origin, dlq = "orders", "orders.dlq"
-	err = declareAll(conn, "", []declaration{
-		{name: dlq}, {name: "ceiling"},
-		{name: origin, args: amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}},
-	})
-	if err != nil {
-		return nil, err
-	}
 	cfg, err := b.writeConfig(vh, "")
 	if err != nil {
 		return nil, err
