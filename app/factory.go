@@ -15,6 +15,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/warrenops/warren/sources/dlq"
 	"github.com/warrenops/warren/sources/inbox"
 	"github.com/warrenops/warren/sources/mgmt"
+	"github.com/warrenops/warren/sources/nodes"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
@@ -67,6 +69,11 @@ type Factory struct {
 	file    *config.File
 	ctx     *config.Context
 	ignored []config.Ignored
+
+	// amqpNodes are the context's AMQP nodes, kept so that every dial
+	// goes first to the node that answered the last one.
+	amqpMu    sync.Mutex
+	amqpNodes *nodes.Set
 }
 
 // New returns the factory for s.
@@ -189,7 +196,7 @@ func (a *Factory) Mgmt() (*mgmt.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mgmt.New(mgmt.Options{URL: c.ManagementURL, MetricsURL: c.MetricsURL, Username: c.Username, Password: pw, TLS: tc,
+	return mgmt.New(mgmt.Options{URL: c.ManagementURL, Fallbacks: c.FallbackManagementURLs, MetricsURL: c.MetricsURL, Username: c.Username, Password: pw, TLS: tc,
 		DLQOverrides: DLQOverrides(c), ParkingQueues: ParkingQueues(c), PasswordHint: c.PasswordHint(),
 		Learned: loadPairings(c.Name), OnLearn: func(l domain.DLQOverride) {
 			// A pairing that cannot be kept still holds in this process;
@@ -229,7 +236,13 @@ func (a *Factory) DialAMQP(vhost string) (*amqp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return broker.Dial(broker.Options{URL: c.AMQPURL, Username: c.Username, Password: pw, Vhost: vhost, TLS: tc,
+	a.amqpMu.Lock()
+	if a.amqpNodes == nil {
+		a.amqpNodes = nodes.New(c.AMQPURL, c.FallbackAMQPURLs)
+	}
+	set := a.amqpNodes
+	a.amqpMu.Unlock()
+	return broker.Dial(broker.Options{URL: c.AMQPURL, Nodes: set, Username: c.Username, Password: pw, Vhost: vhost, TLS: tc,
 		Name: "warren " + a.OperatorName(), PasswordHint: c.PasswordHint()})
 }
 

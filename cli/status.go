@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +73,17 @@ type statusJSON struct {
 	Nodes           []statusNode  `json:"nodes"`
 	Queues          []statusQueue `json:"queues"`
 	StatsAgeSeconds float64       `json:"stats_age_seconds"`
+	// Fallback is set when a fallback node's management API answered,
+	// the first the config names did not.
+	Fallback *statusFallback `json:"fallback"`
+}
+
+// statusFallback says which fallback node answered, and why the first
+// did not.
+type statusFallback struct {
+	URL        string `json:"url"`
+	First      string `json:"first"`
+	FirstError string `json:"first_error"`
 }
 
 // statusNode is one cluster member as the management API lists it.
@@ -131,6 +143,9 @@ type statusDLQOf struct {
 func statusOf(s *domain.Snapshot) statusJSON {
 	out := statusJSON{Nodes: make([]statusNode, 0, len(s.Nodes)), Queues: make([]statusQueue, 0, len(s.Queues)),
 		StatsAgeSeconds: round(s.StatsAge.Seconds(), 1)}
+	if ov := s.Overview; ov.Via != "" {
+		out.Fallback = &statusFallback{URL: ov.Via, First: ov.First, FirstError: ov.Missed}
+	}
 	for _, n := range s.Nodes {
 		out.Nodes = append(out.Nodes, statusNode{Name: n.Name, Running: n.Running})
 	}
@@ -189,6 +204,10 @@ func writeStatusText(w io.Writer, s *domain.Snapshot) error {
 	ov := s.Overview
 	fmt.Fprintf(w, "RabbitMQ %s, cluster %s; stats at most %s old\n",
 		sanitize.Text(ov.RabbitMQVersion), sanitize.Text(ov.ClusterName), format.Duration(s.StatsAge))
+	if ov.Via != "" {
+		fmt.Fprintf(w, "read through the fallback node %s: %s did not answer (%s)\n",
+			sanitize.Text(ov.Via), sanitize.Text(ov.First), sanitize.Text(cmp.Or(ov.Missed, "not tried since")))
+	}
 	if running, down := domain.NodesRunning(s.Nodes); len(down) > 0 {
 		fmt.Fprintf(w, "nodes %d/%d running; down: %s\n", running, len(s.Nodes), sanitizeAll(down))
 	} else {

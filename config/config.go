@@ -28,6 +28,11 @@ type Context struct {
 	Name          string `toml:"-"`
 	AMQPURL       string `toml:"amqp_url"`
 	ManagementURL string `toml:"management_url"`
+	// FallbackAMQPURLs and FallbackManagementURLs are the cluster's
+	// other nodes, tried in order when the node amqp_url (or
+	// management_url) names does not answer (docs/ARCHITECTURE.md §6).
+	FallbackAMQPURLs       []string `toml:"fallback_amqp_urls"`
+	FallbackManagementURLs []string `toml:"fallback_management_urls"`
 	// MetricsURL is the broker's Prometheus endpoint (rabbitmq_prometheus),
 	// read for a fast first screen; "" means the management host on port
 	// 15692 (15691 with https), "off" none.

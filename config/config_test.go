@@ -31,7 +31,7 @@ func TestExampleConfigParsesWithEveryKey(t *testing.T) {
 		t.Fatalf("QueueForDLQ(orders.dlq) = %v, want the orders entry", got)
 	}
 	p, err := f.Context("prod")
-	if err != nil || !p.IsProd() || p.Audit != "postgres" {
+	if err != nil || !p.IsProd() || p.Audit != "postgres" || len(p.FallbackAMQPURLs) != 2 || len(p.FallbackManagementURLs) != 2 {
 		t.Fatalf("prod context: %+v, %v", p, err)
 	}
 }
@@ -92,6 +92,16 @@ func TestConfigErrorsAreOneSentence(t *testing.T) {
 			`warren.toml:2: contexts.a.username names user "oncall" and amqp_url names user "tenant": name the user once (in the URL, or in username alone)`},
 		{"two URLs naming two users", "[contexts.a]\namqp_url = \"amqp://tenant@h/\"\nmanagement_url = \"http://admin@h:15672\"\n", 2, "contexts.a.amqp_url",
 			`warren.toml:2: contexts.a.amqp_url names user "tenant" and management_url names user "admin": name the user once (in the URL, or in username alone)`},
+		{"a string for the fallbacks", "[contexts.a]\nfallback_amqp_urls = \"amqp://b/\"\n", 2, "contexts.a.fallback_amqp_urls",
+			`warren.toml:2: contexts.a.fallback_amqp_urls must be an array of strings (the other nodes' URLs, such as ["amqp://rabbit-2:5672/"]), found the string "amqp://b/"`},
+		{"a fallback that is not an AMQP URL", "[contexts.a]\nfallback_amqp_urls = [\"amqp://b/\", \"http://c:15672\"]\n", 2, "contexts.a.fallback_amqp_urls",
+			`warren.toml:2: contexts.a.fallback_amqp_urls entry 2 must be an amqp:// or amqps:// URL such as amqp://rabbit-2:5672/, found "http://c:15672"`},
+		{"a fallback naming another vhost", "[contexts.a]\namqp_url = \"amqp://a/billing\"\nfallback_amqp_urls = [\"amqp://b/orders\"]\n", 3, "contexts.a.fallback_amqp_urls",
+			`warren.toml:3: contexts.a.fallback_amqp_urls entry 1 names vhost "orders" where amqp_url names "billing": a fallback is another node of the same cluster; leave its path out, or name the same vhost`},
+		{"a fallback management URL with a password", "[contexts.a]\nfallback_management_urls = [\"http://u:pw@b:15672\"]\n", 2, "contexts.a.fallback_management_urls",
+			`warren.toml:2: contexts.a.fallback_management_urls entry 1 must not contain a password, found one: keep it in the environment variable that password_env names`},
+		{"a fallback naming another user", "[contexts.a]\nusername = \"oncall\"\nfallback_management_urls = [\"http://admin@b:15672\"]\n", 2, "contexts.a.username",
+			`warren.toml:2: contexts.a.username names user "oncall" and fallback_management_urls names user "admin": name the user once (in the URL, or in username alone)`},
 		{"metrics URL neither a URL nor off", "[contexts.a]\nmetrics_url = \"none\"\n", 2, "contexts.a.metrics_url",
 			`warren.toml:2: contexts.a.metrics_url must be an http:// or https:// URL such as http://127.0.0.1:15692, found "none"; "off" turns the metrics endpoint off`},
 		{"unknown current context", "current_context = \"b\"\n[contexts.a]\n", 1, "current_context",

@@ -155,6 +155,9 @@ var hints = map[string]string{
 	"current_context": "a context's name",
 	"logical_id":      "message_id, header:NAME or json:PATH",
 	"audit":           `"file", "file:PATH", "postgres" or "postgres:TABLE"`,
+
+	"fallback_amqp_urls":       `the other nodes' URLs, such as ["amqp://rabbit-2:5672/"]`,
+	"fallback_management_urls": `the other nodes' URLs, such as ["http://rabbit-2:15672"]`,
 }
 
 var durationType = reflect.TypeOf(Duration{})
@@ -204,6 +207,20 @@ func expected(t reflect.Type, key toml.Key) want {
 		return want{"true or false", func(v any) bool { _, ok := v.(bool); return ok }}
 	case t.Kind() == reflect.Int:
 		return want{"a whole number", func(v any) bool { _, ok := v.(int64); return ok }}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+		w := "an array of strings"
+		if h, ok := hints[leaf]; ok {
+			w += " (" + h + ")"
+		}
+		return want{w, func(v any) bool {
+			items, ok := v.([]any)
+			for _, item := range items {
+				if _, isString := item.(string); !isString {
+					return false
+				}
+			}
+			return ok
+		}}
 	case t.Kind() == reflect.Slice:
 		return want{"an array of tables ([[" + key.String() + "]])", func(v any) bool { _, ok := v.([]map[string]any); return ok }}
 	default:

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/url"
@@ -86,9 +87,32 @@ func (c *Context) Apply(t Target) error {
 		c.Username = user
 	}
 	if t.AMQPURL != "" || t.ManagementURL != "" {
+		// A one-off target is one node: the context's fallbacks may
+		// belong to another cluster.
+		c.FallbackAMQPURLs, c.FallbackManagementURLs = nil, nil
 		c.adoptURLVhost()
 	}
 	return nil
+}
+
+// sameVhost says what is wrong with a fallback AMQP URL that names
+// another vhost than the first node's: every node of a cluster serves
+// the same vhosts, and a dial picks the vhost, not the URL.
+func sameVhost(first, fallback string) string {
+	path := func(raw string) string {
+		if u, err := url.Parse(raw); err == nil {
+			return strings.TrimPrefix(u.Path, "/")
+		}
+		return ""
+	}
+	b := path(fallback)
+	if b == "" {
+		return ""
+	}
+	if a := path(first); a != b {
+		return fmt.Sprintf("names vhost %q where amqp_url names %q: a fallback is another node of the same cluster; leave its path out, or name the same vhost", b, cmp.Or(a, "/"))
+	}
+	return ""
 }
 
 // adoptURLVhost makes the vhost the AMQP URL names (other than the

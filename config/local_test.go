@@ -95,6 +95,24 @@ func TestAOneOffTargetOverridesTheContext(t *testing.T) {
 	if c.AMQPURL != "amqp://q:5672/" || c.ManagementURL != "http://q:15672" || c.Where() != "prod" {
 		t.Fatalf("override of a configured context: %s %s %q", c.AMQPURL, c.ManagementURL, c.Where())
 	}
+
+	// A one-off target is one node: the context's fallback nodes, of
+	// the cluster it named, are not tried for it.
+	f, err = Parse("c.toml", []byte("[contexts.prod]\namqp_url = \"amqp://p1:5672/\"\nfallback_amqp_urls = [\"amqp://p2:5672/\"]\n"+
+		"fallback_management_urls = [\"http://p2:15672\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = f.Contexts["prod"]
+	if len(c.FallbackAMQPURLs) != 1 || len(c.FallbackManagementURLs) != 1 {
+		t.Fatalf("fallbacks not read: %+v", c)
+	}
+	if err := c.Apply(Target{ManagementURL: "http://q:15672"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.FallbackAMQPURLs != nil || c.FallbackManagementURLs != nil {
+		t.Fatalf("a one-off target kept the context's fallbacks: %v %v", c.FallbackAMQPURLs, c.FallbackManagementURLs)
+	}
 }
 
 func TestABadOneOffTargetNamesTheFlag(t *testing.T) {

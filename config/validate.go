@@ -47,7 +47,24 @@ func (f *File) validate(data []byte) error {
 		if msg := checkURL(c.ManagementURL, "http", "https", "http://127.0.0.1:15672"); msg != "" {
 			return fail(k("management_url"), "%s", msg)
 		}
-		user, from, err := urlsUser(given, "username", "amqp_url", c.AMQPURL, "management_url", c.ManagementURL)
+		named := []string{"amqp_url", c.AMQPURL, "management_url", c.ManagementURL}
+		for i, raw := range c.FallbackAMQPURLs {
+			msg := checkURL(raw, "amqp", "amqps", "amqp://rabbit-2:5672/")
+			if msg == "" {
+				msg = sameVhost(c.AMQPURL, raw)
+			}
+			if msg != "" {
+				return fail(k("fallback_amqp_urls"), "entry %d %s", i+1, msg)
+			}
+			named = append(named, "fallback_amqp_urls", raw)
+		}
+		for i, raw := range c.FallbackManagementURLs {
+			if msg := checkURL(raw, "http", "https", "http://rabbit-2:15672"); msg != "" {
+				return fail(k("fallback_management_urls"), "entry %d %s", i+1, msg)
+			}
+			named = append(named, "fallback_management_urls", raw)
+		}
+		user, from, err := urlsUser(given, "username", named...)
 		if err != nil {
 			return fail(k(from), "%s", err)
 		}

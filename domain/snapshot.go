@@ -90,7 +90,12 @@ type Overview struct {
 	// statistics: no rates, channel or consumer counts yet.
 	RatesUnknown bool
 	// Node is the node that answered; object counts are cluster-wide.
-	Node                                       string
+	Node string
+	// Via is the management API that answered when it is not the one
+	// the config names first, First, but a fallback node's; Missed is
+	// why First did not answer when it was last tried, at MissedAt.
+	Via, First, Missed                         string
+	MissedAt                                   time.Time
 	QueueCount, ConsumerCount, ConnectionCount int
 	ChannelCount, ExchangeCount                int
 }

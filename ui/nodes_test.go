@@ -72,3 +72,19 @@ func TestHeaderShowsANodeDownWithinOneRefreshAndBackUp(t *testing.T) {
 		t.Fatalf("the node came back but the header says:\n%s", view)
 	}
 }
+
+// The figures read through a fallback node say so, with the node the
+// config names first; the broker's text is sanitised.
+func TestTheStatusLineSaysAFallbackNodeAnswers(t *testing.T) {
+	m := newRoot(Options{})
+	got := m.via(domain.Overview{Via: "http://rabbit-2:15672", First: "http://rabbit-1:15672", Missed: "connection refused\x1b[2J"})
+	if !strings.Contains(got, "via fallback rabbit-2:15672 (rabbit-1:15672 did not answer)") {
+		t.Errorf("status line part %q does not name the fallback and the first node", got)
+	}
+	if got := m.via(domain.Overview{}); got != "" {
+		t.Errorf("the first node answers, yet %q", got)
+	}
+	if got := m.via(domain.Overview{Via: "http://b/\x1b]52;c;eA==\x07", First: "http://a"}); strings.ContainsAny(got, "\x07") || strings.Contains(got, "\x1b]") {
+		t.Errorf("a URL reached the screen unsanitised: %q", got)
+	}
+}

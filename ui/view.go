@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -127,6 +128,9 @@ func (m Model) statusLine() string {
 		publish, ack = format.Unknown, format.Unknown
 	}
 	nodes := m.nodes(st.Nodes)
+	if via := m.via(ov); via != "" {
+		nodes += " · " + via
+	}
 	messages := fmt.Sprintf("messages %s (ready %s, unacked %s)", format.Count(ov.Totals.Messages), format.Count(ov.Totals.Ready), format.Count(ov.Totals.Unacked))
 	rates := fmt.Sprintf("publish %s/s ack %s/s", publish, ack)
 	age := m.st.Muted.Render("stats " + format.Duration(m.statsAge(st)) + " old")
@@ -143,6 +147,25 @@ func (m Model) statusLine() string {
 		}
 	}
 	return ansi.Truncate(strings.Join([]string{nodes, "messages " + format.Count(ov.Totals.Messages), age}, " · "), m.width, "…")
+}
+
+// via says the figures come from a fallback node's management API, and
+// that the node the config names first did not answer, or "".
+func (m Model) via(ov domain.Overview) string {
+	if ov.Via == "" {
+		return ""
+	}
+	host := func(raw string) string {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			return u.Host + strings.TrimRight(u.Path, "/")
+		}
+		return raw
+	}
+	text := "via fallback " + host(ov.Via)
+	if ov.Missed != "" {
+		text += " (" + host(ov.First) + " did not answer)"
+	}
+	return m.st.Warn.Render(sanitize.Text(text))
 }
 
 // failure says why the figures stopped coming, their age first: the

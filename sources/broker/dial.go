@@ -6,20 +6,27 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/config"
+	"github.com/warrenops/warren/sources/nodes"
 	"github.com/warrenops/warren/text/sanitize"
 )
 
 // Options say where and as whom to connect.
 type Options struct {
-	URL      string // amqp:// or amqps://, without a password
+	URL string // amqp:// or amqps://, without a password
+	// Nodes, when set, are the cluster's nodes, URL's first, then its
+	// fallbacks: each dial goes to the node that answered last, and on
+	// to the others in turn while one does not answer.
+	Nodes    *nodes.Set
 	Username string
 	Password string
 	Vhost    string // overrides the URL's path when set
@@ -42,8 +49,6 @@ func Dial(o Options) (*amqp.Connection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("amqp_url is not a URL: %w", err)
 	}
-	u.User = nil
-	where := u.Redacted()
 	vhost := o.Vhost
 	if vhost == "" {
 		vhost = strings.TrimPrefix(u.Path, "/")
@@ -53,6 +58,23 @@ func Dial(o Options) (*amqp.Connection, error) {
 			vhost = v
 		}
 	}
+	set := o.Nodes
+	if set == nil {
+		set = nodes.New(o.URL, nil)
+	}
+	return nodes.Try(set, nodeDown, func(raw string) (*amqp.Connection, error) {
+		return dialOne(o, raw, vhost)
+	})
+}
+
+// dialOne connects to the node at raw.
+func dialOne(o Options, raw, vhost string) (*amqp.Connection, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("amqp_url is not a URL: %w", err)
+	}
+	u.User = nil
+	where := u.Redacted()
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
@@ -84,9 +106,43 @@ func Dial(o Options) (*amqp.Connection, error) {
 		}
 	}
 	if err != nil {
-		return nil, Explain(err, where, o.Username, vhost, o.PasswordHint)
+		return nil, &dialError{explained: Explain(err, where, o.Username, vhost, o.PasswordHint), cause: err}
 	}
 	return conn, nil
+}
+
+// dialError is an explained dial error that keeps its cause, for
+// nodeDown.
+type dialError struct{ explained, cause error }
+
+func (e *dialError) Error() string { return e.explained.Error() }
+func (e *dialError) Unwrap() error { return e.cause }
+
+// nodeDown says whether a dial error is the node not answering: nothing
+// listens, the connection breaks or times out before the handshake, or
+// the node is starting or stopping and closes it. Bad credentials, a
+// missing vhost or a limit reached are the cluster's answer, not the
+// node's.
+func nodeDown(err error) bool {
+	var (
+		de *dialError
+		oe *net.OpError
+		ne net.Error
+		ae *amqp.Error
+	)
+	if !errors.As(err, &de) {
+		return false
+	}
+	switch {
+	case errors.As(de.cause, &oe) && oe.Op == "dial",
+		errors.As(de.cause, &ne) && ne.Timeout(),
+		errors.Is(de.cause, syscall.ECONNRESET), errors.Is(de.cause, io.EOF):
+		return true
+	case errors.As(de.cause, &ae) && ae.Code == amqp.FrameError && (strings.Contains(ae.Reason, "EOF") ||
+		strings.Contains(ae.Reason, "timeout") || strings.Contains(ae.Reason, "connection reset")):
+		return true
+	}
+	return false
 }
 
 // Explain turns a dial error into one an operator can act on; hint ends a
@@ -130,6 +186,8 @@ func Explain(err error, where, user, vhost, hint string) error {
 		// The connection opened, then closed or fell silent before the
 		// handshake: something listens there that is not RabbitMQ.
 		return fmt.Errorf("broker %s: what answers there does not speak AMQP (%s); is this the broker's AMQP port? (5672 by default, 5671 for amqps)", where, ae.Reason)
+	case errors.As(err, &ae) && ae.Code == amqp.FrameError && strings.Contains(ae.Reason, "connection reset"):
+		return fmt.Errorf("broker %s reset the connection before the handshake (%s): a node stopping or starting does; is this the broker's AMQP port? (5672 by default, 5671 for amqps)", where, sanitize.Text(ae.Reason))
 	}
 	return fmt.Errorf("broker %s: %w", where, err)
 }

@@ -11,21 +11,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 
 	"github.com/warrenops/warren/config"
 	"github.com/warrenops/warren/domain"
+	"github.com/warrenops/warren/sources/nodes"
 )
 
 // Options say where the management API is and as whom to call it.
 type Options struct {
 	URL string // http:// or https://, e.g. http://127.0.0.1:15672
+	// Fallbacks are the management APIs of the cluster's other nodes,
+	// read when URL's does not answer (docs/ARCHITECTURE.md §6).
+	Fallbacks []string
 	// MetricsURL is the broker's Prometheus endpoint, read for a fast
 	// first page (metrics.go): "" for the management host on the
 	// plugin's default port, MetricsOff for none.
@@ -60,7 +66,8 @@ const DefaultTimeout = 15 * time.Second
 // dashboard refreshing every 2 s); rabbit-hole's client is kept for
 // writes such as declaring vhosts and policies. Safe for concurrent use.
 type Client struct {
-	where    string // the URL without credentials, for messages
+	where    string // the first node's URL without credentials
+	nodes    *nodes.Set
 	username string
 	password string
 	pwHint   string
@@ -126,6 +133,15 @@ func New(o Options) (*Client, error) {
 		return nil, fmt.Errorf("management_url %s: %w", u, err)
 	}
 	rh.SetTimeout(timeout)
+	more := make([]string, 0, len(o.Fallbacks))
+	for _, f := range o.Fallbacks {
+		fu, err := url.Parse(strings.TrimRight(f, "/"))
+		if err != nil || (fu.Scheme != "http" && fu.Scheme != "https") || fu.Host == "" {
+			return nil, fmt.Errorf("fallback management URL %q is not an http:// or https:// URL", redact(f))
+		}
+		fu.User = nil
+		more = append(more, fu.String())
+	}
 	metrics := metricsURL(o.MetricsURL, u)
 	mu, _ := url.Parse(metrics)
 	return &Client{
@@ -134,6 +150,7 @@ func New(o Options) (*Client, error) {
 		// management API is reached over TLS.
 		metricsAuth: mu != nil && mu.Hostname() == u.Hostname() && (mu.Scheme == "https" || u.Scheme == "http"),
 		where:       u.String(),
+		nodes:       nodes.New(u.String(), more),
 		username:    user,
 		password:    pass,
 		pwHint:      cmp.Or(o.PasswordHint, "check username and the password variable (password_env)"),
@@ -170,8 +187,13 @@ const maxParallel = 8
 // and take about 40 ms against a local broker.
 const rowParallel = 2
 
-// URL returns the management API address, without credentials.
+// URL returns the management API address the config names first,
+// without credentials.
 func (c *Client) URL() string { return c.where }
+
+// Serving says which node's management API answered last: the first
+// the config names, or a fallback and why the first did not answer.
+func (c *Client) Serving() nodes.Serving { return c.nodes.Serving() }
 
 // Admin returns the rabbit-hole client for writes (vhosts, policies,
 // permissions), used by the demo and by tests.
@@ -183,9 +205,48 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, v any) erro
 }
 
 // read sends GET /api/path?q and hands a successful answer's body to
-// decode.
+// decode: to the node that answered last, and to the cluster's other
+// nodes in turn while one does not answer.
 func (c *Client) read(ctx context.Context, path string, q url.Values, decode func(io.Reader) error) error {
-	target := c.where + "/api/" + path
+	down := func(err error) bool { return ctx.Err() == nil && nodeDown(err) }
+	_, err := nodes.Try(c.nodes, down, func(where string) (struct{}, error) {
+		return struct{}{}, c.readAt(ctx, where, path, q, decode)
+	})
+	return err
+}
+
+// nodeDown says whether err is a node not answering: nothing listens,
+// the connection breaks or times out, or the answer is a 502, 503 or 504
+// (a node starting or stopping, or a proxy in front of one that is down).
+// Bad credentials, a missing object or a TLS setting the node refuses
+// are the cluster's answer, not the node's.
+func nodeDown(err error) bool {
+	var de *domain.Error
+	if !errors.As(err, &de) {
+		return false
+	}
+	switch de.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	if de.Kind != domain.ErrUnreachable || de.Err == nil {
+		return false
+	}
+	var (
+		oe *net.OpError
+		to interface{ Timeout() bool }
+	)
+	switch {
+	case errors.As(de.Err, &oe) && oe.Op == "dial",
+		errors.As(de.Err, &to) && to.Timeout():
+		return true
+	}
+	return errors.Is(de.Err, syscall.ECONNRESET) || errors.Is(de.Err, io.EOF) || errors.Is(de.Err, io.ErrUnexpectedEOF)
+}
+
+// readAt is read from the management API at where.
+func (c *Client) readAt(ctx context.Context, where, path string, q url.Values, decode func(io.Reader) error) error {
+	target := where + "/api/" + path
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
@@ -197,14 +258,14 @@ func (c *Client) read(ctx context.Context, path string, q url.Values, decode fun
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return c.transportError(ctx, err)
+		return c.transportError(ctx, where, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		return c.statusError(resp, path)
+		return c.statusError(resp, where, path)
 	}
 	if err := decode(resp.Body); err != nil {
-		return fmt.Errorf("management API at %s: decoding %s: %w", c.where, pathOnly(path), err)
+		return fmt.Errorf("management API at %s: decoding %s: %w", where, pathOnly(path), err)
 	}
 	return nil
 }
@@ -213,7 +274,7 @@ func (c *Client) read(ctx context.Context, path string, q url.Values, decode fun
 // "/" in a vhost becomes %2F as the API expects.
 func esc(s string) string { return url.PathEscape(s) }
 
-func (c *Client) transportError(ctx context.Context, err error) error {
+func (c *Client) transportError(ctx context.Context, where string, err error) error {
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -227,33 +288,33 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		rec tls.RecordHeaderError
 	)
 	unreachable := func(format string, args ...any) error {
-		return &domain.Error{Kind: domain.ErrUnreachable, Where: c.where, Err: err, Msg: fmt.Sprintf(format, args...)}
+		return &domain.Error{Kind: domain.ErrUnreachable, Where: where, Err: err, Msg: fmt.Sprintf(format, args...)}
 	}
 	var redirect *redirectError
 	switch {
 	case errors.As(err, &redirect):
-		return unreachable("management API at %s %v", c.where, redirect)
+		return unreachable("management API at %s %v", where, redirect)
 	case errors.As(err, &to) && to.Timeout():
-		return unreachable("management API at %s did not answer in time (%v); is the broker overloaded?", c.where, err)
+		return unreachable("management API at %s did not answer in time (%v); is the broker overloaded?", where, err)
 	case errors.As(err, &rec), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		// net/http turns the TLS record error into that text, no sentinel.
-		return unreachable("management API at %s does not speak TLS; use an http:// management_url", c.where)
+		return unreachable("management API at %s does not speak TLS; use an http:// management_url", where)
 	}
 	if msg, ok := config.TLSProblem(err); ok {
-		return unreachable("management API at %s: TLS refused: %s", c.where, msg)
+		return unreachable("management API at %s: TLS refused: %s", where, msg)
 	}
-	https := strings.HasPrefix(c.where, "https://")
+	https := strings.HasPrefix(where, "https://")
 	if msg, ok := config.MissingClientCert(c.http.Transport.(*http.Transport).TLSClientConfig, err); ok && https {
-		return unreachable("management API at %s: TLS refused: %s (%v)", c.where, msg, err)
+		return unreachable("management API at %s: TLS refused: %s (%v)", where, msg, err)
 	}
 	if !https && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "malformed HTTP")) {
 		// Something listens there, and it does not speak HTTP.
-		return unreachable("management API at %s: what answers there is not an HTTP server (%v); is this the management plugin's port? (15672 by default)", c.where, err)
+		return unreachable("management API at %s: what answers there is not an HTTP server (%v); is this the management plugin's port? (15672 by default)", where, err)
 	}
-	return unreachable("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", c.where, err)
+	return unreachable("management API at %s unreachable: %v; is the management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)", where, err)
 }
 
-func (c *Client) statusError(resp *http.Response, path string) error {
+func (c *Client) statusError(resp *http.Response, where, path string) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	var r struct {
 		Error  string `json:"error"`
@@ -263,24 +324,24 @@ func (c *Client) statusError(resp *http.Response, path string) error {
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
 		if strings.Contains(r.Reason, "Not management user") {
-			return &domain.Error{Kind: domain.ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
-				Msg: fmt.Sprintf("management API at %s: user %q has no management tag; give it the monitoring or management tag", c.where, c.username)}
+			return &domain.Error{Kind: domain.ErrUnauthorized, Where: where, Status: resp.StatusCode,
+				Msg: fmt.Sprintf("management API at %s: user %q has no management tag; give it the monitoring or management tag", where, c.username)}
 		}
-		return &domain.Error{Kind: domain.ErrUnauthorized, Where: c.where, Status: resp.StatusCode,
-			Msg: fmt.Sprintf("management API at %s: bad credentials for user %q; %s", c.where, c.username, c.pwHint)}
+		return &domain.Error{Kind: domain.ErrUnauthorized, Where: where, Status: resp.StatusCode,
+			Msg: fmt.Sprintf("management API at %s: bad credentials for user %q; %s", where, c.username, c.pwHint)}
 	case http.StatusForbidden:
-		return &domain.Error{Kind: domain.ErrForbidden, Where: c.where, Status: resp.StatusCode,
-			Msg: fmt.Sprintf("management API at %s: user %q may not read %s", c.where, c.username, pathOnly(path))}
+		return &domain.Error{Kind: domain.ErrForbidden, Where: where, Status: resp.StatusCode,
+			Msg: fmt.Sprintf("management API at %s: user %q may not read %s", where, c.username, pathOnly(path))}
 	case http.StatusNotFound:
-		return &domain.Error{Kind: domain.ErrNotFound, Where: c.where, Status: resp.StatusCode,
-			Msg: fmt.Sprintf("management API at %s: %s not found", c.where, pathOnly(path))}
+		return &domain.Error{Kind: domain.ErrNotFound, Where: where, Status: resp.StatusCode,
+			Msg: fmt.Sprintf("management API at %s: %s not found", where, pathOnly(path))}
 	}
 	reason := r.Reason
 	if reason == "" {
 		reason = strings.TrimSpace(string(body))
 	}
-	return &domain.Error{Where: c.where, Status: resp.StatusCode, Reason: reason,
-		Msg: fmt.Sprintf("management API at %s: %s answered %d: %s", c.where, pathOnly(path), resp.StatusCode, reason)}
+	return &domain.Error{Where: where, Status: resp.StatusCode, Reason: reason,
+		Msg: fmt.Sprintf("management API at %s: %s answered %d: %s", where, pathOnly(path), resp.StatusCode, reason)}
 }
 
 // pathOnly names an API path for messages, with escapes undone.

@@ -80,7 +80,16 @@ func (c *Client) readOverview(ctx context.Context, q url.Values) (*domain.Overvi
 	c.mu.Lock()
 	c.version = v
 	c.mu.Unlock()
+	var via, first, missed string
+	var missedAt time.Time
+	if sv := c.nodes.Serving(); sv.Fallback {
+		via, first, missedAt = sv.URL, c.where, sv.MissedAt
+		if sv.Missed != nil {
+			missed = sv.Missed.Error()
+		}
+	}
 	return &domain.Overview{
+		Via: via, First: first, Missed: missed, MissedAt: missedAt,
 		ClusterName: r.ClusterName, RabbitMQVersion: v, ManagementVersion: r.ManagementVersion,
 		ErlangVersion: r.ErlangVersion, StatsInterval: domain.DefaultStatsInterval, RatesMode: r.RatesMode,
 		Totals:      domain.Totals{Messages: r.QueueTotals.Messages, Ready: r.QueueTotals.Ready, Unacked: r.QueueTotals.Unacked},

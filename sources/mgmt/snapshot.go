@@ -69,8 +69,8 @@ func (c *Client) Snapshot(ctx context.Context, o domain.SnapshotOptions) (*domai
 	if err := parallel(ctx, jobs...); err != nil {
 		if errors.Is(err, domain.ErrNotFound) && o.Vhost != "" {
 			// Every per-vhost collection answers 404 for an unknown vhost.
-			return nil, &domain.Error{Kind: domain.ErrNotFound, Where: c.where, Status: 404, Msg: fmt.Sprintf(
-				"management API at %s: vhost %q does not exist (or user %q may not see it)", c.where, o.Vhost, c.username)}
+			return nil, &domain.Error{Kind: domain.ErrNotFound, Where: c.nodes.Serving().URL, Status: 404, Msg: fmt.Sprintf(
+				"management API at %s: vhost %q does not exist (or user %q may not see it)", c.nodes.Serving().URL, o.Vhost, c.username)}
 		}
 		return nil, err
 	}
