@@ -78,6 +78,32 @@ func take(m map[Twin]int, t Twin) bool {
 	return false
 }
 
+// A DLQ message read by a resume is, by its name (Twin), one of these.
+const (
+	notRecorded     = iota // the operation recorded no copy of it
+	maybePublished         // a copy recorded publishing, never confirmed
+	twinOfConfirmed        // the source of a confirmed copy, handed back
+)
+
+// match says what a DLQ message named t is to the interrupted operation,
+// and counts it off. Messages of one name are alike, but not always one
+// message: a producer's two events of the same body and no message ID,
+// dead-lettered in the same second, have one name. A source whose copy
+// was recorded publishing and never confirmed was never acked, so it is
+// certainly still in the DLQ: the first messages of a name stand for
+// those, and only the ones after them are twins of confirmed copies.
+// Taking twins first would remove a message of that name that was never
+// moved, in place of a confirmed source whose ack took effect.
+func (r *Resumption) match(t Twin) int {
+	switch {
+	case take(r.Published, t):
+		return maybePublished
+	case take(r.Confirmed, t):
+		return twinOfConfirmed
+	}
+	return notRecorded
+}
+
 // Resumption is what the audit log says of an operation that has an
 // intent and no final record: what it asked for, which copies were
 // confirmed (their sources may still be in the DLQ: twins) and which were

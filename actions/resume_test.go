@@ -114,6 +114,41 @@ func TestAResumeCountsOnlyUnknownOutcomesAsPossiblyPublished(t *testing.T) {
 	}
 }
 
+// Two dead letters alike in every recorded way (one name): the run
+// recorded both publishing, confirmed one copy, whose source's ack took
+// effect, and was killed before the other's copy. The one message of
+// that name left in the DLQ is the unconfirmed source, never moved: the
+// resume replays it rather than removing it as a twin.
+func TestAResumeRemovesNoMessageOfANameWhoseUnconfirmedSourceIsLeft(t *testing.T) {
+	at := time.Date(2026, 12, 8, 0, 39, 51, 0, time.UTC)
+	d := domain.DeadLetter{MessageID: "d-51", LogicalID: "d-51", Body: []byte("same"),
+		Deaths: []domain.Death{{Queue: "dup", Reason: "rejected", Count: 1, Time: at}}}
+	tw := TwinOf(d)
+	named := func(outcome string) audit.Record {
+		return audit.Record{Operation: "op-1", Vhost: "/", Queue: "dup.dlq", Action: ActionReplay, Outcome: outcome,
+			MessageIDs: []string{tw.MessageID}, LogicalIDs: []string{tw.LogicalID},
+			Detail: map[string]string{"body_sha256": `["` + tw.BodySHA256 + `"]`, "x_death_sha256": `["` + tw.Death + `"]`}}
+	}
+	records := []audit.Record{{Operation: "op-1", Vhost: "/", Queue: "dup.dlq", Action: ActionReplay, Outcome: domain.OutcomeIntent,
+		Detail: map[string]string{"streamed": "true"}},
+		named(domain.OutcomePublishing), named(domain.OutcomePublishing), named(domain.OutcomeConfirmed)}
+	r, err := ReadResumption(records, "/", "dup.dlq", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.match(TwinOf(d)); got != maybePublished {
+		t.Fatalf("the first message of the name = %d; want maybePublished (%d): the unconfirmed source is still in the DLQ", got, maybePublished)
+	}
+	// Had the confirmed source's ack been lost, it would be back too:
+	// the second message of the name is its twin.
+	if got := r.match(TwinOf(d)); got != twinOfConfirmed {
+		t.Fatalf("the second message of the name = %d; want twinOfConfirmed (%d)", got, twinOfConfirmed)
+	}
+	if got := r.match(TwinOf(d)); got != notRecorded {
+		t.Fatalf("a third message of the name = %d; want notRecorded (%d)", got, notRecorded)
+	}
+}
+
 // An export is an operation of one record that moved nothing: a resume
 // of it says so, and a resume of the queue's latest incomplete operation
 // passes it by.

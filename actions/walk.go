@@ -422,12 +422,12 @@ func (p *pager) read(ctx context.Context) (*page, bool, error) {
 		}
 		if r := s.op.Resume; r != nil {
 			t := TwinOf(d)
-			if take(r.Confirmed, t) {
+			switch r.match(t) {
+			case twinOfConfirmed:
 				// Its copy was confirmed: this is the twin to remove.
 				twins = append(twins, flightOf(d, t.BodySHA256, t.Death))
 				continue
-			}
-			if take(r.Published, t) {
+			case maybePublished:
 				s.res.PossibleDuplicates++
 			}
 		}
