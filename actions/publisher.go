@@ -334,6 +334,12 @@ func (p *Publisher) noteReturn(r amqp.Return) {
 	seq, ok := headerSeq(r.Headers)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if e := p.pending[seq]; ok && (e == nil || e.print != "") {
+		// Not this publisher's header: an exact message (an import)
+		// carries the one of a replay it went through before it died
+		// again and was exported, which names another publish or none.
+		ok = false
+	}
 	if !ok && p.exact > 0 {
 		// Returns come in publish order, each before its own confirm:
 		// the oldest unsettled message that is this one was returned.

@@ -235,3 +235,43 @@ func TestPublisherMatchesTheReturnOfAnExactMessageByItsIDAndBody(t *testing.T) {
 	}
 	testkit.WaitDepth(t, ch, "target", routed)
 }
+
+// An imported message may carry the sequence header of a replay warren
+// made before it died again and was exported: that header names another
+// publish of this channel, or none. Its return is still matched by its
+// ID and body, and every routed message is confirmed.
+func TestPublisherTrustsNoSequenceHeaderAnExactMessageBrings(t *testing.T) {
+	vhost := testkit.Vhost(t, "warren-actions")
+	conn := testkit.Dial(t, vhost)
+	ch := testkit.Channel(t, conn)
+	testkit.Declare(t, ch, "target", nil)
+	msgs := make([]Outgoing, 300)
+	for i := range msgs {
+		key := "target"
+		if i%3 == 1 {
+			key = "no-such-queue"
+		}
+		// The stale header names the publish before this one (a routed
+		// message for two in three), or one this channel never made.
+		stale := int64(i)
+		if i%4 == 0 {
+			stale = 1_000_000 + int64(i)
+		}
+		msgs[i] = Outgoing{Ref: i, RoutingKey: key, Exact: true, Msg: amqp.Publishing{MessageId: fmt.Sprint("m-", i),
+			Body: []byte(fmt.Sprint("body-", i)), Headers: amqp.Table{SeqHeader: stale}}}
+	}
+	got, _ := publishAll(t, conn, 32, msgs)
+	routed := 0
+	for i := range msgs {
+		want := Confirmed
+		if i%3 == 1 {
+			want = Returned
+		} else {
+			routed++
+		}
+		if got[i].Outcome != want {
+			t.Fatalf("message %d (stale sequence header %v): %s, want %s", i, msgs[i].Msg.Headers[SeqHeader], got[i].Outcome, want)
+		}
+	}
+	testkit.WaitDepth(t, ch, "target", routed)
+}
