@@ -107,7 +107,13 @@ func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Pr
 	}
 	res.Operation = s.log.op.ID
 	if r, ok := op.Gate.(*Ramp); ok {
-		r.Record = func(v domain.StageVerdict) error { return s.log.stage(ctx, v) }
+		r.Record = func(v domain.StageVerdict) error {
+			if err := s.log.stage(ctx, v); err != nil {
+				// As every record's: the operation stays open.
+				return fmt.Errorf("%w (%s): recording the verdict of %s: %v", ErrAuditUnavailable, env.Audit.Describe(), v.Name(), err)
+			}
+			return nil
+		}
 		defer func() {
 			res.Stages = r.Verdicts()
 			if len(res.Stages) > 0 {
@@ -137,8 +143,15 @@ func RunWalk(ctx context.Context, src Source, op Walk, env Env, progress func(Pr
 	}
 	if errors.Is(runErr, ErrSessionLost) || errors.Is(runErr, ErrAuditUnavailable) {
 		// Acks may not have taken effect, or their records may be
-		// missing: the operation stays open, for `dlq resume`.
-		return res, fmt.Errorf("%w; the operation %s is left incomplete: `warren dlq resume %s` finishes it", runErr, res.Operation, req.Queue)
+		// missing: the operation stays open, for `dlq resume`. What
+		// was recorded publishing and never sent is recorded so, when
+		// the store takes it, or a resume would count it as possibly
+		// published twice.
+		left := fmt.Errorf("%w; the operation %s is left incomplete: `warren dlq resume %s` finishes it", runErr, res.Operation, req.Queue)
+		if err := s.log.notSent(ctx, s.unsent); err != nil {
+			return res, errors.Join(left, fmt.Errorf("recording %d messages never sent: %w", len(s.unsent), err))
+		}
+		return res, left
 	}
 	if req.Action == ActionImport && (runErr != nil || res.Cancelled || res.Taken < op.Expect || res.Left() > 0) {
 		// An import's file keeps every message, those it never read
@@ -855,6 +868,9 @@ func (b *batches) flushAll() error {
 	}
 	b.s.log.j.flush()
 	if err := b.err(); err != nil {
+		// A proof in flight may still find its acks unproven: the
+		// counts are final only once it is done.
+		b.proofs.Wait()
 		return err
 	}
 	return b.prove()

@@ -180,7 +180,7 @@ func outputError(err error, tail string) error {
 		return nil
 	case errors.Is(err, ops.ErrOutputExists):
 		return app.Refused(fmt.Errorf("%w: pass --force to replace it, or --output another name%s", err, tail))
-	case errors.Is(err, ops.ErrOutputIsDir):
+	case errors.Is(err, ops.ErrOutputIsDir), errors.Is(err, ops.ErrOutputNotAFile):
 		return app.Usage(fmt.Errorf("--output %w%s", err, tail))
 	case errors.Is(err, fs.ErrNotExist):
 		// A directory the operator named that is not there.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/ops"
 )
@@ -15,6 +17,15 @@ func TestAnExportChecksItsOutputBeforeReading(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "e.jsonl")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// What an export would replace by renaming its file over it, even
+	// with --force: a pipe, a symbolic link, a device.
+	fifo, link := filepath.Join(dir, "fifo"), filepath.Join(dir, "link.jsonl")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, link); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -28,6 +39,9 @@ func TestAnExportChecksItsOutputBeforeReading(t *testing.T) {
 		{file, true, app.ExitOK},
 		{dir, false, app.ExitUsage},
 		{dir, true, app.ExitUsage},
+		{fifo, true, app.ExitUsage},
+		{link, true, app.ExitUsage},
+		{os.DevNull, true, app.ExitUsage},
 	} {
 		if got := app.ExitCode(outputError(ops.CheckOutput(tc.output, tc.force), "")); got != tc.want {
 			t.Errorf("checkOutput(%s, force %v): exit %d, want %d", tc.output, tc.force, got, tc.want)

@@ -35,6 +35,10 @@ var (
 	ErrOutputExists = errors.New("already exists and an export does not replace a file")
 	// ErrOutputIsDir: the output names a directory.
 	ErrOutputIsDir = errors.New("is a directory: name the file to write")
+	// ErrOutputNotAFile: the output names a device, a pipe, a socket or
+	// a symbolic link, which an export would replace with a file of its
+	// own, even with --force: it writes beside the name and renames.
+	ErrOutputNotAFile = errors.New("is not a regular file (a device, a pipe, a socket or a symbolic link), which an export would replace: name a regular file, or write to standard output (--output -) and redirect it")
 	// ErrOutputAppeared: a file was put at the output's name while the
 	// export ran; the export is kept beside it, complete, and named.
 	ErrOutputAppeared = errors.New("appeared while the export ran")
@@ -68,8 +72,9 @@ type FileExportResult struct {
 }
 
 // CheckOutput refuses, before anything is read, an output that is a
-// directory (ErrOutputIsDir), or a file that exists when force is not
-// given (ErrOutputExists).
+// directory (ErrOutputIsDir), anything but a regular file
+// (ErrOutputNotAFile), or a file that exists when force is not given
+// (ErrOutputExists).
 func CheckOutput(output string, force bool) error {
 	if output == "-" {
 		return nil
@@ -82,6 +87,8 @@ func CheckOutput(output string, force bool) error {
 		return fmt.Errorf("cannot write %s: %w", sanitize.Text(output), err)
 	case fi.IsDir():
 		return fmt.Errorf("%s %w", sanitize.Text(output), ErrOutputIsDir)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s %w", sanitize.Text(output), ErrOutputNotAFile)
 	case !force:
 		return fmt.Errorf("%s %w", sanitize.Text(output), ErrOutputExists)
 	}

@@ -85,19 +85,25 @@ func (o *Ops) Resolve(ctx context.Context, ref domain.QueueRef) (*Target, error)
 	}
 	if r, ok := o.c.Mgmt.(ChannelRoomReader); ok {
 		// A walk spreads what it keeps over channels: under a user's
-		// max-channels limit it takes half the room left (the publisher
-		// and other clients of the user need theirs), at least one. A
-		// limit that cannot be read leaves it one: slower where it keeps
-		// much, never past a limit.
+		// max-channels limit it takes half the room left once the
+		// walk's own other two are set aside (the publisher's, and the
+		// one a passive check opens mid-walk; other clients of the
+		// user need theirs), at least one. A limit that cannot be read
+		// leaves it one: slower where it keeps much, never past a
+		// limit.
 		switch room, limited, err := r.ChannelRoom(ctx); {
 		case err != nil:
 			t.Opts.MaxChannels = 1
 		case limited:
-			t.Opts.MaxChannels = max(room/2, 1)
+			t.Opts.MaxChannels = max((room-walkOwnChannels)/2, 1)
 		}
 	}
 	return t, nil
 }
+
+// walkOwnChannels are the channels a walk opens besides its feed's: the
+// publisher's, and a passive check's.
+const walkOwnChannels = 2
 
 // browseAsk is the consumer timeout a browse session asks of a broker
 // that takes a consumer's own (RabbitMQ 4.3, a quorum queue).

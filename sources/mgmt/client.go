@@ -208,6 +208,16 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, v any) erro
 // decode: to the node that answered last, and to the cluster's other
 // nodes in turn while one does not answer.
 func (c *Client) read(ctx context.Context, path string, q url.Values, decode func(io.Reader) error) error {
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "." || seg == ".." {
+			// The broker's HTTP server resolves the step before it
+			// routes the request, whatever its escaping: /api/queues/v/..
+			// answers as /api/queues/v, another object's answer.
+			return &domain.Error{Where: c.where, Msg: fmt.Sprintf(
+				"management API at %s cannot address a vhost, queue or exchange named %q: the broker reads it as a step in the URL's path (%s); rename it, or read it with rabbitmqctl",
+				c.where, seg, pathOnly(path))}
+		}
+	}
 	down := func(err error) bool { return ctx.Err() == nil && nodeDown(err) }
 	_, err := nodes.Try(c.nodes, down, func(where string) (struct{}, error) {
 		return struct{}{}, c.readAt(ctx, where, path, q, decode)

@@ -403,3 +403,19 @@ func TestChannelRoomIsTheUsersLimitLessItsOpenChannels(t *testing.T) {
 		})
 	}
 }
+
+// A name of "." or ".." cannot be addressed: the broker resolves it as a
+// step in the path and answers for another object. warren says so
+// rather than decode that other answer.
+func TestANameTheBrokerReadsAsAPathStepIsNamed(t *testing.T) {
+	c, err := New(Options{URL: "http://127.0.0.1:1", Username: "guest", Password: "guest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"..", "."} {
+		_, err := c.Queue(context.Background(), "v", name)
+		if err == nil || !strings.Contains(err.Error(), `named "`+name+`"`) || !strings.Contains(err.Error(), "rename it") {
+			t.Errorf("queue %q: %v; want the name said unaddressable", name, err)
+		}
+	}
+}
