@@ -29,6 +29,8 @@ func Main() int {
 	ops.RemoveStaleDrafts()
 	defer ops.RemoveDrafts()
 	a := NewApp()
+	out := &checkedWriter{w: a.Out}
+	a.Out = out
 	// The first ctrl+c (or SIGTERM) ends the command's context, so that a
 	// command holding dead letters returns them with a nack and a prompt
 	// takes it for a no, instead of the process dying with them held,
@@ -84,7 +86,28 @@ func Main() int {
 		}
 		return app.ExitCode(err)
 	}
+	if out.err != nil {
+		// A report that did not reach its file (a full disk, a closed
+		// pipe) is a failure, whatever the command made of it.
+		fmt.Fprintln(os.Stderr, "warren: writing the output:", sanitize.Message(out.err.Error()))
+		return app.ExitFailure
+	}
 	return app.ExitOK
+}
+
+// checkedWriter keeps the first error writing to w: commands print with
+// fmt.Fprint*, which returns it to no one.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // RunDashboard runs the dashboard on the terminal until the operator

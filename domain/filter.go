@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -41,11 +42,68 @@ func CompileFilter(src string) (*Filter, error) {
 	if len(src) > maxFilterLen {
 		return nil, fmt.Errorf("filter is %d characters long; at most %d are allowed", len(src), maxFilterLen)
 	}
-	prog, err := expr.Compile(src, expr.Env(compileEnv), expr.AsBool())
+	prog, err := expr.Compile(src, expr.Env(compileEnv), expr.AsBool(), expr.Patch(division{}), divide)
 	if err != nil {
 		return nil, fmt.Errorf("filter %q: %v\nfields: logical_id, message_id, reason, origin_queue, origin_exchange, origin_routing_key, attempts, age_seconds, size, applied (true, false or nil), quarantined, group, convention, error_type, error_message, header(\"name\")", src, err)
 	}
 	return &Filter{src: src, prog: prog}, nil
+}
+
+// division makes every a / b a call of divide: expr divides by zero
+// into +Inf (or NaN), which compares true with what an operator's typo
+// meant as a bound (attempts / 0 > 1 selects every message), where a
+// remainder by zero is an error.
+type division struct{}
+
+func (division) Visit(node *ast.Node) {
+	if b, ok := (*node).(*ast.BinaryNode); ok && b.Operator == "/" {
+		ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: "divide"}, Arguments: []ast.Node{b.Left, b.Right}})
+	}
+}
+
+// divide is a / b, or an error when b is zero: the message is then one
+// the filter cannot judge, which stays where it is.
+var divide = expr.Function("divide", func(params ...any) (any, error) {
+	a, aok := number(params[0])
+	b, bok := number(params[1])
+	switch {
+	case !aok || !bok:
+		return nil, fmt.Errorf("cannot divide %v by %v", params[0], params[1])
+	case b == 0:
+		return nil, fmt.Errorf("division by zero")
+	}
+	return a / b, nil
+}, new(func(any, any) float64))
+
+// number is v as a float64 when v is one of Go's numbers.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int8:
+		return float64(n), true
+	case int16:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint:
+		return float64(n), true
+	case uint8:
+		return float64(n), true
+	case uint16:
+		return float64(n), true
+	case uint32:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float32:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
 }
 
 // String returns the filter's source.

@@ -36,6 +36,11 @@ func TestFilterSelectsDeadLetters(t *testing.T) {
 		{"origin exchange and size", `origin_exchange == "shop" && size < 1000 && !quarantined`, letter, nil, true, ""},
 		{"message id", `message_id in ["m-1", "m-2"]`, letter, nil, true, ""},
 		{"no time: age comparison fails loudly", `age_seconds > 60`, DeadLetter{}, nil, false, "age_seconds"},
+		{"division", `size / 40 == 3 && header("prio") / 2 > 2`, letter, nil, true, ""},
+		// expr would divide into +Inf, which is > 1: a typo would select
+		// every message.
+		{"division by zero is an error, not infinity", `attempts / 0 > 1`, letter, nil, false, "division by zero"},
+		{"division of a header that is no number", `header("tenant") / 2 > 1`, letter, nil, false, "cannot divide"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
