@@ -278,7 +278,9 @@ func TestStayLineNamesWhatWasNotChosen(t *testing.T) {
 
 // On a short terminal a whole-queue prompt keeps the line where the
 // answer is typed, and says its details were cut: the operator never
-// types blind.
+// types blind. A run that would be refused is no answer to type: the
+// prompt says so, whole, and offers no field until the refusal is
+// gone.
 func TestAPromptOnAShortTerminalKeepsWhereTheAnswerIsTyped(t *testing.T) {
 	acts := &fakeActions{whole: 400, confirm: ops.Confirm{Phrase: "orders.dlq 400", Why: "production context: type the queue name and the count to confirm"},
 		refuse: func(st ops.Staging) error {
@@ -293,8 +295,19 @@ func TestAPromptOnAShortTerminalKeepsWhereTheAnswerIsTyped(t *testing.T) {
 		return strings.Contains(d.m.View(), "would be refused") || strings.Contains(d.m.View(), "more line")
 	})
 	v := d.m.View()
-	if !strings.Contains(v, `type "orders.dlq 400"`) {
-		t.Errorf("the prompt at 80x18 hides what to type:\n%s", v)
+	if strings.Contains(v, `type "orders.dlq 400"`) || !strings.Contains(v, "Cannot proceed as it stands: change the canary first (tab)") ||
+		!strings.Contains(v, "would be refused before anything moves") {
+		t.Errorf("the prompt at 80x18 offers to type the answer to a run it would refuse, or hides why:\n%s", v)
+	}
+	for _, r := range "orders.dlq 400" {
+		d.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		if d.m.mode() != prompting {
+			t.Fatalf("typing %q into a refused prompt ended it", r)
+		}
+	}
+	d.send(tea.KeyMsg{Type: tea.KeyEnter})
+	if d.m.mode() != prompting {
+		t.Fatalf("enter ran a refused run")
 	}
 	if !strings.Contains(v, "a taller terminal shows them") {
 		t.Errorf("the prompt at 80x18 does not say its details were cut:\n%s", v)

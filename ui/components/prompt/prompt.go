@@ -78,11 +78,16 @@ func New(q Question, st styles.Styles) Model {
 	return m
 }
 
-func (m Model) typing() bool { return m.q.TypeToConfirm != "" || m.q.Ask != "" }
+// typing reports whether the answer is typed: not while the question is
+// blocked, which offers no answer but n (what was typed is kept for when
+// it is no longer).
+func (m Model) typing() bool {
+	return m.q.Blocked == "" && (m.q.TypeToConfirm != "" || m.q.Ask != "")
+}
 
 // Capturing reports whether the prompt takes text, so keys such as q must
 // not reach the root.
-func (m Model) Capturing() bool { return m.typing() }
+func (m Model) Capturing() bool { return m.q.TypeToConfirm != "" || m.q.Ask != "" }
 
 // Value is the operator's typed answer.
 func (m Model) Value() string { return strings.TrimSpace(m.input.Value()) }
@@ -220,14 +225,15 @@ func (m Model) render(details []string, cut string) string {
 	}
 	lines = append(lines, "")
 	switch {
+	case m.q.Blocked != "":
+		// No field to type in: a run it would refuse is not offered.
+		lines = append(lines, "Cannot proceed as it stands: "+m.q.Blocked+" (n or esc cancels)")
 	case m.q.TypeToConfirm != "":
 		lines = append(lines, "To confirm, type "+m.st.Value.Bold(true).Render(quote(m.q.TypeToConfirm))+" and press enter (esc cancels):")
 		lines = append(lines, m.input.View())
 	case m.q.Ask != "":
 		lines = append(lines, m.q.Ask+" (enter to continue, esc cancels):")
 		lines = append(lines, m.input.View())
-	case m.q.Blocked != "":
-		lines = append(lines, "Cannot proceed as it stands: "+m.q.Blocked+" (n or esc cancels)")
 	default:
 		lines = append(lines, "Proceed? (y goes on, n or esc cancels)")
 	}
