@@ -104,6 +104,7 @@ func (a *App) runDlqEdit(ctx context.Context, queue, id string, limit int, fr re
 	for _, l := range plan.Lines {
 		fmt.Fprintln(a.Out, "  "+sanitize.Text(l))
 	}
+	printNotes(a.Err, plan.Warnings)
 	if err := a.confirm(ctx, plan, f); err != nil {
 		var ee *app.ExitError
 		if errors.As(err, &ee) && ee.Code == app.ExitRefused {

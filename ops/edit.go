@@ -91,7 +91,7 @@ func (d *EditDraft) stays() string {
 // a replay would use, and the prompt's sentence. The file is removed.
 // Nothing is published, and the message stays, when the editor failed,
 // the file cannot be read, or the edit changed nothing.
-func (o *Ops) planEdit(s Scope) (*Plan, error) {
+func (o *Ops) planEdit(ctx context.Context, s Scope) (*Plan, error) {
 	d := s.Draft
 	if d == nil {
 		return nil, errors.New("no edit draft to plan (StartEdit writes one)")
@@ -117,6 +117,7 @@ func (o *Ops) planEdit(s Scope) (*Plan, error) {
 	}
 	dest := ap.Groups[0].Dest
 	return &Plan{
+		Warnings: o.editWarnings(ctx, d, ap),
 		Decided:  true,
 		Summary:  fmt.Sprintf("Resubmit the edited message %s from %s to %s?", d.Letter.LogicalID, d.Queue.Name, dest),
 		Selected: 1, Publish: 1, Bytes: ap.Bytes,
@@ -130,6 +131,22 @@ func (o *Ops) planEdit(s Scope) (*Plan, error) {
 			return o.resubmit(ctx, ap, d.held)
 		},
 	}, nil
+}
+
+// editWarnings are what a replay of the original would warn of: the
+// inbox reporting it applied (a replay skips it; an edit is asked for
+// one message, and says so instead), an inbox that cannot answer, and
+// what the destination's bindings and limits say.
+func (o *Ops) editWarnings(ctx context.Context, d *EditDraft, ap *actions.Plan) []string {
+	var out []string
+	applied, known, note := o.Applied(ctx, d.Queue, []domain.DeadLetter{d.Letter})
+	if note != "" {
+		out = append(out, note)
+	}
+	if id := d.Letter.BusinessID(); known && id != "" && applied[id] {
+		out = append(out, fmt.Sprintf("the inbox reports %s applied: its effect is committed, and the edited copy would apply it again unless its consumer ignores what it has applied", id))
+	}
+	return append(out, o.destinationWarnings(ctx, d.Queue.Vhost, ap.Groups)...)
 }
 
 // resubmit publishes a confirmed edit plan with the replay protocol: an

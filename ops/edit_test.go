@@ -9,8 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenops/warren/actions"
 	"github.com/warrenops/warren/audit"
@@ -226,5 +229,57 @@ func TestEditIsRefusedInAReadOnlyContext(t *testing.T) {
 	l := newOps(t, c)
 	if _, err := l.StartEdit(testCtx(t), domain.QueueRef{Vhost: "/", Name: "orders.dlq"}, &Browse{}, domain.DeadLetter{}); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("StartEdit in a read-only context = %v, want ErrReadOnly", err)
+	}
+}
+
+// An edit says what a replay of the original would: the inbox reports it
+// applied, and its destination, full with overflow drop-head, would push
+// out the message at its head.
+func TestAnEditWarnsAsAReplayWould(t *testing.T) {
+	vhost := testkit.Vhost(t, "warren-edit")
+	ch := testkit.Channel(t, testConn(t, vhost))
+	testkit.Declare(t, ch, "orders.dlq", nil)
+	testkit.Declare(t, ch, "orders", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq", "x-max-length": int32(1)})
+	for _, m := range orderEvents(2) { // one at a time: orders holds one
+		testkit.DeadLetter(t, ch, "orders", "orders.dlq", []amqp.Publishing{m})
+	}
+	if err := ch.Publish("", "orders", false, false, amqp.Publishing{Body: []byte("waiting")}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitDepth(t, ch, "orders", 1)
+	var opened atomic.Int32
+	l := inboxOps(t, testDSN, inboxTable(t), &opened) // ev-a and ev-b applied
+	l.c.Context.Queues[0].LogicalID = "header:event_id"
+	ctx := testCtx(t)
+	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
+	tg, err := l.Resolve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Browse(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	page, err := b.Next(ctx)
+	if err != nil || len(page.Letters) != 2 {
+		t.Fatalf("page = %+v, %v; want the 2 dead letters", page, err)
+	}
+	d, err := l.StartEdit(ctx, ref, b, page.Letters[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runEditor(t, d, editorScript(t, `sed -i -e 's/"id": "ev-a"/"id": "ev-a", "fixed": true/' "$1"`)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := l.Plan(ctx, Scope{Action: Edit, Queue: ref, Draft: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(p.Warnings, "\n")
+	for _, want := range []string{"the inbox reports ev-a applied", "holds 1 of its max-length 1 (overflow drop-head)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the edit's warnings lack %q:\n%s", want, all)
+		}
 	}
 }

@@ -271,7 +271,7 @@ func (o *Ops) Plan(ctx context.Context, s Scope) (*Plan, error) {
 	)
 	switch {
 	case s.Action == Edit:
-		p, err = o.planEdit(s)
+		p, err = o.planEdit(ctx, s)
 	case s.Action == Resume:
 		p, err = o.planResume(ctx, s)
 	case s.Action == Import:

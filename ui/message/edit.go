@@ -207,7 +207,14 @@ func (m *Model) question(p *ops.Plan) prompt.Question {
 	for _, l := range diff {
 		q.Details = append(q.Details, sanitize.Text(l))
 	}
-	q.Warning, q.TypeToConfirm = p.Confirm.Warning(), p.Confirm.Phrase
+	var warn []string
+	for _, w := range p.Warnings {
+		warn = append(warn, sanitize.Text(strings.TrimSuffix(w, ops.PaceFlag)))
+	}
+	if w := p.Confirm.Warning(); w != "" {
+		warn = append(warn, w)
+	}
+	q.Warning, q.TypeToConfirm = strings.Join(warn, "; "), p.Confirm.Phrase
 	return q
 }
 
