@@ -91,6 +91,7 @@ func makeCopy(d domain.DeadLetter, s stamp) copyOf {
 		h[HeaderQuarantineReason] = s.reason
 		h[HeaderQuarantineBy] = s.by
 		h[HeaderQuarantineAt] = at
+		h[domain.HeaderQuarantineAttempts] = int64(d.Attempts)
 	default:
 		// A released message must not look quarantined at its origin, or
 		// if it dies again it would be left out of every bulk replay.

@@ -85,10 +85,11 @@ func TestCopyDropsWhatTheBrokerWouldRefuseOrExpire(t *testing.T) {
 
 func TestQuarantineAndReleaseHeaders(t *testing.T) {
 	at := time.Date(2024, 5, 1, 3, 0, 0, 0, time.UTC)
-	q := makeCopy(domain.DeadLetter{ReplayCount: 1, Headers: amqp.Table{"k": "v"}},
+	q := makeCopy(domain.DeadLetter{ReplayCount: 1, Attempts: 3, Headers: amqp.Table{"k": "v"}},
 		stamp{action: ActionQuarantine, operation: "op", at: at, reason: "bad schema", by: "ana"})
 	h := q.msg.Headers
-	if h[HeaderQuarantineReason] != "bad schema" || h[HeaderQuarantineBy] != "ana" || h[HeaderQuarantineAt] != at.Format(time.RFC3339Nano) || h[HeaderOperation] != "op" {
+	if h[HeaderQuarantineReason] != "bad schema" || h[HeaderQuarantineBy] != "ana" || h[HeaderQuarantineAt] != at.Format(time.RFC3339Nano) || h[HeaderOperation] != "op" ||
+		h[domain.HeaderQuarantineAttempts] != int64(3) {
 		t.Fatalf("quarantine headers %v", h)
 	}
 	if _, ok := h[HeaderReplayCount]; ok {
@@ -96,7 +97,7 @@ func TestQuarantineAndReleaseHeaders(t *testing.T) {
 	}
 	released := makeCopy(domain.DeadLetter{ReplayCount: 1, Headers: h}, stamp{action: ActionReplay, operation: "op2", at: at})
 	rh := released.msg.Headers
-	for _, k := range []string{HeaderQuarantineReason, HeaderQuarantineBy, HeaderQuarantineAt} {
+	for _, k := range []string{HeaderQuarantineReason, HeaderQuarantineBy, HeaderQuarantineAt, domain.HeaderQuarantineAttempts} {
 		if _, ok := rh[k]; ok {
 			t.Errorf("released copy still carries %s", k)
 		}

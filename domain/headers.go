@@ -20,7 +20,11 @@ const (
 	HeaderReplayAttempts   = "x-warren-attempts"
 	HeaderReplayDeaths     = "x-warren-deaths"
 	HeaderQuarantineReason = "x-warren-quarantine-reason"
-	HeaderOperation        = "x-warren-operation"
+	// A quarantined copy's attempt count when it was quarantined: in the
+	// parking queue, nothing else says what its origin's delivery
+	// limit made of its x-death.
+	HeaderQuarantineAttempts = "x-warren-quarantine-attempts"
+	HeaderOperation          = "x-warren-operation"
 )
 
 // Dead-lettering reasons.

@@ -109,6 +109,11 @@ func (o Options) attempts(deaths []domain.Death, origin string, h amqp.Table, be
 	died := diedAtOrigin(deaths, origin, o)
 	if believed {
 		died = o.withReplays(died, deaths, h)
+		if n, ok := domain.ValueInt(h[domain.HeaderQuarantineAttempts]); ok {
+			// A parked copy: its count when quarantined, which the
+			// parking queue's reading cannot weigh (no origin limit).
+			died = max(died, n)
+		}
 	}
 	return clampInt(max(died, counters(h, o)))
 }

@@ -291,3 +291,24 @@ func TestAForgedAttemptRecordRaisesNoCount(t *testing.T) {
 		t.Errorf("a forged x-warren-attempts: attempts %d, want the x-death count, 2", got)
 	}
 }
+
+// A quarantined copy keeps the attempt count its letter had: in the
+// parking queue the origin's delivery limit is not known, and the
+// x-death count alone (1 for a delivery_limit death) would say less. A
+// forged count is not believed.
+func TestAParkedCopyKeepsItsAttemptCount(t *testing.T) {
+	h := amqp.Table{
+		"x-death":                       []any{deathEntry("work", "delivery_limit", 1, t0)},
+		domain.HeaderQuarantineReason:   "poison",
+		domain.HeaderOperation:          "op-1",
+		domain.HeaderQuarantineAttempts: int64(3),
+	}
+	known := func(op string) bool { return op == "op-1" }
+	if got := Decode(amqp.Delivery{Headers: h}, Options{KnownOperation: known}, false).Attempts; got != 3 {
+		t.Errorf("a parked copy of a letter of 3 attempts: %d", got)
+	}
+	forged := Options{KnownOperation: func(string) bool { return false }}
+	if got := Decode(amqp.Delivery{Headers: h}, forged, false).Attempts; got != 1 {
+		t.Errorf("a forged quarantine count: attempts %d, want the x-death count, 1", got)
+	}
+}
