@@ -592,9 +592,16 @@ func (o *Ops) planStream(ctx context.Context, t *Target, s Scope) (*Plan, error)
 	if err != nil {
 		return nil, err
 	}
-	letters, notes, err := holdLetters(ctx, b, limit)
+	acted, note := o.streamActed(ctx, s.Queue)
+	letters, skipped, notes, err := holdLetters(ctx, b, limit, func(d domain.DeadLetter) bool { return acted[d.Offset] != "" })
 	if err != nil {
 		return nil, errors.Join(err, b.Close())
+	}
+	if len(skipped) > 0 {
+		note = actedNote(acted, skipped)
+	}
+	if note != "" {
+		notes = append(notes, note)
 	}
 	s.Letters = letters
 	p, err := o.planHeld(ctx, s, b)
@@ -607,28 +614,42 @@ func (o *Ops) planStream(ctx context.Context, t *Target, s Scope) (*Plan, error)
 }
 
 // holdLetters pages through b until the queue ends or limit letters are
-// held; the letters past limit stay held until b closes.
-func holdLetters(ctx context.Context, b *Browse, limit int) ([]domain.DeadLetter, []string, error) {
-	var notes []string
-	refused, end := 0, false
+// held that skip does not take out (those an earlier operation moved out
+// of a stream), or a page can hold no more; the letters past limit stay
+// held until b closes. skipped are the letters taken out.
+func holdLetters(ctx context.Context, b *Browse, limit int, skip func(domain.DeadLetter) bool) (letters, skipped []domain.DeadLetter, notes []string, err error) {
+	refused, end, kept := 0, false, 0
 	for {
 		page, err := b.Next(ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		notes = append(notes, page.Notes...)
 		refused += len(page.Refused)
-		if end = page.End; end || page.Seen-refused >= limit {
+		for _, d := range page.Letters {
+			if !skip(d) {
+				kept++
+			}
+		}
+		if end = page.End; end || kept >= limit || len(b.Letters()) >= maxStreamLimit {
 			break
 		}
 	}
-	letters := b.Letters()
-	more := len(letters) > limit || !end
-	if len(letters) > limit {
-		letters = letters[:limit]
+	more := !end
+	for _, d := range b.Letters() {
+		switch {
+		case skip(d):
+			skipped = append(skipped, d)
+		case len(letters) < limit:
+			letters = append(letters, d)
+		default:
+			more = true
+		}
 	}
 	if more && len(letters) == limit {
 		notes = append(notes, fmt.Sprintf("--limit %d reached: more messages stay in the queue for another run", limit))
+	} else if more {
+		notes = append(notes, fmt.Sprintf("a page holds at most %d messages, %d of them moved before: more messages stay in the queue for another run", maxStreamLimit, len(skipped)))
 	}
 	if refused > 0 {
 		stay := " stay"
@@ -637,7 +658,7 @@ func holdLetters(ctx context.Context, b *Browse, limit int) ([]domain.DeadLetter
 		}
 		notes = append(notes, format.Messages(refused)+" refused by the delivery-limit guard"+stay+" untouched")
 	}
-	return letters, notes, nil
+	return letters, skipped, notes, nil
 }
 
 // stagingRefusal refuses a canary or an automatic pace where it cannot

@@ -302,6 +302,46 @@ func TestAStreamPlanLimitedSaysTheRestStay(t *testing.T) {
 	}
 }
 
+// A stream keeps what is replayed out of it: the next replay leaves out
+// what an earlier one confirmed (the audit log has its offsets), says
+// so, and goes on to the messages after them.
+func TestAStreamIsNotReplayedTwice(t *testing.T) {
+	const n = 5
+	o, ch, ref := streamScene(t, n)
+	ctx := testCtx(t)
+	p, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := o.Run(ctx, p, nil)
+	if err != nil || first.Confirmed != 3 {
+		t.Fatalf("first replay: %+v, %v; want 3 confirmed", first.Counts, err)
+	}
+	p, err = o.Plan(ctx, Scope{Action: Replay, Queue: ref, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "3 messages read were replayed or quarantined before (" + first.Operation + ")"
+	if p.Selected != 2 || !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Fatalf("second plan: %d selected, warnings %q; want the 2 not replayed, and %q", p.Selected, p.Warnings, want)
+	}
+	if res, err := o.Run(ctx, p, nil); err != nil || res.Confirmed != 2 {
+		t.Fatalf("second replay: %+v, %v; want 2 confirmed", res.Counts, err)
+	}
+	testkit.WaitDepth(t, ch, "orders", n)
+	p, err = o.Plan(ctx, Scope{Action: Replay, Queue: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Selected != 0 || !p.Idle() {
+		t.Fatalf("third plan: %d selected; want none, every message replayed once", p.Selected)
+	}
+	if d := testkit.Depth(t, ch, "orders"); d != n {
+		t.Fatalf("orders holds %d, want each of the %d once", d, n)
+	}
+}
+
 // streamScene dead-letters n order events and moves them into the
 // stream orders.dlq, as a shovel would (RabbitMQ 3.10 cannot dead-letter
 // into a stream), headers and all; the config pairs orders with it.
