@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -70,8 +72,10 @@ func newDemoCmd(a *App, runTUI func(*App) error) *cobra.Command {
 			}
 			fmt.Fprintf(a.Out, "demo: scene ready in vhost %s; config written to %s\n", scene.Vhost, cfgOut)
 			if seedOnly {
+				// The inbox is where this seed wrote it: a dashboard
+				// opened on another database finds no table.
 				fmt.Fprintf(a.Out, "demo: open it with  %s=%s %s=%s warren --config %s\n",
-					demoPasswordEnv, "<password>", demoDSNEnv, "<dsn>", cfgOut)
+					demoPasswordEnv, "<password>", demoDSNEnv, shownDSN(o.InboxDSN), cfgOut)
 				return nil
 			}
 			// The TUI reads secrets from the variables the scene's config
@@ -113,4 +117,15 @@ func writeDemoConfig(path, text string) error {
 		return fmt.Errorf("demo config: %w", err)
 	}
 	return nil
+}
+
+// shownDSN is dsn as a command line may show it: a URL without its
+// password, quoted for a shell; "<dsn>" for any other form, which may
+// hold one anywhere.
+func shownDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "<dsn>"
+	}
+	return "'" + strings.ReplaceAll(u.Redacted(), "'", `'\''`) + "'"
 }

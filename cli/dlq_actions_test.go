@@ -229,8 +229,8 @@ func TestDlqReplayWithYesSaysWhyMessagesStayed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, errOut)
 	}
-	if !strings.Contains(out, "5 read, 2 moved, 3 still in orders.dlq") {
-		t.Errorf("outcome %q, want 5 read, 2 moved, 3 still in orders.dlq", out)
+	if !strings.Contains(out, "5 read, 2 moved, 3 of them still in orders.dlq") {
+		t.Errorf("outcome %q, want 5 read, 2 moved, 3 of them still in orders.dlq", out)
 	}
 	if !strings.Contains(errOut, "note: 3 without an origin queue stay (use --to)") {
 		t.Errorf("stderr %q does not say why 3 stayed", errOut)

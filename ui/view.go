@@ -94,7 +94,7 @@ func (m Model) brokerLine() string {
 		ov := st.Overview
 		right = "RabbitMQ " + sanitize.Text(ov.RabbitMQVersion)
 		if ov.ClusterName != "" {
-			right += " · " + sanitize.Text(ov.ClusterName)
+			right += " · cluster " + sanitize.Text(ov.ClusterName)
 		}
 	}
 	l, r := strings.Join(left, " "), m.st.Muted.Render(right)

@@ -193,8 +193,9 @@ func Outcome(action, queue string, c domain.Counts) string {
 	if c.Taken > 0 {
 		// Every message read and not moved (nor removed as a twin) is
 		// still in the queue: those the plan left, and those a return,
-		// a nack, a stop or an unknown outcome kept there.
-		s += fmt.Sprintf("; %d read, %d moved, %d still in %s", c.Taken, c.Moved, max(c.Taken-c.Moved-c.Deduplicated, 0), queue)
+		// a nack, a stop or an unknown outcome kept there. "Of them":
+		// a run stopped by --limit leaves others, never read.
+		s += fmt.Sprintf("; %d read, %d moved, %d of them still in %s", c.Taken, c.Moved, max(c.Taken-c.Moved-c.Deduplicated, 0), queue)
 	}
 	if c.Cancelled {
 		s += " (cancelled)"

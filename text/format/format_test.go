@@ -249,12 +249,12 @@ func TestAssessCountsOneAsOne(t *testing.T) {
 // kept it there: the plan, a return, a stop.
 func TestOutcomeCountsWhatIsStillInTheQueue(t *testing.T) {
 	c := domain.Counts{Operation: "op-1", Selected: 1, Confirmed: 0, Returned: 1, NotSent: 2, Taken: 3, Moved: 0}
-	want := "replay op-1: 1 selected, 0 skipped as applied, 0 confirmed, 1 returned, 0 nacked, 0 unknown, 2 not sent (still in the DLQ); 3 read, 0 moved, 3 still in orders.dlq"
+	want := "replay op-1: 1 selected, 0 skipped as applied, 0 confirmed, 1 returned, 0 nacked, 0 unknown, 2 not sent (still in the DLQ); 3 read, 0 moved, 3 of them still in orders.dlq"
 	if got := Outcome("replay", "orders.dlq", c); got != want {
 		t.Errorf("Outcome =\n %q\nwant\n %q", got, want)
 	}
 	c = domain.Counts{Operation: "op-2", Selected: 5, Confirmed: 5, Taken: 12, Moved: 5, Deduplicated: 4}
-	if got := Outcome("resume", "orders.dlq", c); !strings.HasSuffix(got, "; 12 read, 5 moved, 3 still in orders.dlq") {
+	if got := Outcome("resume", "orders.dlq", c); !strings.HasSuffix(got, "; 12 read, 5 moved, 3 of them still in orders.dlq") {
 		t.Errorf("Outcome of a resume = %q: want the twins it removed out of what is still there", got)
 	}
 }
