@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -294,7 +295,7 @@ func (s *walker) run(ctx context.Context) error {
 		return settleErr
 	case errors.Is(cause, ErrSessionLost), errors.Is(cause, ErrAuditUnavailable), errors.Is(cause, errRefused), errors.Is(cause, ErrHalted):
 		return cause
-	case errors.Is(sendErr, ErrSessionLost), errors.Is(sendErr, ErrNoDestination):
+	case errors.Is(sendErr, ErrSessionLost), errors.Is(sendErr, ErrNoDestination), errors.Is(sendErr, ErrDestinationGone):
 		return sendErr
 	case s.res.Cancelled:
 		return nil
@@ -564,8 +565,23 @@ func (s *walker) checkDestinations(moving []Item) error {
 	if len(fresh) == 0 {
 		return nil
 	}
-	return checkDestinations(s.env.Conn, s.op.Request, fresh, true)
+	err := checkDestinations(s.env.Conn, s.op.Request, fresh, true)
+	s.mu.Lock()
+	published := s.published
+	s.mu.Unlock()
+	if err != nil && errors.Is(err, ErrNoDestination) && published > 0 {
+		// Found missing on a later page: the copies before it went
+		// out, so "nothing was changed" would be false, and it is no
+		// refusal but a run stopped midway.
+		return fmt.Errorf("%w midway, once earlier pages' copies had gone out (the result counts them): %s; the messages not moved stay in the DLQ",
+			ErrDestinationGone, strings.TrimPrefix(err.Error(), ErrNoDestination.Error()+": "))
+	}
+	return err
 }
+
+// ErrDestinationGone means a destination found missing mid-walk, once
+// copies had gone out: the run stopped there.
+var ErrDestinationGone = errors.New("destination missing")
 
 // dedupe removes twins of recorded confirms: recorded first, then acked.
 func (s *walker) dedupe(ctx context.Context, twins []flight) error {
