@@ -25,12 +25,17 @@ type blockWatch struct {
 }
 
 // watchBlocked starts following conn's notices until conn closes. The
-// client hands a notice over only once it is taken, holding up the
-// connection meanwhile, so every notice is taken as it comes.
+// client holds up the connection while a notice waits to be taken, and
+// drops it after 5 s: every notice is taken as it comes and its state
+// kept at once, and what changed is told on another goroutine, which
+// may wait (on a progress line written to a slow terminal) without
+// holding the next notice back.
 func watchBlocked(conn *amqp.Connection, now func() time.Time) *blockWatch {
 	w := &blockWatch{conn: conn, now: now}
 	notices := conn.NotifyBlocked(make(chan amqp.Blocking, 1))
+	kick := make(chan struct{}, 1)
 	go func() {
+		defer close(kick)
 		for b := range notices {
 			w.mu.Lock()
 			w.reason, w.since = "", time.Time{}
@@ -40,6 +45,16 @@ func watchBlocked(conn *amqp.Connection, now func() time.Time) *blockWatch {
 					w.reason = "a resource alarm"
 				}
 			}
+			w.mu.Unlock()
+			select {
+			case kick <- struct{}{}:
+			default: // one is pending: it tells the latest state
+			}
+		}
+	}()
+	go func() {
+		for range kick {
+			w.mu.Lock()
 			changed := w.changed
 			w.mu.Unlock()
 			if changed != nil {

@@ -65,10 +65,11 @@ type Model struct {
 	width  int
 	height int
 	keys   keyMap
+	help   bool // the legend is shown
 }
 
 type keyMap struct {
-	Up, Down, Open, Back, Refresh, Quit key.Binding
+	Up, Down, Open, Back, Refresh, Help, Quit key.Binding
 }
 
 // rowMsg is one context's answer.
@@ -91,7 +92,7 @@ func New(o Options) *Model {
 	m := &Model{o: o, now: o.Now(), keys: keyMap{
 		Up: keys.New("up", "up", "k"), Down: keys.New("down", "down", "j"), Open: keys.New("enter", "open its dashboard"),
 		Back:    keys.New("esc", "back"),
-		Refresh: keys.New("r", "read now"), Quit: keys.New("q", "quit", "ctrl+c"),
+		Refresh: keys.New("r", "read now"), Help: keys.New("?", "legend"), Quit: keys.New("q", "quit", "ctrl+c"),
 	}}
 	for i, n := range o.Reader.Contexts() {
 		m.rows = append(m.rows, domain.FleetRow{Context: n, Environment: o.Reader.Environment(n)})
@@ -169,6 +170,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.cursor = min(m.cursor+1, len(m.rows)-1)
 		case key.Matches(msg, m.keys.Refresh):
 			return m, m.readIdle()
+		case key.Matches(msg, m.keys.Help):
+			m.help = !m.help
 		case key.Matches(msg, m.keys.Back) && m.o.Back != "":
 			m.open = m.o.Back
 			return m, tea.Quit
@@ -338,13 +341,23 @@ func (m *Model) View() string {
 	if d := m.detail(); d != "" {
 		lines = append(lines, "", d)
 	}
-	keysLine := "enter opens its dashboard (whose C comes back) · r reads now · q quits"
+	if m.help {
+		lines = append(lines, "", st.Muted.Render(common.Wrap(legend, m.width)))
+	}
+	keysLine := "enter opens a dashboard (its C comes back) · r reads now · ? legend · q quits"
 	if m.o.Back != "" {
-		keysLine = "enter opens its dashboard (whose C comes back) · esc back to " + sanitize.Text(m.o.Back) + " · r reads now · q quits"
+		keysLine = "enter opens a dashboard (its C comes back) · esc back to " + sanitize.Text(m.o.Back) + " · r reads now · ? legend · q quits"
 	}
 	lines = append(lines, "", st.Muted.Render(keysLine))
 	return strings.Join(lines, "\n")
 }
+
+// legend says what each column means, and the marks (? shows it).
+const legend = "CONTEXT and ENV: the config's context and its environment · CLUSTER, VERSION: the broker's cluster name and RabbitMQ version · " +
+	"NODES: running of all · TROUBLE: queues to act on now, LOOK: worth a look (the dashboard's ! and ~) · " +
+	"DLQ MSGS: dead letters in every DLQ, GROWTH: their change since the last read (— on the first) · " +
+	"DEEPEST DLQ: the DLQ holding most, vhost/name and depth · OLDEST: the oldest dead letter's age, where the broker tells it · " +
+	"a row's tone is its worst queue's; the selected row's error or alarms are said whole under the table"
 
 // detail says in full, wrapped, what the selected row had to cut: why
 // its context did not answer (the hint at the error's end is what the

@@ -350,3 +350,23 @@ func TestKeysOfOneReadMoveAsTyped(t *testing.T) {
 		t.Fatalf("jjk then enter opened %q, want b", m.Open())
 	}
 }
+
+// ? says what the columns mean, as every other screen's help does.
+func TestQuestionMarkSaysWhatTheFleetsColumnsMean(t *testing.T) {
+	m := New(Options{Reader: &fakeReader{}, Styles: styles.New(true)})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	if strings.Contains(m.View(), "GROWTH: their change") {
+		t.Fatalf("the legend shows before ? is pressed:\n%s", m.View())
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'?'}})
+	v := m.View()
+	for _, want := range []string{"TROUBLE: queues to act on now", "GROWTH: their change since the last read", "OLDEST: the oldest dead letter's age"} {
+		if !strings.Contains(strings.ReplaceAll(v, "\n", " "), want) {
+			t.Errorf("after ?, the fleet view lacks %q:\n%s", want, v)
+		}
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'?'}})
+	if strings.Contains(m.View(), "GROWTH: their change") {
+		t.Errorf("a second ? leaves the legend shown")
+	}
+}

@@ -148,9 +148,21 @@ func (m *Model) note() string {
 		}
 	}
 
+	// The line says why the row is marked: the depth's sparkline gives
+	// way to it, down to its last minute's points, then to nothing.
 	depth := r.trend.depth.Values()
-	spark := "  depth " + sparkline.Render(depth, len(depth))
-	text := ansi.Truncate(strings.Join(parts, " · "), max(m.width-ansi.StringWidth(spark), 0), "…")
+	text := strings.Join(parts, " · ")
+	var spark string
+	for _, n := range []int{len(depth), min(len(depth), noteSparkMin), 0} {
+		spark = ""
+		if n > 0 {
+			spark = "  depth " + sparkline.Render(depth[len(depth)-n:], n)
+		}
+		if ansi.StringWidth(text)+ansi.StringWidth(spark) <= m.width {
+			break
+		}
+	}
+	text = ansi.Truncate(text, max(m.width-ansi.StringWidth(spark), 0), "…")
 	style := m.st.Muted
 	switch r.tone {
 	case table.Trouble:
@@ -160,3 +172,7 @@ func (m *Model) note() string {
 	}
 	return style.Render(text) + m.st.Muted.Render(spark)
 }
+
+// noteSparkMin is the fewest points of the depth's sparkline the note
+// under the cursor keeps beside a long explanation.
+const noteSparkMin = 8
