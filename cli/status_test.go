@@ -194,8 +194,11 @@ func TestStatusJSONCarriesTheContractFields(t *testing.T) {
 	if json.Unmarshal([]byte(out), &raw) != nil || json.Unmarshal([]byte(out), &top) != nil {
 		t.Fatal("bad JSON")
 	}
-	if keys := slices.Sorted(maps.Keys(top)); !slices.Equal(keys, []string{"nodes", "queues", "stats_age_seconds"}) {
+	if keys := slices.Sorted(maps.Keys(top)); !slices.Equal(keys, []string{"fallback", "nodes", "queues", "stats_age_seconds"}) {
 		t.Fatalf("top-level keys %v", keys)
+	}
+	if string(top["fallback"]) != "null" {
+		t.Fatalf("fallback = %s on the node the config names first; want null", top["fallback"])
 	}
 	wantKeys := []string{"ack_rate", "consumers", "delayed", "dlq", "dlq_of", "dlx_held", "drain_eta_seconds", "error_queue", "leader", "members", "members_down",
 		"messages", "name", "oldest_age_seconds", "online", "publish_rate", "ready", "type", "unacked", "vhost"}
