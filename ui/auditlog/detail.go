@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/ops"
@@ -235,11 +234,13 @@ func (m *Detail) View() string {
 	return strings.Join(lines, "\n")
 }
 
+// wrap fits s to the screen without breaking a word: a time broken at
+// its hyphen (2026-12-/08T…) or a queue name read as two.
 func (m *Detail) wrap(s string) string {
 	if m.Width <= 0 {
 		return s
 	}
-	return ansi.Wrap(s, m.Width, "")
+	return common.Wrap(s, m.Width)
 }
 
 // head is the operation's facts, one line each.

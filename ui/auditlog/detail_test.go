@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/warrenops/warren/domain"
@@ -439,5 +440,25 @@ func TestAnExportOpenedNamesItsFile(t *testing.T) {
 	}
 	if strings.Contains(v, "decided per message") || strings.Contains(v, "none recorded") {
 		t.Errorf("the export's detail reads as a replay's:\n%s", v)
+	}
+}
+
+// On 80 columns the detail's lines wrap between words, never inside
+// one: a time broken at its hyphen reads as two.
+func TestTheDetailWrapsBetweenWords(t *testing.T) {
+	d := detailModel(detailReader(), Options{})
+	d.SetSize(80, 40)
+	d.Update(d.Init()())
+	v := ansi.Strip(d.View())
+	if !strings.Contains(v, "when") {
+		t.Fatalf("no detail drawn:\n%s", v)
+	}
+	for _, l := range strings.Split(v, "\n") {
+		if strings.HasSuffix(strings.TrimRight(l, " "), "-") {
+			t.Errorf("a line ends inside a word: %q\n%s", l, v)
+		}
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("a line of %d cells on 80: %q", w, l)
+		}
 	}
 }

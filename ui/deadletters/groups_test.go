@@ -275,3 +275,23 @@ func TestTheSelectedGroupIsSaidWhole(t *testing.T) {
 		t.Fatalf("the selected group is not said whole:\n%s", d.m.View())
 	}
 }
+
+// The legend under the groups says what the columns on screen mean: an
+// 80-column terminal drops the ages, and the legend says nothing of them.
+func TestTheGroupsLegendNamesOnlyTheColumnsShown(t *testing.T) {
+	for _, tc := range []struct {
+		width int
+		ages  bool
+	}{{80, false}, {160, true}} {
+		d := groupsDriver(t, groupLetters(), nil, nil)
+		d.m.SetSize(tc.width, 40)
+		d.keys("g")
+		v := d.m.View()
+		if got := strings.Contains(v, "FIRST and LAST: ages"); got != tc.ages {
+			t.Errorf("at %d columns the legend names the ages: %v, want %v\n%s", tc.width, got, tc.ages, v)
+		}
+		if head := strings.Contains(v, "FIRST "); head != tc.ages {
+			t.Errorf("at %d columns the table shows FIRST: %v, want %v", tc.width, head, tc.ages)
+		}
+	}
+}

@@ -64,7 +64,18 @@ func (m *Model) groupsFooter() string {
 		}
 		lines = append(lines, what)
 	}
-	lines = append(lines, m.st.Muted.Render("MESSAGE shows variable parts as <n> <str> <uuid> <hex> <email> · FIRST and LAST: ages of the first and last failure"))
+	// The legend says what the columns on screen mean: a narrow
+	// terminal drops the ages first.
+	legend := "MESSAGE shows variable parts as <n> <str> <uuid> <hex> <email>"
+	t := m.groups.tbl
+	t.SetSize(m.width, 1)
+	switch first, last := t.Shown("FIRST"), t.Shown("LAST"); {
+	case first && last:
+		legend += " · FIRST and LAST: ages of the first and last failure"
+	case last:
+		legend += " · LAST: age of the last failure"
+	}
+	lines = append(lines, m.st.Muted.Render(legend))
 	if m.op.result != "" {
 		lines = append(lines, m.st.OK.Render(sanitize.Text(m.op.result)))
 	}

@@ -134,6 +134,17 @@ func (m Model) Nav() keys.Nav { return m.list.Nav() }
 // is -1.
 func (m Model) Widths() []int { return m.widths }
 
+// Shown reports whether the column titled title is on screen at the
+// current size.
+func (m Model) Shown(title string) bool {
+	for i, c := range m.cols {
+		if c.Title == title {
+			return i < len(m.widths) && m.widths[i] != hidden
+		}
+	}
+	return false
+}
+
 // Update moves the cursor; handled is false for keys it does not use.
 func (m Model) Update(msg tea.Msg) (Model, bool) {
 	var handled bool
