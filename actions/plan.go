@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/warrenops/warren/domain"
 )
@@ -283,6 +285,10 @@ func (req Request) Validate() error {
 		return &RequestError{errors.New("an import needs a destination: --to QUEUE, or --exchange X with --routing-key K or --original-routing-key")}
 	case req.Action == ActionQuarantine && strings.TrimSpace(req.Reason) == "":
 		return &RequestError{errors.New("a quarantine needs a reason (--reason)")}
+	case req.Action == ActionQuarantine && strings.ContainsFunc(req.Reason, unicode.IsControl):
+		// It goes into every copy's headers, which other tools print
+		// as they are: as the operator's name, it holds no escape.
+		return &RequestError{fmt.Errorf("the quarantine's reason %s holds a control character (a newline, an escape, a tab): say it on one line of plain text", strconv.Quote(req.Reason))}
 	case req.Action == ActionQuarantine && (req.Parking == "" || req.Parking == req.Queue):
 		return &RequestError{fmt.Errorf("quarantine of %s needs a parking queue other than itself", req.Queue)}
 	case req.Rate < 0:

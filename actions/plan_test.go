@@ -191,6 +191,7 @@ func TestPlanRefusesWhatCannotBeDone(t *testing.T) {
 		{"unknown action", Request{Action: "delete"}, "unknown action"},
 		{"quarantine without a reason", Request{Action: ActionQuarantine, Queue: "d", Parking: "p"}, "reason"},
 		{"quarantine into itself", Request{Action: ActionQuarantine, Queue: "d", Parking: "d", Reason: "r"}, "parking queue"},
+		{"a reason holding an escape", Request{Action: ActionQuarantine, Queue: "d", Parking: "p", Reason: "bad\x1b]52;c;eA==\a"}, "holds a control character"},
 		{"negative rate", Request{Action: ActionReplay, Rate: -1}, "--rate"},
 	}
 	for _, tc := range tests {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -80,6 +81,10 @@ func noEmptyFlags(cmd *cobra.Command) error {
 	for _, name := range mustName {
 		f := cmd.Flags().Lookup(name)
 		if f != nil && f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+			if name == "reason" {
+				// Required where it is taken: leaving it out is no way.
+				return app.Usage(errors.New("--reason is empty: say why these messages are quarantined"))
+			}
 			return app.Usage(fmt.Errorf("--%s is empty: give it a value, or leave it out (an empty value is not taken as none)", name))
 		}
 	}

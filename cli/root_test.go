@@ -47,4 +47,9 @@ func TestAnEmptyValueOfAFlagThatNamesSomethingIsRefused(t *testing.T) {
 			t.Errorf("warren %q: exit %d (%v), want 2 naming the empty flag", args, r.code(), r.err)
 		}
 	}
+	// --reason is required: "leave it out" would be no way out.
+	r := execCLI(t, "dlq", "quarantine", "orders.dlq", "--reason", " ", "--yes")
+	if r.code() != app.ExitUsage || r.err == nil || !strings.Contains(r.err.Error(), "--reason is empty: say why") || strings.Contains(r.err.Error(), "leave it out") {
+		t.Errorf("an empty --reason: exit %d (%v), want 2 asking for a reason", r.code(), r.err)
+	}
 }
