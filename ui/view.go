@@ -127,9 +127,12 @@ func (m Model) statusLine() string {
 		// A first page: the rates come with the first full snapshot.
 		publish, ack = format.Unknown, format.Unknown
 	}
-	nodes := m.nodes(st.Nodes)
-	if via := m.via(ov); via != "" {
+	nodes, short := m.nodes(st.Nodes), m.nodes(st.Nodes)
+	if via := m.via(ov, true); via != "" {
+		// Narrow, where the figures come from goes first: the end of
+		// the line is cut.
 		nodes += " · " + via
+		short = m.via(ov, false) + " · " + short
 	}
 	messages := fmt.Sprintf("messages %s (ready %s, unacked %s)", format.Count(ov.Totals.Messages), format.Count(ov.Totals.Ready), format.Count(ov.Totals.Unacked))
 	rates := fmt.Sprintf("publish %s/s ack %s/s", publish, ack)
@@ -141,17 +144,24 @@ func (m Model) statusLine() string {
 		{nodes, messages, rates, age},
 		{nodes, "messages " + format.Count(ov.Totals.Messages), rates, age},
 		{nodes, "messages " + format.Count(ov.Totals.Messages), age},
+		{short, "messages " + format.Count(ov.Totals.Messages), age},
 	} {
 		if line := strings.Join(parts, " · "); lipgloss.Width(line) <= m.width {
 			return line
 		}
 	}
-	return ansi.Truncate(strings.Join([]string{nodes, "messages " + format.Count(ov.Totals.Messages), age}, " · "), m.width, "…")
+	// Narrower still: the nodes' part is cut, and the age stays.
+	tail := " · " + age
+	if w := m.width - lipgloss.Width(tail); w > 0 {
+		return ansi.Truncate(short, w, "…") + tail
+	}
+	return ansi.Truncate(short+tail, m.width, "…")
 }
 
-// via says the figures come from a fallback node's management API, and
-// that the node the config names first did not answer, or "".
-func (m Model) via(ov domain.Overview) string {
+// via says the figures come from a fallback node's management API, and,
+// long, that the node the config names first did not answer; "" when
+// they do not.
+func (m Model) via(ov domain.Overview, long bool) string {
 	if ov.Via == "" {
 		return ""
 	}
@@ -162,7 +172,7 @@ func (m Model) via(ov domain.Overview) string {
 		return raw
 	}
 	text := "via fallback " + host(ov.Via)
-	if ov.Missed != "" {
+	if ov.Missed != "" && long {
 		text += " (" + host(ov.First) + " did not answer)"
 	}
 	return m.st.Warn.Render(sanitize.Text(text))
