@@ -28,6 +28,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/term"
 
+	"github.com/warrenops/warren/app"
 	"github.com/warrenops/warren/audit"
 	"github.com/warrenops/warren/domain"
 	"github.com/warrenops/warren/sources/dlq"
@@ -271,7 +272,15 @@ func TestHostileCorpusIsListedShownAndCountedSafely(t *testing.T) {
 	})
 	t.Run("plans", func(t *testing.T) {
 		screenSafe(t, "dlq replay --dry-run", s.run(t, "dlq", "replay", hostileDLQ, "--dry-run").out)
-		screenSafe(t, "dlq quarantine --dry-run", s.run(t, "dlq", "quarantine", hostileDLQ, "--dry-run", "--reason", "why"+escapes).out)
+		screenSafe(t, "dlq quarantine --dry-run", s.run(t, "dlq", "quarantine", hostileDLQ, "--dry-run", "--reason", "why").out)
+		// A reason holding escapes would go into every copy's headers,
+		// which other tools print as they are: it is refused, and the
+		// refusal quotes it safely.
+		r := execCLI(t, "--config", s.config, "dlq", "quarantine", hostileDLQ, "--dry-run", "--reason", "why"+escapes)
+		if r.code() != app.ExitUsage || !strings.Contains(r.errOut+fmt.Sprint(r.err), "holds a control character") {
+			t.Errorf("a quarantine reason of escapes: exit %d (%v), want 2 refusing it", r.code(), r.err)
+		}
+		screenSafe(t, "the refusal of a reason of escapes", r.errOut+fmt.Sprint(r.err))
 	})
 	waitReady(t, s.vhost, hostileDLQ, len(s.held))
 }

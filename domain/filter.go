@@ -75,35 +75,17 @@ var divide = expr.Function("divide", func(params ...any) (any, error) {
 	return a / b, nil
 }, new(func(any, any) float64))
 
-// number is v as a float64 when v is one of Go's numbers.
+// number is v as a float64 when v is one of Go's numbers (or a counter
+// sent as text, as ValueInt reads it).
 func number(v any) (float64, bool) {
 	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int8:
-		return float64(n), true
-	case int16:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case uint:
-		return float64(n), true
-	case uint8:
-		return float64(n), true
-	case uint16:
-		return float64(n), true
-	case uint32:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
 	case float32:
 		return float64(n), true
 	case float64:
 		return n, true
 	}
-	return 0, false
+	n, ok := ValueInt(v)
+	return float64(n), ok
 }
 
 // String returns the filter's source.

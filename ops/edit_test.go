@@ -46,6 +46,14 @@ func editScene(t *testing.T) (*Ops, domain.QueueRef, *Browse, *EditDraft) {
 	vhost := testkit.Vhost(t, "warren-edit")
 	rejectedScene(t, vhost, 2)
 	l := newOps(t, ordersContext())
+	ref, b, d := startEdit(t, l, vhost)
+	return l, ref, b, d
+}
+
+// startEdit opens a session on vhost's orders.dlq, which holds ev-a and
+// ev-b, and starts an edit of ev-a.
+func startEdit(t *testing.T, l *Ops, vhost string) (domain.QueueRef, *Browse, *EditDraft) {
+	t.Helper()
 	ctx := testCtx(t)
 	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
 	tg, err := l.Resolve(ctx, ref)
@@ -68,7 +76,7 @@ func editScene(t *testing.T) (*Ops, domain.QueueRef, *Browse, *EditDraft) {
 	if st, err := os.Stat(d.Path); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("edit file %s: %v, mode %v; want 0600", d.Path, err, st.Mode())
 	}
-	return l, ref, b, d
+	return ref, b, d
 }
 
 func TestEditResubmitsTheCopyAndAuditsBothHashes(t *testing.T) {
@@ -251,24 +259,7 @@ func TestAnEditWarnsAsAReplayWould(t *testing.T) {
 	l := inboxOps(t, testDSN, inboxTable(t), &opened) // ev-a and ev-b applied
 	l.c.Context.Queues[0].LogicalID = "header:event_id"
 	ctx := testCtx(t)
-	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
-	tg, err := l.Resolve(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := l.Browse(ctx, tg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	page, err := b.Next(ctx)
-	if err != nil || len(page.Letters) != 2 {
-		t.Fatalf("page = %+v, %v; want the 2 dead letters", page, err)
-	}
-	d, err := l.StartEdit(ctx, ref, b, page.Letters[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref, _, d := startEdit(t, l, vhost)
 	if err := runEditor(t, d, editorScript(t, `sed -i -e 's/"id": "ev-a"/"id": "ev-a", "fixed": true/' "$1"`)); err != nil {
 		t.Fatal(err)
 	}

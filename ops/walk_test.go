@@ -48,8 +48,11 @@ func TestAMissingDestinationOnALaterPageLeavesEveryRecordTrue(t *testing.T) {
 	o, ctx, ref, _ := resolved(t, vhost, "orders.dlq")
 	// No preview: each destination is checked as it first comes up.
 	res, err := unasked(t, o, ctx, Scope{Action: Replay, Queue: ref})
-	if !errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "billing") {
-		t.Fatalf("replay with billing gone = %v (%+v), want ErrNoDestination naming billing", err, res.Counts)
+	// Found missing once copies went out: a run stopped midway, not a
+	// refusal that changed nothing.
+	if !errors.Is(err, actions.ErrDestinationGone) || errors.Is(err, actions.ErrNoDestination) || !strings.Contains(err.Error(), "billing") ||
+		strings.Contains(err.Error(), "nothing was changed") || !strings.Contains(err.Error(), "once earlier pages' copies had gone out") {
+		t.Fatalf("replay with billing gone = %v (%+v), want ErrDestinationGone naming billing", err, res.Counts)
 	}
 	// Pages form as deliveries arrive: billing's ten may share a page
 	// with the last of orders' (then that page's orders stay too) or come
@@ -394,38 +397,4 @@ func waitStream(t *testing.T, vhost, name string, n int) {
 		}
 	}
 	ch.Close()
-}
-
-// A destination found missing on a later page, once copies went out, is
-// no refusal that changed nothing: the error says how many went, and is
-// not taken for a refusal before anything moved.
-func TestADestinationGoneMidWalkSaysWhatWentBefore(t *testing.T) {
-	vhost := testkit.Vhost(t, "warren-ops-gone")
-	ch := testkit.Channel(t, testConn(t, vhost))
-	testkit.Declare(t, ch, "orders.dlq", nil)
-	dlx := amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}
-	testkit.Declare(t, ch, "orders", dlx)
-	testkit.Declare(t, ch, "gone", dlx)
-	testkit.DeadLetter(t, ch, "orders", "orders.dlq", orderEvents(600))
-	testkit.DeadLetter(t, ch, "gone", "orders.dlq", orderEvents(10))
-	if _, err := ch.QueueDelete("gone", false, false, false); err != nil {
-		t.Fatal(err)
-	}
-	o := newOps(t, ordersContext())
-	ctx := testCtx(t)
-	ref := domain.QueueRef{Vhost: vhost, Name: "orders.dlq"}
-	p, err := o.Plan(ctx, Scope{Action: Replay, Queue: ref, Unasked: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := o.Run(ctx, p, nil)
-	if !errors.Is(err, actions.ErrDestinationGone) || errors.Is(err, actions.ErrNoDestination) ||
-		strings.Contains(err.Error(), "nothing was changed") || !strings.Contains(err.Error(), "queue gone (default exchange) does not exist") {
-		t.Fatalf("replay whose second page goes to a deleted queue: %v; want ErrDestinationGone naming it, not 'nothing was changed'", err)
-	}
-	if !strings.Contains(err.Error(), "once earlier pages' copies had gone out") || res.Confirmed == 0 {
-		t.Fatalf("error %q, %d confirmed: want the copies published before named", err, res.Confirmed)
-	}
-	testkit.WaitDepth(t, ch, "orders", res.Confirmed)
-	testkit.WaitDepth(t, ch, "orders.dlq", 610-res.Confirmed)
 }
