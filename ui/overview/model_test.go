@@ -643,3 +643,27 @@ func TestAVhostOnItsOwnKeepsTheOthersHistory(t *testing.T) {
 		t.Fatalf("a look at / forgot invoices' history: %v", tr)
 	}
 }
+
+// When the queues do not all fit, the status says which rows the screen
+// shows: "17 of 17 queues" alone reads as all of them on screen.
+func TestTheStatusSaysWhichRowsAreOnScreen(t *testing.T) {
+	var qs []domain.Queue
+	for i := range 40 {
+		qs = append(qs, queue("/", fmt.Sprintf("q%02d", i), int64(1000-i)))
+	}
+	m := newModel(&lister{replies: []reply{{snap: snapshot(qs...)}}})
+	m, _ = load(t, m, m.Init())
+	v := m.View()
+	if !contains(v, "40 of 40 queues (rows 1–") {
+		t.Fatalf("40 queues on 30 lines, yet the status does not say which rows show:\n%s", v)
+	}
+	m, _ = update(t, m, press("G"))
+	if v := m.View(); !contains(v, "–40)") {
+		t.Errorf("at the last row, the status does not say the rows end at 40:\n%s", v)
+	}
+	few := newModel(&lister{replies: []reply{{snap: snapshot(qs[:3]...)}}})
+	few, _ = load(t, few, few.Init())
+	if v := few.View(); contains(v, "(rows ") {
+		t.Errorf("every row fits, yet the status names rows:\n%s", v)
+	}
+}

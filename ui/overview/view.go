@@ -75,7 +75,12 @@ func (m *Model) statusText() string {
 		parts = append(parts, fmt.Sprintf("%d shown, listing the vhosts one by one, %d to go (%d queues in all)…",
 			len(m.view), m.unlisted(), m.partialOf))
 	default:
-		parts = append(parts, fmt.Sprintf("%d of %s", len(m.view), format.Plural(len(m.rows), "queue")))
+		shown := fmt.Sprintf("%d of %s", len(m.view), format.Plural(len(m.rows), "queue"))
+		if start, end := m.tbl.Window(); end-start < len(m.view) && end > start {
+			// Not every row fits: which ones the screen shows.
+			shown += fmt.Sprintf(" (rows %d–%d)", start+1, end)
+		}
+		parts = append(parts, shown)
 	}
 	line := strings.Join(parts, "  ·  ")
 	listed := m.listedNote()
