@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,6 +44,9 @@ type setup struct {
 	audit string
 	// inboxTable, when set, is work's inbox in the test database.
 	inboxTable string
+	// firstNode is the node of a cluster warren's config names first
+	// (an index into broker.nodes); the others are its fallbacks.
+	firstNode int
 }
 
 // config is one warren config file and the audit store it names.
@@ -62,13 +66,28 @@ func writeConfig(t *testing.T, s *scene, su setup) *config {
 		_, table, _ := strings.Cut(su.audit, ":")
 		c.auditDSN = "postgres://" + auditRole(table) + "@127.0.0.1:5432/test?sslmode=disable"
 	}
+	// On a cluster warren names one node first and the others as its
+	// fallbacks, as an operator's config of a cluster does.
+	first := s.b.nodes[su.firstNode]
+	amqpURL, mgmtURL := fmt.Sprintf("amqp://127.0.0.1:%d/", first.amqpPort), fmt.Sprintf("http://127.0.0.1:%d", first.mgmtPort)
+	var fallbacks string
+	if len(s.b.nodes) > 1 {
+		var amqpURLs, mgmtURLs []string
+		for i, n := range s.b.nodes {
+			if i != su.firstNode {
+				amqpURLs = append(amqpURLs, strconv.Quote(fmt.Sprintf("amqp://127.0.0.1:%d/", n.amqpPort)))
+				mgmtURLs = append(mgmtURLs, strconv.Quote(fmt.Sprintf("http://127.0.0.1:%d", n.mgmtPort)))
+			}
+		}
+		fallbacks = fmt.Sprintf("fallback_amqp_urls = [%s]\nfallback_management_urls = [%s]\n", strings.Join(amqpURLs, ", "), strings.Join(mgmtURLs, ", "))
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `current_context = "faults"
 
 [contexts.faults]
 amqp_url = %q
 management_url = %q
-username = "guest"
+%susername = "guest"
 password_env = %q
 vhost = %q
 operator = "faults"
@@ -79,7 +98,7 @@ audit_dsn_env = %q
 name = %q
 dlq = %q
 logical_id = "header:%s"
-`, fmt.Sprintf("amqp://127.0.0.1:%d/", s.b.amqpPort), s.b.mgmtURL(), passwordEnv, s.vhost, c.auditSpec, auditDSNEnv, workQueue, dlqQueue, idHeader)
+`, amqpURL, mgmtURL, fallbacks, passwordEnv, s.vhost, c.auditSpec, auditDSNEnv, workQueue, dlqQueue, idHeader)
 	if su.inboxTable != "" {
 		fmt.Fprintf(&b, "inbox = { dsn_env = %q, table = %q, id_column = \"event_id\", time_column = \"processed_at\" }\n", inboxDSNEnv, su.inboxTable)
 	}

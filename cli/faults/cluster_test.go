@@ -70,6 +70,40 @@ func testClusterNodeStopped(t *testing.T, b *broker) {
 	r.recover(t, 0)
 }
 
+// TestFaultClusterOwnNodeStoppedLosesNothing stops, mid-replay, the node
+// warren's config names first (a follower of the scene's quorum queues),
+// the others being its fallbacks: the replay loses its connections and
+// stops, and `warren dlq resume`, run while the node is still down,
+// reaches the cluster through a fallback node and finishes.
+func TestFaultClusterOwnNodeStoppedLosesNothing(t *testing.T) {
+	onBrokers(t, []string{"cluster"}, testClusterOwnNodeStopped)
+}
+
+func testClusterOwnNodeStopped(t *testing.T, b *broker) {
+	const own = 2 // rabbitc3: the harness reads through rabbitc1, the leaders are on rabbitc2
+	r := newRunner(t, b, "warren's own node stop_app (fallbacks)", "own", setup{firstNode: own})
+	victim := b.nodes[own]
+	if leader := r.s.replicas(t, workQueue).Leader; leader == victim.name {
+		t.Fatalf("%s is led by %s, the node stopped: the scene places leaders on %s", workQueue, leader, b.nodes[1].name)
+	}
+	for range 2 {
+		r.s.fill(t)
+		r.s.waitOnline(t, 3)
+		k := point(0.05, 0.3)
+		ch := start(t, r.c, replayArgs("--rate", "1000")...)
+		hit := injectAt(t, r.s, ch, workQueue, k, func() { b.stopNode(t, victim) })
+		ch.wait(t, 2*time.Minute)
+		if !hit {
+			t.Errorf("warren finished before %s held %d messages; the stop missed", workQueue, k)
+		}
+		// faultRun resumes while the node is down: through a fallback.
+		r.faultRun(t, ch, fmt.Sprintf("%s, warren's first node, stopped at %s depth %d, --rate 1000", victim.name, workQueue, k))
+		b.startNode(t, victim)
+	}
+	r.s.waitOnline(t, 3)
+	r.recover(t, 0)
+}
+
 // queueReplicas is what the management API says of a quorum queue's
 // replicas.
 type queueReplicas struct {
