@@ -342,7 +342,7 @@ func (m *Model) View() string {
 		lines = append(lines, "", d)
 	}
 	if m.help {
-		lines = append(lines, "", st.Muted.Render(common.Wrap(legend, m.width)))
+		lines = append(lines, "", st.Muted.Render(common.Wrap(legend(w), m.width)))
 	}
 	keysLine := "enter opens a dashboard (its C comes back) · r reads now · ? legend · q quits"
 	if m.o.Back != "" {
@@ -352,12 +352,33 @@ func (m *Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
-// legend says what each column means, and the marks (? shows it).
-const legend = "CONTEXT and ENV: the config's context and its environment · CLUSTER, VERSION: the broker's cluster name and RabbitMQ version · " +
-	"NODES: running of all · TROUBLE: queues to act on now, LOOK: worth a look (the dashboard's ! and ~) · " +
-	"DLQ MSGS: dead letters in every DLQ, GROWTH: their change since the last read (— on the first) · " +
-	"DEEPEST DLQ: the DLQ holding most, vhost/name and depth · OLDEST: the oldest dead letter's age, where the broker tells it · " +
-	"a row's tone is its worst queue's; the selected row's error or alarms are said whole under the table"
+// legend says what each column on screen means, and the rows' tone
+// (? shows it); a column a narrow terminal dropped is not explained.
+func legend(w []int) string {
+	var parts []string
+	for i, c := range columns {
+		if w[i] > 0 {
+			parts = append(parts, c.title+": "+meaning[c.title])
+		}
+	}
+	parts = append(parts, "a row's tone is its worst queue's; the selected row's error or alarms are said whole under the table")
+	return strings.Join(parts, " · ")
+}
+
+// meaning is what each column says.
+var meaning = map[string]string{
+	"CONTEXT":     "the config's context",
+	"ENV":         "its environment",
+	"CLUSTER":     "the broker's cluster name",
+	"VERSION":     "its RabbitMQ version",
+	"NODES":       "running of all",
+	"TROUBLE":     "queues to act on now (the dashboard's !)",
+	"LOOK":        "queues worth a look (~)",
+	"DLQ MSGS":    "dead letters in every DLQ",
+	"GROWTH":      "their change since the last read (— on the first)",
+	"DEEPEST DLQ": "the DLQ holding most, vhost/name and depth",
+	"OLDEST":      "the oldest dead letter's age, where the broker tells it",
+}
 
 // detail says in full, wrapped, what the selected row had to cut: why
 // its context did not answer (the hint at the error's end is what the
