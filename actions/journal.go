@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -17,6 +18,13 @@ const journalGroup = 64
 // what comes in meanwhile joins the next group. A record handed in after
 // a quiet spell is written at once.
 const commitSpacing = 10 * time.Millisecond
+
+// appendTimeout bounds one group commit: a store that hangs (a team
+// store behind a network that drops packets) fails the journal instead
+// of holding the walk, and its operator's Ctrl-C, for good. The walk then
+// stops with its operation open, nothing acked without its record, for
+// `dlq resume` once the store answers. A variable for tests.
+var appendTimeout = 30 * time.Second
 
 // journal writes a walk's records in group commits
 // (docs/ARCHITECTURE.md §4.4): whatever records were handed in while the
@@ -90,7 +98,12 @@ func (j *journal) loop() {
 		}
 		err := failed
 		if err == nil && len(recs) > 0 {
-			_, err = j.store.AppendAll(j.ctx, recs)
+			ctx, cancel := context.WithTimeout(j.ctx, appendTimeout)
+			_, err = j.store.AppendAll(ctx, recs)
+			if err != nil && ctx.Err() != nil {
+				err = fmt.Errorf("the audit store did not answer within %s: %w", appendTimeout, err)
+			}
+			cancel()
 			failed = err
 			committed = j.now()
 		}

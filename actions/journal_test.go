@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -193,4 +194,35 @@ func TestAFlushWaitsForWhatCameBeforeAndLeavesTheJournalOpen(t *testing.T) {
 	if err := store.Scan(context.Background(), func(audit.Record) error { n++; return nil }); err != nil || n != 101 {
 		t.Fatalf("%d records stored (%v), want 101: a flush writes none", n, err)
 	}
+}
+
+// hungStore is a store whose appends wait until their context ends, as
+// one behind a network that drops packets does.
+type hungStore struct{ audit.Store }
+
+func (hungStore) AppendAll(ctx context.Context, _ []audit.Record) ([]audit.Record, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A store that hangs fails the journal within appendTimeout, so the walk
+// stops, its operation open, instead of waiting for good.
+func TestAJournalOnAStoreThatHangsFails(t *testing.T) {
+	defer func(d time.Duration) { appendTimeout = d }(appendTimeout)
+	appendTimeout = 50 * time.Millisecond
+	j := newJournal(context.Background(), hungStore{})
+	done := make(chan error, 1)
+	go func() { done <- j.write(journalRecord(1)) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "did not answer within 50ms") {
+			t.Fatalf("write to a hung store: %v; want it failed, naming the wait", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a write to a hung store still waits after 5 s")
+	}
+	if err := j.write(journalRecord(2)); err == nil {
+		t.Fatal("the journal took a record after its store failed")
+	}
+	j.close()
 }
