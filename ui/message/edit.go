@@ -158,6 +158,8 @@ func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
 			return tea.Batch(common.ReportError(fmt.Errorf("edit %s: %d confirmed, %d returned, %d nacked, %d unknown: the original stays in %s",
 				r.Operation, r.Confirmed, r.Returned, r.Nacked, r.Unknown, sanitize.Text(m.msg.Queue.Name))), changed), true
 		}
+		m.left = fmt.Sprintf("its edited copy was confirmed and it was acked (edit %s)", r.Operation)
+		m.render()
 		return tea.Batch(common.Info(fmt.Sprintf("edit %s: the edited copy was confirmed and the original left %s%s",
 			r.Operation, sanitize.Text(m.msg.Queue.Name), format.AuditHead(r.AuditHead))), changed), true
 	}

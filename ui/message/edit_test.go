@@ -147,6 +147,16 @@ func TestEditRunsTheEditorThenPromptsWithTheDiffAndReportsTheResult(t *testing.T
 	if m.Capturing() || strings.Contains(m.View(), "Proceed?") {
 		t.Error("the prompt is still open after the edit")
 	}
+	// The inspector stays on what the message was, and says it is gone:
+	// another edit of it is not offered.
+	if v := m.View(); !strings.Contains(v, "no longer in orders.dlq: its edited copy was confirmed and it was acked (edit 20240501T030000Z-abc)") {
+		t.Errorf("after the edit the inspector does not say the message left:\n%s", v)
+	}
+	if got := one(t, m, press("e")); got == nil {
+		t.Error("e on a message that left the queue did nothing")
+	} else if info, ok := got.(common.InfoMsg); !ok || !strings.Contains(info.Text, "no longer in orders.dlq") {
+		t.Errorf("e on a message that left the queue: %#v, want it said gone", got)
+	}
 }
 
 func TestEditThatCannotGoSaysSoAndPublishesNothing(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/warrenops/warren/text/sanitize"
 	"github.com/warrenops/warren/ui/common"
 	"github.com/warrenops/warren/ui/styles"
 )
@@ -42,6 +43,10 @@ type Model struct {
 	lines  []string
 	offset int
 	edit   *edit
+	// left says the message is no longer in its queue (its edited copy
+	// was confirmed and the original acked): what is shown is what it
+	// was.
+	left string
 	// body is the body's section as last laid out: the content is laid
 	// out again every second for its ages, and the body is the costly
 	// part, the same until the width or the hex toggle changes.
@@ -115,6 +120,9 @@ func (m *Model) Update(msg tea.Msg) (common.Screen, tea.Cmd) {
 		return m, m.promptKey(k)
 	}
 	if key.Matches(k, m.keys.Edit) {
+		if m.left != "" {
+			return m, common.Info("this message is no longer in " + sanitize.Text(m.msg.Queue.Name) + ": " + m.left)
+		}
 		return m, m.startEdit()
 	}
 	if o, ok := m.keys.Nav.Move(k, m.offset, max(m.rows()-1, 1), len(m.lines)); ok {

@@ -51,6 +51,9 @@ func (m *Model) content(width int) string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render("Message "+sanitize.Text(l.MessageID)) + "  " +
 		m.st.Muted.Render("in "+sanitize.Text(m.msg.Queue.Name)+" · vhost "+sanitize.Text(m.msg.Queue.Vhost)) + "\n")
+	if m.left != "" {
+		b.WriteString(m.st.Warn.Render("no longer in "+sanitize.Text(m.msg.Queue.Name)+": "+m.left+"; what follows is what it was") + "\n")
+	}
 	m.field(&b, "logical ID", format.LogicalIDSource(l))
 
 	m.failure(&b, l, width)
