@@ -90,8 +90,11 @@ func (l *ChannelList) Confirms() (unconfirmed int64, channels int) {
 	return unconfirmed, channels
 }
 
-// SortChannels orders channels by unconfirmed publishes, most first
-// (unknown last), then by name.
+// SortChannels orders channels by the order of magnitude of their
+// unconfirmed publishes, most first (unknown last), then by name: a
+// healthy publisher's count flips between 0 and a few from one refresh
+// to the next, and rows that swapped places at each would be hard to
+// read, while one whose backlog grows tenfold still rises.
 func SortChannels(chs []ChannelStat) {
 	slices.SortStableFunc(chs, func(a, b ChannelStat) int {
 		switch {
@@ -99,11 +102,21 @@ func SortChannels(chs []ChannelStat) {
 			return 1
 		case a.Unconfirmed != nil && b.Unconfirmed == nil:
 			return -1
-		case a.Unconfirmed != nil && *a.Unconfirmed != *b.Unconfirmed:
-			return cmp.Compare(*b.Unconfirmed, *a.Unconfirmed)
+		case a.Unconfirmed != nil && magnitude(*a.Unconfirmed) != magnitude(*b.Unconfirmed):
+			return cmp.Compare(magnitude(*b.Unconfirmed), magnitude(*a.Unconfirmed))
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})
+}
+
+// magnitude is n's order of magnitude: 0 below 10, 1 below 100, and so
+// on.
+func magnitude(n int64) int {
+	m := 0
+	for ; n >= 10; n /= 10 {
+		m++
+	}
+	return m
 }
 
 // Publisher is a channel publishing to an exchange that routes to a

@@ -137,7 +137,7 @@ func TestTroubleClearsOnceTheRisesLeaveTheWindow(t *testing.T) {
 }
 
 func TestScreenSortsMarksAndFilters(t *testing.T) {
-	f := &fakeLister{pending: []int64{5, 12, 20, 31, 37}}
+	f := &fakeLister{pending: []int64{10, 12, 20, 31, 37}}
 	m := newScreen(f)
 	poll(t, m, 5)
 	v := m.View()
@@ -194,7 +194,7 @@ func TestLateAnswersAreDroppedAndFailuresKeepTheFigures(t *testing.T) {
 }
 
 func TestGoldenChannelsScreen(t *testing.T) {
-	f := &fakeLister{pending: []int64{5, 12, 20, 31, 37}}
+	f := &fakeLister{pending: []int64{10, 12, 20, 31, 37}}
 	m := New(Options{Lister: f, Styles: styles.New(true), Refresh: 10 * time.Millisecond, Now: f.now})
 	tm := teatest.NewTestModel(t, program{s: m}, teatest.WithInitialTermSize(120, 40))
 	// The last sample (37, which the fake repeats from then on): the mark
