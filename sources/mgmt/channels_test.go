@@ -70,10 +70,11 @@ func TestChannelsKeepWhatTheBrokerLeftOutUnknown(t *testing.T) {
 	for _, ch := range l.Channels {
 		names = append(names, ch.Connection)
 	}
-	// Most unconfirmed first; the channel whose count is unknown last.
-	// A connection is named as its client named it, else by its addresses.
-	if got := strings.Join(names, ","); got != "order-gateway,batch,10.0.0.5:40001 -> 10.0.0.1:5672," {
-		t.Fatalf("order %q, want order-gateway, batch, the worker's addresses, then the unknown one", got)
+	// The largest backlog first (its order of magnitude), then by
+	// channel name; the channel whose count is unknown last. A connection
+	// is named as its client named it, else by its addresses.
+	if got := strings.Join(names, ","); got != "order-gateway,10.0.0.5:40001 -> 10.0.0.1:5672,batch," {
+		t.Fatalf("order %q, want order-gateway (37), the worker's addresses (0) and batch (4) by channel name, then the unknown one", got)
 	}
 	gw := l.Channels[0]
 	if gw.Confirm == nil || !*gw.Confirm || *gw.Unconfirmed != 37 || *gw.PublishRate != 12.5 || *gw.ConfirmRate != 11 || gw.AckRate != nil {
@@ -87,7 +88,7 @@ func TestChannelsKeepWhatTheBrokerLeftOutUnknown(t *testing.T) {
 	if !gw.Blocked() || gw.HeldBack() == "" {
 		t.Errorf("the gateway's connection is blocked: %+v", gw)
 	}
-	batch := l.Channels[1]
+	batch := l.Channels[2]
 	if batch.PublishRate != nil || batch.ConfirmRate != nil || batch.Unacked != nil || batch.Prefetch != nil {
 		t.Errorf("a rate or figure the broker left out must be nil, not 0: %+v", batch)
 	}
@@ -95,7 +96,7 @@ func TestChannelsKeepWhatTheBrokerLeftOutUnknown(t *testing.T) {
 	if unknown.Unconfirmed != nil || unknown.Pending() != 0 || unknown.Connection != "" || unknown.Unacked != nil {
 		t.Errorf("closing channel: %+v", unknown)
 	}
-	worker := l.Channels[2]
+	worker := l.Channels[1]
 	if *worker.AckRate != 4.2 || *worker.Unacked != 20 || *worker.Prefetch != 20 || worker.Pending() != 0 {
 		t.Errorf("consumer channel: %+v", worker)
 	}
