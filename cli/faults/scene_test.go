@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -115,12 +116,24 @@ func (s *scene) channel(t *testing.T, conn *amqp.Connection) *amqp.Channel {
 	return ch
 }
 
-// bind routes workExchange/work to the work queue.
+// bind routes workExchange/work to the work queue. On a 4.3 cluster
+// whose metadata leader moved (a node was stopped and started by the
+// test before), the node's own view of an exchange it just declared can
+// lag for a moment: a bind that finds no exchange is tried again, on a
+// new channel, for a few seconds.
 func (s *scene) bind(t *testing.T) {
 	t.Helper()
 	conn := s.dial(t)
 	defer conn.Close()
-	if err := s.channel(t, conn).QueueBind(workQueue, workQueue, workExchange, false, nil); err != nil {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		err := s.channel(t, conn).QueueBind(workQueue, workQueue, workExchange, false, nil)
+		var ae *amqp.Error
+		switch {
+		case err == nil:
+			return
+		case errors.As(err, &ae) && ae.Code == amqp.NotFound && time.Now().Before(deadline):
+			continue
+		}
 		t.Fatal(err)
 	}
 }
