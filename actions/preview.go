@@ -223,17 +223,23 @@ func appliedIn(applied map[string]bool, known bool, d domain.DeadLetter) *bool {
 // route to that does not exist, or an exchange that does not exist. A
 // quarantine's parking queue is declared by the operation itself.
 func CheckDestinations(conn *amqp.Connection, req Request, groups []Group) error {
-	return checkDestinations(conn, req, groups, false)
+	missing, err := missingDestinations(conn, req, groups, false)
+	if err != nil || missing == nil {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrNoDestination, missing)
 }
 
-// checkDestinations is CheckDestinations; streamed says the groups count
-// the messages read so far (a walk without a preview), not all.
-func checkDestinations(conn *amqp.Connection, req Request, groups []Group, streamed bool) error {
+// missingDestinations is each destination of groups that does not
+// exist, joined, for the caller to say what that means; nil when every
+// one does. streamed says the groups count the messages read so far (a
+// walk without a preview), not all.
+func missingDestinations(conn *amqp.Connection, req Request, groups []Group, streamed bool) (missing, err error) {
 	if req.Action == ActionQuarantine {
-		return nil
+		return nil, nil
 	}
 	vhost := req.Vhost
-	var missing []error
+	var each []error
 	for _, g := range groups {
 		d := g.Dest
 		err := passive(conn, func(ch *amqp.Channel) error {
@@ -250,15 +256,12 @@ func checkDestinations(conn *amqp.Connection, req Request, groups []Group, strea
 			if streamed {
 				going = fmt.Sprintf("%d of the messages read so far", g.Count)
 			}
-			missing = append(missing, fmt.Errorf("%s does not exist in vhost %s (%s would go there)", d, vhost, going))
+			each = append(each, fmt.Errorf("%s does not exist in vhost %s (%s would go there)", d, vhost, going))
 		case err != nil:
-			return fmt.Errorf("check destination %s: %w", d, err)
+			return nil, fmt.Errorf("check destination %s: %w", d, err)
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%w: %w", ErrNoDestination, errors.Join(missing...))
-	}
-	return nil
+	return errors.Join(each...), nil
 }
 
 // ErrNoDestination means a destination of the operation does not exist:

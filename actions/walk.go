@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -565,18 +564,21 @@ func (s *walker) checkDestinations(moving []Item) error {
 	if len(fresh) == 0 {
 		return nil
 	}
-	err := checkDestinations(s.env.Conn, s.op.Request, fresh, true)
+	missing, err := missingDestinations(s.env.Conn, s.op.Request, fresh, true)
+	if err != nil || missing == nil {
+		return err
+	}
 	s.mu.Lock()
 	published := s.published
 	s.mu.Unlock()
-	if err != nil && errors.Is(err, ErrNoDestination) && published > 0 {
+	if published > 0 {
 		// Found missing on a later page: the copies before it went
 		// out, so "nothing was changed" would be false, and it is no
 		// refusal but a run stopped midway.
-		return fmt.Errorf("%w midway, once earlier pages' copies had gone out (the result counts them): %s; the messages not moved stay in the DLQ",
-			ErrDestinationGone, strings.TrimPrefix(err.Error(), ErrNoDestination.Error()+": "))
+		return fmt.Errorf("%w midway, once earlier pages' copies had gone out (the result counts them): %w; the messages not moved stay in the DLQ",
+			ErrDestinationGone, missing)
 	}
-	return err
+	return fmt.Errorf("%w: %w", ErrNoDestination, missing)
 }
 
 // ErrDestinationGone means a destination found missing mid-walk, once

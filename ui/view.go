@@ -127,7 +127,8 @@ func (m Model) statusLine() string {
 		// A first page: the rates come with the first full snapshot.
 		publish, ack = format.Unknown, format.Unknown
 	}
-	nodes, short := m.nodes(st.Nodes), m.nodes(st.Nodes)
+	nodes := m.nodes(st.Nodes)
+	short := nodes
 	if via := m.via(ov, true); via != "" {
 		// Narrow, where the figures come from goes first: the end of
 		// the line is cut.

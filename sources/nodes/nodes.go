@@ -30,12 +30,6 @@ func New(first string, more []string) *Set {
 	return &Set{urls: append([]string{first}, more...), retry: RetryFirst}
 }
 
-// First is the address the config names first.
-func (s *Set) First() string { return s.urls[0] }
-
-// Len is how many nodes the set holds.
-func (s *Set) Len() int { return len(s.urls) }
-
 // RetryFirst is how long a fallback serves before the node the config
 // names first is tried again, first, by one request.
 const RetryFirst = time.Minute
@@ -83,8 +77,8 @@ func (s *Set) Serving() Serving {
 // Only an error down counts as the node not answering: any other (bad
 // credentials, a missing queue, a cancelled context) is returned at
 // once, since another node of the same cluster would answer the same.
-// When no node answers, the error is the first node's, followed by the
-// others'.
+// When no node answers, the error is each node's, in the order tried
+// (AllDown), or the one node's.
 func Try[T any](s *Set, down func(error) bool, attempt func(url string) (T, error)) (T, error) {
 	var (
 		zero  T

@@ -654,7 +654,7 @@ func TestTheStatusSaysWhichRowsAreOnScreen(t *testing.T) {
 	m := newModel(&lister{replies: []reply{{snap: snapshot(qs...)}}})
 	m, _ = load(t, m, m.Init())
 	v := m.View()
-	if !contains(v, "40 of 40 queues (rows 1–") {
+	if !contains(v, "40 of 40 queues (1–") {
 		t.Fatalf("40 queues on 30 lines, yet the status does not say which rows show:\n%s", v)
 	}
 	m, _ = update(t, m, press("G"))
@@ -663,7 +663,7 @@ func TestTheStatusSaysWhichRowsAreOnScreen(t *testing.T) {
 	}
 	few := newModel(&lister{replies: []reply{{snap: snapshot(qs[:3]...)}}})
 	few, _ = load(t, few, few.Init())
-	if v := few.View(); contains(v, "(rows ") {
+	if v := few.View(); contains(v, "3 of 3 queues (") {
 		t.Errorf("every row fits, yet the status names rows:\n%s", v)
 	}
 }

@@ -77,8 +77,9 @@ func (m *Model) statusText() string {
 	default:
 		shown := fmt.Sprintf("%d of %s", len(m.view), format.Plural(len(m.rows), "queue"))
 		if start, end := m.tbl.Window(); end-start < len(m.view) && end > start {
-			// Not every row fits: which ones the screen shows.
-			shown += fmt.Sprintf(" (rows %d–%d)", start+1, end)
+			// Not every row fits: which ones the screen shows, as a
+			// pager says it, short enough for 80 columns.
+			shown += fmt.Sprintf(" (%d–%d)", start+1, end)
 		}
 		parts = append(parts, shown)
 	}
